@@ -1,0 +1,195 @@
+"""Everything a report shows, computed once from stored data.
+
+Contract: `analyse(sweep, runs)` is a pure function of a stored sweep: it never
+runs a workload, so `quadscope show RUN` re-fits yesterday's sweep. Every
+renderer (terminal, JSON, CSV, HTML, PNG) takes the resulting `Analysis` and
+none of them re-computes a fit. Warm-up runs and failed runs are kept in
+`runs` for the record but never fitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from quadscope import __version__
+from quadscope.compare import compare
+from quadscope.errors import FitRefusedError
+from quadscope.fitting import fit_metric
+from quadscope.model import CLASSES, INCONCLUSIVE, METRICS, SCHEMA_VERSION, Comparison, Fit, Run, Sweep
+
+VARIANT_LABELS = {"A": "A", "B": "B"}
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    sweep: Sweep
+    runs: tuple[Run, ...]
+    fits: Mapping[str, Mapping[str, Fit]]  # variant -> metric -> Fit
+    verdict: str
+    failures: tuple[Run, ...]
+    notes: tuple[str, ...] = ()
+    comparison: Comparison | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)  # culprits, doctor, ...
+
+    def measured(self, variant: str = "A") -> tuple[Run, ...]:
+        """The runs that count: not warm-up, exited 0, not timed out."""
+        return tuple(
+            r for r in self.runs if r.variant == variant and not r.warmup and r.measurement.ok
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "schema": SCHEMA_VERSION,
+            "quadscope_version": __version__,
+            "sweep": self.sweep.to_dict(),
+            "verdict": self.verdict,
+            "notes": list(self.notes),
+            "runs": [r.to_dict() for r in self.runs],
+            "fits": {v: {m: f.to_dict() for m, f in fs.items()} for v, fs in self.fits.items()},
+            "failures": [
+                {
+                    "seq": r.seq,
+                    "variant": r.variant,
+                    "size_n": r.size_n,
+                    "exit_code": r.measurement.exit_code,
+                    "timed_out": r.measurement.timed_out,
+                    "stderr_tail": r.measurement.stderr_tail,
+                }
+                for r in self.failures
+            ],
+        }
+        if self.comparison is not None:
+            d["comparison"] = self.comparison.to_dict()
+        d.update(self.extras)
+        return d
+
+
+def metric_series(runs: Sequence[Run], metric: str) -> tuple[list[float], list[float]]:
+    """(sizes, values) of one metric over runs, skipping runs where it was not counted."""
+    sizes: list[float] = []
+    values: list[float] = []
+    for r in runs:
+        v = r.value(metric)
+        if v is not None:
+            sizes.append(float(r.size_n))
+            values.append(v)
+    return sizes, values
+
+
+def fit_runs(
+    runs: Sequence[Run], *, predict_n: int | None = None, seed: int = 0
+) -> tuple[dict[str, Fit], list[str]]:
+    """Fit every metric that was counted; notes say which could not be fitted and why."""
+    fits: dict[str, Fit] = {}
+    notes: list[str] = []
+    for metric in METRICS:
+        sizes, values = metric_series(runs, metric)
+        if not values:
+            continue
+        try:
+            fits[metric] = fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed)
+        except FitRefusedError as exc:
+            notes.append(f"{metric}: {exc}")
+    return fits, notes
+
+
+def _growth_rank(fit: Fit) -> tuple[int, float]:
+    return (CLASSES.index(fit.cls), fit.exponent if fit.exponent is not None else 0.0)
+
+
+def _exponent_text(fit: Fit) -> str:
+    if fit.exponent is None or fit.exponent_ci is None:
+        return ""
+    half = (fit.exponent_ci[1] - fit.exponent_ci[0]) / 2
+    return f" (k = {fit.exponent:.2f} ± {half:.2f})"
+
+
+def verdict_line(fits: Mapping[str, Fit], size_word: str = "n") -> str:
+    """One line naming the worst-growing metric, then the others that matter.
+
+    e.g. `sys_s grows as n^2 (k = 2.02 ± 0.04) — wall_s n^2, page_faults n`.
+    """
+    confident = [f for f in fits.values() if f.confident]
+    if not confident:
+        if not fits:
+            return "nothing could be fitted"
+        first = next(iter(fits.values()))
+        return f"no metric's growth is conclusive yet: {first.metric}: {first.reason}"
+    worst = max(confident, key=_growth_rank)
+    cls = worst.cls.replace("n", size_word) if size_word != "n" else worst.cls
+    head = f"{worst.metric} grows as {cls}{_exponent_text(worst)}"
+    if worst.cls == "1":
+        head = f"nothing grows with {size_word}: every confident metric is constant"
+    others = [
+        f"{f.metric} {f.cls}"
+        for f in sorted(fits.values(), key=lambda f: METRICS.index(f.metric))
+        if f is not worst and f.metric in _HEADLINE
+    ]
+    undecided = [f.metric for f in fits.values() if not f.confident and f.metric in _HEADLINE]
+    tail = ", ".join(others)
+    if undecided:
+        tail += ("; " if tail else "") + "inconclusive: " + ", ".join(undecided)
+    return f"{head} — {tail}" if tail else head
+
+
+# The metrics the verdict line names besides the worst one; the table shows all.
+_HEADLINE = ("wall_s", "user_s", "sys_s", "max_rss_bytes", "minor_faults", "page_faults")
+
+
+def analyse(
+    sweep: Sweep, runs: Sequence[Run], *, extras: Mapping[str, Any] | None = None
+) -> Analysis:
+    """Fit each variant's metrics, compare A with B when there is a B, and name the verdict."""
+    runs = tuple(sorted(runs, key=lambda r: r.seq))
+    failures = tuple(r for r in runs if not r.warmup and not r.measurement.ok)
+    variants = ["A"] + (["B"] if sweep.vs_command is not None else [])
+    fits: dict[str, dict[str, Fit]] = {}
+    notes: list[str] = []
+    for variant in variants:
+        good = [r for r in runs if r.variant == variant and not r.warmup and r.measurement.ok]
+        if not good:
+            tried = [r for r in runs if r.variant == variant and not r.warmup]
+            if tried:
+                notes.append(
+                    f"{variant}: every one of its {len(tried)} runs failed, so nothing was fitted"
+                )
+            fits[variant] = {}
+            continue
+        f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed)
+        fits[variant] = f
+        notes.extend(f"{variant}: {x}" if len(variants) > 1 else x for x in n)
+    size_word = "i" if sweep.mode == "accumulate" else "n"
+    verdict = verdict_line(fits.get("A", {}), size_word)
+    comparison = None
+    if "B" in fits and fits["A"] and fits["B"]:
+        data = {
+            v: {m: metric_series([r for r in runs if r.variant == v and not r.warmup
+                                  and r.measurement.ok], m) for m in fits[v]}
+            for v in ("A", "B")
+        }
+        comparison = compare("A", data["A"], fits["A"], "B", data["B"], fits["B"])
+    return Analysis(
+        sweep=sweep,
+        runs=runs,
+        fits=fits,
+        verdict=verdict,
+        failures=failures,
+        notes=tuple(notes),
+        comparison=comparison,
+        extras=dict(extras or {}),
+    )
+
+
+def refuse_if_nothing(analysis: Analysis) -> None:
+    """Raise when no run of the main command succeeded: a fit would be a lie."""
+    if not analysis.fits.get("A"):
+        codes = sorted({r.measurement.exit_code for r in analysis.failures if r.variant == "A"})
+        raise FitRefusedError(
+            f"every run of the command failed (exit codes {codes}), so there is nothing to fit; "
+            "`quadscope show` lists their stderr"
+        )
+
+
+__all__ = ["INCONCLUSIVE", "Analysis", "analyse", "fit_runs", "metric_series", "verdict_line"]
