@@ -144,13 +144,10 @@ class Store:
         except sqlite3.DatabaseError as e:
             if "not a database" in str(e):
                 raise StoreError(
-                    f"{self.path} is not a SQLite database "
-                    f"(corrupt, or not a quadscope store): {e}"
+                    f"{self.path} is not a SQLite database (corrupt, or not a quadscope store): {e}"
                 ) from e
             raise StoreError(f"cannot read the quadscope store {self.path}: {e}") from e
-        if app_id == APPLICATION_ID or (app_id == 0 and n_tables == 0):
-            pass
-        else:
+        if not (app_id == APPLICATION_ID or (app_id == 0 and n_tables == 0)):
             raise StoreError(f"{self.path} is a SQLite database but not a quadscope store")
         if version > SCHEMA_VERSION:
             raise StoreError(
@@ -209,7 +206,7 @@ class Store:
     # -- sweeps --------------------------------------------------------------
 
     def create_sweep(self, sweep: Sweep) -> Sweep:
-        """Store a new sweep and return it with the id the database assigned (any given id is ignored)."""
+        """Store a new sweep; return it with the id the store assigned (a given id is ignored)."""
         with self._write() as c:
             cur = c.execute(
                 "INSERT INTO sweeps (name, kind, status, created_at, data) VALUES (?, ?, ?, ?, '')",
@@ -217,7 +214,9 @@ class Store:
             )
             assert cur.lastrowid is not None
             stored = dataclasses.replace(sweep, id=cur.lastrowid)
-            c.execute("UPDATE sweeps SET data = ? WHERE id = ?", (_dumps(stored.to_dict()), stored.id))
+            c.execute(
+                "UPDATE sweeps SET data = ? WHERE id = ?", (_dumps(stored.to_dict()), stored.id)
+            )
         return stored
 
     def update_sweep(self, sweep: Sweep) -> None:
@@ -271,7 +270,7 @@ class Store:
         return _row_to_sweep(row)
 
     def list_sweeps(self) -> list[tuple[Sweep, int]]:
-        """Every sweep with its number of stored runs (warm-ups and failures included), newest first."""
+        """Every sweep with its stored run count (warm-ups and failures included), newest first."""
         rows = self._conn.execute(
             "SELECT s.id, s.name, s.kind, s.status, s.created_at, s.data, "
             "(SELECT count(*) FROM runs r WHERE r.sweep_id = s.id) "
@@ -321,7 +320,7 @@ class Store:
     # -- blobs ---------------------------------------------------------------
 
     def put_blob(self, sweep_id: int, key: str, obj: dict[str, Any]) -> None:
-        """Attach a JSON object to a sweep under `key` (fits, profile, doctor, culprits), replacing any."""
+        """Attach a JSON object to a sweep under `key` (fits, doctor, culprits), replacing any."""
         with self._write() as c:
             c.execute(
                 'INSERT INTO blobs (sweep_id, "key", json) VALUES (?, ?, ?) '
