@@ -1,0 +1,253 @@
+"""Hardware and software event counts for one child, from `perf stat`.
+
+Contract: a `CounterBackend` wraps one child execution. When `gated` is true
+the executor holds the child before exec (see the launcher in `executor`),
+calls `attach(pid)`, which returns only once counting is live, releases the
+child and starts the wall clock, reaps it, stops the clock and then calls
+`Counting.stop() -> Counts`. Counts cover the child and every descendant
+forked after the attach; an event the machine cannot count is None, never 0.
+`NoCounters` counts nothing. `detect_counters()` tries perf once and returns
+the best backend with a note that names what is wrong and the fix ("" when
+all four events count).
+
+How perf attaches: `perf stat -x, --no-big-num -e EVENTS -p PID -o FILE
+--delay=-1 --control fd:CTL,ACK` opens the counters disabled (with inherit,
+so children forked later are counted) on the gated child; we write `enable`
+and wait for perf's `ack`, so perf's start-up (tens of ms) is over before the
+child is released and is in neither wall_s nor the child's rusage. Checked on
+perf 6.1 / Linux 6.18: a child touching 100 MiB under `sh -c` gives 27,691
+perf page-faults against 27,919 rusage minor faults.
+
+Overhead for /bin/true on a 2-core VM (medians of 100 runs): total harness
+time per run ~1.2 ms with NoCounters and ~14 ms with perf (perf's start-up
+and exit); the child's wall_s is the same, 0.45 ms vs 0.46 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from quadscope.errors import QuadscopeError, ToolMissingError
+
+EVENTS: tuple[str, ...] = ("instructions", "cycles", "page-faults", "context-switches")
+# perf's names (and their aliases) -> Measurement's field names.
+_FIELDS: dict[str, str] = {
+    "instructions": "instructions",
+    "cycles": "cycles",
+    "cpu-cycles": "cycles",
+    "page-faults": "page_faults",
+    "faults": "page_faults",
+    "context-switches": "context_switches",
+    "cs": "context_switches",
+}
+_ATTACH_TIMEOUT_S = 10.0
+_STOP_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """The four perf metrics of one run; None where the event was not counted."""
+
+    instructions: int | None = None
+    cycles: int | None = None
+    page_faults: int | None = None
+    context_switches: int | None = None
+
+    def to_fields(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def missing(self) -> tuple[str, ...]:
+        """perf's names of the events that were not counted, in EVENTS order."""
+        d = asdict(self)
+        return tuple(e for e in EVENTS if d[_FIELDS[e]] is None)
+
+
+class Counting(Protocol):
+    def stop(self) -> Counts: ...
+
+
+class CounterBackend(Protocol):
+    name: str  # what Sweep.counters records: "perf" or "rusage"
+    gated: bool  # True: the child must wait before exec until attach() returns
+
+    def attach(self, pid: int) -> Counting: ...
+
+
+class _NoCounting:
+    def stop(self) -> Counts:
+        return Counts()
+
+
+class NoCounters:
+    """Counts nothing: every perf metric is None, and the child is not held."""
+
+    name = "rusage"
+    gated = False
+
+    def attach(self, pid: int) -> Counting:
+        return _NoCounting()
+
+
+def parse_perf_csv(text: str) -> Counts:
+    """Counts from `perf stat -x,` output; `<not supported>`/`<not counted>` become None."""
+    values: dict[str, int | None] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = line.split(",")
+        if len(cols) < 3:
+            continue
+        raw, event = cols[0].strip(), cols[2].strip()
+        if "/" in event:  # hybrid or PMU-qualified: cpu_core/instructions/
+            event = event.strip("/").split("/")[-1]
+        field = _FIELDS.get(event.split(":")[0])
+        if field is None:
+            continue
+        if raw.startswith("<"):
+            values.setdefault(field, None)
+            continue
+        n = int(float(raw)) if "." in raw else int(raw)
+        # Hybrid CPUs report one line per core type: the total is their sum.
+        values[field] = (values.get(field) or 0) + n
+    return Counts(**values)
+
+
+class _PerfCounting:
+    """One running `perf stat -p`, already enabled when constructed."""
+
+    def __init__(self, perf: str, events: tuple[str, ...], pid: int) -> None:
+        fd, self._out = tempfile.mkstemp(prefix="quadscope-perf-", suffix=".csv")
+        os.close(fd)
+        self._err = tempfile.TemporaryFile(prefix="quadscope-perf-err-")
+        ctl_r, self._ctl_w = os.pipe()
+        ack_r, ack_w = os.pipe()
+        argv = [
+            perf, "stat", "-x,", "--no-big-num", "-e", ",".join(events),
+            "-p", str(pid), "-o", self._out,
+            "--delay=-1", f"--control=fd:{ctl_r},{ack_w}",
+        ]  # fmt: skip
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._err,
+                pass_fds=(ctl_r, ack_w),
+            )
+        finally:
+            os.close(ctl_r)
+            os.close(ack_w)
+        try:
+            os.write(self._ctl_w, b"enable\n")
+            p = select.poll()
+            p.register(ack_r, select.POLLIN)
+            ack = os.read(ack_r, 16) if p.poll(int(_ATTACH_TIMEOUT_S * 1000)) else b""
+        except OSError:
+            ack = b""  # perf died before reading: EPIPE
+        finally:
+            os.close(ack_r)
+        if not ack.startswith(b"ack"):
+            self._kill()
+            raise ToolMissingError(f"perf could not count the child: {self._perf_error()}")
+
+    def _perf_error(self) -> str:
+        self._err.seek(0)
+        lines = [ln.strip() for ln in self._err.read().decode(errors="replace").splitlines()]
+        useful = [ln for ln in lines if ln and not ln.startswith("Events ")]
+        return " ".join(useful[:3]) or "it stopped without saying why"
+
+    def _kill(self) -> None:
+        self._proc.kill()
+        self._proc.wait()
+        os.close(self._ctl_w)
+        self._err.close()
+        os.unlink(self._out)
+
+    def stop(self) -> Counts:
+        # perf -p normally ends by itself once the reaped child is gone; SIGINT
+        # makes it write its totals now if it has not noticed yet.
+        self._proc.send_signal(signal.SIGINT)
+        try:
+            self._proc.wait(_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._kill()
+            raise ToolMissingError("perf did not stop within 10 s of SIGINT") from None
+        os.close(self._ctl_w)
+        self._err.close()
+        try:
+            with open(self._out) as f:
+                return parse_perf_csv(f.read())
+        finally:
+            os.unlink(self._out)
+
+
+class PerfCounters:
+    """Counts EVENTS with `perf stat -p` attached to the held child (see module docstring)."""
+
+    name = "perf"
+    gated = True
+
+    def __init__(self, perf: str = "perf", events: tuple[str, ...] = EVENTS) -> None:
+        self.perf = perf
+        self.events = events
+
+    def attach(self, pid: int) -> Counting:
+        return _PerfCounting(self.perf, self.events, pid)
+
+
+_INSTALL = "install it with `apt-get install linux-perf`"
+
+
+def _note_for_error(msg: str) -> str:
+    low = msg.lower()
+    if "paranoid" in low or "permission" in low or "access to performance" in low:
+        return (
+            "perf is not permitted: run `sysctl kernel.perf_event_paranoid=1`; "
+            "counting instructions, cycles, page-faults and context-switches is off"
+        )
+    if "not found" in low or "no such file" in low or "c compiler" in low:
+        return f"{msg.rstrip('.')}; counting with perf is off"
+    return f"perf does not work here ({msg}); counting with perf is off"
+
+
+def detect_counters(perf: str = "perf") -> tuple[CounterBackend, str]:
+    """The best backend for this machine and a note saying what is missing and the fix."""
+    from quadscope.executor import ProcessExecutor  # executor imports this module
+
+    if shutil.which(perf) is None:
+        return NoCounters(), (
+            f"perf is not installed: {_INSTALL}; "
+            "counting instructions, cycles, page-faults and context-switches is off"
+        )
+    backend = PerfCounters(perf)
+    try:
+        m = ProcessExecutor(counters=backend).execute(["/bin/true"], 10.0)
+    except QuadscopeError as e:
+        return NoCounters(), _note_for_error(str(e))
+    counts = Counts(m.instructions, m.cycles, m.page_faults, m.context_switches)
+    missing = counts.missing()
+    if not missing:
+        return backend, ""
+    if len(missing) == len(EVENTS):
+        return NoCounters(), (
+            "perf counted no event here (all four are <not supported>); counting with perf is off"
+        )
+    counted = [e for e in EVENTS if e not in missing]
+    hw = {"instructions", "cycles"}
+    if set(missing) == hw:
+        return backend, (
+            "this machine does not expose hardware counters (perf says <not supported> for "
+            "instructions, cycles — typical of a VM); page-faults and context-switches are "
+            "still counted by perf"
+        )
+    return backend, (
+        f"perf cannot count {', '.join(missing)} here (<not supported>); "
+        f"{', '.join(counted)} are still counted by perf"
+    )
