@@ -1,0 +1,242 @@
+"""`quadscope run`: sweep a command over n (or over launches), store every run, fit, report.
+
+Contract: options -> spec -> sweep (each run stored as it ends) -> analysis ->
+renderers, in that order. Ctrl-C stops the sweep, keeps what was measured and
+names the `--resume` command; bad input is one sentence and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from quadscope.analysis import Analysis, analyse, refuse_if_nothing
+from quadscope.clock import SystemClock
+from quadscope.commands.common import (
+    add_output_options,
+    add_store_option,
+    open_store,
+    print_analysis,
+    write_outputs,
+)
+from quadscope.counters import NoCounters, detect_counters
+from quadscope.errors import UsageError
+from quadscope.executor import ProcessExecutor, resolve_program
+from quadscope.gate import add_gate_option, check_gates
+from quadscope.host import host_info
+from quadscope.model import Run, Sweep
+from quadscope.sizes import parse_sizes
+from quadscope.sweep import SweepSpec, resume_sweep, run_sweep
+
+EPILOG = """\
+examples:
+  quadscope run --sizes 1e3..1e6 -- ./prog {n}
+  quadscope run --sizes 100,200,400,800 --vs './fixed {n}' -- ./prog {n}
+  quadscope run --accumulate --runs 200 -- ./launcher
+  quadscope run --budget 60 --predict 30000 -- python3 script.py {n}
+The command after -- is run directly, never through a shell, unless --shell.
+A second command after a standalone --vs inside the tail is swept as B:
+  quadscope run --sizes 1e3..1e5 -- ./slow {n} --vs ./fast {n}
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("run", help="sweep a command over n and fit how every metric grows",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group("sizes")
+    g.add_argument("--sizes", metavar="SPEC",
+                   help="100,200,400 | 1e3..1e6 (doubling) | 1e3..1e6*4 | 0..1000+100")
+    g.add_argument("--budget", type=float, default=30.0, metavar="SECONDS",
+                   help="adaptive mode (the default without --sizes): at most this long [30]")
+    g.add_argument("--start", type=int, default=1, metavar="N",
+                   help="adaptive mode: the first size [1]")
+    g.add_argument("--until", metavar="METRICS", default="",
+                   help="adaptive mode: stop when these metrics (comma list) are confident "
+                        "[every metric]")
+    g.add_argument("--accumulate", action="store_true",
+                   help="run the same command --runs times in a row and fit each launch's "
+                        "cost against its index {i}")
+    g.add_argument("--runs", type=int, default=100, metavar="K",
+                   help="launches in --accumulate mode [100]")
+    r = p.add_argument_group("runs")
+    r.add_argument("--repeat", type=int, default=3, metavar="K", help="runs per size, at least [3]")
+    r.add_argument("--warmup", type=int, default=1, metavar="W", help="warm-up runs [1]")
+    r.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="kill a run's whole process group after S seconds")
+    r.add_argument("--seed", type=int, default=0, help="seed of the randomised run order [0]")
+    r.add_argument("--shell", action="store_true", help="run the command with /bin/sh -c")
+    r.add_argument("--vs", metavar="'PROG2 ARG...'", default=None,
+                   help="a second command to sweep over the same sizes (A B A B)")
+    r.add_argument("--vs-shell", metavar="'STRING'", default=None,
+                   help="a second command, run with /bin/sh -c")
+    r.add_argument("--no-perf", action="store_true",
+                   help="do not count with perf (rusage and the clock only)")
+    r.add_argument("--profile", action="store_true",
+                   help="after the sweep, sample call stacks at several sizes and name the "
+                        "functions that make it grow")
+    r.add_argument("--resume", metavar="RUN", default=None,
+                   help="continue an interrupted sweep; its settings are reused")
+    o = p.add_argument_group("results")
+    o.add_argument("--predict", type=int, default=None, metavar="N",
+                   help="extrapolate every metric to this size")
+    o.add_argument("--name", default="", help="a name to find this sweep by")
+    add_store_option(o)
+    add_output_options(o)
+    add_gate_option(o)
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- PROG ARG... ({n} is the size)")
+    p.set_defaults(func=run)
+
+
+def split_command(tail: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+    """The command after `--`, and a B command after a standalone `--vs` in it."""
+    items = list(tail)
+    if items and items[0] == "--":
+        items = items[1:]
+    if "--vs" in items:
+        i = items.index("--vs")
+        a, b = items[:i], items[i + 1:]
+        if not b:
+            raise UsageError("--vs at the end of the command: put the second command after it")
+        return tuple(a), tuple(b)
+    return tuple(items), None
+
+
+def build_spec(args: argparse.Namespace) -> SweepSpec:
+    command, vs_tail = split_command(args.command)
+    if not command:
+        raise UsageError("no command to sweep: put it after `--`, e.g. quadscope run -- prog {n}")
+    if args.shell and len(command) > 1:
+        command = (" ".join(command),)
+    vs: tuple[str, ...] | None = vs_tail
+    vs_shell = False
+    given = [x for x in (vs_tail, args.vs, args.vs_shell) if x]
+    if len(given) > 1:
+        raise UsageError("give the second command once: --vs, --vs-shell or `-- A --vs B`")
+    if args.vs:
+        try:
+            vs = tuple(shlex.split(args.vs))
+        except ValueError as exc:
+            raise UsageError(f"--vs {args.vs!r} does not parse as a command line: {exc}") from None
+    if args.vs_shell:
+        vs, vs_shell = (args.vs_shell,), True
+    if args.accumulate and args.sizes:
+        raise UsageError("--accumulate counts launches with --runs; it takes no --sizes")
+    mode = "accumulate" if args.accumulate else ("sizes" if args.sizes else "adaptive")
+    sizes = parse_sizes(args.sizes) if args.sizes else ()
+    for cmd, shell in ((command, args.shell), (vs, vs_shell)):
+        if cmd and not shell:
+            resolve_program(cmd[0])
+    return SweepSpec(
+        command=command, name=args.name, shell=args.shell, vs_command=vs, vs_shell=vs_shell,
+        mode=mode, sizes=sizes, repeat=args.repeat, warmup=args.warmup, timeout_s=args.timeout,
+        budget_s=args.budget, start_n=max(args.start, 0), runs=args.runs, seed=args.seed,
+        predict_n=args.predict,
+        until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
+    )
+
+
+class RichProgress:
+    """A progress bar with ETA on stderr (a budget bar in adaptive mode)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+            console=Console(file=sys.stderr), transient=True,
+        )
+        self._task: Any = None
+        self._budget: float | None = None
+        self.sweep_id: int | None = None
+
+    def started(self, sweep: Sweep, total_runs: int | None) -> None:
+        self.sweep_id = sweep.id
+        self._budget = sweep.budget_s if total_runs is None else None
+        total = total_runs if total_runs is not None else sweep.budget_s
+        label = f"sweep {sweep.id}" + (" (budget, s)" if total_runs is None else "")
+        self._bar.start()
+        self._task = self._bar.add_task(label, total=total)
+
+    def ran(self, run: Run, done: int, elapsed_s: float) -> None:
+        where = f"n={run.size_n}" if not run.warmup else "warm-up"
+        if self._budget is not None:
+            self._bar.update(self._task, completed=min(elapsed_s, self._budget),
+                             description=f"sweep {run.sweep_id} {where}")
+        else:
+            self._bar.update(self._task, completed=done,
+                             description=f"sweep {run.sweep_id} {where}")
+
+    def stop(self) -> None:
+        self._bar.stop()
+
+
+def _executor(no_perf: bool) -> tuple[ProcessExecutor, str, str]:
+    if no_perf:
+        return ProcessExecutor(NoCounters()), "rusage", "perf counting turned off (--no-perf)"
+    backend, note = detect_counters()
+    name = "rusage" if isinstance(backend, NoCounters) else "perf"
+    return ProcessExecutor(backend), name, note
+
+
+def run(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    progress = RichProgress()
+    try:
+        if args.resume:
+            sweep = store.get_sweep(args.resume)
+            executor, _, _ = _executor(sweep.counters != "perf")
+            try:
+                sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,
+                                     progress=progress)
+            finally:
+                progress.stop()
+        else:
+            spec = build_spec(args)
+            executor, counters, note = _executor(args.no_perf)
+            if note:
+                print(f"quadscope: {note}", file=sys.stderr)
+            try:
+                sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
+                                  progress=progress, counters=counters, counters_note=note,
+                                  host=host_info())
+            finally:
+                progress.stop()
+    except KeyboardInterrupt:
+        sid = progress.sweep_id
+        if sid is not None:
+            count = len(store.runs(sid))
+            print(f"quadscope: interrupted; the {count} finished runs of sweep {sid} are "
+                  f"stored. Continue with `quadscope run --resume {sid}`.", file=sys.stderr)
+        return 130
+    extras: dict[str, Any] = {}
+    if getattr(args, "profile", False):
+        extras.update(profile_after_sweep(args, sweep, store))
+    analysis = analyse(sweep, store.runs(sweep.id), extras=extras)
+    return finish(args, analysis)
+
+
+def profile_after_sweep(args: argparse.Namespace, sweep: Sweep, store: Any) -> dict[str, Any]:
+    """`run --profile`: sample the sweep at several sizes and attach the culprits."""
+    from quadscope.commands.profile import profile_stored
+
+    return profile_stored(args, sweep, store)
+
+
+def finish(args: argparse.Namespace, analysis: Analysis) -> int:
+    """Print, write the requested files, refuse an empty fit, apply the CI gates."""
+    print_analysis(analysis)
+    write_outputs(args, analysis)
+    refuse_if_nothing(analysis)
+    return check_gates(args, analysis)

@@ -1,0 +1,129 @@
+"""`quadscope list | show | export | compare`: work on stored sweeps without re-running them.
+
+Contract: every command here reads the store and re-fits from stored runs
+(fitting is a pure function of them), so yesterday's sweep reports the same way
+today. Unknown ids are one sentence and exit 5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from quadscope.analysis import Analysis, analyse
+from quadscope.commands.common import (
+    add_output_options,
+    add_store_option,
+    load_extras,
+    open_store,
+    print_analysis,
+    write_outputs,
+)
+from quadscope.errors import UsageError
+from quadscope.gate import add_gate_option, check_gates
+from quadscope.model import Run
+from quadscope.store import Store
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("list", help="list stored sweeps")
+    add_store_option(p)
+    p.set_defaults(func=run_list)
+
+    p = sub.add_parser("show", help="re-fit and print a stored sweep (no re-running)")
+    p.add_argument("ref", metavar="RUN", help="sweep id, name, or 'last'")
+    p.add_argument("--predict", type=int, default=None, metavar="N",
+                   help="extrapolate every metric to this size")
+    add_store_option(p)
+    add_output_options(p)
+    add_gate_option(p)
+    p.set_defaults(func=run_show)
+
+    p = sub.add_parser("export", help="write a stored sweep as JSON or CSV")
+    p.add_argument("ref", metavar="RUN", help="sweep id, name, or 'last'")
+    add_store_option(p)
+    add_output_options(p)
+    p.set_defaults(func=run_export)
+
+    p = sub.add_parser("compare", help="compare two stored sweeps: class, constant or offset")
+    p.add_argument("ref_a", metavar="RUN_A")
+    p.add_argument("ref_b", metavar="RUN_B")
+    add_store_option(p)
+    add_output_options(p)
+    p.set_defaults(func=run_compare)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    rows = store.list_sweeps()
+    if not rows:
+        print(f"no sweeps stored in {store.path} yet; start one with `quadscope run`")
+        return 0
+    table = Table(title=f"sweeps in {store.path}", title_justify="left")
+    for col in ("id", "name", "kind", "mode", "status", "runs", "created"):
+        table.add_column(col)
+    for sweep, count in rows:
+        when = dt.datetime.fromtimestamp(sweep.created_at).strftime("%Y-%m-%d %H:%M")
+        table.add_row(str(sweep.id), sweep.name, sweep.kind, sweep.mode, sweep.status,
+                      str(count), when)
+    Console(highlight=False).print(table)
+    return 0
+
+
+def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Analysis:
+    sweep = store.get_sweep(ref)
+    if predict_n is not None:
+        sweep = dataclasses.replace(sweep, predict_n=predict_n)
+    return analyse(sweep, store.runs(sweep.id), extras=load_extras(store, sweep.id))
+
+
+def run_show(args: argparse.Namespace) -> int:
+    analysis = stored_analysis(open_store(args), args.ref, args.predict)
+    print_analysis(analysis)
+    write_outputs(args, analysis)
+    return check_gates(args, analysis)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    if not any(getattr(args, f) for f in ("json", "csv", "html", "png")):
+        raise UsageError("export needs somewhere to write: --json FILE, --csv FILE, "
+                         "--html FILE or --png DIR")
+    write_outputs(args, stored_analysis(open_store(args), args.ref))
+    return 0
+
+
+def combined(store: Store, ref_a: str, ref_b: str) -> Analysis:
+    """Two stored sweeps as one A/B sweep: A's runs as variant A, B's main runs as variant B."""
+    a = store.get_sweep(ref_a)
+    b = store.get_sweep(ref_b)
+    runs_a = [r for r in store.runs(a.id) if r.variant == "A"]
+    offset = max((r.seq for r in runs_a), default=-1) + 1
+    runs_b = [dataclasses.replace(r, variant="B", sweep_id=a.id, seq=offset + r.seq)
+              for r in store.runs(b.id) if r.variant == "A"]
+    sweep = dataclasses.replace(
+        a, name=f"{a.name} vs {b.name}", vs_command=b.command, vs_shell=b.shell,
+        mode="accumulate" if a.mode == b.mode == "accumulate" else a.mode,
+    )
+    if b.host.get("hostname") and b.host != a.host:
+        sweep = dataclasses.replace(sweep, host={**a.host, "vs_host": b.host.get("hostname", "")})
+    return analyse(sweep, runs_a + runs_b)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    analysis = combined(open_store(args), args.ref_a, args.ref_b)
+    if analysis.comparison is None:
+        print("quadscope: nothing to compare: one of the sweeps has no successful runs",
+              file=sys.stderr)
+        return 6
+    print_analysis(analysis)
+    write_outputs(args, analysis)
+    return 0
+
+
+__all__ = ["Run", "combined", "stored_analysis"]

@@ -1,0 +1,25 @@
+"""CSV export: one row per run, columns in `Run.to_dict()` order (docs/schema.md)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from quadscope.analysis import Analysis
+from quadscope.model import Measurement, Run
+
+
+def columns() -> list[str]:
+    probe = Run(0, 0, "A", 0, 0, False, 0.0, Measurement(0, 0, 0, 0, 0, 0, 0, 0, 0))
+    return list(probe.to_dict())
+
+
+class CsvRenderer:
+    def render(self, analysis: Analysis) -> str:
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=columns(), lineterminator="\n")
+        writer.writeheader()
+        for run in analysis.runs:
+            row = run.to_dict()
+            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        return out.getvalue()

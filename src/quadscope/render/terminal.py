@@ -1,0 +1,183 @@
+"""Terminal report: the verdict first, then per-metric fits, comparison and failures.
+
+Contract: `TerminalRenderer(color=, width=).render(analysis) -> str` returns
+text (with ANSI styles when `color`), built with rich; only the CLI prints it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from quadscope.analysis import Analysis
+from quadscope.model import INCONCLUSIVE, METRICS, Fit
+from quadscope.units import fmt_value
+
+CLASS_STYLE = {
+    "1": "green", "log n": "green", "sqrt n": "green", "n": "cyan", "n log n": "cyan",
+    "n^2": "bold red", "n^3": "bold red", "2^n": "bold red", INCONCLUSIVE: "yellow",
+}
+
+
+def _median_at_max(analysis: Analysis, variant: str, metric: str) -> float | None:
+    runs = analysis.measured(variant)
+    if not runs:
+        return None
+    top = max(r.size_n for r in runs)
+    vals = sorted(v for r in runs if r.size_n == top and (v := r.value(metric)) is not None)
+    return vals[len(vals) // 2] if vals else None
+
+
+def _k(fit: Fit) -> str:
+    if fit.exponent is None or fit.exponent_ci is None:
+        return "—"
+    lo, hi = fit.exponent_ci
+    return f"{fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def prediction_text(fit: Fit, size_word: str = "n") -> str:
+    p = fit.prediction
+    if p is None:
+        return ""
+    m = fit.metric
+    return (f"at {size_word} = {p.size_n}: {fmt_value(m, p.value)}, "
+            f"95% {fmt_value(m, p.lo)}–{fmt_value(m, p.hi)}")
+
+
+def fits_table(analysis: Analysis, variant: str) -> Table:
+    fits = analysis.fits.get(variant, {})
+    n_word = "i" if analysis.sweep.mode == "accumulate" else "n"
+    predict = analysis.sweep.predict_n is not None
+    table = Table(title=f"{_label(analysis, variant)}: how each metric grows with {n_word}",
+                  title_justify="left", expand=False)
+    for col in ("metric", "class", "k [95%]", "a (offset)", "b", "r²", f"at max {n_word}"):
+        table.add_column(col, justify="left" if col in ("metric", "class") else "right")
+    if predict:
+        table.add_column(f"predicted at {n_word} = {analysis.sweep.predict_n}", justify="right")
+    for metric in METRICS:
+        fit = fits.get(metric)
+        if fit is None:
+            continue
+        cls = fit.cls if fit.confident else f"? ({fit.best})"
+        row = [
+            metric,
+            Text(cls, style=CLASS_STYLE.get(fit.cls, "")),
+            _k(fit),
+            fmt_value(metric, fit.coefficients.get("a")),
+            f"{fit.coefficients.get('b', 0.0):.3g}",
+            "—" if fit.r2 is None else f"{fit.r2:.3f}",
+            fmt_value(metric, _median_at_max(analysis, variant, metric)),
+        ]
+        if predict:
+            p = fit.prediction
+            row.append("—" if p is None else
+                       f"{fmt_value(metric, p.value)} ({fmt_value(metric, p.lo)}–"
+                       f"{fmt_value(metric, p.hi)})")
+        table.add_row(*row)
+    return table
+
+
+def _label(analysis: Analysis, variant: str) -> str:
+    sw = analysis.sweep
+    cmd = sw.vs_command if variant == "B" else sw.command
+    text = " ".join(cmd or ())
+    return f"{variant} `{text}`" if sw.vs_command is not None else f"`{text}`"
+
+
+def comparison_table(analysis: Analysis) -> Table | None:
+    comp = analysis.comparison
+    if comp is None:
+        return None
+    table = Table(title="B against A", title_justify="left")
+    for col in ("metric", "change", "A", "B", "B/A at max n [95%]", "crossover n"):
+        table.add_column(col)
+    for mc in comp.metrics:
+        last = mc.ratios[-1] if mc.ratios else None
+        ratio = "—" if last is None else f"{last.ratio:.3g} [{last.lo:.3g}, {last.hi:.3g}]"
+        cross = "—" if mc.crossover_n is None else f"{mc.crossover_n:.4g}"
+        style = "bold red" if mc.change == "class" else ""
+        table.add_row(mc.metric, Text(mc.change, style=style), mc.class_a, mc.class_b, ratio,
+                      cross)
+    return table
+
+
+def failures_table(analysis: Analysis) -> Table | None:
+    if not analysis.failures:
+        return None
+    table = Table(title=f"{len(analysis.failures)} failed run(s), left out of the fit",
+                  title_justify="left")
+    for col in ("variant", "n", "exit", "stderr (tail)"):
+        table.add_column(col)
+    for r in analysis.failures[:20]:
+        m = r.measurement
+        code = "timeout" if m.timed_out else str(m.exit_code)
+        tail = m.stderr_tail.strip().splitlines()[-1:] or [""]
+        table.add_row(r.variant, str(r.size_n), code, Text(tail[0][:100]))
+    return table
+
+
+def culprits_table(culprits: list[dict[str, Any]]) -> Table:
+    table = Table(title="culprits: what makes it grow", title_justify="left")
+    for col in ("#", "symbol", "dso", "class", "k", "share at max n", "share of growth"):
+        table.add_column(col)
+    for i, c in enumerate(culprits[:15], 1):
+        k = c.get("self_exponent")
+        table.add_row(str(i), Text(str(c.get("symbol"))), Text(str(c.get("dso"))),
+                      str(c.get("self_class")), "—" if k is None else f"{k:.2f}",
+                      f"{100 * float(c.get('share_at_max') or 0):.1f}%",
+                      f"{100 * float(c.get('growth_share') or 0):.1f}%")
+    return table
+
+
+def renderables(analysis: Analysis) -> Iterable[RenderableType]:
+    sw = analysis.sweep
+    yield Text(analysis.verdict, style="bold")
+    sizes = sorted({r.size_n for r in analysis.runs if not r.warmup})
+    span = f"{sizes[0]}..{sizes[-1]} ({len(sizes)} sizes)" if sizes else "no sizes"
+    word = "launches" if sw.mode == "accumulate" else "n"
+    yield Text(f"sweep {sw.id} · {escape(sw.name)} · {sw.mode} · {word} {span} · "
+               f"{len(analysis.runs)} runs · {sw.status}", style="dim")
+    if sw.counters_note:
+        yield Text(f"counters: {sw.counters_note}", style="dim")
+    for variant in analysis.fits:
+        if analysis.fits[variant]:
+            yield fits_table(analysis, variant)
+    undecided = [f for fs in analysis.fits.values() for f in fs.values() if not f.confident]
+    for fit in undecided[:8]:
+        yield Text(f"{fit.metric} inconclusive: {fit.reason}", style="yellow")
+    if sw.predict_n is not None:
+        for fit in analysis.fits.get("A", {}).values():
+            if fit.metric in ("wall_s", "max_rss_bytes") and fit.prediction:
+                yield Text(f"{fit.metric} {prediction_text(fit)}")
+    if (table := comparison_table(analysis)) is not None:
+        yield table
+        for mc in analysis.comparison.metrics if analysis.comparison else ():
+            if mc.change in ("class", "constant") and mc.summary:
+                yield Text(mc.summary)
+    if (table := failures_table(analysis)) is not None:
+        yield table
+    culprits = analysis.extras.get("culprits")
+    if culprits:
+        yield culprits_table(list(culprits))
+    for note in analysis.notes:
+        yield Text(f"note: {note}", style="dim")
+
+
+class TerminalRenderer:
+    def __init__(self, color: bool = False, width: int = 120) -> None:
+        self.color = color
+        self.width = width
+
+    def render(self, analysis: Analysis) -> str:
+        buf = io.StringIO()
+        console = Console(file=buf, force_terminal=self.color, width=self.width,
+                          color_system="standard" if self.color else None, highlight=False)
+        for item in renderables(analysis):
+            console.print(item)
+        return buf.getvalue()

@@ -1,0 +1,53 @@
+"""Human-readable values: a metric's unit comes from its name (`_s`, `_bytes`, counts).
+
+Contract: pure formatting, used by every renderer so a value reads the same in
+the terminal, HTML and PNG.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def fmt_seconds(v: float) -> str:
+    if v != v:
+        return "nan"
+    a = abs(v)
+    if a >= 3600:
+        return f"{v / 3600:.3g} h"
+    if a >= 60:
+        return f"{v / 60:.3g} min"
+    if a >= 1:
+        return f"{v:.3g} s"
+    if a >= 1e-3:
+        return f"{v * 1e3:.3g} ms"
+    if a >= 1e-6:
+        return f"{v * 1e6:.3g} µs"
+    return f"{v * 1e9:.3g} ns"
+
+
+def fmt_bytes(v: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v:.0f} B"
+
+
+def fmt_count(v: float) -> str:
+    a = abs(v)
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if a >= scale:
+            return f"{v / scale:.3g}{unit}"
+    if v == int(v):
+        return f"{int(v)}"
+    return f"{v:.3g}"
+
+
+def fmt_value(metric: str, v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if metric.endswith("_s"):
+        return fmt_seconds(v)
+    if metric.endswith("_bytes"):
+        return fmt_bytes(v)
+    return fmt_count(v)
