@@ -1,0 +1,57 @@
+"""Shared fixtures: a store in tmp, a fake clock and an executor with a modelled cost."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from quadscope.clock import FakeClock
+from quadscope.executor import FakeExecutor
+from quadscope.model import Measurement
+from quadscope.store import Store
+
+
+def measurement(wall_s: float, exit_code: int = 0, **kw: float) -> Measurement:
+    """A measurement where user time is the wall time and other counts are derived from it."""
+    return Measurement(
+        wall_s=wall_s,
+        user_s=kw.get("user_s", wall_s),
+        sys_s=kw.get("sys_s", 0.0),
+        max_rss_bytes=int(kw.get("max_rss_bytes", 4 << 20)),
+        minor_faults=int(kw.get("minor_faults", 100)),
+        major_faults=0,
+        voluntary_ctx_switches=int(kw.get("voluntary_ctx_switches", 1)),
+        involuntary_ctx_switches=int(kw.get("involuntary_ctx_switches", 0)),
+        exit_code=exit_code,
+    )
+
+
+def size_of(argv: Sequence[str]) -> int:
+    """The size a fake workload was called with: its last argument."""
+    return int(argv[-1])
+
+
+def cost_model(f: Callable[[int], float]) -> Callable[[Sequence[str]], Measurement]:
+    """A fake workload whose wall time is f(n), deterministic, with rss and faults growing as n."""
+
+    def cost(argv: Sequence[str]) -> Measurement:
+        n = size_of(argv)
+        return measurement(f(n), max_rss_bytes=(4 << 20) + 4096 * n, minor_faults=100 + n)
+
+    return cost
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(tmp_path / "results.db")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(start=1000.0)
+
+
+def fake_executor(f: Callable[[int], float], clock: FakeClock) -> FakeExecutor:
+    return FakeExecutor(cost_model(f), clock)
