@@ -19,7 +19,6 @@ from quadscope.errors import QuadscopeError
 COMMAND_MODULES: tuple[str, ...] = (
     "quadscope.commands.run",
     "quadscope.commands.stored",
-    "quadscope.commands.demo",
 )
 
 

@@ -1,0 +1,109 @@
+"""Sweeps with a fake clock and executor: what runs, in what order, what is stored."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from quadscope.clock import FakeClock
+from quadscope.errors import UsageError
+from quadscope.executor import FakeExecutor
+from quadscope.model import Measurement
+from quadscope.store import Store
+from quadscope.sweep import SweepSpec, resume_sweep, run_sweep, substitute
+from tests.conftest import fake_executor, measurement
+
+
+def test_substitute_replaces_n_and_i_and_never_resplits() -> None:
+    """{n} and {i} are replaced inside arguments; an argument with spaces stays one argument."""
+    assert substitute(["prog", "--n={n}", "a b", "{i}"], False, 7) == ["prog", "--n=7", "a b", "7"]
+    assert substitute(["echo {n} | wc"], True, 3) == ["/bin/sh", "-c", "echo 3 | wc"]
+
+
+def test_fixed_sweep_stores_every_planned_run(store: Store, clock: FakeClock) -> None:
+    """Every (size, repeat) plus warm-ups is run once, stored in order, and the sweep completes."""
+    ex = fake_executor(lambda n: 1e-3 * n, clock)
+    spec = SweepSpec(command=("prog", "{n}"), sizes=(1, 2, 4, 8), repeat=3, warmup=1)
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    runs = store.runs(sweep.id)
+    assert len(runs) == 4 * 3 + 1
+    assert [r.seq for r in runs] == list(range(13))
+    assert runs[0].warmup and not any(r.warmup for r in runs[1:])
+    assert store.get_sweep(sweep.id).status == "complete"
+    assert sorted(int(c[-1]) for c in ex.calls[1:]) == sorted([1, 2, 4, 8] * 3)
+    assert all(r.measurement.wall_s == pytest.approx(1e-3 * r.size_n) for r in runs)
+
+
+def test_no_n_in_the_command_is_refused(store: Store, clock: FakeClock) -> None:
+    """A sweep without {n} has nothing to vary: one sentence, nothing stored."""
+    spec = SweepSpec(command=("prog", "10"), sizes=(1, 2, 4, 8))
+    with pytest.raises(UsageError, match=r"no \{n\} in `prog 10`"):
+        run_sweep(spec, executor=fake_executor(lambda n: 1.0, clock), clock=clock, store=store)
+    assert store.list_sweeps() == []
+
+
+def test_vs_runs_alternate(store: Store, clock: FakeClock) -> None:
+    """With --vs, A and B alternate run by run over the same sizes."""
+    ex = fake_executor(lambda n: 1e-3, clock)
+    spec = SweepSpec(command=("a", "{n}"), vs_command=("b", "{n}"), sizes=(1, 2, 3, 4),
+                     repeat=2, warmup=0)
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    runs = store.runs(sweep.id)
+    assert [r.variant for r in runs] == ["A", "B"] * 8
+    assert [c[0] for c in ex.calls] == ["a", "b"] * 8
+
+
+def test_accumulate_launches_in_order(store: Store, clock: FakeClock) -> None:
+    """Accumulate mode runs launches 1..K in order with {i} replaced, no warm-up, one each."""
+    ex = FakeExecutor(lambda argv: measurement(1e-3), clock)
+    spec = SweepSpec(command=("launch", "--index={i}"), mode="accumulate", runs=5)
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    assert [c[1] for c in ex.calls] == [f"--index={i}" for i in range(1, 6)]
+    assert [r.size_n for r in store.runs(sweep.id)] == [1, 2, 3, 4, 5]
+    assert store.get_sweep(sweep.id).sizes == (1, 2, 3, 4, 5)
+
+
+class _Interrupting:
+    """Runs `limit` runs, then raises KeyboardInterrupt as Ctrl-C would."""
+
+    def __init__(self, inner: FakeExecutor, limit: int) -> None:
+        self.inner = inner
+        self.limit = limit
+        self.count = 0
+
+    def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
+        if self.count == self.limit:
+            raise KeyboardInterrupt
+        self.count += 1
+        return self.inner.execute(argv, timeout_s)
+
+
+def test_interrupt_keeps_finished_runs_and_resume_completes(store: Store,
+                                                            clock: FakeClock) -> None:
+    """Ctrl-C after 5 runs keeps those 5; --resume runs only the 8 missing ones."""
+    spec = SweepSpec(command=("p", "{n}"), sizes=(1, 2, 3, 4), repeat=3, warmup=1)
+    ex = _Interrupting(fake_executor(lambda n: 0.01 * n, clock), limit=5)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec, executor=ex, clock=clock, store=store)
+    sweep = store.list_sweeps()[0][0]
+    assert sweep.status == "interrupted"
+    assert len(store.runs(sweep.id)) == 5
+    ex2 = fake_executor(lambda n: 0.01 * n, clock)
+    done = resume_sweep(sweep, executor=ex2, clock=clock, store=store)
+    runs = store.runs(done.id)
+    assert len(ex2.calls) == 8
+    assert len(runs) == 13
+    assert sorted((r.size_n, r.repeat) for r in runs if not r.warmup) == sorted(
+        (n, k) for n in (1, 2, 3, 4) for k in range(3))
+    assert store.get_sweep(done.id).status == "complete"
+
+
+def test_resume_of_a_complete_sweep_is_refused(store: Store, clock: FakeClock) -> None:
+    """Resuming a finished sweep says so rather than running anything."""
+    spec = SweepSpec(command=("p", "{n}"), sizes=(1, 2, 3, 4), repeat=1, warmup=0)
+    sweep = run_sweep(spec, executor=fake_executor(lambda n: 0.1, clock), clock=clock,
+                      store=store)
+    with pytest.raises(UsageError, match="already complete"):
+        resume_sweep(sweep, executor=fake_executor(lambda n: 0.1, clock), clock=clock,
+                     store=store)
