@@ -154,8 +154,11 @@ class _PerfCounting:
         finally:
             os.close(ack_r)
         if not ack.startswith(b"ack"):
+            self._proc.kill()
+            self._proc.wait()
+            why = self._perf_error()
             self._kill()
-            raise ToolMissingError(f"perf could not count the child: {self._perf_error()}")
+            raise ToolMissingError(f"perf could not count the child: {why}")
 
     def _perf_error(self) -> str:
         self._err.seek(0)

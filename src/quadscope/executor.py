@@ -53,9 +53,13 @@ _LAUNCHER_C = r"""
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,13 +73,38 @@ static char read1(int fd) {
     return c;
 }
 
-/* usage: launcher GATED(0|1) PATH ARGV0 ARGS... */
+static long long since_ns(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)(t.tv_sec - t0->tv_sec) * 1000000000LL + (t.tv_nsec - t0->tv_nsec);
+}
+
+/* 0 when the child exited before timeout_ns, 1 when the deadline passed first. */
+static int wait_exit(pid_t pid, long long timeout_ns, const struct timespec *t0) {
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0) _exit(125);
+    struct pollfd p = {pfd, POLLIN, 0};
+    int expired = 0;
+    for (;;) {
+        long long left = timeout_ns - since_ns(t0);
+        if (left <= 0) { expired = 1; break; }
+        int r = poll(&p, 1, (int)((left + 999999) / 1000000));
+        if (r > 0) break;
+        if (r < 0 && errno != EINTR) _exit(125);
+    }
+    close(pfd);
+    return expired;
+}
+
+/* usage: launcher GATED(0|1) TIMEOUT_NS(-1: none) PATH ARGV0 ARGS... */
 int main(int argc, char **argv) {
-    if (argc < 4) return 125;
+    if (argc < 5) return 125;
     int gated = argv[1][0] == '1';
+    long long timeout_ns = atoll(argv[2]);
+    /* Orphaned descendants come to us, so a timeout can reap the whole group. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     int rel[2], err[2];
     if (pipe2(rel, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) return 125;
-    struct timespec t0, t1;
     pid_t pid = fork();
     if (pid < 0) return 125;
     if (pid == 0) {
@@ -83,7 +112,7 @@ int main(int argc, char **argv) {
         close(GO_FD);
         close(REPORT_FD);
         read1(rel[0]);
-        execv(argv[2], argv + 3);
+        execv(argv[3], argv + 4);
         int e = errno;
         (void)!write(err[1], &e, sizeof e);
         _exit(127);
@@ -93,19 +122,26 @@ int main(int argc, char **argv) {
     close(err[1]);
     dprintf(REPORT_FD, "pid %d\n", (int)pid);
     if (gated && read1(GO_FD) != 'g') { kill(pid, SIGKILL); waitpid(pid, NULL, 0); return 125; }
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     (void)!write(rel[1], "g", 1);
+    int timed_out = timeout_ns >= 0 && wait_exit(pid, timeout_ns, &t0);
+    if (timed_out) killpg(pid, SIGKILL);
     int status = 0;
     struct rusage ru;
     while (wait4(pid, &status, 0, &ru) < 0)
         if (errno != EINTR) return 125;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long long wall_ns = since_ns(&t0);
+    if (timed_out) {
+        /* Members that outlived the leader are ours now (subreaper): kill and reap them all. */
+        killpg(pid, SIGKILL);
+        while (kill(-pid, 0) == 0)
+            if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) break;
+    }
     int e = 0;
     if (read(err[0], &e, sizeof e) != (ssize_t)sizeof e) e = 0;
-    long long wall_ns = (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL
-                        + (t1.tv_nsec - t0.tv_nsec);
-    dprintf(REPORT_FD, "done %lld %d %d %ld %ld %ld %ld %ld %ld %ld %ld %ld\n",
-            wall_ns, status, e,
+    dprintf(REPORT_FD, "done %lld %d %d %d %ld %ld %ld %ld %ld %ld %ld %ld %ld\n",
+            wall_ns, timed_out, status, e,
             (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec,
             (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
             ru.ru_maxrss, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw);
@@ -166,15 +202,6 @@ class _Lines:
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._buf = b""
-
-    def ready(self, timeout_s: float | None) -> bool:
-        """True when a whole line (or EOF) can be read now or within timeout_s."""
-        if b"\n" in self._buf:
-            return True
-        p = select.poll()
-        p.register(self._fd, select.POLLIN)
-        ms = None if timeout_s is None else max(0, int(timeout_s * 1000))
-        return bool(p.poll(ms))
 
     def read(self) -> str:
         while b"\n" not in self._buf:
@@ -280,6 +307,7 @@ class ProcessExecutor:
         self, launcher: str, path: str, argv: Sequence[str], timeout_s: float | None, err_fd: int
     ) -> Measurement:
         gated = self.counters.gated
+        timeout_ns = "-1" if timeout_s is None else str(max(0, int(timeout_s * 1e9)))
         go_r, go_w = os.pipe()
         rep_r, rep_w = os.pipe()
         actions = [
@@ -289,7 +317,9 @@ class ProcessExecutor:
         ]
         try:
             lpid = os.posix_spawn(
-                launcher, [launcher, "1" if gated else "0", path, *argv], os.environ,
+                launcher,
+                [launcher, "1" if gated else "0", timeout_ns, path, *argv],
+                os.environ,
                 file_actions=actions,
             )
         finally:
@@ -297,7 +327,6 @@ class ProcessExecutor:
             os.close(rep_w)
         lines = _Lines(rep_r)
         counting = None
-        timed_out = False
         try:
             pid = int(lines.read().split()[1])
             try:
@@ -305,19 +334,13 @@ class ProcessExecutor:
                     counting = self.counters.attach(pid)
                     os.write(go_w, b"g")
             finally:
-                os.close(go_w)  # without a release byte the launcher kills the child
-            deadline = None if timeout_s is None else time.monotonic() + timeout_s
-            if deadline is not None and not lines.ready(deadline - time.monotonic()):
-                timed_out = True
-                _signal_group(pid)
+                os.close(go_w)  # without a release byte the launcher kills the held child
             done = lines.read().split()
-            if timed_out:
-                _signal_group(pid)
         finally:
             counts = counting.stop() if counting is not None else Counts()
             os.close(rep_r)
             os.waitpid(lpid, 0)
-        wall_ns, status, errno_, us, uus, ss, sus, rss, minflt, majflt, nv, niv = (
+        wall_ns, timed_out, status, errno_, us, uus, ss, sus, rss, minflt, majflt, nv, niv = (
             int(x) for x in done[1:]
         )
         if errno_:
@@ -332,7 +355,7 @@ class ProcessExecutor:
             voluntary_ctx_switches=nv,
             involuntary_ctx_switches=niv,
             exit_code=_exit_code(status),
-            timed_out=timed_out,
+            timed_out=bool(timed_out),
             **counts.to_fields(),
         )
 
