@@ -25,7 +25,7 @@ from quadscope.commands.common import (
 from quadscope.counters import NoCounters, detect_counters
 from quadscope.errors import UsageError
 from quadscope.executor import ProcessExecutor, resolve_program
-from quadscope.gate import add_gate_option, check_gates
+from quadscope.gate import add_gate_option, check_gates, parse_gates
 from quadscope.host import host_info
 from quadscope.model import Run, Sweep
 from quadscope.sizes import parse_sizes
@@ -191,6 +191,7 @@ def _executor(no_perf: bool) -> tuple[ProcessExecutor, str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    parse_gates(args.fail_above)  # refuse a bad gate before spending time on a sweep
     store = open_store(args)
     progress = RichProgress()
     try:

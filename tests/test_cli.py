@@ -1,0 +1,133 @@
+"""The command line: every bad input is one sentence and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from quadscope.cli import main
+from quadscope.store import Store
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_sentence(err: str) -> str:
+    """The error output is a single `quadscope: ...` line with no traceback."""
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "Traceback" not in err
+    assert len(lines) == 1, err
+    assert lines[0].startswith("quadscope: ")
+    return lines[0]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "r.db")
+
+
+def test_no_n_placeholder(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    """A sweep whose command has no {n} is refused with exit 2."""
+    code, _, err = run_cli(capsys, "run", "--db", db, "--no-perf", "--sizes", "1,2,3,4", "--",
+                           "true")
+    assert code == 2
+    assert "no {n} in `true`" in one_sentence(err)
+
+
+def test_sizes_do_not_parse(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    """Unparsable sizes are refused with exit 2 and the reason."""
+    code, _, err = run_cli(capsys, "run", "--db", db, "--sizes", "ten,20", "--", "true", "{n}")
+    assert code == 2
+    assert "'ten' is not a number" in one_sentence(err)
+
+
+def test_too_few_sizes(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    """Fewer than 4 sizes is refused, saying why four are needed."""
+    code, _, err = run_cli(capsys, "run", "--db", db, "--sizes", "1,2,3", "--", "true", "{n}")
+    assert code == 2
+    assert "at least 4" in one_sentence(err)
+
+
+def test_program_not_found(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    """A program that does not exist is exit 3, before anything runs."""
+    code, _, err = run_cli(capsys, "run", "--db", db, "--sizes", "1,2,3,4", "--",
+                           "no-such-program-xyz", "{n}")
+    assert code == 3
+    assert "no-such-program-xyz" in one_sentence(err)
+    assert not Path(db).exists() or Store(Path(db)).list_sweeps() == []
+
+
+def test_program_not_executable(capsys: pytest.CaptureFixture[str], db: str,
+                                tmp_path: Path) -> None:
+    """A file without the execute bit is exit 3."""
+    prog = tmp_path / "prog.sh"
+    prog.write_text("#!/bin/sh\n")
+    prog.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    code, _, err = run_cli(capsys, "run", "--db", db, "--sizes", "1,2,3,4", "--", str(prog),
+                           "{n}")
+    assert code == 3
+    assert "not executable" in one_sentence(err)
+
+
+def test_corrupt_database(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A database file that is not SQLite is exit 4."""
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not a database at all" * 200)
+    code, _, err = run_cli(capsys, "list", "--db", str(bad))
+    assert code == 4
+    assert "not a SQLite database" in one_sentence(err)
+
+
+def test_foreign_database(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Someone else's SQLite database is exit 4, untouched."""
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("create table t (x)")
+    con.commit()
+    con.close()
+    code, _, err = run_cli(capsys, "show", "1", "--db", str(other))
+    assert code == 4
+    assert "not a quadscope store" in one_sentence(err)
+
+
+def test_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A store written by a newer quadscope is exit 4 and says to upgrade."""
+    path = tmp_path / "new.db"
+    Store(path).close()
+    con = sqlite3.connect(path)
+    con.execute("pragma user_version = 99")
+    con.commit()
+    con.close()
+    code, _, err = run_cli(capsys, "list", "--db", str(path))
+    assert code == 4
+    assert "newer quadscope" in one_sentence(err)
+
+
+@pytest.mark.parametrize("command", [["show", "42"], ["export", "42", "--json", "x.json"],
+                                     ["compare", "42", "43"], ["run", "--resume", "42"]])
+def test_unknown_run(capsys: pytest.CaptureFixture[str], db: str, command: list[str]) -> None:
+    """An unknown RUN id is exit 5 for every command that takes one."""
+    code, _, err = run_cli(capsys, *command, "--db", db)
+    assert code == 5
+    assert "no stored sweep with id or name '42'" in one_sentence(err)
+
+
+def test_unknown_option_is_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse mistakes read like every other error."""
+    code, _, err = run_cli(capsys, "run", "--sizez", "1,2,3,4")
+    assert code == 2
+    assert "unrecognized arguments" in one_sentence(err)
+
+
+def test_bad_gate_class(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    """--fail-above with a class that does not exist is refused."""
+    code, _, err = run_cli(capsys, "run", "--db", db, "--no-perf", "--sizes", "1,2,3,4",
+                           "--fail-above", "n^5", "--", "true", "{n}")
+    assert code == 2
+    assert "'n^5' is not a class" in one_sentence(err)
