@@ -18,9 +18,12 @@ child is released and is in neither wall_s nor the child's rusage. Checked on
 perf 6.1 / Linux 6.18: a child touching 100 MiB under `sh -c` gives 27,691
 perf page-faults against 27,919 rusage minor faults.
 
-Overhead for /bin/true on a 2-core VM (medians of 100 runs): total harness
-time per run ~1.2 ms with NoCounters and ~14 ms with perf (perf's start-up
-and exit); the child's wall_s is the same, 0.45 ms vs 0.46 ms.
+Overhead for /bin/true on the 2-core VM (same interleaved run as in
+`executor`): harness time per run ~2.2 ms with NoCounters and ~20 ms with perf
+(perf's start-up, attach and exit, all outside wall_s). The child's wall_s is
+0.92 ms with perf against 0.70 ms without: perf's start-up is excluded, but
+live software counters (inherited across fork/exec) still cost the child
+~0.2 ms per run; that is the price of counting, not of perf's start-up.
 """
 
 from __future__ import annotations
@@ -125,7 +128,8 @@ class _PerfCounting:
     def __init__(self, perf: str, events: tuple[str, ...], pid: int) -> None:
         fd, self._out = tempfile.mkstemp(prefix="quadscope-perf-", suffix=".csv")
         os.close(fd)
-        self._err = tempfile.TemporaryFile(prefix="quadscope-perf-err-")
+        # Lives until stop() or _kill(), so no `with`: perf writes its complaints here.
+        self._err = tempfile.TemporaryFile(prefix="quadscope-perf-err-")  # noqa: SIM115
         ctl_r, self._ctl_w = os.pipe()
         ack_r, ack_w = os.pipe()
         argv = [

@@ -13,24 +13,29 @@ is missing or not executable raises `ProgramError` before anything runs.
 Why a launcher: on Linux, `exec` records the exec'ing process's old peak RSS
 into the rusage of the new program. A child forked or vforked straight from
 quadscope (30+ MB with numpy loaded) therefore reports quadscope's peak as its
-own `ru_maxrss`, and its minor faults include copy-on-write faults of
-quadscope's memory: /bin/true "uses" 31 MB. So `ProcessExecutor` spawns a tiny
-C launcher (built once by `cbuild`) that forks the real child from its own
-small image, times it with CLOCK_MONOTONIC, reaps it with wait4 and reports
-back over a pipe. The launcher can also hold the child before exec until a
-counter backend has attached (see `counters`). Without a C compiler the
-executor falls back to `os.posix_spawn` straight from quadscope, whose
-max_rss_bytes has quadscope's peak RSS as a floor; counting with perf then
-needs the launcher and raises `ToolMissingError`.
+own `ru_maxrss`: /bin/true "uses" 31 MB. So `ProcessExecutor` spawns a tiny C
+launcher (built once by `cbuild`) that forks the real child from its own small
+image, holds it on a pipe, releases it and starts CLOCK_MONOTONIC just before
+its exec, reaps it with wait4 and reports back over a pipe. The launcher also
+enforces the timeout (pidfd + poll, no busy-wait) and, being the group's child
+subreaper, kills and reaps every member of the group before it reports, so no
+stray grandchild outlives a timed-out run. The hold lets a counter backend
+attach first (see `counters`). Without a C compiler the executor falls back to
+`os.posix_spawn` straight from quadscope (clock around spawn..wait4, pidfd for
+the timeout), whose max_rss_bytes has quadscope's peak RSS as a floor;
+counting with perf then raises `ToolMissingError`.
 
-Overhead, measured for /bin/true on a 2-core VM (medians of 300 runs):
-hyperfine -N 0.50 ms; posix_spawn from quadscope 0.55 ms; subprocess.Popen
-0.56 ms; launcher (its own clock) 0.45 ms wall_s, ~1.1 ms per run in total
-harness time.
+Overhead for /bin/true on the 2-core VM, interleaved with `hyperfine -N` in one
+run (medians of 500 runs; the machine was shared, so ratios matter, not ms):
+hyperfine 0.750 ms; launcher wall_s 0.697 ms (0.93×; 0.945× with a timeout),
+~2.2 ms of harness time per run; posix_spawn fallback 0.806 ms (1.07×),
+~1.0 ms per run. os.posix_spawn and subprocess.Popen measured the same
+(0.56 ms each, quieter moment), so the fallback uses posix_spawn.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
@@ -188,10 +193,8 @@ def _stderr_tail(f: IO[bytes], tail_bytes: int) -> str:
 
 
 def _signal_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # the whole group already exited
         os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # the whole group already exited
 
 
 class _Lines:
@@ -267,11 +270,12 @@ class ProcessExecutor:
         self, path: str, argv: Sequence[str], timeout_s: float | None, err_fd: int
     ) -> Measurement:
         actions = self._file_actions(err_fd)
+        args = list(argv)  # built before the clock starts
         env = os.environ
         timed_out = False
         t0 = time.monotonic()
         try:
-            pid = os.posix_spawn(path, argv, env, file_actions=actions, setpgroup=0)
+            pid = os.posix_spawn(path, args, env, file_actions=actions, setpgroup=0)
         except OSError as e:
             raise ProgramError(f"'{argv[0]}' could not be run: {e.strerror}") from None
         if timeout_s is not None:
