@@ -1,0 +1,502 @@
+"""Growth classes: how one metric grows with n, or why that cannot be told yet.
+
+Contract: pure functions of (sizes, values) built on numpy and scipy; no I/O,
+no printing, deterministic for a given seed. `fit_metric` returns a `Fit`
+(see `quadscope.model`) or raises `FitRefusedError` when there is nothing to fit.
+
+Method, in order:
+1. Runs are grouped by size and reduced to medians. Each median is weighted by
+   1/σ², σ being its standard error from that size's spread, floored at half the
+   relative spread of neighbouring sizes so that a size whose repeats happen to
+   agree cannot dominate. With one run per size (accumulate mode) σ is relative
+   to a first power-law fit: timing noise is roughly multiplicative.
+2. Each class in `CLASSES` is fitted as a + b·f(n), a, b ≥ 0 (non-negative least
+   squares), and a free power law a + b·n^k, k ∈ [0, 4], is fitted alongside.
+3. Models are ranked by QAICc (Burnham & Anderson, Model Selection and
+   Multimodel Inference, 2nd ed., 2002, §2.4 and §6.2), with the variance
+   inflation ĉ estimated from the best 3-parameter fit (floored at 1 when the
+   weights came from real repeats). Selection then prefers the simpler class:
+   a more complex class must beat every simpler one by ΔQAICc ≥ `SELECT_DELTA`.
+   The verdict is `INCONCLUSIVE` whenever another growing class is within that
+   margin of the winner, or the free exponent's interval contradicts the class.
+4. Intervals (exponent k, prediction) come from a bootstrap over runs within
+   each size, or over standardised residuals when there is one run per size
+   (Efron & Tibshirani, An Introduction to the Bootstrap, 1993, §8–9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import least_squares
+from scipy.special import lambertw
+
+from quadscope.errors import FitRefusedError
+from quadscope.model import CLASSES, INCONCLUSIVE, Candidate, Fit, Prediction
+from quadscope.stats import (
+    RELATIVE_RESOLUTION,
+    Groups,
+    akaike_weights,
+    bootstrap_medians,
+    group_runs,
+    median_variance_factor,
+    nice_n,
+    nnls2,
+    qaicc,
+)
+from quadscope.stats import group_medians, group_spreads
+from quadscope.stats import median_by_size as median_by_size
+
+# Burnham & Anderson (2002, §2.6) read Δ ≥ 4 as "considerably less support";
+# below it, the data do not clearly favour the more complex class.
+SELECT_DELTA = 4.0
+# How far (in exponent units) the free power law's 95% interval may miss the
+# class's own effective exponent before the class is distrusted.
+EXPONENT_SLACK = 0.3
+# 2^n is only fitted while 2^n_max is representable with room to spare.
+MAX_EXPONENTIAL_N = 1000.0
+# Largest size that `decide_n` may name: beyond it no sweep is practical.
+MAX_DECIDE_N = 1e12
+K_GRID = np.linspace(0.0, 4.0, 201)
+
+
+def _log_n(n: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(n, 1.0))
+
+
+def _exp2(n: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return np.exp2(n)
+
+
+# f(n) for each class; cost = a + b·f(n). Logs are natural; log n is clipped at n = 1.
+CLASS_FUNCS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "1": lambda n: np.ones_like(np.asarray(n, dtype=float)),
+    "log n": lambda n: _log_n(np.asarray(n, dtype=float)),
+    "sqrt n": lambda n: np.sqrt(np.maximum(np.asarray(n, dtype=float), 0.0)),
+    "n": lambda n: np.asarray(n, dtype=float),
+    "n log n": lambda n: np.asarray(n, dtype=float) * _log_n(np.asarray(n, dtype=float)),
+    "n^2": lambda n: np.asarray(n, dtype=float) ** 2,
+    "n^3": lambda n: np.asarray(n, dtype=float) ** 3,
+    "2^n": lambda n: _exp2(np.asarray(n, dtype=float)),
+}
+
+
+def _inverse_n_log_n(u: np.ndarray) -> np.ndarray:
+    # n·ln n = u  ⇔  n = u / W(u) for u > 0 (Lambert W, principal branch).
+    out = np.ones_like(u)
+    pos = u > 0
+    out[pos] = u[pos] / np.real(lambertw(u[pos]))
+    return out
+
+
+# f⁻¹ for each growing class: maps the growing part of a cost back to n.
+INVERSES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "log n": np.exp,
+    "sqrt n": np.square,
+    "n": lambda u: u,
+    "n log n": _inverse_n_log_n,
+    "n^2": np.sqrt,
+    "n^3": np.cbrt,
+    "2^n": lambda u: np.log2(np.maximum(u, np.finfo(float).tiny)),
+}
+
+
+def linearise(cls: str, a: float, b: float, values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """f⁻¹((y − a)/b): a cost mapped to something linear in n, for "√time against n" plots.
+
+    Negative (y − a)/b are clipped to 0 first, results to ≥ 0. For "1", or
+    b ≤ 0, there is no growing part to invert and every entry is NaN.
+    """
+    y = np.asarray(values, dtype=float)
+    if cls not in INVERSES or b <= 0:
+        return np.full(y.shape, np.nan)
+    u = np.maximum((y - a) / b, 0.0)
+    with np.errstate(over="ignore", divide="ignore"):
+        return np.maximum(INVERSES[cls](u), 0.0)
+
+
+# ---------------------------------------------------------------------------
+# Prepared data: medians, weights and the bootstrap replicates shared by all fits.
+
+
+@dataclass(frozen=True, slots=True)
+class _Data:
+    groups: Groups
+    n: np.ndarray  # (m,) distinct sizes
+    y: np.ndarray  # (m,) medians
+    w: np.ndarray  # (m,) weights 1/σ² of the medians
+    repeated: bool  # True when weights (and the bootstrap) come from real repeats
+
+    @property
+    def m(self) -> int:
+        return int(self.n.size)
+
+
+def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float]) -> _Data:
+    groups = group_runs(sizes, values)
+    if groups.sizes.size < 3:
+        have = "no size" if groups.sizes.size == 0 else f"only {groups.sizes.size} distinct size(s)"
+        raise FitRefusedError(
+            f"{metric}: {have} with finite values, and a growth class needs at least 3 sizes."
+        )
+    y = group_medians(groups.padded, groups.counts)
+    scale = float(np.max(np.abs(y)))
+    if scale == 0:
+        floor = np.full(y.shape, RELATIVE_RESOLUTION)
+    else:
+        floor = RELATIVE_RESOLUTION * np.maximum(np.abs(y), 1e-3 * scale)
+    repeated = bool(np.median(groups.counts) >= 2)
+    if repeated:
+        spread = np.where(groups.counts > 1, group_spreads(groups.padded, groups.counts), np.nan)
+        rel = spread / np.maximum(np.abs(y), floor)
+        local = np.zeros(y.size)
+        for j in range(y.size):
+            near = rel[max(0, j - 2) : j + 3]
+            local[j] = np.nanmedian(near) if np.any(np.isfinite(near)) else 0.0
+        # A size whose repeats happen to agree must not claim to be much more precise
+        # than its neighbours; one with a single run borrows its neighbours' spread.
+        sigma_run = np.fmax(np.nan_to_num(spread, nan=0.0), 0.5 * local * np.abs(y))
+        sigma_run = np.where(groups.counts > 1, sigma_run, local * np.abs(y))
+        sigma = np.maximum(sigma_run * np.sqrt(median_variance_factor(groups.counts)), floor)
+    else:
+        sigma = np.maximum(np.abs(y), floor)
+        # Relative noise is judged against a smooth curve, not the noisy points themselves.
+        k, a, b = _power_grid(groups.sizes, y, 1.0 / sigma**2)
+        smooth = a + b * (groups.sizes / groups.sizes[-1]) ** k
+        sigma = np.maximum(np.abs(smooth), floor)
+    return _Data(groups, groups.sizes, y, 1.0 / sigma**2, repeated)
+
+
+def _replicates(data: _Data, fitted: np.ndarray, rng: np.random.Generator, n_boot: int) -> np.ndarray:
+    """(n_boot, m) bootstrap medians: runs within sizes, or residuals when runs are single."""
+    if data.repeated:
+        return bootstrap_medians(data.groups, rng, n_boot)
+    sigma = 1.0 / np.sqrt(data.w)
+    z = (data.y - fitted) / sigma
+    z = (z - z.mean()) * np.sqrt(data.m / max(data.m - 3, 1))  # residuals of a 3-parameter fit
+    pick = rng.integers(0, data.m, size=(n_boot, data.m))
+    return fitted[None, :] + sigma[None, :] * z[pick]
+
+
+# ---------------------------------------------------------------------------
+# Free power law a + b·(n/n_max)^k.
+
+
+def _power_grid(n: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Batched (over leading axes of y) grid search for k with a parabolic refinement.
+
+    Returns k, a, b with b on the normalised scale (n/n_max)^k.
+    """
+    x = n / n[-1]
+    g = x[None, :] ** K_GRID[:, None]  # (K, m)
+    yb = y[..., None, :]
+    a, b, rss = nnls2(g, yb, w)
+    i = np.argmin(rss, axis=-1)
+    i_in = np.clip(i, 1, K_GRID.size - 2)
+    take = lambda arr, j: np.take_along_axis(arr, j[..., None], axis=-1)[..., 0]  # noqa: E731
+    r0, r1, r2 = take(rss, i_in - 1), take(rss, i_in), take(rss, i_in + 1)
+    denom = r0 - 2 * r1 + r2
+    step = K_GRID[1] - K_GRID[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(denom > 0, 0.5 * (r0 - r2) / denom, 0.0)
+    interior = (i == i_in) & (np.abs(shift) <= 1)
+    k = np.where(interior, K_GRID[i_in] + shift * step, K_GRID[i])
+    gk = x ** k[..., None]
+    a, b, _ = nnls2(gk, y, w)
+    return k, a, b
+
+
+def _power_point(data: _Data) -> tuple[float, float, float, float]:
+    """Point estimate (k, a, b_normalised, χ²), polished by bounded least squares."""
+    k0, a0, b0 = (float(v) for v in _power_grid(data.n, data.y, data.w))
+    x = data.n / data.n[-1]
+    sw = np.sqrt(data.w)
+    scale = max(float(np.max(np.abs(data.y))), np.finfo(float).tiny)
+
+    def resid(p: np.ndarray) -> np.ndarray:
+        return sw * (data.y - scale * (p[0] + p[1] * x ** p[2]))
+
+    start = np.clip([a0 / scale, b0 / scale, k0], [0, 0, 0], [np.inf, np.inf, 4.0])
+    sol = least_squares(resid, start, bounds=([0, 0, 0], [np.inf, np.inf, 4.0]), x_scale="jac")
+    chi_ls = float(np.sum(sol.fun**2))
+    chi_grid = float(np.sum(resid(start) ** 2))
+    if chi_ls < chi_grid:
+        a, b, k = sol.x
+        return float(k), float(a * scale), float(b * scale), chi_ls
+    return k0, a0, b0, chi_grid
+
+
+def fit_power_law(
+    sizes: Sequence[float], values: Sequence[float], seed: int = 0, n_boot: int = 200
+) -> tuple[float, tuple[float, float], float, float]:
+    """Free power law cost = a + b·n^k (k ∈ [0, 4], a, b ≥ 0): (k, (lo, hi), a, b).
+
+    (lo, hi) is the 95% percentile bootstrap interval of k; b is on the raw scale.
+    """
+    data = _prepare("power law", sizes, values)
+    k, a, b_norm, _ = _power_point(data)
+    fitted = a + b_norm * (data.n / data.n[-1]) ** k
+    boot = _replicates(data, fitted, np.random.default_rng(seed), n_boot)
+    ks = _power_grid(data.n, boot, data.w)[0]
+    lo, hi = np.percentile(ks, [2.5, 97.5])
+    return k, (float(min(lo, k)), float(max(hi, k))), a, b_norm / float(data.n[-1]) ** k
+
+
+# ---------------------------------------------------------------------------
+# Classes.
+
+
+def _normalised(cls: str, n: np.ndarray, n_ref: float) -> tuple[np.ndarray, float] | None:
+    """(f(n)/f(n_ref), f(n_ref)), or None when the class cannot be fitted at these sizes."""
+    if cls == "2^n":
+        if n_ref > MAX_EXPONENTIAL_N:
+            return None
+        g = np.exp2(n - n_ref)
+        # Negligible at all but one or two sizes, 2^n would just fit a step at the top.
+        if np.count_nonzero(g >= 1e-9) < 3:
+            return None
+        return g, float(np.exp2(n_ref))
+    f_ref = float(CLASS_FUNCS[cls](np.array([n_ref]))[0])
+    if not np.isfinite(f_ref) or f_ref <= 0:
+        return None
+    return CLASS_FUNCS[cls](n) / f_ref, f_ref
+
+
+@dataclass(frozen=True, slots=True)
+class _ClassFit:
+    cls: str
+    a: float
+    b: float  # raw scale: cost = a + b·f(n)
+    chi2: float
+    score: float
+
+
+def _curve(cls: str, a: float | np.ndarray, b: float | np.ndarray, n: np.ndarray) -> np.ndarray:
+    """a + b·f(n), safe for 2^n at large n (b·2^n computed in logs)."""
+    if cls == "1":
+        return np.asarray(a, dtype=float)[..., None] + 0.0 * n
+    a = np.asarray(a, dtype=float)[..., None]
+    b = np.asarray(b, dtype=float)[..., None]
+    if cls == "2^n":
+        with np.errstate(divide="ignore", over="ignore"):
+            return a + np.where(b > 0, np.exp2(n + np.log2(np.where(b > 0, b, 1.0))), 0.0)
+    return a + b * CLASS_FUNCS[cls](n)
+
+
+def _fit_classes(data: _Data) -> dict[str, tuple[float, float, float] | None]:
+    """Per class (a, b_raw, χ²) on the medians, or None when unfittable."""
+    out: dict[str, tuple[float, float, float] | None] = {}
+    sw = data.w.sum()
+    a1 = max(float((data.w * data.y).sum() / sw), 0.0)
+    out["1"] = (a1, 0.0, float((data.w * (data.y - a1) ** 2).sum()))
+    for cls in CLASSES[1:]:
+        norm = _normalised(cls, data.n, float(data.n[-1]))
+        if norm is None:
+            out[cls] = None
+            continue
+        g, f_ref = norm
+        a, b, rss = nnls2(g, data.y, data.w)
+        out[cls] = (float(a), float(b) / f_ref, float(rss))
+    return out
+
+
+def _boot_class(cls: str, data: _Data, boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Refit one class on each bootstrap replicate: (a*, b*_raw)."""
+    if cls == "1":
+        a = np.maximum((boot * data.w).sum(-1) / data.w.sum(), 0.0)
+        return a, np.zeros_like(a)
+    norm = _normalised(cls, data.n, float(data.n[-1]))
+    if norm is None:
+        raise ValueError(f"class {cls} cannot be fitted at these sizes")
+    g, f_ref = norm
+    a, b, _ = nnls2(g, boot, data.w)
+    return a, b / f_ref
+
+
+def bootstrap_class(
+    cls: str, sizes: Sequence[float], values: Sequence[float], *, seed: int = 0, n_boot: int = 200
+) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """Fit cost = a + b·f(n) for one class with its bootstrap: (a, b, a*, b*), b on the raw scale."""
+    data = _prepare("class", sizes, values)
+    fits = _fit_classes(data)
+    fit = fits[cls]
+    if fit is None:
+        raise ValueError(f"class {cls} cannot be fitted at these sizes")
+    a, b, _ = fit
+    fitted = _curve(cls, a, b, data.n)
+    boot = _replicates(data, fitted, np.random.default_rng(seed), n_boot)
+    a_s, b_s = _boot_class(cls, data, boot)
+    return a, b, a_s, b_s
+
+
+# ---------------------------------------------------------------------------
+# Verdict.
+
+
+def _decades(lo: float, hi: float) -> str:
+    span = float(np.log10(hi / lo))
+    words = {1: "one decade", 2: "two decades", 3: "three decades", 4: "four decades"}
+    r = round(span)
+    if span < 0.85:
+        return "less than a decade"
+    if abs(span - r) < 0.15 and r in words:
+        return words[r]
+    return f"{span:.1f} decades"
+
+
+def _fmt_n(n: float) -> str:
+    return f"{int(n):d}" if n < 1e7 else f"{n:.3g}"
+
+
+def _divergence_n(c1: _ClassFit, c2: _ClassFit, n_max: float, tol: float) -> int | None:
+    """Smallest n > n_max where the two fitted curves differ by more than `tol` (relative)."""
+    grid = np.logspace(np.log10(n_max), np.log10(MAX_DECIDE_N), 400)[1:]
+    with np.errstate(invalid="ignore", over="ignore"):
+        p1 = _curve(c1.cls, c1.a, c1.b, grid)
+        p2 = _curve(c2.cls, c2.a, c2.b, grid)
+        rel = np.abs(p1 - p2) / np.maximum(np.maximum(np.abs(p1), np.abs(p2)), np.finfo(float).tiny)
+    rel = np.where(np.isfinite(rel), rel, 1.0)
+    hit = np.nonzero(rel > tol)[0]
+    return None if hit.size == 0 else nice_n(grid[hit[0]])
+
+
+def _effective_exponent(cf: _ClassFit, data: _Data) -> float:
+    """The k a free power law finds on the class's own noise-free curve at these sizes."""
+    if cf.cls == "2^n":
+        return 4.0
+    return float(_power_grid(data.n, _curve(cf.cls, cf.a, cf.b, data.n), data.w)[0])
+
+
+def fit_metric(
+    metric: str,
+    sizes: Sequence[float],
+    values: Sequence[float],
+    *,
+    predict_n: int | None = None,
+    seed: int = 0,
+    n_boot: int = 200,
+) -> Fit:
+    """How `metric` grows with n, from raw per-run observations (see the module docstring).
+
+    `r2` is the weighted R² of the reported class on the per-size medians, with
+    the same weights as the fit. `n_points` counts the finite runs used.
+    """
+    data = _prepare(metric, sizes, values)
+    rng = np.random.default_rng(seed)
+    k, a_pl, b_pl_norm, chi_pl = _power_point(data)
+    fitted_pl = a_pl + b_pl_norm * (data.n / data.n[-1]) ** k
+    boot = _replicates(data, fitted_pl, rng, n_boot)
+    ks = _power_grid(data.n, boot, data.w)[0]
+    k_lo, k_hi = (float(v) for v in np.percentile(ks, [2.5, 97.5]))
+    k_ci = (min(k_lo, k), max(k_hi, k))
+
+    raw = _fit_classes(data)
+    chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
+    dof = data.m - 3
+    c_hat = min(chis) / dof if dof >= 1 else 1.0
+    c_hat = max(c_hat, 1.0) if data.repeated else max(c_hat, RELATIVE_RESOLUTION**2)
+
+    fits: dict[str, _ClassFit] = {}
+    for cls in CLASSES:
+        v = raw[cls]
+        if v is None:
+            fits[cls] = _ClassFit(cls, 0.0, 0.0, np.inf, np.inf)
+        else:
+            n_coef = 1 if cls == "1" else 2
+            fits[cls] = _ClassFit(cls, v[0], v[1], v[2], float(qaicc(v[2], c_hat, data.m, n_coef)))
+    scores = np.array([fits[c].score for c in CLASSES])
+    weights = akaike_weights(scores)
+    best = CLASSES[int(np.argmin(scores))]  # argmin takes the first, i.e. simpler, on ties
+    delta = {c: fits[c].score - fits[best].score for c in CLASSES}
+    chosen = next(c for c in CLASSES if delta[c] < SELECT_DELTA)
+    leading = [c for c in CLASSES if delta[c] < SELECT_DELTA]
+
+    lo_n, hi_n = float(data.n[0]), float(data.n[-1])
+    cls, reason, decide_n = chosen, "", None
+    if chosen == "1":
+        leading = ["1"]
+        if hi_n < 10 * lo_n:
+            cls = INCONCLUSIVE
+            decide_n = nice_n(10 * lo_n)
+            reason = (
+                f"no growth detected over n = {_fmt_n(lo_n)}–{_fmt_n(hi_n)}, less than a decade; "
+                f"grow n to {_fmt_n(decide_n)} to confirm it is constant"
+            )
+    else:
+        rivals = [c for c in leading if c not in (chosen, "1")]
+        if rivals:
+            c1 = fits[chosen]
+            c2 = fits[best] if best != chosen else fits[min(rivals, key=lambda c: delta[c])]
+            rel_noise = float(np.median(np.sqrt(c_hat / data.w[-3:]) / np.maximum(np.abs(data.y[-3:]), 1e-300)))
+            decide_n = _divergence_n(c1, c2, hi_n, max(3 * rel_noise, 0.02))
+            cls = INCONCLUSIVE
+            top = fits[best]
+            grow = top.b * float(CLASS_FUNCS[top.cls](np.array([hi_n]))[0]) if top.cls != "2^n" else np.inf
+            frac = grow / (top.a + grow) if top.a + grow > 0 else 0.0
+            target = f"grow n to {_fmt_n(decide_n)}" if decide_n else "no practical n decides it"
+            pair = f"{c1.cls} from {c2.cls}"
+            if frac < 0.5:
+                pct = int(np.ceil(100 * frac))
+                reason = (
+                    f"start-up cost dominates every size: the growing part is under {pct}% of the total "
+                    f"at n = {_fmt_n(hi_n)}; {target} to tell {pair}"
+                )
+            else:
+                reason = (
+                    f"{c1.cls} and {c2.cls} fit equally well over {_decades(lo_n, hi_n)} of n "
+                    f"({_fmt_n(lo_n)}–{_fmt_n(hi_n)}); {target} to tell them apart"
+                )
+        else:
+            k_eff = _effective_exponent(fits[chosen], data)
+            if k_eff < k_ci[0] - EXPONENT_SLACK or k_eff > k_ci[1] + EXPONENT_SLACK:
+                cls = INCONCLUSIVE
+                decide_n = nice_n(10 * hi_n)
+                reason = (
+                    f"the best class, {chosen}, disagrees with the free exponent k = {k:.2f} "
+                    f"(95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}), so the metric may mix growth terms; "
+                    f"grow n to {_fmt_n(decide_n)} to see which one dominates"
+                )
+                leading = [chosen]
+
+    report = fits[cls if cls != INCONCLUSIVE else best]
+    if cls == INCONCLUSIVE and chosen == "1":
+        report = fits["1"]
+    wm = (data.w * data.y).sum() / data.w.sum()
+    tss = float((data.w * (data.y - wm) ** 2).sum())
+    r2 = None if tss <= 0 else 1.0 - report.chi2 / tss
+
+    prediction = None
+    if predict_n is not None:
+        at = np.array([float(predict_n)])
+        value = float(_curve(report.cls, report.a, report.b, at)[0])
+        lows, highs = [], []
+        for c in dict.fromkeys([report.cls, *leading]):
+            a_s, b_s = _boot_class(c, data, boot)
+            with np.errstate(over="ignore", invalid="ignore"):
+                p = _curve(c, a_s, b_s, at)[:, 0]
+            lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
+            lows.append(float(lo_p))
+            highs.append(float(hi_p))
+        prediction = Prediction(int(predict_n), value, min(min(lows), value), max(max(highs), value))
+
+    candidates = tuple(
+        Candidate(c, fits[c].a, fits[c].b, fits[c].score, float(wt), fits[c].chi2)
+        for c, wt in zip(CLASSES, weights, strict=True)
+    )
+    return Fit(
+        metric=metric,
+        cls=cls,
+        exponent=float(k),
+        exponent_ci=k_ci,
+        coefficients={"a": report.a, "b": report.b},
+        r2=r2,
+        candidates=candidates,
+        n_points=data.groups.n_obs,
+        reason=reason,
+        decide_n=decide_n,
+        prediction=prediction,
+        best=best,
+    )
