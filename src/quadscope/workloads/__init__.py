@@ -144,6 +144,9 @@ _ALL: tuple[Workload, ...] = (
     _w("first_fit", "n^2", _geometric(1e3, 3e4, 7),
        "a top-down 'highest free hole' allocator: each of n allocations scans all earlier ones",
        culprit="find_top_hole"),
+    _w("first_fit_fixed", "n", _geometric(1e4, 1e7, 7),
+       "the fix for first_fit: the allocator remembers its lowest region, O(1) per allocation",
+       culprit="place_below_lowest", suite=False),
     _w("log_probe", "n", (), "each launch probes app.0.dat, app.1.dat, … in DIR for the first "
        "free name: launch i probes i names, so the total over K launches grows as K²",
        template=("{dir}", "{i}"), culprit="probe_free_name", mode="accumulate", suite=False,
