@@ -1,0 +1,97 @@
+"""What the benchmarks share: the machine's description, a scratch store, sweeping a workload.
+
+Contract: nothing here prints. Every benchmark measures quadscope and its named
+peer side by side in the same process run, on the same machine, and reports
+medians and ratios only: the machine is a shared 2-core VM, so absolute
+numbers from another run are not comparable.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from quadscope.analysis import Analysis, analyse
+from quadscope.clock import SystemClock
+from quadscope.counters import NoCounters
+from quadscope.executor import ProcessExecutor
+from quadscope.host import host_info
+from quadscope.model import INCONCLUSIVE
+from quadscope.store import Store
+from quadscope.sweep import SweepSpec, run_sweep
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def machine() -> dict[str, str]:
+    """nproc, kernel, CPU model and Python: the facts a reader needs to weigh the numbers."""
+    info = host_info()
+    return {
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "nproc": str(os.cpu_count() or 0),
+        "kernel": platform.release(),
+        "cpu": info.get("cpu", "?"),
+        "python": platform.python_version(),
+    }
+
+
+@contextmanager
+def scratch_store() -> Iterator[Store]:
+    """A results database of its own, so benchmarks never touch the user's store."""
+    with tempfile.TemporaryDirectory(prefix="quadscope-bench-") as tmp:
+        store = Store(Path(tmp) / "bench.db")
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Swept:
+    analysis: Analysis
+    elapsed_s: float  # harness wall time of run_sweep, start to end
+
+    def verdict(self, metric: str = "wall_s", variant: str = "A") -> str:
+        fit = self.analysis.fits.get(variant, {}).get(metric)
+        return INCONCLUSIVE if fit is None else fit.cls
+
+
+def sweep(spec: SweepSpec, store: Store) -> Swept:
+    """Run one sweep with the real executor (rusage counters: perf would only add cost)."""
+    executor = ProcessExecutor(NoCounters())
+    t0 = time.monotonic()
+    sw = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
+                   counters="rusage", host=host_info())
+    elapsed = time.monotonic() - t0
+    return Swept(analyse(sw, store.runs(sw.id)), elapsed)
+
+
+def medians_by_size(analysis: Analysis, metric: str = "wall_s",
+                    variant: str = "A") -> tuple[list[int], list[float]]:
+    by: dict[int, list[float]] = {}
+    for r in analysis.measured(variant):
+        v = r.value(metric)
+        if v is not None:
+            by.setdefault(r.size_n, []).append(v)
+    sizes = sorted(by)
+    return sizes, [statistics.median(by[n]) for n in sizes]
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A Markdown table."""
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
