@@ -1,0 +1,55 @@
+"""`quadscope doctor`: reproduce known Linux pathologies and check this machine for them.
+
+Contract: `PROBES` lists every probe in the order the doctor runs them (cheap
+and most telling first); `probe_names()` their names; `select(names)` the
+probes a `--only` list names, raising `UsageError` for an unknown one. Each
+probe lives in its own module with its contract in the docstring; `runner`
+executes them through the ordinary sweep, counter and fitting machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from quadscope.doctor import (
+    clock,
+    dirscan,
+    exit_parallel,
+    mmaps,
+    notify_buffer,
+    spawn_drift,
+    spawn_size,
+)
+from quadscope.doctor.base import Probe, ProbeResult
+from quadscope.errors import UsageError
+
+PROBES: tuple[Probe, ...] = (
+    clock.PROBE,
+    spawn_size.PROBE,
+    spawn_drift.PROBE,
+    exit_parallel.PROBE,
+    mmaps.PROBE,
+    notify_buffer.PROBE,
+    dirscan.PROBE,
+)
+
+
+def probe_names() -> tuple[str, ...]:
+    return tuple(p.name for p in PROBES)
+
+
+def select(names: Sequence[str]) -> tuple[Probe, ...]:
+    """The probes named in `names` (in the doctor's order); all of them when empty."""
+    wanted = [n.strip() for n in names if n.strip()]
+    if not wanted:
+        return PROBES
+    unknown = [n for n in wanted if n not in probe_names()]
+    if unknown:
+        raise UsageError(
+            f"no doctor probe named {', '.join(repr(u) for u in unknown)}; "
+            f"choose from {', '.join(probe_names())}"
+        )
+    return tuple(p for p in PROBES if p.name in wanted)
+
+
+__all__ = ["PROBES", "Probe", "ProbeResult", "probe_names", "select"]

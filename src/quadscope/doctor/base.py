@@ -1,0 +1,224 @@
+"""The records every doctor probe shares: what a probe plans, what it is shown, what it says.
+
+Contract: a probe is a frozen object with `name`, `describe`,
+`plan(quick, machine) -> ProbePlan` (its C helpers, sweeps and sizes; pure)
+and `judge(evidence) -> ProbeResult` (pure: fits and printed numbers in, one
+verdict and one actionable sentence out). The runner (`doctor.runner`) is the
+only place that compiles, runs and stores; nothing here touches a process.
+
+Argv templates in a plan may hold `{bin}` (the directory where every helper of
+the probe is linked under its plain name), `{tmp}` (a fresh scratch directory
+per variant, removed afterwards) and `{n}` / `{i}` (substituted by the sweep).
+
+Verdicts: `ok` (nothing to fix), `slow` (grows as expected but a constant is
+large enough to act on), `pathological` (the cost grows faster than the work:
+superlinear, or a per-launch cost that keeps rising), `skipped` (the probe
+could not run here; the finding says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from quadscope.model import CLASSES, Fit
+
+VERDICTS: tuple[str, ...] = ("ok", "slow", "pathological", "skipped")
+SUPERLINEAR: tuple[str, ...] = ("n^2", "n^3", "2^n")
+# Classes that mean "it grows with n at all" (log n and up).
+GROWING: tuple[str, ...] = tuple(c for c in CLASSES if c != "1")
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """One probe's answer: one table row plus the sentence a user can act on.
+
+    `details["numbers"]` holds the probe's headline costs (units in the
+    names, all "higher is worse") that `--vs` compares across machines.
+    """
+
+    probe: str
+    measured: str
+    cls: str
+    cost: str
+    verdict: str
+    finding: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}")
+
+    @property
+    def numbers(self) -> dict[str, float]:
+        return dict(self.details.get("numbers", {}))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "probe": self.probe,
+            "measured": self.measured,
+            "class": self.cls,
+            "cost": self.cost,
+            "verdict": self.verdict,
+            "finding": self.finding,
+            "details": dict(self.details),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ProbeResult:
+        return cls(
+            probe=str(d["probe"]),
+            measured=str(d.get("measured", "")),
+            cls=str(d.get("class", "")),
+            cost=str(d.get("cost", "")),
+            verdict=str(d["verdict"]),
+            finding=str(d.get("finding", "")),
+            details=dict(d.get("details") or {}),
+        )
+
+    @classmethod
+    def skipped(cls, probe: str, measured: str, reason: str) -> ProbeResult:
+        return cls(probe, measured, "—", "—", "skipped", reason, {})
+
+
+@dataclass(frozen=True, slots=True)
+class Helper:
+    """A C helper: compiled by `cbuild.compile_c` and linked into `{bin}` as `name`."""
+
+    name: str
+    source: str
+    flags: tuple[str, ...] = ("-O2",)
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One stored sweep of a probe.
+
+    `argv` is the swept command. `setup` commands run once per size before the
+    sweep (with `{n}` substituted), e.g. to fill a directory. `detail`, when
+    set, runs once at `detail_n` outside the sweep and must print one JSON
+    object on stdout: the executor keeps no stdout, so numbers a helper
+    measures itself come this way. `helpers` names the helpers this variant
+    needs; if one cannot be built the variant is unavailable. `perf` asks for
+    the perf counter backend (slower per run; only where perf's page-faults
+    see what rusage cannot).
+    """
+
+    label: str
+    argv: tuple[str, ...]
+    helpers: tuple[str, ...]
+    sizes: tuple[int, ...] = ()
+    mode: str = "sizes"
+    runs: int = 0
+    repeat: int = 3
+    warmup: int = 1
+    setup: tuple[tuple[str, ...], ...] = ()
+    detail: tuple[str, ...] | None = None
+    detail_n: int = 0
+    perf: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ProbePlan:
+    """What to build and sweep. `unavailable` maps variant labels known not to work here to why."""
+
+    helpers: tuple[Helper, ...]
+    variants: tuple[Variant, ...]
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Everything `judge` sees: per variant label, its fits and printed numbers.
+
+    `fits[label][metric]` comes from `analysis.analyse(sweep, runs).fits["A"]`;
+    a label missing from `fits` did not run (see `unavailable[label]`).
+    `facts` are machine facts (`MachineInfo.to_dict()`); `notes` are the
+    runner's remarks (budget reached, runs that failed).
+    """
+
+    fits: Mapping[str, Mapping[str, Fit]] = field(default_factory=dict)
+    details: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+class Probe(Protocol):
+    name: str
+    describe: str
+    weight: float  # its share of the doctor's time budget
+
+    def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan: ...
+
+    def judge(self, evidence: Evidence) -> ProbeResult: ...
+
+
+# -- helpers for judges --------------------------------------------------------
+
+
+def fit_of(evidence: Evidence, label: str, *metrics: str) -> Fit | None:
+    """The first of `metrics` fitted for `label` (e.g. page_faults, else minor_faults)."""
+    fits = evidence.fits.get(label, {})
+    for m in metrics:
+        if m in fits:
+            return fits[m]
+    return None
+
+
+def per_unit(fit: Fit | None) -> float | None:
+    """Cost of one more unit of n: b of the linear candidate a + b·n.
+
+    Read from the fit's own `n` candidate so that a constant start-up cost (a)
+    never leaks into the per-unit cost, whatever class won.
+    """
+    if fit is None:
+        return None
+    for c in fit.candidates:
+        if c.cls == "n" and c.score != float("inf"):
+            return max(c.b, 0.0)
+    return None
+
+
+def growth(fit: Fit | None) -> str:
+    """The class to show: the verdict, or `~best?` when the fit is inconclusive."""
+    if fit is None:
+        return "—"
+    if fit.confident:
+        return fit.cls
+    return f"{fit.best}?" if fit.best else "inconclusive"
+
+
+def superlinear(fit: Fit | None) -> bool:
+    return fit is not None and fit.confident and fit.cls in SUPERLINEAR
+
+
+def grows(fit: Fit | None) -> bool:
+    return fit is not None and fit.confident and fit.cls in GROWING
+
+
+def fmt_s(v: float | None) -> str:
+    """Seconds in the unit that reads best (3 significant digits)."""
+    if v is None:
+        return "—"
+    a = abs(v)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if a >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v / 1e-9:.3g} ns"
+
+
+def fmt_x(v: float | None) -> str:
+    return "—" if v is None else f"{v:.3g}"
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    """a / b, or None when either is unknown or b is not positive."""
+    if a is None or b is None or b <= 0:
+        return None
+    return a / b
+
+
+def unavailable_note(evidence: Evidence, label: str) -> str:
+    return evidence.unavailable.get(label, "it did not run")

@@ -1,0 +1,438 @@
+"""Run doctor probes within a time budget and store each probe's sweeps.
+
+Contract: `run_doctor(probes, quick=, budget_s=, store=, clock=, tools=,
+machine=)` runs each probe in turn: builds its C helpers (`cbuild.compile_c`,
+in parallel), links them into a scratch `{bin}` directory, runs each variant
+as an ordinary stored sweep (`sweep.run_sweep`, kind="doctor") through the
+given executors, fits it with `analysis.analyse`, and hands the fits and any
+numbers the helpers printed to the probe's pure `judge`. Each probe's sweeps
+get its `ProbeResult` as the blob "doctor"; a final sweep named "doctor"
+(kind="doctor", no runs) carries the whole `DoctorReport` under the same key,
+so `quadscope show` and reports find it.
+
+Budget: each probe gets a slice of what is left, in proportion to its
+`weight`; each variant a share of its probe's slice. Every run's timeout is
+clamped to the time left in its slice, and a sweep whose slice is spent stops
+between runs (its status becomes "interrupted" and it is fitted on what it
+has), so the total never exceeds `budget_s` by more than the compile time of
+a cold cache and the bookkeeping between runs.
+
+A helper that cannot be compiled (`ToolMissingError`) makes its variants
+unavailable; a probe with no variant left is `skipped` with that sentence.
+Nothing here prints: progress goes to a `DoctorProgress`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from quadscope.analysis import analyse
+from quadscope.cbuild import compile_c
+from quadscope.clock import Clock
+from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, ProbeResult, Variant
+from quadscope.errors import QuadscopeError
+from quadscope.executor import Executor
+from quadscope.model import Fit, Measurement, Run, Sweep
+from quadscope.store import Store
+from quadscope.sweep import SweepSpec, run_sweep
+
+REPORT_SCHEMA = 1  # 1 — first version: results, machine, quick, budget_s, elapsed_s
+BLOB_KEY = "doctor"
+DEFAULT_BUDGET_S = 120.0
+QUICK_BUDGET_S = 30.0
+_MIN_RUN_S = 0.05  # below this a run cannot meaningfully start
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    results: tuple[ProbeResult, ...]
+    machine: Mapping[str, Any]
+    quick: bool
+    budget_s: float
+    elapsed_s: float
+    created_at: float = 0.0
+    summary_sweep_id: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": REPORT_SCHEMA,
+            "kind": "doctor",
+            "machine": dict(self.machine),
+            "quick": self.quick,
+            "budget_s": self.budget_s,
+            "elapsed_s": self.elapsed_s,
+            "created_at": self.created_at,
+            "summary_sweep_id": self.summary_sweep_id,
+            "probes": [r.to_dict() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> DoctorReport:
+        return cls(
+            results=tuple(ProbeResult.from_dict(p) for p in d.get("probes", [])),
+            machine=dict(d.get("machine") or {}),
+            quick=bool(d.get("quick", False)),
+            budget_s=float(d.get("budget_s", 0.0)),
+            elapsed_s=float(d.get("elapsed_s", 0.0)),
+            created_at=float(d.get("created_at", 0.0)),
+            summary_sweep_id=int(d.get("summary_sweep_id", 0)),
+        )
+
+
+class DoctorProgress(Protocol):
+    def probe_started(self, name: str, slice_s: float) -> None: ...
+    def probe_done(self, result: ProbeResult, elapsed_s: float) -> None: ...
+
+
+class NoDoctorProgress:
+    def probe_started(self, name: str, slice_s: float) -> None:
+        pass
+
+    def probe_done(self, result: ProbeResult, elapsed_s: float) -> None:
+        pass
+
+
+class AuxError(Exception):
+    """A setup or detail command failed; the message is one sentence."""
+
+
+def run_aux(argv: Sequence[str], timeout_s: float) -> str:
+    """Run a setup/detail command outside the sweep; its stdout, or AuxError."""
+    try:
+        proc = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired as e:
+        raise AuxError(f"`{' '.join(argv)}` took longer than {timeout_s:.1f} s") from e
+    except OSError as e:
+        raise AuxError(f"`{' '.join(argv)}` could not start: {e}") from e
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise AuxError(f"`{os.path.basename(argv[0])}` failed: {last}")
+    return proc.stdout
+
+
+@dataclass(frozen=True)
+class Tools:
+    """The side effects the runner uses, so tests can swap each for a fake.
+
+    `perf_executor` counts with perf (None when perf is unusable here);
+    variants that ask for perf fall back to `executor` without it.
+    """
+
+    executor: Executor
+    perf_executor: Executor | None = None
+    counters_note: str = ""
+    compile: Callable[..., Path] = compile_c
+    aux: Callable[[Sequence[str], float], str] = run_aux
+    scratch_root: str | None = None  # where {bin} and {tmp} are made; None = system temp
+    jobs: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+
+
+class _OverBudget(Exception):
+    """Raised between runs when a variant's slice is spent; never leaves this module."""
+
+
+class _BudgetedExecutor:
+    """Clamps every run's timeout to the slice left and refuses to start past it."""
+
+    def __init__(self, inner: Executor, clock: Clock, deadline: float) -> None:
+        self._inner = inner
+        self._clock = clock
+        self._deadline = deadline
+
+    def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
+        left = self._deadline - self._clock.monotonic()
+        if left < _MIN_RUN_S:
+            raise _OverBudget()
+        return self._inner.execute(argv, left if timeout_s is None else min(timeout_s, left))
+
+
+class _SweepId:
+    """Progress hook that remembers which sweep run_sweep created (it may raise before returning)."""
+
+    def __init__(self) -> None:
+        self.sweep: Sweep | None = None
+
+    def started(self, sweep: Sweep, total_runs: int | None) -> None:
+        self.sweep = sweep
+
+    def ran(self, run: Run, done: int, elapsed_s: float) -> None:
+        pass
+
+
+def substitute_dirs(argv: Sequence[str], bin_dir: str, tmp_dir: str) -> tuple[str, ...]:
+    return tuple(a.replace("{bin}", bin_dir).replace("{tmp}", tmp_dir) for a in argv)
+
+
+def _host(machine: Mapping[str, Any]) -> dict[str, str]:
+    keys = ("kernel", "libc", "cpu", "cpus", "cmdline", "machine")
+    return {k: str(machine[k])[:500] for k in keys if machine.get(k) not in (None, "")}
+
+
+def _failure_reason(runs: Sequence[Run], stopped: bool) -> str:
+    tried = [r for r in runs if not r.warmup]
+    if not tried:
+        return (
+            "its time budget ran out before any run finished; raise --budget"
+            if stopped
+            else "no run finished"
+        )
+    bad = [r for r in tried if not r.measurement.ok]
+    last = bad[-1].measurement if bad else tried[-1].measurement
+    tail = last.stderr_tail.strip().splitlines()
+    if last.timed_out:
+        return "every run timed out within its share of the budget; raise --budget"
+    if tail:
+        return tail[-1]
+    return f"every run failed (exit {last.exit_code})"
+
+
+def build_helpers(
+    helpers: Sequence[Helper], tools: Tools
+) -> tuple[dict[str, Path], dict[str, str]]:
+    """Compile every helper (in parallel); (paths by name, error sentences by name)."""
+    built: dict[str, Path] = {}
+    errors: dict[str, str] = {}
+
+    def one(h: Helper) -> tuple[str, Path | None, str]:
+        try:
+            return h.name, tools.compile(h.source, name=h.name, flags=h.flags), ""
+        except QuadscopeError as e:  # ToolMissingError: no compiler, or it failed
+            return h.name, None, str(e)
+
+    if not helpers:
+        return built, errors
+    with ThreadPoolExecutor(max_workers=min(tools.jobs, len(helpers))) as pool:
+        for name, path, err in pool.map(one, helpers):
+            if path is None:
+                errors[name] = err
+            else:
+                built[name] = path
+    return built, errors
+
+
+class _ProbeRun:
+    """One probe's execution: its scratch directories, sweeps and evidence."""
+
+    def __init__(
+        self, probe: Probe, plan: ProbePlan, *, quick: bool, store: Store, clock: Clock,
+        tools: Tools, machine: Mapping[str, Any], deadline: float,
+    ) -> None:
+        self.probe = probe
+        self.plan = plan
+        self.quick = quick
+        self.store = store
+        self.clock = clock
+        self.tools = tools
+        self.machine = machine
+        self.deadline = deadline
+        self.fits: dict[str, Mapping[str, Fit]] = {}
+        self.details: dict[str, Mapping[str, Any]] = {}
+        self.unavailable: dict[str, str] = dict(plan.unavailable)
+        self.notes: list[str] = []
+        self.sweep_ids: dict[str, int] = {}
+
+    def execute(self) -> ProbeResult:
+        root = self.tools.scratch_root
+        bin_dir = tempfile.mkdtemp(prefix="quadscope-doctor-bin-", dir=root)
+        try:
+            built, errors = build_helpers(self.plan.helpers, self.tools)
+            for name, path in built.items():
+                os.symlink(path, os.path.join(bin_dir, name))
+            todo: list[Variant] = []
+            for v in self.plan.variants:
+                missing = [errors[h] for h in v.helpers if h in errors]
+                if missing:
+                    self.unavailable[v.label] = missing[0]
+                else:
+                    todo.append(v)
+            for i, v in enumerate(todo):
+                left = self.deadline - self.clock.monotonic()
+                share = left / (len(todo) - i)
+                if share < _MIN_RUN_S:
+                    self.unavailable[v.label] = (
+                        "no time was left in the budget for it; raise --budget"
+                    )
+                    continue
+                self._variant(v, bin_dir, self.clock.monotonic() + share)
+        finally:
+            shutil.rmtree(bin_dir, ignore_errors=True)
+        evidence = Evidence(
+            fits=self.fits,
+            details=self.details,
+            facts={**self.machine, "quick": self.quick},
+            unavailable=self.unavailable,
+            notes=tuple(self.notes),
+        )
+        result = self.probe.judge(evidence)
+        details = dict(result.details)
+        details["sweeps"] = dict(self.sweep_ids)
+        if self.notes:
+            details["notes"] = list(self.notes)
+        if self.unavailable:
+            details.setdefault("unavailable", dict(self.unavailable))
+        result = replace(result, details=details)
+        for sweep_id in self.sweep_ids.values():
+            self.store.put_blob(sweep_id, BLOB_KEY, result.to_dict())
+        return result
+
+    def _variant(self, v: Variant, bin_dir: str, deadline: float) -> None:
+        tmp_dir = tempfile.mkdtemp(prefix="quadscope-doctor-", dir=self.tools.scratch_root)
+        try:
+            for template in v.setup:
+                for n in v.sizes:
+                    left = deadline - self.clock.monotonic()
+                    if left < _MIN_RUN_S:
+                        raise AuxError("no time was left to prepare it; raise --budget")
+                    argv = substitute_dirs(template, bin_dir, tmp_dir)
+                    self.tools.aux([a.replace("{n}", str(n)) for a in argv], left)
+            self._sweep(v, bin_dir, tmp_dir, deadline)
+            if v.detail is not None and v.label in self.fits:
+                left = deadline - self.clock.monotonic()
+                if left >= _MIN_RUN_S:
+                    out = self.tools.aux(substitute_dirs(v.detail, bin_dir, tmp_dir), left)
+                    self.details[v.label] = _last_json(out)
+                else:
+                    self.notes.append(f"{v.label}: no time left for the helper's own numbers")
+        except AuxError as e:
+            if v.label in self.fits:
+                self.notes.append(f"{v.label}: {e}")
+            else:
+                self.unavailable[v.label] = str(e)
+        finally:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+
+    def _sweep(self, v: Variant, bin_dir: str, tmp_dir: str, deadline: float) -> None:
+        use_perf = v.perf and self.tools.perf_executor is not None
+        inner = self.tools.perf_executor if use_perf else self.tools.executor
+        assert inner is not None
+        spec = SweepSpec(
+            command=substitute_dirs(v.argv, bin_dir, tmp_dir),
+            name=f"doctor {self.probe.name}/{v.label}",
+            mode=v.mode,
+            sizes=v.sizes,
+            repeat=v.repeat,
+            warmup=v.warmup,
+            runs=v.runs,
+            timeout_s=max(deadline - self.clock.monotonic(), _MIN_RUN_S),
+            kind="doctor",
+        )
+        hook = _SweepId()
+        stopped = False
+        try:
+            run_sweep(
+                spec,
+                executor=_BudgetedExecutor(inner, self.clock, deadline),
+                clock=self.clock,
+                store=self.store,
+                progress=hook,
+                counters="perf" if use_perf else "rusage",
+                counters_note="" if use_perf else self.tools.counters_note,
+                host=_host(self.machine),
+            )
+        except _OverBudget:
+            stopped = True
+            self.notes.append(f"{v.label}: stopped at its share of the time budget")
+        except QuadscopeError as e:
+            self.unavailable[v.label] = str(e)
+            if hook.sweep is not None:
+                self.sweep_ids[v.label] = hook.sweep.id
+            return
+        if hook.sweep is None:
+            self.unavailable[v.label] = "its sweep could not be created"
+            return
+        sweep_id = hook.sweep.id
+        self.sweep_ids[v.label] = sweep_id
+        runs = self.store.runs(sweep_id)
+        analysis = analyse(self.store.get_sweep(sweep_id), runs)
+        fits = analysis.fits.get("A", {})
+        if fits:
+            self.fits[v.label] = fits
+        else:
+            self.unavailable[v.label] = _failure_reason(runs, stopped)
+
+
+def _last_json(text: str) -> dict[str, Any]:
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise AuxError(f"the helper printed malformed JSON: {e}") from e
+            if isinstance(obj, dict):
+                return obj
+    raise AuxError("the helper printed no JSON line")
+
+
+def run_doctor(
+    probes: Sequence[Probe],
+    *,
+    quick: bool,
+    budget_s: float,
+    store: Store,
+    clock: Clock,
+    tools: Tools,
+    machine: Mapping[str, Any],
+    progress: DoctorProgress | None = None,
+) -> DoctorReport:
+    """Run `probes` in order within `budget_s` and store their sweeps and the report."""
+    progress = progress or NoDoctorProgress()
+    t0 = clock.monotonic()
+    end = t0 + budget_s
+    results: list[ProbeResult] = []
+    weights = [max(p.weight, 0.01) for p in probes]
+    for i, probe in enumerate(probes):
+        now = clock.monotonic()
+        left = end - now
+        share = left * weights[i] / sum(weights[i:])
+        progress.probe_started(probe.name, share)
+        if share < _MIN_RUN_S:
+            result = ProbeResult.skipped(
+                probe.name, probe.describe, "no time was left in the budget; raise --budget"
+            )
+        else:
+            try:
+                plan = probe.plan(quick, machine)
+                result = _ProbeRun(
+                    probe, plan, quick=quick, store=store, clock=clock, tools=tools,
+                    machine=machine, deadline=now + share,
+                ).execute()
+            except QuadscopeError as e:
+                result = ProbeResult.skipped(probe.name, probe.describe, str(e))
+        results.append(result)
+        progress.probe_done(result, clock.monotonic() - now)
+    report = DoctorReport(
+        results=tuple(results),
+        machine=dict(machine),
+        quick=quick,
+        budget_s=budget_s,
+        elapsed_s=clock.monotonic() - t0,
+        created_at=clock.time(),
+    )
+    summary = store.create_sweep(
+        Sweep(
+            id=0,
+            name="doctor",
+            mode="sizes",
+            command=("quadscope", "doctor", *(["--quick"] if quick else [])),
+            kind="doctor",
+            status="complete",
+            created_at=clock.time(),
+            host=_host(machine),
+            budget_s=budget_s,
+        )
+    )
+    report = replace(report, summary_sweep_id=summary.id)
+    store.put_blob(summary.id, BLOB_KEY, report.to_dict())
+    return report

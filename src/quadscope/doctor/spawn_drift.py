@@ -1,0 +1,149 @@
+"""Probe `spawn-drift`: the k-th launch of a program that probes for a free name.
+
+Workload: a helper creates one file in a scratch directory and exits. The
+`probe` variant looks for the first free name among `name.0`, `name.1`, … with
+open(O_CREAT|O_EXCL), so its k-th launch makes k failed attempts first (the
+pattern of log rotation, `file (1).txt`, numbered core dumps); the `fixed`
+variant names its file by time and pid and never collides. Both run in
+accumulate mode (`mode="accumulate"`, `runs=K`), one launch after another in
+the same directory, and wall_s is fitted against the launch index i.
+
+Sizes: K = 1000 launches (400 with --quick).
+
+Pathological: the probing program's cost grows with i (any class above
+constant) — reproduced here, with the cost of one extra existing name. The
+fixed program growing too means file creation itself slows as the directory
+fills (the file system, not the naming).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from quadscope.doctor.base import (
+    Evidence,
+    Helper,
+    ProbePlan,
+    ProbeResult,
+    Variant,
+    fit_of,
+    fmt_s,
+    growth,
+    grows,
+    per_unit,
+)
+
+HELPER = "qs-doctor-drift"
+
+SOURCE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* usage: qs-doctor-drift probe|fixed DIR */
+int main(int argc, char **argv) {
+    char path[4096];
+    if (argc < 3) { fprintf(stderr, "usage: %s probe|fixed DIR\n", argv[0]); return 2; }
+    if (strcmp(argv[1], "probe") == 0) {
+        for (long k = 0;; k++) {
+            snprintf(path, sizeof path, "%s/name.%ld", argv[2], k);
+            int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+            if (fd >= 0) { close(fd); return 0; }
+            if (errno != EEXIST) { perror(path); return 1; }
+        }
+    }
+    if (strcmp(argv[1], "fixed") == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(path, sizeof path, "%s/name.%lld.%09ld.%d", argv[2],
+                 (long long)ts.tv_sec, ts.tv_nsec, (int)getpid());
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) { perror(path); return 1; }
+        close(fd);
+        return 0;
+    }
+    fprintf(stderr, "unknown mode %s\n", argv[1]);
+    return 2;
+}
+"""
+
+LAUNCHES_FULL = 1000
+LAUNCHES_QUICK = 400
+VARIANTS = ("probe", "fixed")
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnDriftProbe:
+    name: str = "spawn-drift"
+    describe: str = "k-th launch of a program that probes name.0, name.1, … for a free name"
+    weight: float = 1.5
+
+    def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
+        runs = LAUNCHES_QUICK if quick else LAUNCHES_FULL
+        variants = tuple(
+            Variant(
+                label=v,
+                argv=(f"{{bin}}/{HELPER}", v, "{tmp}"),
+                helpers=(HELPER,),
+                mode="accumulate",
+                runs=runs,
+                repeat=1,
+                warmup=0,
+            )
+            for v in VARIANTS
+        )
+        return ProbePlan((Helper(HELPER, SOURCE),), variants)
+
+    def judge(self, evidence: Evidence) -> ProbeResult:
+        probe = fit_of(evidence, "probe", "wall_s")
+        fixed = fit_of(evidence, "fixed", "wall_s")
+        per_name = per_unit(probe)
+        fixed_per = per_unit(fixed)
+        launches = probe.n_points if probe is not None else 0
+        details: dict[str, Any] = {
+            "s_per_existing_name": per_name,
+            "fixed_s_per_launch_index": fixed_per,
+            "classes": {"probe": growth(probe), "fixed": growth(fixed)},
+            "numbers": {} if per_name is None else {"probe_us_per_existing_name": per_name * 1e6},
+        }
+        measured = "launch i of a name-probing program vs a time+pid-naming one"
+        if launches:
+            measured += f" ({launches} launches)"
+        if "probe" not in evidence.fits:
+            reason = evidence.unavailable.get("probe", "the probing program did not run")
+            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
+        cls = f"probe {growth(probe).replace('n', 'i')}, fixed {growth(fixed).replace('n', 'i')}"
+        cost = f"{fmt_s(per_name)} per existing name"
+        if grows(fixed):
+            return ProbeResult(
+                self.name, measured, cls, cost, "pathological",
+                f"even a program that never collides gets slower as its directory fills "
+                f"({growth(fixed)} in files present, {fmt_s(fixed_per)} per file): file "
+                f"creation on {evidence.facts.get('tmp_fs') or 'this file system'} scales "
+                "with directory size; keep such directories small or use a hashed layout",
+                details,
+            )
+        if grows(probe):
+            at = fmt_s(per_name * 1e4) if per_name is not None else "—"
+            return ProbeResult(
+                self.name, measured, cls, cost, "pathological",
+                f"a program that probes name.0, name.1, … for a free name pays "
+                f"{fmt_s(per_name)} more on every launch ({at} per launch once 10⁴ files "
+                "exist): name files by time and pid, or use mkstemp/O_TMPFILE",
+                details,
+            )
+        return ProbeResult(
+            self.name, measured, cls, cost, "ok",
+            "no launch-to-launch growth was visible within this many launches: probing "
+            "for a free name is cheap on this file system at this scale",
+            details,
+        )
+
+
+PROBE = SpawnDriftProbe()
