@@ -1,0 +1,203 @@
+"""HTML report: one self-contained page a person would rather look at than read.
+
+Contract: `HtmlRenderer().render(analysis) -> str` returns a complete HTML
+document with its CSS, its script (render/assets/report.js, hand-written SVG
+plotting, no library) and its data inlined: it needs no network and loads
+nothing (a Content-Security-Policy forbids it, and only the script whose
+SHA-256 is in that policy may run). It never re-fits: everything drawn comes
+from `plotdata.report_data(analysis)`, as the PNG renderer's plots do.
+
+Escaping: every string from the user or the workload (command lines, names,
+host facts, stderr tails, symbol names) is written with `html.escape`; the
+plot data is embedded once as JSON in a `<script type="application/json">`
+with `<`, `>`, `&`, U+2028 and U+2029 written as `\\uXXXX`, so no value can
+close the element; the script reads it with `JSON.parse` and puts text in the
+page only through `textContent`. A profile's flame graph SVG is rebuilt from a
+whitelist (`plotdata.sanitise_svg`) before it is inlined.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from html import escape
+from importlib import resources
+from typing import Any
+
+from quadscope import __version__
+from quadscope.analysis import Analysis
+from quadscope.render.plotdata import ReportData, report_data
+
+
+def _asset(name: str) -> str:
+    return resources.files("quadscope.render").joinpath("assets", name).read_text("utf-8")
+
+
+def json_for_script(obj: Any) -> str:
+    """JSON that cannot end a `<script>` element nor break a JS string literal."""
+    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+class HtmlRenderer:
+    """`render(analysis) -> str`: the whole page."""
+
+    def __init__(self, *, title: str | None = None) -> None:
+        self.title = title
+
+    def render(self, analysis: Analysis) -> str:
+        data = report_data(analysis)
+        script = _asset("report.js")
+        digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+        csp = (
+            "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+            f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+        )
+        title = self.title or data.title
+        body = "\n".join(_body(analysis, data))
+        return (
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_e(csp)}\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<meta name=\"generator\" content=\"quadscope {_e(__version__)}\">\n"
+            f"<title>{_e(title)}</title>\n<style>\n{_asset('report.css')}</style>\n</head>\n"
+            f"<body>\n{body}\n<div id=\"qs-tip\" hidden></div>\n"
+            "<script type=\"application/json\" id=\"qs-data\">"
+            f"{json_for_script(data.to_json_obj())}</script>\n"
+            f"<script>{script}</script>\n</body>\n</html>\n"
+        )
+
+
+def _figure(plot: Mapping[str, Any], cls: str = "figure") -> str:
+    return (
+        f"<div class=\"{cls}\"><h4>{_e(plot['title'])}</h4>"
+        f"<div class=\"plot-holder\" data-plot=\"{_e(plot['id'])}\"></div></div>"
+    )
+
+
+def _table(head: Iterable[str], rows: Iterable[Iterable[str]], num: set[int] | None = None,
+           row_cls: Iterable[str] | None = None) -> str:
+    num = num or set()
+    out = ["<table><thead><tr>", *(f"<th>{_e(h)}</th>" for h in head), "</tr></thead><tbody>"]
+    classes = list(row_cls) if row_cls is not None else None
+    for i, row in enumerate(rows):
+        rc = f" class=\"{_e(classes[i])}\"" if classes and classes[i] else ""
+        out.append(f"<tr{rc}>")
+        for j, cell in enumerate(row):
+            out.append(f"<td class=\"num\">{_e(cell)}</td>" if j in num else f"<td>{_e(cell)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
+    yield f"<header><h1>{_e(data.title)}</h1>"
+    calm = not any(f.cls not in ("1", "log n", "sqrt n", "n")
+                   for f in analysis.fits.get("A", {}).values() if f.confident)
+    yield f"<p class=\"verdict{' calm' if calm else ''}\" id=\"verdict\">{_e(data.verdict)}</p>"
+    yield "<dl class=\"facts\">"
+    for k, v in data.facts:
+        cls = " class=\"mono\"" if k in ("command", "vs (B)") else ""
+        yield f"<dt>{_e(k)}</dt><dd{cls}>{_e(v)}</dd>"
+    yield "</dl></header>"
+    if data.notes:
+        yield "<ul class=\"notes\">" + "".join(f"<li>{_e(n)}</li>" for n in data.notes) + "</ul>"
+
+    if data.table:
+        yield "<h2>How each metric grows</h2>"
+        two = len({r["variant"] for r in data.table}) > 1
+        head = (["variant"] if two else []) + [
+            "metric", "class", "exponent k ± half-width [95%]", "a (offset)", "b", "r²",
+            "prediction", "runs fitted"]
+        rows, classes = [], []
+        for r in data.table:
+            cells = ([r["variant"]] if two else []) + [
+                r["metric"], r["class"], r["k"], r["a"], r["b"], r["r2"], r["prediction"],
+                r["points"]]
+            rows.append(cells)
+            classes.append("" if r["confident"] else "inconclusive")
+        off = 1 if two else 0
+        yield _table(head, rows, num={off + 3, off + 4, off + 5, off + 7}, row_cls=classes)
+        reasons = [r for r in data.table if r["reason"]]
+        if reasons:
+            yield "<ul class=\"notes\">" + "".join(
+                f"<li>{_e(r['variant'])} {_e(r['metric'])}: {_e(r['reason'])}</li>"
+                for r in reasons) + "</ul>"
+
+    if data.comparison:
+        yield "<h2>A against B</h2>"
+        yield ("<p class=\"hint\">A and B are overlaid in every plot below, and each metric "
+               "ends with B/A against " + _e(data.size_word) + ".</p>")
+        yield _table(["metric", "change", "class A", "class B", "crossover", "summary"],
+                     ([c["metric"], c["change"], c["class_a"], c["class_b"], c["crossover"],
+                       c["summary"]] for c in data.comparison))
+
+    if data.sections:
+        yield "<h2>Cost against " + _e(data.size_word) + "</h2>"
+        yield ("<p class=\"hint\">Hover a point for its run. Drag a box to zoom, shift+wheel "
+               "to zoom about the pointer, double-click or “reset zoom” to go back.</p>")
+        for s in data.sections:
+            open_attr = " open" if s["open"] else ""
+            yield (f"<details class=\"metric\" id=\"m-{_e(s['metric'])}\"{open_attr}>"
+                   f"<summary>{_e(s['metric'])}</summary><div class=\"grid\">")
+            for p in s["plots"]:
+                yield _figure(p)
+            yield "</div></details>"
+
+    if data.culprits or data.flame_svg:
+        yield "<h2>Where the growth comes from</h2>"
+        if data.culprits:
+            head = list(dict.fromkeys(k for row in data.culprits for k in row))
+            yield _table(head, ([row.get(h, "") for h in head] for row in data.culprits))
+        if data.flame_svg:
+            yield "<h3>Differential flame graph</h3><div class=\"flame\">"
+            yield data.flame_svg  # rebuilt from a whitelist by plotdata.sanitise_svg
+            yield "</div>"
+
+    if data.doctor:
+        yield "<h2>Doctor</h2>"
+        heads = list(dict.fromkeys(h for p in data.doctor for h in p["cells"]))
+        yield "<table><thead><tr><th>probe</th>"
+        yield "".join(f"<th>{_e(h)}</th>" for h in heads) + "<th>plot</th></tr></thead><tbody>"
+        for p in data.doctor:
+            plot = _figure(p["plot"], "probe-plot") if p["plot"] else ""
+            cells = "".join(f"<td>{_e(p['cells'].get(h, ''))}</td>" for h in heads)
+            yield (f"<tr class=\"verdict-{_e(p['verdict'])}\"><td>{_e(p['name'])}</td>"
+                   f"{cells}<td>{plot}</td></tr>")
+        yield "</tbody></table>"
+
+    if data.failures:
+        yield f"<h2>Failed runs ({len(data.failures)})</h2>"
+        yield ("<p class=\"hint\">Drawn as grey crosses in the cost plots; never fitted.</p>")
+        yield "<table><thead><tr><th>run #</th><th>variant</th><th>" + _e(data.size_word)
+        yield "</th><th>repeat</th><th>exit</th><th>stderr (tail)</th></tr></thead><tbody>"
+        for f in data.failures[:200]:
+            code = f"{f['exit_code']}" + (" (timed out)" if f["timed_out"] else "")
+            yield (f"<tr><td class=\"num\">{_e(f['seq'])}</td><td>{_e(f['variant'])}</td>"
+                   f"<td class=\"num\">{_e(f['size_n'])}</td><td class=\"num\">{_e(f['repeat'])}"
+                   f"</td><td class=\"num\">{_e(code)}</td>"
+                   f"<td><pre class=\"stderr\">{_e(f['stderr_tail'])}</pre></td></tr>")
+        yield "</tbody></table>"
+        if len(data.failures) > 200:
+            yield (f"<p class=\"hint\">{len(data.failures) - 200} more failures: "
+                   "`quadscope show` lists them all.</p>")
+
+    yield (f"<footer>quadscope {_e(__version__)} · report built from the stored sweep; "
+           "nothing was re-run. The band around each fitted curve is a 95% confidence band "
+           "for the mean cost given the class (weighted least squares, relative errors); "
+           "the log-log slopes are the fitted exponent and its bootstrap interval.</footer>")
+
+
+__all__ = ["HtmlRenderer", "json_for_script"]

@@ -1,0 +1,145 @@
+"""PNG plots: the HTML report's plots as files, through matplotlib's Agg canvas.
+
+Contract: `PngRenderer(dpi=).render(analysis) -> dict[str, bytes]` maps a file
+name to PNG bytes and writes nothing; `quadscope report --png DIR` writes them.
+It draws `plotdata.report_data(analysis)`, the same plot specs and `PALETTE` as
+the HTML page, and never re-fits. Files:
+
+  `<metric>.png`          per fitted metric: cost against n with the fitted curve
+                          and its 95% band, log-log with the exponent's slopes,
+                          linearised f⁻¹((y − a)/b) against n with residuals beneath,
+                          and, for a comparison, B/A against n with its band
+  `doctor-<probe>.png`    per doctor probe that carries a series
+
+Figures are built on `matplotlib.figure.Figure` with their own Agg canvas, not
+pyplot, so no global state is touched and the backend need not be chosen.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from quadscope.analysis import Analysis
+from quadscope.render.plotdata import (
+    BAND_ALPHA,
+    POINT_ALPHA,
+    ReportData,
+    layer_points,
+    report_data,
+)
+
+
+def safe_name(text: str) -> str:
+    """A file-name stem from a metric or probe name: [A-Za-z0-9_.-] only."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "plot"
+
+
+class PngRenderer:
+    """`render(analysis) -> {file name: PNG bytes}`."""
+
+    def __init__(self, *, dpi: int = 110) -> None:
+        self.dpi = dpi
+
+    def render(self, analysis: Analysis) -> dict[str, bytes]:
+        data = report_data(analysis)
+        out: dict[str, bytes] = {}
+        for section in data.sections:
+            out[f"{safe_name(section['metric'])}.png"] = self._metric_figure(data, section)
+        for probe in data.doctor:
+            if probe["plot"]:
+                fig = Figure(figsize=(4.2, 2.8), dpi=self.dpi, layout="constrained")
+                draw_plot(fig.add_subplot(), data, probe["plot"])
+                out[f"doctor-{safe_name(probe['name'])}.png"] = self._png(fig)
+        return out
+
+    def _metric_figure(self, data: ReportData, section: Mapping[str, Any]) -> bytes:
+        plots = {p["kind"]: p for p in section["plots"]}
+        ratio = plots.get("ratio")
+        cols = 3 if ratio else 2
+        fig = Figure(figsize=(5.2 * cols, 8.2), dpi=self.dpi, layout="constrained")
+        grid = fig.add_gridspec(3, cols, height_ratios=[3, 2.2, 1.1])
+        fig.suptitle(f"{section['metric']} — {data.verdict}", fontsize=10, ha="left", x=0.01)
+        draw_plot(fig.add_subplot(grid[0, 0]), data, plots["cost"])
+        draw_plot(fig.add_subplot(grid[0, 1]), data, plots["loglog"])
+        if ratio:
+            draw_plot(fig.add_subplot(grid[0, 2]), data, ratio)
+        if "linear" in plots:
+            ax = fig.add_subplot(grid[1, 0:2])
+            draw_plot(ax, data, plots["linear"])
+            res = fig.add_subplot(grid[2, 0:2], sharex=ax)
+        else:
+            res = fig.add_subplot(grid[1:, 0:2])
+        if "resid" in plots:
+            draw_plot(res, data, plots["resid"])
+        return self._png(fig)
+
+    def _png(self, fig: Figure) -> bytes:
+        FigureCanvasAgg(fig)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=self.dpi, metadata={"Software": "quadscope"})
+        return buf.getvalue()
+
+
+def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
+    """Draw one plot spec (see plotdata) on `ax`, layer by layer, as the page's script does."""
+    drawn = 0  # data-bearing artists: a log axis with none cannot be scaled
+    for layer in plot["layers"]:
+        kind, color = layer["type"], layer.get("color")
+        label = layer.get("label") or None
+        ls = "--" if layer.get("dash") else "-"
+        if kind == "band":
+            pts = [(x, lo, hi) for x, lo, hi in zip(layer["x"], layer["lo"], layer["hi"],
+                                                    strict=True)
+                   if None not in (x, lo, hi) and not (plot["ylog"] and (lo <= 0 or hi <= 0))]
+            if pts:
+                xs, los, his = zip(*pts, strict=True)
+                ax.fill_between(xs, los, his, color=color, alpha=BAND_ALPHA, lw=0, label=label)
+                drawn += 1
+        elif kind == "line":
+            pts = [(x, y) for x, y in zip(layer["x"], layer["y"], strict=True)
+                   if x is not None and y is not None and not (plot["ylog"] and y <= 0)]
+            if pts:
+                xs, ys = zip(*pts, strict=True)
+                ax.plot(xs, ys, ls, color=color, lw=layer.get("width", 2) * 0.8, label=label)
+                drawn += 1
+        elif kind == "points":
+            xs, ys, _ = layer_points(data, plot, layer)
+            drawn += bool(xs)
+            if layer.get("marker") == "x":
+                ax.scatter(xs, ys, marker="x", s=22, color=color, label=label, zorder=3)
+            else:
+                ax.scatter(xs, ys, s=9, color=color, alpha=POINT_ALPHA, lw=0, label=label,
+                           zorder=3)
+        elif kind == "hline":
+            ax.axhline(layer["y"], color=color, ls=ls, lw=0.9, label=label)
+        elif kind == "vline":
+            ax.axvline(layer["x"], color=color, ls=ls, lw=1.2, label=label)
+    if not drawn:
+        ax.text(0.5, 0.5, "nothing to draw on these axes", transform=ax.transAxes,
+                ha="center", va="center", fontsize=8, color="#6b7280")
+    else:
+        if plot["xlog"]:
+            ax.set_xscale("log")
+        if plot["ylog"]:
+            ax.set_yscale("log")
+    ax.set_title(plot["title"], fontsize=9, loc="left")
+    ax.set_xlabel(plot["xlabel"], fontsize=8)
+    ax.set_ylabel(plot["ylabel"], fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, color="#e5e7eb", lw=0.6)
+    handles, labels = ax.get_legend_handles_labels()
+    seen: dict[str, Any] = {}
+    for h, lab in zip(handles, labels, strict=True):
+        seen.setdefault(lab, h)
+    if seen and not plot.get("small"):
+        ax.legend(seen.values(), seen.keys(), fontsize=6.5, loc="best", framealpha=0.8)
+
+
+__all__ = ["PngRenderer", "draw_plot", "safe_name"]
