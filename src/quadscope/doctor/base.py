@@ -146,9 +146,12 @@ class Evidence:
 
 
 class Probe(Protocol):
-    name: str
-    describe: str
-    weight: float  # its share of the doctor's time budget
+    @property
+    def name(self) -> str: ...
+    @property
+    def describe(self) -> str: ...
+    @property
+    def weight(self) -> float: ...  # its share of the doctor's time budget
 
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan: ...
 

@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
 # Sizes per route: the largest is tens of ms at the costs seen on a 2-core VM
 # (measured: vDSO 3.4 ns, syscall 0.13 µs, xonly-emulated vsyscall 0.54 µs
 # and one perf page fault per call).
-_SIZES = {
+_SIZES: dict[bool, dict[str, tuple[int, ...]]] = {
     False: {
         "vdso": (500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000),
         "syscall": (12_500, 25_000, 50_000, 100_000, 200_000),
@@ -164,9 +164,7 @@ class ClockProbe:
             "faults_per_call": faults,
             "classes": classes,
             "unavailable": dict(evidence.unavailable),
-            "numbers": {
-                f"{w}_ns_per_call": c * 1e9 for w, c in cost_s.items() if c is not None
-            },
+            "numbers": {f"{w}_ns_per_call": c * 1e9 for w, c in cost_s.items() if c is not None},
         }
         ran = [w for w in WAYS if w in evidence.fits]
         measured = f"time() ×n: {', '.join(ran) or 'nothing'}; {mode_text}"
@@ -187,7 +185,11 @@ class ClockProbe:
         bad = [w for w in ran if superlinear(fit_of(evidence, w, "wall_s"))]
         if bad:
             return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "pathological",
                 f"time() via {bad[0]} gets slower per call the more it is called "
                 f"({classes[bad[0]]}): something in the kernel's time path is "
                 "accumulating state; check `dmesg` and the clock source "
@@ -198,7 +200,11 @@ class ClockProbe:
         if vdso_vs_sys is not None and vdso_vs_sys > 0.5:
             src = evidence.facts.get("clocksource") or "unknown"
             return ProbeResult(
-                self.name, measured, cls, cost, "slow",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "slow",
                 f"the vDSO time() costs {fmt_s(cost_s['vdso'])}, as much as a real syscall "
                 f"({fmt_s(cost_s['syscall'])}): the clock source '{src}' is not usable "
                 "from user space; switch it to tsc (clocksource=tsc on the kernel command "
@@ -214,7 +220,11 @@ class ClockProbe:
                 else "each call traps into the kernel to be emulated"
             )
             return ProbeResult(
-                self.name, measured, cls, cost, "slow",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "slow",
                 f"a legacy vsyscall time() costs {fmt_s(cost_s['vsyscall'])}, "
                 f"{vsys_vs_vdso:.0f}× the vDSO, because with vsyscall={mode} {trap}: "
                 "rebuild old static binaries against a current libc (which uses the vDSO); "
@@ -227,7 +237,11 @@ class ClockProbe:
             else ""
         )
         return ProbeResult(
-            self.name, measured, cls, cost, "ok",
+            self.name,
+            measured,
+            cls,
+            cost,
+            "ok",
             f"time() is cheap here: the vDSO costs {fmt_s(cost_s['vdso'])} per call"
             f"{note}; nothing to do",
             details,

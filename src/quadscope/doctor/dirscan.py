@@ -72,7 +72,10 @@ int main(int argc, char **argv) {
         struct stat st;
         while ((e = readdir(d)) != NULL) {
             if (e->d_name[0] == '.') continue;
-            if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) { total += st.st_size; files++; }
+            if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                total += st.st_size;
+                files++;
+            }
         }
         closedir(d);
         printf("{\"files\": %ld, \"bytes\": %lld}\n", files, total);
@@ -122,7 +125,11 @@ class DirscanProbe:
         cost = f"{fmt_s(per_file)} per file"
         if superlinear(wall):
             return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "pathological",
                 f"scanning a directory grows as {cls} in its number of files on {fs}: "
                 "lookups are not indexed; enable dir_index (ext4: `tune2fs -O dir_index` "
                 "then `e2fsck -D`) or split large directories into subdirectories",
@@ -130,13 +137,21 @@ class DirscanProbe:
             )
         if per_file is not None and per_file > SLOW_S_PER_FILE:
             return ProbeResult(
-                self.name, measured, cls, cost, "slow",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "slow",
                 f"each file costs {fmt_s(per_file)} to stat on {fs} (a local disk takes "
                 "~1-2 µs): keep build trees and caches on a local file system",
                 details,
             )
         return ProbeResult(
-            self.name, measured, cls, cost, "ok",
+            self.name,
+            measured,
+            cls,
+            cost,
+            "ok",
             f"scanning scales linearly at {fmt_s(per_file)} per file on {fs}; nothing to do",
             details,
         )

@@ -48,19 +48,68 @@ SLOW_STALL_MS = 50.0
 
 # sonames, not paths: dlopen searches the usual places; those absent are skipped
 # and the helper reports how many loaded.
-_LIBS = (
-    "libm.so.6 libz.so.1 libbz2.so.1.0 liblzma.so.5 libzstd.so.1 libexpat.so.1 libffi.so.8 "
-    "libgmp.so.10 libsqlite3.so.0 libssl.so.3 libcrypto.so.3 libstdc++.so.6 libgcc_s.so.1 "
-    "libuuid.so.1 libcrypt.so.1 libresolv.so.2 libreadline.so.8 libncursesw.so.6 "
-    "libtinfo.so.6 libcurl.so.4 libxml2.so.2 libgnutls.so.30 libidn2.so.0 "
-    "libunistring.so.2 libp11-kit.so.0 libtasn1.so.6 libnettle.so.8 libhogweed.so.6 "
-    "libselinux.so.1 libpcre2-8.so.0 libblkid.so.1 libmount.so.1 libcap.so.2 libacl.so.1 "
-    "libattr.so.1 libkrb5.so.3 libgssapi_krb5.so.2 libk5crypto.so.3 libcom_err.so.2 "
-    "libnghttp2.so.14 libssh2.so.1 libpsl.so.5 libsasl2.so.2 libbrotlidec.so.1 "
-    "libjpeg.so.62 libpng16.so.16 libfreetype.so.6 libgomp.so.1 libquadmath.so.0 "
-    "libgfortran.so.5 libopenblas.so.0 libsystemd.so.0 libudev.so.1 libdb-5.3.so "
-    "libgdbm.so.6 libmpfr.so.6 libmpc.so.3 libisl.so.23 libelf.so.1 libdw.so.1"
-).split()
+_LIBS: tuple[str, ...] = (
+    "libm.so.6",
+    "libz.so.1",
+    "libbz2.so.1.0",
+    "liblzma.so.5",
+    "libzstd.so.1",
+    "libexpat.so.1",
+    "libffi.so.8",
+    "libgmp.so.10",
+    "libsqlite3.so.0",
+    "libssl.so.3",
+    "libcrypto.so.3",
+    "libstdc++.so.6",
+    "libgcc_s.so.1",
+    "libuuid.so.1",
+    "libcrypt.so.1",
+    "libresolv.so.2",
+    "libreadline.so.8",
+    "libncursesw.so.6",
+    "libtinfo.so.6",
+    "libcurl.so.4",
+    "libxml2.so.2",
+    "libgnutls.so.30",
+    "libidn2.so.0",
+    "libunistring.so.2",
+    "libp11-kit.so.0",
+    "libtasn1.so.6",
+    "libnettle.so.8",
+    "libhogweed.so.6",
+    "libselinux.so.1",
+    "libpcre2-8.so.0",
+    "libblkid.so.1",
+    "libmount.so.1",
+    "libcap.so.2",
+    "libacl.so.1",
+    "libattr.so.1",
+    "libkrb5.so.3",
+    "libgssapi_krb5.so.2",
+    "libk5crypto.so.3",
+    "libcom_err.so.2",
+    "libnghttp2.so.14",
+    "libssh2.so.1",
+    "libpsl.so.5",
+    "libsasl2.so.2",
+    "libbrotlidec.so.1",
+    "libjpeg.so.62",
+    "libpng16.so.16",
+    "libfreetype.so.6",
+    "libgomp.so.1",
+    "libquadmath.so.0",
+    "libgfortran.so.5",
+    "libopenblas.so.0",
+    "libsystemd.so.0",
+    "libudev.so.1",
+    "libdb-5.3.so",
+    "libgdbm.so.6",
+    "libmpfr.so.6",
+    "libmpc.so.3",
+    "libisl.so.23",
+    "libelf.so.1",
+    "libdw.so.1",
+)
 
 SOURCE = (
     r"""
@@ -207,7 +256,11 @@ class ExitParallelProbe:
         if bad:
             k = bad[0]
             return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "pathological",
                 f"creating and killing {k} processes grows as {growth(walls[k])} in their "
                 "number: exit or fork contends on a shared lock here; kill large process "
                 "trees in batches and check the kernel for known exit-path regressions",
@@ -219,7 +272,11 @@ class ExitParallelProbe:
         )
         if worst is not None and (stalls[worst] or 0.0) >= SLOW_STALL_MS:
             return ProbeResult(
-                self.name, measured, cls, cost, "slow",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "slow",
                 f"killing {nums[worst].get('n', 'many')} {worst} processes at once stalled "
                 f"the reaper for {stalls[worst]:.0f} ms here: stop big process trees in "
                 "batches (or with a cgroup kill) rather than with one signal to all",
@@ -238,9 +295,12 @@ class ExitParallelProbe:
         tail = f" ({'; '.join(extra)})" if extra else ""
         stall_txt = f"; longest stall {stalls[worst]:.1f} ms" if worst is not None else ""
         return ProbeResult(
-            self.name, measured, cls, cost, "ok",
-            f"process creation and mass exit scale linearly here{tail}{stall_txt}; "
-            "nothing to do",
+            self.name,
+            measured,
+            cls,
+            cost,
+            "ok",
+            f"process creation and mass exit scale linearly here{tail}{stall_txt}; nothing to do",
             details,
         )
 

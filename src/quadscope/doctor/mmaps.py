@@ -184,7 +184,11 @@ class MmapProbe:
         if bad:
             w = bad[0]
             return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "pathological",
                 f"placing n mappings the {w} way grows as {growth(walls[w])}, like the "
                 "first-fit scan: each mmap searches a list of every mapping; programs with "
                 "many mappings (allocators, JITs, GC heaps) should map fewer, larger areas",
@@ -194,7 +198,11 @@ class MmapProbe:
             missing = [w for w in KERNEL_WAYS if w in evidence.unavailable]
             caveat += f"; not measured: {', '.join(missing)}"
         return ProbeResult(
-            self.name, measured, cls, cost, "ok",
+            self.name,
+            measured,
+            cls,
+            cost,
+            "ok",
             f"the kernel places mappings in about {fmt_s(per_map['default'])} each, "
             f"independent of how many exist{caveat}; nothing to do",
             details,

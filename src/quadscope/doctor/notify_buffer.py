@@ -121,8 +121,9 @@ class NotifyBufferProbe:
             "faults_per_event_at_1MiB": faults_mib,
             "fresh_over_reuse": x,
             "classes": {v: growth(f) for v, f in walls.items()},
-            "numbers": {f"{v}_us_per_event_at_1MiB": c * 1e6 for v, c in at_mib.items()
-                        if c is not None},
+            "numbers": {
+                f"{v}_us_per_event_at_1MiB": c * 1e6 for v, c in at_mib.items() if c is not None
+            },
         }
         measured = f"{events} events, each zeroing a B-byte buffer: fresh mmap vs reused"
         ran = [v for v in VARIANTS if v in evidence.fits]
@@ -139,7 +140,11 @@ class NotifyBufferProbe:
         bad = [v for v in ran if superlinear(walls[v])]
         if bad:
             return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "pathological",
                 f"zeroing a {bad[0]} buffer grows as {growth(walls[bad[0]])} in its size: "
                 "page-fault or memset cost rises with the buffer; check transparent huge "
                 f"pages ({evidence.facts.get('thp') or 'unknown'}) and memory cgroup limits",
@@ -147,7 +152,11 @@ class NotifyBufferProbe:
             )
         if x is not None and x >= SLOW_RATIO:
             return ProbeResult(
-                self.name, measured, cls, cost, "slow",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "slow",
                 f"a freshly mapped buffer per event costs {x:.1f}× a reused one here "
                 f"({fmt_s(at_mib['fresh'])} vs {fmt_s(at_mib['reuse'])} per event at 1 MiB, "
                 "one page fault per 4 KiB): keep one buffer per event loop and reuse it",
@@ -155,9 +164,12 @@ class NotifyBufferProbe:
             )
         xt = "" if x is None else f" ({x:.1f}× the reused one)"
         return ProbeResult(
-            self.name, measured, cls, cost, "ok",
-            f"a fresh buffer per event costs little more than a reused one here{xt}; "
-            "nothing to do",
+            self.name,
+            measured,
+            cls,
+            cost,
+            "ok",
+            f"a fresh buffer per event costs little more than a reused one here{xt}; nothing to do",
             details,
         )
 

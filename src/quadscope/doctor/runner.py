@@ -158,7 +158,7 @@ class _BudgetedExecutor:
 
 
 class _SweepId:
-    """Progress hook that remembers which sweep run_sweep created (it may raise before returning)."""
+    """Progress hook that remembers the sweep run_sweep created (it may raise before returning)."""
 
     def __init__(self) -> None:
         self.sweep: Sweep | None = None
@@ -225,8 +225,16 @@ class _ProbeRun:
     """One probe's execution: its scratch directories, sweeps and evidence."""
 
     def __init__(
-        self, probe: Probe, plan: ProbePlan, *, quick: bool, store: Store, clock: Clock,
-        tools: Tools, machine: Mapping[str, Any], deadline: float,
+        self,
+        probe: Probe,
+        plan: ProbePlan,
+        *,
+        quick: bool,
+        store: Store,
+        clock: Clock,
+        tools: Tools,
+        machine: Mapping[str, Any],
+        deadline: float,
     ) -> None:
         self.probe = probe
         self.plan = plan
@@ -405,8 +413,14 @@ def run_doctor(
             try:
                 plan = probe.plan(quick, machine)
                 result = _ProbeRun(
-                    probe, plan, quick=quick, store=store, clock=clock, tools=tools,
-                    machine=machine, deadline=now + share,
+                    probe,
+                    plan,
+                    quick=quick,
+                    store=store,
+                    clock=clock,
+                    tools=tools,
+                    machine=machine,
+                    deadline=now + share,
                 ).execute()
             except QuadscopeError as e:
                 result = ProbeResult.skipped(probe.name, probe.describe, str(e))

@@ -30,8 +30,8 @@ from quadscope.doctor.base import (
     Variant,
     fit_of,
     fmt_s,
-    growth,
     grows,
+    growth,
     per_unit,
 )
 
@@ -122,7 +122,11 @@ class SpawnDriftProbe:
         cost = f"{fmt_s(per_name)} per existing name"
         if grows(fixed):
             return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "pathological",
                 f"even a program that never collides gets slower as its directory fills "
                 f"({growth(fixed)} in files present, {fmt_s(fixed_per)} per file): file "
                 f"creation on {evidence.facts.get('tmp_fs') or 'this file system'} scales "
@@ -132,14 +136,22 @@ class SpawnDriftProbe:
         if grows(probe):
             at = fmt_s(per_name * 1e4) if per_name is not None else "—"
             return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "pathological",
                 f"a program that probes name.0, name.1, … for a free name pays "
                 f"{fmt_s(per_name)} more on every launch ({at} per launch once 10⁴ files "
                 "exist): name files by time and pid, or use mkstemp/O_TMPFILE",
                 details,
             )
         return ProbeResult(
-            self.name, measured, cls, cost, "ok",
+            self.name,
+            measured,
+            cls,
+            cost,
+            "ok",
             "no launch-to-launch growth was visible within this many launches: probing "
             "for a free name is cheap on this file system at this scale",
             details,

@@ -143,7 +143,11 @@ class SpawnSizeProbe:
         bad = [k for k in ran if superlinear(walls[k])]
         if bad:
             return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "pathological",
                 f"start-up of {bad[0]} programs grows as {growth(walls[bad[0]])} in the number "
                 "of functions: the dynamic loader is doing more than one pass per relocation; "
                 "check LD_* variables and `ld.so --list-diagnostics`",
@@ -152,7 +156,11 @@ class SpawnSizeProbe:
         pie = per_fn.get("pie")
         if pie is not None and pie * 1e9 > SLOW_NS_PER_RELOC:
             return ProbeResult(
-                self.name, measured, cls, cost, "slow",
+                self.name,
+                measured,
+                cls,
+                cost,
+                "slow",
                 f"each function pointer in a PIE costs {fmt_s(pie)} of start-up here "
                 f"({fmt_s(pie * 1e5)} per launch for 10⁵ of them): link large, "
                 "often-launched programs with -Wl,-z,pack-relative-relocs or -no-pie",
@@ -162,7 +170,11 @@ class SpawnSizeProbe:
             f"; 10⁵ pointers in a PIE add {fmt_s(pie * 1e5)} per launch" if pie is not None else ""
         )
         return ProbeResult(
-            self.name, measured, cls, cost, "ok",
+            self.name,
+            measured,
+            cls,
+            cost,
+            "ok",
             f"start-up grows linearly with relocations at {fmt_s(pie)} each{tail}; "
             "nothing to do unless a program with 10⁵+ pointers is launched very often",
             details,
