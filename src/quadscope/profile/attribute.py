@@ -1,0 +1,220 @@
+"""Which functions make it grow: per-function cost series, fits, ranking. Pure.
+
+Contract: `attribute(profiles, fit=fit_metric)` takes one `StackProfile` per
+size (at least two sizes) and returns the `Culprit`s, best first, plus notes.
+A function is a (symbol, dso) pair, kernel symbols included. At each size its
+*self* cost is the weight of samples whose leaf it is and its *inclusive* cost
+the weight of samples with it anywhere on the stack (counted once per sample,
+so recursion does not double it), both converted to seconds by scaling that
+size's total weight to its measured `reference_s`.
+
+For each function, with n₀ the smallest and n₁ the largest profiled size:
+  share_at_max  = self(n₁) / total(n₁)
+  growth_share  = (self(n₁) − self(n₀)) / (total(n₁) − total(n₀))
+  excess        = self(n₁) − self(n₀)·n₁/n₀, its cost beyond linear growth
+The ranking is by contribution to super-linear growth: when the total itself
+grows faster than linear (its excess is over `SUPERLINEAR_MIN` of total(n₁)),
+functions are ordered by their share of that excess; otherwise by
+growth_share. A function that is 10% at n₀ and 90% at n₁ therefore outranks one
+that stays at 90%. Growth classes and exponents come from `fit_metric` on the
+per-size self costs (at least 3 sizes; with 2 the exponent is the two-point
+log-log slope and the class is inconclusive). This follows the "scalability
+bug" attribution of Coppa, Demetrescu & Finocchi, "Input-Sensitive Profiling"
+(PLDI 2012), with sizes fixed by the sweep instead of inferred.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from quadscope.errors import FitRefusedError
+from quadscope.fitting import fit_metric
+from quadscope.model import INCONCLUSIVE, Fit
+from quadscope.profile.stacks import Frame, Stack, StackProfile
+
+SUPERLINEAR_MIN = 0.05
+MIN_SHARE = 0.005  # functions below this share at every size are not fitted
+MIN_SAMPLES = 1000  # at the largest size, below it attribution is rough (a note says so)
+MAX_CULPRITS = 10
+
+FitFn = Callable[..., Fit]
+
+
+@dataclass(frozen=True, slots=True)
+class Culprit:
+    symbol: str
+    dso: str
+    self_class: str
+    self_exponent: float | None
+    self_exponent_ci: tuple[float, float] | None
+    share_at_max: float
+    growth_share: float
+    superlinear_share: float
+    inclusive_share_at_max: float
+    self_s: tuple[float, ...]  # per profiled size, in seconds
+    call_path: tuple[str, ...]  # hottest path at the largest size, root first, ending here
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "symbol": self.symbol,
+            "dso": self.dso,
+            "self_class": self.self_class,
+            "self_exponent": self.self_exponent,
+            "self_exponent_ci": None if self.self_exponent_ci is None else list(self.self_exponent_ci),
+            "share_at_max": self.share_at_max,
+            "growth_share": self.growth_share,
+            "superlinear_share": self.superlinear_share,
+            "inclusive_share_at_max": self.inclusive_share_at_max,
+            "self_s": list(self.self_s),
+            "call_path": list(self.call_path),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Culprit:
+        ci = d.get("self_exponent_ci")
+        return cls(
+            d["symbol"], d["dso"], d["self_class"], d.get("self_exponent"),
+            None if ci is None else (float(ci[0]), float(ci[1])),
+            float(d["share_at_max"]), float(d["growth_share"]),
+            float(d.get("superlinear_share", 0.0)), float(d.get("inclusive_share_at_max", 0.0)),
+            tuple(float(v) for v in d.get("self_s", ())), tuple(d.get("call_path", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """Seconds per profiled size for every function: self and inclusive."""
+
+    sizes: tuple[int, ...]
+    total_s: tuple[float, ...]
+    self_s: Mapping[Frame, tuple[float, ...]]
+    inclusive_s: Mapping[Frame, tuple[float, ...]]
+
+
+def series(profiles: Sequence[StackProfile]) -> Series:
+    ordered = sorted(profiles, key=lambda p: p.size_n)
+    k = len(ordered)
+    self_s: dict[Frame, list[float]] = {}
+    incl_s: dict[Frame, list[float]] = {}
+    for i, prof in enumerate(ordered):
+        scale = prof.seconds_per_weight()
+        for stack, w in prof.stacks.items():
+            if not stack:
+                continue
+            sec = w * scale
+            self_s.setdefault(stack[-1], [0.0] * k)[i] += sec
+            for f in set(stack):
+                incl_s.setdefault(f, [0.0] * k)[i] += sec
+    return Series(
+        tuple(p.size_n for p in ordered),
+        tuple(p.reference_s if p.total_weight else 0.0 for p in ordered),
+        {f: tuple(v) for f, v in self_s.items()},
+        {f: tuple(v) for f, v in incl_s.items()},
+    )
+
+
+def two_point_exponent(n0: float, n1: float, c0: float, c1: float) -> float | None:
+    """log(c1/c0) / log(n1/n0): the growth exponent between two sizes, None if undefined."""
+    if c0 <= 0 or c1 <= 0 or n1 <= n0:
+        return None
+    return math.log(c1 / c0) / math.log(n1 / n0)
+
+
+def hottest_path(stacks: Mapping[Stack, int], frame: Frame) -> tuple[Frame, ...]:
+    """The heaviest root-first path ending at `frame` (its outermost occurrence on each stack)."""
+    weights: dict[tuple[Frame, ...], int] = {}
+    for stack, w in stacks.items():
+        if frame in stack:
+            path = stack[: stack.index(frame) + 1]
+            weights[path] = weights.get(path, 0) + w
+    if not weights:
+        return (frame,)
+    return max(weights.items(), key=lambda kv: (kv[1], kv[0]))[0]
+
+
+@dataclass(frozen=True, slots=True)
+class AttributionResult:
+    culprits: tuple[Culprit, ...]
+    series: Series
+    notes: tuple[str, ...]
+    superlinear: bool
+
+
+def attribute(
+    profiles: Sequence[StackProfile],
+    *,
+    fit: FitFn = fit_metric,
+    max_culprits: int = MAX_CULPRITS,
+    min_samples: int = MIN_SAMPLES,
+    seed: int = 0,
+) -> AttributionResult:
+    if len(profiles) < 2:
+        raise FitRefusedError(
+            "profiling needs at least 2 sizes to tell what grows: give --sizes with 3 or more"
+        )
+    ser = series(profiles)
+    ordered = sorted(profiles, key=lambda p: p.size_n)
+    n0, n1 = ser.sizes[0], ser.sizes[-1]
+    t0, t1 = ser.total_s[0], ser.total_s[-1]
+    notes: list[str] = []
+    if ordered[-1].samples < min_samples:
+        notes.append(
+            f"only {ordered[-1].samples} samples at n={n1} (fewer than {min_samples}): shares are "
+            "rough and small functions may be missed; profile larger sizes or longer runs"
+        )
+    total_excess = t1 - t0 * n1 / n0
+    superlinear = t1 > 0 and total_excess > SUPERLINEAR_MIN * t1
+    candidates = [
+        f for f, v in ser.self_s.items()
+        if any(ser.total_s[i] > 0 and v[i] / ser.total_s[i] >= MIN_SHARE for i in range(len(v)))
+    ]
+    dt = t1 - t0
+    scored = []
+    for f in candidates:
+        v = ser.self_s[f]
+        excess = v[-1] - v[0] * n1 / n0
+        growth = (v[-1] - v[0]) / dt if dt > 0 else 0.0
+        sl = max(excess, 0.0) / total_excess if superlinear else 0.0
+        key = (sl, growth) if superlinear else (growth, v[-1])
+        scored.append((key, f, growth, sl))
+    scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
+    # Functions that are neither visible at n₁ nor part of the growth are noise here.
+    scored = [s for s in scored if s[2] >= MIN_SHARE or (t1 > 0 and ser.self_s[s[1]][-1] / t1 >= MIN_SHARE)]
+    culprits = []
+    for _, f, growth, sl in scored[:max_culprits]:
+        v = ser.self_s[f]
+        cls, k, ci = _fit_function(fit, f, ser.sizes, v, seed)
+        if k is None:
+            k = two_point_exponent(n0, n1, v[0], v[-1])
+        path = hottest_path(ordered[-1].stacks, f)
+        culprits.append(
+            Culprit(
+                symbol=f.symbol,
+                dso=f.dso,
+                self_class=cls,
+                self_exponent=k,
+                self_exponent_ci=ci,
+                share_at_max=v[-1] / t1 if t1 > 0 else 0.0,
+                growth_share=growth,
+                superlinear_share=sl,
+                inclusive_share_at_max=ser.inclusive_s[f][-1] / t1 if t1 > 0 else 0.0,
+                self_s=v,
+                call_path=tuple(p.label() for p in path),
+            )
+        )
+    return AttributionResult(tuple(culprits), ser, tuple(notes), superlinear)
+
+
+def _fit_function(
+    fit: FitFn, f: Frame, sizes: Sequence[int], values: Sequence[float], seed: int
+) -> tuple[str, float | None, tuple[float, float] | None]:
+    if len(sizes) < 3:
+        return INCONCLUSIVE, None, None
+    try:
+        res = fit(f"self time of {f.symbol}", list(sizes), list(values), seed=seed)
+    except FitRefusedError:
+        return INCONCLUSIVE, None, None
+    return res.cls, res.exponent, res.exponent_ci

@@ -1,0 +1,244 @@
+"""Profile a stored sweep: sample it at a few sizes, attribute its growth, write the files.
+
+Contract: `profile_sweep(sweep, sizes, sampler=..., out_dir=..., runs=...)`
+re-runs the sweep's command (variant A) under `sampler` at `sizes` (default:
+`choose_sizes` over the sizes the sweep measured), writes
+`out_dir/folded-n<N>.txt` per size and `out_dir/flame-diff.svg`, samples page
+faults at the largest size when the sweep's fault counts call for it
+(`should_sample_faults`), measures the profiler's overhead once, and returns an
+`Attribution`; it stores nothing (the caller does
+`store.put_blob(sweep.id, "profile", attribution.to_dict())`). The sweep's
+stored runs are only read: for the time each size's samples are scaled to
+(median user+sys CPU seconds) and to plan the sampling rate.
+`choose_sampler(argv)` picks the real sampler for a command.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from quadscope.fitting import fit_metric
+from quadscope.model import Run, Sweep
+from quadscope.profile.attribute import Culprit, FitFn, attribute
+from quadscope.profile.flamegraph import render_svg
+from quadscope.profile.perf import PerfSampler, PerfSetup, detect_perf
+from quadscope.profile.python import PySpySampler, find_pyspy, python_argv, python_version
+from quadscope.profile.sampler import Sampler
+from quadscope.profile.stacks import Frame, StackProfile, write_folded
+from quadscope.sweep import substitute
+
+DEFAULT_SIZE_COUNT = 5
+FAULTS_PER_N = 0.1  # at least this many faults per n at the largest size: sample them
+FAULTS_MIN = 50_000  # or at least this many in one run
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    """What `quadscope profile` found; `to_dict()` is the stored `profile` blob."""
+
+    sweep_id: int
+    sizes: tuple[int, ...]
+    sampler: str
+    event: str
+    samples: tuple[int, ...]
+    culprits: tuple[Culprit, ...]
+    folded: tuple[str, ...]  # paths, one per size
+    flame_svg_path: str
+    flame_svg: str
+    superlinear: bool
+    notes: tuple[str, ...] = ()
+    faults: dict[str, Any] | None = None
+    overhead: dict[str, Any] | None = None
+    total_s: tuple[float, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sweep_id": self.sweep_id,
+            "sizes": list(self.sizes),
+            "sampler": self.sampler,
+            "event": self.event,
+            "samples": list(self.samples),
+            "total_s": list(self.total_s),
+            "culprits": [c.to_dict() for c in self.culprits],
+            "superlinear": self.superlinear,
+            "folded": list(self.folded),
+            "flame_svg_path": self.flame_svg_path,
+            "flame_svg": self.flame_svg,
+            "notes": list(self.notes),
+            "faults": self.faults,
+            "overhead": self.overhead,
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Attribution:
+        return cls(
+            sweep_id=int(d["sweep_id"]),
+            sizes=tuple(int(s) for s in d["sizes"]),
+            sampler=d["sampler"],
+            event=d["event"],
+            samples=tuple(int(s) for s in d["samples"]),
+            culprits=tuple(Culprit.from_dict(c) for c in d["culprits"]),
+            folded=tuple(d["folded"]),
+            flame_svg_path=d["flame_svg_path"],
+            flame_svg=d["flame_svg"],
+            superlinear=bool(d["superlinear"]),
+            notes=tuple(d.get("notes", ())),
+            faults=d.get("faults"),
+            overhead=d.get("overhead"),
+            total_s=tuple(float(v) for v in d.get("total_s", ())),
+            extra=dict(d.get("extra", {})),
+        )
+
+    @property
+    def fault_sentences(self) -> tuple[str, ...]:
+        return tuple(self.faults.get("sentences", ())) if self.faults else ()
+
+
+def choose_sizes(measured: Sequence[int], count: int = DEFAULT_SIZE_COUNT) -> tuple[int, ...]:
+    """Up to `count` measured sizes nearest to a geometric spread over their range."""
+    sizes = sorted({s for s in measured if s > 0})
+    if len(sizes) <= count:
+        return tuple(sizes)
+    lo, hi = math.log(sizes[0]), math.log(sizes[-1])
+    picked: list[int] = []
+    for i in range(count):
+        target = lo + (hi - lo) * i / (count - 1)
+        best = min((s for s in sizes if s not in picked), key=lambda s: abs(math.log(s) - target))
+        picked.append(best)
+    return tuple(sorted(picked))
+
+
+def _ok(runs: Sequence[Run]) -> list[Run]:
+    return [r for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok]
+
+
+def reference_seconds(runs: Sequence[Run], size_n: int) -> float | None:
+    """Median CPU seconds (user + sys) of the sweep's good runs at `size_n`; wall if no CPU."""
+    at = [r for r in _ok(runs) if r.size_n == size_n]
+    if not at:
+        return None
+    cpu = statistics.median(r.measurement.user_s + r.measurement.sys_s for r in at)
+    return cpu if cpu > 0 else statistics.median(r.measurement.wall_s for r in at)
+
+
+def should_sample_faults(runs: Sequence[Run]) -> tuple[bool, int | None]:
+    """(sample faults?, expected faults per run at the largest size), from stored minor faults."""
+    good = _ok(runs)
+    if not good:
+        return False, None
+    top = max(r.size_n for r in good)
+    faults = int(statistics.median(r.measurement.minor_faults + r.measurement.major_faults
+                                   for r in good if r.size_n == top))
+    return (top > 0 and faults / top >= FAULTS_PER_N) or faults >= FAULTS_MIN, faults
+
+
+def symbol_notes(profile: StackProfile, share: float = 0.05) -> tuple[str, ...]:
+    """One sentence per binary holding ≥ `share` of the samples with almost no symbols."""
+    total = profile.total_weight
+    per_dso: dict[str, list[int]] = {}
+    for stack, w in profile.stacks.items():
+        leaf = stack[-1]
+        if leaf.kernel or not leaf.dso.startswith("/"):
+            continue
+        known = per_dso.setdefault(leaf.dso, [0, 0])
+        known[0 if leaf.known else 1] += w
+    notes = []
+    for dso, (known, unknown) in sorted(per_dso.items()):
+        if total and (known + unknown) / total >= share and unknown >= 0.9 * (known + unknown):
+            notes.append(
+                f"{dso} has no symbols: rebuild with -g or install its -dbgsym package; "
+                f"its code shows as [{Path(dso).name}] instead of function names"
+            )
+    return tuple(notes)
+
+
+def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None) -> Sampler:
+    """The real sampler for `argv`: perf, or for Python py-spy / perf -X perf (see `python`)."""
+    if python_argv(argv):
+        version = python_version(argv[0])
+        if version is not None and version >= (3, 12):
+            return PerfSampler(setup or detect_perf(), python_perf=True)
+        pyspy = find_pyspy()
+        if pyspy:
+            return PySpySampler(pyspy)
+        s = setup or detect_perf()
+        why = (f"Python functions are not shown: {argv[0]} is Python "
+               f"{'.'.join(map(str, version)) if version else '(unknown version)'}, which has no "
+               "perf trampolines (3.12+ has `-X perf`), and py-spy is not installed "
+               "(`pip install py-spy`); the interpreter's C functions are shown instead")
+        return PerfSampler(PerfSetup(s.perf, s.event, s.kernel, s.max_freq_hz, s.fault_event,
+                                     (*s.notes, why)))
+    return PerfSampler(setup or detect_perf())
+
+
+def profile_sweep(
+    sweep: Sweep,
+    sizes: Sequence[int] | None,
+    *,
+    sampler: Sampler,
+    out_dir: Path,
+    runs: Sequence[Run] = (),
+    fit: FitFn = fit_metric,
+    measure_overhead: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Attribution:
+    say = progress or (lambda _msg: None)
+    measured = sorted({r.size_n for r in _ok(runs)}) or list(sweep.sizes)
+    chosen = tuple(sorted(set(sizes))) if sizes else choose_sizes(measured)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    profiles: list[StackProfile] = []
+    folded: list[str] = []
+    notes: list[str] = list(sampler.notes)
+    for n in chosen:
+        say(f"sampling n={n} with {sampler.name}")
+        argv = substitute(sweep.command, sweep.shell, n)
+        prof = sampler.sample(argv, size_n=n, reference_s=reference_seconds(runs, n),
+                              out_dir=out_dir)
+        profiles.append(prof)
+        folded.append(str(write_folded(out_dir / f"folded-n{n}.txt", prof.stacks)))
+        notes.extend(x for x in (*prof.notes, *symbol_notes(prof)) if x not in notes)
+    result = attribute(profiles, fit=fit, seed=sweep.seed)
+    notes.extend(result.notes)
+    classes = {Frame(c.symbol, c.dso): c.self_class for c in result.culprits}
+    svg = render_svg(profiles[0], profiles[-1], classes=classes,
+                     title=f"quadscope: {' '.join(sweep.command)}")
+    svg_path = out_dir / "flame-diff.svg"
+    svg_path.write_text(svg)
+    top = chosen[-1]
+    top_argv = substitute(sweep.command, sweep.shell, top)
+    faults = None
+    wanted, expected = should_sample_faults(runs)
+    if wanted:
+        say(f"sampling page faults at n={top}")
+        report = sampler.sample_faults(top_argv, size_n=top, expected_faults=expected,
+                                       out_dir=out_dir)
+        faults = None if report is None else report.to_dict()
+    overhead = None
+    if measure_overhead:
+        say(f"measuring the profiler's overhead at n={top}")
+        oh = sampler.overhead(top_argv, size_n=top)
+        overhead = None if oh is None else oh.to_dict()
+    return Attribution(
+        sweep_id=sweep.id,
+        sizes=chosen,
+        sampler=sampler.name,
+        event=profiles[-1].event,
+        samples=tuple(p.samples for p in profiles),
+        culprits=result.culprits,
+        folded=tuple(folded),
+        flame_svg_path=str(svg_path),
+        flame_svg=svg,
+        superlinear=result.superlinear,
+        notes=tuple(notes),
+        faults=faults,
+        overhead=overhead,
+        total_s=result.series.total_s,
+        extra={"repeats": [p.repeats for p in profiles]},
+    )

@@ -1,0 +1,235 @@
+"""The real sampler: `perf record -g` on a software clock, parsed from `perf script`.
+
+Contract: `detect_perf()` returns a `PerfSetup` (the perf binary, the clock
+event that works here, whether kernel frames are permitted, the fault event)
+or raises `ToolMissingError` with the fix; each limit it finds is one sentence
+in `PerfSetup.notes`. `PerfSampler(setup)` implements `sampler.Sampler`.
+
+Sampling plan: hardware counters are often missing (VMs), so the clock is
+`cpu-clock` (else `task-clock`), at a frequency meant to give `target_samples`
+at each size from the sweep's measured CPU time; a run too short for that even
+at `max_freq_hz` is repeated inside one `perf record` (a /bin/sh loop, whose
+own samples are dropped by pid), because perf record itself costs about a
+second to start. Call graphs use frame pointers (`--call-graph fp`): DWARF
+unwinding copies 8 KiB of stack per sample and is 10–50× heavier; the callers
+fp walks skip at leaves are put back by `callsite`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from quadscope.errors import ToolMissingError
+from quadscope.profile.callsite import ElfCallSites
+from quadscope.profile.faults import FaultReport, classify_faults
+from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
+from quadscope.profile.sampler import Overhead
+from quadscope.profile.stacks import StackProfile
+
+INSTALL_PERF = "install linux-perf (`apt-get install linux-perf`); the sweep's results still stand"
+_TIMED_SH = 's=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo "$s $e"'
+_REPEAT_SH = 'i=0; while [ "$i" -lt "$0" ]; do "$@" >/dev/null; i=$((i+1)); done'
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        return int(Path(path).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PerfSetup:
+    perf: str
+    event: str  # "cpu-clock" or "task-clock", with ":u" when kernel frames are not permitted
+    kernel: bool
+    max_freq_hz: int
+    fault_event: str | None  # "exceptions:page_fault_user" or "page-faults"
+    notes: tuple[str, ...] = ()
+
+
+def _try_record(perf: str, args: Sequence[str]) -> str | None:
+    """None when `perf record ARGS -- true` works, else perf's first error line."""
+    with tempfile.TemporaryDirectory(prefix="quadscope-perf-") as tmp:
+        proc = subprocess.run(
+            [perf, "record", "-q", "-B", "-N", "-o", f"{tmp}/probe.data", *args, "--", "true"],
+            capture_output=True, text=True, check=False, timeout=60,
+        )
+    if proc.returncode == 0:
+        return None
+    lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+    return lines[0] if lines else f"perf record exited {proc.returncode}"
+
+
+def detect_perf(*, probe_faults: bool = True) -> PerfSetup:
+    perf = shutil.which("perf")
+    if perf is None:
+        raise ToolMissingError(f"perf is not installed: {INSTALL_PERF}")
+    root = os.geteuid() == 0
+    notes: list[str] = []
+    paranoid = _read_int("/proc/sys/kernel/perf_event_paranoid")
+    kernel = root or (paranoid is not None and paranoid <= 1)
+    if not kernel:
+        notes.append(
+            f"kernel stacks are not permitted (kernel.perf_event_paranoid={paranoid}, above 1 for a "
+            "non-root user): run `sudo sysctl kernel.perf_event_paranoid=1` to see kernel "
+            "functions; only user functions are shown"
+        )
+    kptr = _read_int("/proc/sys/kernel/kptr_restrict")
+    if kernel and kptr is not None and (kptr >= 2 or (kptr == 1 and not root)):
+        notes.append(
+            f"kernel symbols are hidden (kernel.kptr_restrict={kptr}): run "
+            "`sudo sysctl kernel.kptr_restrict=0`; kernel functions show as [unknown]"
+        )
+    suffix = "" if kernel else ":u"
+    errors = []
+    event = None
+    for cand in ("cpu-clock", "task-clock"):
+        err = _try_record(perf, ["-e", cand + suffix, "-g"])
+        if err is None:
+            event = cand + suffix
+            break
+        errors.append(f"{cand}: {err}")
+    if event is None:
+        raise ToolMissingError(
+            "perf cannot sample here (" + "; ".join(errors) + "): check "
+            "kernel.perf_event_paranoid, or " + INSTALL_PERF
+        )
+    max_rate = _read_int("/proc/sys/kernel/perf_event_max_sample_rate") or 10000
+    fault_event = None
+    if probe_faults:
+        for cand in ("exceptions:page_fault_user", "page-faults" + suffix):
+            if _try_record(perf, ["-e", cand, "-c", "1000"]) is None:
+                fault_event = cand
+                break
+    # perf throttles above about half the limit on a busy machine; stay well below.
+    return PerfSetup(perf, event, kernel, max(1000, min(max_rate // 2, 50000)), fault_event,
+                     tuple(notes))
+
+
+def plan_frequency(expected_s: float | None, target_samples: int, max_freq_hz: int,
+                   max_repeats: int) -> tuple[int, int]:
+    """(frequency in Hz, repeats) to get about 1.5 × target samples from a run of expected_s."""
+    if not expected_s or expected_s <= 0:
+        return min(max_freq_hz, 10000), 1
+    want = 1.5 * target_samples
+    freq = min(max_freq_hz, max(1000, math.ceil(want / expected_s)))
+    repeats = min(max_repeats, max(1, math.ceil(want / (expected_s * freq))))
+    return freq, repeats
+
+
+class PerfSampler:
+    name = "perf"
+
+    def __init__(self, setup: PerfSetup, *, target_samples: int = 1000, max_repeats: int = 20,
+                 timeout_s: float | None = 600.0, python_perf: bool = False) -> None:
+        self.setup = setup
+        self.notes = setup.notes
+        self.target_samples = target_samples
+        self.max_repeats = max_repeats
+        self.timeout_s = timeout_s
+        self.python_perf = python_perf  # insert -X perf (Python 3.12+ trampolines)
+        self.resolver = ElfCallSites()
+
+    def _argv(self, argv: Sequence[str], repeats: int) -> list[str]:
+        cmd = list(argv)
+        if self.python_perf:
+            cmd = [cmd[0], "-X", "perf", *cmd[1:]]
+        if repeats > 1:
+            return ["/bin/sh", "-c", _REPEAT_SH, str(repeats), *cmd]
+        return cmd
+
+    def _record(self, event_args: Sequence[str], argv: Sequence[str], repeats: int,
+                data_path: Path, extra_fields: str = "") -> tuple[PerfData, float]:
+        cmd = [self.setup.perf, "record", "-q", "-B", "-N", *event_args, "-o", str(data_path),
+               "--", *self._argv(argv, repeats)]
+        t0 = time.monotonic()
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, check=False,
+                              timeout=self.timeout_s)
+        wall_s = time.monotonic() - t0
+        if proc.returncode != 0 and not data_path.exists():
+            first = next((ln for ln in proc.stderr.splitlines() if ln.strip()), "")
+            raise ToolMissingError(f"perf record failed ({first.strip()}): {INSTALL_PERF}")
+        return self.script(data_path, extra_fields), wall_s
+
+    def script(self, data_path: Path, extra_fields: str = "") -> PerfData:
+        cmd = [self.setup.perf, "script", "-i", str(data_path), "-F", SCRIPT_FIELDS + extra_fields,
+               "--show-task-events", "--show-mmap-events"]
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True, errors="replace") as proc:
+            assert proc.stdout is not None
+            data = parse(proc.stdout)
+        return data
+
+    def sample(self, argv: Sequence[str], *, size_n: int, reference_s: float | None,
+               out_dir: Path) -> StackProfile:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        freq, repeats = plan_frequency(reference_s, self.target_samples, self.setup.max_freq_hz,
+                                       self.max_repeats)
+        data_path = out_dir / f"perf-n{size_n}.data"
+        for attempt in range(2):
+            data, wall_s = self._record(
+                ["-e", self.setup.event, "-F", str(freq), "--call-graph", "fp"],
+                argv, repeats, data_path)
+            exclude = data.exec_pids[:1] if repeats > 1 else ()
+            st, n = stacks(data, exclude_pids=exclude, resolver=self.resolver)
+            if n >= self.target_samples or attempt == 1 or repeats >= self.max_repeats:
+                break
+            # Too few: the run was shorter than the sweep said. Re-plan from what was seen.
+            seen_s = max(n, 1) / freq / repeats
+            freq, repeats = plan_frequency(seen_s, self.target_samples, self.setup.max_freq_hz,
+                                           self.max_repeats)
+        total_ns = sum(st.values())
+        # cpu-clock periods are nanoseconds of CPU: without a measured time, use theirs.
+        ref = reference_s if reference_s else total_ns / 1e9 / repeats
+        return StackProfile(size_n, st, n, self.setup.event, ref, wall_s=wall_s / repeats,
+                            repeats=repeats, extra={"frequency_hz": freq, "perf_data": str(data_path)})
+
+    def sample_faults(self, argv: Sequence[str], *, size_n: int, expected_faults: int | None,
+                      out_dir: Path) -> FaultReport | None:
+        ev = self.setup.fault_event
+        if ev is None:
+            return None
+        period = max(1, (expected_faults or 0) // 20000)
+        args = ["-e", ev, "-c", str(period), "-g"]
+        if not ev.startswith("exceptions:"):
+            args.append("-d")
+        data, _ = self._record(args, argv, 1, out_dir / f"faults-n{size_n}.data",
+                               ",trace" if ev.startswith("exceptions:") else ",addr")
+        return classify_faults(data, size_n, resolver=self.resolver)
+
+    def overhead(self, argv: Sequence[str], *, size_n: int, runs: int = 3) -> Overhead | None:
+        """Median wall time of the workload alone, timed by a shell around it, with and
+        without perf record; perf's start-up is timed apart on /bin/true."""
+
+        def run(cmd: Sequence[str]) -> tuple[float, float]:
+            t0 = time.monotonic()
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True, check=False,
+                                  timeout=self.timeout_s)
+            total = time.monotonic() - t0
+            try:
+                start_ns, end_ns = (int(v) for v in proc.stdout.split()[-2:])
+                return (end_ns - start_ns) / 1e9, total
+            except ValueError:
+                return total, total
+
+        with tempfile.TemporaryDirectory(prefix="quadscope-perf-") as tmp:
+            rec = [self.setup.perf, "record", "-q", "-B", "-N", "-e", self.setup.event, "-F",
+                   str(min(self.setup.max_freq_hz, 10000)), "--call-graph", "fp", "-o",
+                   f"{tmp}/o.data", "--"]
+            timed = ["/bin/sh", "-c", _TIMED_SH, "sh", *self._argv(argv, 1)]
+            startup = statistics.median(run([*rec, "true"])[1] for _ in range(runs))
+            plain = statistics.median(run(timed)[0] for _ in range(runs))
+            profiled = statistics.median(run([*rec, *timed])[0] for _ in range(runs))
+        return Overhead(size_n, plain, profiled, startup)

@@ -1,0 +1,107 @@
+"""The sampler protocol: run a command once under a profiler, return its stacks.
+
+Contract: a `Sampler` turns one argv at one size into a `StackProfile`
+(`sample`), optionally a `FaultReport` (`sample_faults`, None when it cannot
+sample faults) and an `Overhead` (`overhead`: the same run with and without
+the profiler). Profiled runs are separate from the sweep's timed runs and are
+never stored as runs. `FakeSampler` answers from a function of the size, for
+tests; `PerfSampler` (module `perf`) and `PySpySampler` (module `pyspy`) run
+real processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from quadscope.profile.faults import FaultReport
+from quadscope.profile.stacks import Stack, StackProfile
+
+
+@dataclass(frozen=True, slots=True)
+class Overhead:
+    """Wall time of the workload at `size_n` without and with the profiler attached.
+
+    Both times span the workload alone; `startup_s` is the profiler's fixed cost
+    per recording, measured on /bin/true (perf record spends about a second
+    on kernel symbols before and after any workload) and not in either time.
+    `ratio` is the slowdown of the workload itself.
+    """
+
+    size_n: int
+    plain_wall_s: float
+    profiled_wall_s: float
+    startup_s: float
+
+    @property
+    def ratio(self) -> float:
+        if self.plain_wall_s <= 0:
+            return 0.0
+        return self.profiled_wall_s / self.plain_wall_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "size_n": self.size_n,
+            "plain_wall_s": self.plain_wall_s,
+            "profiled_wall_s": self.profiled_wall_s,
+            "startup_s": self.startup_s,
+            "ratio": self.ratio,
+        }
+
+
+class Sampler(Protocol):
+    name: str
+    notes: tuple[str, ...]  # limits known before sampling (kernel stacks hidden, ...)
+
+    def sample(
+        self, argv: Sequence[str], *, size_n: int, reference_s: float | None, out_dir: Path
+    ) -> StackProfile: ...
+
+    def sample_faults(
+        self, argv: Sequence[str], *, size_n: int, expected_faults: int | None, out_dir: Path
+    ) -> FaultReport | None: ...
+
+    def overhead(self, argv: Sequence[str], *, size_n: int) -> Overhead | None: ...
+
+
+class FakeSampler:
+    """Stacks from `stacks_at(size_n)`; times from `seconds_at(size_n)`. Records its calls."""
+
+    name = "fake"
+
+    def __init__(
+        self,
+        stacks_at: Callable[[int], Mapping[Stack, int]],
+        *,
+        seconds_at: Callable[[int], float] | None = None,
+        faults_at: Callable[[int], FaultReport | None] | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> None:
+        self._stacks_at = stacks_at
+        self._seconds_at = seconds_at
+        self._faults_at = faults_at
+        self.notes = notes
+        self.calls: list[tuple[str, tuple[str, ...], int]] = []
+
+    def sample(
+        self, argv: Sequence[str], *, size_n: int, reference_s: float | None, out_dir: Path
+    ) -> StackProfile:
+        self.calls.append(("sample", tuple(argv), size_n))
+        stacks = dict(self._stacks_at(size_n))
+        total = sum(stacks.values())
+        if reference_s is None:
+            reference_s = self._seconds_at(size_n) if self._seconds_at else total / 1e9
+        return StackProfile(size_n, stacks, samples=len(stacks) and total // 1_000_000 or 0,
+                            event="cpu-clock", reference_s=reference_s)
+
+    def sample_faults(
+        self, argv: Sequence[str], *, size_n: int, expected_faults: int | None, out_dir: Path
+    ) -> FaultReport | None:
+        self.calls.append(("faults", tuple(argv), size_n))
+        return self._faults_at(size_n) if self._faults_at else None
+
+    def overhead(self, argv: Sequence[str], *, size_n: int) -> Overhead | None:
+        self.calls.append(("overhead", tuple(argv), size_n))
+        return None
