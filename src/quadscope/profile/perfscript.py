@@ -81,11 +81,14 @@ def _frame_line(line: str) -> tuple[int, str, str] | None:
         ip = int(ip_text, 16)
     except ValueError:
         return None
-    # The dso is the last parenthesised group: C++ symbols carry their own parens.
-    sym, sep, dso = rest.rpartition(" (")
-    if not sep:
+    # The dso is the last parenthesised group that opens with / or [: C++ symbols carry
+    # their own parens, and a replaced binary's dso ends in " (deleted)".
+    idx = rest.rfind(" (")
+    while idx > 0 and rest[idx + 2 : idx + 3] not in ("/", "["):
+        idx = rest.rfind(" (", 0, idx)
+    if idx < 0 or not rest.endswith(")"):
         return ip, rest or UNKNOWN, UNKNOWN
-    return ip, sym or UNKNOWN, dso[:-1] if dso.endswith(")") else dso
+    return ip, rest[:idx] or UNKNOWN, rest[idx + 2 : -1]
 
 
 def parse(lines: Iterable[str]) -> PerfData:

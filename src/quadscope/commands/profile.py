@@ -1,0 +1,129 @@
+"""`quadscope profile RUN`: sample a stored sweep at a few sizes and name the culprits.
+
+Contract: options -> stored sweep -> sampler -> `profile_sweep` -> blob
+"profile" in the store -> culprits table, file paths, fault diagnosis, notes.
+`profile_stored(args, sweep, store)` is the same without the table, for
+`quadscope run --profile`; it returns the extras a report shows
+(`{"profile": blob, "culprits": [...]}`). A missing or unusable perf is one
+sentence (exit 7); the sweep's stored results are untouched either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from quadscope.commands.common import add_store_option, open_store
+from quadscope.model import Sweep
+from quadscope.profile.driver import Attribution, choose_sampler, profile_sweep
+from quadscope.sizes import parse_sizes
+from quadscope.store import Store, default_db_path
+
+EPILOG = """\
+examples:
+  quadscope profile last
+  quadscope profile 12 --sizes 1e3..1e5*10
+  quadscope profile mysweep --out prof/ --no-overhead
+Folded stacks (flamegraph.pl / speedscope) and a differential flame graph are
+written to --out, by default beside the results database.
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("profile", help="sample a stored sweep and name the functions that "
+                       "make it grow", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run_ref", metavar="RUN", help="a sweep id, name, or `last`")
+    p.add_argument("--sizes", dest="profile_sizes", metavar="SPEC", default=None,
+                   help="sizes to profile [4–5 of the sweep's sizes, spread geometrically]")
+    p.add_argument("--out", dest="profile_out", metavar="DIR", default=None,
+                   help="where folded stacks and the flame graph go "
+                        "[<db dir>/profile/sweep-<id>]")
+    p.add_argument("--no-overhead", action="store_true",
+                   help="skip measuring perf's overhead (saves a few seconds)")
+    add_store_option(p)
+    p.set_defaults(func=run)
+
+
+def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
+    given = getattr(args, "profile_out", None)
+    if given:
+        return Path(given)
+    db = Path(args.db) if getattr(args, "db", None) else default_db_path()
+    return db.parent / "profile" / f"sweep-{sweep.id}"
+
+
+def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:
+    spec = getattr(args, "profile_sizes", None)
+    sizes = parse_sizes(spec) if spec else None
+    sampler = choose_sampler(sweep.command if not sweep.shell else ("/bin/sh",))
+    attribution = profile_sweep(
+        sweep, sizes, sampler=sampler, out_dir=_out_dir(args, sweep), runs=store.runs(sweep.id),
+        measure_overhead=not getattr(args, "no_overhead", False),
+        progress=lambda msg: print(f"quadscope: {msg}", file=sys.stderr),
+    )
+    # Stored as soon as it exists, so a failing print cannot lose it.
+    store.put_blob(sweep.id, "profile", attribution.to_dict())
+    return attribution
+
+
+def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> dict[str, Any]:
+    attribution = _profile(args, sweep, store)
+    console = Console(file=sys.stderr, highlight=False)
+    for item in footer(attribution):
+        console.print(item)
+    blob = attribution.to_dict()
+    return {"profile": blob, "culprits": blob["culprits"]}
+
+
+def culprits_table(a: Attribution, limit: int = 10) -> Table:
+    n0, n1 = a.sizes[0], a.sizes[-1]
+    table = Table(title=f"culprits: what makes it grow (n={n0}..{n1}, {a.sampler})",
+                  title_justify="left")
+    for col in ("#", "symbol", "dso", "class", "k", "share at max n", "share of growth",
+                "call path"):
+        table.add_column(col, overflow="fold")
+    for i, c in enumerate(a.culprits[:limit], 1):
+        k = "—" if c.self_exponent is None else f"{c.self_exponent:.2f}"
+        path = " → ".join(c.call_path[-4:])
+        if len(c.call_path) > 4:
+            path = "… → " + path
+        table.add_row(str(i), Text(c.symbol), Text(Path(c.dso).name or c.dso), c.self_class, k,
+                      f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}", Text(path))
+    return table
+
+
+def footer(a: Attribution) -> list[Text]:
+    out = [Text(f"flame graph: {a.flame_svg_path}"),
+           Text("folded stacks: " + ", ".join(a.folded), style="dim")]
+    for s in a.fault_sentences:
+        out.append(Text(f"page faults: {s}", style="bold"))
+    if a.overhead:
+        o = a.overhead
+        out.append(Text(
+            f"profiler overhead at n={o['size_n']}: {o['plain_wall_s']:.3f} s → "
+            f"{o['profiled_wall_s']:.3f} s under perf ({o['ratio']:.2f}×), plus "
+            f"{o['startup_s']:.1f} s per recording to start perf", style="dim"))
+    for note in a.notes:
+        out.append(Text(f"note: {note}", style="yellow"))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        sweep = store.get_sweep(args.run_ref)
+        attribution = _profile(args, sweep, store)
+    console = Console(highlight=False)
+    if attribution.culprits:
+        console.print(culprits_table(attribution))
+    else:
+        console.print("no function holds a visible share of the time at the largest n")
+    for item in footer(attribution):
+        console.print(item)
+    return 0
