@@ -1,0 +1,81 @@
+"""Run every benchmark and rewrite BENCHMARKS.md with what was measured.
+
+`make bench` runs this (about 5–10 minutes on a 2-core VM). Each benchmark's
+section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
+later one loses nothing already measured (hyperfine's reason for exporting
+after each benchmark). Benchmarks are not part of `make test`.
+
+usage: .venv/bin/python bench/run_all.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import accuracy
+import overhead
+import time_to_verdict
+from common import REPO, log, machine
+
+OUT = REPO / "BENCHMARKS.md"
+
+INTRO = """\
+# Benchmarks
+
+Measured by `bench/run_all.py`; do not edit by hand. This machine is shared and
+noisy, so only medians and ratios measured side by side in the same run are
+reported: compare the ratios, not the absolute times, with another machine's.
+"""
+
+
+def render(head: dict[str, str], command: str, sections: dict[str, str]) -> str:
+    lines = [INTRO,
+             f"- date: {head['date']}",
+             f"- machine: {head['nproc']} CPUs (`nproc`), kernel {head['kernel']}, "
+             f"{head['cpu']}, Python {head['python']}",
+             f"- command: `{command}`",
+             ""]
+    for title, body in sections.items():
+        lines += [f"## {title}", "", body, ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true",
+                   help="fewer repeats and rounds: a smoke run, not numbers to publish")
+    args = p.parse_args(argv)
+    command = " ".join([".venv/bin/python", "bench/run_all.py", *map(shlex.quote, argv or
+                                                                     sys.argv[1:])])
+    head = machine()
+    repeat, rounds, budget = (3, 2, 15.0) if args.quick else (5, 5, 30.0)
+    sections: dict[str, str] = {}
+    plan: list[tuple[str, Callable[[], str]]] = [
+        ("1. Accuracy: quadscope vs big_O on the same sweeps",
+         lambda: accuracy.markdown(accuracy.measure(accuracy.SUITE, repeat), repeat)),
+        ("2. Harness overhead: quadscope vs hyperfine -N on /bin/true",
+         lambda: overhead.markdown(overhead.measure(rounds, 200), 200)),
+        ("3. Time to verdict: adaptive vs a fixed doubling grid",
+         lambda: time_to_verdict.markdown(
+             time_to_verdict.measure(time_to_verdict.SUBSET, budget), budget)),
+    ]
+    t0 = time.monotonic()
+    for title, _ in plan:
+        sections[title] = "(not measured yet)"
+    for title, fn in plan:
+        log(f"bench: {title}")
+        sections[title] = fn()
+        OUT.write_text(render(head, command, sections))
+        log(f"bench: wrote {OUT.name} ({time.monotonic() - t0:.0f} s so far)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
