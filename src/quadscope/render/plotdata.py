@@ -579,7 +579,9 @@ _PROBE_COLUMNS: tuple[tuple[str, str], ...] = (
 
 def _doctor(extras: Mapping[str, Any]) -> list[dict[str, Any]]:
     blob: Any = extras.get("doctor")
-    if isinstance(blob, Mapping):
+    if isinstance(blob, Mapping) and "probe" in blob:  # one probe's own sweep
+        blob = [blob]
+    elif isinstance(blob, Mapping):
         blob = blob.get("probes", blob.get("results", []))
     if isinstance(blob, Mapping):
         blob = [{"probe": k, **v} if isinstance(v, Mapping) else {"probe": k, "finding": v}
@@ -594,6 +596,11 @@ def _doctor(extras: Mapping[str, Any]) -> list[dict[str, Any]]:
             cells["finding"] += " " + _cell(probe["advice"])
         entry: dict[str, Any] = {"name": name, "verdict": _cell(probe.get("verdict")),
                                  "cells": cells, "plot": None}
+        many = probe.get("plot_series")
+        if isinstance(many, list) and many:
+            entry["plot"] = _probe_plot(i, name, probe, many)
+            out.append(entry)
+            continue
         series = _series_of(probe)
         if series:
             xs, ys = series
@@ -612,6 +619,28 @@ def _doctor(extras: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         out.append(entry)
     return out
+
+
+_SERIES_COLORS = ("probe", "A", "B", "ratio", "cross", "fail")
+
+
+def _probe_plot(i: int, name: str, probe: Mapping[str, Any], many: list[Any]) -> dict[str, Any]:
+    """One small plot of several labelled series: `plot_series` = [{"label", "points"}, ...]
+    (added by `quadscope report` from the probe's stored sweeps: median per size)."""
+    layers: list[dict[str, Any]] = []
+    for j, ser in enumerate(s for s in many if isinstance(s, Mapping)):
+        pts = [p for p in ser.get("points", []) if isinstance(p, list | tuple) and len(p) >= 2]
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        color = PALETTE[_SERIES_COLORS[j % len(_SERIES_COLORS)]]
+        label = str(ser.get("label", f"series {j + 1}"))
+        layers.append({"type": "line", "x": rnd_list(xs), "y": rnd_list(ys), "color": color,
+                       "label": label, "dash": False})
+        layers.append({"type": "points", "x": rnd_list(xs), "y": rnd_list(ys), "color": color,
+                       "label": "", "marker": "o", "name": str(ser.get("name", "median"))})
+    first = many[0] if isinstance(many[0], Mapping) else {}
+    return {"id": f"probe-{i}", "kind": "probe", "metric": name, "xlog": False, "ylog": False,
+            "small": True, "title": name, "xlabel": str(first.get("x_label", "n")),
+            "ylabel": str(first.get("y_label", "median")), "layers": layers}
 
 
 def _facts(analysis: Analysis) -> list[tuple[str, str]]:
