@@ -1,0 +1,185 @@
+"""Tests for per-function series, ranking, profile_sweep with a fake sampler, and the SVG."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from quadscope.errors import FitRefusedError
+from quadscope.model import Fit, Measurement, Run, Sweep
+from quadscope.profile.attribute import attribute, hottest_path, series, two_point_exponent
+from quadscope.profile.driver import (
+    Attribution,
+    choose_sizes,
+    profile_sweep,
+    reference_seconds,
+    should_sample_faults,
+)
+from quadscope.profile.flamegraph import build_tree, frame_delta, growth_colour, render_svg
+from quadscope.profile.sampler import FakeSampler
+from quadscope.profile.stacks import KERNEL_DSO, Frame, Stack, StackProfile
+
+MAIN = Frame("main", "/bin/prog")
+QUAD = Frame("pairs", "/bin/prog")
+LIN = Frame("scan", "/bin/prog")
+SYS = Frame("do_syscall_64", KERNEL_DSO)
+SIZES = (1000, 2000, 4000, 8000)
+
+
+def stacks_at(n: int) -> dict[Stack, int]:
+    """10% quadratic, 90% linear at n=1000; equal absolute growth by n=8000."""
+    return {(MAIN, QUAD): n * n // 10, (MAIN, LIN): 900 * n, (MAIN, LIN, SYS): 10 * n}
+
+
+def profiles() -> list[StackProfile]:
+    return [StackProfile(n, stacks_at(n), 1000, "cpu-clock", sum(stacks_at(n).values()) / 1e9)
+            for n in SIZES]
+
+
+def fake_fit(metric: str, sizes: list[int], values: list[float], **_: object) -> Fit:
+    k = two_point_exponent(sizes[0], sizes[-1], values[0], values[-1])
+    return Fit(metric, "n^2" if k and k > 1.5 else "n", k, None, {}, None, (), len(sizes))
+
+
+def test_series_self_and_inclusive_seconds() -> None:
+    """Self is the leaf's weight, inclusive counts every frame once, scaled to reference_s."""
+    ser = series([StackProfile(10, {(MAIN, LIN, LIN): 3, (MAIN, QUAD): 1}, 4, "cpu-clock", 2.0)])
+    assert ser.self_s[LIN] == (1.5,)
+    assert ser.self_s[QUAD] == (0.5,)
+    assert ser.inclusive_s[MAIN] == (2.0,)
+    assert ser.inclusive_s[LIN] == (1.5,)  # recursion is not counted twice
+    assert MAIN not in ser.self_s
+
+
+def test_quadratic_minority_outranks_linear_majority() -> None:
+    """10% at small n growing as n² ranks above a linear function that is 90% at small n."""
+    res = attribute(profiles(), fit=fake_fit)
+    assert res.superlinear
+    first, second = res.culprits[0], res.culprits[1]
+    assert (first.symbol, first.self_class) == ("pairs", "n^2")
+    assert second.symbol == "scan"
+    assert first.self_exponent == pytest.approx(2.0)
+    assert first.share_at_max == pytest.approx(6.4e6 / (6.4e6 + 7.28e6))
+    assert first.superlinear_share == pytest.approx(1.0)
+    assert second.superlinear_share == 0.0
+    growth = (6.4e6 - 1e5) / ((6.4e6 + 7.28e6) - (1e5 + 0.91e6))
+    assert first.growth_share == pytest.approx(growth)
+    assert first.call_path == ("main", "pairs")
+    assert [c.symbol for c in res.culprits] == ["pairs", "scan", "do_syscall_64"]
+
+
+def test_real_fitter_classes() -> None:
+    """With quadscope.fitting, the exact n² and n series get classes n^2 and n."""
+    res = attribute(profiles())
+    by = {c.symbol: c for c in res.culprits}
+    assert by["pairs"].self_class == "n^2"
+    assert by["scan"].self_class == "n"
+
+
+def test_linear_program_ranks_by_growth_share() -> None:
+    """When nothing grows faster than linear, the largest share of growth comes first."""
+    profs = [StackProfile(n, {(MAIN, LIN): 9 * n, (MAIN, QUAD): n}, 1000, "cpu-clock", n / 1e3)
+             for n in SIZES]
+    res = attribute(profs, fit=fake_fit)
+    assert not res.superlinear
+    assert [c.symbol for c in res.culprits] == ["scan", "pairs"]
+    assert res.culprits[0].growth_share == pytest.approx(0.9)
+
+
+def test_two_sizes_give_two_point_exponent_and_inconclusive() -> None:
+    """With two sizes there is no fit: class inconclusive, exponent from the two points."""
+    res = attribute(profiles()[::3])
+    assert res.culprits[0].self_class == "inconclusive"
+    assert res.culprits[0].self_exponent == pytest.approx(2.0)
+
+
+def test_one_size_is_refused() -> None:
+    """A single size cannot show growth: FitRefusedError with the fix."""
+    with pytest.raises(FitRefusedError, match="at least 2 sizes"):
+        attribute(profiles()[:1])
+
+
+def test_few_samples_note() -> None:
+    """Fewer than 1000 samples at the largest size is said in a note."""
+    profs = [StackProfile(n, stacks_at(n), 40, "cpu-clock", 1.0 * n) for n in SIZES]
+    assert any("only 40 samples at n=8000" in x for x in attribute(profs, fit=fake_fit).notes)
+
+
+def test_hottest_path() -> None:
+    """The heaviest root-first path to a frame wins."""
+    a, b = Frame("a", ""), Frame("b", "")
+    st = {(MAIN, a, LIN): 5, (MAIN, b, LIN): 7, (MAIN, a, QUAD): 100}
+    assert hottest_path(st, LIN) == (MAIN, b, LIN)
+
+
+def test_choose_sizes_geometric() -> None:
+    """Five measured sizes nearest a geometric spread (ties to the smaller); fewer all kept."""
+    measured = [1000 * 2**i for i in range(11)]
+    assert choose_sizes(measured) == (1000, 4000, 32000, 128000, 1024000)
+    assert choose_sizes([5, 1, 3]) == (1, 3, 5)
+
+
+def _run(n: int, user_s: float, faults: int, warm: bool = False) -> Run:
+    m = Measurement(user_s, user_s, 0.0, 0, faults, 0, 0, 0, 0)
+    return Run(1, 0, "A", n, 0, warm, 0.0, m)
+
+
+def test_reference_and_fault_decision_from_stored_runs() -> None:
+    """Reference time is the median CPU at that size; ~1 fault per n asks for fault sampling."""
+    runs = [_run(100, 1.0, 90), _run(100, 3.0, 110), _run(100, 9.0, 100, warm=True)]
+    assert reference_seconds(runs, 100) == 2.0
+    assert reference_seconds(runs, 7) is None
+    assert should_sample_faults(runs) == (True, 100)
+    assert should_sample_faults([_run(10**6, 1.0, 80)]) == (False, 80)
+
+
+def test_profile_sweep_with_fake_sampler(tmp_path: Path) -> None:
+    """profile_sweep samples each size, writes folded files and the SVG, and round-trips."""
+    sweep = Sweep(id=7, name="t", mode="sizes", command=("./prog", "{n}"), sizes=SIZES)
+    sampler = FakeSampler(stacks_at)
+    a = profile_sweep(sweep, None, sampler=sampler, out_dir=tmp_path, fit=fake_fit)
+    assert [c for c in sampler.calls if c[0] == "sample"] == [
+        ("sample", ("./prog", str(n)), n) for n in SIZES
+    ]
+    assert ("overhead", ("./prog", "8000"), 8000) in sampler.calls
+    assert a.culprits[0].symbol == "pairs"
+    assert (tmp_path / "folded-n1000.txt").read_text() == (
+        "main;pairs 100000\nmain;scan 900000\nmain;scan;do_syscall_64_[k] 10000\n"
+    )
+    assert Path(a.flame_svg_path).read_text() == a.flame_svg
+    assert Attribution.from_dict(a.to_dict()) == a
+    assert a.to_dict()["culprits"][0]["symbol"] == "pairs"
+
+
+def test_growth_colour_mapping() -> None:
+    """Grey near linear, red above (saturating at +1), blue below (saturating at −1)."""
+    assert growth_colour(0.0) == growth_colour(0.04) == "rgb(190,190,190)"
+    assert growth_colour(1.0) == growth_colour(5.0) == "rgb(255,20,20)"
+    assert growth_colour(0.5) == "rgb(242,105,105)"
+    assert growth_colour(-1.0) == "rgb(40,110,255)"
+    assert growth_colour(None) == "rgb(200,200,200)"
+
+
+def test_frame_delta_is_exponent_minus_one() -> None:
+    """A frame's colour input is its two-point exponent minus 1; absent at n₀ is infinite."""
+    small = StackProfile(1000, {(MAIN, QUAD): 1, (MAIN, LIN): 9}, 10, "c", 10.0)
+    large = StackProfile(8000, {(MAIN, QUAD): 64, (MAIN, LIN): 72, (MAIN, SYS): 5}, 10, "c", 141.0)
+    tree = build_tree(small, large)
+    assert frame_delta(tree.children[MAIN].children[QUAD], 1000, 8000) == pytest.approx(1.0)
+    assert frame_delta(tree.children[MAIN].children[LIN], 1000, 8000) == pytest.approx(0.0)
+    assert frame_delta(tree.children[MAIN].children[SYS], 1000, 8000) == float("inf")
+
+
+def test_svg_escapes_names_and_is_self_contained() -> None:
+    """Symbol names with <, & and quotes are escaped; the SVG parses and has no script."""
+    evil = Frame('operator<<(std::ostream&, "x")', "/bin/<p>")
+    small = StackProfile(10, {(MAIN, evil): 1, (MAIN, LIN): 1}, 2, "c", 1.0)
+    large = StackProfile(100, {(MAIN, evil): 100, (MAIN, LIN): 10}, 2, "c", 110.0)
+    svg = render_svg(small, large, classes={evil: "n^2"})
+    root = ET.fromstring(svg)
+    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert 'operator<<(std::ostream&, "x") (/bin/<p>)\nclass n^2, k = 2.00, 90.9% at n=100' in titles
+    assert "<script" not in svg and "href" not in svg
+    assert "operator&lt;&lt;" in svg
