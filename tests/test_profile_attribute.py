@@ -175,7 +175,7 @@ def test_frame_delta_is_exponent_minus_one() -> None:
 def test_svg_escapes_names_and_is_self_contained() -> None:
     """Symbol names with <, & and quotes are escaped; the SVG parses and has no script."""
     evil = Frame('operator<<(std::ostream&, "x")', "/bin/<p>")
-    small = StackProfile(10, {(MAIN, evil): 1, (MAIN, LIN): 1}, 2, "c", 1.0)
+    small = StackProfile(10, {(MAIN, evil): 1, (MAIN, LIN): 1}, 2, "c", 2.0)
     large = StackProfile(100, {(MAIN, evil): 100, (MAIN, LIN): 10}, 2, "c", 110.0)
     svg = render_svg(small, large, classes={evil: "n^2"})
     root = ET.fromstring(svg)
