@@ -1,0 +1,100 @@
+"""The HTML report in a real browser: Debian's headless Chromium driven by Playwright.
+
+Skipped only when /usr/bin/chromium or the playwright package is absent
+(scripts/setup installs both); never retried. Leaves a screenshot in
+artifacts/report.png for a person to look at.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from quadscope.render.html import HtmlRenderer
+from quadscope.render.plotdata import plot_point_count, report_data
+from test_report import HOSTILE, build_analysis
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not shutil.which(CHROMIUM):
+        pytest.skip("no /usr/bin/chromium: run scripts/setup")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def test_report_in_chromium(browser, tmp_path) -> None:
+    """Every drawn plot has its points, hover names the run, no errors, hostile text is text."""
+    analysis = build_analysis(vs=True)
+    data = report_data(analysis)
+    path = tmp_path / "report.html"
+    path.write_text(HtmlRenderer().render(analysis))
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    dialogs: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready]")
+
+    drawn = page.eval_on_selector_all(
+        "svg.qs-plot", "els => els.map(e => [e.dataset.plot, e.querySelectorAll('.pt').length])")
+    expected = {p["id"]: plot_point_count(data, p) for p in data.plots}
+    open_metrics = {s["metric"] for s in data.sections if s["open"]}
+    want_drawn = {p["id"] for s in data.sections if s["open"] for p in s["plots"]}
+    assert {pid for pid, _ in drawn} == want_drawn and open_metrics
+    for pid, count in drawn:
+        assert count == expected[pid], pid
+    assert dict(drawn)["wall_s-cost"] == 60  # 29 + 1 failed of A, 30 of B
+
+    # The failed run is the only cross in the cost plot: its tooltip names it exactly.
+    failed = next(r for r in analysis.failures if r.variant == "A")
+    page.hover("svg[data-plot='wall_s-cost'] path.pt")
+    ms = failed.measurement.wall_s * 1e3
+    assert page.inner_text("#qs-tip") == (
+        f"A  n = {failed.size_n}, repeat {failed.repeat}, run #{failed.seq}\n"
+        f"wall_s = {float(f'{ms:.4g}'):g} ms\nexit 3"
+    )
+
+    # A closed section draws its plots when opened.
+    page.click("#m-voluntary_ctx_switches > summary")
+    assert page.locator("svg[data-plot='voluntary_ctx_switches-cost'] .pt").count() == 60
+
+    # Box zoom changes the axes; double-click restores them.
+    svg = page.locator("svg[data-plot='wall_s-cost']")
+    svg.scroll_into_view_if_needed()
+
+    def ticks() -> list[str]:
+        return svg.evaluate("e => [...e.querySelectorAll('text.tick')].map(t => t.textContent)")
+
+    before = ticks()
+    box = svg.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.7, steps=4)
+    page.mouse.up()
+    assert ticks() != before
+    svg.dblclick(position={"x": box["width"] * 0.5, "y": box["height"] * 0.5})
+    assert ticks() == before
+
+    assert HOSTILE in page.inner_text("dl.facts")
+    assert dialogs == [] and errors == []
+    page.mouse.move(0, 0)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+    page.close()
