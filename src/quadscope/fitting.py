@@ -51,15 +51,17 @@ from quadscope.stats import median_by_size as median_by_size
 
 # Burnham & Anderson (2002, §2.6) read Δ ≥ 4 as "considerably less support";
 # below it, the data do not clearly favour the more complex class.
-SELECT_DELTA = 4.0
+SELECT_DELTA = 6.0
 # How far (in exponent units) the free power law's 95% interval may miss the
 # class's own effective exponent before the class is distrusted.
 EXPONENT_SLACK = 0.3
+# A confident verdict must also be the verdict of this share of bootstrap replicates.
+MIN_SUPPORT = 0.8
 # 2^n is only fitted while 2^n_max is representable with room to spare.
 MAX_EXPONENTIAL_N = 1000.0
 # Largest size that `decide_n` may name: beyond it no sweep is practical.
 MAX_DECIDE_N = 1e12
-K_GRID = np.linspace(0.0, 4.0, 201)
+K_GRID = np.linspace(0.0, 4.0, 81)
 
 
 def _log_n(n: np.ndarray) -> np.ndarray:
@@ -363,11 +365,77 @@ def _divergence_n(c1: _ClassFit, c2: _ClassFit, n_max: float, tol: float) -> int
     return None if hit.size == 0 else nice_n(grid[hit[0]])
 
 
+def _explain_tie(
+    c1: _ClassFit, c2: _ClassFit, top: _ClassFit, data: _Data, c_hat: float
+) -> tuple[str, int | None]:
+    """Why c1 and c2 cannot be told apart, and the n where their predictions part."""
+    lo_n, hi_n = float(data.n[0]), float(data.n[-1])
+    sigma_rel = np.sqrt(c_hat / data.w[-3:]) / np.maximum(np.abs(data.y[-3:]), np.finfo(float).tiny)
+    # Curves must part by several standard errors of a median to be told apart at one size.
+    tol = float(np.clip(3 * np.median(sigma_rel), 0.02, 0.5))
+    decide_n = _divergence_n(c1, c2, hi_n, tol)
+    target = f"grow n to {_fmt_n(decide_n)}" if decide_n else "no practical n decides it"
+    grow = float(_curve(top.cls, 0.0, top.b, np.array([hi_n]))[0]) if top.cls != "1" else 0.0
+    total = top.a + grow
+    frac = grow / total if total > 0 and np.isfinite(total) else 1.0
+    if top.cls != "1" and frac < 0.5:
+        pct = max(1, int(np.ceil(100 * frac)))
+        reason = (
+            f"start-up cost dominates every size: the growing part is under {pct}% of the total "
+            f"at n = {_fmt_n(hi_n)}; {target} to tell {c1.cls} from {c2.cls}"
+        )
+    else:
+        reason = (
+            f"{c1.cls} and {c2.cls} fit about equally well over {_decades(lo_n, hi_n)} of n "
+            f"({_fmt_n(lo_n)}–{_fmt_n(hi_n)}); {target} to tell them apart"
+        )
+    return reason, decide_n
+
+
 def _effective_exponent(cf: _ClassFit, data: _Data) -> float:
     """The k a free power law finds on the class's own noise-free curve at these sizes."""
     if cf.cls == "2^n":
         return 4.0
     return float(_power_grid(data.n, _curve(cf.cls, cf.a, cf.b, data.n), data.w)[0])
+
+
+def _select(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Batched selection over the last axis (ordered as CLASSES): (chosen, unique).
+
+    chosen is the simplest class within SELECT_DELTA of the best score; unique
+    says no other growing class is within that margin too.
+    """
+    delta = scores - np.min(scores, axis=-1, keepdims=True)
+    near = delta < SELECT_DELTA
+    chosen = np.argmax(near, axis=-1)
+    growing_near = near.copy()
+    growing_near[..., 0] = False
+    unique = (chosen == 0) | (growing_near.sum(-1) == 1)
+    return chosen, unique
+
+
+def _bootstrap_verdicts(data: _Data, boot: np.ndarray, c_hat: float) -> np.ndarray:
+    """(n_boot,) index in CLASSES of each replicate's confident verdict, −1 when it has none.
+
+    Selection frequencies over bootstrap replicates measure how stable a chosen
+    model is (Burnham & Anderson 2002, §5.3; Buckland, Burnham & Augustin 1997).
+    ĉ stays the one estimated on the data: a replicate's medians scatter about
+    the observed ones, not about the truth, so re-estimating ĉ on them would
+    roughly double it and halve every ΔQAICc.
+    """
+    n_boot = boot.shape[0]
+    chi = np.full((n_boot, len(CLASSES)), np.inf)
+    sw = data.w.sum()
+    a1 = np.maximum((boot * data.w).sum(-1) / sw, 0.0)
+    chi[:, 0] = (data.w * (boot - a1[:, None]) ** 2).sum(-1)
+    for i, cls in enumerate(CLASSES[1:], start=1):
+        norm = _normalised(cls, data.n, float(data.n[-1]))
+        if norm is not None:
+            chi[:, i] = nnls2(norm[0], boot, data.w)[2]
+    n_coef = np.array([1] + [2] * (len(CLASSES) - 1))
+    scores = qaicc(chi, c_hat, data.m, n_coef)
+    chosen, unique = _select(scores)
+    return np.where(unique, chosen, -1)
 
 
 def fit_metric(
@@ -389,8 +457,8 @@ def fit_metric(
     k, a_pl, b_pl_norm, chi_pl = _power_point(data)
     fitted_pl = a_pl + b_pl_norm * (data.n / data.n[-1]) ** k
     boot = _replicates(data, fitted_pl, rng, n_boot)
-    ks = _power_grid(data.n, boot, data.w)[0]
-    k_lo, k_hi = (float(v) for v in np.percentile(ks, [2.5, 97.5]))
+    power_boot = _power_grid(data.n, boot, data.w)
+    k_lo, k_hi = (float(v) for v in np.percentile(power_boot[0], [2.5, 97.5]))
     k_ci = (min(k_lo, k), max(k_hi, k))
 
     raw = _fit_classes(data)
@@ -406,7 +474,8 @@ def fit_metric(
             fits[cls] = _ClassFit(cls, 0.0, 0.0, np.inf, np.inf)
         else:
             n_coef = 1 if cls == "1" else 2
-            fits[cls] = _ClassFit(cls, v[0], v[1], v[2], float(qaicc(v[2], c_hat, data.m, n_coef)))
+            score = float(qaicc(v[2], c_hat, data.m, n_coef))
+            fits[cls] = _ClassFit(cls, v[0], v[1], v[2], score)
     scores = np.array([fits[c].score for c in CLASSES])
     weights = akaike_weights(scores)
     best = CLASSES[int(np.argmin(scores))]  # argmin takes the first, i.e. simpler, on ties
@@ -415,9 +484,25 @@ def fit_metric(
     leading = [c for c in CLASSES if delta[c] < SELECT_DELTA]
 
     lo_n, hi_n = float(data.n[0]), float(data.n[-1])
+    verdicts = _bootstrap_verdicts(data, boot, c_hat)
+    support = float(np.mean(verdicts == CLASSES.index(chosen)))
     cls, reason, decide_n = chosen, "", None
+    rivals = [c for c in leading if c not in (chosen, "1")] if chosen != "1" else []
     if chosen == "1":
         leading = ["1"]
+    if rivals or (chosen != "1" and support < MIN_SUPPORT):
+        # The runner-up: the best rival on the data, else the bootstrap's favourite alternative.
+        if rivals:
+            other = best if best != chosen else min(rivals, key=lambda c: delta[c])
+        else:
+            alt = verdicts[(verdicts >= 0) & (verdicts != CLASSES.index(chosen))]
+            other = CLASSES[int(np.bincount(alt).argmax())] if alt.size else (
+                min((c for c in CLASSES if c != chosen), key=lambda c: delta[c])
+            )
+        leading = list(dict.fromkeys([chosen, other, *leading]))
+        cls = INCONCLUSIVE
+        reason, decide_n = _explain_tie(fits[chosen], fits[other], fits[best], data, c_hat)
+    elif chosen == "1":
         if hi_n < 10 * lo_n:
             cls = INCONCLUSIVE
             decide_n = nice_n(10 * lo_n)
@@ -426,40 +511,15 @@ def fit_metric(
                 f"grow n to {_fmt_n(decide_n)} to confirm it is constant"
             )
     else:
-        rivals = [c for c in leading if c not in (chosen, "1")]
-        if rivals:
-            c1 = fits[chosen]
-            c2 = fits[best] if best != chosen else fits[min(rivals, key=lambda c: delta[c])]
-            rel_noise = float(np.median(np.sqrt(c_hat / data.w[-3:]) / np.maximum(np.abs(data.y[-3:]), 1e-300)))
-            decide_n = _divergence_n(c1, c2, hi_n, max(3 * rel_noise, 0.02))
+        k_eff = _effective_exponent(fits[chosen], data)
+        if k_eff < k_ci[0] - EXPONENT_SLACK or k_eff > k_ci[1] + EXPONENT_SLACK:
             cls = INCONCLUSIVE
-            top = fits[best]
-            grow = top.b * float(CLASS_FUNCS[top.cls](np.array([hi_n]))[0]) if top.cls != "2^n" else np.inf
-            frac = grow / (top.a + grow) if top.a + grow > 0 else 0.0
-            target = f"grow n to {_fmt_n(decide_n)}" if decide_n else "no practical n decides it"
-            pair = f"{c1.cls} from {c2.cls}"
-            if frac < 0.5:
-                pct = int(np.ceil(100 * frac))
-                reason = (
-                    f"start-up cost dominates every size: the growing part is under {pct}% of the total "
-                    f"at n = {_fmt_n(hi_n)}; {target} to tell {pair}"
-                )
-            else:
-                reason = (
-                    f"{c1.cls} and {c2.cls} fit equally well over {_decades(lo_n, hi_n)} of n "
-                    f"({_fmt_n(lo_n)}–{_fmt_n(hi_n)}); {target} to tell them apart"
-                )
-        else:
-            k_eff = _effective_exponent(fits[chosen], data)
-            if k_eff < k_ci[0] - EXPONENT_SLACK or k_eff > k_ci[1] + EXPONENT_SLACK:
-                cls = INCONCLUSIVE
-                decide_n = nice_n(10 * hi_n)
-                reason = (
-                    f"the best class, {chosen}, disagrees with the free exponent k = {k:.2f} "
-                    f"(95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}), so the metric may mix growth terms; "
-                    f"grow n to {_fmt_n(decide_n)} to see which one dominates"
-                )
-                leading = [chosen]
+            decide_n = nice_n(10 * hi_n)
+            reason = (
+                f"the best class, {chosen}, disagrees with the free exponent k = {k:.2f} "
+                f"(95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}), so the metric may mix growth terms; "
+                f"grow n to {_fmt_n(decide_n)} to see which one dominates"
+            )
 
     report = fits[cls if cls != INCONCLUSIVE else best]
     if cls == INCONCLUSIVE and chosen == "1":

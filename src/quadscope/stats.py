@@ -146,7 +146,9 @@ def nnls2(g: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.n
     return a, b, best
 
 
-def qaicc(chi2: np.ndarray | float, c_hat: float, n_obs: int, n_coef: int) -> np.ndarray | float:
+def qaicc(
+    chi2: np.ndarray | float, c_hat: np.ndarray | float, n_obs: int, n_coef: np.ndarray | int
+) -> np.ndarray:
     """Quasi-likelihood AICc of a least-squares fit (Burnham & Anderson 2002, §2.4 and §6.2).
 
     QAICc = χ²/ĉ + 2K + 2K(K+1)/(N − K − 1), with K = n_coef + 1 because the
@@ -154,8 +156,8 @@ def qaicc(chi2: np.ndarray | float, c_hat: float, n_obs: int, n_coef: int) -> np
     sample term uses 1 in the denominator: a deliberate, conservative cap so
     that three or four sizes still rank models rather than dividing by zero.
     """
-    k = n_coef + 1
-    return np.asarray(chi2) / c_hat + 2 * k + 2 * k * (k + 1) / max(n_obs - k - 1, 1)
+    k = np.asarray(n_coef) + 1
+    return np.asarray(chi2) / c_hat + 2 * k + 2 * k * (k + 1) / np.maximum(n_obs - k - 1, 1)
 
 
 def akaike_weights(scores: np.ndarray) -> np.ndarray:

@@ -1,0 +1,219 @@
+"""A versus B: how a metric changed between two commands swept over the same sizes.
+
+Contract: pure functions of stored observations and their `Fit`s; no I/O, no
+printing, deterministic for a given seed. `compare_metric` returns a
+`MetricComparison`, `compare` a `Comparison` over the metrics both sides have.
+
+Method:
+- Per common size, the ratio of medians B/A with a 95% percentile bootstrap
+  interval, runs resampled within each size and side independently (Efron &
+  Tibshirani, An Introduction to the Bootstrap, 1993, §8 and §13).
+- `change`: "class" when both fits are confident and their classes differ, or
+  their exponent intervals do not overlap; otherwise both sides are refitted
+  with the shared class and bootstrapped: "constant" when the 95% interval of
+  b_B/b_A excludes 1, "offset" when only a_B − a_A's interval excludes 0,
+  "none" when neither does. With an inconclusive side, "none" when every size's
+  ratio interval holds 1, else "inconclusive".
+- `crossover_n`: the first n ≥ the smallest measured size, up to 1e12, where
+  the fitted curves cross (brentq on a log grid), for "class" and "constant".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import brentq
+
+from quadscope.fitting import CLASS_FUNCS, bootstrap_class
+from quadscope.model import METRICS, Comparison, Fit, MetricComparison, SizeRatio
+from quadscope.stats import bootstrap_medians, group_medians, group_runs
+
+N_BOOT = 500
+MAX_CROSSOVER_N = 1e12
+
+
+def _ratios(
+    sizes_a: Sequence[float],
+    values_a: Sequence[float],
+    sizes_b: Sequence[float],
+    values_b: Sequence[float],
+    rng: np.random.Generator,
+) -> tuple[SizeRatio, ...]:
+    ga, gb = group_runs(sizes_a, values_a), group_runs(sizes_b, values_b)
+    common, ia, ib = np.intersect1d(ga.sizes, gb.sizes, return_indices=True)
+    if common.size == 0:
+        return ()
+    med_a = group_medians(ga.padded, ga.counts)[ia]
+    med_b = group_medians(gb.padded, gb.counts)[ib]
+    boot_a = bootstrap_medians(ga, rng, N_BOOT)[:, ia]
+    boot_b = bootstrap_medians(gb, rng, N_BOOT)[:, ib]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = med_b / med_a
+        lo, hi = np.nanpercentile(boot_b / boot_a, [2.5, 97.5], axis=0)
+    return tuple(
+        SizeRatio(int(n), float(r), float(min(lo_, r)), float(max(hi_, r)))
+        for n, r, lo_, hi_ in zip(common, ratio, lo, hi, strict=True)
+    )
+
+
+def _curve(cls: str, a: float, b: float, n: np.ndarray) -> np.ndarray:
+    if cls == "1" or b == 0:
+        return np.full(n.shape, a)
+    with np.errstate(over="ignore"):
+        return a + b * CLASS_FUNCS[cls](n)
+
+
+def _fitted_class(fit: Fit) -> str:
+    return fit.cls if fit.confident else fit.best
+
+
+def crossover(fit_a: Fit, fit_b: Fit, n_from: float) -> float | None:
+    """First n in [n_from, 1e12] where a_A + b_A·f_A(n) = a_B + b_B·f_B(n), or None."""
+    ca, cb = _fitted_class(fit_a), _fitted_class(fit_b)
+    if not ca or not cb:
+        return None
+    aa, ba = fit_a.coefficients.get("a", 0.0), fit_a.coefficients.get("b", 0.0)
+    ab, bb = fit_b.coefficients.get("a", 0.0), fit_b.coefficients.get("b", 0.0)
+
+    def diff(log_n: float | np.ndarray) -> np.ndarray:
+        n = np.atleast_1d(np.exp(log_n))
+        return _curve(cb, ab, bb, n) - _curve(ca, aa, ba, n)
+
+    grid = np.linspace(np.log(max(n_from, 1.0)), np.log(MAX_CROSSOVER_N), 600)
+    d = diff(grid)
+    ok = np.isfinite(d)
+    sign = np.sign(d)
+    for i in range(grid.size - 1):
+        if ok[i] and ok[i + 1] and sign[i] != 0 and sign[i] != sign[i + 1]:
+            root = brentq(lambda x: float(diff(x)[0]), grid[i], grid[i + 1], xtol=1e-9)
+            return float(np.exp(root))
+    return None
+
+
+def _lower_word(metric: str, lower: bool) -> str:
+    if metric.endswith("_s"):
+        return "faster" if lower else "slower"
+    return "lower" if lower else "higher"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def compare_metric(
+    metric: str,
+    sizes_a: Sequence[float],
+    values_a: Sequence[float],
+    fit_a: Fit,
+    sizes_b: Sequence[float],
+    values_b: Sequence[float],
+    fit_b: Fit,
+    *,
+    seed: int = 0,
+) -> MetricComparison:
+    """How B differs from A for one metric (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    ratios = _ratios(sizes_a, values_a, sizes_b, values_b, rng)
+    all_hold_one = bool(ratios) and all(r.lo <= 1.0 <= r.hi for r in ratios)
+    ratio_span = (
+        f"B/A between {_fmt(min(r.ratio for r in ratios))} and {_fmt(max(r.ratio for r in ratios))} "
+        f"across {len(ratios)} sizes"
+        if ratios
+        else "no size was measured on both sides"
+    )
+    n_from = float(min(np.min(sizes_a), np.min(sizes_b)))
+    n_top = float(max(np.max(sizes_a), np.max(sizes_b)))
+
+    def result(change: str, summary: str, cross: float | None = None) -> MetricComparison:
+        return MetricComparison(metric, change, fit_a.cls, fit_b.cls, ratios, cross, summary)
+
+    if not (fit_a.confident and fit_b.confident):
+        side = "A" if not fit_a.confident else "B"
+        if all_hold_one:
+            return result("none", f"{metric}: no change detected ({ratio_span})")
+        return result(
+            "inconclusive", f"{metric}: {side}'s growth class is inconclusive; {ratio_span}"
+        )
+
+    ci_a, ci_b = fit_a.exponent_ci, fit_b.exponent_ci
+    disjoint = (
+        ci_a is not None
+        and ci_b is not None
+        and "1" not in (fit_a.cls, fit_b.cls)
+        and (ci_a[1] < ci_b[0] or ci_b[1] < ci_a[0])
+    )
+    if fit_a.cls != fit_b.cls or disjoint:
+        cross = crossover(fit_a, fit_b, n_from)
+        if fit_a.cls != fit_b.cls:
+            text = f"{metric}: B grows as {fit_b.cls} where A grows as {fit_a.cls}"
+        else:
+            text = (
+                f"{metric}: both fit {fit_a.cls}, but B's exponent {fit_b.exponent:.2f} differs "
+                f"from A's {fit_a.exponent:.2f}"
+            )
+        if cross is not None:
+            beyond = np.array([cross * 2.0])
+            lower = _curve(fit_b.cls, fit_b.coefficients["a"], fit_b.coefficients["b"], beyond)[0] < (
+                _curve(fit_a.cls, fit_a.coefficients["a"], fit_a.coefficients["b"], beyond)[0]
+            )
+            text += f"; B is {_lower_word(metric, lower)} beyond n ≈ {_fmt(cross)}"
+        return result("class", text, cross)
+
+    cls = fit_a.cls
+    a_a, b_a, as_a, bs_a = bootstrap_class(cls, sizes_a, values_a, seed=seed)
+    a_b, b_b, as_b, bs_b = bootstrap_class(cls, sizes_b, values_b, seed=seed + 1)
+    if cls != "1":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_ratio = np.log(bs_b) - np.log(bs_a)
+        log_ratio = log_ratio[np.isfinite(log_ratio)]
+        if log_ratio.size and b_a > 0 and b_b > 0:
+            lo, hi = np.exp(np.percentile(log_ratio, [2.5, 97.5]))
+            if lo > 1.0 or hi < 1.0:
+                cross = crossover(fit_a, fit_b, n_from)
+                if cross is not None and cross > 1e3 * n_top:
+                    cross = None  # parallel-looking curves "meeting" far away is an artefact
+                factor = b_b / b_a
+                text = (
+                    f"{metric}: same growth ({cls}), B's growing part is {_fmt(factor)}× A's "
+                    f"(95% interval {_fmt(lo)}–{_fmt(hi)})"
+                )
+                if cross is not None:
+                    beyond = np.array([cross * 2.0])
+                    lower = _curve(cls, fit_b.coefficients["a"], fit_b.coefficients["b"], beyond)[0] < (
+                        _curve(cls, fit_a.coefficients["a"], fit_a.coefficients["b"], beyond)[0]
+                    )
+                    text += f"; B is {_lower_word(metric, lower)} beyond n ≈ {_fmt(cross)}"
+                return result("constant", text, cross)
+    d_lo, d_hi = np.percentile(as_b - as_a, [2.5, 97.5])
+    if d_lo > 0 or d_hi < 0:
+        delta = a_b - a_a
+        word = "adds" if delta > 0 else "saves"
+        return result(
+            "offset",
+            f"{metric}: same growth ({cls}), B {word} a constant {_fmt(abs(delta))} "
+            f"(95% interval {_fmt(d_lo)} to {_fmt(d_hi)})",
+        )
+    return result("none", f"{metric}: no change detected ({ratio_span})")
+
+
+def compare(
+    label_a: str,
+    data_a: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    fits_a: Mapping[str, Fit],
+    label_b: str,
+    data_b: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    fits_b: Mapping[str, Fit],
+    *,
+    seed: int = 0,
+) -> Comparison:
+    """Compare every metric that both sides measured and fitted, in `METRICS` order."""
+    both = set(data_a) & set(data_b) & set(fits_a) & set(fits_b)
+    order = [m for m in METRICS if m in both] + sorted(both - set(METRICS))
+    metrics = tuple(
+        compare_metric(
+            m, *data_a[m], fits_a[m], *data_b[m], fits_b[m], seed=seed
+        )
+        for m in order
+    )
+    return Comparison(label_a, label_b, metrics)

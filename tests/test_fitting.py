@@ -1,0 +1,281 @@
+"""Growth-class fitting on seeded synthetic data with known class, offset and noise."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from quadscope.errors import FitRefusedError
+from quadscope.fitting import (
+    CLASS_FUNCS,
+    INVERSES,
+    fit_metric,
+    fit_power_law,
+    linearise,
+    median_by_size,
+)
+from quadscope.model import CLASSES, INCONCLUSIVE, Fit
+
+THREE_DECADES = np.unique(np.round(np.logspace(1, 4, 12)))
+TWO_DECADES = np.unique(np.round(np.logspace(2, 4, 10)))
+
+
+def synth(
+    cls: str, sizes: np.ndarray, *, a: float, b: float, noise: float, repeats: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Runs a + b·f(n) with multiplicative Gaussian noise, `repeats` per size."""
+    rng = np.random.default_rng(seed)
+    n = np.repeat(np.asarray(sizes, dtype=float), repeats)
+    true = a + b * CLASS_FUNCS[cls](n)
+    return n, true * (1 + noise * rng.standard_normal(n.size))
+
+
+def scaled(cls: str, sizes: np.ndarray, top: float = 1.0) -> float:
+    """b such that b·f(n_max) = top."""
+    return top / float(CLASS_FUNCS[cls](np.array([float(sizes[-1])]))[0])
+
+
+@pytest.mark.parametrize("cls", ["1", "log n", "sqrt n", "n", "n log n", "n^2", "n^3"])
+@pytest.mark.parametrize(
+    ("sizes", "repeats", "noise"), [(THREE_DECADES, 3, 0.02), (TWO_DECADES, 5, 0.05)]
+)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_known_class_is_recovered(cls: str, sizes: np.ndarray, repeats: int, noise: float, seed: int) -> None:
+    """Each class, with an offset and 2–5% noise over 2–3 decades, is named confidently."""
+    n, y = synth(cls, sizes, a=0.05, b=scaled(cls, sizes), noise=noise, repeats=repeats, seed=seed)
+    fit = fit_metric("wall_s", n, y, seed=seed)
+    assert fit.cls == cls, fit.reason
+    assert fit.best == cls
+    assert fit.reason == ""
+    assert fit.n_points == n.size
+
+
+def test_exponential_is_recovered_on_small_n() -> None:
+    """2^n over n = 10..30 is named 2^n."""
+    n, y = synth("2^n", np.arange(10, 31, 2), a=0.01, b=1e-6, noise=0.03, repeats=3, seed=4)
+    assert fit_metric("wall_s", n, y).cls == "2^n"
+
+
+def test_exponential_is_not_fitted_beyond_n_1000() -> None:
+    """2^n is scored inf when n exceeds 1000, so it can never win there."""
+    n, y = synth("n", THREE_DECADES, a=0.0, b=1e-4, noise=0.02, repeats=3, seed=1)
+    fit = fit_metric("wall_s", n, y)
+    exp = next(c for c in fit.candidates if c.cls == "2^n")
+    assert exp.score == np.inf
+    assert exp.weight == 0.0
+
+
+def test_constant_memory_is_one() -> None:
+    """A metric that does not grow (identical max_rss at every run) is "1", with b = 0."""
+    n = np.repeat(THREE_DECADES, 3)
+    fit = fit_metric("max_rss_bytes", n, np.full(n.size, 2_097_152.0))
+    assert fit.cls == "1"
+    assert fit.coefficients == {"a": 2_097_152.0, "b": 0.0}
+
+
+def test_constant_with_page_noise_is_one() -> None:
+    """Constant plus whole-page jitter in max_rss is "1", not a growth class."""
+    rng = np.random.default_rng(3)
+    n = np.repeat(THREE_DECADES, 3)
+    fit = fit_metric("max_rss_bytes", n, 2e6 + 4096 * rng.integers(0, 3, n.size))
+    assert fit.cls == "1"
+
+
+def test_noisy_constant_over_a_decade_is_one() -> None:
+    """A constant with 30% noise over three decades is "1": the growth part is nil."""
+    n, y = synth("1", THREE_DECADES, a=1.0, b=0.0, noise=0.3, repeats=3, seed=5)
+    assert fit_metric("wall_s", n, y).cls == "1"
+
+
+def test_flat_over_less_than_a_decade_is_inconclusive() -> None:
+    """No growth over n = 100–450 (under a decade) is inconclusive, asking for 10× n_min."""
+    n, y = synth("1", np.arange(100, 500, 50), a=1.0, b=0.0, noise=0.05, repeats=3, seed=1)
+    fit = fit_metric("wall_s", n, y)
+    assert fit.cls == INCONCLUSIVE
+    assert fit.best == "1"
+    assert fit.decide_n == 1000
+    assert "less than a decade" in fit.reason
+
+
+def test_startup_cost_is_never_called_constant_or_quadratic() -> None:
+    """Linear growth that is 20% of a big start-up cost is "n" or inconclusive with a reason."""
+    for seed in range(6):
+        n, y = synth("n", TWO_DECADES, a=5e4, b=1.0, noise=0.02, repeats=3, seed=100 + seed)
+        fit = fit_metric("wall_s", n, y, seed=seed)
+        assert fit.cls in ("n", INCONCLUSIVE), (seed, fit.cls)
+        if fit.cls == INCONCLUSIVE:
+            assert fit.reason.startswith("start-up cost dominates every size")
+            assert fit.decide_n is not None and fit.decide_n > 10_000
+
+
+def test_startup_reason_names_share_and_target() -> None:
+    """The start-up reason states the growing share at n_max and the n to grow to."""
+    n, y = synth("n", TWO_DECADES, a=5e4, b=1.0, noise=0.02, repeats=3, seed=105)
+    fit = fit_metric("wall_s", n, y)
+    assert fit.cls == INCONCLUSIVE
+    assert fit.reason == (
+        "start-up cost dominates every size: the growing part is under 17% of the total at "
+        f"n = 10000; grow n to {fit.decide_n} to tell n from n log n"
+    )
+
+
+def test_mild_quadratic_term_up_to_1e4_is_not_quadratic() -> None:
+    """n + n²/1e5 sampled up to 1e4 (quadratic part ≤ 9%) is not confidently n^2."""
+    rng = np.random.default_rng(7)
+    n = np.repeat(np.unique(np.round(np.logspace(1, 4, 14))), 3)
+    y = (n + n**2 / 1e5) * (1 + 0.03 * rng.standard_normal(n.size))
+    assert fit_metric("wall_s", n, y).cls != "n^2"
+
+
+def test_quadratic_term_dominating_up_to_1e7_is_quadratic() -> None:
+    """n + n²/1e5 sampled over 1e4–1e7, where n² dominates, is n^2."""
+    rng = np.random.default_rng(7)
+    n = np.repeat(np.unique(np.round(np.logspace(4, 7, 12))), 3)
+    y = (n + n**2 / 1e5) * (1 + 0.03 * rng.standard_normal(n.size))
+    assert fit_metric("wall_s", n, y).cls == "n^2"
+
+
+@pytest.mark.parametrize("truth", ["n", "n log n"])
+def test_n_vs_n_log_n_over_one_decade_is_inconclusive(truth: str) -> None:
+    """Linear vs n log n over one decade (100–1000) is inconclusive, naming an n beyond 1000."""
+    sizes = np.unique(np.round(np.logspace(2, 3, 6)))
+    n, y = synth(truth, sizes, a=200.0, b=scaled(truth, sizes, 1000.0), noise=0.05, repeats=3, seed=11)
+    fit = fit_metric("wall_s", n, y)
+    assert fit.cls == INCONCLUSIVE
+    assert fit.best in ("n", "n log n")
+    assert fit.decide_n is not None and fit.decide_n > 1000
+    assert "one decade of n (100–1000)" in fit.reason
+
+
+@pytest.mark.parametrize("k_true", [0.5, 1.0, 2.0, 3.0])
+def test_exponent_interval_contains_true_k(k_true: float) -> None:
+    """The free power law's 95% interval holds the true exponent."""
+    rng = np.random.default_rng(int(k_true * 10))
+    n = np.repeat(THREE_DECADES, 5)
+    y = (0.01 + 1e-3 * n**k_true) * (1 + 0.03 * rng.standard_normal(n.size))
+    k, (lo, hi), a, b = fit_power_law(n, y, seed=1)
+    assert lo <= k_true <= hi
+    assert lo <= k <= hi
+    assert hi - lo < 0.3
+    assert b == pytest.approx(1e-3, rel=0.3)
+
+
+def test_prediction_interval_contains_true_value() -> None:
+    """Predicting 10× beyond the largest size, the 95% interval holds the true mean."""
+    n, y = synth("n^2", THREE_DECADES, a=0.1, b=1e-8, noise=0.03, repeats=5, seed=1)
+    fit = fit_metric("wall_s", n, y, predict_n=100_000)
+    assert fit.prediction is not None
+    assert fit.prediction.size_n == 100_000
+    assert fit.prediction.lo <= 0.1 + 1e-8 * 1e10 <= fit.prediction.hi
+    assert fit.prediction.lo <= fit.prediction.value <= fit.prediction.hi
+
+
+def test_inconclusive_prediction_spans_leading_candidates() -> None:
+    """When inconclusive, the prediction interval covers both leading classes' predictions."""
+    sizes = np.unique(np.round(np.logspace(2, 3, 6)))
+    n, y = synth("n", sizes, a=200.0, b=1.0, noise=0.05, repeats=3, seed=11)
+    fit = fit_metric("wall_s", n, y, predict_n=100_000)
+    assert fit.cls == INCONCLUSIVE and fit.prediction is not None
+    for cls in ("n", "n log n"):
+        c = next(c for c in fit.candidates if c.cls == cls)
+        value = c.a + c.b * float(CLASS_FUNCS[cls](np.array([1e5]))[0])
+        assert fit.prediction.lo <= value <= fit.prediction.hi
+
+
+def test_same_seed_same_fit() -> None:
+    """Two fits of the same data with the same seed are identical; the seed drives the bootstrap."""
+    n, y = synth("n log n", TWO_DECADES, a=0.1, b=1e-5, noise=0.05, repeats=3, seed=2)
+    one = fit_metric("wall_s", n, y, predict_n=50_000, seed=9)
+    two = fit_metric("wall_s", n, y, predict_n=50_000, seed=9)
+    other = fit_metric("wall_s", n, y, predict_n=50_000, seed=10)
+    assert one == two
+    assert one.exponent_ci != other.exponent_ci
+
+
+def test_fit_round_trips_through_dict() -> None:
+    """A fit survives to_dict/from_dict unchanged, so stored fits reload exactly."""
+    n, y = synth("n", TWO_DECADES, a=0.1, b=1e-4, noise=0.03, repeats=3, seed=2)
+    fit = fit_metric("wall_s", n, y, predict_n=50_000)
+    assert Fit.from_dict(fit.to_dict()) == fit
+
+
+def test_two_sizes_are_refused() -> None:
+    """Fewer than three distinct sizes raise FitRefusedError with one sentence."""
+    with pytest.raises(FitRefusedError, match=r"^wall_s: only 2 distinct size\(s\) with finite values"):
+        fit_metric("wall_s", [10, 10, 20, 20], [1.0, 1.1, 2.0, 2.1])
+
+
+def test_all_non_finite_is_refused() -> None:
+    """All-NaN values (every run failed) raise FitRefusedError."""
+    with pytest.raises(FitRefusedError, match="no size with finite values"):
+        fit_metric("wall_s", [10, 20, 30], [np.nan, np.inf, np.nan])
+
+
+def test_non_finite_runs_are_ignored() -> None:
+    """A failed run (NaN) at one size does not stop the fit or count as a point."""
+    n, y = synth("n^2", THREE_DECADES, a=0.1, b=1e-8, noise=0.02, repeats=3, seed=1)
+    y[4] = np.nan
+    fit = fit_metric("wall_s", n, y)
+    assert fit.cls == "n^2"
+    assert fit.n_points == n.size - 1
+
+
+def test_accumulate_quadratic_is_detected() -> None:
+    """One point per launch index 1..50 whose cost grows as i² is n^2."""
+    rng = np.random.default_rng(0)
+    i = np.arange(1, 51, dtype=float)
+    cost = (0.01 + 1e-4 * i**2) * (1 + 0.03 * rng.standard_normal(i.size))
+    fit = fit_metric("wall_s", i, cost)
+    assert fit.cls == "n^2"
+    assert fit.n_points == 50
+
+
+def test_accumulate_constant_is_one() -> None:
+    """One point per launch index with constant cost is "1"."""
+    rng = np.random.default_rng(0)
+    i = np.arange(1, 51, dtype=float)
+    assert fit_metric("wall_s", i, 0.01 * (1 + 0.03 * rng.standard_normal(i.size))).cls == "1"
+
+
+def test_candidates_cover_every_class_with_weights_summing_to_one() -> None:
+    """Every class is a candidate, in CLASSES order, and the Akaike weights sum to 1."""
+    n, y = synth("n", TWO_DECADES, a=0.1, b=1e-4, noise=0.03, repeats=3, seed=2)
+    fit = fit_metric("wall_s", n, y)
+    assert tuple(c.cls for c in fit.candidates) == CLASSES
+    assert sum(c.weight for c in fit.candidates) == pytest.approx(1.0)
+    assert all(c.a >= 0 and c.b >= 0 for c in fit.candidates)
+    assert fit.r2 is not None and fit.r2 > 0.99
+
+
+def test_median_by_size() -> None:
+    """Medians and sample standard deviations per distinct size, sizes ascending."""
+    sizes, medians, spreads = median_by_size([20, 10, 10, 20, 10, 30], [4.0, 1.0, 3.0, 6.0, 2.0, 9.0])
+    assert sizes.tolist() == [10.0, 20.0, 30.0]
+    assert medians.tolist() == [2.0, 5.0, 9.0]
+    assert spreads.tolist() == [1.0, pytest.approx(np.sqrt(2.0)), 0.0]
+
+
+@pytest.mark.parametrize("cls", [c for c in CLASSES if c != "1"])
+def test_linearise_inverts_each_class(cls: str) -> None:
+    """linearise maps a + b·f(n) back to n for every growing class."""
+    n = np.array([2.0, 5.0, 10.0, 40.0])
+    y = 3.0 + 0.5 * CLASS_FUNCS[cls](n)
+    assert linearise(cls, 3.0, 0.5, y) == pytest.approx(n, rel=1e-9)
+    assert set(INVERSES) == set(CLASSES) - {"1"}
+
+
+def test_linearise_clips_and_refuses_constant() -> None:
+    """Below the offset linearise gives 0 (n for sqrt); for "1" it gives NaN."""
+    assert linearise("n^2", 3.0, 0.5, np.array([1.0])).tolist() == [0.0]
+    assert np.isnan(linearise("1", 3.0, 0.0, np.array([1.0]))).all()
+
+
+def test_sixty_points_fit_quickly() -> None:
+    """A 60-run fit with a prediction completes; its speed is tracked in bench/, not asserted here."""
+    n, y = synth("n^2", THREE_DECADES, a=0.1, b=1e-8, noise=0.03, repeats=5, seed=1)
+    start = time.perf_counter()
+    fit = fit_metric("wall_s", n, y, predict_n=100_000)
+    assert fit.n_points == 60
+    assert time.perf_counter() - start >= 0
