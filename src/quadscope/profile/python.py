@@ -58,9 +58,11 @@ def parse_pyspy_raw(lines: Iterable[str]) -> dict[Stack, int]:
         names, _, count = line.rpartition(" ")
         frames = []
         for name in names.split(";"):
+            if not name:
+                continue
             m = _PYSPY_FRAME.match(name)
             frames.append(Frame(m.group("func"), m.group("file")) if m else Frame(name, "[python]"))
-        st = tuple(frames)
+        st = tuple(frames) or (Frame("[idle]", "[python]"),)
         out[st] = out.get(st, 0) + int(count)
     return out
 
@@ -71,7 +73,9 @@ class PySpySampler:
     name = "py-spy"
 
     def __init__(self, pyspy: str, *, target_samples: int = 1000, max_rate_hz: int = 1000,
-                 timeout_s: float | None = 600.0, notes: tuple[str, ...] = ()) -> None:
+                 timeout_s: float | None = 600.0, notes: tuple[str, ...] = (),
+                 max_runs: int = 10) -> None:
+        self.max_runs = max_runs
         self.pyspy = pyspy
         self.target_samples = target_samples
         self.max_rate_hz = max_rate_hz
@@ -86,7 +90,7 @@ class PySpySampler:
             rate = int(min(self.max_rate_hz, max(100, 1.5 * self.target_samples / reference_s)))
         merged: dict[Stack, int] = {}
         samples, wall_total, runs = 0, 0.0, 0
-        while runs < 20:
+        while runs < self.max_runs:
             raw = out_dir / f"pyspy-n{size_n}-{runs}.txt"
             t0 = time.monotonic()
             subprocess.run([self.pyspy, "record", "-r", str(rate), "-f", "raw", "-o", str(raw),
@@ -99,7 +103,7 @@ class PySpySampler:
                     merged[st] = merged.get(st, 0) + w
                     samples += w
                 raw.unlink()
-            if samples >= self.target_samples or not reference_s:
+            if samples >= self.target_samples:
                 break
         ref = reference_s if reference_s else samples / rate / max(runs, 1)
         return StackProfile(size_n, merged, samples, "py-spy", ref, wall_s=wall_total / runs,

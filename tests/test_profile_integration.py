@@ -1,0 +1,109 @@
+"""Real-process tests of the profiler: perf on small C programs with a known culprit.
+
+Each is bounded (a few seconds: perf record costs ~1 s to start) and never
+retried. They need perf with a working software clock event and a C compiler.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from quadscope.errors import ToolMissingError
+from quadscope.model import Sweep
+from quadscope.profile.driver import profile_sweep
+from quadscope.profile.perf import PerfSampler, PerfSetup, detect_perf
+from quadscope.profile.programs import KERNEL_WRITES, QUADRATIC, VSYSCALL_TIME
+from quadscope.profile.python import PySpySampler, find_pyspy
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def setup() -> PerfSetup:
+    try:
+        return detect_perf()
+    except ToolMissingError as e:
+        pytest.skip(str(e))
+
+
+def _sweep(binary: Path) -> Sweep:
+    return Sweep(id=1, name="t", mode="sizes", command=(str(binary), "{n}"))
+
+
+def test_quadratic_function_is_culprit_one(setup: PerfSetup, tmp_path: Path) -> None:
+    """pair_count (n²) beside linear_scan (n) in main: pair_count ranks first, class k≈2."""
+    binary = QUADRATIC.build()
+    sampler = PerfSampler(setup, target_samples=400, max_repeats=10)
+    a = profile_sweep(_sweep(binary), QUADRATIC.sizes, sampler=sampler, out_dir=tmp_path,
+                      measure_overhead=False)
+    first = a.culprits[0]
+    assert first.symbol == "pair_count"
+    assert first.self_exponent is not None and 1.6 < first.self_exponent < 2.4
+    assert first.call_path[-2:] == ("main", "pair_count")
+    assert "linear_scan" in [c.symbol for c in a.culprits[1:]]
+    assert (tmp_path / f"folded-n{QUADRATIC.sizes[-1]}.txt").exists()
+
+
+def test_kernel_symbol_ranks_high_for_syscall_loop(setup: PerfSetup, tmp_path: Path) -> None:
+    """Many 1-byte writes to /dev/null: a kernel function is among the top three culprits."""
+    if not setup.kernel:
+        pytest.skip("kernel stacks are not permitted here")
+    binary = KERNEL_WRITES.build()
+    sampler = PerfSampler(setup, target_samples=400, max_repeats=10)
+    a = profile_sweep(_sweep(binary), KERNEL_WRITES.sizes[:3], sampler=sampler,
+                      out_dir=tmp_path, measure_overhead=False)
+    top = a.culprits[:3]
+    assert any(c.dso == "[kernel.kallsyms]" for c in top), [(c.symbol, c.dso) for c in top]
+
+
+def test_vsyscall_time_loop_diagnosis(setup: PerfSetup, tmp_path: Path) -> None:
+    """time() through 0xffffffffff600400 in a loop: about 1 fault per call, from tick_loop."""
+    if setup.fault_event is None:
+        pytest.skip("no fault event can be recorded here")
+    binary = VSYSCALL_TIME.build()
+    rep = PerfSampler(setup).sample_faults([str(binary), "20000"], size_n=20000,
+                                           expected_faults=20000, out_dir=tmp_path)
+    assert rep is not None
+    assert rep.sentences[0].startswith(
+        "about 1 page fault per call, at the vsyscall page, from tick_loop:"
+    ), rep.sentences
+
+
+def test_overhead_is_measured(setup: PerfSetup) -> None:
+    """The overhead run times the workload with and without perf; perf's start-up apart."""
+    binary = QUADRATIC.build()
+    oh = PerfSampler(setup).overhead([str(binary), "4000"], size_n=4000, runs=1)
+    assert oh is not None
+    assert oh.plain_wall_s > 0 and oh.profiled_wall_s > 0 and oh.startup_s > 0.05
+    assert 0.5 < oh.ratio < 10
+
+
+@pytest.mark.skipif(find_pyspy() is None, reason="py-spy is not installed")
+def test_python_functions_via_pyspy(tmp_path: Path) -> None:
+    """A Python script's quadratic function is named by py-spy, ranked first."""
+    script = tmp_path / "q.py"
+    script.write_text(
+        "import sys\n"
+        "def quad(n):\n    s = 0\n    for i in range(n):\n        for j in range(n):\n"
+        "            s += i ^ j\n    return s\n"
+        "def lin(n):\n    return sum(range(n * 200))\n"
+        "n = int(sys.argv[1]); lin(n); quad(n)\n"
+    )
+    pyspy = find_pyspy()
+    assert pyspy is not None
+    sweep = Sweep(id=1, name="py", mode="sizes", command=(sys.executable, str(script), "{n}"))
+    a = profile_sweep(sweep, (150, 300, 600), sampler=PySpySampler(pyspy, target_samples=200),
+                      out_dir=tmp_path / "out", measure_overhead=False)
+    assert a.culprits[0].symbol == "quad"
+    assert a.culprits[0].dso.endswith("q.py")
+
+
+def test_missing_perf_is_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without perf on PATH: ToolMissingError saying to install linux-perf."""
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    with pytest.raises(ToolMissingError, match="install linux-perf"):
+        detect_perf()
