@@ -99,7 +99,8 @@ def _with_series(store: Store, probe: Mapping[str, Any]) -> dict[str, Any]:
         points = [[n, statistics.median(v)] for n, v in sorted(by_n.items())]
         if points:
             series.append({"label": str(label), "points": points, "x_label": word,
-                           "y_label": f"median {PROBE_METRIC} (s)", "name": f"median {PROBE_METRIC}"})
+                           "y_label": f"median {PROBE_METRIC} (s)",
+                           "name": f"median {PROBE_METRIC}"})
     return {**probe, "plot_series": series} if series else dict(probe)
 
 
