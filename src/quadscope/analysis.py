@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quadscope import __version__
-from quadscope.compare import compare
 from quadscope.errors import FitRefusedError
 from quadscope.fitting import fit_metric
 from quadscope.model import CLASSES, INCONCLUSIVE, METRICS, SCHEMA_VERSION, Comparison, Fit, Run, Sweep
@@ -164,6 +163,8 @@ def analyse(
     verdict = verdict_line(fits.get("A", {}), size_word)
     comparison = None
     if "B" in fits and fits["A"] and fits["B"]:
+        from quadscope.compare import compare  # only A/B sweeps need it
+
         data = {
             v: {m: metric_series([r for r in runs if r.variant == v and not r.warmup
                                   and r.measurement.ok], m) for m in fits[v]}

@@ -19,6 +19,8 @@ from quadscope.errors import QuadscopeError
 COMMAND_MODULES: tuple[str, ...] = (
     "quadscope.commands.run",
     "quadscope.commands.stored",
+    "quadscope.commands.report",
+    "quadscope.commands.demo",
 )
 
 

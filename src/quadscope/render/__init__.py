@@ -21,6 +21,8 @@ RENDERERS: dict[str, str] = {
     "terminal": "quadscope.render.terminal:TerminalRenderer",
     "json": "quadscope.render.json:JsonRenderer",
     "csv": "quadscope.render.csv:CsvRenderer",
+    "html": "quadscope.render.html:HtmlRenderer",
+    "png": "quadscope.render.png:PngRenderer",
 }
 
 
