@@ -28,7 +28,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse's default prints usage and exits 2; we keep the exit code but
         # make the sentence ours, so every user mistake reads the same way.
-        self.exit(2, f"quadscope: {message} (see `quadscope {self.prog.split()[-1]} --help`)\n")
+        self.exit(2, f"quadscope: {message} (see `{self.prog} --help`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already explained
+        return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -29,7 +29,7 @@ from quadscope.gate import add_gate_option, check_gates, parse_gates
 from quadscope.host import host_info
 from quadscope.model import Run, Sweep
 from quadscope.sizes import parse_sizes
-from quadscope.sweep import SweepSpec, resume_sweep, run_sweep
+from quadscope.sweep import SweepSpec, check_spec, resume_sweep, run_sweep
 
 EPILOG = """\
 examples:
@@ -129,13 +129,15 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
     for cmd, shell in ((command, args.shell), (vs, vs_shell)):
         if cmd and not shell:
             resolve_program(cmd[0])
-    return SweepSpec(
+    spec = SweepSpec(
         command=command, name=args.name, shell=args.shell, vs_command=vs, vs_shell=vs_shell,
         mode=mode, sizes=sizes, repeat=args.repeat, warmup=args.warmup, timeout_s=args.timeout,
         budget_s=args.budget, start_n=max(args.start, 0), runs=args.runs, seed=args.seed,
         predict_n=args.predict,
         until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
     )
+    check_spec(spec)
+    return spec
 
 
 class RichProgress:
@@ -166,7 +168,8 @@ class RichProgress:
         self._budget = sweep.budget_s if total_runs is None else None
         total = total_runs if total_runs is not None else sweep.budget_s
         label = f"sweep {sweep.id}" + (" (budget, s)" if total_runs is None else "")
-        self._bar.start()
+        if self._task is None:
+            self._bar.start()
         self._task = self._bar.add_task(label, total=total)
 
     def ran(self, run: Run, done: int, elapsed_s: float) -> None:
@@ -179,7 +182,8 @@ class RichProgress:
                              description=f"sweep {run.sweep_id} {where}")
 
     def stop(self) -> None:
-        self._bar.stop()
+        if self._task is not None:
+            self._bar.stop()
 
 
 def _executor(no_perf: bool) -> tuple[ProcessExecutor, str, str]:
@@ -206,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             spec = build_spec(args)
             executor, counters, note = _executor(args.no_perf)
-            if note:
+            if note and not args.no_perf:
                 print(f"quadscope: {note}", file=sys.stderr)
             try:
                 sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
