@@ -8,7 +8,8 @@ only when /proc/self/maps shows the page; the helper also catches SIGSEGV and
 exits 77, so a missing page reads "not available" rather than a crash.
 
 Sizes: per route, five sizes spread so the largest does tens of ms of calls.
-Cost per call is the slope of wall_s against n (the linear candidate's b), and
+Cost per call is the slope of cpu_s (user + sys: immune to other tenants)
+against n (the linear candidate's b), and
 faults per call the slope of perf's page_faults (emulated vsyscalls fault in
 the page-fault handler before rusage counts anything, so only perf sees them;
 without perf, minor_faults is used and the vsyscall faults read as zero).
@@ -112,9 +113,9 @@ _SIZES: dict[bool, dict[str, tuple[int, ...]]] = {
         "vsyscall": (5_000, 10_000, 20_000, 40_000, 80_000),
     },
     True: {
-        "vdso": (500_000, 1_000_000, 2_000_000, 4_000_000),
-        "syscall": (10_000, 25_000, 50_000, 100_000),
-        "vsyscall": (4_000, 10_000, 20_000, 40_000),
+        "vdso": (250_000, 500_000, 1_000_000, 2_000_000, 4_000_000),
+        "syscall": (6_250, 12_500, 25_000, 50_000, 100_000),
+        "vsyscall": (2_500, 5_000, 10_000, 20_000, 40_000),
     },
 }
 WAYS = ("vdso", "syscall", "vsyscall")
@@ -124,7 +125,7 @@ WAYS = ("vdso", "syscall", "vsyscall")
 class ClockProbe:
     name: str = "clock"
     describe: str = "time() via the vDSO, a real syscall and the legacy vsyscall page"
-    weight: float = 1.0
+    weight: float = 1.5
 
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
         unavailable: dict[str, str] = {}
@@ -138,7 +139,7 @@ class ClockProbe:
                 argv=(f"{{bin}}/{HELPER}", "{n}", way),
                 helpers=(HELPER,),
                 sizes=_SIZES[quick][way],
-                repeat=2 if quick else 3,
+                repeat=3 if quick else 5,
                 perf=True,
             )
             for way in ways
@@ -153,7 +154,7 @@ class ClockProbe:
         faults: dict[str, float | None] = {}
         classes: dict[str, str] = {}
         for way in WAYS:
-            wall = fit_of(evidence, way, "wall_s")
+            wall = fit_of(evidence, way, "cpu_s", "wall_s")
             cost_s[way] = per_unit(wall)
             faults[way] = per_unit(fit_of(evidence, way, "page_faults", "minor_faults"))
             classes[way] = growth(wall)
@@ -173,7 +174,7 @@ class ClockProbe:
         for w in WAYS:
             if w in ran:
                 f = faults[w]
-                ftxt = "" if f is None or f < 0.05 else f", {f:.2g} faults"
+                ftxt = "" if f is None or f < 0.05 else f", {f:.2g} fault{'s' if f >= 1.5 else ''}"
                 parts.append(f"{w} {fmt_s(cost_s[w])}{ftxt}")
             elif w in evidence.unavailable:
                 parts.append(f"{w} n/a")
@@ -182,7 +183,7 @@ class ClockProbe:
             reason = next(iter(evidence.unavailable.values()), "no route ran")
             return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
 
-        bad = [w for w in ran if superlinear(fit_of(evidence, w, "wall_s"))]
+        bad = [w for w in ran if superlinear(fit_of(evidence, w, "cpu_s", "wall_s"))]
         if bad:
             return ProbeResult(
                 self.name,

@@ -12,7 +12,7 @@ ready (exit frees the pages). The sweep fits wall_s against n for the class;
 one direct run at the largest n gives the helper's printed numbers (the
 executor discards stdout).
 
-Sizes: n = 40 … 320 (20 … 160 with --quick), no warm-up run.
+Sizes: n = 40 … 320 (16 … 128 with --quick), no warm-up run.
 
 Pathological: any kind's total cost grows faster than n (exit or fork
 contending on a global lock). Slow: a stall of 50 ms or more while reaping —
@@ -40,9 +40,9 @@ from quadscope.doctor.base import (
 
 HELPER = "qs-doctor-exitpar"
 # ~1.1 ms to create a plain child and ~3 ms a 2 MiB one on a 2-core VM, so these
-# keep a sweep of all three kinds near 15 s (5 s with --quick).
+# keep a sweep of all three kinds near 15 s (3 s with --quick).
 SIZES_FULL = (40, 80, 160, 240, 320)
-SIZES_QUICK = (20, 40, 80, 120, 160)
+SIZES_QUICK = (16, 32, 64, 128)
 KINDS = ("plain", "libs", "mem")
 SLOW_STALL_MS = 50.0
 
@@ -203,7 +203,7 @@ int main(int argc, char **argv) {
 class ExitParallelProbe:
     name: str = "exit-parallel"
     describe: str = "fork hundreds of processes, kill them all at once, time creation and exit"
-    weight: float = 1.5
+    weight: float = 2.0
 
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
         sizes = SIZES_QUICK if quick else SIZES_FULL
@@ -215,6 +215,7 @@ class ExitParallelProbe:
                 sizes=sizes,
                 repeat=2 if quick else 3,
                 warmup=0,
+                metrics=("wall_s", "cpu_s"),
                 detail=(f"{{bin}}/{HELPER}", str(max(sizes)), kind),
                 detail_n=max(sizes),
             )
@@ -223,7 +224,7 @@ class ExitParallelProbe:
         return ProbePlan((Helper(HELPER, SOURCE),), variants)
 
     def judge(self, evidence: Evidence) -> ProbeResult:
-        walls = {k: fit_of(evidence, k, "wall_s") for k in KINDS}
+        walls = {k: fit_of(evidence, k, "cpu_s", "wall_s") for k in KINDS}
         nums = {k: dict(evidence.details.get(k, {})) for k in KINDS}
         ran = [k for k in KINDS if k in evidence.fits or nums[k]]
         numbers: dict[str, float] = {}

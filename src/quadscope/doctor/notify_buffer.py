@@ -5,7 +5,8 @@ For each event the `fresh` loop mmaps a B-byte anonymous buffer, zeroes it
 and munmaps it — so every page is a new demand-zero fault — while the `reuse`
 loop zeroes one buffer mapped once. Both write every byte; the difference is
 the page faults (and the TLB shootdowns of munmap). n is B in KiB, and the
-per-event cost is the slope of wall_s (and of minor_faults) against B, divided
+per-event cost is the slope of cpu_s (user + sys) and of minor_faults against
+B, divided
 by the number of events. Sizes stay below 2 MiB so transparent huge pages
 cannot turn 512 faults into one.
 
@@ -95,7 +96,7 @@ class NotifyBufferProbe:
                 argv=(f"{{bin}}/{HELPER}", "{n}", v, str(events)),
                 helpers=(HELPER,),
                 sizes=sizes,
-                repeat=2 if quick else 3,
+                repeat=3 if quick else 5,
             )
             for v in VARIANTS
         )
@@ -105,7 +106,7 @@ class NotifyBufferProbe:
         events = int(evidence.facts.get("events", 0)) or (
             self.events_quick if evidence.facts.get("quick") else self.events_full
         )
-        walls = {v: fit_of(evidence, v, "wall_s") for v in VARIANTS}
+        walls = {v: fit_of(evidence, v, "cpu_s", "wall_s") for v in VARIANTS}
         # per KiB of buffer, per event
         per_kib = {v: _div(per_unit(walls[v]), events) for v in VARIANTS}
         faults_kib = {
@@ -134,7 +135,7 @@ class NotifyBufferProbe:
         parts = []
         for v in ran:
             f = faults_mib[v]
-            ftxt = "" if f is None else f", {f:.0f} faults"
+            ftxt = "" if f is None else f", {f:.0f} fault{'s' if round(f) != 1 else ''}"
             parts.append(f"{v} {fmt_s(at_mib[v])}{ftxt}")
         cost = "; ".join(parts) + " per event at 1 MiB"
         bad = [v for v in ran if superlinear(walls[v])]

@@ -4,8 +4,11 @@ Contract: `run_doctor(probes, quick=, budget_s=, store=, clock=, tools=,
 machine=)` runs each probe in turn: builds its C helpers (`cbuild.compile_c`,
 in parallel), links them into a scratch `{bin}` directory, runs each variant
 as an ordinary stored sweep (`sweep.run_sweep`, kind="doctor") through the
-given executors, fits it with `analysis.analyse`, and hands the fits and any
-numbers the helpers printed to the probe's pure `judge`. Each probe's sweeps
+given executors, fits the metrics the variant names with `fitting.fit_metric`
+over `analysis.metric_series` (the measured runs: no warm-up, no failure), and
+hands the fits and any numbers the helpers printed to the probe's pure
+`judge`. A setup command that prints a JSON line contributes it to the
+variant's numbers too. Each probe's sweeps
 get its `ProbeResult` as the blob "doctor"; a final sweep named "doctor"
 (kind="doctor", no runs) carries the whole `DoctorReport` under the same key,
 so `quadscope show` and reports find it.
@@ -14,8 +17,9 @@ Budget: each probe gets a slice of what is left, in proportion to its
 `weight`; each variant a share of its probe's slice. Every run's timeout is
 clamped to the time left in its slice, and a sweep whose slice is spent stops
 between runs (its status becomes "interrupted" and it is fitted on what it
-has), so the total never exceeds `budget_s` by more than the compile time of
-a cold cache and the bookkeeping between runs.
+has). Each sweep stops early enough to leave its fits their measured cost
+(`fit_reserve_s`), so the total never exceeds `budget_s` by more than the
+compile time of a cold cache and the bookkeeping between runs.
 
 A helper that cannot be compiled (`ToolMissingError`) makes its variants
 unavailable; a probe with no variant left is `skipped` with that sentence.
@@ -35,12 +39,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from quadscope.analysis import analyse
+from quadscope.analysis import metric_series
 from quadscope.cbuild import compile_c
 from quadscope.clock import Clock
 from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, ProbeResult, Variant
-from quadscope.errors import QuadscopeError
+from quadscope.errors import FitRefusedError, QuadscopeError
 from quadscope.executor import Executor
+from quadscope.fitting import fit_metric
 from quadscope.model import Fit, Measurement, Run, Sweep
 from quadscope.store import Store
 from quadscope.sweep import SweepSpec, run_sweep
@@ -49,7 +54,8 @@ REPORT_SCHEMA = 1  # 1 — first version: results, machine, quick, budget_s, ela
 BLOB_KEY = "doctor"
 DEFAULT_BUDGET_S = 120.0
 QUICK_BUDGET_S = 30.0
-_MIN_RUN_S = 0.05  # below this a run cannot meaningfully start
+_MIN_RUN_S = 0.05
+CPU_METRIC = "cpu_s"  # below this a run cannot meaningfully start
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +127,11 @@ def run_aux(argv: Sequence[str], timeout_s: float) -> str:
     return proc.stdout
 
 
+def _compile(source: str, *, name: str, flags: Sequence[str]) -> Path:
+    # Looks compile_c up at call time, so a test can replace it on this module.
+    return compile_c(source, name=name, flags=flags)
+
+
 @dataclass(frozen=True)
 class Tools:
     """The side effects the runner uses, so tests can swap each for a fake.
@@ -132,7 +143,7 @@ class Tools:
     executor: Executor
     perf_executor: Executor | None = None
     counters_note: str = ""
-    compile: Callable[..., Path] = compile_c
+    compile: Callable[..., Path] = _compile
     aux: Callable[[Sequence[str], float], str] = run_aux
     scratch_root: str | None = None  # where {bin} and {tmp} are made; None = system temp
     jobs: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
@@ -168,6 +179,22 @@ class _SweepId:
 
     def ran(self, run: Run, done: int, elapsed_s: float) -> None:
         pass
+
+
+def series(runs: Sequence[Run], metric: str) -> tuple[list[float], list[float]]:
+    """(sizes, values) of a metric, including the derived `cpu_s` = user_s + sys_s."""
+    if metric == CPU_METRIC:
+        return (
+            [float(r.size_n) for r in runs],
+            [r.measurement.user_s + r.measurement.sys_s for r in runs],
+        )
+    return metric_series(runs, metric)
+
+
+def fit_reserve_s(v: Variant, perf: bool) -> float:
+    """Time to keep for fitting a variant: ~0.1 s per metric plus ~1.5 ms per point."""
+    points = v.runs if v.mode == "accumulate" else len(v.sizes) * v.repeat
+    return (len(v.metrics) + int(perf)) * (0.1 + 0.0015 * points)
 
 
 def substitute_dirs(argv: Sequence[str], bin_dir: str, tmp_dir: str) -> tuple[str, ...]:
@@ -297,19 +324,24 @@ class _ProbeRun:
     def _variant(self, v: Variant, bin_dir: str, deadline: float) -> None:
         tmp_dir = tempfile.mkdtemp(prefix="quadscope-doctor-", dir=self.tools.scratch_root)
         try:
+            setup_numbers: dict[str, Any] = {}
             for template in v.setup:
                 for n in v.sizes:
                     left = deadline - self.clock.monotonic()
                     if left < _MIN_RUN_S:
                         raise AuxError("no time was left to prepare it; raise --budget")
                     argv = substitute_dirs(template, bin_dir, tmp_dir)
-                    self.tools.aux([a.replace("{n}", str(n)) for a in argv], left)
+                    out = self.tools.aux([a.replace("{n}", str(n)) for a in argv], left)
+                    if out.strip().startswith("{"):
+                        setup_numbers = _last_json(out)
+            if setup_numbers:
+                self.details[v.label] = setup_numbers
             self._sweep(v, bin_dir, tmp_dir, deadline)
             if v.detail is not None and v.label in self.fits:
                 left = deadline - self.clock.monotonic()
                 if left >= _MIN_RUN_S:
                     out = self.tools.aux(substitute_dirs(v.detail, bin_dir, tmp_dir), left)
-                    self.details[v.label] = _last_json(out)
+                    self.details[v.label] = {**self.details.get(v.label, {}), **_last_json(out)}
                 else:
                     self.notes.append(f"{v.label}: no time left for the helper's own numbers")
         except AuxError as e:
@@ -335,12 +367,13 @@ class _ProbeRun:
             timeout_s=max(deadline - self.clock.monotonic(), _MIN_RUN_S),
             kind="doctor",
         )
+        reserve = min(fit_reserve_s(v, use_perf), (deadline - self.clock.monotonic()) / 2)
         hook = _SweepId()
         stopped = False
         try:
             run_sweep(
                 spec,
-                executor=_BudgetedExecutor(inner, self.clock, deadline),
+                executor=_BudgetedExecutor(inner, self.clock, deadline - reserve),
                 clock=self.clock,
                 store=self.store,
                 progress=hook,
@@ -362,8 +395,17 @@ class _ProbeRun:
         sweep_id = hook.sweep.id
         self.sweep_ids[v.label] = sweep_id
         runs = self.store.runs(sweep_id)
-        analysis = analyse(self.store.get_sweep(sweep_id), runs)
-        fits = analysis.fits.get("A", {})
+        good = [r for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok]
+        metrics = (*v.metrics, *(["page_faults"] if use_perf else []))
+        fits: dict[str, Fit] = {}
+        for metric in metrics:
+            sizes, values = series(good, metric)
+            if not values:
+                continue
+            try:
+                fits[metric] = fit_metric(metric, sizes, values, seed=hook.sweep.seed)
+            except FitRefusedError as e:
+                self.notes.append(f"{v.label}: {metric}: {e}")
         if fits:
             self.fits[v.label] = fits
         else:

@@ -6,7 +6,8 @@ open(O_CREAT|O_EXCL), so its k-th launch makes k failed attempts first (the
 pattern of log rotation, `file (1).txt`, numbered core dumps); the `fixed`
 variant names its file by time and pid and never collides. Both run in
 accumulate mode (`mode="accumulate"`, `runs=K`), one launch after another in
-the same directory, and wall_s is fitted against the launch index i.
+the same directory, and cpu_s (user + sys, immune to other tenants) is
+fitted against the launch index i.
 
 Sizes: K = 1000 launches (400 with --quick).
 
@@ -82,7 +83,7 @@ VARIANTS = ("probe", "fixed")
 class SpawnDriftProbe:
     name: str = "spawn-drift"
     describe: str = "k-th launch of a program that probes name.0, name.1, … for a free name"
-    weight: float = 1.5
+    weight: float = 2.0
 
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
         runs = LAUNCHES_QUICK if quick else LAUNCHES_FULL
@@ -95,14 +96,15 @@ class SpawnDriftProbe:
                 runs=runs,
                 repeat=1,
                 warmup=0,
+                metrics=("cpu_s",),
             )
             for v in VARIANTS
         )
         return ProbePlan((Helper(HELPER, SOURCE),), variants)
 
     def judge(self, evidence: Evidence) -> ProbeResult:
-        probe = fit_of(evidence, "probe", "wall_s")
-        fixed = fit_of(evidence, "fixed", "wall_s")
+        probe = fit_of(evidence, "probe", "cpu_s", "wall_s")
+        fixed = fit_of(evidence, "fixed", "cpu_s", "wall_s")
         per_name = per_unit(probe)
         fixed_per = per_unit(fixed)
         launches = probe.n_points if probe is not None else 0
@@ -128,7 +130,8 @@ class SpawnDriftProbe:
                 cost,
                 "pathological",
                 f"even a program that never collides gets slower as its directory fills "
-                f"({growth(fixed)} in files present, {fmt_s(fixed_per)} per file): file "
+                f"({growth(fixed).replace('n', 'i')} in files present, "
+                f"{fmt_s(fixed_per)} per file): file "
                 f"creation on {evidence.facts.get('tmp_fs') or 'this file system'} scales "
                 "with directory size; keep such directories small or use a hashed layout",
                 details,

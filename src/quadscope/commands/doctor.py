@@ -1,0 +1,230 @@
+"""`quadscope doctor`: reproduce known Linux pathologies and check this machine for them.
+
+Contract: options -> probes (`--only`) -> `doctor.runner.run_doctor` within the
+budget (120 s, 30 s with --quick, or --budget) -> a table (probe, measured,
+class, cost, verdict) and one actionable sentence per finding on stdout ->
+`--json FILE` / `--save FILE` (the same report, with this machine's kernel,
+libc, CPU and boot parameters) -> `--vs FILE` compares with a saved report.
+Every probe's sweeps are stored (kind="doctor") so `quadscope show` lists
+them. Exit 0 whatever the verdicts: a finding is not a failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from quadscope.clock import SystemClock
+from quadscope.commands.common import add_store_option, open_store
+from quadscope.counters import NoCounters, detect_counters
+from quadscope.doctor import probe_names, select
+from quadscope.doctor.base import ProbeResult
+from quadscope.doctor.compare import ProbeComparison, compare_reports, machine_label
+from quadscope.doctor.machine import machine_info
+from quadscope.doctor.runner import (
+    DEFAULT_BUDGET_S,
+    QUICK_BUDGET_S,
+    DoctorReport,
+    Tools,
+    run_doctor,
+)
+from quadscope.errors import UsageError
+from quadscope.executor import Executor, ProcessExecutor
+
+EPILOG = f"""\
+probes: {", ".join(probe_names())}
+examples:
+  quadscope doctor --quick
+  quadscope doctor --only clock,mmap --json doctor.json
+  quadscope doctor --save laptop.json        # keep this machine's results
+  quadscope doctor --vs laptop.json          # then, elsewhere: compare
+"""
+
+_VERDICT_STYLE = {"ok": "green", "slow": "yellow", "pathological": "bold red", "skipped": "dim"}
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "doctor",
+        help="reproduce known Linux performance pathologies and check this machine for them",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--quick", action="store_true", help=f"smaller sizes, within {QUICK_BUDGET_S:.0f} s in all"
+    )
+    p.add_argument(
+        "--only", metavar="NAME,...", default="", help="run only these probes (comma list)"
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"total time for all probes [{DEFAULT_BUDGET_S:.0f}; "
+        f"{QUICK_BUDGET_S:.0f} with --quick]",
+    )
+    p.add_argument(
+        "--no-perf",
+        action="store_true",
+        help="do not count with perf (the clock probe then cannot see emulated vsyscall faults)",
+    )
+    p.add_argument("--json", metavar="FILE", default=None, help="write the results as JSON")
+    p.add_argument(
+        "--save",
+        metavar="FILE",
+        default=None,
+        help="keep this machine's results (with kernel, libc, CPU, boot "
+        "parameters) for a later --vs",
+    )
+    p.add_argument(
+        "--vs",
+        metavar="FILE",
+        default=None,
+        help="compare with results saved by --save (or --json) on another machine",
+    )
+    add_store_option(p)
+    p.set_defaults(func=run)
+
+
+def load_report(path: str) -> DoctorReport:
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise UsageError(f"cannot read --vs {path}: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"--vs {path} is not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(data, dict) or data.get("kind") != "doctor" or "probes" not in data:
+        raise UsageError(
+            f"--vs {path} is not a doctor report: write one with `quadscope doctor --save FILE`"
+        )
+    return DoctorReport.from_dict(data)
+
+
+def _write_json(path: str, report: DoctorReport) -> None:
+    try:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(report.to_dict(), indent=2, sort_keys=False) + "\n")
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    print(f"quadscope: wrote {path}", file=sys.stderr)
+
+
+def render_report(
+    report: DoctorReport,
+    comparisons: tuple[ProbeComparison, ...] = (),
+    vs_label: str = "",
+    *,
+    color: bool = False,
+    width: int = 120,
+) -> str:
+    """The table, one finding per probe, and the --vs comparison, as text."""
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    con = Console(
+        file=buf,
+        force_terminal=color,
+        no_color=not color,
+        width=width,
+        highlight=False,
+        soft_wrap=False,
+    )
+    m = report.machine
+    con.print(
+        f"quadscope doctor — {m.get('kernel', '?')}, {m.get('libc', '?')}, "
+        f"{m.get('cpu', '?')} ×{m.get('cpus', '?')}"
+        f"{' (quick)' if report.quick else ''}: {report.elapsed_s:.0f} s of "
+        f"{report.budget_s:.0f} s"
+    )
+    table = Table(show_edge=False, pad_edge=False, expand=False)
+    for col in ("probe", "measured", "class", "cost", "verdict"):
+        table.add_column(col, overflow="fold")
+    for r in report.results:
+        style = _VERDICT_STYLE.get(r.verdict, "")
+        table.add_row(r.probe, r.measured, r.cls, r.cost, f"[{style}]{r.verdict}[/]")
+    con.print(table)
+    con.print()
+    con.print("findings:")
+    for r in report.results:
+        con.print(f"  {r.probe}: {r.finding}", highlight=False, markup=False)
+    if comparisons:
+        con.print()
+        con.print(f"vs {vs_label}:", markup=False)
+        for c in comparisons:
+            con.print(f"  {c.sentence}", markup=False)
+    if report.summary_sweep_id:
+        con.print()
+        con.print(
+            f"stored as sweep {report.summary_sweep_id} (`quadscope list` shows each "
+            "probe's sweeps)",
+            markup=False,
+        )
+    return buf.getvalue()
+
+
+class _StderrProgress:
+    def probe_started(self, name: str, slice_s: float) -> None:
+        print(f"doctor: {name} (up to {slice_s:.0f} s) …", file=sys.stderr, flush=True)
+
+    def probe_done(self, result: ProbeResult, elapsed_s: float) -> None:
+        print(
+            f"doctor: {result.probe}: {result.verdict} in {elapsed_s:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _tools(no_perf: bool) -> Tools:
+    plain: Executor = ProcessExecutor(counters=NoCounters())
+    if no_perf:
+        return Tools(executor=plain, counters_note="perf was turned off with --no-perf")
+    backend, note = detect_counters()
+    perf: Executor | None = None
+    if backend.name == "perf":
+        perf = ProcessExecutor(counters=backend)
+    return Tools(executor=plain, perf_executor=perf, counters_note=note)
+
+
+def run(args: argparse.Namespace) -> int:
+    probes = select(args.only.split(","))
+    budget_s = (
+        args.budget
+        if args.budget is not None
+        else (QUICK_BUDGET_S if args.quick else DEFAULT_BUDGET_S)
+    )
+    if budget_s <= 0:
+        raise UsageError(f"--budget must be positive, not {budget_s}")
+    there = load_report(args.vs) if args.vs else None  # fail before measuring for minutes
+    machine = machine_info().to_dict()
+    with open_store(args) as store:
+        report = run_doctor(
+            probes,
+            quick=args.quick,
+            budget_s=budget_s,
+            store=store,
+            clock=SystemClock(),
+            tools=_tools(args.no_perf),
+            machine=machine,
+            progress=_StderrProgress(),
+        )
+    comparisons = compare_reports(report, there) if there is not None else ()
+    sys.stdout.write(
+        render_report(
+            report,
+            comparisons,
+            machine_label(there) if there is not None else "",
+            color=sys.stdout.isatty(),
+        )
+    )
+    sys.stdout.flush()
+    for path in (args.json, args.save):
+        if path:
+            _write_json(path, report)
+    return 0
