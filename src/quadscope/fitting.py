@@ -160,7 +160,12 @@ def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float]) -> _D
             local[j] = np.nanmedian(near) if np.any(np.isfinite(near)) else 0.0
         # A size whose repeats happen to agree must not claim to be much more precise
         # than its neighbours; one with a single run borrows its neighbours' spread.
-        sigma_run = np.fmax(np.nan_to_num(spread, nan=0.0), 0.5 * local * np.abs(y))
+        # Shrink each size's spread halfway to its neighbourhood's: three repeats give a
+        # variance good to a factor of several, and noisy weights widen the estimate's
+        # true scatter beyond what a fixed-weight bootstrap sees.
+        pooled = local * np.abs(y)
+        sigma_run = np.sqrt(0.5 * np.nan_to_num(spread, nan=0.0) ** 2 + 0.5 * pooled**2)
+        sigma_run = np.fmax(sigma_run, 0.5 * pooled)
         sigma_run = np.where(groups.counts > 1, sigma_run, local * np.abs(y))
         sigma = np.maximum(sigma_run * np.sqrt(median_variance_factor(groups.counts)), floor)
     else:
@@ -206,8 +211,16 @@ def _power_grid(n: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray
         shift = np.where(denom > 0, 0.5 * (r0 - r2) / denom, 0.0)
     interior = (i == i_in) & (np.abs(shift) <= 1)
     k = np.where(interior, K_GRID[i_in] + shift * step, K_GRID[i])
-    gk = x ** k[..., None]
-    a, b, _ = nnls2(gk, y, w)
+    # rss(k) is only roughly quadratic across a grid step; a second, 20× finer
+    # parabola keeps the bootstrap spread of k from being flattened onto the grid.
+    for h in (step / 20, step / 400):
+        ks = np.clip(k[..., None] + h * np.array([-1.0, 0.0, 1.0]), K_GRID[0], K_GRID[-1])
+        _, _, rr = nnls2(x ** ks[..., None], y[..., None, :], w)
+        d2 = rr[..., 0] - 2 * rr[..., 1] + rr[..., 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            move = np.where(d2 > 0, 0.5 * h * (rr[..., 0] - rr[..., 2]) / d2, 0.0)
+        k = np.clip(k + np.clip(move, -2 * h, 2 * h), K_GRID[0], K_GRID[-1])
+    a, b, _ = nnls2(x ** k[..., None], y, w)
     return k, a, b
 
 

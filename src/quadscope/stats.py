@@ -39,6 +39,8 @@ def group_runs(sizes: Sequence[float], values: Sequence[float]) -> Groups:
         raise ValueError(f"sizes and values differ in length ({n.size} vs {y.size})")
     keep = np.isfinite(n) & np.isfinite(y)
     n, y = n[keep], y[keep]
+    if n.size == 0:
+        return Groups(np.zeros(0), np.zeros(0, dtype=np.intp), np.zeros((0, 0)))
     uniq, inverse, counts = np.unique(n, return_inverse=True, return_counts=True)
     r_max = int(counts.max()) if counts.size else 0
     padded = np.full((uniq.size, r_max), np.nan)
