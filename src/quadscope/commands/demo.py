@@ -31,7 +31,7 @@ from quadscope.commands.common import add_store_option, open_store, print_analys
 from quadscope.counters import NoCounters, detect_counters
 from quadscope.executor import ProcessExecutor
 from quadscope.host import host_info
-from quadscope.model import INCONCLUSIVE, Fit
+from quadscope.model import Fit
 from quadscope.store import Store
 from quadscope.sweep import SweepSpec, run_sweep
 from quadscope.workloads import WORKLOADS, build
@@ -46,8 +46,12 @@ class DemoPlan:
     repeat: int
 
 
-FULL = DemoPlan(launches=250, sizes=(1000, 2000, 4000, 8000, 16000, 32000), repeat=5)
-QUICK = DemoPlan(launches=40, sizes=(1000, 2000, 4000, 8000), repeat=3)
+# Launches: launch i of the probing logger costs ~10 µs per earlier file over
+# ~1 ms of process start-up: 600 launches make the slope plain through the
+# noise of a shared machine; the probing side's total cost grows as K².
+# Sizes: a decade and a half of n, the largest first-fit run ~0.3 s.
+FULL = DemoPlan(launches=600, sizes=(1000, 2000, 4000, 8000, 16000, 32000), repeat=5)
+QUICK = DemoPlan(launches=150, sizes=(1000, 2000, 4000, 8000, 16000), repeat=3)
 
 
 def register(sub: Any) -> None:
@@ -86,37 +90,64 @@ def _sweep(spec: SweepSpec, store: Store, no_perf: bool) -> Analysis:
     return analyse(sweep, store.runs(sweep.id))
 
 
-def _cls(analysis: Analysis, variant: str, metric: str = "wall_s") -> str:
-    fit: Fit | None = analysis.fits.get(variant, {}).get(metric)
-    return INCONCLUSIVE if fit is None else fit.cls
+def _fit(analysis: Analysis, variant: str, metric: str = "wall_s") -> Fit | None:
+    return analysis.fits.get(variant, {}).get(metric)
 
 
-def _total(per_launch: str) -> str:
-    """The class of the total over K launches when each launch costs `per_launch` of i."""
-    return {"1": "K", "log n": "K log K", "sqrt n": "K^1.5", "n": "K²", "n log n": "K² log K",
-            "n^2": "K³", "n^3": "K⁴"}.get(per_launch, "")
+def _k(fit: Fit | None) -> str:
+    if fit is None or fit.exponent is None or fit.exponent_ci is None:
+        return ""
+    lo, hi = fit.exponent_ci
+    return f"k = {fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def _grows(fit: Fit | None, size_word: str) -> str:
+    """'is constant', 'grows as n^2', or for an inconclusive fit what its exponent says."""
+    if fit is None:
+        return "could not be fitted"
+    if fit.cls == "1":
+        return "is constant"
+    if fit.confident:
+        return f"grows as {fit.cls.replace('n', size_word)}"
+    if fit.exponent_ci is not None and fit.exponent_ci[0] > 0.3:
+        # Growth is certain even though the class is not: say so with the exponent.
+        return (f"grows as {size_word}^k, {_k(fit)}, though its class is still inconclusive "
+                f"(best fit {fit.best.replace('n', size_word)})")
+    return "is inconclusive" + (f" ({_k(fit)})" if _k(fit) else "")
+
+
+def _total(fit: Fit | None) -> str:
+    """How the total over K launches grows when each launch costs `fit` of its index i."""
+    if fit is None:
+        return ""
+    named = {"1": "K", "log n": "K log K", "sqrt n": "K^1.5", "n": "K²", "n log n": "K² log K",
+             "n^2": "K³", "n^3": "K⁴"}
+    if fit.confident:
+        return named.get(fit.cls, "")
+    if fit.exponent is not None and fit.exponent_ci is not None and fit.exponent_ci[0] > 0.3:
+        return f"about K^{fit.exponent + 1:.1f}"
+    return ""
 
 
 def accumulate_sentence(analysis: Analysis, launches: int) -> str:
     """What the fits of story 1 say, for a reader who has not met accumulate mode."""
     parts = []
     for variant, label in (("A", "probing logger"), ("B", "fixed logger")):
-        cls = _cls(analysis, variant)
-        if cls == INCONCLUSIVE:
-            parts.append(f"the {label}'s per-launch wall time is inconclusive after "
-                         f"{launches} launches")
-            continue
-        per = "constant" if cls == "1" else f"grows as {cls.replace('n', 'i')}"
-        total = _total(cls)
-        tail = f", so K launches cost {total} in total" if total else ""
-        parts.append(f"the {label}'s per-launch wall time {per} in the launch index i{tail}")
+        fit = _fit(analysis, variant)
+        total = _total(fit)
+        tail = f", so K launches cost {total} in total" if total else f" after {launches} launches"
+        parts.append(f"the {label}'s wall time per launch, against the launch index i, "
+                     f"{_grows(fit, 'i')}{tail}")
     return "Verdict: " + "; ".join(parts) + "."
 
 
 def sizes_sentence(analysis: Analysis) -> str:
-    a, b = _cls(analysis, "A"), _cls(analysis, "B")
-    return (f"Verdict: the scanning allocator's wall time grows as {a}, the fixed one's as {b} "
-            "over these sizes (a fit of 1 means start-up still hides its linear work).")
+    """What the fits of story 2 say."""
+    b = _fit(analysis, "B")
+    tail = (" (at these n its linear work is still hidden under process start-up)"
+            if b is not None and b.cls == "1" else "")
+    return (f"Verdict: the scanning allocator's wall time {_grows(_fit(analysis, 'A'), 'n')}; "
+            f"the fixed one's {_grows(b, 'n')}{tail}.")
 
 
 def run(args: argparse.Namespace) -> int:
