@@ -100,3 +100,28 @@ def test_log_fixed_creates_one_file_per_launch_without_probing(tmp_path: Path) -
     files = list(tmp_path.iterdir())
     assert len(files) == 4
     assert all("probes=0 " in f.read_text() for f in files)
+
+
+@needs_cc
+@pytest.mark.integration
+def test_demo_quick_runs_end_to_end_and_stores_both_sweeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`quadscope demo --quick` exits 0, prints both verdicts and stores two complete A/B sweeps."""
+    from quadscope.cli import main
+    from quadscope.commands.demo import QUICK
+    from quadscope.store import Store
+
+    db = tmp_path / "results.db"
+    monkeypatch.setenv("QUADSCOPE_DB", str(db))
+    assert main(["demo", "--quick", "--no-perf"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Verdict: ") == 2
+    with Store(db) as store:
+        stored = {s.name: (s, count) for s, count in store.list_sweeps()}
+    acc, acc_runs = stored["demo: log probe vs fixed"]
+    ff, ff_runs = stored["demo: first-fit scan vs fixed"]
+    assert (acc.mode, acc.status, acc_runs) == ("accumulate", "complete", 2 * QUICK.launches)
+    assert (ff.mode, ff.status) == ("sizes", "complete")
+    assert ff_runs == 2 * (len(QUICK.sizes) * QUICK.repeat + 1)  # one warm-up per variant
+    assert acc.vs_command is not None and ff.vs_command is not None
