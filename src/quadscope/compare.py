@@ -9,13 +9,16 @@ Method:
   interval, runs resampled within each size and side independently (Efron &
   Tibshirani, An Introduction to the Bootstrap, 1993, §8 and §13).
 - `change`: "class" when both fits are confident and their classes differ, or
-  their exponent intervals do not overlap; otherwise both sides are refitted
+  their exponent intervals are more than
+  `EXPONENT_GAP` apart; otherwise both sides are refitted
   with the shared class and bootstrapped: "constant" when the 95% interval of
   b_B/b_A excludes 1, "offset" when only a_B − a_A's interval excludes 0,
   "none" when neither does. With an inconclusive side, "none" when every size's
   ratio interval holds 1, else "inconclusive".
 - `crossover_n`: the first n ≥ the smallest measured size, up to 1e12, where
   the fitted curves cross (brentq on a log grid), for "class" and "constant".
+- Changes smaller than `MIN_EFFECT` are reported as "none" even when the
+  intervals exclude equality.
 """
 
 from __future__ import annotations
@@ -31,6 +34,13 @@ from quadscope.stats import bootstrap_medians, group_medians, group_runs
 
 N_BOOT = 500
 MAX_CROSSOVER_N = 1e12
+# Smallest change worth reporting: 5% of the growing part (b), or of the cost at the
+# smallest size for a constant offset. Below this a "significant" change is usually
+# drift between two sessions on one machine, not a difference between programs.
+MIN_EFFECT = 0.05
+# Exponent intervals must be this far apart to call a class change on their own:
+# the free exponent drifts by a few hundredths with the offset alone.
+EXPONENT_GAP = 0.1
 
 
 def _ratios(
@@ -141,7 +151,7 @@ def compare_metric(
         ci_a is not None
         and ci_b is not None
         and "1" not in (fit_a.cls, fit_b.cls)
-        and (ci_a[1] < ci_b[0] or ci_b[1] < ci_a[0])
+        and (ci_a[1] + EXPONENT_GAP < ci_b[0] or ci_b[1] + EXPONENT_GAP < ci_a[0])
     )
     if fit_a.cls != fit_b.cls or disjoint:
         cross = crossover(fit_a, fit_b, n_from)
@@ -169,7 +179,7 @@ def compare_metric(
         log_ratio = log_ratio[np.isfinite(log_ratio)]
         if log_ratio.size and b_a > 0 and b_b > 0:
             lo, hi = np.exp(np.percentile(log_ratio, [2.5, 97.5]))
-            if lo > 1.0 or hi < 1.0:
+            if (lo > 1.0 or hi < 1.0) and abs(np.log(b_b / b_a)) >= np.log1p(MIN_EFFECT):
                 cross = crossover(fit_a, fit_b, n_from)
                 if cross is not None and cross > 1e3 * n_top:
                     cross = None  # parallel-looking curves "meeting" far away is an artefact
@@ -186,7 +196,8 @@ def compare_metric(
                     text += f"; B is {_lower_word(metric, lower)} beyond n ≈ {_fmt(cross)}"
                 return result("constant", text, cross)
     d_lo, d_hi = np.percentile(as_b - as_a, [2.5, 97.5])
-    if d_lo > 0 or d_hi < 0:
+    smallest = float(np.min(_curve(cls, a_a, b_a, np.array([n_from]))))
+    if (d_lo > 0 or d_hi < 0) and abs(a_b - a_a) >= MIN_EFFECT * abs(smallest):
         delta = a_b - a_a
         word = "adds" if delta > 0 else "saves"
         return result(

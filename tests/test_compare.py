@@ -1,0 +1,100 @@
+"""A-versus-B comparison on seeded synthetic sweeps of known shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from quadscope.compare import compare, compare_metric
+from quadscope.fitting import CLASS_FUNCS, fit_metric
+from quadscope.model import Comparison
+
+SIZES = np.unique(np.round(np.logspace(1, 4, 12)))
+
+
+def runs(cls: str, a: float, b: float, seed: int, noise: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
+    """Three runs per size of a + b·f(n) with multiplicative noise."""
+    rng = np.random.default_rng(seed)
+    n = np.repeat(SIZES, 3)
+    return n, (a + b * CLASS_FUNCS[cls](n)) * (1 + noise * rng.standard_normal(n.size))
+
+
+def versus(metric: str, side_a: tuple[np.ndarray, np.ndarray], side_b: tuple[np.ndarray, np.ndarray]):
+    fit_a = fit_metric(metric, *side_a)
+    fit_b = fit_metric(metric, *side_b)
+    return compare_metric(metric, *side_a, fit_a, *side_b, fit_b)
+
+
+def test_same_program_twice_is_no_change() -> None:
+    """The same quadratic program measured twice shows no change and no crossover."""
+    mc = versus("wall_s", runs("n^2", 0.01, 1e-8, 1), runs("n^2", 0.01, 1e-8, 2))
+    assert mc.change == "none"
+    assert mc.crossover_n is None
+    assert (mc.class_a, mc.class_b) == ("n^2", "n^2")
+    assert float(np.median([r.ratio for r in mc.ratios])) == pytest.approx(1.0, abs=0.03)
+    assert mc.summary.startswith("wall_s: no change detected (B/A between ")
+
+
+def test_three_times_slower_is_constant() -> None:
+    """B = 3×A (same class, b tripled) is a constant-factor change of about 3×."""
+    mc = versus("wall_s", runs("n log n", 0.01, 1e-6, 1), runs("n log n", 0.03, 3e-6, 2))
+    assert mc.change == "constant"
+    assert mc.crossover_n is None
+    assert float(np.median([r.ratio for r in mc.ratios])) == pytest.approx(3.0, rel=0.03)
+    factor = float(mc.summary.split("B's growing part is ")[1].split("×")[0])
+    assert factor == pytest.approx(3.0, rel=0.05)
+
+
+def test_quadratic_to_linear_is_class_change_with_crossover() -> None:
+    """A quadratic, B linear with a bigger start-up: a class change, B faster beyond the crossing."""
+    # A = 1e-4·n², B = 0.05 + 1e-3·n: equal where 1e-4·n² = 0.05 + 1e-3·n, n ≈ 27.9.
+    mc = versus("wall_s", runs("n^2", 0.0, 1e-4, 1), runs("n", 0.05, 1e-3, 2))
+    assert mc.change == "class"
+    assert (mc.class_a, mc.class_b) == ("n^2", "n")
+    assert mc.crossover_n == pytest.approx(27.9, rel=0.15)
+    assert mc.summary.startswith("wall_s: B grows as n where A grows as n^2; B is faster beyond n ≈ ")
+
+
+def test_added_constant_is_offset() -> None:
+    """B = A + a fixed cost (same class and slope) is an offset change, B adding the constant."""
+    mc = versus("wall_s", runs("n", 0.01, 1e-4, 1), runs("n", 0.06, 1e-4, 2))
+    assert mc.change == "offset"
+    assert mc.crossover_n is None
+    assert mc.summary.startswith("wall_s: same growth (n), B adds a constant ")
+    added = float(mc.summary.split("adds a constant ")[1].split(" ")[0])
+    assert added == pytest.approx(0.05, rel=0.05)
+
+
+def test_constant_metric_offset() -> None:
+    """A constant memory footprint that grows by 1 MB is an offset change."""
+    n = np.repeat(SIZES, 3)
+    a = (n, np.full(n.size, 2e6))
+    b = (n, np.full(n.size, 3e6))
+    mc = versus("max_rss_bytes", a, b)
+    assert (mc.class_a, mc.class_b, mc.change) == ("1", "1", "offset")
+
+
+def test_compare_covers_common_metrics_in_order() -> None:
+    """compare() keeps metrics both sides have, in METRICS order, and round-trips to dict."""
+    wall_a, wall_b = runs("n", 0.01, 1e-4, 1), runs("n", 0.01, 1e-4, 2)
+    n = np.repeat(SIZES, 3)
+    rss = (n, np.full(n.size, 2e6))
+    data_a = {"wall_s": wall_a, "max_rss_bytes": rss, "cycles": wall_a}
+    data_b = {"wall_s": wall_b, "max_rss_bytes": rss}
+    fits_a = {m: fit_metric(m, *v) for m, v in data_a.items()}
+    fits_b = {m: fit_metric(m, *v) for m, v in data_b.items()}
+    cmp = compare("old", data_a, fits_a, "new", data_b, fits_b)
+    assert [m.metric for m in cmp.metrics] == ["wall_s", "max_rss_bytes"]
+    assert [m.change for m in cmp.metrics] == ["none", "none"]
+    assert Comparison.from_dict(cmp.to_dict()) == cmp
+
+
+def test_inconclusive_side_with_equal_ratios_is_none() -> None:
+    """When one side is inconclusive but every size's ratio holds 1, the change is "none"."""
+    n = np.repeat(np.unique(np.round(np.logspace(2, 3, 6))), 3)
+    rng = np.random.default_rng(11)
+    y = (200 + n) * (1 + 0.05 * rng.standard_normal(n.size))
+    fit = fit_metric("wall_s", n, y)
+    assert not fit.confident
+    mc = compare_metric("wall_s", n, y, fit, n, y, fit)
+    assert mc.change == "none"
