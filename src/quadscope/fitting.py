@@ -6,9 +6,9 @@ no printing, deterministic for a given seed. `fit_metric` returns a `Fit`
 
 Method, in order:
 1. Runs are grouped by size and reduced to medians. Each median is weighted by
-   1/σ², σ being its standard error from that size's spread, floored at half the
-   relative spread of neighbouring sizes so that a size whose repeats happen to
-   agree cannot dominate. With one run per size (accumulate mode) σ is relative
+   1/σ², σ being its standard error from that size's spread shrunk halfway
+   towards the relative spread of neighbouring sizes (and never below half of
+   it), so that a size whose repeats happen to agree cannot dominate. With one run per size (accumulate mode) σ is relative
    to a first power-law fit: timing noise is roughly multiplicative.
 2. Each class in `CLASSES` is fitted as a + b·f(n), a, b ≥ 0 (non-negative least
    squares), and a free power law a + b·n^k, k ∈ [0, 4], is fitted alongside.
@@ -18,7 +18,9 @@ Method, in order:
    weights came from real repeats). Selection then prefers the simpler class:
    a more complex class must beat every simpler one by ΔQAICc ≥ `SELECT_DELTA`.
    The verdict is `INCONCLUSIVE` whenever another growing class is within that
-   margin of the winner, or the free exponent's interval contradicts the class.
+   margin of the winner, fewer than `MIN_SUPPORT` of bootstrap replicates reach
+   the same verdict, or the free exponent's interval contradicts the class.
+   "1" needs no bootstrap support (it is the null), only a span of a decade.
 4. Intervals (exponent k, prediction) come from a bootstrap over runs within
    each size, or over standardised residuals when there is one run per size
    (Efron & Tibshirani, An Introduction to the Bootstrap, 1993, §8–9).
@@ -49,8 +51,8 @@ from quadscope.stats import (
 from quadscope.stats import group_medians, group_spreads
 from quadscope.stats import median_by_size as median_by_size
 
-# Burnham & Anderson (2002, §2.6) read Δ ≥ 4 as "considerably less support";
-# below it, the data do not clearly favour the more complex class.
+# Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";
+# we take the top of that band: below it the more complex class is not clearly better.
 SELECT_DELTA = 6.0
 # How far (in exponent units) the free power law's 95% interval may miss the
 # class's own effective exponent before the class is distrusted.
