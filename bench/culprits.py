@@ -1,0 +1,136 @@
+"""Does `quadscope profile` name the known culprit first, and how fast is its perf parser?
+
+Two parts, both printed as Markdown (the `## Culprits` section of BENCHMARKS.md):
+
+1. Accuracy: every workload of the accuracy suite with a `culprit` (the
+   noinline C function doing the growing work) is profiled with perf at 4 of
+   its sizes; we report the culprit's rank among quadscope's culprits.
+2. Speed: one perf.data file (the quadratic workload, sampled at a high rate)
+   is processed by quadscope (`perf script` with the fixed field list, then
+   our parser, folding and per-function series) and by the named peer
+   `perf report --stdio` (with its default call-graph processing), in the same
+   run, 3 times each; we report samples per second and the ratio of medians.
+
+Usage: .venv/bin/python bench/culprits.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import log, machine, table  # noqa: E402
+
+from quadscope.model import Sweep  # noqa: E402
+from quadscope.profile.attribute import series  # noqa: E402
+from quadscope.profile.driver import choose_sizes, profile_sweep  # noqa: E402
+from quadscope.profile.perf import PerfSampler, detect_perf  # noqa: E402
+from quadscope.profile.perfscript import SCRIPT_FIELDS, parse, stacks  # noqa: E402
+from quadscope.profile.stacks import StackProfile, fold  # noqa: E402
+from quadscope.workloads import WORKLOADS, build  # noqa: E402
+
+
+def accuracy(sampler: PerfSampler, quick: bool) -> tuple[list[list[object]], int, int]:
+    rows: list[list[object]] = []
+    first = total = 0
+    names = [w for w in WORKLOADS.values() if w.suite and w.culprit and w.mode == "sizes"]
+    if quick:
+        names = names[:4]
+    for w in names:
+        exe = build(w.name)
+        sizes = choose_sizes(w.sizes, 4)
+        sweep = Sweep(id=0, name=w.name, mode="sizes", command=w.argv(exe))
+        t0 = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="quadscope-bench-prof-") as tmp:
+            a = profile_sweep(sweep, sizes, sampler=sampler, out_dir=Path(tmp),
+                              measure_overhead=False)
+        elapsed = time.monotonic() - t0
+        # GCC clones keep the name before the dot (count_subsets.constprop.0).
+        symbols = [c.symbol.split(".")[0] for c in a.culprits]
+        rank = symbols.index(w.culprit) + 1 if w.culprit in symbols else None
+        top = a.culprits[0] if a.culprits else None
+        on_path = top is not None and w.culprit in [p.split(".")[0] for p in top.call_path]
+        total += 1
+        first += rank == 1
+        rows.append([
+            w.name, w.expected, w.culprit, "yes" if rank == 1 else f"no (rank {rank})",
+            "yes" if on_path else "no",
+            f"{top.symbol} ({top.self_class}, k={top.self_exponent:.2f})"
+            if top and top.self_exponent is not None else (top.symbol if top else "—"),
+            a.samples[-1], f"{elapsed:.1f}",
+        ])
+        log(f"{w.name}: culprit rank {rank}")
+    return rows, first, total
+
+
+def speed(setup_perf: str, event: str, runs: int = 3) -> tuple[list[list[object]], str]:
+    w = WORKLOADS["linear_quadratic"]
+    exe = build(w.name)
+    with tempfile.TemporaryDirectory(prefix="quadscope-bench-speed-") as tmp:
+        data = Path(tmp) / "perf.data"
+        argv = [str(exe), *[a.replace("{n}", str(w.sizes[-1])) for a in w.template]]
+        subprocess.run([setup_perf, "record", "-q", "-B", "-N", "-e", event, "-F", "20000",
+                        "--call-graph", "fp", "-o", str(data), "--", "/bin/sh", "-c",
+                        'for i in 1 2 3 4 5 6 7 8; do "$@" >/dev/null; done', "sh", *argv],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        ours, parse_only, peer = [], [], []
+        n_samples = 0
+        for _ in range(runs):
+            t0 = time.monotonic()
+            text = subprocess.run([setup_perf, "script", "-i", str(data), "-F", SCRIPT_FIELDS],
+                                  capture_output=True, text=True, check=True).stdout
+            t1 = time.monotonic()
+            d = parse(text.splitlines())
+            st, n_samples = stacks(d)
+            fold(st)
+            series([StackProfile(1, st, n_samples, event, 1.0)])
+            t2 = time.monotonic()
+            subprocess.run([setup_perf, "report", "--stdio", "-i", str(data)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            t3 = time.monotonic()
+            ours.append(t2 - t0)
+            parse_only.append(t2 - t1)
+            peer.append(t3 - t2)
+    o, p, r = (statistics.median(x) for x in (ours, parse_only, peer))
+    rows = [
+        ["quadscope: perf script + parse + fold + series", f"{o:.3f}", f"{n_samples / o:,.0f}",
+         f"{r / o:.2f}×"],
+        ["quadscope: parse + fold + series only", f"{p:.3f}", f"{n_samples / p:,.0f}",
+         f"{r / p:.2f}×"],
+        ["perf report --stdio (peer)", f"{r:.3f}", f"{n_samples / r:,.0f}", "1.00×"],
+    ]
+    return rows, f"{n_samples} samples with call chains, median of {runs} runs"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="4 workloads only")
+    args = ap.parse_args(argv)
+    setup = detect_perf(probe_faults=False)
+    sampler = PerfSampler(setup, target_samples=1000, max_repeats=20)
+    rows, first, total = accuracy(sampler, args.quick)
+    speed_rows, what = speed(setup.perf, setup.event)
+    m = machine()
+    print("## Culprits\n")
+    print(f"`bench/culprits.py` on {m['date']}: {m['nproc']} cores, kernel {m['kernel']}, "
+          f"{m['cpu']}, Python {m['python']}; perf event `{setup.event}`, frame-pointer stacks.\n")
+    print(f"Known culprit ranked first: **{first} of {total}** workloads.\n")
+    print(table(["workload", "true class", "culprit", "ranked first",
+                 "culprit on #1's call path", "quadscope's #1",
+                 "samples at max n", "profile s"], rows))
+    print("\n### perf data processing\n")
+    print(f"One perf.data file ({what}); higher samples/s is faster; the ratio is "
+          "perf report's time over ours.\n")
+    print(table(["processor", "seconds", "samples/s", "speed vs perf report"], speed_rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
