@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares
 from scipy.special import lambertw
+from scipy.stats import kendalltau
 
 from quadscope.errors import FitRefusedError
 from quadscope.model import CLASSES, INCONCLUSIVE, Candidate, Fit, Prediction
@@ -64,6 +65,8 @@ MAX_EXPONENTIAL_N = 1000.0
 # Largest size that `decide_n` may name: beyond it no sweep is practical.
 MAX_DECIDE_N = 1e12
 K_GRID = np.linspace(0.0, 4.0, 81)
+# A "1" verdict is withdrawn when the runs rise with n at this one-sided significance.
+TREND_P = 0.01
 
 
 def _log_n(n: np.ndarray) -> np.ndarray:
@@ -407,6 +410,23 @@ def _explain_tie(
     return reason, decide_n
 
 
+def _rising(sizes: Sequence[float], values: Sequence[float]) -> tuple[float, float] | None:
+    """(τ, p) when the raw runs rise with n beyond chance (one-sided Kendall test), else None.
+
+    Model selection on a handful of medians can prefer a constant while every
+    run at the largest sizes sits above every run at the smallest; a rank test
+    on the runs themselves (Kendall 1938) keeps that from becoming a confident "1".
+    """
+    x = np.asarray(sizes, dtype=float)
+    y = np.asarray(values, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < 6 or np.ptp(y[ok]) == 0:
+        return None
+    res = kendalltau(x[ok], y[ok], alternative="greater")
+    tau, p = float(res.statistic), float(res.pvalue)
+    return (tau, p) if np.isfinite(p) and p < TREND_P else None
+
+
 def _effective_exponent(cf: _ClassFit, data: _Data) -> float:
     """The k a free power law finds on the class's own noise-free curve at these sizes."""
     if cf.cls == "2^n":
@@ -518,7 +538,14 @@ def fit_metric(
         cls = INCONCLUSIVE
         reason, decide_n = _explain_tie(fits[chosen], fits[other], fits[best], data, c_hat)
     elif chosen == "1":
-        if hi_n < 10 * lo_n:
+        trend = _rising(sizes, values)
+        if trend is not None:
+            growing = min(CLASSES[1:], key=lambda c: fits[c].score)
+            cls = INCONCLUSIVE
+            reason, decide_n = _explain_tie(fits["1"], fits[growing], fits[growing], data, c_hat)
+            reason = (f"values rise with n (Kendall τ = {trend[0]:.2f}, p = {trend[1]:.1g}) "
+                      f"though no growth class clearly beats a constant: {reason}")
+        elif hi_n < 10 * lo_n:
             cls = INCONCLUSIVE
             decide_n = nice_n(10 * lo_n)
             reason = (
@@ -561,11 +588,14 @@ def fit_metric(
         Candidate(c, fits[c].a, fits[c].b, fits[c].score, float(wt), fits[c].chi2)
         for c, wt in zip(CLASSES, weights, strict=True)
     )
+    # With no growth to measure, a power law's k is unidentified (any k fits b = 0):
+    # report none rather than a number that only reflects the noise.
+    flat = cls == "1"
     return Fit(
         metric=metric,
         cls=cls,
-        exponent=float(k),
-        exponent_ci=k_ci,
+        exponent=None if flat else float(k),
+        exponent_ci=None if flat else k_ci,
         coefficients={"a": report.a, "b": report.b},
         r2=r2,
         candidates=candidates,
