@@ -231,12 +231,20 @@ def test_spawn_drift_fixed_program_growing_blames_the_file_system() -> None:
     """If even time+pid naming slows down, the directory, not the naming, is at fault."""
     r = DRIFT.judge(
         ev(
-            {"probe": {"cpu_s": fake_fit("n", 3e-6)}, "fixed": {"cpu_s": fake_fit("n", 2e-6)}},
+            {"probe": {"cpu_s": fake_fit("1", 0.0)}, "fixed": {"cpu_s": fake_fit("n", 2e-6)}},
             facts={"tmp_fs": "ext4"},
         )
     )
     assert r.verdict == "pathological"
     assert "never collides" in r.finding and "ext4" in r.finding
+    both = DRIFT.judge(
+        ev(
+            {"probe": {"cpu_s": fake_fit("n", 3e-6)}, "fixed": {"cpu_s": fake_fit("n", 2e-6)}},
+            facts={"tmp_fs": "ext4"},
+        )
+    )
+    assert "probes name.0" in both.finding
+    assert both.finding.endswith("even time+pid naming slows by 2 µs per file present on ext4")
 
 
 def test_spawn_drift_runs_in_accumulate_mode() -> None:

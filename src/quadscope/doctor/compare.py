@@ -66,8 +66,6 @@ def compare_probe(here: ProbeResult, there: ProbeResult) -> ProbeComparison:
     parts = []
     if here.verdict != there.verdict:
         parts.append(f"{there.verdict} there, {here.verdict} here")
-    if here.cls != there.cls and here.cls and there.cls:
-        parts.append(f"class {there.cls} there, {here.cls} here")
     parts.extend(t for _, t in moved)
     if not parts:
         common = set(a) & set(b)

@@ -122,6 +122,25 @@ class SpawnDriftProbe:
             return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
         cls = f"probe {growth(probe).replace('n', 'i')}, fixed {growth(fixed).replace('n', 'i')}"
         cost = f"{fmt_s(per_name)} per existing name"
+        fs = evidence.facts.get("tmp_fs") or "this file system"
+        if grows(probe):
+            at = fmt_s(per_name * 1e4) if per_name is not None else "—"
+            also = (
+                f"; even time+pid naming slows by {fmt_s(fixed_per)} per file present on {fs}"
+                if grows(fixed)
+                else ""
+            )
+            return ProbeResult(
+                self.name,
+                measured,
+                cls,
+                cost,
+                "pathological",
+                f"a program that probes name.0, name.1, … for a free name pays "
+                f"{fmt_s(per_name)} more on every launch ({at} per launch once 10⁴ files "
+                f"exist): name files by time and pid, or use mkstemp/O_TMPFILE{also}",
+                details,
+            )
         if grows(fixed):
             return ProbeResult(
                 self.name,
@@ -131,22 +150,8 @@ class SpawnDriftProbe:
                 "pathological",
                 f"even a program that never collides gets slower as its directory fills "
                 f"({growth(fixed).replace('n', 'i')} in files present, "
-                f"{fmt_s(fixed_per)} per file): file "
-                f"creation on {evidence.facts.get('tmp_fs') or 'this file system'} scales "
-                "with directory size; keep such directories small or use a hashed layout",
-                details,
-            )
-        if grows(probe):
-            at = fmt_s(per_name * 1e4) if per_name is not None else "—"
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "pathological",
-                f"a program that probes name.0, name.1, … for a free name pays "
-                f"{fmt_s(per_name)} more on every launch ({at} per launch once 10⁴ files "
-                "exist): name files by time and pid, or use mkstemp/O_TMPFILE",
+                f"{fmt_s(fixed_per)} per file): file creation on {fs} scales with directory "
+                "size; keep such directories small or use a hashed layout",
                 details,
             )
         return ProbeResult(
