@@ -29,7 +29,13 @@ def cache_dir(env: os._Environ[str] | dict[str, str] = os.environ) -> Path:
 
 
 def find_compiler(env: os._Environ[str] | dict[str, str] = os.environ) -> str:
-    for cand in (env.get("CC"), "cc", "gcc", "clang"):
+    chosen = env.get("CC")
+    if chosen:
+        # An explicit $CC is the user's choice: falling back to another compiler would hide it.
+        if path := shutil.which(chosen):
+            return path
+        raise ToolMissingError(f"$CC is set to {chosen!r}, which is not an executable on PATH")
+    for cand in ("cc", "gcc", "clang"):
         if cand and (path := shutil.which(cand)):
             return path
     raise ToolMissingError(

@@ -21,6 +21,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "quadscope.commands.stored",
     "quadscope.commands.report",
     "quadscope.commands.demo",
+    "quadscope.commands.profile",
+    "quadscope.commands.doctor",
 )
 
 

@@ -84,7 +84,17 @@ def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Ana
 
 
 def run_show(args: argparse.Namespace) -> int:
-    analysis = stored_analysis(open_store(args), args.ref, args.predict)
+    store = open_store(args)
+    analysis = stored_analysis(store, args.ref, args.predict)
+    report = analysis.extras.get("doctor")
+    if analysis.sweep.kind == "doctor" and isinstance(report, dict) and "probes" in report:
+        # A doctor summary has no runs of its own: show its probe table.
+        from quadscope.commands.doctor import render_report
+        from quadscope.doctor.runner import DoctorReport
+
+        sys.stdout.write(render_report(DoctorReport.from_dict(report)))
+        write_outputs(args, analysis)
+        return 0
     print_analysis(analysis)
     write_outputs(args, analysis)
     return check_gates(args, analysis)

@@ -165,6 +165,10 @@ def renderables(analysis: Analysis) -> Iterable[RenderableType]:
     culprits = analysis.extras.get("culprits")
     if culprits:
         yield culprits_table(list(culprits))
+    probe = analysis.extras.get("doctor")
+    if isinstance(probe, dict) and probe.get("finding"):
+        yield Text(f"doctor {probe.get('probe', '')}: {probe.get('verdict', '')} — "
+                   f"{probe['finding']}")
     for note in analysis.notes:
         yield Text(f"note: {note}", style="dim")
 
