@@ -420,7 +420,7 @@ def _rising(sizes: Sequence[float], values: Sequence[float]) -> tuple[float, flo
     x = np.asarray(sizes, dtype=float)
     y = np.asarray(values, dtype=float)
     ok = np.isfinite(x) & np.isfinite(y)
-    if ok.sum() < 6 or np.ptp(y[ok]) == 0:
+    if ok.sum() < 5 or np.ptp(y[ok]) == 0:
         return None
     res = kendalltau(x[ok], y[ok], alternative="greater")
     tau, p = float(res.statistic), float(res.pvalue)
@@ -539,12 +539,18 @@ def fit_metric(
         reason, decide_n = _explain_tie(fits[chosen], fits[other], fits[best], data, c_hat)
     elif chosen == "1":
         trend = _rising(sizes, values)
+        if trend is None and k_ci[0] > 0.5 and data.y[0] > 0 and data.y[-1] > 1.5 * data.y[0]:
+            # Too few points for a rank test, yet the exponent's interval excludes flat
+            # and the cost grew by half: not evidence of a constant.
+            trend = (1.0, float("nan"))
         if trend is not None:
             growing = min(CLASSES[1:], key=lambda c: fits[c].score)
             cls = INCONCLUSIVE
             reason, decide_n = _explain_tie(fits["1"], fits[growing], fits[growing], data, c_hat)
-            reason = (f"values rise with n (Kendall τ = {trend[0]:.2f}, p = {trend[1]:.1g}) "
-                      f"though no growth class clearly beats a constant: {reason}")
+            why = (f"Kendall τ = {trend[0]:.2f}, p = {trend[1]:.1g}" if np.isfinite(trend[1])
+                   else f"k = {k:.2f}, 95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}")
+            reason = (f"values rise with n ({why}) though no growth class clearly beats a "
+                      f"constant: {reason}")
         elif hi_n < 10 * lo_n:
             cls = INCONCLUSIVE
             decide_n = nice_n(10 * lo_n)
