@@ -153,7 +153,7 @@ def test_exponent_interval_contains_true_k(k_true: float) -> None:
     rng = np.random.default_rng(int(k_true * 10))
     n = np.repeat(THREE_DECADES, 5)
     y = (0.01 + 1e-3 * n**k_true) * (1 + 0.03 * rng.standard_normal(n.size))
-    k, (lo, hi), a, b = fit_power_law(n, y, seed=1)
+    k, (lo, hi), _, b = fit_power_law(n, y, seed=1)
     assert lo <= k_true <= hi
     assert lo <= k <= hi
     assert hi - lo < 0.3

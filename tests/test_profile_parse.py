@@ -13,7 +13,14 @@ from quadscope.profile.callsite import FakeCallSites, _load_segments
 from quadscope.profile.driver import symbol_notes
 from quadscope.profile.faults import classify_faults, fault_kind, fmt_rate
 from quadscope.profile.perfscript import MmapRecord, PerfSample, parse, sample_stack, stacks
-from quadscope.profile.stacks import KERNEL_DSO, Frame, StackProfile, fold, read_folded, write_folded
+from quadscope.profile.stacks import (
+    KERNEL_DSO,
+    Frame,
+    StackProfile,
+    fold,
+    read_folded,
+    write_folded,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "perf"
 QUAD_BIN = "/root/.cache/quadscope/bin/qs-prof-quadratic-38e6928a2141ac9f"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from tests.conftest import fake_executor, measurement
 
 from quadscope.clock import FakeClock
 from quadscope.errors import UsageError
@@ -12,7 +13,6 @@ from quadscope.executor import FakeExecutor
 from quadscope.model import Measurement
 from quadscope.store import Store
 from quadscope.sweep import SweepSpec, resume_sweep, run_sweep, substitute
-from tests.conftest import fake_executor, measurement
 
 
 def test_substitute_replaces_n_and_i_and_never_resplits() -> None:

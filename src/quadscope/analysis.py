@@ -16,7 +16,16 @@ from typing import Any
 from quadscope import __version__
 from quadscope.errors import FitRefusedError
 from quadscope.fitting import fit_metric
-from quadscope.model import CLASSES, INCONCLUSIVE, METRICS, SCHEMA_VERSION, Comparison, Fit, Run, Sweep
+from quadscope.model import (
+    CLASSES,
+    INCONCLUSIVE,
+    METRICS,
+    SCHEMA_VERSION,
+    Comparison,
+    Fit,
+    Run,
+    Sweep,
+)
 
 VARIANT_LABELS = {"A": "A", "B": "B"}
 

@@ -8,8 +8,9 @@ Method, in order:
 1. Runs are grouped by size and reduced to medians. Each median is weighted by
    1/σ², σ being its standard error from that size's spread shrunk halfway
    towards the relative spread of neighbouring sizes (and never below half of
-   it), so that a size whose repeats happen to agree cannot dominate. With one run per size (accumulate mode) σ is relative
-   to a first power-law fit: timing noise is roughly multiplicative.
+   it), so that a size whose repeats happen to agree cannot dominate. With one
+   run per size (accumulate mode) σ is relative to a first power-law fit: timing
+   noise is roughly multiplicative.
 2. Each class in `CLASSES` is fitted as a + b·f(n), a, b ≥ 0 (non-negative least
    squares), and a free power law a + b·n^k, k ∈ [0, 4], is fitted alongside.
 3. Models are ranked by QAICc (Burnham & Anderson, Model Selection and
@@ -43,13 +44,14 @@ from quadscope.stats import (
     Groups,
     akaike_weights,
     bootstrap_medians,
+    group_medians,
     group_runs,
+    group_spreads,
     median_variance_factor,
     nice_n,
     nnls2,
     qaicc,
 )
-from quadscope.stats import group_medians, group_spreads
 from quadscope.stats import median_by_size as median_by_size
 
 # Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";

@@ -6,6 +6,7 @@ never fails: a fact it cannot read is left out.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 from pathlib import Path
@@ -33,8 +34,6 @@ def host_info() -> dict[str, str]:
     libc, version = platform.libc_ver()
     if libc:
         info["libc"] = f"{libc} {version}"
-    try:
+    with contextlib.suppress(OSError):
         info["cmdline"] = Path("/proc/cmdline").read_text().strip()[:500]
-    except OSError:
-        pass
     return info

@@ -110,7 +110,10 @@ def choose_sizes(measured: Sequence[int], count: int = DEFAULT_SIZE_COUNT) -> tu
     picked: list[int] = []
     for i in range(count):
         target = lo + (hi - lo) * i / (count - 1)
-        best = min((s for s in sizes if s not in picked), key=lambda s: (round(abs(math.log(s) - target), 9), s))
+        best = min(
+            (s for s in sizes if s not in picked),
+            key=lambda s: (round(abs(math.log(s) - target), 9), s),
+        )
         picked.append(best)
     return tuple(sorted(picked))
 

@@ -34,7 +34,10 @@ SCRIPT_FIELDS = "comm,pid,tid,period,event,ip,sym,dso"
 
 # comm may hold spaces ("Web Content"), event may hold a colon
 # ("exceptions:page_fault_user"), so anchor on pid/tid and the trailing colon.
-_HEADER = re.compile(r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+(?P<period>\d+)\s+(?P<event>\S+?):(?:\s+(?P<rest>.*))?$")
+_HEADER = re.compile(
+    r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+(?P<period>\d+)"
+    r"\s+(?P<event>\S+?):(?:\s+(?P<rest>.*))?$"
+)
 _MMAP = re.compile(
     r"PERF_RECORD_MMAP2? (?P<pid>-?\d+)/\d+: \[(?P<start>0x[0-9a-f]+)\((?P<len>0x[0-9a-f]+)\) @ \S+"
     r"(?: [0-9a-f]+:[0-9a-f]+ \d+ \d+)?\]: (?P<prot>\S+) (?P<name>.*)$"
@@ -191,7 +194,7 @@ def _repair(chain: list[tuple[int, str, str]], resolver: CallSiteResolver) -> li
     u = next((i for i, (_, _, dso) in enumerate(chain) if not is_kernel_dso(dso)), None)
     if u is None or u + 1 >= len(chain):
         return chain
-    ip, sym, dso = chain[u]
+    _, sym, dso = chain[u]
     ret_ip, caller_sym, caller_dso = chain[u + 1]
     if not caller_dso.startswith("/"):
         return chain
