@@ -13,6 +13,9 @@ round each tool runs /bin/true `--runs` times after a few warm-ups:
   measured time is the median (and mean) of the stored runs' wall_s; its
   harness time per run is run_sweep's wall time / R.
 
+* executor (for the record): `ProcessExecutor.execute` called R times in a
+  loop, no sweep and no store, to show where quadscope's harness time goes.
+
 Reported: medians over rounds, and the ratios quadscope / hyperfine.
 Goal: (a) the measured-time ratio ≤ 1.05.
 
@@ -36,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import log, scratch_store, sweep, table
 
+from quadscope.counters import NoCounters
+from quadscope.executor import ProcessExecutor
 from quadscope.sweep import SweepSpec
 
 TRUE = "/bin/true"
@@ -77,11 +82,22 @@ def quadscope_round(runs: int) -> Round:
                  swept.elapsed_s / runs)
 
 
+def executor_round(runs: int) -> Round:
+    """ProcessExecutor.execute alone, no sweep and no store: where quadscope's harness time goes."""
+    executor = ProcessExecutor(NoCounters())
+    for _ in range(5):
+        executor.execute([TRUE], None)
+    t0 = time.monotonic()
+    walls = [executor.execute([TRUE], None).wall_s for _ in range(runs)]
+    elapsed = time.monotonic() - t0
+    return Round("executor", statistics.median(walls), statistics.mean(walls), elapsed / runs)
+
+
 def measure(rounds: int, runs: int) -> list[Round]:
     out: list[Round] = []
     for k in range(rounds):
-        order = (quadscope_round, hyperfine_round) if k % 2 == 0 else (hyperfine_round,
-                                                                       quadscope_round)
+        order = ((quadscope_round, hyperfine_round, executor_round) if k % 2 == 0
+                 else (hyperfine_round, executor_round, quadscope_round))
         for fn in order:
             r = fn(runs)
             log(f"overhead: round {k + 1}/{rounds} {r.tool}: median {r.median_s * 1e3:.3f} ms, "
@@ -92,7 +108,7 @@ def measure(rounds: int, runs: int) -> list[Round]:
 
 def summary(rounds: list[Round]) -> dict[str, dict[str, float]]:
     by: dict[str, dict[str, float]] = {}
-    for tool in ("quadscope", "hyperfine"):
+    for tool in ("quadscope", "hyperfine", "executor"):
         rs = [r for r in rounds if r.tool == tool]
         by[tool] = {
             "median_s": statistics.median(r.median_s for r in rs),
@@ -104,8 +120,8 @@ def summary(rounds: list[Round]) -> dict[str, dict[str, float]]:
 
 def markdown(rounds: list[Round], runs: int) -> str:
     s = summary(rounds)
-    q, h = s["quadscope"], s["hyperfine"]
-    n_rounds = len(rounds) // 2
+    q, h, e = s["quadscope"], s["hyperfine"], s["executor"]
+    n_rounds = len(rounds) // 3
     rows = [
         ["(a) measured wall time of /bin/true, median", f"{q['median_s'] * 1e3:.3f} ms",
          f"{h['median_s'] * 1e3:.3f} ms", f"**{q['median_s'] / h['median_s']:.3f}**"],
@@ -114,6 +130,9 @@ def markdown(rounds: list[Round], runs: int) -> str:
         ["(b) total harness wall time per run", f"{q['harness_per_run_s'] * 1e3:.3f} ms",
          f"{h['harness_per_run_s'] * 1e3:.3f} ms",
          f"**{q['harness_per_run_s'] / h['harness_per_run_s']:.3f}**"],
+        ["(b′) harness per run, ProcessExecutor alone (no sweep, no store)",
+         f"{e['harness_per_run_s'] * 1e3:.3f} ms", f"{h['harness_per_run_s'] * 1e3:.3f} ms",
+         f"{e['harness_per_run_s'] / h['harness_per_run_s']:.3f}"],
     ]
     return (f"{n_rounds} interleaved rounds × {runs} runs of /bin/true per tool; each figure is "
             "the median over rounds of that round's statistic. Goal for (a): ratio ≤ 1.05.\n\n"

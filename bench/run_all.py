@@ -1,6 +1,7 @@
 """Run every benchmark and rewrite BENCHMARKS.md with what was measured.
 
-`make bench` runs this (about 5–10 minutes on a 2-core VM). Each benchmark's
+`make bench` runs this (about 5–10 minutes on a 2-core VM): accuracy.py,
+overhead.py, time_to_verdict.py and culprits.py, in that order. Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
 after each benchmark). Benchmarks are not part of `make test`.
@@ -11,6 +12,8 @@ usage: .venv/bin/python bench/run_all.py [--quick]
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import shlex
 import sys
 import time
@@ -20,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import accuracy
+import culprits
 import overhead
 import time_to_verdict
 from common import REPO, log, machine
@@ -47,6 +51,17 @@ def render(head: dict[str, str], command: str, sections: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def printed(fn: Callable[[list[str]], int], argv: list[str]) -> str:
+    """The Markdown a benchmark's main() prints, less its own `## ` title (ours is used)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        fn(argv)
+    lines = buf.getvalue().strip().splitlines()
+    if lines and lines[0].startswith("## "):
+        lines = lines[1:]
+    return "\n".join(lines).strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true",
@@ -65,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         ("3. Time to verdict: adaptive vs a fixed doubling grid",
          lambda: time_to_verdict.markdown(
              time_to_verdict.measure(time_to_verdict.SUBSET, budget), budget)),
+        ("4. Culprits: does `quadscope profile` name the function that grows?",
+         lambda: printed(culprits.main, ["--quick"] if args.quick else [])),
     ]
     t0 = time.monotonic()
     for title, _ in plan:

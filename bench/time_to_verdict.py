@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Swept, log, scratch_store, sweep, table
+from common import Swept, log, medians_by_size, scratch_store, sweep, table
 
 from quadscope.sweep import SweepSpec
 from quadscope.workloads import WORKLOADS, build
@@ -59,6 +59,7 @@ class Row:
     adaptive_ok: bool
     adaptive_sizes: int
     adaptive_runs: int
+    adaptive_medians: str  # "n: median wall_s" per size, to diagnose a wrong verdict
 
     @property
     def ratio(self) -> float | None:
@@ -89,9 +90,11 @@ def measure(names: tuple[str, ...], budget_s: float) -> list[Row]:
                 adapt_sw = sweep(adaptive, store)
                 fixed_sw = sweep(grid, store)
             measured = adapt_sw.analysis.measured()
+            sizes, medians = medians_by_size(adapt_sw.analysis)
+            trace = ", ".join(f"{n}: {m * 1e3:.1f} ms" for n, m in zip(sizes, medians, strict=True))
             row = Row(name, w.expected, fixed_sw.elapsed_s, fixed_sw.verdict(),
                       _ok(name, fixed_sw), adapt_sw.elapsed_s, adapt_sw.verdict(),
-                      _ok(name, adapt_sw), len({r.size_n for r in measured}), len(measured))
+                      _ok(name, adapt_sw), len({r.size_n for r in measured}), len(measured), trace)
             log(f"time-to-verdict: {name}: grid {row.fixed_s:.1f} s ({row.fixed_verdict}), "
                 f"adaptive {row.adaptive_s:.1f} s ({row.adaptive_verdict}, "
                 f"{row.adaptive_sizes} sizes, {row.adaptive_runs} runs)")
@@ -113,9 +116,15 @@ def markdown(rows: list[Row], budget_s: float) -> str:
     )
     ratios = [r.ratio for r in rows if r.ratio is not None]
     med = f"**{statistics.median(ratios):.2f}**" if ratios else "—"
+    wrong = [f"- {r.name}: adaptive said {r.adaptive_verdict} from median wall_s "
+             f"{r.adaptive_medians}"
+             for r in rows
+             if WORKLOADS[r.name].verdict_kind(r.adaptive_verdict) == "wrong"]
+    tail = ("\n\nConfidently wrong adaptive verdicts, with the data they came from:\n\n"
+            + "\n".join(wrong)) if wrong else ""
     return (f"Adaptive budget {budget_s:.0f} s, watching wall_s only. Median ratio adaptive / "
             f"fixed over the {len(ratios)} workloads where both reached a correct verdict: "
-            f"{med} (goal ≤ 0.33).\n\n" + body)
+            f"{med} (goal ≤ 0.33).\n\n" + body + tail)
 
 
 def main(argv: list[str] | None = None) -> int:
