@@ -26,7 +26,7 @@ import numpy as np
 from quadscope.analysis import fit_runs
 from quadscope.clock import Clock
 from quadscope.executor import Executor
-from quadscope.model import Run, Sweep
+from quadscope.model import METRICS, Run, Sweep
 from quadscope.plan import PlannedRun
 from quadscope.store import Store
 from quadscope.sweep import Progress, Runner, SweepSpec
@@ -34,6 +34,12 @@ from quadscope.sweep import Progress, Runner, SweepSpec
 MIN_SIZES = 4
 FAST_GROWTH = 4
 SLOW_GROWTH = 2
+# A "constant" verdict is final only over this span of n (or when n cannot grow):
+# growth hidden under start-up cost at small n is the classic way to be fooled, and
+# growing a program that really is constant costs nothing extra.
+CONSTANT_SPAN = 1000.0
+# Refinement stops adding repeats at a size beyond max(this, 3 × --repeat).
+MAX_REPEATS = 10
 
 
 def _medians(runs: Sequence[Run], metric: str = "wall_s") -> dict[int, float]:
@@ -121,35 +127,43 @@ class _Adaptive:
                 if self._run(PlannedRun(v, n, rep)) is None:
                     return
 
-    def verdicts_confident(self) -> tuple[bool, int | None]:
+    def verdicts_confident(self, growing: bool) -> tuple[bool, int | None]:
         """Whether every watched metric is confident, and the largest decide_n asked for."""
         decide: int | None = None
+        sizes = self.sizes()
+        narrow = sizes[-1] < CONSTANT_SPAN * max(sizes[0], 1)
         for v in self.variants:
-            fits, _ = fit_runs(self.measured(v), seed=self.spec.seed)
-            watched = self.spec.until or tuple(fits)
-            for metric in watched:
-                fit = fits.get(metric)
-                if fit is None:
-                    continue
+            fits, _ = fit_runs(self.measured(v), seed=self.spec.seed,
+                               metrics=self.spec.until or METRICS)
+            for fit in fits.values():
+                if fit.cls == "1" and growing and narrow:
+                    return False, None
                 if not fit.confident:
                     if fit.decide_n:
                         decide = max(decide or 0, fit.decide_n)
                     return False, decide
         return True, decide
 
-    def refine(self) -> None:
-        """One more run per variant at the widest-spread sizes (up to 3), shuffled."""
-        spread = _relative_spread(self.measured())
-        widest = sorted(spread, key=lambda n: spread[n], reverse=True)[:3]
-        self.rng.shuffle(widest)
+    def refine(self) -> bool:
+        """One more run per variant at the widest-spread sizes (up to 3), shuffled.
+
+        False when every size already has the most repeats worth taking.
+        """
         counts: dict[int, int] = defaultdict(int)
         for r in self.history:
             if r.variant == "A":
                 counts[r.size_n] += 1
+        cap = max(MAX_REPEATS, 3 * self.spec.repeat)
+        spread = {n: s for n, s in _relative_spread(self.measured()).items() if counts[n] < cap}
+        if not spread:
+            return False
+        widest = sorted(spread, key=lambda n: spread[n], reverse=True)[:3]
+        self.rng.shuffle(widest)
         for n in widest:
             for v in self.variants:
                 if self._run(PlannedRun(v, n, counts[n])) is None:
-                    return
+                    return True
+        return True
 
     def affordable(self, n: int) -> bool:
         cost = estimate_wall_s(self.measured(), n) * self.spec.repeat * len(self.variants)
@@ -186,15 +200,15 @@ class _Adaptive:
                 if not growing:
                     return  # cannot reach enough sizes: the fit will say why
                 continue
-            confident, decide = self.verdicts_confident()
+            confident, decide = self.verdicts_confident(growing)
             if confident and self._enough_repeats():
                 return
             if (not growing and decide and decide > max(self.sizes())
                     and not self.user_timeout_hit and self.affordable(n)):
                 growing = True
                 continue
-            if not growing:
-                self.refine()
+            if not growing and not self.refine():
+                return
 
     def _enough_repeats(self) -> bool:
         counts: dict[int, int] = defaultdict(int)

@@ -87,12 +87,16 @@ def metric_series(runs: Sequence[Run], metric: str) -> tuple[list[float], list[f
 
 
 def fit_runs(
-    runs: Sequence[Run], *, predict_n: int | None = None, seed: int = 0
+    runs: Sequence[Run],
+    *,
+    predict_n: int | None = None,
+    seed: int = 0,
+    metrics: Sequence[str] = METRICS,
 ) -> tuple[dict[str, Fit], list[str]]:
     """Fit every metric that was counted; notes say which could not be fitted and why."""
     fits: dict[str, Fit] = {}
     notes: list[str] = []
-    for metric in METRICS:
+    for metric in metrics:
         sizes, values = metric_series(runs, metric)
         if not values:
             continue
@@ -114,31 +118,46 @@ def _exponent_text(fit: Fit) -> str:
     return f" (k = {fit.exponent:.2f} ± {half:.2f})"
 
 
+def _rising_undecided(fit: Fit) -> bool:
+    """An inconclusive fit whose exponent interval says it grows all the same."""
+    return (not fit.confident and fit.exponent_ci is not None and fit.exponent_ci[0] > 0.2
+            and fit.best != "1")
+
+
 def verdict_line(fits: Mapping[str, Fit], size_word: str = "n") -> str:
     """One line naming the worst-growing metric, then the others that matter.
 
-    e.g. `sys_s grows as n^2 (k = 2.02 ± 0.04) — wall_s n^2, page_faults n`.
+    e.g. `sys_s grows as n^2 (k = 2.02 ± 0.04) — wall_s n^2, page_faults n`. A
+    metric that clearly grows but whose class is not settled leads when nothing
+    settled grows faster, so the headline never says "constant" over a rise.
     """
-    confident = [f for f in fits.values() if f.confident]
-    if not confident:
-        if not fits:
-            return "nothing could be fitted"
-        first = next(iter(fits.values()))
+    def word(cls: str) -> str:
+        return cls.replace("n", size_word) if size_word != "n" else cls
+
+    growing = [f for f in fits.values() if f.confident and f.cls != "1"]
+    undecided = [f for f in fits.values() if _rising_undecided(f)]
+    worst = max(growing, key=_growth_rank) if growing else None
+    steep = max(undecided, key=lambda f: f.exponent or 0.0) if undecided else None
+    if worst is not None and (steep is None or (worst.exponent or 0.0) >= (steep.exponent or 0.0)):
+        head = f"{worst.metric} grows as {word(worst.cls)}{_exponent_text(worst)}"
+    elif steep is not None:
+        lo, hi = steep.exponent_ci or (0.0, 0.0)
+        head = (f"{steep.metric} grows as {size_word}^k, k = {steep.exponent:.2f} "
+                f"[{lo:.2f}, {hi:.2f}], class not settled ({steep.best}?)")
+        worst = steep
+    elif any(f.confident for f in fits.values()):
+        head = f"nothing grows with {size_word}: every settled metric is constant"
+    elif fits:
+        first = fits.get("wall_s") or next(iter(fits.values()))
         return f"no metric's growth is conclusive yet: {first.metric}: {first.reason}"
-    worst = max(confident, key=_growth_rank)
-    cls = worst.cls.replace("n", size_word) if size_word != "n" else worst.cls
-    head = f"{worst.metric} grows as {cls}{_exponent_text(worst)}"
-    if worst.cls == "1":
-        head = f"nothing grows with {size_word}: every confident metric is constant"
+    else:
+        return "nothing could be fitted"
     others = [
-        f"{f.metric} {f.cls}"
+        f"{f.metric} {word(f.cls) if f.confident else word(f.best) + '?'}"
         for f in sorted(fits.values(), key=lambda f: METRICS.index(f.metric))
         if f is not worst and f.metric in _HEADLINE
     ]
-    undecided = [f.metric for f in fits.values() if not f.confident and f.metric in _HEADLINE]
     tail = ", ".join(others)
-    if undecided:
-        tail += ("; " if tail else "") + "inconclusive: " + ", ".join(undecided)
     return f"{head} — {tail}" if tail else head
 
 

@@ -23,6 +23,7 @@ Method:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -58,9 +59,12 @@ def _ratios(
     med_b = group_medians(gb.padded, gb.counts)[ib]
     boot_a = bootstrap_medians(ga, rng, N_BOOT)[:, ia]
     boot_b = bootstrap_medians(gb, rng, N_BOOT)[:, ib]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = med_b / med_a
-        lo, hi = np.nanpercentile(boot_b / boot_a, [2.5, 97.5], axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # Zero against zero (e.g. no sys time on either side) is "the same": ratio 1.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ratio = np.where((med_a == 0) & (med_b == 0), 1.0, med_b / med_a)
+        boot = np.where((boot_a == 0) & (boot_b == 0), 1.0, boot_b / boot_a)
+        lo, hi = np.nanpercentile(boot, [2.5, 97.5], axis=0)
     return tuple(
         SizeRatio(int(n), float(r), float(min(lo_, r)), float(max(hi_, r)))
         for n, r, lo_, hi_ in zip(common, ratio, lo, hi, strict=True)

@@ -1,0 +1,94 @@
+"""Adaptive sweeps on a fake clock: the budget is a hard limit, confidence ends the sweep early."""
+
+from __future__ import annotations
+
+from tests.conftest import fake_executor
+
+from quadscope.clock import FakeClock
+from quadscope.store import Store
+from quadscope.sweep import SweepSpec, run_sweep
+
+
+def spent(store: Store, sweep_id: int) -> float:
+    return sum(r.measurement.wall_s for r in store.runs(sweep_id))
+
+
+def test_budget_is_never_exceeded(store: Store, clock: FakeClock) -> None:
+    """A cubic workload with a tiny budget: the clock moves by no more than the budget."""
+    ex = fake_executor(lambda n: 1e-3 + 1e-9 * n**3, clock)
+    t0 = clock.monotonic()
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=5.0, start_n=1,
+                     until=("wall_s",))
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    assert clock.monotonic() - t0 <= 5.0
+    assert spent(store, sweep.id) <= 5.0
+    assert store.get_sweep(sweep.id).status == "complete"
+
+
+def test_clean_quadratic_stops_confident_well_before_the_budget(store: Store,
+                                                               clock: FakeClock) -> None:
+    """Noise-free n^2 cost: growth stops once the verdict is confident, far under the budget."""
+    ex = fake_executor(lambda n: 2e-3 + 1e-8 * n**2, clock)
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=600.0, start_n=16,
+                     until=("wall_s",))
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    from quadscope.analysis import analyse
+
+    analysis = analyse(store.get_sweep(sweep.id), store.runs(sweep.id))
+    assert analysis.fits["A"]["wall_s"].cls == "n^2"
+    assert spent(store, sweep.id) < 60.0
+    sizes = sorted({r.size_n for r in store.runs(sweep.id)})
+    assert len(sizes) >= 4
+    assert store.get_sweep(sweep.id).sizes == tuple(sizes)
+
+
+def test_a_size_that_times_out_ends_growth(store: Store, clock: FakeClock) -> None:
+    """Once runs hit --timeout, no larger size is tried."""
+    calls = {"k": 0}
+
+    def noisy_linear(n: int) -> float:
+        # ±50% jitter keeps the verdict open, so only the timeout can end growth.
+        calls["k"] += 1
+        return 1e-4 * n * (1.5 if calls["k"] % 2 else 0.5)
+
+    ex = fake_executor(noisy_linear, clock)
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=200.0, start_n=1,
+                     timeout_s=1.0, until=("wall_s",))
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    runs = store.runs(sweep.id)
+    timed_out = [r.size_n for r in runs if r.measurement.timed_out]
+    assert timed_out, "the sweep should have reached a size slower than the timeout"
+    assert max(r.size_n for r in runs) == min(timed_out)
+
+
+def test_every_run_failing_stops_after_four_sizes(store: Store, clock: FakeClock) -> None:
+    """A command that always fails does not burn the whole budget growing n."""
+    from tests.conftest import measurement
+
+    from quadscope.executor import FakeExecutor
+
+    ex = FakeExecutor(lambda argv: measurement(0.01, exit_code=1), clock)
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=100.0, warmup=0)
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    assert len({r.size_n for r in store.runs(sweep.id)}) == 4
+    assert spent(store, sweep.id) < 1.0
+
+
+def test_wide_spread_gets_more_repeats(store: Store, clock: FakeClock) -> None:
+    """Where repeats disagree, the adaptive sweep adds runs beyond --repeat."""
+    calls = {"k": 0}
+
+    def noisy(n: int) -> float:
+        calls["k"] += 1
+        jitter = 1.0 + (0.6 if calls["k"] % 3 == 0 else -0.3 if calls["k"] % 3 == 1 else 0.0)
+        return (1e-3 + 1e-6 * n) * jitter
+
+    ex = fake_executor(noisy, clock)
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=30.0, start_n=64,
+                     repeat=3, until=("wall_s",))
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    counts: dict[int, int] = {}
+    for r in store.runs(sweep.id):
+        if not r.warmup:
+            counts[r.size_n] = counts.get(r.size_n, 0) + 1
+    assert max(counts.values()) > 3

@@ -1,0 +1,72 @@
+"""The verdict line and the analysis every renderer shares."""
+
+from __future__ import annotations
+
+from quadscope.analysis import analyse, verdict_line
+from quadscope.model import INCONCLUSIVE, Fit, Measurement, Run, Sweep
+
+
+def fit(metric: str, cls: str, k: float | None = None, ci: tuple[float, float] | None = None,
+        best: str = "") -> Fit:
+    return Fit(metric=metric, cls=cls, exponent=k, exponent_ci=ci, coefficients={"a": 0.0, "b": 1.0},
+               r2=1.0, candidates=(), n_points=12, best=best or cls, reason="because")
+
+
+def test_worst_confident_metric_leads() -> None:
+    """The steepest settled metric comes first with its exponent, the headline metrics after it."""
+    fits = {
+        "wall_s": fit("wall_s", "n^2", 2.01, (1.97, 2.05)),
+        "sys_s": fit("sys_s", "n^2", 2.02, (1.98, 2.06)),
+        "max_rss_bytes": fit("max_rss_bytes", "n", 1.0, (0.98, 1.02)),
+        "major_faults": fit("major_faults", "1"),
+    }
+    assert verdict_line(fits) == (
+        "sys_s grows as n^2 (k = 2.02 ± 0.04) — wall_s n^2, max_rss_bytes n"
+    )
+
+
+def test_a_rising_but_unsettled_metric_is_never_called_constant() -> None:
+    """When only an inconclusive metric grows, the headline says it grows, with k and its interval."""
+    fits = {
+        "wall_s": fit("wall_s", INCONCLUSIVE, 1.85, (1.38, 2.44), best="n^2"),
+        "sys_s": fit("sys_s", "1"),
+    }
+    line = verdict_line(fits)
+    assert line == "wall_s grows as n^k, k = 1.85 [1.38, 2.44], class not settled (n^2?) — sys_s 1"
+
+
+def test_everything_constant() -> None:
+    """All settled metrics constant and nothing rising: say so."""
+    fits = {"wall_s": fit("wall_s", "1"), "user_s": fit("user_s", "1")}
+    assert verdict_line(fits) == (
+        "nothing grows with n: every settled metric is constant — wall_s 1, user_s 1")
+
+
+def test_accumulate_mode_speaks_of_launches() -> None:
+    """In accumulate mode the size is the launch index i."""
+    fits = {"wall_s": fit("wall_s", "n log n", 1.1, (1.0, 1.2))}
+    assert verdict_line(fits, "i") == "wall_s grows as i log i (k = 1.10 ± 0.10)"
+
+
+def test_nothing_conclusive() -> None:
+    """With no settled and no clearly rising metric, the line gives wall_s's reason."""
+    fits = {"wall_s": fit("wall_s", INCONCLUSIVE, 0.1, (0.0, 0.4), best="1")}
+    assert verdict_line(fits) == "no metric's growth is conclusive yet: wall_s: because"
+
+
+def _run(seq: int, n: int, wall: float, *, warmup: bool = False, code: int = 0) -> Run:
+    m = Measurement(wall, wall, 0.0, 1 << 20, 10 * n, 0, 1, 0, code)
+    return Run(1, seq, "A", n, 0, warmup, 0.0, m)
+
+
+def test_analyse_leaves_out_warmups_and_failures() -> None:
+    """Warm-ups and failed runs are kept in `runs` but never fitted; failures are listed."""
+    runs = [_run(0, 1, 9.0, warmup=True)]
+    runs += [_run(i + 1, n, 1e-3 * n) for i, n in enumerate([1, 10, 100, 1000, 10000] * 2)]
+    runs.append(_run(99, 100000, 0.1, code=2))
+    sweep = Sweep(id=1, name="t", mode="sizes", command=("p", "{n}"))
+    analysis = analyse(sweep, runs)
+    assert analysis.fits["A"]["minor_faults"].n_points == 10
+    assert [r.seq for r in analysis.failures] == [99]
+    assert len(analysis.runs) == 12
+    assert analysis.fits["A"]["minor_faults"].cls == "n"
