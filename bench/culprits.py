@@ -26,15 +26,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import log, machine, table  # noqa: E402
+from common import log, machine, table
 
-from quadscope.model import Sweep  # noqa: E402
-from quadscope.profile.attribute import series  # noqa: E402
-from quadscope.profile.driver import choose_sizes, profile_sweep  # noqa: E402
-from quadscope.profile.perf import PerfSampler, detect_perf  # noqa: E402
-from quadscope.profile.perfscript import SCRIPT_FIELDS, parse, stacks  # noqa: E402
-from quadscope.profile.stacks import StackProfile, fold  # noqa: E402
-from quadscope.workloads import WORKLOADS, build  # noqa: E402
+from quadscope.model import Sweep
+from quadscope.profile.attribute import series
+from quadscope.profile.driver import choose_sizes, profile_sweep
+from quadscope.profile.perf import PerfSampler, detect_perf
+from quadscope.profile.perfscript import SCRIPT_FIELDS, parse, stacks
+from quadscope.profile.stacks import StackProfile, fold
+from quadscope.workloads import WORKLOADS, build
 
 
 def accuracy(sampler: PerfSampler, quick: bool) -> tuple[list[list[object]], int, int]:
