@@ -131,3 +131,13 @@ def test_bad_gate_class(capsys: pytest.CaptureFixture[str], db: str) -> None:
                            "--fail-above", "n^5", "--", "true", "{n}")
     assert code == 2
     assert "'n^5' is not a class" in one_sentence(err)
+
+
+def test_unwritable_output_is_refused_before_the_sweep(capsys: pytest.CaptureFixture[str],
+                                                       db: str) -> None:
+    """A --json path that cannot be written is refused before anything runs."""
+    code, _, err = run_cli(capsys, "run", "--db", db, "--no-perf", "--sizes", "1,2,3,4",
+                           "--json", "/proc/no/such/out.json", "--", "true", "{n}")
+    assert code == 2
+    assert "--json /proc/no/such/out.json: cannot create /proc/no/such" in one_sentence(err)
+    assert not Path(db).exists() or Store(Path(db)).list_sweeps() == []

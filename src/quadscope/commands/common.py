@@ -7,6 +7,7 @@ files; every format goes through the renderer registry.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,23 @@ def add_output_options(p: Any) -> None:
     p.add_argument("--html", metavar="FILE", default=None,
                    help="write a self-contained HTML report")
     p.add_argument("--png", metavar="DIR", default=None, help="write PNG plots into DIR")
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output path that cannot be written before a sweep spends time measuring."""
+    for opt in ("json", "csv", "html", "png"):
+        path = getattr(args, opt, None)
+        if not path:
+            continue
+        target = Path(path) if opt != "png" else Path(path) / "x"
+        parent = target.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--{opt} {path}: cannot create {parent}: "
+                             f"{exc.strerror or exc}") from None
+        if not os.access(parent, os.W_OK):
+            raise UsageError(f"--{opt} {path}: {parent} is not writable")
 
 
 def _write(path: str, data: str | bytes) -> None:

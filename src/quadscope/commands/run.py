@@ -18,6 +18,7 @@ from quadscope.clock import SystemClock
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
+    check_outputs,
     open_store,
     print_analysis,
     write_outputs,
@@ -195,7 +196,8 @@ def _executor(no_perf: bool) -> tuple[ProcessExecutor, str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    parse_gates(args.fail_above)  # refuse a bad gate before spending time on a sweep
+    parse_gates(args.fail_above)  # refuse bad gates and paths before spending time on a sweep
+    check_outputs(args)
     store = open_store(args)
     progress = RichProgress()
     try:
