@@ -141,3 +141,12 @@ def test_unwritable_output_is_refused_before_the_sweep(capsys: pytest.CaptureFix
     assert code == 2
     assert "--json /proc/no/such/out.json: cannot create /proc/no/such" in one_sentence(err)
     assert not Path(db).exists() or Store(Path(db)).list_sweeps() == []
+
+
+def test_python_function_target_that_does_not_exist(capsys: pytest.CaptureFixture[str],
+                                                    db: str) -> None:
+    """A python:MODULE:FUNC target whose function is missing is exit 3 before anything runs."""
+    code, _, err = run_cli(capsys, "run", "--db", db, "--sizes", "1,2,3,4", "--",
+                           "python:os.path:nope", "{n}")
+    assert code == 3
+    assert "'os.path' has no function 'nope'" in one_sentence(err)

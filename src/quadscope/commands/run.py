@@ -29,6 +29,7 @@ from quadscope.executor import ProcessExecutor, resolve_program
 from quadscope.gate import add_gate_option, check_gates, parse_gates
 from quadscope.host import host_info
 from quadscope.model import Run, Sweep
+from quadscope.pyfunc import PREFIX, FunctionExecutor, resolve_function
 from quadscope.sizes import parse_sizes
 from quadscope.sweep import SweepSpec, check_spec, resume_sweep, run_sweep
 
@@ -38,6 +39,7 @@ examples:
   quadscope run --sizes 100,200,400,800 --vs './fixed {n}' -- ./prog {n}
   quadscope run --accumulate --runs 200 -- ./launcher
   quadscope run --budget 60 --predict 30000 -- python3 script.py {n}
+  quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc {n}   # a Python function
 The command after -- is run directly, never through a shell, unless --shell.
 A second command after a standalone --vs inside the tail is swept as B:
   quadscope run --sizes 1e3..1e5 -- ./slow {n} --vs ./fast {n}
@@ -128,7 +130,11 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
     mode = "accumulate" if args.accumulate else ("sizes" if args.sizes else "adaptive")
     sizes = parse_sizes(args.sizes) if args.sizes else ()
     for cmd, shell in ((command, args.shell), (vs, vs_shell)):
-        if cmd and not shell:
+        if cmd and cmd[0].startswith(PREFIX):
+            if "" not in sys.path:
+                sys.path.insert(0, "")  # like `python -m`: modules in the working directory
+            resolve_function(cmd[0])
+        elif cmd and not shell:
             resolve_program(cmd[0])
     spec = SweepSpec(
         command=command, name=args.name, shell=args.shell, vs_command=vs, vs_shell=vs_shell,
@@ -187,7 +193,11 @@ class RichProgress:
             self._bar.stop()
 
 
-def _executor(no_perf: bool) -> tuple[ProcessExecutor, str, str]:
+def _executor(no_perf: bool, command: Sequence[str] = ()) -> tuple[Any, str, str]:
+    if command and command[0].startswith(PREFIX):
+        if "" not in sys.path:
+            sys.path.insert(0, "")
+        return FunctionExecutor(), "rusage", "a Python function: rusage of its forked call"
     if no_perf:
         return ProcessExecutor(NoCounters()), "rusage", "perf counting turned off (--no-perf)"
     backend, note = detect_counters()
@@ -203,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             sweep = store.get_sweep(args.resume)
-            executor, _, _ = _executor(sweep.counters != "perf")
+            executor, _, _ = _executor(sweep.counters != "perf", sweep.command)
             try:
                 sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,
                                      progress=progress)
@@ -211,8 +221,8 @@ def run(args: argparse.Namespace) -> int:
                 progress.stop()
         else:
             spec = build_spec(args)
-            executor, counters, note = _executor(args.no_perf)
-            if note and not args.no_perf:
+            executor, counters, note = _executor(args.no_perf, spec.command)
+            if note and not args.no_perf and not spec.command[0].startswith(PREFIX):
                 print(f"quadscope: {note}", file=sys.stderr)
             try:
                 sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
