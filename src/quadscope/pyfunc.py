@@ -134,10 +134,7 @@ class FunctionExecutor:
                 report = pickle.loads(b"".join(chunks))
             except (pickle.UnpicklingError, EOFError):
                 report = {"stderr_tail": "the child's report was cut short"}
-        if os.WIFSIGNALED(status):
-            code = -os.WTERMSIG(status)
-        else:
-            code = os.WEXITSTATUS(status)
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         fields = {
             "wall_s": elapsed_s, "user_s": 0.0, "sys_s": 0.0, "max_rss_bytes": 0,
             "minor_faults": 0, "major_faults": 0, "voluntary_ctx_switches": 0,
