@@ -19,7 +19,7 @@ round each tool runs /bin/true `--runs` times after a few warm-ups:
 Reported: medians over rounds, and the ratios quadscope / hyperfine.
 Goal: (a) the measured-time ratio ≤ 1.05.
 
-usage: .venv/bin/python bench/overhead.py [--rounds 5] [--runs 200]
+usage: .venv/bin/python bench/overhead.py [--rounds 9] [--runs 200]
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def markdown(rounds: list[Round], runs: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--runs", type=int, default=200)
     args = p.parse_args(argv)
     rounds = measure(args.rounds, args.runs)
