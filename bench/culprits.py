@@ -52,17 +52,23 @@ def accuracy(sampler: PerfSampler, quick: bool) -> tuple[list[list[object]], int
             a = profile_sweep(sweep, sizes, sampler=sampler, out_dir=Path(tmp),
                               measure_overhead=False)
         elapsed = time.monotonic() - t0
-        # GCC clones keep the name before the dot (count_subsets.constprop.0).
-        symbols = [c.symbol.split(".")[0] for c in a.culprits]
+        # GCC clones keep the name before the dot (count_subsets.constprop.0). A kernel
+        # function names the user code that asked for the work (exc_page_fault ← touch_pages).
+        symbols = [(c.user_caller or c.symbol).split(".")[0] for c in a.culprits]
         rank = symbols.index(w.culprit) + 1 if w.culprit in symbols else None
         top = a.culprits[0] if a.culprits else None
         on_path = top is not None and w.culprit in [p.split(".")[0] for p in top.call_path]
-        total += 1
-        first += rank == 1
+        # Where nothing grows there is no culprit of growth to name: not scored.
+        scored = w.expected != "1"
+        total += scored
+        first += scored and rank == 1
+        verdict = ("n/a: nothing grows" if not scored
+                   else "yes" if rank == 1 else f"no (rank {rank})")
         rows.append([
-            w.name, w.expected, w.culprit, "yes" if rank == 1 else f"no (rank {rank})",
+            w.name, w.expected, w.culprit, verdict,
             "yes" if on_path else "no",
-            f"{top.symbol} ({top.self_class}, k={top.self_exponent:.2f})"
+            f"{top.symbol}{' ← ' + top.user_caller if top.user_caller else ''} "
+            f"({top.self_class}, k={top.self_exponent:.2f})"
             if top and top.self_exponent is not None else (top.symbol if top else "—"),
             a.samples[-1], f"{elapsed:.1f}",
         ])

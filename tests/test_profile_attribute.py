@@ -183,3 +183,14 @@ def test_svg_escapes_names_and_is_self_contained() -> None:
     assert 'operator<<(std::ostream&, "x") (/bin/<p>)\nclass n^2, k = 2.00, 90.9% at n=100' in titles
     assert "<script" not in svg and "href" not in svg
     assert "operator&lt;&lt;" in svg
+
+
+def test_kernel_culprit_names_the_user_function_that_called_it() -> None:
+    """A kernel function's culprit record names the innermost user-space frame on its path."""
+    from quadscope.profile.attribute import _user_caller
+    from quadscope.profile.stacks import KERNEL_DSO, Frame
+
+    path = (Frame("main", "/bin/p"), Frame("touch_pages", "/bin/p"),
+            Frame("asm_exc_page_fault", KERNEL_DSO), Frame("clear_page_erms", KERNEL_DSO))
+    assert _user_caller(path) == "touch_pages"
+    assert _user_caller((Frame("ret_from_fork", KERNEL_DSO),)) is None

@@ -94,7 +94,8 @@ def culprits_table(a: Attribution, limit: int = 10) -> Table:
         path = " → ".join(c.call_path[-4:])
         if len(c.call_path) > 4:
             path = "… → " + path
-        table.add_row(str(i), Text(c.symbol), Text(Path(c.dso).name or c.dso), c.self_class, k,
+        name = c.symbol + (f" ← {c.user_caller}" if c.user_caller else "")
+        table.add_row(str(i), Text(name), Text(Path(c.dso).name or c.dso), c.self_class, k,
                       f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}", Text(path))
     return table
 

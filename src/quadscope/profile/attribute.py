@@ -33,6 +33,7 @@ from typing import Any
 from quadscope.errors import FitRefusedError
 from quadscope.fitting import fit_metric
 from quadscope.model import INCONCLUSIVE, Fit
+from quadscope.profile.perfscript import is_kernel_dso
 from quadscope.profile.stacks import Frame, Stack, StackProfile
 
 SUPERLINEAR_MIN = 0.05
@@ -56,6 +57,9 @@ class Culprit:
     inclusive_share_at_max: float
     self_s: tuple[float, ...]  # per profiled size, in seconds
     call_path: tuple[str, ...]  # hottest path at the largest size, root first, ending here
+    # For a kernel function: the innermost user-space function on that path, the
+    # code that asked the kernel for the work (touch_pages for exc_page_fault).
+    user_caller: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +74,7 @@ class Culprit:
             "inclusive_share_at_max": self.inclusive_share_at_max,
             "self_s": list(self.self_s),
             "call_path": list(self.call_path),
+            "user_caller": self.user_caller,
         }
 
     @classmethod
@@ -81,6 +86,7 @@ class Culprit:
             float(d["share_at_max"]), float(d["growth_share"]),
             float(d.get("superlinear_share", 0.0)), float(d.get("inclusive_share_at_max", 0.0)),
             tuple(float(v) for v in d.get("self_s", ())), tuple(d.get("call_path", ())),
+            d.get("user_caller"),
         )
 
 
@@ -203,9 +209,15 @@ def attribute(
                 inclusive_share_at_max=ser.inclusive_s[f][-1] / t1 if t1 > 0 else 0.0,
                 self_s=v,
                 call_path=tuple(p.label() for p in path),
+                user_caller=_user_caller(path) if is_kernel_dso(f.dso) else None,
             )
         )
     return AttributionResult(tuple(culprits), ser, tuple(notes), superlinear)
+
+
+def _user_caller(path: Sequence[Frame]) -> str | None:
+    """The innermost user-space frame of a root-first path, by symbol."""
+    return next((p.symbol for p in reversed(path) if not is_kernel_dso(p.dso)), None)
 
 
 def _fit_function(

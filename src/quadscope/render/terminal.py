@@ -128,7 +128,8 @@ def culprits_table(culprits: list[dict[str, Any]]) -> Table:
         table.add_column(col)
     for i, c in enumerate(culprits[:15], 1):
         k = c.get("self_exponent")
-        table.add_row(str(i), Text(str(c.get("symbol"))), Text(str(c.get("dso"))),
+        caller = f" ← {c['user_caller']}" if c.get("user_caller") else ""
+        table.add_row(str(i), Text(f"{c.get('symbol')}{caller}"), Text(str(c.get("dso"))),
                       str(c.get("self_class")), "—" if k is None else f"{k:.2f}",
                       f"{100 * float(c.get('share_at_max') or 0):.1f}%",
                       f"{100 * float(c.get('growth_share') or 0):.1f}%")
