@@ -268,3 +268,14 @@ def test_linearise_clips_and_refuses_constant() -> None:
     """Below the offset linearise gives 0 (n for sqrt); for "1" it gives NaN."""
     assert linearise("n^2", 3.0, 0.5, np.array([1.0])).tolist() == [0.0]
     assert np.isnan(linearise("1", 3.0, 0.0, np.array([1.0]))).all()
+
+
+def test_growth_hidden_in_noise_is_not_called_constant() -> None:
+    """A 15% linear rise under 10% noise over 1.2 decades: not "1", but grow n to a named size."""
+    rng = np.random.default_rng(5)
+    n = np.repeat([1000.0, 2000, 4000, 8000, 16000], 2)
+    y = (0.115 + 0.115 * 0.15 * n / 16000) * (1 + 0.1 * rng.standard_normal(n.size))
+    fit = fit_metric("wall_s", n, y)
+    assert fit.cls == INCONCLUSIVE
+    assert "could hide a linear term" in fit.reason or "rise with n" in fit.reason
+    assert fit.decide_n is not None and fit.decide_n > 16000

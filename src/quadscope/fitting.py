@@ -67,8 +67,10 @@ MAX_EXPONENTIAL_N = 1000.0
 # Largest size that `decide_n` may name: beyond it no sweep is practical.
 MAX_DECIDE_N = 1e12
 K_GRID = np.linspace(0.0, 4.0, 81)
-# A "1" verdict is withdrawn when the runs rise with n at this one-sided significance.
+# A "1" verdict is withdrawn when the runs rise with n at this one-sided significance,
 TREND_P = 0.01
+# or when a linear term this large a share of the cost at n_max cannot be ruled out.
+HIDDEN_SHARE = 0.15
 
 
 def _log_n(n: np.ndarray) -> np.ndarray:
@@ -412,6 +414,25 @@ def _explain_tie(
     return reason, decide_n
 
 
+def _hidden_linear(data: _Data, boot: np.ndarray) -> tuple[float, int] | None:
+    """(share, n) when the runs cannot rule out a linear term above HIDDEN_SHARE of the cost.
+
+    The 97.5th percentile of the bootstrap slope b of a + b·n says how much linear
+    growth the noise could hide over the measured sizes; where that is a sizeable
+    part of the cost, "constant" is not yet shown. The n returned is where such a
+    term would equal the constant part, so growing to it settles the question.
+    """
+    _, b_s = _boot_class("n", data, boot)
+    b_hi = float(np.nanpercentile(b_s, 97.5)) if b_s.size else 0.0
+    level = float(np.median(data.y))
+    if b_hi <= 0 or level <= 0:
+        return None
+    share = b_hi * (data.n[-1] - data.n[0]) / level
+    if share <= HIDDEN_SHARE:
+        return None
+    return share, nice_n(min(max(level / b_hi, 2 * data.n[-1]), MAX_DECIDE_N))
+
+
 def _rising(sizes: Sequence[float], values: Sequence[float]) -> tuple[float, float] | None:
     """(τ, p) when the raw runs rise with n beyond chance (one-sided Kendall test), else None.
 
@@ -553,6 +574,14 @@ def fit_metric(
                    else f"k = {k:.2f}, 95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}")
             reason = (f"values rise with n ({why}) though no growth class clearly beats a "
                       f"constant: {reason}")
+        elif (hidden := _hidden_linear(data, boot)) is not None:
+            cls = INCONCLUSIVE
+            share, decide_n = hidden
+            reason = (
+                f"no growth detected, but the spread of the runs could hide a linear term worth "
+                f"up to {share:.0%} of the cost at n = {_fmt_n(hi_n)}: start-up cost may be masking "
+                f"it; grow n to {_fmt_n(decide_n)} to confirm it is constant"
+            )
         elif hi_n < 10 * lo_n:
             cls = INCONCLUSIVE
             decide_n = nice_n(10 * lo_n)

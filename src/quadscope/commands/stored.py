@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -25,9 +27,9 @@ from quadscope.commands.common import (
     print_analysis,
     write_outputs,
 )
-from quadscope.errors import UsageError
+from quadscope.errors import StoreError, UsageError
 from quadscope.gate import add_gate_option, check_gates
-from quadscope.model import Run
+from quadscope.model import SCHEMA_VERSION, Run, Sweep
 from quadscope.store import Store
 
 
@@ -52,8 +54,9 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run_export)
 
     p = sub.add_parser("compare", help="compare two stored sweeps: class, constant or offset")
-    p.add_argument("ref_a", metavar="RUN_A")
-    p.add_argument("ref_b", metavar="RUN_B")
+    p.add_argument("ref_a", metavar="RUN_A", help="id, name, 'last', or an exported .json")
+    p.add_argument("ref_b", metavar="RUN_B",
+                   help="id, name, 'last', or an exported .json (e.g. from another machine)")
     add_store_option(p)
     add_output_options(p)
     p.set_defaults(func=run_compare)
@@ -108,14 +111,34 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def load_sweep(store: Store, ref: str) -> tuple[Sweep, list[Run]]:
+    """A stored sweep by id or name, or one exported with `--json` (another machine's)."""
+    if ref.endswith(".json"):
+        path = Path(ref)
+        try:
+            data = json.loads(path.read_text())
+            sweep = Sweep.from_dict(data["sweep"])
+            runs = [Run.from_dict(r) for r in data["runs"]]
+        except OSError as exc:
+            raise UsageError(f"cannot read {ref}: {exc.strerror or exc}") from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{ref} is not a quadscope JSON export ({exc})") from None
+        if int(data.get("schema", 0)) > SCHEMA_VERSION:
+            raise StoreError(f"{ref} was written by a newer quadscope (schema {data['schema']}; "
+                             f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope")
+        return sweep, runs
+    sweep = store.get_sweep(ref)
+    return sweep, store.runs(sweep.id)
+
+
 def combined(store: Store, ref_a: str, ref_b: str) -> Analysis:
-    """Two stored sweeps as one A/B sweep: A's runs as variant A, B's main runs as variant B."""
-    a = store.get_sweep(ref_a)
-    b = store.get_sweep(ref_b)
-    runs_a = [r for r in store.runs(a.id) if r.variant == "A"]
+    """Two sweeps as one A/B sweep: A's runs as variant A, B's main runs as variant B."""
+    a, all_a = load_sweep(store, ref_a)
+    b, all_b = load_sweep(store, ref_b)
+    runs_a = [r for r in all_a if r.variant == "A"]
     offset = max((r.seq for r in runs_a), default=-1) + 1
     runs_b = [dataclasses.replace(r, variant="B", sweep_id=a.id, seq=offset + r.seq)
-              for r in store.runs(b.id) if r.variant == "A"]
+              for r in all_b if r.variant == "A"]
     sweep = dataclasses.replace(
         a, name=f"{a.name} vs {b.name}", vs_command=b.command, vs_shell=b.shell,
         mode="accumulate" if a.mode == b.mode == "accumulate" else a.mode,
