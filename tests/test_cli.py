@@ -150,3 +150,13 @@ def test_python_function_target_that_does_not_exist(capsys: pytest.CaptureFixtur
                            "python:os.path:nope", "{n}")
     assert code == 3
     assert "'os.path' has no function 'nope'" in one_sentence(err)
+
+
+def test_compare_with_a_file_that_is_not_an_export(capsys: pytest.CaptureFixture[str], db: str,
+                                                   tmp_path: Path) -> None:
+    """`compare RUN other.json` with a JSON file that is not a quadscope export is exit 2."""
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    code, _, err = run_cli(capsys, "compare", str(other), str(other), "--db", db)
+    assert code == 2
+    assert "is not a quadscope JSON export" in one_sentence(err)
