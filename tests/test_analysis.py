@@ -70,3 +70,13 @@ def test_analyse_leaves_out_warmups_and_failures() -> None:
     assert [r.seq for r in analysis.failures] == [99]
     assert len(analysis.runs) == 12
     assert analysis.fits["A"]["minor_faults"].cls == "n"
+
+
+def test_a_noisy_unsettled_metric_does_not_displace_a_settled_leader() -> None:
+    """An inconclusive metric with a higher but overlapping exponent does not take the headline."""
+    fits = {
+        "user_s": fit("user_s", "n^2", 2.0, (1.9, 2.1)),
+        "involuntary_ctx_switches": fit("involuntary_ctx_switches", INCONCLUSIVE, 2.26,
+                                        (1.19, 2.76), best="n^2"),
+    }
+    assert verdict_line(fits).startswith("user_s grows as n^2")

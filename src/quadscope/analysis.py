@@ -103,7 +103,7 @@ def fit_runs(
         try:
             fits[metric] = fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed)
         except FitRefusedError as exc:
-            notes.append(f"{metric}: {exc}")
+            notes.append(str(exc))  # the message already names the metric
     return fits, notes
 
 
@@ -114,6 +114,8 @@ def _growth_rank(fit: Fit) -> tuple[int, float]:
 def _exponent_text(fit: Fit) -> str:
     if fit.exponent is None or fit.exponent_ci is None:
         return ""
+    if fit.exponent >= 4.0 - 1e-6:  # the edge of the free power law's search: "at least"
+        return " (k ≥ 4)"
     half = (fit.exponent_ci[1] - fit.exponent_ci[0]) / 2
     return f" (k = {fit.exponent:.2f} ± {half:.2f})"
 
@@ -138,7 +140,12 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n") -> str:
     undecided = [f for f in fits.values() if _rising_undecided(f)]
     worst = max(growing, key=_growth_rank) if growing else None
     steep = max(undecided, key=lambda f: f.exponent or 0.0) if undecided else None
-    if worst is not None and (steep is None or (worst.exponent or 0.0) >= (steep.exponent or 0.0)):
+    # An unsettled metric leads only when it is clearly steeper than every settled one:
+    # its whole exponent interval above the settled leader's.
+    steeper = (steep is not None and worst is not None and steep.exponent_ci is not None
+               and worst.exponent_ci is not None
+               and steep.exponent_ci[0] > worst.exponent_ci[1])
+    if worst is not None and not steeper:
         head = f"{worst.metric} grows as {word(worst.cls)}{_exponent_text(worst)}"
     elif steep is not None:
         lo, hi = steep.exponent_ci or (0.0, 0.0)
@@ -212,13 +219,24 @@ def analyse(
 
 
 def refuse_if_nothing(analysis: Analysis) -> None:
-    """Raise when no run of the main command succeeded: a fit would be a lie."""
-    if not analysis.fits.get("A"):
-        codes = sorted({r.measurement.exit_code for r in analysis.failures if r.variant == "A"})
+    """Raise when nothing of the main command could be fitted: a verdict would be a lie."""
+    if analysis.fits.get("A"):
+        return
+    failed = [r for r in analysis.failures if r.variant == "A"]
+    codes = sorted({"timeout" if r.measurement.timed_out else r.measurement.exit_code
+                    for r in failed}, key=str)
+    good = analysis.measured("A")
+    if not good:
         raise FitRefusedError(
             f"every run of the command failed (exit codes {codes}), so there is nothing to fit; "
             "`quadscope show` lists their stderr"
         )
+    sizes = sorted({r.size_n for r in good})
+    raise FitRefusedError(
+        f"{len(failed)} runs failed (exit codes {codes}) and the {len(good)} that succeeded cover "
+        f"only {len(sizes)} size(s) {sizes}: a growth class needs at least 3; "
+        "`quadscope show` lists the failures"
+    )
 
 
 __all__ = ["INCONCLUSIVE", "Analysis", "analyse", "fit_runs", "metric_series", "verdict_line"]

@@ -619,6 +619,15 @@ def fit_metric(
             lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
             lows.append(float(lo_p))
             highs.append(float(hi_p))
+        if cls == INCONCLUSIVE:
+            # The class is not settled, so neither is the extrapolation: the interval also
+            # spans the free power law's replicates, whose k ranges over what the data allow.
+            k_b, a_b, b_b = power_boot
+            with np.errstate(over="ignore", invalid="ignore"):
+                p = a_b + b_b * (float(predict_n) / data.n[-1]) ** k_b
+            lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
+            lows.append(float(lo_p))
+            highs.append(float(hi_p))
         prediction = Prediction(int(predict_n), value, min(min(lows), value), max(max(highs), value))
 
     candidates = tuple(

@@ -13,6 +13,8 @@ def fmt_seconds(v: float) -> str:
     if v != v:
         return "nan"
     a = abs(v)
+    if a < 1e-10:  # below any clock's resolution: a fitted zero, not a duration
+        return "0 s"
     if a >= 3600:
         return f"{v / 3600:.3g} h"
     if a >= 60:
@@ -35,6 +37,8 @@ def fmt_bytes(v: float) -> str:
 
 def fmt_count(v: float) -> str:
     a = abs(v)
+    if a < 1e-6:  # counts are whole numbers; a fitted 5e-18 is zero
+        return "0"
     for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if a >= scale:
             return f"{v / scale:.3g}{unit}"

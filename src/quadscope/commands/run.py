@@ -222,8 +222,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             spec = build_spec(args)
             executor, counters, note = _executor(args.no_perf, spec.command)
-            if note and not args.no_perf and not spec.command[0].startswith(PREFIX):
-                print(f"quadscope: {note}", file=sys.stderr)
             try:
                 sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
                                   progress=progress, counters=counters, counters_note=note,

@@ -16,8 +16,11 @@ from rich.table import Table
 from rich.text import Text
 
 from quadscope.analysis import Analysis
+from quadscope.fitting import K_GRID
 from quadscope.model import INCONCLUSIVE, METRICS, Fit
 from quadscope.units import fmt_value
+
+K_MAX = float(K_GRID[-1])
 
 CLASS_STYLE = {
     "1": "green", "log n": "green", "sqrt n": "green", "n": "cyan", "n log n": "cyan",
@@ -38,6 +41,9 @@ def _k(fit: Fit) -> str:
     if fit.exponent is None or fit.exponent_ci is None:
         return "—"
     lo, hi = fit.exponent_ci
+    if fit.exponent >= K_MAX - 1e-6:
+        # The free power law's k is searched in [0, 4]: at the edge it only says "at least 4".
+        return f"≥ {K_MAX:.0f} [{lo:.2f}, ≥ {K_MAX:.0f}]"
     return f"{fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
@@ -46,6 +52,9 @@ def prediction_text(fit: Fit, size_word: str = "n") -> str:
     if p is None:
         return ""
     m = fit.metric
+    if not fit.confident:
+        return (f"at {size_word} = {p.size_n}: somewhere in {fmt_value(m, p.lo)}–"
+                f"{fmt_value(m, p.hi)} (95%; the class is not settled, so neither is this)")
     return (f"at {size_word} = {p.size_n}: {fmt_value(m, p.value)}, "
             f"95% {fmt_value(m, p.lo)}–{fmt_value(m, p.hi)}")
 
@@ -76,9 +85,13 @@ def fits_table(analysis: Analysis, variant: str) -> Table:
         ]
         if predict:
             p = fit.prediction
-            row.append("—" if p is None else
-                       f"{fmt_value(metric, p.value)} ({fmt_value(metric, p.lo)}–"
-                       f"{fmt_value(metric, p.hi)})")
+            if p is None:
+                row.append("—")
+            elif not fit.confident:
+                row.append(f"? ({fmt_value(metric, p.lo)}–{fmt_value(metric, p.hi)})")
+            else:
+                row.append(f"{fmt_value(metric, p.value)} ({fmt_value(metric, p.lo)}–"
+                           f"{fmt_value(metric, p.hi)})")
         table.add_row(*row)
     return table
 
@@ -149,9 +162,11 @@ def renderables(analysis: Analysis) -> Iterable[RenderableType]:
     for variant in analysis.fits:
         if analysis.fits[variant]:
             yield fits_table(analysis, variant)
-    undecided = [f for fs in analysis.fits.values() for f in fs.values() if not f.confident]
-    for fit in undecided[:8]:
-        yield Text(f"{fit.metric} inconclusive: {fit.reason}", style="yellow")
+    two = len(analysis.fits) > 1
+    undecided = [(v, f) for v, fs in analysis.fits.items() for f in fs.values() if not f.confident]
+    for variant, fit in undecided[:8]:
+        who = f"{variant} " if two else ""
+        yield Text(f"{who}{fit.metric} inconclusive: {fit.reason}", style="yellow")
     if sw.predict_n is not None:
         for fit in analysis.fits.get("A", {}).values():
             if fit.metric in ("wall_s", "max_rss_bytes") and fit.prediction:
