@@ -98,3 +98,18 @@ def test_inconclusive_side_with_equal_ratios_is_none() -> None:
     assert not fit.confident
     mc = compare_metric("wall_s", n, y, fit, n, y, fit)
     assert mc.change == "none"
+
+
+def test_disjoint_exponents_are_a_class_change_even_when_unsettled() -> None:
+    """A settled n^2 against an unsettled B whose exponent interval lies far below: a class change."""
+    from quadscope.compare import compare_metric
+    from quadscope.model import INCONCLUSIVE, Fit
+
+    def f(cls: str, k: float, ci: tuple[float, float]) -> Fit:
+        return Fit("wall_s", cls, k, ci, {"a": 0.0, "b": 1.0}, 1.0, (), 10, best="n")
+
+    sizes = [1.0, 2.0, 4.0, 8.0] * 2
+    mc = compare_metric("wall_s", sizes, [s**2 for s in sizes], f("n^2", 2.0, (1.9, 2.1)),
+                        sizes, [s for s in sizes], f(INCONCLUSIVE, 1.05, (0.9, 1.2)))
+    assert mc.change == "class"
+    assert "B's class is not settled" in mc.summary

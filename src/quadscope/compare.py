@@ -142,15 +142,23 @@ def compare_metric(
     def result(change: str, summary: str, cross: float | None = None) -> MetricComparison:
         return MetricComparison(metric, change, fit_a.cls, fit_b.cls, ratios, cross, summary)
 
+    ci_a, ci_b = fit_a.exponent_ci, fit_b.exponent_ci
     if not (fit_a.confident and fit_b.confident):
         side = "A" if not fit_a.confident else "B"
+        if (ci_a is not None and ci_b is not None
+                and (ci_a[1] + EXPONENT_GAP < ci_b[0] or ci_b[1] + EXPONENT_GAP < ci_a[0])):
+            # A class is unsettled, yet the exponents' intervals do not even touch: the
+            # growth changed, whichever class each side turns out to be.
+            return result("class", f"{metric}: B grows with exponent {fit_b.exponent:.2f} "
+                          f"[{ci_b[0]:.2f}, {ci_b[1]:.2f}] where A's is {fit_a.exponent:.2f} "
+                          f"[{ci_a[0]:.2f}, {ci_a[1]:.2f}] ({side}'s class is not settled); "
+                          f"{ratio_span}")
         if all_hold_one:
             return result("none", f"{metric}: no change detected ({ratio_span})")
         return result(
             "inconclusive", f"{metric}: {side}'s growth class is inconclusive; {ratio_span}"
         )
 
-    ci_a, ci_b = fit_a.exponent_ci, fit_b.exponent_ci
     disjoint = (
         ci_a is not None
         and ci_b is not None

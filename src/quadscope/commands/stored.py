@@ -135,6 +135,10 @@ def combined(store: Store, ref_a: str, ref_b: str) -> Analysis:
     """Two sweeps as one A/B sweep: A's runs as variant A, B's main runs as variant B."""
     a, all_a = load_sweep(store, ref_a)
     b, all_b = load_sweep(store, ref_b)
+    if (a.mode == "accumulate") != (b.mode == "accumulate"):
+        raise UsageError(f"sweep {ref_a} is over {'launches' if a.mode == 'accumulate' else 'n'} "
+                         f"and {ref_b} over {'launches' if b.mode == 'accumulate' else 'n'}: "
+                         "compare sweeps of the same kind")
     runs_a = [r for r in all_a if r.variant == "A"]
     offset = max((r.seq for r in runs_a), default=-1) + 1
     runs_b = [dataclasses.replace(r, variant="B", sweep_id=a.id, seq=offset + r.seq)
