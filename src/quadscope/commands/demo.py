@@ -51,7 +51,7 @@ class DemoPlan:
 # noise of a shared machine; the probing side's total cost grows as K².
 # Sizes: a decade and a half of n, the largest first-fit run ~0.3 s.
 FULL = DemoPlan(launches=600, sizes=(1000, 2000, 4000, 8000, 16000, 32000), repeat=5)
-QUICK = DemoPlan(launches=150, sizes=(1000, 2000, 4000, 8000, 16000), repeat=3)
+QUICK = DemoPlan(launches=300, sizes=(1000, 2000, 4000, 8000, 16000), repeat=3)
 
 
 def register(sub: Any) -> None:
