@@ -55,7 +55,8 @@ class Analysis:
             "verdict": self.verdict,
             "notes": list(self.notes),
             "runs": [r.to_dict() for r in self.runs],
-            "fits": {v: {m: f.to_dict() for m, f in fs.items()} for v, fs in self.fits.items()},
+            # The shape: fits[metric] for the command; the --vs command's beside it.
+            "fits": {m: f.to_dict() for m, f in self.fits.get("A", {}).items()},
             "failures": [
                 {
                     "seq": r.seq,
@@ -68,6 +69,8 @@ class Analysis:
                 for r in self.failures
             ],
         }
+        if "B" in self.fits:
+            d["vs_fits"] = {m: f.to_dict() for m, f in self.fits["B"].items()}
         if self.comparison is not None:
             d["comparison"] = self.comparison.to_dict()
         d.update(self.extras)
