@@ -17,9 +17,16 @@ from quadscope.profile.driver import (
     reference_seconds,
     should_sample_faults,
 )
-from quadscope.profile.flamegraph import build_tree, frame_delta, growth_colour, render_svg
+from quadscope.profile.flamegraph import (
+    UNMEASURED,
+    build_tree,
+    frame_colour,
+    frame_delta,
+    growth_colour,
+    render_svg,
+)
 from quadscope.profile.sampler import FakeSampler
-from quadscope.profile.stacks import KERNEL_DSO, Frame, Stack, StackProfile
+from quadscope.profile.stacks import KERNEL_DSO, VSYSCALL_DSO, Frame, Stack, StackProfile
 
 MAIN = Frame("main", "/bin/prog")
 QUAD = Frame("pairs", "/bin/prog")
@@ -176,7 +183,7 @@ def test_svg_escapes_names_and_is_self_contained() -> None:
     """Symbol names with <, & and quotes are escaped; the SVG parses and has no script."""
     evil = Frame('operator<<(std::ostream&, "x")', "/bin/<p>")
     small = StackProfile(10, {(MAIN, evil): 1, (MAIN, LIN): 1}, 2, "c", 2.0)
-    large = StackProfile(100, {(MAIN, evil): 100, (MAIN, LIN): 10}, 2, "c", 110.0)
+    large = StackProfile(100, {(MAIN, evil): 100, (MAIN, LIN): 10}, 110, "c", 110.0)
     svg = render_svg(small, large, classes={evil: "n^2"})
     root = ET.fromstring(svg)
     titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
@@ -194,3 +201,122 @@ def test_kernel_culprit_names_the_user_function_that_called_it() -> None:
             Frame("asm_exc_page_fault", KERNEL_DSO), Frame("clear_page_erms", KERNEL_DSO))
     assert _user_caller(path) == "touch_pages"
     assert _user_caller((Frame("ret_from_fork", KERNEL_DSO),)) is None
+
+
+def test_kernel_culprit_caller_skips_pseudo_objects() -> None:
+    """[vsyscall], [vdso] and [unknown] frames are not the caller; the user function below is."""
+    from quadscope.profile.attribute import _user_caller
+
+    tick = Frame("tick_loop", "/bin/p")
+    path = (MAIN, tick, Frame("[unknown]", "[unknown]"), Frame("0xffffffffff600400", VSYSCALL_DSO),
+            Frame("asm_exc_page_fault", KERNEL_DSO), Frame("exc_page_fault", KERNEL_DSO))
+    assert _user_caller(path) == "tick_loop"
+    assert _user_caller((MAIN, tick, Frame("__vdso_clock_gettime", "[vdso]"), SYS)) == "tick_loop"
+    assert _user_caller((Frame("x", VSYSCALL_DSO), SYS)) is None
+
+
+def test_kernel_culprit_row_names_tick_loop_not_vsyscall() -> None:
+    """attribute() on vsyscall stacks gives the kernel culprit user_caller tick_loop."""
+    tick = Frame("tick_loop", "/bin/p")
+    vsys = Frame("[unknown]", VSYSCALL_DSO)
+    fault = Frame("exc_page_fault", KERNEL_DSO)
+    profs = [StackProfile(n, {(MAIN, tick, vsys, fault): 9 * n, (MAIN, tick): n}, 1000, "c",
+                          n / 1e3) for n in SIZES]
+    res = attribute(profs, fit=fake_fit)
+    by = {c.symbol: c for c in res.culprits}
+    assert by["exc_page_fault"].user_caller == "tick_loop"
+    assert by["tick_loop"].user_caller is None
+
+
+def test_shares_stay_within_0_and_1_when_others_shrink() -> None:
+    """Shares are of the positive growth/excess of all functions: a shrinking one cannot push
+    another above 100%, and a shrinking one gets 0."""
+    shrink = Frame("setup", "/bin/prog")
+
+    def at(n: int) -> dict[Stack, int]:
+        # pairs grows as n², scan linearly, setup shrinks from 5000000 to 400000.
+        return {(MAIN, QUAD): n * n // 10, (MAIN, LIN): 100 * n,
+                (MAIN, shrink): 5_000_000 - 4_600_000 * (n - 1000) // 7000}
+
+    profs = [StackProfile(n, at(n), 1000, "c", sum(at(n).values()) / 1e9) for n in SIZES]
+    res = attribute(profs, fit=fake_fit)
+    by = {c.symbol: c for c in res.culprits}
+    d_quad, d_lin = 6_400_000 - 100_000, 800_000 - 100_000
+    assert by["pairs"].growth_share == pytest.approx(d_quad / (d_quad + d_lin))
+    assert by["scan"].growth_share == pytest.approx(d_lin / (d_quad + d_lin))
+    assert by["setup"].growth_share == 0.0
+    # The old ratio, Δself / Δtotal, was above 1 here.
+    t0, t1 = sum(at(1000).values()), sum(at(8000).values())
+    assert d_quad / (t1 - t0) == pytest.approx(2.625)
+    for c in res.culprits:
+        assert 0.0 <= c.growth_share <= 1.0 and 0.0 <= c.superlinear_share <= 1.0
+
+
+def test_superlinear_shares_sum_to_one_without_overshoot() -> None:
+    """Two superlinear functions and a sub-linear one: superlinear shares sum to 1, none over 1."""
+    sub = Frame("cache_warm", "/bin/prog")
+
+    def at(n: int) -> dict[Stack, int]:
+        return {(MAIN, QUAD): n * n // 10, (MAIN, LIN): n * n // 40, (MAIN, sub): 400_000}
+
+    profs = [StackProfile(n, at(n), 1000, "c", sum(at(n).values()) / 1e9) for n in SIZES]
+    res = attribute(profs, fit=fake_fit)
+    by = {c.symbol: c for c in res.culprits}
+    assert res.superlinear
+    assert by["pairs"].superlinear_share == pytest.approx(0.8)
+    assert by["scan"].superlinear_share == pytest.approx(0.2)
+    assert by["cache_warm"].superlinear_share == 0.0
+    # The old ratio, excess / the total's excess, was 5.6e6 / 4.2e6 for pairs.
+    t0, t1 = sum(at(1000).values()), sum(at(8000).values())
+    assert 5.6e6 / (t1 - t0 * 8) == pytest.approx(4 / 3)
+
+
+def test_small_functions_get_inconclusive_class_but_keep_exponent() -> None:
+    """Under 5% of the time at the largest n, a function's class is inconclusive; k is kept."""
+    tiny = Frame("tiny", "/bin/prog")
+
+    def at(n: int) -> dict[Stack, int]:
+        return {(MAIN, QUAD): n * n, (MAIN, tiny): n * n // 25}  # tiny is 3.8% at every n
+
+    profs = [StackProfile(n, at(n), 1000, "c", sum(at(n).values()) / 1e9) for n in SIZES]
+    by = {c.symbol: c for c in attribute(profs, fit=fake_fit).culprits}
+    assert by["tiny"].share_at_max == pytest.approx(1 / 26)
+    assert by["tiny"].self_class == "inconclusive"
+    assert by["tiny"].self_exponent == pytest.approx(2.0)
+    assert by["pairs"].self_class == "n^2"
+
+
+def test_frame_colour_is_neutral_below_ten_samples() -> None:
+    """A frame with under 10 samples at the largest n is UNMEASURED, however fast it grows."""
+    assert frame_colour(1.0, 1) == frame_colour(float("inf"), 9.9) == UNMEASURED
+    assert frame_colour(-1.0, 3) == UNMEASURED
+    assert frame_colour(1.0, 10) == growth_colour(1.0) == "rgb(255,20,20)"
+    assert UNMEASURED not in {growth_colour(d) for d in (None, -1.0, 0.0, 0.5, 1.0)}
+
+
+def test_svg_one_sample_frame_is_not_red() -> None:
+    """In the SVG a one-sample frame absent at n₀ is drawn UNMEASURED, its tip says why."""
+    rare = Frame("rare", "/bin/prog")
+    small = StackProfile(1000, {(MAIN, LIN): 100}, 100, "c", 1.0)
+    large = StackProfile(8000, {(MAIN, LIN): 999, (MAIN, rare): 1}, 1000, "c", 8.0)
+    root = ET.fromstring(render_svg(small, large))
+    ns = "{http://www.w3.org/2000/svg}"
+    fills = {g.find(f"{ns}title").text.split(" (")[0]: g.find(f"{ns}rect").get("fill")
+             for g in root.iter(f"{ns}g")}
+    assert fills["rare"] == UNMEASURED
+    assert fills["scan"] == growth_colour(0.0)
+    tips = [t.text for t in root.iter(f"{ns}title")]
+    assert "rare (/bin/prog)\ntoo few samples (1) at n=8000 to measure growth, 0.1% at n=8000" in tips
+
+
+def test_fault_decision_prefers_perf_page_faults() -> None:
+    """rusage's ~70 minor faults would skip fault sampling; perf's page_faults (1 per call at
+    the vsyscall page) asks for it. Without page_faults the rusage count decides."""
+    def run(n: int, minor: int, page_faults: int | None) -> Run:
+        m = Measurement(0.01, 0.0, 0.01, 0, minor, 0, 0, 0, 0, page_faults=page_faults)
+        return Run(1, 0, "A", n, 0, False, 0.0, m)
+
+    vsyscall = [run(20000, 70, 20050), run(20000, 72, 20052), run(5000, 69, 5050)]
+    assert should_sample_faults(vsyscall) == (True, 20051)
+    assert should_sample_faults([run(20000, 70, None)]) == (False, 70)
+    assert should_sample_faults([run(20000, 30000, None)]) == (True, 30000)

@@ -8,17 +8,26 @@ the weight of samples with it anywhere on the stack (counted once per sample,
 so recursion does not double it), both converted to seconds by scaling that
 size's total weight to its measured `reference_s`.
 
-For each function, with n₀ the smallest and n₁ the largest profiled size:
-  share_at_max  = self(n₁) / total(n₁)
-  growth_share  = (self(n₁) − self(n₀)) / (total(n₁) − total(n₀))
-  excess        = self(n₁) − self(n₀)·n₁/n₀, its cost beyond linear growth
+For each function f, with n₀ the smallest and n₁ the largest profiled size:
+  share_at_max      = self(n₁) / total(n₁)
+  growth            = self(n₁) − self(n₀)
+  excess            = self(n₁) − self(n₀)·n₁/n₀, its cost beyond linear growth
+  growth_share      = max(growth, 0) / Σ_g max(growth_g, 0)
+  superlinear_share = max(excess, 0) / Σ_g max(excess_g, 0)
+Both shares are normalised by the sum of the *positive* parts over every
+function, not by the total's net change: when some functions shrink, the net
+change is smaller than the growth of the others, and dividing by it gave
+shares above 100%. So each share is in [0, 1], and over all functions they sum
+to 1 (or are all 0 when nothing grows). A shrinking function has share 0.
 The ranking is by contribution to super-linear growth: when the total itself
 grows faster than linear (its excess is over `SUPERLINEAR_MIN` of total(n₁)),
-functions are ordered by their share of that excess; otherwise by
-growth_share. A function that is 10% at n₀ and 90% at n₁ therefore outranks one
-that stays at 90%. Growth classes and exponents come from `fit_metric` on the
-per-size self costs (at least 3 sizes; with 2 the exponent is the two-point
-log-log slope and the class is inconclusive). This follows the "scalability
+functions are ordered by superlinear_share; otherwise by growth_share. A
+function that is 10% at n₀ and 90% at n₁ therefore outranks one that stays at
+90%. Growth classes and exponents come from `fit_metric` on the per-size self
+costs (at least 3 sizes; with 2 the exponent is the two-point log-log slope
+and the class is inconclusive). A function under `CLASS_MIN_SHARE` of the time
+at n₁ keeps its exponent but its class is inconclusive: its series rests on a
+few samples, too few to tell n from n log n. This follows the "scalability
 bug" attribution of Coppa, Demetrescu & Finocchi, "Input-Sensitive Profiling"
 (PLDI 2012), with sizes fixed by the sweep instead of inferred.
 """
@@ -38,6 +47,9 @@ from quadscope.profile.stacks import Frame, Stack, StackProfile
 
 SUPERLINEAR_MIN = 0.05
 MIN_SHARE = 0.005  # functions below this share at every size are not fitted
+# Below this share at the largest size a function's class is reported inconclusive:
+# at the usual ~2000 samples that is under 100 samples, split over 4-5 sizes.
+CLASS_MIN_SHARE = 0.05
 MIN_SAMPLES = 1000  # at the largest size, below it attribution is rough (a note says so)
 MAX_CULPRITS = 10
 
@@ -177,13 +189,14 @@ def attribute(
         f for f, v in ser.self_s.items()
         if any(ser.total_s[i] > 0 and v[i] / ser.total_s[i] >= MIN_SHARE for i in range(len(v)))
     ]
-    dt = t1 - t0
+    grown = sum(max(v[-1] - v[0], 0.0) for v in ser.self_s.values())
+    excess_pos = sum(max(v[-1] - v[0] * n1 / n0, 0.0) for v in ser.self_s.values())
     scored = []
     for f in candidates:
         v = ser.self_s[f]
         excess = v[-1] - v[0] * n1 / n0
-        growth = (v[-1] - v[0]) / dt if dt > 0 else 0.0
-        sl = max(excess, 0.0) / total_excess if superlinear else 0.0
+        growth = max(v[-1] - v[0], 0.0) / grown if grown > 0 else 0.0
+        sl = max(excess, 0.0) / excess_pos if superlinear and excess_pos > 0 else 0.0
         key = (sl, growth) if superlinear else (growth, v[-1])
         scored.append((key, f, growth, sl))
     scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
@@ -195,6 +208,9 @@ def attribute(
         cls, k, ci = _fit_function(fit, f, ser.sizes, v, seed)
         if k is None:
             k = two_point_exponent(n0, n1, v[0], v[-1])
+        share = v[-1] / t1 if t1 > 0 else 0.0
+        if share < CLASS_MIN_SHARE:
+            cls = INCONCLUSIVE
         path = hottest_path(ordered[-1].stacks, f)
         culprits.append(
             Culprit(
@@ -203,7 +219,7 @@ def attribute(
                 self_class=cls,
                 self_exponent=k,
                 self_exponent_ci=ci,
-                share_at_max=v[-1] / t1 if t1 > 0 else 0.0,
+                share_at_max=share,
                 growth_share=growth,
                 superlinear_share=sl,
                 inclusive_share_at_max=ser.inclusive_s[f][-1] / t1 if t1 > 0 else 0.0,
@@ -216,8 +232,14 @@ def attribute(
 
 
 def _user_caller(path: Sequence[Frame]) -> str | None:
-    """The innermost user-space frame of a root-first path, by symbol."""
-    return next((p.symbol for p in reversed(path) if not is_kernel_dso(p.dso)), None)
+    """The innermost real user function of a root-first path, by symbol.
+
+    Frames in a bracketed pseudo-object (`[vsyscall]`, `[vdso]`, `[unknown]`,
+    `[kernel.kallsyms]`) are skipped: they are where the work was handed to the
+    kernel, not the code that asked for it (`tick_loop`, not `[vsyscall]`).
+    """
+    return next((p.symbol for p in reversed(path)
+                 if not is_kernel_dso(p.dso) and not p.dso.startswith("[")), None)
 
 
 def _fit_function(

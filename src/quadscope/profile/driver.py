@@ -5,11 +5,12 @@ re-runs the sweep's command (variant A) under `sampler` at `sizes` (default:
 `choose_sizes` over the sizes the sweep measured), writes
 `out_dir/folded-n<N>.txt` per size and `out_dir/flame-diff.svg`, samples page
 faults at the largest size when the sweep's fault counts call for it
-(`should_sample_faults`), measures the profiler's overhead once, and returns an
-`Attribution`; it stores nothing (the caller does
-`store.put_blob(sweep.id, "profile", attribution.to_dict())`). The sweep's
-stored runs are only read: for the time each size's samples are scaled to
-(median user+sys CPU seconds) and to plan the sampling rate.
+(`should_sample_faults`: perf's page_faults when stored, else rusage's),
+measures the profiler's overhead once, and returns an `Attribution`; it
+stores nothing (the caller does `store.put_blob(sweep.id, "profile",
+attribution.to_dict())`). The sweep's stored runs are only read: for the
+time each size's samples are scaled to (median user+sys CPU seconds) and to
+plan the sampling rate.
 `choose_sampler(argv)` picks the real sampler for a command.
 """
 
@@ -132,13 +133,22 @@ def reference_seconds(runs: Sequence[Run], size_n: int) -> float | None:
 
 
 def should_sample_faults(runs: Sequence[Run]) -> tuple[bool, int | None]:
-    """(sample faults?, expected faults per run at the largest size), from stored minor faults."""
+    """(sample faults?, expected faults per run at the largest size), from the stored runs.
+
+    The count is perf's `page_faults` when the runs at the largest size carry it,
+    else rusage's minor + major faults. rusage misses whole kinds: a call through
+    the legacy vsyscall page traps and is emulated by the kernel before the
+    fault is counted in rusage (ru_minflt stays ~70 however many calls), while
+    perf's page-faults event sees every one of them.
+    """
     good = _ok(runs)
     if not good:
         return False, None
     top = max(r.size_n for r in good)
-    faults = int(statistics.median(r.measurement.minor_faults + r.measurement.major_faults
-                                   for r in good if r.size_n == top))
+    at_top = [r.measurement for r in good if r.size_n == top]
+    counted = [m.page_faults for m in at_top if m.page_faults is not None]
+    faults = int(statistics.median(counted) if counted else
+                 statistics.median(m.minor_faults + m.major_faults for m in at_top))
     return (top > 0 and faults / top >= FAULTS_PER_N) or faults >= FAULTS_MIN, faults
 
 
@@ -150,8 +160,8 @@ def symbol_notes(profile: StackProfile, share: float = 0.05) -> tuple[str, ...]:
         leaf = stack[-1]
         if leaf.kernel or not leaf.dso.startswith("/"):
             continue
-        known = per_dso.setdefault(leaf.dso, [0, 0])
-        known[0 if leaf.known else 1] += w
+        counts = per_dso.setdefault(leaf.dso, [0, 0])
+        counts[0 if leaf.known else 1] += w
     notes = []
     for dso, (known, unknown) in sorted(per_dso.items()):
         if total and (known + unknown) / total >= share and unknown >= 0.9 * (known + unknown):

@@ -7,6 +7,9 @@ at the largest n. Its colour is `growth_colour(k − 1)`, k being the two-point
 exponent of the frame's inclusive cost between the smallest and the largest n
 (`attribute.two_point_exponent`): red when it grows faster than linear, blue
 when slower, grey near linear; a frame absent at the smallest n is deep red.
+A frame with fewer than `MIN_FRAME_SAMPLES` samples at the largest n is drawn
+in the neutral `UNMEASURED` colour whatever its k (`frame_colour`): one or two
+samples cannot measure growth, and red there would send people after noise.
 Every frame carries a `<title>` (symbol, dso, class when fitted, k, share).
 No script, no stylesheet link, no external reference: it opens offline, and
 every name is XML-escaped. Pure.
@@ -27,6 +30,10 @@ ROW_PX = 17
 MIN_WIDTH_PX = 0.3  # narrower frames are not drawn (flamegraph.pl's --minwidth)
 NEUTRAL = 0.05  # |k − 1| below this is drawn grey: linear within sampling noise
 NEW_FRAME = math.inf
+# A frame with n samples has a relative error of about 1/sqrt(n) (Poisson), so
+# under 10 samples at the largest n (over 30%) its k cannot be told from 1.
+MIN_FRAME_SAMPLES = 10
+UNMEASURED = "rgb(225,225,215)"
 
 
 def growth_colour(delta: float | None) -> str:
@@ -41,11 +48,21 @@ def growth_colour(delta: float | None) -> str:
     return f"rgb({round(190 - 150 * t)},{round(200 - 90 * t)},{round(230 + 25 * t)})"
 
 
+def frame_colour(delta: float | None, samples_at_max: float) -> str:
+    """`growth_colour(delta)`, or `UNMEASURED` when the frame has too few samples at the largest n."""
+    if samples_at_max < MIN_FRAME_SAMPLES:
+        return UNMEASURED
+    return growth_colour(delta)
+
+
 @dataclass(slots=True)
 class Node:
     frame: Frame | None
     small_s: float = 0.0
     large_s: float = 0.0
+    # Samples at the largest n, estimated as the weight's share of the samples:
+    # perf's periods vary slightly per sample, so this is not an exact count.
+    large_samples: float = 0.0
     children: dict[Frame, Node] = field(default_factory=dict)
 
 
@@ -53,13 +70,19 @@ def build_tree(small: StackProfile, large: StackProfile) -> Node:
     root = Node(None)
     for prof, attr in ((small, "small_s"), (large, "large_s")):
         scale = prof.seconds_per_weight()
+        total = prof.total_weight
+        per_weight = prof.samples / total if total else 0.0
         for stack, w in prof.stacks.items():
             sec = w * scale
             node = root
-            setattr(node, attr, getattr(node, attr) + sec)
+            nodes = [node]
             for f in stack:
                 node = node.children.setdefault(f, Node(f))
-                setattr(node, attr, getattr(node, attr) + sec)
+                nodes.append(node)
+            for nd in nodes:
+                setattr(nd, attr, getattr(nd, attr) + sec)
+                if prof is large:
+                    nd.large_samples += w * per_weight
     return root
 
 
@@ -130,7 +153,9 @@ def _rect(
     assert node.frame is not None
     delta = frame_delta(node, n0, n1)
     share = node.large_s / total if total > 0 else 0.0
-    if delta is None:
+    if node.large_samples < MIN_FRAME_SAMPLES:
+        growth = f"too few samples ({node.large_samples:.0f}) at n={n1} to measure growth"
+    elif delta is None:
         growth = "k unknown"
     elif delta == NEW_FRAME:
         growth = f"absent at n={n0}"
@@ -138,7 +163,7 @@ def _rect(
         growth = f"k = {delta + 1:.2f}"
     tip = f"{node.frame.symbol} ({node.frame.dso})\n"
     tip += (f"class {cls}, " if cls else "") + f"{growth}, {share:.1%} at n={n1}"
-    colour = growth_colour(None if delta is None else min(delta, 10.0))
+    colour = frame_colour(None if delta is None else min(delta, 10.0), node.large_samples)
     label = node.frame.label()
     chars = int((w - 6) / 7)
     text = ""
