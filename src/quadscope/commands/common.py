@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from quadscope.analysis import Analysis
-from quadscope.errors import UsageError
+from quadscope.errors import QuadscopeError, UsageError
 from quadscope.render import RENDERERS, get_renderer
 from quadscope.store import Store, default_db_path
 
@@ -107,5 +109,37 @@ def load_extras(store: Store, sweep_id: int) -> dict[str, Any]:
             extras["culprits"] = profile["culprits"]
     doctor = store.get_blob(sweep_id, "doctor")
     if doctor:
-        extras["doctor"] = doctor
+        # Reports draw one small plot per probe from its stored sweeps.
+        probes = doctor.get("probes") if "probes" in doctor else [doctor]
+        enriched = [with_series(store, p) for p in probes or [] if isinstance(p, dict)]
+        extras["doctor"] = ({**doctor, "probes": enriched} if "probes" in doctor
+                            else (enriched[0] if enriched else doctor))
     return extras
+
+
+PROBE_METRIC = "wall_s"  # what the doctor's verdicts are mostly about
+
+
+def with_series(store: Store, probe: Mapping[str, Any]) -> dict[str, Any]:
+    """A doctor probe's result with `plot_series`: median wall_s per size of its sweeps."""
+    details = probe.get("details") or {}
+    sweeps = details.get("sweeps") if isinstance(details, Mapping) else None
+    if not isinstance(sweeps, Mapping):
+        return dict(probe)
+    series = []
+    for label, sweep_id in sweeps.items():
+        try:
+            runs = store.runs(int(sweep_id))
+            word = "i" if store.get_sweep(int(sweep_id)).mode == "accumulate" else "n"
+        except (QuadscopeError, ValueError, TypeError):
+            continue  # a probe sweep deleted since: the table row still shows
+        by_n: dict[int, list[float]] = {}
+        for r in runs:
+            if not r.warmup and r.measurement.ok:
+                by_n.setdefault(r.size_n, []).append(float(getattr(r.measurement, PROBE_METRIC)))
+        points = [[n, statistics.median(v)] for n, v in sorted(by_n.items())]
+        if points:
+            series.append({"label": str(label), "points": points, "x_label": word,
+                           "y_label": f"median {PROBE_METRIC} (s)",
+                           "name": f"median {PROBE_METRIC}"})
+    return {**probe, "plot_series": series} if series else dict(probe)
