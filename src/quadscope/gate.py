@@ -50,7 +50,8 @@ def check_gates(args: argparse.Namespace, analysis: Analysis) -> int:
     fits = analysis.fits.get("A", {})
     failed = False
     for metric, limit in gates:
-        targets = [fits[metric]] if metric in fits else ([] if metric else list(fits.values()))
+        chosen = fits if metric is None else {metric: fits[metric]} if metric in fits else {}
+        targets = list(chosen.values())
         for fit in targets:
             if not fit.confident:
                 print(f"quadscope: gate {fit.metric} <= {limit}: inconclusive ({fit.reason})",

@@ -135,7 +135,7 @@ class FunctionExecutor:
             except (pickle.UnpicklingError, EOFError):
                 report = {"stderr_tail": "the child's report was cut short"}
         code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        fields = {
+        fields: dict[str, Any] = {
             "wall_s": elapsed_s, "user_s": 0.0, "sys_s": 0.0, "max_rss_bytes": 0,
             "minor_faults": 0, "major_faults": 0, "voluntary_ctx_switches": 0,
             "involuntary_ctx_switches": 0,

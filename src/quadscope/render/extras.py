@@ -256,7 +256,8 @@ def doctor_rows(extras: Mapping[str, Any]) -> list[dict[str, Any]]:
         series = _series_of(probe)
         if series:
             xs, ys = series
-            src = probe.get("details") if isinstance(probe.get("details"), Mapping) else probe
+            details = probe.get("details")
+            src: Mapping[str, Any] = details if isinstance(details, Mapping) else probe
             entry["plot"] = {
                 "id": f"probe-{i}", "kind": "probe", "metric": name, "xlog": False,
                 "ylog": False, "small": True, "title": name,

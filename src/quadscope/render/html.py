@@ -159,8 +159,8 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
     if data.culprits or data.flame_svg:
         yield "<h2>Where the growth comes from</h2>"
         if data.culprits:
-            head = list(dict.fromkeys(k for row in data.culprits for k in row))
-            yield _table(head, ([row.get(h, "") for h in head] for row in data.culprits))
+            cols = list(dict.fromkeys(k for row in data.culprits for k in row))
+            yield _table(cols, ([row.get(h, "") for h in cols] for row in data.culprits))
         if data.flame_svg:
             yield "<h3>Differential flame graph</h3><div class=\"flame\">"
             yield data.flame_svg  # rebuilt from a whitelist by plotdata.sanitise_svg
@@ -172,10 +172,10 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         yield "<table><thead><tr><th>probe</th>"
         yield "".join(f"<th>{_e(h)}</th>" for h in heads) + "<th>plot</th></tr></thead><tbody>"
         for p in data.doctor:
-            plot = _figure(p["plot"], "probe-plot") if p["plot"] else ""
-            cells = "".join(f"<td>{_e(p['cells'].get(h, ''))}</td>" for h in heads)
+            figure = _figure(p["plot"], "probe-plot") if p["plot"] else ""
+            row_html = "".join(f"<td>{_e(p['cells'].get(h, ''))}</td>" for h in heads)
             yield (f"<tr class=\"verdict-{_e(p['verdict'])}\"><td>{_e(p['name'])}</td>"
-                   f"{cells}<td>{plot}</td></tr>")
+                   f"{row_html}<td>{figure}</td></tr>")
         yield "</tbody></table>"
 
     if data.failures:

@@ -95,27 +95,27 @@ def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
         label = layer.get("label") or None
         ls = "--" if layer.get("dash") else "-"
         if kind == "band":
-            pts = [(x, lo, hi) for x, lo, hi in zip(layer["x"], layer["lo"], layer["hi"],
+            bands = [(x, lo, hi) for x, lo, hi in zip(layer["x"], layer["lo"], layer["hi"],
                                                     strict=True)
                    if None not in (x, lo, hi) and not (plot["ylog"] and (lo <= 0 or hi <= 0))]
-            if pts:
-                xs, los, his = zip(*pts, strict=True)
+            if bands:
+                xs, los, his = zip(*bands, strict=True)
                 ax.fill_between(xs, los, his, color=color, alpha=BAND_ALPHA, lw=0, label=label)
                 drawn += 1
         elif kind == "line":
-            pts = [(x, y) for x, y in zip(layer["x"], layer["y"], strict=True)
-                   if x is not None and y is not None and not (plot["ylog"] and y <= 0)]
-            if pts:
-                xs, ys = zip(*pts, strict=True)
-                ax.plot(xs, ys, ls, color=color, lw=layer.get("width", 2) * 0.8, label=label)
+            line = [(x, y) for x, y in zip(layer["x"], layer["y"], strict=True)
+                    if x is not None and y is not None and not (plot["ylog"] and y <= 0)]
+            if line:
+                lx, ly = zip(*line, strict=True)
+                ax.plot(lx, ly, ls, color=color, lw=layer.get("width", 2) * 0.8, label=label)
                 drawn += 1
         elif kind == "points":
-            xs, ys, _ = layer_points(data, plot, layer)
-            drawn += bool(xs)
+            px, py, _ = layer_points(data, plot, layer)
+            drawn += bool(px)
             if layer.get("marker") == "x":
-                ax.scatter(xs, ys, marker="x", s=22, color=color, label=label, zorder=3)
+                ax.scatter(px, py, marker="x", s=22, color=color, label=label, zorder=3)
             else:
-                ax.scatter(xs, ys, s=9, color=color, alpha=POINT_ALPHA, lw=0, label=label,
+                ax.scatter(px, py, s=9, color=color, alpha=POINT_ALPHA, lw=0, label=label,
                            zorder=3)
         elif kind == "hline":
             ax.axhline(layer["y"], color=color, ls=ls, lw=0.9, label=label)

@@ -74,7 +74,7 @@ def fits_table(analysis: Analysis, variant: str) -> Table:
         if fit is None:
             continue
         cls = fit.cls if fit.confident else f"? ({fit.best})"
-        row = [
+        row: list[str | Text] = [
             metric,
             Text(cls, style=CLASS_STYLE.get(fit.cls, "")),
             _k(fit),
