@@ -10,7 +10,7 @@ from `plotdata.report_data(analysis)`, as the PNG renderer's plots do.
 Escaping: every string from the user or the workload (command lines, names,
 host facts, stderr tails, symbol names) is written with `html.escape`; the
 plot data is embedded once as JSON in a `<script type="application/json">`
-with `<`, `>`, `&`, U+2028 and U+2029 written as `\\uXXXX`, so no value can
+with `<`, `>`, `&`, U+2028 and U+2029 written as `\\u` escapes, so no value can
 close the element; the script reads it with `JSON.parse` and puts text in the
 page only through `textContent`. A profile's flame graph SVG is rebuilt from a
 whitelist (`plotdata.sanitise_svg`) before it is inlined.
