@@ -72,3 +72,37 @@ def test_quick_doctor_on_this_machine(tmp_path: Path, capsys: pytest.CaptureFixt
     assert json.loads(saved.read_text())["probes"] == data["probes"]
     text = capsys.readouterr().out
     assert "findings:" in text and "verdict" in text
+
+
+def test_dir_that_cannot_be_listed_or_without_dirscan_is_refused_before_measuring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--dir PATH: a missing path, a file, or --only without dirscan is one sentence, exit 2."""
+    assert cli.main(["doctor", "--dir", str(tmp_path / "missing")]) == 2
+    assert f"cannot list --dir {tmp_path / 'missing'}: No such file or directory" in (
+        capsys.readouterr().err
+    )
+    (tmp_path / "f").write_text("x")
+    assert cli.main(["doctor", "--dir", str(tmp_path / "f")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    assert cli.main(["doctor", "--only", "clock", "--dir", str(tmp_path)]) == 2
+    assert "--dir is for the dirscan probe; add dirscan to --only" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_dirscan_on_a_users_directory_reads_it_as_it_is(tmp_path: Path) -> None:
+    """--dir scans prefixes of the existing listing and leaves the directory untouched."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(400):
+        (tree / f"f{i:04d}").write_bytes(b"x" * (i % 7))
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in tree.iterdir())
+    tree_mtime = tree.stat().st_mtime_ns
+    out = tmp_path / "doctor.json"
+    args = ["doctor", "--quick", "--no-perf", "--only", "dirscan", "--dir", str(tree)]
+    assert cli.main([*args, "--budget", "10", "--json", str(out)]) == 0
+    (probe,) = json.loads(out.read_text())["probes"]
+    assert probe["measured"].startswith(f"readdir+fstatat of the first n of 400 entries of {tree}")
+    assert probe["verdict"] in VERDICTS and probe["details"]["setup"] == {}
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in tree.iterdir()) == before
+    assert tree.stat().st_mtime_ns == tree_mtime

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ def fake_fit(
     confident: bool = True,
     ci: tuple[float, float] = (0.9, 1.1),
     runner_up: str = "",
+    k: float = 1.0,
 ) -> Fit:
     """A fit whose linear candidate has slope `b` and whose verdict is `cls`."""
 
@@ -37,7 +39,7 @@ def fake_fit(
     return Fit(
         metric=metric,
         cls=cls if confident else INCONCLUSIVE,
-        exponent=1.0,
+        exponent=k,
         exponent_ci=ci,
         coefficients={"a": 1e-3, "b": b},
         r2=0.99,
@@ -76,11 +78,34 @@ def test_inconclusive_counts_as_superlinear_only_when_the_exponent_interval_clea
     assert not superlinear(fake_fit("n log n", 1.0))
 
 
-def test_growth_names_the_two_likeliest_classes_when_inconclusive() -> None:
-    """An undecided fit shows 'n or n log n', not a made-up verdict."""
-    assert growth(fake_fit("n", 1.0, confident=False, runner_up="n log n")) == "n or n log n"
+def test_growth_marks_an_inconclusive_guess_with_its_exponent_never_a_pair() -> None:
+    """Undecided: 'n^2? (k=1.9)', the best guess and k; never 'X or Y' of unrelated classes."""
+    undecided = fake_fit("n^2", 1.0, confident=False, runner_up="n log n", k=1.87)
+    assert growth(undecided) == "n^2? (k=1.9)"
+    assert growth(fake_fit("1", 1.0, confident=False, runner_up="n^3", k=4.0)) == "1?"
+    assert growth(fake_fit("n log n", 1.0, confident=False, k=1.1), "i") == "i log i? (k=1.1)"
     assert growth(fake_fit("n", 1.0)) == "n"
     assert growth(None) == "—"
+
+
+def probe_labels(probe: Any) -> list[str]:
+    return [v.label for v in probe.plan(True, {"vsyscall_mode": "xonly"}).variants]
+
+
+# spawn-drift calls any growth pathological, so an n² guess is rightly pathological there;
+# its own test pins the guess that is not judged growing.
+@pytest.mark.parametrize(
+    "probe", [p for p in PROBES if p.name != "spawn-drift"], ids=lambda p: p.name
+)
+def test_a_superlinear_guess_that_is_not_judged_so_is_explained_in_the_finding(probe: Any) -> None:
+    """Every probe: 'n^2? (k=1.9)' shown but k's interval reaches 0.8 → not pathological, and
+    the finding says why the class column was not taken at its word."""
+    guess = fake_fit("n^2", 2e-6, confident=False, ci=(0.8, 2.9), k=1.9)
+    r = probe.judge(ev({label: {"cpu_s": guess} for label in probe_labels(probe)}))
+    assert "n^2? (k=1.9)" in r.cls
+    assert " or " not in r.cls
+    assert r.verdict in ("ok", "slow")
+    assert "k=1.9 has a 95% interval of 0.8–2.9, which reaches below" in r.finding
 
 
 def test_select_keeps_the_doctor_order_and_refuses_unknown_names() -> None:
@@ -194,6 +219,60 @@ def test_spawn_size_quadratic_start_up_is_pathological() -> None:
     assert r.verdict == "pathological"
 
 
+def test_spawn_size_linear_start_up_that_is_cheap_says_it_grows_not_that_it_barely_depends() -> None:
+    """pie 'n' shown with verdict ok: the finding agrees it grows (1.5 ms at 10⁵), and why ok."""
+    r = SPAWN.judge(
+        ev({"pie": {"cpu_s": fake_fit("n", 15e-9)}, "nopie": {"cpu_s": fake_fit("1", 1e-9)}})
+    )
+    assert (r.verdict, r.cls) == ("ok", "pie n, nopie 1")
+    assert r.finding.startswith(
+        "start-up grows with program size (pie), but cheaply: 1.5 ms per launch at 10⁵ "
+        "functions (pie 15 ns, nopie 1 ns per function; relocations cost 14 ns each, under "
+        "the 20 ns at which packing them pays); nothing to do"
+    )
+    assert "barely" not in r.finding
+
+
+def test_spawn_size_unrelated_guesses_read_as_guesses_and_the_ok_says_why() -> None:
+    """The field report: 'nopie 1 or n^3', 'pie n^2 or n log n' with ok. Now each kind shows one
+    marked guess, and the finding says why n² / n³ were not believed."""
+    r = SPAWN.judge(
+        ev(
+            {
+                "pie": {"cpu_s": fake_fit("n^2", 15e-9, confident=False, ci=(0.8, 2.9), k=1.9)},
+                "nopie": {"cpu_s": fake_fit("n^3", 1e-9, confident=False, ci=(-0.4, 1.2), k=0.3)},
+            }
+        )
+    )
+    assert (r.verdict, r.cls) == ("ok", "pie n^2? (k=1.9), nopie n^3? (k=0.3)")
+    assert r.finding.endswith(
+        "Not judged super-linear: pie leans to n^2, but its exponent k=1.9 has a 95% interval "
+        "of 0.8–2.9, which reaches below 1.5; nopie leans to n^3, but its exponent k=0.3 (95% "
+        "interval -0.4–1.2) stays below 1.5; a full run (without --quick, or with a larger "
+        "--budget) can decide"
+    )
+    assert r.finding.startswith("start-up grows with program size (pie), but cheaply")
+
+
+def test_spawn_size_says_why_an_n_guess_is_not_counted_as_growth() -> None:
+    """'pie n? (k=0.92)' beside 'does not measurably grow': the finding names k's interval."""
+    r = SPAWN.judge(
+        ev(
+            {
+                "pie": {"cpu_s": fake_fit("n", 15e-9, confident=False, ci=(0.3, 1.5), k=0.92)},
+                "nopie": {"cpu_s": fake_fit("1", 1e-9)},
+            }
+        )
+    )
+    assert (r.verdict, r.cls) == ("ok", "pie n? (k=0.92), nopie 1")
+    assert r.finding.startswith("start-up cost does not measurably grow with program size")
+    assert r.finding.endswith(
+        "Not judged growing: pie leans to n, but its exponent k=0.92 has a 95% interval of "
+        "0.3–1.5, which reaches below 0.5; a full run (without --quick, or with a larger "
+        "--budget) can decide"
+    )
+
+
 def test_spawn_size_plan_builds_one_binary_per_size_and_kind() -> None:
     """Each size is its own binary, linked under a name the {n} template reaches."""
     plan = SPAWN.plan(True, {"machine": "x86_64"})
@@ -245,6 +324,37 @@ def test_spawn_drift_fixed_program_growing_blames_the_file_system() -> None:
     )
     assert "probes name.0" in both.finding
     assert both.finding.endswith("even time+pid naming slows by 2 µs per file present on ext4")
+
+
+def test_spawn_drift_names_the_launch_index_i_and_explains_an_unconfirmed_growth() -> None:
+    """'sqrt i? (k=0.4)', not 'sqrt i or log i' (nor 'iconclusive'); ok says why not growing."""
+    r = DRIFT.judge(
+        ev(
+            {
+                "probe": {"cpu_s": fake_fit("sqrt n", 1e-9, confident=False, ci=(0.1, 0.9), k=0.4)},
+                "fixed": {"cpu_s": fake_fit("1", 0.0)},
+            }
+        )
+    )
+    assert (r.verdict, r.cls) == ("ok", "probe sqrt i? (k=0.4), fixed 1")
+    assert "Not judged growing: probe leans to sqrt i, but its exponent k=0.4" in r.finding
+
+
+def test_a_guess_whose_whole_interval_is_below_the_bar_is_not_called_undecided() -> None:
+    """k=0.22 in 0.22–0.29 'stays below' 0.5: no 'reaches below', no advice to run longer."""
+    r = DRIFT.judge(
+        ev(
+            {
+                "probe": {"cpu_s": fake_fit("n", 3e-6)},
+                "fixed": {"cpu_s": fake_fit("sqrt n", 1e-9, confident=False, ci=(0.22, 0.29), k=0.22)},
+            }
+        )
+    )
+    assert r.verdict == "pathological"
+    assert r.finding.endswith(
+        ". Not judged growing: fixed leans to sqrt i, but its exponent k=0.22 (95% interval "
+        "0.22–0.29) stays below 0.5"
+    )
 
 
 def test_spawn_drift_runs_in_accumulate_mode() -> None:
@@ -301,6 +411,14 @@ def test_exit_parallel_a_long_reap_stall_is_slow() -> None:
     assert "stalled the reaper for 120 ms" in r.finding
 
 
+def test_exit_parallel_quick_reaches_hundreds_of_processes() -> None:
+    """The issue asks for hundreds: even --quick forks at least 200, and reports that n."""
+    for quick in (True, False):
+        for v in EXIT.plan(quick, {}).variants:
+            assert max(v.sizes) >= 200
+            assert v.detail_n == max(v.sizes)
+
+
 def test_exit_parallel_superlinear_teardown_is_pathological() -> None:
     """Creating and killing n processes growing as n² is pathological."""
     assert EXIT.judge(exit_evidence(plain_cls="n^2")).verdict == "pathological"
@@ -327,6 +445,14 @@ def test_mmap_linear_placement_with_a_recognised_reference_is_ok() -> None:
     assert r.numbers == pytest.approx(
         {"default_us_per_mapping": 2.8, "hint_us_per_mapping": 3.1, "noreplace_us_per_mapping": 2.9}
     )
+
+
+def test_mmap_ok_says_the_quadratic_in_its_class_column_is_the_reference() -> None:
+    """firstfit n^2 is shown beside an ok verdict: the finding says it is the reference."""
+    r = MMAP.judge(ev(mmap_fits()))
+    assert r.verdict == "ok"
+    assert "firstfit n^2" in r.cls
+    assert "(the first-fit reference grows as n^2, as a list scan must)" in r.finding
 
 
 def test_mmap_says_when_the_quadratic_reference_was_not_recognised() -> None:
@@ -389,24 +515,50 @@ def test_dirscan_quadratic_scan_is_pathological_with_the_ext4_fix() -> None:
 
 
 def test_dirscan_slow_stat_is_slow() -> None:
-    """30 µs per file (a network file system) is slow."""
+    """30 µs of CPU per file (a network file system) is slow."""
     r = DIRSCAN.judge(ev({"scan": {"cpu_s": fake_fit("n", 3e-5)}}, facts=_FS))
     assert r.verdict == "slow"
-    assert "30 µs to stat on ext4" in r.finding
+    assert "each file costs 30 µs of CPU to stat on ext4 in /tmp" in r.finding
 
 
-def test_dirscan_slow_file_creation_is_slow_and_points_at_tmpfs() -> None:
-    """A linear scan but 475 µs to create a file: slow, with tmpfs as the fix."""
+def test_dirscan_judges_the_scan_and_keeps_slow_file_creation_as_an_aside() -> None:
+    """The field report: 339 µs to create a file drove 'slow'. The probe measures scanning:
+    1.78 µs per file is ok; creation is a note in the finding and details, not the cost."""
     r = DIRSCAN.judge(
         ev(
-            {"scan": {"cpu_s": fake_fit("n", 1.78e-6)}},
-            details={"scan": {"create_us_per_file": 475.0, "link_us_per_name": 20.0}},
+            {"scan": {"cpu_s": fake_fit("n", 1.78e-6), "wall_s": fake_fit("n", 1.9e-6)}},
+            details={"scan": {"create_us_per_file": 339.0, "link_us_per_name": 20.0}},
             facts=_FS,
         )
     )
+    assert (r.verdict, r.cls, r.cost) == ("ok", "n", "1.78 µs per file")
+    assert r.finding == (
+        "scanning costs 1.78 µs per file on ext4 in /tmp and does not grow as n² or worse in "
+        "the number of files; nothing to do. Aside, not judged: creating one file to fill the "
+        "test directory took 339 µs in /tmp"
+    )
+    assert r.details["create_note"].startswith("Aside, not judged: creating one file")
+    assert r.numbers == pytest.approx(
+        {"us_per_file": 1.78, "wall_us_per_file": 1.9, "create_us_per_file": 339.0}
+    )
+
+
+def test_dirscan_stat_that_waits_far_beyond_its_cpu_is_slow() -> None:
+    """2 µs of CPU but 60 µs of wall time per file: every stat waits (network, cold disk)."""
+    r = DIRSCAN.judge(
+        ev({"scan": {"cpu_s": fake_fit("n", 2e-6), "wall_s": fake_fit("n", 6e-5)}}, facts=_FS)
+    )
     assert r.verdict == "slow"
-    assert "creating a file costs 475 µs on ext4 in /tmp" in r.finding
-    assert r.numbers == pytest.approx({"us_per_file": 1.78, "create_us_per_file": 475.0})
+    assert r.cost == "2 µs per file (60 µs wall)"
+    assert "each file waits 60 µs to be stat'ed on ext4 in /tmp, 30× its CPU time" in r.finding
+
+
+def test_dirscan_wall_time_a_few_times_the_cpu_but_small_is_ok() -> None:
+    """8 µs of wall vs 2 µs of CPU per file is a busy machine, not a waiting file system."""
+    r = DIRSCAN.judge(
+        ev({"scan": {"cpu_s": fake_fit("n", 2e-6), "wall_s": fake_fit("n", 8e-6)}}, facts=_FS)
+    )
+    assert (r.verdict, r.cost) == ("ok", "2 µs per file")
 
 
 def test_dirscan_fast_linear_scan_is_ok() -> None:
@@ -426,6 +578,33 @@ def test_dirscan_plan_fills_each_size_before_the_sweep() -> None:
     (v,) = DIRSCAN.plan(True, {}).variants
     assert v.setup == (("{bin}/qs-doctor-dirscan", "create", "{tmp}/d{n}", "{n}"),)
     assert v.argv == ("{bin}/qs-doctor-dirscan", "scan", "{tmp}/d{n}")
+
+
+def test_dirscan_on_a_users_directory_scans_prefixes_of_its_listing_and_writes_nothing() -> None:
+    """--dir: no setup (nothing created there); n = the first k entries, 5% … all of them."""
+    probe = replace(DIRSCAN, target="/data/tree", target_entries=1234, target_fs="nfs4")
+    (v,) = probe.plan(False, {}).variants
+    assert v.setup == ()
+    assert v.argv == ("{bin}/qs-doctor-dirscan", "scan", "/data/tree", "{n}")
+    assert v.sizes == (62, 123, 308, 617, 1234)
+    (big,) = replace(probe, target_entries=1_000_000).plan(True, {}).variants
+    assert big.sizes == (1_000, 2_000, 5_000, 10_000, 20_000)
+    r = probe.judge(ev({"scan": {"cpu_s": fake_fit("n", 3e-5)}}, facts=_FS))
+    assert r.measured == "readdir+fstatat of the first n of 1234 entries of /data/tree (nfs4)"
+    assert (r.verdict, r.details["create_note"]) == ("slow", "")
+    assert "on nfs4 in /data/tree" in r.finding
+
+
+def test_dirscan_on_a_directory_too_small_to_fit_is_skipped_with_the_count() -> None:
+    """12 entries cannot show a growth class: skipped, saying how many it needs."""
+    probe = replace(DIRSCAN, target="/data/few", target_entries=12)
+    plan = probe.plan(True, {})
+    assert plan.variants == ()
+    r = probe.judge(ev({}, unavailable=dict(plan.unavailable)))
+    assert (r.verdict, r.finding) == (
+        "skipped",
+        "/data/few holds 12 entries; the scan needs at least 50 to show how its cost grows",
+    )
 
 
 # -- every probe -------------------------------------------------------------------

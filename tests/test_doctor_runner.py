@@ -229,7 +229,7 @@ def test_detail_json_of_a_helper_reaches_the_judge(store: Store, tmp_path: Path)
     )
     (r,) = report.results
     assert r.numbers["mem_destroy_us_per_proc"] == 40.0
-    assert r.details["helper"]["plain"]["n"] == 128
+    assert r.details["helper"]["plain"]["n"] == 256  # the largest --quick size
 
 
 # -- machine facts and --vs ------------------------------------------------------------

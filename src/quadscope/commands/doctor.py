@@ -5,7 +5,9 @@ budget (120 s, 30 s with --quick, or --budget) -> a table (probe, measured,
 class, cost, verdict) and one actionable sentence per finding on stdout ->
 `--json FILE` / `--save FILE` (the same report, with this machine's kernel,
 libc, CPU and boot parameters) -> `--vs FILE` compares with a saved report.
-Every probe's sweeps are stored (kind="doctor") so `quadscope show` lists
+`--dir PATH` points the dirscan probe at an existing directory, scanned
+read-only (prefixes of its listing) instead of files it creates in the temp
+directory. Every probe's sweeps are stored (kind="doctor") so `quadscope show` lists
 them. Exit 0 whatever the verdicts: a finding is not a failure.
 """
 
@@ -14,17 +16,19 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from quadscope.clock import SystemClock
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.counters import NoCounters, detect_counters
-from quadscope.doctor import probe_names, select
-from quadscope.doctor.base import ProbeResult
+from quadscope.doctor import dirscan, probe_names, select
+from quadscope.doctor.base import Probe, ProbeResult
 from quadscope.doctor.compare import ProbeComparison, compare_reports, machine_label
-from quadscope.doctor.machine import machine_info
+from quadscope.doctor.machine import fs_type_of, machine_info
 from quadscope.doctor.runner import (
     DEFAULT_BUDGET_S,
     QUICK_BUDGET_S,
@@ -40,6 +44,7 @@ probes: {", ".join(probe_names())}
 examples:
   quadscope doctor --quick
   quadscope doctor --only clock,mmap --json doctor.json
+  quadscope doctor --only dirscan --dir ~/src/big-tree   # scan it as it is
   quadscope doctor --save laptop.json        # keep this machine's results
   quadscope doctor --vs laptop.json          # then, elsewhere: compare
 """
@@ -73,6 +78,13 @@ def register(sub: Any) -> None:
         action="store_true",
         help="do not count with perf (the clock probe then cannot see emulated vsyscall faults)",
     )
+    p.add_argument(
+        "--dir",
+        metavar="PATH",
+        default=None,
+        help="scan this directory as it is in the dirscan probe (read only; prefixes of "
+        "its listing) [default: files created in a temp directory]",
+    )
     p.add_argument("--json", metavar="FILE", default=None, help="write the results as JSON")
     p.add_argument(
         "--save",
@@ -103,6 +115,31 @@ def load_report(path: str) -> DoctorReport:
             f"--vs {path} is not a doctor report: write one with `quadscope doctor --save FILE`"
         )
     return DoctorReport.from_dict(data)
+
+
+def dirscan_on(path: str, probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
+    """`probes` with dirscan pointed at the user's directory `path` (counted here, never written)."""
+    if dirscan.PROBE.name not in {p.name for p in probes}:
+        raise UsageError("--dir is for the dirscan probe; add dirscan to --only")
+    if "{" in path:
+        raise UsageError(f"--dir {path}: the path holds '{{', which the helpers' argument "
+                         "templates would misread; pass a symlink to it instead")
+    try:
+        with os.scandir(path) as it:
+            entries = sum(1 for _ in it)
+    except NotADirectoryError:
+        raise UsageError(f"--dir {path} is not a directory") from None
+    except OSError as e:
+        raise UsageError(f"cannot list --dir {path}: {e.strerror or e}") from None
+    real = os.path.realpath(path)
+    try:
+        mounts = Path("/proc/self/mounts").read_text()
+    except OSError:
+        mounts = ""
+    target = replace(
+        dirscan.PROBE, target=real, target_entries=entries, target_fs=fs_type_of(real, mounts)
+    )
+    return tuple(target if p.name == dirscan.PROBE.name else p for p in probes)
 
 
 def _write_json(path: str, report: DoctorReport) -> None:
@@ -194,6 +231,8 @@ def _tools(no_perf: bool) -> Tools:
 
 def run(args: argparse.Namespace) -> int:
     probes = select(args.only.split(","))
+    if args.dir is not None:
+        probes = dirscan_on(args.dir, probes)
     budget_s = (
         args.budget
         if args.budget is not None

@@ -18,8 +18,9 @@ could not run here; the finding says why).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from quadscope.model import CLASSES, Fit
@@ -192,17 +193,26 @@ def per_unit(fit: Fit | None) -> float | None:
     return None
 
 
-def growth(fit: Fit | None) -> str:
-    """The class to show: the verdict, or the two likeliest classes when inconclusive."""
+def growth(fit: Fit | None, var: str = "n") -> str:
+    """The class to show: the verdict when confident, else the best guess marked as one.
+
+    An inconclusive fit reads "n^2? (k=1.9)": the best-scoring class with a
+    question mark and the fitted power-law exponent, never a pair of classes
+    (two guesses side by side read as nonsense when they are far apart, as
+    "1 or n^3" was). `var` renames n, e.g. to i for a launch index.
+    """
     if fit is None:
         return "—"
     if fit.confident:
-        return fit.cls
-    ranked = sorted((c for c in fit.candidates if c.score != float("inf")), key=lambda c: -c.weight)
-    top = [c.cls for c in ranked[:2]]
-    if fit.best and fit.best not in top:
-        top = [fit.best, *top[:1]]
-    return " or ".join(top) if top else "inconclusive"
+        text = fit.cls
+    else:
+        text = f"{fit.best}?" if fit.best else "?"
+        # k of a + b·n^k is arbitrary when b is ~0, so a flat guess shows no k.
+        if fit.exponent is not None and fit.best != "1":
+            text += f" (k={fit.exponent:.2g})"
+        elif not fit.best:
+            text = "inconclusive"
+    return re.sub(r"\bn\b", var, text) if var != "n" else text
 
 
 # The power-law exponent's 95% interval must clear these for an inconclusive fit
@@ -230,6 +240,61 @@ def grows(fit: Fit | None) -> bool:
         return fit.cls in GROWING
     ci = fit.exponent_ci
     return fit.best in GROWING and ci is not None and ci[0] >= GROWING_K
+
+
+def looks_superlinear(fit: Fit | None) -> bool:
+    """The class shown for `fit` is n² or worse, with or without a question mark."""
+    return fit is not None and (fit.cls if fit.confident else fit.best) in SUPERLINEAR
+
+
+def looks_growing(fit: Fit | None) -> bool:
+    """The class shown for `fit` grows with n at all, with or without a question mark."""
+    return fit is not None and (fit.cls if fit.confident else fit.best) in GROWING
+
+
+def doubts(fits: Mapping[str, Fit | None], *, flat: bool = False, var: str = "n") -> str:
+    """Why a class shown in the table was not taken at its word: a sentence to end a finding.
+
+    A verdict must agree with the class column: when a fit's best guess is n²
+    or worse (with `flat`: when it grows at all, for probes where any growth is
+    the pathology) but `superlinear` (`grows`) rejected it, this says so with
+    the exponent's 95% interval, and what would decide it. "" when nothing
+    shown contradicts the verdict.
+    """
+    parts = []
+    undecided = False  # an interval that straddles the bar: more data can decide
+    for label, fit in fits.items():
+        if flat:
+            if fit is None or not looks_growing(fit) or grows(fit):
+                continue
+            bar = GROWING_K
+        else:
+            if fit is None or not looks_superlinear(fit) or superlinear(fit):
+                continue
+            bar = SUPERLINEAR_K
+        lean = growth(replace(fit, exponent=None), var).rstrip("?")
+        ci, k = fit.exponent_ci, fit.exponent
+        if ci is None or k is None:
+            undecided = True
+            parts.append(f"{label} leans to {lean}, but its exponent could not be pinned down")
+        elif ci[1] < bar:
+            parts.append(
+                f"{label} leans to {lean}, but its exponent k={k:.2g} (95% interval "
+                f"{ci[0]:.2g}–{ci[1]:.2g}) stays below {bar}"
+            )
+        else:
+            undecided = True
+            parts.append(
+                f"{label} leans to {lean}, but its exponent k={k:.2g} has a 95% interval "
+                f"of {ci[0]:.2g}–{ci[1]:.2g}, which reaches below {bar}"
+            )
+    if not parts:
+        return ""
+    what = "growing" if flat else "super-linear"
+    advice = (
+        "; a full run (without --quick, or with a larger --budget) can decide" if undecided else ""
+    )
+    return f". Not judged {what}: {'; '.join(parts)}{advice}"
 
 
 def fmt_s(v: float | None) -> str:

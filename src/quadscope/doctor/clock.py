@@ -32,6 +32,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    doubts,
     fit_of,
     fmt_s,
     growth,
@@ -197,6 +198,7 @@ class ClockProbe:
                 f"({evidence.facts.get('clocksource') or 'unknown'})",
                 details,
             )
+        unsure = doubts({w: fit_of(evidence, w, "cpu_s", "wall_s") for w in ran})
         vdso_vs_sys = ratio(cost_s["vdso"], cost_s["syscall"])
         if vdso_vs_sys is not None and vdso_vs_sys > 0.5:
             src = evidence.facts.get("clocksource") or "unknown"
@@ -209,7 +211,7 @@ class ClockProbe:
                 f"the vDSO time() costs {fmt_s(cost_s['vdso'])}, as much as a real syscall "
                 f"({fmt_s(cost_s['syscall'])}): the clock source '{src}' is not usable "
                 "from user space; switch it to tsc (clocksource=tsc on the kernel command "
-                "line) if the hypervisor allows",
+                "line) if the hypervisor allows" + unsure,
                 details,
             )
         vsys_vs_vdso = ratio(cost_s["vsyscall"], cost_s["vdso"])
@@ -229,7 +231,7 @@ class ClockProbe:
                 f"a legacy vsyscall time() costs {fmt_s(cost_s['vsyscall'])}, "
                 f"{vsys_vs_vdso:.0f}× the vDSO, because with vsyscall={mode} {trap}: "
                 "rebuild old static binaries against a current libc (which uses the vDSO); "
-                "booting with vsyscall=emulate only helps kernels that still offer it",
+                "booting with vsyscall=emulate only helps kernels that still offer it" + unsure,
                 details,
             )
         note = (
@@ -244,7 +246,7 @@ class ClockProbe:
             cost,
             "ok",
             f"time() is cheap here: the vDSO costs {fmt_s(cost_s['vdso'])} per call"
-            f"{note}; nothing to do",
+            f"{note}; nothing to do{unsure}",
             details,
         )
 

@@ -1,22 +1,32 @@
 """Probe `dirscan`: summing the sizes in a directory against the number of files.
 
-Workload: for each size n a setup step fills a fresh directory with n names:
-64 distinct files of assorted sizes (ftruncate, so nothing is written) and
-hard links to them for the rest, because creating an inode can cost ~0.5 ms on
-a VM's disk (10⁵ files would take a minute) while a link costs ~20 µs. The
-setup prints what one file and one link cost to create. The swept helper opens
-the directory, readdir()s every entry, fstatat()s it and adds up st_size —
-what `du -s` or a build tool's up-to-date check does. The directories live in
-the temp directory, whose file system is reported. The cost per file is the
-slope of cpu_s (user + sys).
+Workload: the swept helper opens a directory, readdir()s its entries (all but
+"." and ".."), fstatat()s each and adds up st_size — what `du -s` (without
+recursing) or a build tool's up-to-date check does; with a limit k it stops
+after the first k entries. The cost per file is the slope of cpu_s (user +
+sys); wall_s is fitted too, so a file system that makes stat wait (a network
+mount, a cold disk) shows as wall time far above the CPU time.
 
-Sizes: n = 1,000 … 50,000 files (500 … 10,000 with --quick).
+Two ways to get directories:
+- by default, a setup step fills a fresh directory in the temp directory with
+  n names per size: 64 distinct files of assorted sizes (ftruncate, so nothing
+  is written) and hard links to them for the rest, because creating an inode
+  can cost ~0.5 ms on a VM's disk (10⁵ files would take a minute) while a link
+  costs ~20 µs. It prints what one file and one link cost to create: reported
+  as a note, never judged — creating is not scanning.
+- with `target` (`quadscope doctor --dir PATH`), the user's directory is
+  scanned as it is: n is a prefix of its listing (the first k entries in
+  readdir order), and nothing is ever written there. `target_entries` (counted
+  by the caller, so `plan` stays pure) sets the sizes.
+
+Sizes: n = 1,000 … 50,000 files (500 … 10,000 with --quick); for --dir, five
+prefixes of the listing from 5% to all of it, at most 100,000 entries (20,000
+with --quick), and at least 50 entries.
 
 Pathological: the scan grows faster than n (a directory format without an
 index, or a file system that re-reads the directory per lookup). Slow: more
-than 20 µs per file to scan, where a local file system with a warm cache takes
-~1-5 µs; or more than 200 µs to create one file (local disks take ~10-50 µs),
-which every tool that writes many small files pays.
+than 20 µs per file to scan, in CPU or in waiting (wall time), where a local
+file system with a warm cache takes ~1-5 µs.
 """
 
 from __future__ import annotations
@@ -31,10 +41,12 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    doubts,
     fit_of,
     fmt_s,
     growth,
     per_unit,
+    ratio,
     superlinear,
 )
 
@@ -42,7 +54,12 @@ HELPER = "qs-doctor-dirscan"
 SIZES_FULL = (1_000, 3_000, 10_000, 25_000, 50_000)
 SIZES_QUICK = (500, 1_000, 2_500, 5_000, 10_000)
 SLOW_S_PER_FILE = 20e-6
-SLOW_CREATE_US = 200.0
+# Wall time this many times the CPU time per file means stat waits (I/O, network).
+WAIT_RATIO = 3.0
+MIN_ENTRIES = 50
+MAX_ENTRIES_FULL = 100_000
+MAX_ENTRIES_QUICK = 20_000
+PREFIX_FRACTIONS = (0.05, 0.1, 0.25, 0.5, 1.0)
 
 SOURCE = r"""
 #define _GNU_SOURCE
@@ -61,7 +78,7 @@ static double qs_now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* usage: qs-doctor-dirscan create DIR N | scan DIR */
+/* usage: qs-doctor-dirscan create DIR N | scan DIR [LIMIT] */
 int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "create") == 0) {
         long n = atol(argv[3]), distinct = n < 64 ? n : 64;
@@ -88,6 +105,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc >= 3 && strcmp(argv[1], "scan") == 0) {
+        long limit = argc >= 4 ? atol(argv[3]) : -1;
         DIR *d = opendir(argv[2]);
         if (!d) { perror(argv[2]); return 1; }
         int dfd = dirfd(d);
@@ -95,8 +113,10 @@ int main(int argc, char **argv) {
         long files = 0;
         struct dirent *e;
         struct stat st;
-        while ((e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.') continue;
+        long seen = 0;
+        while ((limit < 0 || seen < limit) && (e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            seen++;
             if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
                 total += st.st_size;
                 files++;
@@ -106,10 +126,16 @@ int main(int argc, char **argv) {
         printf("{\"files\": %ld, \"bytes\": %lld}\n", files, total);
         return 0;
     }
-    fprintf(stderr, "usage: %s create DIR N | scan DIR\n", argv[0]);
+    fprintf(stderr, "usage: %s create DIR N | scan DIR [LIMIT]\n", argv[0]);
     return 2;
 }
 """
+
+
+def prefix_sizes(entries: int, quick: bool) -> tuple[int, ...]:
+    """Prefix lengths of a listing of `entries` names: 5% … 100%, capped per mode."""
+    top = min(entries, MAX_ENTRIES_QUICK if quick else MAX_ENTRIES_FULL)
+    return tuple(sorted({max(1, round(top * f)) for f in PREFIX_FRACTIONS}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,50 +143,96 @@ class DirscanProbe:
     name: str = "dirscan"
     describe: str = "readdir + stat of every file, against the number of files"
     weight: float = 1.5
+    target: str = ""  # a user's directory to scan as it is; "" = fill temp directories
+    target_entries: int = 0
+    target_fs: str = ""
 
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
+        repeat = 3 if quick else 5
+        metrics = ("cpu_s", "wall_s")
+        if self.target:
+            if self.target_entries < MIN_ENTRIES:
+                reason = (
+                    f"{self.target} holds {self.target_entries} entries; the scan needs at "
+                    f"least {MIN_ENTRIES} to show how its cost grows"
+                )
+                return ProbePlan((Helper(HELPER, SOURCE),), (), {"scan": reason})
+            variant = Variant(
+                label="scan",
+                # read only: no setup, so nothing is ever created in the user's directory
+                argv=(f"{{bin}}/{HELPER}", "scan", self.target, "{n}"),
+                helpers=(HELPER,),
+                sizes=prefix_sizes(self.target_entries, quick),
+                repeat=repeat,
+                metrics=metrics,
+            )
+            return ProbePlan((Helper(HELPER, SOURCE),), (variant,))
         sizes = SIZES_QUICK if quick else SIZES_FULL
         variant = Variant(
             label="scan",
             argv=(f"{{bin}}/{HELPER}", "scan", "{tmp}/d{n}"),
             helpers=(HELPER,),
             sizes=sizes,
-            repeat=3 if quick else 5,
-            metrics=("cpu_s",),
+            repeat=repeat,
+            metrics=metrics,
             setup=((f"{{bin}}/{HELPER}", "create", "{tmp}/d{n}", "{n}"),),
         )
         return ProbePlan((Helper(HELPER, SOURCE),), (variant,))
 
     def judge(self, evidence: Evidence) -> ProbeResult:
-        wall = fit_of(evidence, "scan", "cpu_s", "wall_s")
-        per_file = per_unit(wall)
-        fs = str(evidence.facts.get("tmp_fs") or "unknown")
-        where = str(evidence.facts.get("tmp_dir") or "the temp directory")
+        cpu = fit_of(evidence, "scan", "cpu_s", "wall_s")
+        per_file = per_unit(cpu)
+        wall_per_file = per_unit(fit_of(evidence, "scan", "wall_s"))
+        if self.target:
+            fs = self.target_fs or "unknown"
+            where = self.target
+            measured = f"readdir+fstatat of the first n of {self.target_entries} entries of {where} ({fs})"
+        else:
+            fs = str(evidence.facts.get("tmp_fs") or "unknown")
+            where = str(evidence.facts.get("tmp_dir") or "the temp directory")
+            measured = f"readdir+fstatat of n files in {where} ({fs})"
         setup = evidence.details.get("scan", {})
         create_us = setup.get("create_us_per_file")
         create_us = float(create_us) if isinstance(create_us, int | float) else None
         numbers: dict[str, float] = {}
         if per_file is not None:
             numbers["us_per_file"] = per_file * 1e6
+        if wall_per_file is not None:
+            numbers["wall_us_per_file"] = wall_per_file * 1e6
         if create_us is not None:
             numbers["create_us_per_file"] = create_us
+        # Filling the test directory is not what this probe judges: a side note only.
+        create_note = (
+            ""
+            if create_us is None
+            else f". Aside, not judged: creating one file to fill the test directory took "
+            f"{fmt_s(create_us * 1e-6)} in {where}"
+        )
         details: dict[str, Any] = {
             "s_per_file": per_file,
+            "wall_s_per_file": wall_per_file,
             "fs": fs,
             "dir": where,
-            "class": growth(wall),
+            "class": growth(cpu),
             "setup": dict(setup),
+            "create_note": create_note.removeprefix(". "),
             "numbers": numbers,
         }
-        measured = f"readdir+fstatat of n files in {where} ({fs})"
-        if wall is None:
+        if cpu is None:
             reason = evidence.unavailable.get("scan", "the scan did not run")
             return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
-        cls = growth(wall)
+        cls = growth(cpu)
         cost = f"{fmt_s(per_file)} per file"
-        if create_us is not None:
-            cost += f" (creating one: {fmt_s(create_us * 1e-6)})"
-        if superlinear(wall):
+        waits = (
+            wall_per_file is not None
+            and per_file is not None
+            and wall_per_file > SLOW_S_PER_FILE
+            and wall_per_file > WAIT_RATIO * per_file
+        )
+        if waits:
+            cost += f" ({fmt_s(wall_per_file)} wall)"
+        unsure = doubts({"scan": cpu})
+        if superlinear(cpu):
             return ProbeResult(
                 self.name,
                 measured,
@@ -169,7 +241,8 @@ class DirscanProbe:
                 "pathological",
                 f"scanning a directory grows as {cls} in its number of files on {fs}: "
                 "lookups are not indexed; enable dir_index (ext4: `tune2fs -O dir_index` "
-                "then `e2fsck -D`) or split large directories into subdirectories",
+                "then `e2fsck -D`) or split large directories into subdirectories"
+                + create_note,
                 details,
             )
         if per_file is not None and per_file > SLOW_S_PER_FILE:
@@ -179,21 +252,22 @@ class DirscanProbe:
                 cls,
                 cost,
                 "slow",
-                f"each file costs {fmt_s(per_file)} to stat on {fs} (a local disk takes "
-                "~1-5 µs): keep build trees and caches on a local file system",
+                f"each file costs {fmt_s(per_file)} of CPU to stat on {fs} in {where} (a "
+                "local file system with a warm cache takes ~1-5 µs): keep build trees and "
+                "caches on a local file system" + unsure + create_note,
                 details,
             )
-        if create_us is not None and create_us > SLOW_CREATE_US:
+        if waits:
             return ProbeResult(
                 self.name,
                 measured,
                 cls,
                 cost,
                 "slow",
-                f"scanning is linear at {fmt_s(per_file)} per file, but creating a file "
-                f"costs {fmt_s(create_us * 1e-6)} on {fs} in {where} (a local disk takes "
-                "~10-50 µs): put scratch and build directories on tmpfs (/dev/shm) or "
-                "faster storage",
+                f"each file waits {fmt_s(wall_per_file)} to be stat'ed on {fs} in {where}, "
+                f"{ratio(wall_per_file, per_file) or 0:.0f}× its CPU time: the file system "
+                "makes every stat wait (network or cold disk); keep trees that tools scan "
+                "often on a local file system" + unsure + create_note,
                 details,
             )
         return ProbeResult(
@@ -202,7 +276,8 @@ class DirscanProbe:
             cls,
             cost,
             "ok",
-            f"scanning scales linearly at {fmt_s(per_file)} per file on {fs}; nothing to do",
+            f"scanning costs {fmt_s(per_file)} per file on {fs} in {where} and does not "
+            f"grow as n² or worse in the number of files; nothing to do" + unsure + create_note,
             details,
         )
 

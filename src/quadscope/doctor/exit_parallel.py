@@ -12,7 +12,7 @@ ready (exit frees the pages). The sweep fits wall_s against n for the class;
 one direct run at the largest n gives the helper's printed numbers (the
 executor discards stdout).
 
-Sizes: n = 40 … 320 (16 … 128 with --quick), no warm-up run.
+Sizes: n = 40 … 320 (32 … 256 with --quick), no warm-up run.
 
 Pathological: any kind's total cost grows faster than n (exit or fork
 contending on a global lock). Slow: a stall of 50 ms or more while reaping —
@@ -31,6 +31,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    doubts,
     fit_of,
     fmt_s,
     growth,
@@ -39,10 +40,10 @@ from quadscope.doctor.base import (
 )
 
 HELPER = "qs-doctor-exitpar"
-# ~1.1 ms to create a plain child and ~3 ms a 2 MiB one on a 2-core VM, so these
-# keep a sweep of all three kinds near 15 s (3 s with --quick).
+# ~0.15-1.1 ms to create a plain child and ~2.6 ms a 2 MiB one on a 2-core VM, so
+# these keep a sweep of all three kinds near 15 s (~5 s with --quick, measured).
 SIZES_FULL = (40, 80, 160, 240, 320)
-SIZES_QUICK = (16, 32, 64, 128)
+SIZES_QUICK = (32, 64, 128, 256)
 KINDS = ("plain", "libs", "mem")
 SLOW_STALL_MS = 50.0
 
@@ -267,6 +268,7 @@ class ExitParallelProbe:
                 "trees in batches and check the kernel for known exit-path regressions",
                 details,
             )
+        unsure = doubts({k: walls[k] for k in ran})
         stalls = {k: numbers.get(f"{k}_max_stall_ms") for k in ran}
         worst = max(
             (k for k in ran if stalls[k] is not None), key=lambda k: stalls[k] or 0.0, default=None
@@ -280,7 +282,7 @@ class ExitParallelProbe:
                 "slow",
                 f"killing {nums[worst].get('n', 'many')} {worst} processes at once stalled "
                 f"the reaper for {stalls[worst]:.0f} ms here: stop big process trees in "
-                "batches (or with a cgroup kill) rather than with one signal to all",
+                "batches (or with a cgroup kill) rather than with one signal to all" + unsure,
                 details,
             )
         libs_x = ratio(us("libs", "destroy_us_per_proc"), us("plain", "destroy_us_per_proc"))
@@ -301,7 +303,8 @@ class ExitParallelProbe:
             cls,
             cost,
             "ok",
-            f"process creation and mass exit scale linearly here{tail}{stall_txt}; nothing to do",
+            f"no kind's creation and mass exit grows as n² or worse in the number of "
+            f"processes here{tail}{stall_txt}; nothing to do{unsure}",
             details,
         )
 

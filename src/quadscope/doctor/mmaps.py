@@ -31,6 +31,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    doubts,
     fit_of,
     fmt_s,
     growth,
@@ -177,7 +178,8 @@ class MmapProbe:
         cost = "; ".join(f"{w} {fmt_s(per_map[w])}" for w in ran) + " per mapping"
         ref_ok = superlinear(walls["firstfit"])
         caveat = (
-            ""
+            f" (the first-fit reference grows as {growth(walls['firstfit'])}, as a list "
+            "scan must)"
             if ref_ok
             else " (the first-fit reference was not recognised as quadratic at these sizes, "
             "so a mild superlinear cost could go unseen)"
@@ -206,7 +208,8 @@ class MmapProbe:
             cost,
             "ok",
             f"the kernel places mappings in about {fmt_s(per_map['default'])} each, "
-            f"independent of how many exist{caveat}; nothing to do",
+            f"with no n² growth in how many exist{caveat}; nothing to do"
+            + doubts({w: walls[w] for w in ran}),
             details,
         )
 

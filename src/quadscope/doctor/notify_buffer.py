@@ -29,6 +29,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    doubts,
     fit_of,
     fmt_s,
     growth,
@@ -151,6 +152,7 @@ class NotifyBufferProbe:
                 f"pages ({evidence.facts.get('thp') or 'unknown'}) and memory cgroup limits",
                 details,
             )
+        unsure = doubts({v: walls[v] for v in ran})
         if x is not None and x >= SLOW_RATIO:
             return ProbeResult(
                 self.name,
@@ -160,7 +162,7 @@ class NotifyBufferProbe:
                 "slow",
                 f"a freshly mapped buffer per event costs {x:.1f}× a reused one here "
                 f"({fmt_s(at_mib['fresh'])} vs {fmt_s(at_mib['reuse'])} per event at 1 MiB, "
-                "one page fault per 4 KiB): keep one buffer per event loop and reuse it",
+                "one page fault per 4 KiB): keep one buffer per event loop and reuse it" + unsure,
                 details,
             )
         xt = "" if x is None else f" ({x:.1f}× the reused one)"
@@ -170,7 +172,8 @@ class NotifyBufferProbe:
             cls,
             cost,
             "ok",
-            f"a fresh buffer per event costs little more than a reused one here{xt}; nothing to do",
+            f"a fresh buffer per event costs little more than a reused one here{xt}; "
+            f"nothing to do{unsure}",
             details,
         )
 

@@ -29,6 +29,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    doubts,
     fit_of,
     fmt_s,
     grows,
@@ -111,7 +112,7 @@ class SpawnDriftProbe:
         details: dict[str, Any] = {
             "s_per_existing_name": per_name,
             "fixed_s_per_launch_index": fixed_per,
-            "classes": {"probe": growth(probe), "fixed": growth(fixed)},
+            "classes": {"probe": growth(probe, "i"), "fixed": growth(fixed, "i")},
             "numbers": {} if per_name is None else {"probe_us_per_existing_name": per_name * 1e6},
         }
         measured = "launch i of a name-probing program vs a time+pid-naming one"
@@ -120,7 +121,7 @@ class SpawnDriftProbe:
         if "probe" not in evidence.fits:
             reason = evidence.unavailable.get("probe", "the probing program did not run")
             return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
-        cls = f"probe {growth(probe).replace('n', 'i')}, fixed {growth(fixed).replace('n', 'i')}"
+        cls = f"probe {growth(probe, 'i')}, fixed {growth(fixed, 'i')}"
         cost = f"{fmt_s(per_name)} per existing name"
         fs = evidence.facts.get("tmp_fs") or "this file system"
         if grows(probe):
@@ -138,7 +139,8 @@ class SpawnDriftProbe:
                 "pathological",
                 f"a program that probes name.0, name.1, … for a free name pays "
                 f"{fmt_s(per_name)} more on every launch ({at} per launch once 10⁴ files "
-                f"exist): name files by time and pid, or use mkstemp/O_TMPFILE{also}",
+                f"exist): name files by time and pid, or use mkstemp/O_TMPFILE{also}"
+                + doubts({"fixed": fixed}, flat=True, var="i"),
                 details,
             )
         if grows(fixed):
@@ -149,7 +151,7 @@ class SpawnDriftProbe:
                 cost,
                 "pathological",
                 f"even a program that never collides gets slower as its directory fills "
-                f"({growth(fixed).replace('n', 'i')} in files present, "
+                f"({growth(fixed, 'i')} in files present, "
                 f"{fmt_s(fixed_per)} per file): file creation on {fs} scales with directory "
                 "size; keep such directories small or use a hashed layout",
                 details,
@@ -161,7 +163,8 @@ class SpawnDriftProbe:
             cost,
             "ok",
             "no launch-to-launch growth was visible within this many launches: probing "
-            "for a free name is cheap on this file system at this scale",
+            "for a free name is cheap on this file system at this scale"
+            + doubts({"probe": probe, "fixed": fixed}, flat=True, var="i"),
             details,
         )
 

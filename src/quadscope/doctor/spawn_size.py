@@ -34,6 +34,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    doubts,
     fit_of,
     fmt_s,
     grows,
@@ -178,7 +179,8 @@ class SpawnSizeProbe:
                 "slow",
                 f"each function pointer in a PIE costs {fmt_s(reloc)} of start-up here "
                 f"({fmt_s(reloc * 1e5)} per launch for 10⁵ of them): link large, "
-                "often-launched programs with -Wl,-z,pack-relative-relocs or -no-pie",
+                "often-launched programs with -Wl,-z,pack-relative-relocs or -no-pie"
+                + doubts({k: walls[k] for k in ran}),
                 details,
             )
         size_cost = per_fn["nopie"]
@@ -196,18 +198,41 @@ class SpawnSizeProbe:
                 f"start-up grows with executable size even without relocations: "
                 f"{fmt_s(size_cost)} per function ({fmt_s(size_cost * 1e5)} for 10⁵): exec "
                 "is reading or faulting the whole image; check the file system the binaries "
-                "live on and prefer smaller, split executables for short-lived processes",
+                "live on and prefer smaller, split executables for short-lived processes"
+                + doubts({k: walls[k] for k in ran}),
                 details,
             )
-        extra = "" if reloc is None else f", relocations {fmt_s(reloc)} each"
+        each = ", ".join(f"{k} {fmt_s(per_fn[k])}" for k in ran) + " per function"
+        if reloc is not None and reloc * 1e9 <= SLOW_NS_PER_RELOC:
+            each += (
+                f"; relocations cost {fmt_s(reloc)} each, under the "
+                f"{SLOW_NS_PER_RELOC:.0f} ns at which packing them pays"
+            )
+        elif reloc is not None:
+            each += (
+                f"; PIE costs {fmt_s(reloc)} more per function, but its start-up was not "
+                "seen to grow, so that difference is noise"
+            )
+        growing = [k for k in ran if grows(walls[k])]
+        if growing:
+            # The class column says it grows, so the finding must not say it does not.
+            worst = max(per_fn[k] or 0.0 for k in growing)
+            what = (
+                f"start-up grows with program size ({', '.join(growing)}), but cheaply: "
+                f"{fmt_s(worst * 1e5)} per launch at 10⁵ functions ({each})"
+            )
+            unsure = doubts({k: walls[k] for k in ran})
+        else:
+            what = f"start-up cost does not measurably grow with program size ({each})"
+            # a guess of n (or worse) in the class column needs its reason here
+            unsure = doubts({k: walls[k] for k in ran}, flat=True)
         return ProbeResult(
             self.name,
             measured,
             cls,
             cost,
             "ok",
-            f"start-up cost barely depends on program size here ({fmt_s(per_fn[ran[0]])} per "
-            f"function{extra}); nothing to do",
+            f"{what}; nothing to do{unsure}",
             details,
         )
 
