@@ -34,10 +34,11 @@ from quadscope.sweep import Progress, Runner, SweepSpec
 MIN_SIZES = 4
 FAST_GROWTH = 4
 SLOW_GROWTH = 2
-# A "constant" verdict is final only over this span of n (or when n cannot grow):
-# growth hidden under start-up cost at small n is the classic way to be fooled, and
-# growing a program that really is constant costs nothing extra.
-CONSTANT_SPAN = 1000.0
+# A slow-growth verdict is final only over this span of n (or when n cannot grow):
+# growth hidden under start-up cost at small n is the classic way to be fooled
+# (and growing a program that really is constant costs nothing extra), and n and
+# n log n differ by a factor log n that needs decades to show.
+SETTLING_SPAN = {"1": 1000.0, "log n": 1000.0, "sqrt n": 100.0, "n": 100.0, "n log n": 100.0}
 # Refinement stops adding repeats at a size beyond max(this, 3 × --repeat).
 MAX_REPEATS = 10
 
@@ -131,12 +132,12 @@ class _Adaptive:
         """Whether every watched metric is confident, and the largest decide_n asked for."""
         decide: int | None = None
         sizes = self.sizes()
-        narrow = sizes[-1] < CONSTANT_SPAN * max(sizes[0], 1)
+        span = sizes[-1] / max(sizes[0], 1)
         for v in self.variants:
             fits, _ = fit_runs(self.measured(v), seed=self.spec.seed,
                                metrics=self.spec.until or METRICS)
             for fit in fits.values():
-                if fit.cls == "1" and growing and narrow:
+                if growing and span < SETTLING_SPAN.get(fit.cls, 0.0):
                     return False, None
                 if not fit.confident:
                     if fit.decide_n:

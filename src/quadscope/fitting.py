@@ -69,8 +69,11 @@ MAX_DECIDE_N = 1e12
 K_GRID = np.linspace(0.0, 4.0, 81)
 # A "1" verdict is withdrawn when the runs rise with n at this one-sided significance,
 TREND_P = 0.01
-# or when a linear term this large a share of the cost at n_max cannot be ruled out.
+# or when a linear term this large a share of the cost at n_max cannot be ruled out
+# over a span of sizes narrower than HIDDEN_SPAN: there start-up cost can hide growth
+# at every size, while over wider spans such a term would show in the trend test.
 HIDDEN_SHARE = 0.15
+HIDDEN_SPAN = 100.0
 
 
 def _log_n(n: np.ndarray) -> np.ndarray:
@@ -417,7 +420,8 @@ def _explain_tie(
 def _hidden_linear(data: _Data, boot: np.ndarray) -> tuple[float, int] | None:
     """(share, n) when the runs cannot rule out a linear term above HIDDEN_SHARE of the cost.
 
-    The 97.5th percentile of the bootstrap slope b of a + b·n says how much linear
+    Used over narrow spans only (see HIDDEN_SPAN). The 97.5th percentile of the
+    bootstrap slope b of a + b·n says how much linear
     growth the noise could hide over the measured sizes; where that is a sizeable
     part of the cost, "constant" is not yet shown. The n returned is where such a
     term would equal the constant part, so growing to it settles the question.
@@ -574,7 +578,7 @@ def fit_metric(
                    else f"k = {k:.2f}, 95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}")
             reason = (f"values rise with n ({why}) though no growth class clearly beats a "
                       f"constant: {reason}")
-        elif (hidden := _hidden_linear(data, boot)) is not None:
+        elif hi_n < HIDDEN_SPAN * lo_n and (hidden := _hidden_linear(data, boot)) is not None:
             cls = INCONCLUSIVE
             share, decide_n = hidden
             reason = (
