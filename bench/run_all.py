@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         ("1. Accuracy: quadscope vs big_O on the same sweeps",
          lambda: accuracy.markdown(accuracy.measure(accuracy.SUITE, repeat), repeat)),
         ("2. Harness overhead: quadscope vs hyperfine -N on /bin/true",
-         lambda: overhead.markdown(overhead.measure(rounds, 200), 200)),
+         lambda: overhead.markdown(overhead.measure(3 * rounds, 100), 100)),
         ("3. Time to verdict: adaptive vs a fixed doubling grid",
          lambda: time_to_verdict.markdown(
              time_to_verdict.measure(time_to_verdict.SUBSET, budget), budget)),
