@@ -76,15 +76,21 @@ def test_page_touching_program_grows_linearly_in_faults_and_rss(tmp_path: Path) 
 
 
 def test_quadratic_program_is_n_squared(tmp_path: Path) -> None:
-    """Two nested loops: user time grows as n^2, with the exponent interval around 2."""
+    """Two nested loops: CPU and wall time grow as n^2, and nothing says otherwise.
+
+    user_s is tick-sampled on many kernels (a short run reads 0 or 4 ms), so
+    either time metric may be left inconclusive; at least one must settle on n^2
+    and neither may settle on anything else.
+    """
     prog = compile_c(QUADRATIC, name="pairs", flags=("-O1",))
-    data = sweep_json(tmp_path, "--no-perf", "--sizes", "500..16000", "--repeat", "4", "--",
+    data = sweep_json(tmp_path, "--no-perf", "--sizes", "1000..32000", "--repeat", "4", "--",
                       str(prog), "{n}")
-    fit = data["fits"]["user_s"]
-    assert fit["class"] == "n^2"
-    assert 1.7 <= fit["exponent"] <= 2.3
-    verdict = data["verdict"]
-    assert verdict.startswith("user_s grows as n^2") or "user_s n^2" in verdict
+    classes = {m: data["fits"][m]["class"] for m in ("wall_s", "user_s")}
+    assert "n^2" in classes.values(), classes
+    assert set(classes.values()) <= {"n^2", "inconclusive"}, classes
+    settled = next(m for m, c in classes.items() if c == "n^2")
+    assert 1.7 <= data["fits"][settled]["exponent"] <= 2.3
+    assert data["verdict"].startswith(("wall_s grows as n^2", "user_s grows as n^2"))
 
 
 def test_failing_sizes_are_reported_and_left_out(tmp_path: Path,
