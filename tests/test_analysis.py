@@ -80,3 +80,13 @@ def test_a_noisy_unsettled_metric_does_not_displace_a_settled_leader() -> None:
                                         (1.19, 2.76), best="n^2"),
     }
     assert verdict_line(fits).startswith("user_s grows as n^2")
+
+
+def test_immaterial_growth_does_not_take_the_headline() -> None:
+    """A metric growing by 1% of its cost yields the headline to one that grows tenfold."""
+    rss = Fit("max_rss_bytes", INCONCLUSIVE, 2.36, (0.45, 4.0), {"a": 1e7, "b": 1e-6}, 1.0, (), 12,
+              best="n^3", reason="r")
+    user = Fit("user_s", INCONCLUSIVE, 1.9, (1.5, 2.3), {"a": 0.1, "b": 1e-7}, 1.0, (), 12,
+               best="n^2", reason="r")
+    line = verdict_line({"max_rss_bytes": rss, "user_s": user}, n_max=3200)
+    assert line.startswith("user_s grows as n^k, k = 1.90")

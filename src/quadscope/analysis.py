@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from quadscope import __version__
 from quadscope.errors import FitRefusedError
-from quadscope.fitting import fit_metric
+from quadscope.fitting import CLASS_FUNCS, fit_metric
 from quadscope.model import (
     CLASSES,
     INCONCLUSIVE,
@@ -129,18 +131,41 @@ def _rising_undecided(fit: Fit) -> bool:
             and fit.best != "1")
 
 
-def verdict_line(fits: Mapping[str, Fit], size_word: str = "n") -> str:
+def growth_fraction(fit: Fit, n_max: float | None) -> float:
+    """The growing part's share of the fitted cost at n_max: b·f(n_max) / (a + b·f(n_max))."""
+    cls = fit.cls if fit.confident else fit.best
+    if n_max is None or cls in ("", "1", INCONCLUSIVE):
+        return 0.0 if cls == "1" else 1.0
+    a, b = fit.coefficients.get("a", 0.0), fit.coefficients.get("b", 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        grow = float(b * CLASS_FUNCS[cls](np.array([float(n_max)]))[0])
+    total = a + grow
+    return grow / total if total > 0 and np.isfinite(total) else 1.0
+
+
+# A metric leads the verdict only if its growth is at least this share of its cost
+# at the largest size: a 1% drift in peak memory is not what the user needs first.
+MATERIAL_GROWTH = 0.1
+
+
+def verdict_line(fits: Mapping[str, Fit], size_word: str = "n",
+                 n_max: float | None = None) -> str:
     """One line naming the worst-growing metric, then the others that matter.
 
     e.g. `sys_s grows as n^2 (k = 2.02 ± 0.04) — wall_s n^2, page_faults n`. A
     metric that clearly grows but whose class is not settled leads when nothing
     settled grows faster, so the headline never says "constant" over a rise.
+    Metrics whose growth is immaterial at n_max lead only when nothing else grows.
     """
     def word(cls: str) -> str:
         return cls.replace("n", size_word) if size_word != "n" else cls
 
-    growing = [f for f in fits.values() if f.confident and f.cls != "1"]
-    undecided = [f for f in fits.values() if _rising_undecided(f)]
+    def material(fs: list[Fit]) -> list[Fit]:
+        big = [f for f in fs if growth_fraction(f, n_max) >= MATERIAL_GROWTH]
+        return big or fs
+
+    growing = material([f for f in fits.values() if f.confident and f.cls != "1"])
+    undecided = material([f for f in fits.values() if _rising_undecided(f)])
     worst = max(growing, key=_growth_rank) if growing else None
     steep = max(undecided, key=lambda f: f.exponent or 0.0) if undecided else None
     # An unsettled metric leads only when it is clearly steeper than every settled one:
@@ -198,7 +223,9 @@ def analyse(
         fits[variant] = f
         notes.extend(f"{variant}: {x}" if len(variants) > 1 else x for x in n)
     size_word = "i" if sweep.mode == "accumulate" else "n"
-    verdict = verdict_line(fits.get("A", {}), size_word)
+    measured_a = [r.size_n for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok]
+    verdict = verdict_line(fits.get("A", {}), size_word,
+                           float(max(measured_a)) if measured_a else None)
     comparison = None
     if "B" in fits and fits["A"] and fits["B"]:
         from quadscope.compare import compare  # only A/B sweeps need it
