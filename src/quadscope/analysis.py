@@ -29,8 +29,6 @@ from quadscope.model import (
     Sweep,
 )
 
-VARIANT_LABELS = {"A": "A", "B": "B"}
-
 
 @dataclass(frozen=True, slots=True)
 class Analysis:
@@ -209,8 +207,10 @@ def analyse(
     variants = ["A"] + (["B"] if sweep.vs_command is not None else [])
     fits: dict[str, dict[str, Fit]] = {}
     notes: list[str] = []
+    measured = {v: [r for r in runs if r.variant == v and not r.warmup and r.measurement.ok]
+                for v in variants}
     for variant in variants:
-        good = [r for r in runs if r.variant == variant and not r.warmup and r.measurement.ok]
+        good = measured[variant]
         if not good:
             tried = [r for r in runs if r.variant == variant and not r.warmup]
             if tried:
@@ -223,18 +223,14 @@ def analyse(
         fits[variant] = f
         notes.extend(f"{variant}: {x}" if len(variants) > 1 else x for x in n)
     size_word = "i" if sweep.mode == "accumulate" else "n"
-    measured_a = [r.size_n for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok]
+    n_max = max((r.size_n for r in measured["A"]), default=None)
     verdict = verdict_line(fits.get("A", {}), size_word,
-                           float(max(measured_a)) if measured_a else None)
+                           None if n_max is None else float(n_max))
     comparison = None
     if "B" in fits and fits["A"] and fits["B"]:
         from quadscope.compare import compare  # only A/B sweeps need it
 
-        data = {
-            v: {m: metric_series([r for r in runs if r.variant == v and not r.warmup
-                                  and r.measurement.ok], m) for m in fits[v]}
-            for v in ("A", "B")
-        }
+        data = {v: {m: metric_series(measured[v], m) for m in fits[v]} for v in ("A", "B")}
         comparison = compare("A", data["A"], fits["A"], "B", data["B"], fits["B"])
     return Analysis(
         sweep=sweep,

@@ -163,4 +163,4 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["Run", "combined", "stored_analysis"]
+__all__ = ["combined", "load_sweep", "stored_analysis"]

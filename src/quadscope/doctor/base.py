@@ -96,16 +96,16 @@ class Helper:
 class Variant:
     """One stored sweep of a probe.
 
-        `argv` is the swept command. `setup` commands run once per size before the
-        sweep (with `{n}` substituted), e.g. to fill a directory. `detail`, when
-        set, runs once at `detail_n` outside the sweep and must print one JSON
-        object on stdout: the executor keeps no stdout, so numbers a helper
-        measures itself come this way. `helpers` names the helpers this variant
-        needs; if one cannot be built the variant is unavailable. `perf` asks for
-        the perf counter backend (slower per run; only where perf's page-faults
-        see what rusage cannot). `metrics` are the ones fitted for the judge (each
-        fit costs ~0.05 s, ~1 s at 1000 points); `page_faults` is added when perf
-        counts. `cpu_s` is derived: user_s + sys_s of the run (the kernel's
+    `argv` is the swept command. `setup` commands run once per size before the
+    sweep (with `{n}` substituted), e.g. to fill a directory. `detail`, when
+    set, runs once at `detail_n` outside the sweep and must print one JSON
+    object on stdout: the executor keeps no stdout, so numbers a helper
+    measures itself come this way. `helpers` names the helpers this variant
+    needs; if one cannot be built the variant is unavailable. `perf` asks for
+    the perf counter backend (slower per run; only where perf's page-faults
+    see what rusage cannot). `metrics` are the ones fitted for the judge (each
+    fit costs ~0.05 s, ~1 s at 1000 points); `page_faults` is added when perf
+    counts. `cpu_s` is derived: user_s + sys_s of the run (the kernel's
     precise runtime, split by tick samples, so only the sum is exact). On a shared
     machine contention inflates wall time tenfold at random while CPU time barely
     moves (measured: a 0.6 ms exec with 1.0 ms σ of wall_s, 0.04 ms σ of cpu_s),
