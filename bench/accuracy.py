@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import log, medians_by_size, scratch_store, sweep, table
 
 from quadscope.errors import FitRefusedError
-from quadscope.fitting import fit_metric
+from quadscope.analyse.fitting import fit_metric
 from quadscope.model import INCONCLUSIVE
-from quadscope.sweep import SweepSpec
+from quadscope.run.runner import SweepSpec
 from quadscope.workloads import SUITE, WORKLOADS, build
 
 BIG_O_NAMES = {

@@ -20,14 +20,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from quadscope.analysis import Analysis, analyse
-from quadscope.clock import SystemClock
-from quadscope.counters import NoCounters
-from quadscope.executor import ProcessExecutor
-from quadscope.host import host_info
+from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.measure.clock import SystemClock
+from quadscope.measure.meters import NoCounters
+from quadscope.measure.launcher import ProcessExecutor
+from quadscope.measure.host import host_info
 from quadscope.model import INCONCLUSIVE
 from quadscope.store import Store
-from quadscope.sweep import SweepSpec, run_sweep
+from quadscope.run.runner import SweepSpec, run_sweep
 
 REPO = Path(__file__).resolve().parent.parent
 

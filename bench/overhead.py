@@ -39,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import log, scratch_store, sweep, table
 
-from quadscope.counters import NoCounters
-from quadscope.executor import ProcessExecutor
-from quadscope.sweep import SweepSpec
+from quadscope.measure.meters import NoCounters
+from quadscope.measure.launcher import ProcessExecutor
+from quadscope.run.runner import SweepSpec
 
 TRUE = "/bin/true"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from quadscope.clock import FakeClock
-from quadscope.executor import FakeExecutor
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
 from quadscope.store import Store
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from tests.conftest import fake_executor
 
-from quadscope.clock import FakeClock
+from quadscope.measure.clock import FakeClock
 from quadscope.store import Store
-from quadscope.sweep import SweepSpec, run_sweep
+from quadscope.run.runner import SweepSpec, run_sweep
 
 
 def spent(store: Store, sweep_id: int) -> float:
@@ -32,7 +32,7 @@ def test_clean_quadratic_stops_confident_well_before_the_budget(store: Store,
     spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=600.0, start_n=16,
                      until=("wall_s",))
     sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
-    from quadscope.analysis import analyse
+    from quadscope.analyse.analysis import analyse
 
     analysis = analyse(store.get_sweep(sweep.id), store.runs(sweep.id))
     assert analysis.fits["A"]["wall_s"].cls == "n^2"
@@ -65,7 +65,7 @@ def test_every_run_failing_stops_after_four_sizes(store: Store, clock: FakeClock
     """A command that always fails does not burn the whole budget growing n."""
     from tests.conftest import measurement
 
-    from quadscope.executor import FakeExecutor
+    from quadscope.measure.launcher import FakeExecutor
 
     ex = FakeExecutor(lambda argv: measurement(0.01, exit_code=1), clock)
     spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=100.0, warmup=0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quadscope.analysis import analyse, verdict_line
+from quadscope.analyse.analysis import analyse, verdict_line
 from quadscope.model import INCONCLUSIVE, Fit, Measurement, Run, Sweep
 
 

@@ -1,10 +1,10 @@
-"""Tests for quadscope.clock."""
+"""Tests for quadscope.measure.clock."""
 
 from __future__ import annotations
 
 import pytest
 
-from quadscope.clock import FakeClock, SystemClock
+from quadscope.measure.clock import FakeClock, SystemClock
 
 
 def test_fake_clock_starts_at_start() -> None:

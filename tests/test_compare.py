@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from quadscope.compare import compare, compare_metric
-from quadscope.fitting import CLASS_FUNCS, fit_metric
+from quadscope.analyse.compare import compare, compare_metric
+from quadscope.analyse.fitting import CLASS_FUNCS, fit_metric
 from quadscope.model import Comparison
 
 SIZES = np.unique(np.round(np.logspace(1, 4, 12)))
@@ -102,7 +102,7 @@ def test_inconclusive_side_with_equal_ratios_is_none() -> None:
 
 def test_disjoint_exponents_are_a_class_change_even_when_unsettled() -> None:
     """A settled n^2 against an unsettled B whose exponent interval lies far below: a class change."""
-    from quadscope.compare import compare_metric
+    from quadscope.analyse.compare import compare_metric
     from quadscope.model import INCONCLUSIVE, Fit
 
     def f(cls: str, k: float, ci: tuple[float, float]) -> Fit:

@@ -1,4 +1,4 @@
-"""Tests for quadscope.counters: perf's CSV, the note, the backends."""
+"""Tests for quadscope.measure.meters: perf's CSV, the note, the backends."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from quadscope.counters import (
+from quadscope.measure.meters import (
     EVENTS,
     Counts,
     NoCounters,

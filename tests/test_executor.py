@@ -1,4 +1,4 @@
-"""Tests for quadscope.executor: fake logic exactly, a few real processes."""
+"""Tests for quadscope.measure.launcher: fake logic exactly, a few real processes."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from quadscope.clock import FakeClock
-from quadscope.counters import NoCounters, detect_counters
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.meters import NoCounters, detect_counters
 from quadscope.errors import ProgramError
-from quadscope.executor import FakeExecutor, ProcessExecutor, resolve_program
+from quadscope.measure.launcher import FakeExecutor, ProcessExecutor, resolve_program
 from quadscope.model import Measurement
 
 MiB = 1024 * 1024

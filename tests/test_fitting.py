@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from quadscope.errors import FitRefusedError
-from quadscope.fitting import (
+from quadscope.analyse.fitting import (
     CLASS_FUNCS,
     INVERSES,
     fit_metric,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from quadscope.cbuild import compile_c
+from quadscope.measure.cbuild import compile_c
 from quadscope.cli import main
 from quadscope.store import Store
 

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from quadscope.analysis import analyse
-from quadscope.clock import FakeClock
-from quadscope.executor import FakeExecutor
+from quadscope.analyse.analysis import analyse
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
 from quadscope.render import get_renderer
 from quadscope.store import Store
-from quadscope.sweep import SweepSpec, run_sweep
+from quadscope.run.runner import SweepSpec, run_sweep
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 

@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from quadscope.plan import PlannedRun, plan_accumulate, plan_runs
+from quadscope.run.plan import PlannedRun, plan_accumulate, plan_runs
 
 
 def test_every_size_repeat_pair_once_after_warmups() -> None:

@@ -78,7 +78,7 @@ def test_quadratic_minority_outranks_linear_majority() -> None:
 
 
 def test_real_fitter_classes() -> None:
-    """With quadscope.fitting, the exact n² and n series get classes n^2 and n."""
+    """With quadscope.analyse.fitting, the exact n² and n series get classes n^2 and n."""
     res = attribute(profiles())
     by = {c.symbol: c for c in res.culprits}
     assert by["pairs"].self_class == "n^2"

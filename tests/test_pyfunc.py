@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from quadscope.errors import ProgramError
-from quadscope.pyfunc import FunctionExecutor, resolve_function, sweep_function
+from quadscope.api import sweep_function
+from quadscope.measure.pyfunc import FunctionExecutor, resolve_function
 
 
 def touch_pages(n: int) -> int:

@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pytest
 
-from quadscope.analysis import Analysis, analyse
+from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.model import Measurement, Run, Sweep
 from quadscope.render.html import HtmlRenderer, json_for_script
 from quadscope.render.plotdata import (

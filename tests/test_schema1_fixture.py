@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from quadscope.analysis import analyse
+from quadscope.analyse.analysis import analyse
 from quadscope.render import get_renderer
 from quadscope.store import Store
 

@@ -3,7 +3,7 @@
 import pytest
 
 from quadscope.errors import SizesError
-from quadscope.sizes import parse_sizes
+from quadscope.run.sizes import parse_sizes
 
 
 def test_list_is_sorted_and_distinct() -> None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from quadscope.analysis import Analysis
+from quadscope.analyse.analysis import Analysis
 from quadscope.errors import QuadscopeError, UsageError
 from quadscope.render import RENDERERS, get_renderer
 from quadscope.store import Store, default_db_path

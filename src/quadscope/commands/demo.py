@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quadscope.analysis import Analysis, analyse
-from quadscope.clock import SystemClock
+from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.measure.clock import SystemClock
 from quadscope.commands.common import add_store_option, open_store, print_analysis
-from quadscope.counters import NoCounters, detect_counters
-from quadscope.executor import ProcessExecutor
-from quadscope.host import host_info
+from quadscope.measure.meters import NoCounters, detect_counters
+from quadscope.measure.launcher import ProcessExecutor
+from quadscope.measure.host import host_info
 from quadscope.model import Fit
 from quadscope.store import Store
-from quadscope.sweep import SweepSpec, run_sweep
+from quadscope.run.runner import SweepSpec, run_sweep
 from quadscope.workloads import WORKLOADS, build
 
 

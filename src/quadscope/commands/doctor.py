@@ -22,9 +22,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from quadscope.clock import SystemClock
+from quadscope.measure.clock import SystemClock
 from quadscope.commands.common import add_store_option, open_store
-from quadscope.counters import NoCounters, detect_counters
+from quadscope.measure.meters import NoCounters, detect_counters
 from quadscope.doctor import dirscan, probe_names, select
 from quadscope.doctor.base import Probe, ProbeResult
 from quadscope.doctor.compare import ProbeComparison, compare_reports, machine_label
@@ -37,7 +37,7 @@ from quadscope.doctor.runner import (
     run_doctor,
 )
 from quadscope.errors import UsageError
-from quadscope.executor import Executor, ProcessExecutor
+from quadscope.measure.launcher import Executor, ProcessExecutor
 
 EPILOG = f"""\
 probes: {", ".join(probe_names())}

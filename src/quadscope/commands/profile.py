@@ -22,7 +22,7 @@ from rich.text import Text
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.model import Sweep
 from quadscope.profile.driver import Attribution, choose_sampler, profile_sweep
-from quadscope.sizes import parse_sizes
+from quadscope.run.sizes import parse_sizes
 from quadscope.store import Store, default_db_path
 
 EPILOG = """\

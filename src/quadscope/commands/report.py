@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from quadscope.analysis import analyse
+from quadscope.analyse.analysis import analyse
 from quadscope.commands.common import add_store_option, load_extras, open_store, write_outputs
 
 

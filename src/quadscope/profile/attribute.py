@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quadscope.errors import FitRefusedError
-from quadscope.fitting import fit_metric
+from quadscope.analyse.fitting import fit_metric
 from quadscope.model import INCONCLUSIVE, Fit
 from quadscope.profile.perfscript import is_kernel_dso
 from quadscope.profile.stacks import Frame, Stack, StackProfile

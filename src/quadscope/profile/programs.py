@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from quadscope.cbuild import compile_c
+from quadscope.measure.cbuild import compile_c
 
 FLAGS = ("-O2", "-g", "-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Protocol
 
-from quadscope.analysis import Analysis
+from quadscope.analyse.analysis import Analysis
 
 
 class Renderer(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from quadscope.analysis import Analysis
+from quadscope.analyse.analysis import Analysis
 from quadscope.model import Measurement, Run
 
 

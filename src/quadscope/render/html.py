@@ -27,7 +27,7 @@ from importlib import resources
 from typing import Any
 
 from quadscope import __version__
-from quadscope.analysis import Analysis
+from quadscope.analyse.analysis import Analysis
 from quadscope.render.plotdata import ReportData, report_data
 
 

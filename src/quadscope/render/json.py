@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from quadscope.analysis import Analysis
+from quadscope.analyse.analysis import Analysis
 
 
 def _finite(obj: Any) -> Any:

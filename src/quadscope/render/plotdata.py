@@ -52,8 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from quadscope.analysis import Analysis
-from quadscope.fitting import CLASS_FUNCS, linearise
+from quadscope.analyse.analysis import Analysis
+from quadscope.analyse.fitting import CLASS_FUNCS, linearise
 from quadscope.model import INCONCLUSIVE, METRICS, Fit, Run
 from quadscope.render.extras import PALETTE as PALETTE
 from quadscope.render.extras import (

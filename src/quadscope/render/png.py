@@ -26,7 +26,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from quadscope.analysis import Analysis
+from quadscope.analyse.analysis import Analysis
 from quadscope.render.plotdata import (
     BAND_ALPHA,
     POINT_ALPHA,

@@ -15,8 +15,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from quadscope.analysis import Analysis
-from quadscope.fitting import K_GRID
+from quadscope.analyse.analysis import Analysis
+from quadscope.analyse.fitting import K_GRID
 from quadscope.model import INCONCLUSIVE, METRICS, Fit
 from quadscope.units import fmt_value
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from quadscope.cbuild import compile_c
+from quadscope.measure.cbuild import compile_c
 from quadscope.model import CLASSES, INCONCLUSIVE
 
 # -g and frame pointers so `quadscope profile` can walk stacks and name the

@@ -12,7 +12,7 @@ child's peak, which starts at the parent's size: that lands in the fit's offset
 a, not in its growth. An exception is exit code 1 with the traceback as the
 stderr tail.
 
-`sweep_function(func, sizes=...)` is the Python API over `run_sweep`.
+`quadscope.api.sweep_function(func, sizes=...)` is the Python API over it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import signal
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from quadscope.errors import ProgramError
@@ -143,30 +142,3 @@ class FunctionExecutor:
         fields.update({k: v for k, v in report.items() if k in fields})
         return Measurement(**fields, exit_code=code, timed_out=timed_out,
                            stderr_tail=str(report.get("stderr_tail", "")))
-
-
-def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
-                   Callable[[int], Any] | None = None, repeat: int = 3, warmup: int = 1,
-                   timeout_s: float | None = None, name: str = "", db: Path | None = None,
-                   predict_n: int | None = None, seed: int = 0) -> Any:
-    """Sweep `func(setup(n))` over `sizes`, store every call, and return the Analysis.
-
-    >>> analysis = sweep_function(sorted, sizes=[1000, 2000, 4000, 8000],
-    ...                           setup=lambda n: list(range(n, 0, -1)))
-    >>> analysis.fits["A"]["wall_s"].cls
-    """
-    from quadscope.analysis import analyse
-    from quadscope.clock import SystemClock
-    from quadscope.host import host_info
-    from quadscope.store import Store, default_db_path
-    from quadscope.sweep import SweepSpec, run_sweep
-
-    label = f"{PREFIX}{getattr(func, '__module__', '?')}:{getattr(func, '__qualname__', func)}"
-    executor = FunctionExecutor({label: func}, setup=setup)
-    spec = SweepSpec(command=(label, "{n}"), name=name or label, sizes=tuple(sizes),
-                     repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
-                     seed=seed)
-    with Store(db or default_db_path()) as store:
-        sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
-                          host=host_info())
-        return analyse(sweep, store.runs(sweep.id))

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from quadscope.clock import Clock
+from quadscope.measure.clock import Clock
 from quadscope.errors import UsageError
-from quadscope.executor import Executor
+from quadscope.measure.launcher import Executor
 from quadscope.model import Measurement, Run, Sweep
-from quadscope.plan import PlannedRun, plan_accumulate, plan_runs
+from quadscope.run.plan import PlannedRun, plan_accumulate, plan_runs
 from quadscope.store import Store
 
 
@@ -204,7 +204,7 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
     sweep = store.create_sweep(new_sweep(spec, clock=clock, counters=counters,
                                          counters_note=counters_note, host=host or {}))
     if spec.mode == "adaptive":
-        from quadscope.adaptive import run_adaptive
+        from quadscope.run.adaptive import run_adaptive
 
         return run_adaptive(sweep, spec, executor=executor, clock=clock, store=store,
                             progress=progress)
@@ -221,7 +221,7 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     done = store.runs(sweep.id)
     store.set_status(sweep.id, "running")
     if sweep.mode == "adaptive":
-        from quadscope.adaptive import resume_adaptive
+        from quadscope.run.adaptive import resume_adaptive
 
         return resume_adaptive(sweep, done, executor=executor, clock=clock, store=store,
                                progress=progress)

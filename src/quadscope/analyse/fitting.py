@@ -39,7 +39,7 @@ from scipy.stats import kendalltau
 
 from quadscope.errors import FitRefusedError
 from quadscope.model import CLASSES, INCONCLUSIVE, Candidate, Fit, Prediction
-from quadscope.stats import (
+from quadscope.analyse.stats import (
     RELATIVE_RESOLUTION,
     Groups,
     akaike_weights,
@@ -52,7 +52,7 @@ from quadscope.stats import (
     nnls2,
     qaicc,
 )
-from quadscope.stats import median_by_size as median_by_size
+from quadscope.analyse.stats import median_by_size as median_by_size
 
 # Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";
 # we take the top of that band: below it the more complex class is not clearly better.

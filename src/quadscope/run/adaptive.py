@@ -23,13 +23,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from quadscope.analysis import fit_runs
-from quadscope.clock import Clock
-from quadscope.executor import Executor
+from quadscope.analyse.analysis import fit_runs
+from quadscope.measure.clock import Clock
+from quadscope.measure.launcher import Executor
 from quadscope.model import METRICS, Run, Sweep
-from quadscope.plan import PlannedRun
+from quadscope.run.plan import PlannedRun
 from quadscope.store import Store
-from quadscope.sweep import Progress, Runner, SweepSpec
+from quadscope.run.runner import Progress, Runner, SweepSpec
 
 MIN_SIZES = 4
 FAST_GROWTH = 4

@@ -226,7 +226,7 @@ def _note_for_error(msg: str) -> str:
 
 def detect_counters(perf: str = "perf") -> tuple[CounterBackend, str]:
     """The best backend for this machine and a note saying what is missing and the fix."""
-    from quadscope.executor import ProcessExecutor  # executor imports this module
+    from quadscope.measure.launcher import ProcessExecutor  # executor imports this module
 
     if shutil.which(perf) is None:
         return NoCounters(), (

@@ -46,8 +46,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import IO, Protocol
 
-from quadscope.clock import FakeClock
-from quadscope.counters import CounterBackend, Counts, NoCounters
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.meters import CounterBackend, Counts, NoCounters
 from quadscope.errors import ProgramError, ToolMissingError
 from quadscope.model import Measurement
 
@@ -205,7 +205,7 @@ def resolve_program(argv0: str) -> str:
 
 def build_launcher() -> str:
     """Path of the launcher, compiled at first use; ToolMissingError without a C compiler."""
-    from quadscope.cbuild import compile_c
+    from quadscope.measure.cbuild import compile_c
 
     return str(compile_c(_LAUNCHER_C, name="quadscope-launcher", flags=("-O2",)))
 

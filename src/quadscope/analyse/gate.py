@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from quadscope.analysis import Analysis
+from quadscope.analyse.analysis import Analysis
 from quadscope.errors import UsageError
 from quadscope.model import CLASSES, METRICS
 

@@ -29,9 +29,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy.optimize import brentq
 
-from quadscope.fitting import CLASS_FUNCS, bootstrap_class
+from quadscope.analyse.fitting import CLASS_FUNCS, bootstrap_class
 from quadscope.model import METRICS, Comparison, Fit, MetricComparison, SizeRatio
-from quadscope.stats import bootstrap_medians, group_medians, group_runs
+from quadscope.analyse.stats import bootstrap_medians, group_medians, group_runs
 
 N_BOOT = 500
 MAX_CROSSOVER_N = 1e12

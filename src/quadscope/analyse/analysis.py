@@ -17,7 +17,7 @@ import numpy as np
 
 from quadscope import __version__
 from quadscope.errors import FitRefusedError
-from quadscope.fitting import CLASS_FUNCS, fit_metric
+from quadscope.analyse.fitting import CLASS_FUNCS, fit_metric
 from quadscope.model import (
     CLASSES,
     INCONCLUSIVE,
@@ -228,7 +228,7 @@ def analyse(
                            None if n_max is None else float(n_max))
     comparison = None
     if "B" in fits and fits["A"] and fits["B"]:
-        from quadscope.compare import compare  # only A/B sweeps need it
+        from quadscope.analyse.compare import compare  # only A/B sweeps need it
 
         data = {v: {m: metric_series(measured[v], m) for m in fits[v]} for v in ("A", "B")}
         comparison = compare("A", data["A"], fits["A"], "B", data["B"], fits["B"])

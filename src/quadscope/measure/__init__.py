@@ -1,0 +1,8 @@
+"""Measure: run one process (or one Python call) and read what it cost.
+
+The first stage of the flow. `clock` (time, faked in tests), `launcher` (the
+`Executor` protocol, the C launcher that spawns each run, `FakeExecutor`),
+`meters` (counters read beside rusage: perf, or none), `pyfunc` (Python
+functions as workloads), `host` (what machine this is) and `cbuild` (the
+C helpers, compiled at first use). Nothing here stores, fits or prints.
+"""
