@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import log, medians_by_size, scratch_store, sweep, table
 
-from quadscope.errors import FitRefusedError
 from quadscope.analyse.fitting import fit_metric
+from quadscope.errors import FitRefusedError
 from quadscope.model import INCONCLUSIVE
 from quadscope.run.runner import SweepSpec
 from quadscope.workloads import SUITE, WORKLOADS, build

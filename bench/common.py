@@ -22,12 +22,12 @@ from pathlib import Path
 
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.measure.clock import SystemClock
-from quadscope.measure.meters import NoCounters
-from quadscope.measure.launcher import ProcessExecutor
 from quadscope.measure.host import host_info
+from quadscope.measure.launcher import ProcessExecutor
+from quadscope.measure.meters import NoCounters
 from quadscope.model import INCONCLUSIVE
-from quadscope.store import Store
 from quadscope.run.runner import SweepSpec, run_sweep
+from quadscope.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 

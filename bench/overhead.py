@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import log, scratch_store, sweep, table
 
-from quadscope.measure.meters import NoCounters
 from quadscope.measure.launcher import ProcessExecutor
+from quadscope.measure.meters import NoCounters
 from quadscope.run.runner import SweepSpec
 
 TRUE = "/bin/true"

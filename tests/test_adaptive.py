@@ -5,8 +5,8 @@ from __future__ import annotations
 from tests.conftest import fake_executor
 
 from quadscope.measure.clock import FakeClock
-from quadscope.store import Store
 from quadscope.run.runner import SweepSpec, run_sweep
+from quadscope.store import Store
 
 
 def spent(store: Store, sweep_id: int) -> float:

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from quadscope.measure.clock import FakeClock
 from quadscope.doctor import PROBES
 from quadscope.doctor.clock import PROBE as CLOCK
 from quadscope.doctor.compare import compare_reports, fmt_number
@@ -25,6 +24,7 @@ from quadscope.doctor.machine import (
 from quadscope.doctor.mmaps import PROBE as MMAP
 from quadscope.doctor.runner import BLOB_KEY, DoctorReport, Tools, run_doctor
 from quadscope.errors import ToolMissingError
+from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
 from quadscope.store import Store

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from quadscope.measure.clock import FakeClock
-from quadscope.measure.meters import NoCounters, detect_counters
 from quadscope.errors import ProgramError
+from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor, ProcessExecutor, resolve_program
+from quadscope.measure.meters import NoCounters, detect_counters
 from quadscope.model import Measurement
 
 MiB = 1024 * 1024

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from quadscope.errors import FitRefusedError
 from quadscope.analyse.fitting import (
     CLASS_FUNCS,
     INVERSES,
@@ -14,6 +13,7 @@ from quadscope.analyse.fitting import (
     linearise,
     median_by_size,
 )
+from quadscope.errors import FitRefusedError
 from quadscope.model import CLASSES, INCONCLUSIVE, Fit
 
 THREE_DECADES = np.unique(np.round(np.logspace(1, 4, 12)))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from quadscope.measure.cbuild import compile_c
 from quadscope.cli import main
+from quadscope.measure.cbuild import compile_c
 from quadscope.store import Store
 
 pytestmark = pytest.mark.integration

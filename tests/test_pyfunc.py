@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from quadscope.errors import ProgramError
 from quadscope.api import sweep_function
+from quadscope.errors import ProgramError
 from quadscope.measure.pyfunc import FunctionExecutor, resolve_function
 
 

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 import pytest
 from tests.conftest import fake_executor, measurement
 
-from quadscope.measure.clock import FakeClock
 from quadscope.errors import UsageError
+from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
-from quadscope.store import Store
 from quadscope.run.runner import SweepSpec, resume_sweep, run_sweep, substitute
+from quadscope.store import Store
 
 
 def test_substitute_replaces_n_and_i_and_never_resplits() -> None:

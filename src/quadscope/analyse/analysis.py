@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from quadscope import __version__
-from quadscope.errors import FitRefusedError
 from quadscope.analyse.fitting import CLASS_FUNCS, fit_metric
+from quadscope.errors import FitRefusedError
 from quadscope.model import (
     CLASSES,
     INCONCLUSIVE,

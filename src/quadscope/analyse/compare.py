@@ -30,8 +30,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from quadscope.analyse.fitting import CLASS_FUNCS, bootstrap_class
-from quadscope.model import METRICS, Comparison, Fit, MetricComparison, SizeRatio
 from quadscope.analyse.stats import bootstrap_medians, group_medians, group_runs
+from quadscope.model import METRICS, Comparison, Fit, MetricComparison, SizeRatio
 
 N_BOOT = 500
 MAX_CROSSOVER_N = 1e12

@@ -37,8 +37,6 @@ from scipy.optimize import least_squares
 from scipy.special import lambertw
 from scipy.stats import kendalltau
 
-from quadscope.errors import FitRefusedError
-from quadscope.model import CLASSES, INCONCLUSIVE, Candidate, Fit, Prediction
 from quadscope.analyse.stats import (
     RELATIVE_RESOLUTION,
     Groups,
@@ -53,6 +51,8 @@ from quadscope.analyse.stats import (
     qaicc,
 )
 from quadscope.analyse.stats import median_by_size as median_by_size
+from quadscope.errors import FitRefusedError
+from quadscope.model import CLASSES, INCONCLUSIVE, Candidate, Fit, Prediction
 
 # Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";
 # we take the top of that band: below it the more complex class is not clearly better.

@@ -22,9 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from quadscope.measure.clock import SystemClock
 from quadscope.commands.common import add_store_option, open_store
-from quadscope.measure.meters import NoCounters, detect_counters
 from quadscope.doctor import dirscan, probe_names, select
 from quadscope.doctor.base import Probe, ProbeResult
 from quadscope.doctor.compare import ProbeComparison, compare_reports, machine_label
@@ -37,7 +35,9 @@ from quadscope.doctor.runner import (
     run_doctor,
 )
 from quadscope.errors import UsageError
+from quadscope.measure.clock import SystemClock
 from quadscope.measure.launcher import Executor, ProcessExecutor
+from quadscope.measure.meters import NoCounters, detect_counters
 
 EPILOG = f"""\
 probes: {", ".join(probe_names())}

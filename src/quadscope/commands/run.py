@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from quadscope.analyse.analysis import Analysis, analyse, refuse_if_nothing
-from quadscope.measure.clock import SystemClock
+from quadscope.analyse.gate import add_gate_option, check_gates, parse_gates
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
@@ -23,15 +23,15 @@ from quadscope.commands.common import (
     print_analysis,
     write_outputs,
 )
-from quadscope.measure.meters import NoCounters, detect_counters
 from quadscope.errors import UsageError
-from quadscope.measure.launcher import ProcessExecutor, resolve_program
-from quadscope.analyse.gate import add_gate_option, check_gates, parse_gates
+from quadscope.measure.clock import SystemClock
 from quadscope.measure.host import host_info
-from quadscope.model import Run, Sweep
+from quadscope.measure.launcher import ProcessExecutor, resolve_program
+from quadscope.measure.meters import NoCounters, detect_counters
 from quadscope.measure.pyfunc import PREFIX, FunctionExecutor, resolve_function
-from quadscope.run.sizes import parse_sizes
+from quadscope.model import Run, Sweep
 from quadscope.run.runner import SweepSpec, check_spec, resume_sweep, run_sweep
+from quadscope.run.sizes import parse_sizes
 
 EPILOG = """\
 examples:

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.analyse.gate import add_gate_option, check_gates
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
@@ -28,7 +29,6 @@ from quadscope.commands.common import (
     write_outputs,
 )
 from quadscope.errors import StoreError, UsageError
-from quadscope.analyse.gate import add_gate_option, check_gates
 from quadscope.model import SCHEMA_VERSION, Run, Sweep
 from quadscope.store import Store
 

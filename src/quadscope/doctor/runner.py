@@ -40,15 +40,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from quadscope.analyse.analysis import metric_series
-from quadscope.measure.cbuild import compile_c
-from quadscope.measure.clock import Clock
+from quadscope.analyse.fitting import fit_metric
 from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, ProbeResult, Variant
 from quadscope.errors import FitRefusedError, QuadscopeError
+from quadscope.measure.cbuild import compile_c
+from quadscope.measure.clock import Clock
 from quadscope.measure.launcher import Executor
-from quadscope.analyse.fitting import fit_metric
 from quadscope.model import Fit, Measurement, Run, Sweep
-from quadscope.store import Store
 from quadscope.run.runner import SweepSpec, run_sweep
+from quadscope.store import Store
 
 REPORT_SCHEMA = 1  # 1 — first version: results, machine, quick, budget_s, elapsed_s
 BLOB_KEY = "doctor"

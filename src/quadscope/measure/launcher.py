@@ -46,9 +46,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import IO, Protocol
 
+from quadscope.errors import ProgramError, ToolMissingError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.meters import CounterBackend, Counts, NoCounters
-from quadscope.errors import ProgramError, ToolMissingError
 from quadscope.model import Measurement
 
 # fds 3 and 4 of the launcher: the release byte comes in on GO, the child's pid

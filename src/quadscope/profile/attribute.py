@@ -39,8 +39,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quadscope.errors import FitRefusedError
 from quadscope.analyse.fitting import fit_metric
+from quadscope.errors import FitRefusedError
 from quadscope.model import INCONCLUSIVE, Fit
 from quadscope.profile.perfscript import is_kernel_dso
 from quadscope.profile.stacks import Frame, Stack, StackProfile

@@ -28,8 +28,8 @@ from quadscope.measure.clock import Clock
 from quadscope.measure.launcher import Executor
 from quadscope.model import METRICS, Run, Sweep
 from quadscope.run.plan import PlannedRun
-from quadscope.store import Store
 from quadscope.run.runner import Progress, Runner, SweepSpec
+from quadscope.store import Store
 
 MIN_SIZES = 4
 FAST_GROWTH = 4

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from quadscope.measure.clock import Clock
 from quadscope.errors import UsageError
+from quadscope.measure.clock import Clock
 from quadscope.measure.launcher import Executor
 from quadscope.model import Measurement, Run, Sweep
 from quadscope.run.plan import PlannedRun, plan_accumulate, plan_runs
