@@ -16,4 +16,4 @@ bench: setup
 
 lint: setup
 	$(PY) -m ruff check src tests bench
-	$(PY) -m mypy src/quadscope --ignore-missing-imports
+	$(PY) -m mypy

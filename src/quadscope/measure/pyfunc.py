@@ -47,7 +47,7 @@ def resolve_function(target: str) -> Callable[[Any], Any]:
     func = getattr(module, func_name, None)
     if not callable(func):
         raise ProgramError(f"{module_name!r} has no function {func_name!r}")
-    return func  # type: ignore[no-any-return]
+    return func
 
 
 def _child(func: Callable[[Any], Any], setup: Callable[[int], Any] | None, n: int,

@@ -28,4 +28,4 @@ RENDERERS: dict[str, str] = {
 
 def get_renderer(name: str, **options: Any) -> Renderer:
     module, cls = RENDERERS[name].split(":")
-    return getattr(importlib.import_module(module), cls)(**options)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), cls)(**options)
