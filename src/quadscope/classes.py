@@ -14,7 +14,8 @@ puts it (the registry refuses classes out of order: selection prefers the
 earlier, simpler one on a tie). The entry needs
 - `name`, writing the size as the word "n" ("n^1.5"): it is what fits, stores,
   `--fail-above` and reports use, and `named` renames that word;
-- `label` ("n^1.5" in Unicode, "n¹·⁵") and `words` ("n to the 1.5") for people;
+- `label` (the name in mathematical type, "n¹·⁵") and `words` ("n to the
+  1.5"), for text meant for people;
 - `order` (k, j) with f(n) growing as n^k·(log n)^j; (inf, 0) outgrows every
   power. It decides the position and the derived properties `growing`,
   `sublinear`, `linear_or_slower` and `superlinear` (what doctor calls
@@ -28,8 +29,10 @@ earlier, simpler one on a tie). The entry needs
   floats at sizes one can sweep, as 2^n does.
 `n_coef` counts the fitted coefficients (a and b: 2); fitting itself fits
 a + b·f(n), so a class with more coefficients needs a fitting method too.
-Nothing else in quadscope names a class: tests/test_classes.py fits data of a
-class that is not built in by handing `fit_metric` a registry that holds it.
+Besides the constant "1" (the null every fit is tested against) and "n" (the
+linear term fitting and doctor look for by name), nothing in quadscope names a
+class. tests/test_classes.py fits data of a class that is not built in by
+handing `fit_metric` a registry that holds it.
 """
 
 from __future__ import annotations
