@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import log, medians_by_size, scratch_store, sweep, table
 
 from quadscope.analyse.fitting import fit_metric
+from quadscope.classes import INCONCLUSIVE, NAMES
 from quadscope.errors import FitRefusedError
-from quadscope.model import INCONCLUSIVE
 from quadscope.run.runner import SweepSpec
 from quadscope.workloads import SUITE, WORKLOADS, build
 
@@ -133,7 +133,7 @@ def kind(row: Row, verdict: str) -> str:
     return WORKLOADS[row.name].verdict_kind(verdict) if verdict in _KNOWN else "wrong"
 
 
-_KNOWN = {"1", "log n", "sqrt n", "n", "n log n", "n^2", "n^3", "2^n", INCONCLUSIVE}
+_KNOWN = {*NAMES, INCONCLUSIVE}
 
 
 def counts(rows: list[Row], attr: str) -> dict[str, int]:

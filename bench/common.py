@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.classes import INCONCLUSIVE
 from quadscope.measure.clock import SystemClock
 from quadscope.measure.host import host_info
 from quadscope.measure.launcher import ProcessExecutor
 from quadscope.measure.meters import NoCounters
-from quadscope.model import INCONCLUSIVE
 from quadscope.run.runner import SweepSpec, run_sweep
 from quadscope.store import Store
 

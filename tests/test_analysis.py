@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from quadscope.analyse.analysis import analyse, verdict_line
-from quadscope.model import INCONCLUSIVE, Fit, Measurement, Run, Sweep
+from quadscope.classes import INCONCLUSIVE
+from quadscope.model import Fit, Measurement, Run, Sweep
 
 
 def fit(metric: str, cls: str, k: float | None = None, ci: tuple[float, float] | None = None,

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from quadscope.analyse.compare import compare, compare_metric
-from quadscope.analyse.fitting import CLASS_FUNCS, fit_metric
+from quadscope.analyse.fitting import fit_metric
+from quadscope.classes import REGISTRY
 from quadscope.model import Comparison
 
 SIZES = np.unique(np.round(np.logspace(1, 4, 12)))
@@ -16,7 +17,7 @@ def runs(cls: str, a: float, b: float, seed: int, noise: float = 0.03) -> tuple[
     """Three runs per size of a + b·f(n) with multiplicative noise."""
     rng = np.random.default_rng(seed)
     n = np.repeat(SIZES, 3)
-    return n, (a + b * CLASS_FUNCS[cls](n)) * (1 + noise * rng.standard_normal(n.size))
+    return n, (a + b * REGISTRY[cls].f(n)) * (1 + noise * rng.standard_normal(n.size))
 
 
 def versus(metric: str, side_a: tuple[np.ndarray, np.ndarray], side_b: tuple[np.ndarray, np.ndarray]):
@@ -103,7 +104,8 @@ def test_inconclusive_side_with_equal_ratios_is_none() -> None:
 def test_disjoint_exponents_are_a_class_change_even_when_unsettled() -> None:
     """A settled n^2 against an unsettled B whose exponent interval lies far below: a class change."""
     from quadscope.analyse.compare import compare_metric
-    from quadscope.model import INCONCLUSIVE, Fit
+    from quadscope.classes import INCONCLUSIVE
+    from quadscope.model import Fit
 
     def f(cls: str, k: float, ci: tuple[float, float]) -> Fit:
         return Fit("wall_s", cls, k, ci, {"a": 0.0, "b": 1.0}, 1.0, (), 10, best="n")

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from quadscope.classes import INCONCLUSIVE, NAMES
 from quadscope.doctor import PROBES, probe_names, select
 from quadscope.doctor.base import Evidence, ProbeResult, growth, per_unit, superlinear
 from quadscope.doctor.clock import PROBE as CLOCK
@@ -17,7 +18,7 @@ from quadscope.doctor.notify_buffer import PROBE as NOTIFY
 from quadscope.doctor.spawn_drift import PROBE as DRIFT
 from quadscope.doctor.spawn_size import PROBE as SPAWN
 from quadscope.errors import UsageError
-from quadscope.model import CLASSES, INCONCLUSIVE, Candidate, Fit
+from quadscope.model import Candidate, Fit
 
 
 def fake_fit(
@@ -35,7 +36,7 @@ def fake_fit(
     def weight(c: str) -> float:
         return 0.7 if c == cls else 0.3 if c == runner_up else 0.0
 
-    cands = tuple(Candidate(c, 1e-3, b, 0.0 if c == cls else 10.0, weight(c), 0.0) for c in CLASSES)
+    cands = tuple(Candidate(c, 1e-3, b, 0.0 if c == cls else 10.0, weight(c), 0.0) for c in NAMES)
     return Fit(
         metric=metric,
         cls=cls if confident else INCONCLUSIVE,

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from quadscope.classes import INCONCLUSIVE
+
 SCHEMA_VERSION = 1
 
 # Every metric a run can carry, in the order reports show them. The first eight
@@ -31,10 +33,6 @@ RUSAGE_METRICS: tuple[str, ...] = (
 )
 PERF_METRICS: tuple[str, ...] = ("instructions", "cycles", "page_faults", "context_switches")
 METRICS: tuple[str, ...] = RUSAGE_METRICS + PERF_METRICS
-
-# Growth classes, simplest first: order matters, selection prefers earlier ones.
-CLASSES: tuple[str, ...] = ("1", "log n", "sqrt n", "n", "n log n", "n^2", "n^3", "2^n")
-INCONCLUSIVE = "inconclusive"
 
 MODES = ("sizes", "adaptive", "accumulate")
 
@@ -214,9 +212,10 @@ class Prediction:
 class Fit:
     """How one metric grows with n.
 
-    `cls` is one of CLASSES or INCONCLUSIVE. `exponent` is k of the free power
-    law a + b·n^k with its 95% bootstrap interval `exponent_ci`. `coefficients`
-    are a and b of the chosen class (of the best candidate when inconclusive).
+    `cls` is a growth class's name (see `quadscope.classes`) or INCONCLUSIVE.
+    `exponent` is k of the free power law a + b·n^k with its 95% bootstrap
+    interval `exponent_ci`. `coefficients` are a and b of the chosen class (of
+    the best candidate when inconclusive).
     `reason` says why a verdict is inconclusive, and `decide_n` the size that
     would decide it, when one can be named.
     """

@@ -16,11 +16,10 @@ from typing import Any
 import numpy as np
 
 from quadscope import __version__
-from quadscope.analyse.fitting import CLASS_FUNCS, fit_metric
+from quadscope.analyse.fitting import fit_metric
+from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.errors import FitRefusedError
 from quadscope.model import (
-    CLASSES,
-    INCONCLUSIVE,
     METRICS,
     SCHEMA_VERSION,
     Comparison,
@@ -111,7 +110,7 @@ def fit_runs(
 
 
 def _growth_rank(fit: Fit) -> tuple[int, float]:
-    return (CLASSES.index(fit.cls), fit.exponent if fit.exponent is not None else 0.0)
+    return (REGISTRY.index(fit.cls), fit.exponent if fit.exponent is not None else 0.0)
 
 
 def _exponent_text(fit: Fit) -> str:
@@ -131,12 +130,12 @@ def _rising_undecided(fit: Fit) -> bool:
 
 def growth_fraction(fit: Fit, n_max: float | None) -> float:
     """The growing part's share of the fitted cost at n_max: b·f(n_max) / (a + b·f(n_max))."""
-    cls = fit.cls if fit.confident else fit.best
-    if n_max is None or cls in ("", "1", INCONCLUSIVE):
-        return 0.0 if cls == "1" else 1.0
+    growth = REGISTRY.get(fit.cls if fit.confident else fit.best)
+    if n_max is None or growth is None or not growth.growing:
+        return 0.0 if growth is not None and not growth.growing else 1.0
     a, b = fit.coefficients.get("a", 0.0), fit.coefficients.get("b", 0.0)
     with np.errstate(over="ignore", invalid="ignore"):
-        grow = float(b * CLASS_FUNCS[cls](np.array([float(n_max)]))[0])
+        grow = float(growth.evaluate(0.0, b, np.array([float(n_max)]))[0])
     total = a + grow
     return grow / total if total > 0 and np.isfinite(total) else 1.0
 
@@ -156,7 +155,7 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n",
     Metrics whose growth is immaterial at n_max lead only when nothing else grows.
     """
     def word(cls: str) -> str:
-        return cls.replace("n", size_word) if size_word != "n" else cls
+        return REGISTRY.rename(cls, size_word)
 
     def material(fs: list[Fit]) -> list[Fit]:
         big = [f for f in fs if growth_fraction(f, n_max) >= MATERIAL_GROWTH]

@@ -29,8 +29,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy.optimize import brentq
 
-from quadscope.analyse.fitting import CLASS_FUNCS, bootstrap_class
+from quadscope.analyse.fitting import bootstrap_class
 from quadscope.analyse.stats import bootstrap_medians, group_medians, group_runs
+from quadscope.classes import REGISTRY
 from quadscope.model import METRICS, Comparison, Fit, MetricComparison, SizeRatio
 
 N_BOOT = 500
@@ -71,11 +72,9 @@ def _ratios(
     )
 
 
-def _curve(cls: str, a: float, b: float, n: np.ndarray) -> np.ndarray:
-    if cls == "1" or b == 0:
-        return np.full(n.shape, a)
-    with np.errstate(over="ignore"):
-        return a + b * CLASS_FUNCS[cls](n)
+def _value_at(fit: Fit, cls: str, n: np.ndarray) -> float:
+    """The fitted curve of class `cls` with `fit`'s coefficients, at n[0]."""
+    return float(REGISTRY[cls].evaluate(fit.coefficients["a"], fit.coefficients["b"], n)[0])
 
 
 def _fitted_class(fit: Fit) -> str:
@@ -92,7 +91,7 @@ def crossover(fit_a: Fit, fit_b: Fit, n_from: float) -> float | None:
 
     def diff(log_n: float | np.ndarray) -> np.ndarray:
         n = np.atleast_1d(np.exp(log_n))
-        return _curve(cb, ab, bb, n) - _curve(ca, aa, ba, n)
+        return REGISTRY[cb].evaluate(ab, bb, n) - REGISTRY[ca].evaluate(aa, ba, n)
 
     grid = np.linspace(np.log(max(n_from, 1.0)), np.log(MAX_CROSSOVER_N), 600)
     d = diff(grid)
@@ -176,9 +175,7 @@ def compare_metric(
             )
         if cross is not None:
             beyond = np.array([cross * 2.0])
-            lower = _curve(fit_b.cls, fit_b.coefficients["a"], fit_b.coefficients["b"], beyond)[0] < (
-                _curve(fit_a.cls, fit_a.coefficients["a"], fit_a.coefficients["b"], beyond)[0]
-            )
+            lower = _value_at(fit_b, fit_b.cls, beyond) < _value_at(fit_a, fit_a.cls, beyond)
             text += f"; B is {_lower_word(metric, lower)} beyond n ≈ {_fmt(cross)}"
         return result("class", text, cross)
 
@@ -202,13 +199,11 @@ def compare_metric(
                 )
                 if cross is not None:
                     beyond = np.array([cross * 2.0])
-                    lower = _curve(cls, fit_b.coefficients["a"], fit_b.coefficients["b"], beyond)[0] < (
-                        _curve(cls, fit_a.coefficients["a"], fit_a.coefficients["b"], beyond)[0]
-                    )
+                    lower = _value_at(fit_b, cls, beyond) < _value_at(fit_a, cls, beyond)
                     text += f"; B is {_lower_word(metric, lower)} beyond n ≈ {_fmt(cross)}"
                 return result("constant", text, cross)
     d_lo, d_hi = np.percentile(as_b - as_a, [2.5, 97.5])
-    smallest = float(np.min(_curve(cls, a_a, b_a, np.array([n_from]))))
+    smallest = float(np.min(REGISTRY[cls].evaluate(a_a, b_a, np.array([n_from]))))
     if (d_lo > 0 or d_hi < 0) and abs(a_b - a_a) >= MIN_EFFECT * abs(smallest):
         delta = a_b - a_a
         word = "adds" if delta > 0 else "saves"

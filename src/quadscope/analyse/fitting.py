@@ -11,7 +11,7 @@ Method, in order:
    it), so that a size whose repeats happen to agree cannot dominate. With one
    run per size (accumulate mode) σ is relative to a first power-law fit: timing
    noise is roughly multiplicative.
-2. Each class in `CLASSES` is fitted as a + b·f(n), a, b ≥ 0 (non-negative least
+2. Each class of the registry (`quadscope.classes`) is fitted as a + b·f(n), a, b ≥ 0 (non-negative least
    squares), and a free power law a + b·n^k, k ∈ [0, 4], is fitted alongside.
 3. Models are ranked by QAICc (Burnham & Anderson, Model Selection and
    Multimodel Inference, 2nd ed., 2002, §2.4 and §6.2), with the variance
@@ -29,12 +29,11 @@ Method, in order:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import least_squares
-from scipy.special import lambertw
 from scipy.stats import kendalltau
 
 from quadscope.analyse.stats import (
@@ -51,8 +50,9 @@ from quadscope.analyse.stats import (
     qaicc,
 )
 from quadscope.analyse.stats import median_by_size as median_by_size
+from quadscope.classes import INCONCLUSIVE, REGISTRY, GrowthClass, Registry
 from quadscope.errors import FitRefusedError
-from quadscope.model import CLASSES, INCONCLUSIVE, Candidate, Fit, Prediction
+from quadscope.model import Candidate, Fit, Prediction
 
 # Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";
 # we take the top of that band: below it the more complex class is not clearly better.
@@ -62,8 +62,6 @@ SELECT_DELTA = 6.0
 EXPONENT_SLACK = 0.3
 # A confident verdict must also be the verdict of this share of bootstrap replicates.
 MIN_SUPPORT = 0.8
-# 2^n is only fitted while 2^n_max is representable with room to spare.
-MAX_EXPONENTIAL_N = 1000.0
 # Largest size that `decide_n` may name: beyond it no sweep is practical.
 MAX_DECIDE_N = 1e12
 K_GRID = np.linspace(0.0, 4.0, 81)
@@ -74,62 +72,6 @@ TREND_P = 0.01
 # at every size, while over wider spans such a term would show in the trend test.
 HIDDEN_SHARE = 0.15
 HIDDEN_SPAN = 100.0
-
-
-def _log_n(n: np.ndarray) -> np.ndarray:
-    return np.log(np.maximum(n, 1.0))
-
-
-def _exp2(n: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return np.exp2(n)
-
-
-# f(n) for each class; cost = a + b·f(n). Logs are natural; log n is clipped at n = 1.
-CLASS_FUNCS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "1": lambda n: np.ones_like(np.asarray(n, dtype=float)),
-    "log n": lambda n: _log_n(np.asarray(n, dtype=float)),
-    "sqrt n": lambda n: np.sqrt(np.maximum(np.asarray(n, dtype=float), 0.0)),
-    "n": lambda n: np.asarray(n, dtype=float),
-    "n log n": lambda n: np.asarray(n, dtype=float) * _log_n(np.asarray(n, dtype=float)),
-    "n^2": lambda n: np.asarray(n, dtype=float) ** 2,
-    "n^3": lambda n: np.asarray(n, dtype=float) ** 3,
-    "2^n": lambda n: _exp2(np.asarray(n, dtype=float)),
-}
-
-
-def _inverse_n_log_n(u: np.ndarray) -> np.ndarray:
-    # n·ln n = u  ⇔  n = u / W(u) for u > 0 (Lambert W, principal branch).
-    out = np.ones_like(u)
-    pos = u > 0
-    out[pos] = u[pos] / np.real(lambertw(u[pos]))
-    return out
-
-
-# f⁻¹ for each growing class: maps the growing part of a cost back to n.
-INVERSES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "log n": np.exp,
-    "sqrt n": np.square,
-    "n": lambda u: u,
-    "n log n": _inverse_n_log_n,
-    "n^2": np.sqrt,
-    "n^3": np.cbrt,
-    "2^n": lambda u: np.log2(np.maximum(u, np.finfo(float).tiny)),
-}
-
-
-def linearise(cls: str, a: float, b: float, values: Sequence[float] | np.ndarray) -> np.ndarray:
-    """f⁻¹((y − a)/b): a cost mapped to something linear in n, for "√time against n" plots.
-
-    Negative (y − a)/b are clipped to 0 first, results to ≥ 0. For "1", or
-    b ≤ 0, there is no growing part to invert and every entry is NaN.
-    """
-    y = np.asarray(values, dtype=float)
-    if cls not in INVERSES or b <= 0:
-        return np.full(y.shape, np.nan)
-    u = np.maximum((y - a) / b, 0.0)
-    with np.errstate(over="ignore", divide="ignore"):
-        return np.maximum(INVERSES[cls](u), 0.0)
 
 
 # ---------------------------------------------------------------------------
@@ -276,86 +218,67 @@ def fit_power_law(
 # Classes.
 
 
-def _normalised(cls: str, n: np.ndarray, n_ref: float) -> tuple[np.ndarray, float] | None:
-    """(f(n)/f(n_ref), f(n_ref)), or None when the class cannot be fitted at these sizes."""
-    if cls == "2^n":
-        if n_ref > MAX_EXPONENTIAL_N:
-            return None
-        g = np.exp2(n - n_ref)
-        # Negligible at all but one or two sizes, 2^n would just fit a step at the top.
-        if np.count_nonzero(g >= 1e-9) < 3:
-            return None
-        return g, float(np.exp2(n_ref))
-    f_ref = float(CLASS_FUNCS[cls](np.array([n_ref]))[0])
-    if not np.isfinite(f_ref) or f_ref <= 0:
-        return None
-    return CLASS_FUNCS[cls](n) / f_ref, f_ref
-
-
 @dataclass(frozen=True, slots=True)
 class _ClassFit:
-    cls: str
+    growth: GrowthClass
     a: float
     b: float  # raw scale: cost = a + b·f(n)
     chi2: float
     score: float
 
+    @property
+    def cls(self) -> str:
+        return self.growth.name
 
-def _curve(cls: str, a: float | np.ndarray, b: float | np.ndarray, n: np.ndarray) -> np.ndarray:
-    """a + b·f(n), safe for 2^n at large n (b·2^n computed in logs)."""
-    if cls == "1":
-        return np.asarray(a, dtype=float)[..., None] + 0.0 * n
-    a = np.asarray(a, dtype=float)[..., None]
-    b = np.asarray(b, dtype=float)[..., None]
-    if cls == "2^n":
-        with np.errstate(divide="ignore", over="ignore"):
-            return a + np.where(b > 0, np.exp2(n + np.log2(np.where(b > 0, b, 1.0))), 0.0)
-    return a + b * CLASS_FUNCS[cls](n)
+    def curve(self, n: np.ndarray) -> np.ndarray:
+        return self.growth.evaluate(self.a, self.b, n)
 
 
-def _fit_classes(data: _Data) -> dict[str, tuple[float, float, float] | None]:
+def _fit_classes(data: _Data, registry: Registry) -> dict[str, tuple[float, float, float] | None]:
     """Per class (a, b_raw, χ²) on the medians, or None when unfittable."""
     out: dict[str, tuple[float, float, float] | None] = {}
     sw = data.w.sum()
     a1 = max(float((data.w * data.y).sum() / sw), 0.0)
-    out["1"] = (a1, 0.0, float((data.w * (data.y - a1) ** 2).sum()))
-    for cls in CLASSES[1:]:
-        norm = _normalised(cls, data.n, float(data.n[-1]))
+    out[registry.names[0]] = (a1, 0.0, float((data.w * (data.y - a1) ** 2).sum()))
+    for growth in registry.classes[1:]:
+        norm = growth.normalised(data.n, float(data.n[-1]))
         if norm is None:
-            out[cls] = None
+            out[growth.name] = None
             continue
         g, f_ref = norm
         a, b, rss = nnls2(g, data.y, data.w)
-        out[cls] = (float(a), float(b) / f_ref, float(rss))
+        out[growth.name] = (float(a), float(b) / f_ref, float(rss))
     return out
 
 
-def _boot_class(cls: str, data: _Data, boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _boot_class(growth: GrowthClass, data: _Data, boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Refit one class on each bootstrap replicate: (a*, b*_raw)."""
-    if cls == "1":
+    if not growth.growing:
         a = np.maximum((boot * data.w).sum(-1) / data.w.sum(), 0.0)
         return a, np.zeros_like(a)
-    norm = _normalised(cls, data.n, float(data.n[-1]))
+    norm = growth.normalised(data.n, float(data.n[-1]))
     if norm is None:
-        raise ValueError(f"class {cls} cannot be fitted at these sizes")
+        raise ValueError(f"class {growth.name} cannot be fitted at these sizes")
     g, f_ref = norm
     a, b, _ = nnls2(g, boot, data.w)
     return a, b / f_ref
 
 
 def bootstrap_class(
-    cls: str, sizes: Sequence[float], values: Sequence[float], *, seed: int = 0, n_boot: int = 200
+    cls: str, sizes: Sequence[float], values: Sequence[float], *, seed: int = 0, n_boot: int = 200,
+    registry: Registry = REGISTRY,
 ) -> tuple[float, float, np.ndarray, np.ndarray]:
     """Fit cost = a + b·f(n) for one class with its bootstrap: (a, b, a*, b*), b on the raw scale."""
     data = _prepare("class", sizes, values)
-    fits = _fit_classes(data)
+    fits = _fit_classes(data, registry)
     fit = fits[cls]
     if fit is None:
         raise ValueError(f"class {cls} cannot be fitted at these sizes")
     a, b, _ = fit
-    fitted = _curve(cls, a, b, data.n)
+    growth = registry[cls]
+    fitted = growth.evaluate(a, b, data.n)
     boot = _replicates(data, fitted, np.random.default_rng(seed), n_boot)
-    a_s, b_s = _boot_class(cls, data, boot)
+    a_s, b_s = _boot_class(growth, data, boot)
     return a, b, a_s, b_s
 
 
@@ -382,8 +305,8 @@ def _divergence_n(c1: _ClassFit, c2: _ClassFit, n_max: float, tol: float) -> int
     """Smallest n > n_max where the two fitted curves differ by more than `tol` (relative)."""
     grid = np.logspace(np.log10(n_max), np.log10(MAX_DECIDE_N), 400)[1:]
     with np.errstate(invalid="ignore", over="ignore"):
-        p1 = _curve(c1.cls, c1.a, c1.b, grid)
-        p2 = _curve(c2.cls, c2.a, c2.b, grid)
+        p1 = c1.curve(grid)
+        p2 = c2.curve(grid)
         rel = np.abs(p1 - p2) / np.maximum(np.maximum(np.abs(p1), np.abs(p2)), np.finfo(float).tiny)
     rel = np.where(np.isfinite(rel), rel, 1.0)
     hit = np.nonzero(rel > tol)[0]
@@ -400,10 +323,10 @@ def _explain_tie(
     tol = float(np.clip(3 * np.median(sigma_rel), 0.02, 0.5))
     decide_n = _divergence_n(c1, c2, hi_n, tol)
     target = f"grow n to {_fmt_n(decide_n)}" if decide_n else "no practical n decides it"
-    grow = float(_curve(top.cls, 0.0, top.b, np.array([hi_n]))[0]) if top.cls != "1" else 0.0
+    grow = float(top.growth.evaluate(0.0, top.b, np.array([hi_n]))[0]) if top.growth.growing else 0.0
     total = top.a + grow
     frac = grow / total if total > 0 and np.isfinite(total) else 1.0
-    if top.cls != "1" and frac < 0.5:
+    if top.growth.growing and frac < 0.5:
         pct = max(1, int(np.ceil(100 * frac)))
         reason = (
             f"start-up cost dominates every size: the growing part is under {pct}% of the total "
@@ -417,7 +340,7 @@ def _explain_tie(
     return reason, decide_n
 
 
-def _hidden_linear(data: _Data, boot: np.ndarray) -> tuple[float, int] | None:
+def _hidden_linear(data: _Data, boot: np.ndarray, linear: GrowthClass) -> tuple[float, int] | None:
     """(share, n) when the runs cannot rule out a linear term above HIDDEN_SHARE of the cost.
 
     Used over narrow spans only (see HIDDEN_SPAN). The 97.5th percentile of the
@@ -426,7 +349,7 @@ def _hidden_linear(data: _Data, boot: np.ndarray) -> tuple[float, int] | None:
     part of the cost, "constant" is not yet shown. The n returned is where such a
     term would equal the constant part, so growing to it settles the question.
     """
-    _, b_s = _boot_class("n", data, boot)
+    _, b_s = _boot_class(linear, data, boot)
     b_hi = float(np.nanpercentile(b_s, 97.5)) if b_s.size else 0.0
     level = float(np.median(data.y))
     if b_hi <= 0 or level <= 0:
@@ -456,13 +379,13 @@ def _rising(sizes: Sequence[float], values: Sequence[float]) -> tuple[float, flo
 
 def _effective_exponent(cf: _ClassFit, data: _Data) -> float:
     """The k a free power law finds on the class's own noise-free curve at these sizes."""
-    if cf.cls == "2^n":
-        return 4.0
-    return float(_power_grid(data.n, _curve(cf.cls, cf.a, cf.b, data.n), data.w)[0])
+    if cf.growth.outgrows_powers:
+        return float(K_GRID[-1])
+    return float(_power_grid(data.n, cf.curve(data.n), data.w)[0])
 
 
 def _select(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Batched selection over the last axis (ordered as CLASSES): (chosen, unique).
+    """Batched selection over the last axis (ordered as the registry): (chosen, unique).
 
     chosen is the simplest class within SELECT_DELTA of the best score; unique
     says no other growing class is within that margin too.
@@ -476,8 +399,8 @@ def _select(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return chosen, unique
 
 
-def _bootstrap_verdicts(data: _Data, boot: np.ndarray, c_hat: float) -> np.ndarray:
-    """(n_boot,) index in CLASSES of each replicate's confident verdict, −1 when it has none.
+def _bootstrap_verdicts(data: _Data, boot: np.ndarray, c_hat: float, registry: Registry) -> np.ndarray:
+    """(n_boot,) index in the registry of each replicate's confident verdict, −1 when it has none.
 
     Selection frequencies over bootstrap replicates measure how stable a chosen
     model is (Burnham & Anderson 2002, §5.3; Buckland, Burnham & Augustin 1997).
@@ -486,15 +409,15 @@ def _bootstrap_verdicts(data: _Data, boot: np.ndarray, c_hat: float) -> np.ndarr
     roughly double it and halve every ΔQAICc.
     """
     n_boot = boot.shape[0]
-    chi = np.full((n_boot, len(CLASSES)), np.inf)
+    chi = np.full((n_boot, len(registry)), np.inf)
     sw = data.w.sum()
     a1 = np.maximum((boot * data.w).sum(-1) / sw, 0.0)
     chi[:, 0] = (data.w * (boot - a1[:, None]) ** 2).sum(-1)
-    for i, cls in enumerate(CLASSES[1:], start=1):
-        norm = _normalised(cls, data.n, float(data.n[-1]))
+    for i, growth in enumerate(registry.classes[1:], start=1):
+        norm = growth.normalised(data.n, float(data.n[-1]))
         if norm is not None:
             chi[:, i] = nnls2(norm[0], boot, data.w)[2]
-    n_coef = np.array([1] + [2] * (len(CLASSES) - 1))
+    n_coef = np.array([growth.n_coef for growth in registry])
     scores = qaicc(chi, c_hat, data.m, n_coef)
     chosen, unique = _select(scores)
     return np.where(unique, chosen, -1)
@@ -508,12 +431,15 @@ def fit_metric(
     predict_n: int | None = None,
     seed: int = 0,
     n_boot: int = 200,
+    registry: Registry = REGISTRY,
 ) -> Fit:
     """How `metric` grows with n, from raw per-run observations (see the module docstring).
 
     `r2` is the weighted R² of the reported class on the per-size medians, with
-    the same weights as the fit. `n_points` counts the finite runs used.
+    the same weights as the fit. `n_points` counts the finite runs used. The
+    candidates are the classes of `registry`, in its order.
     """
+    names = registry.names
     data = _prepare(metric, sizes, values)
     rng = np.random.default_rng(seed)
     k, a_pl, b_pl_norm, chi_pl = _power_point(data)
@@ -523,31 +449,30 @@ def fit_metric(
     k_lo, k_hi = (float(v) for v in np.percentile(power_boot[0], [2.5, 97.5]))
     k_ci = (min(k_lo, k), max(k_hi, k))
 
-    raw = _fit_classes(data)
+    raw = _fit_classes(data, registry)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
     c_hat = max(c_hat, 1.0) if data.repeated else max(c_hat, RELATIVE_RESOLUTION**2)
 
     fits: dict[str, _ClassFit] = {}
-    for cls in CLASSES:
-        v = raw[cls]
+    for growth in registry:
+        v = raw[growth.name]
         if v is None:
-            fits[cls] = _ClassFit(cls, 0.0, 0.0, np.inf, np.inf)
+            fits[growth.name] = _ClassFit(growth, 0.0, 0.0, np.inf, np.inf)
         else:
-            n_coef = 1 if cls == "1" else 2
-            score = float(qaicc(v[2], c_hat, data.m, n_coef))
-            fits[cls] = _ClassFit(cls, v[0], v[1], v[2], score)
-    scores = np.array([fits[c].score for c in CLASSES])
+            score = float(qaicc(v[2], c_hat, data.m, growth.n_coef))
+            fits[growth.name] = _ClassFit(growth, v[0], v[1], v[2], score)
+    scores = np.array([fits[c].score for c in names])
     weights = akaike_weights(scores)
-    best = CLASSES[int(np.argmin(scores))]  # argmin takes the first, i.e. simpler, on ties
-    delta = {c: fits[c].score - fits[best].score for c in CLASSES}
-    chosen = next(c for c in CLASSES if delta[c] < SELECT_DELTA)
-    leading = [c for c in CLASSES if delta[c] < SELECT_DELTA]
+    best = names[int(np.argmin(scores))]  # argmin takes the first, i.e. simpler, on ties
+    delta = {c: fits[c].score - fits[best].score for c in names}
+    chosen = next(c for c in names if delta[c] < SELECT_DELTA)
+    leading = [c for c in names if delta[c] < SELECT_DELTA]
 
     lo_n, hi_n = float(data.n[0]), float(data.n[-1])
-    verdicts = _bootstrap_verdicts(data, boot, c_hat)
-    support = float(np.mean(verdicts == CLASSES.index(chosen)))
+    verdicts = _bootstrap_verdicts(data, boot, c_hat, registry)
+    support = float(np.mean(verdicts == names.index(chosen)))
     cls, reason, decide_n = chosen, "", None
     rivals = [c for c in leading if c not in (chosen, "1")] if chosen != "1" else []
     if chosen == "1":
@@ -557,9 +482,9 @@ def fit_metric(
         if rivals:
             other = best if best != chosen else min(rivals, key=lambda c: delta[c])
         else:
-            alt = verdicts[(verdicts >= 0) & (verdicts != CLASSES.index(chosen))]
-            other = CLASSES[int(np.bincount(alt).argmax())] if alt.size else (
-                min((c for c in CLASSES if c != chosen), key=lambda c: delta[c])
+            alt = verdicts[(verdicts >= 0) & (verdicts != names.index(chosen))]
+            other = names[int(np.bincount(alt).argmax())] if alt.size else (
+                min((c for c in names if c != chosen), key=lambda c: delta[c])
             )
         leading = list(dict.fromkeys([chosen, other, *leading]))
         cls = INCONCLUSIVE
@@ -571,14 +496,14 @@ def fit_metric(
             # and the cost grew by half: not evidence of a constant.
             trend = (1.0, float("nan"))
         if trend is not None:
-            growing = min(CLASSES[1:], key=lambda c: fits[c].score)
+            growing = min(names[1:], key=lambda c: fits[c].score)
             cls = INCONCLUSIVE
             reason, decide_n = _explain_tie(fits["1"], fits[growing], fits[growing], data, c_hat)
             why = (f"Kendall τ = {trend[0]:.2f}, p = {trend[1]:.1g}" if np.isfinite(trend[1])
                    else f"k = {k:.2f}, 95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}")
             reason = (f"values rise with n ({why}) though no growth class clearly beats a "
                       f"constant: {reason}")
-        elif hi_n < HIDDEN_SPAN * lo_n and (hidden := _hidden_linear(data, boot)) is not None:
+        elif hi_n < HIDDEN_SPAN * lo_n and (hidden := _hidden_linear(data, boot, registry["n"])) is not None:
             cls = INCONCLUSIVE
             share, decide_n = hidden
             reason = (
@@ -614,12 +539,12 @@ def fit_metric(
     prediction = None
     if predict_n is not None:
         at = np.array([float(predict_n)])
-        value = float(_curve(report.cls, report.a, report.b, at)[0])
+        value = float(report.curve(at)[0])
         lows, highs = [], []
         for c in dict.fromkeys([report.cls, *leading]):
-            a_s, b_s = _boot_class(c, data, boot)
+            a_s, b_s = _boot_class(registry[c], data, boot)
             with np.errstate(over="ignore", invalid="ignore"):
-                p = _curve(c, a_s, b_s, at)[:, 0]
+                p = registry[c].evaluate(a_s, b_s, at)[:, 0]
             lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
             lows.append(float(lo_p))
             highs.append(float(hi_p))
@@ -636,7 +561,7 @@ def fit_metric(
 
     candidates = tuple(
         Candidate(c, fits[c].a, fits[c].b, fits[c].score, float(wt), fits[c].chi2)
-        for c, wt in zip(CLASSES, weights, strict=True)
+        for c, wt in zip(names, weights, strict=True)
     )
     # With no growth to measure, a power law's k is unidentified (any k fits b = 0):
     # report none rather than a number that only reflects the noise.

@@ -2,7 +2,7 @@
 
 Contract: `--fail-above CLASS` (the worst confident metric of A) or
 `--fail-above METRIC=CLASS` (repeatable) compares fitted classes in the order
-of `model.CLASSES`; a violation prints one sentence per metric and returns
+of the class registry (`quadscope.classes`); a violation prints one sentence per metric and returns
 exit code GATE_EXIT. An inconclusive fit never passes a gate silently: it is
 reported, and fails only with `--strict-gate`.
 """
@@ -14,8 +14,9 @@ import sys
 from typing import Any
 
 from quadscope.analyse.analysis import Analysis
+from quadscope.classes import NAMES, REGISTRY
 from quadscope.errors import UsageError
-from quadscope.model import CLASSES, METRICS
+from quadscope.model import METRICS
 
 GATE_EXIT = 8
 
@@ -33,9 +34,9 @@ def parse_gates(items: list[str]) -> list[tuple[str | None, str]]:
     for item in items:
         metric, _, cls = item.rpartition("=")
         cls = cls.strip()
-        if cls not in CLASSES:
+        if cls not in REGISTRY:
             raise UsageError(f"--fail-above {item!r}: {cls!r} is not a class; use one of "
-                             + ", ".join(CLASSES))
+                             + ", ".join(NAMES))
         if metric and metric not in METRICS:
             raise UsageError(f"--fail-above {item!r}: {metric!r} is not a metric; use one of "
                              + ", ".join(METRICS))
@@ -57,7 +58,7 @@ def check_gates(args: argparse.Namespace, analysis: Analysis) -> int:
                 print(f"quadscope: gate {fit.metric} <= {limit}: inconclusive ({fit.reason})",
                       file=sys.stderr)
                 failed = failed or bool(getattr(args, "strict_gate", False))
-            elif CLASSES.index(fit.cls) > CLASSES.index(limit):
+            elif REGISTRY.index(fit.cls) > REGISTRY.index(limit):
                 print(f"quadscope: gate failed: {fit.metric} grows as {fit.cls}, "
                       f"faster than the allowed {limit}", file=sys.stderr)
                 failed = True

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.classes import REGISTRY
 from quadscope.commands.common import add_store_option, open_store, print_analysis
 from quadscope.measure.clock import SystemClock
 from quadscope.measure.host import host_info
@@ -108,11 +109,11 @@ def _grows(fit: Fit | None, size_word: str) -> str:
     if fit.cls == "1":
         return "is constant"
     if fit.confident:
-        return f"grows as {fit.cls.replace('n', size_word)}"
+        return f"grows as {REGISTRY.rename(fit.cls, size_word)}"
     if fit.exponent_ci is not None and fit.exponent_ci[0] > 0.3:
         # Growth is certain even though the class is not: say so with the exponent.
         return (f"grows as {size_word}^k, {_k(fit)}, though its class is still inconclusive "
-                f"(best fit {fit.best.replace('n', size_word)})")
+                f"(best fit {REGISTRY.rename(fit.best, size_word)})")
     return "is inconclusive" + (f" ({_k(fit)})" if _k(fit) else "")
 
 
@@ -120,10 +121,8 @@ def _total(fit: Fit | None) -> str:
     """How the total over K launches grows when each launch costs `fit` of its index i."""
     if fit is None:
         return ""
-    named = {"1": "K", "log n": "K log K", "sqrt n": "K^1.5", "n": "K²", "n log n": "K² log K",
-             "n^2": "K³", "n^3": "K⁴"}
     if fit.confident:
-        return named.get(fit.cls, "")
+        return REGISTRY[fit.cls].total or ""
     if fit.exponent is not None and fit.exponent_ci is not None and fit.exponent_ci[0] > 0.3:
         return f"about K^{fit.exponent + 1:.1f}"
     return ""

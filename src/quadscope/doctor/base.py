@@ -18,17 +18,14 @@ could not run here; the finding says why).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from quadscope.model import CLASSES, Fit
+from quadscope.classes import REGISTRY
+from quadscope.model import Fit
 
 VERDICTS: tuple[str, ...] = ("ok", "slow", "pathological", "skipped")
-SUPERLINEAR: tuple[str, ...] = ("n^2", "n^3", "2^n")
-# Classes that mean "it grows with n at all" (log n and up).
-GROWING: tuple[str, ...] = tuple(c for c in CLASSES if c != "1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,15 +201,15 @@ def growth(fit: Fit | None, var: str = "n") -> str:
     if fit is None:
         return "—"
     if fit.confident:
-        text = fit.cls
+        text = REGISTRY.rename(fit.cls, var)
     else:
-        text = f"{fit.best}?" if fit.best else "?"
+        text = f"{REGISTRY.rename(fit.best, var)}?" if fit.best else "?"
         # k of a + b·n^k is arbitrary when b is ~0, so a flat guess shows no k.
         if fit.exponent is not None and fit.best != "1":
             text += f" (k={fit.exponent:.2g})"
         elif not fit.best:
             text = "inconclusive"
-    return re.sub(r"\bn\b", var, text) if var != "n" else text
+    return text
 
 
 # The power-law exponent's 95% interval must clear these for an inconclusive fit
@@ -222,14 +219,24 @@ SUPERLINEAR_K = 1.5
 GROWING_K = 0.5
 
 
+def _superlinear_class(name: str) -> bool:
+    growth = REGISTRY.get(name)
+    return growth is not None and growth.superlinear
+
+
+def _growing_class(name: str) -> bool:
+    growth = REGISTRY.get(name)
+    return growth is not None and growth.growing
+
+
 def superlinear(fit: Fit | None) -> bool:
     """Confidently n² or worse, or inconclusive with the exponent's interval above 1.5."""
     if fit is None:
         return False
     if fit.confident:
-        return fit.cls in SUPERLINEAR
+        return _superlinear_class(fit.cls)
     ci = fit.exponent_ci
-    return fit.best in SUPERLINEAR and ci is not None and ci[0] >= SUPERLINEAR_K
+    return _superlinear_class(fit.best) and ci is not None and ci[0] >= SUPERLINEAR_K
 
 
 def grows(fit: Fit | None) -> bool:
@@ -237,19 +244,19 @@ def grows(fit: Fit | None) -> bool:
     if fit is None:
         return False
     if fit.confident:
-        return fit.cls in GROWING
+        return _growing_class(fit.cls)
     ci = fit.exponent_ci
-    return fit.best in GROWING and ci is not None and ci[0] >= GROWING_K
+    return _growing_class(fit.best) and ci is not None and ci[0] >= GROWING_K
 
 
 def looks_superlinear(fit: Fit | None) -> bool:
     """The class shown for `fit` is n² or worse, with or without a question mark."""
-    return fit is not None and (fit.cls if fit.confident else fit.best) in SUPERLINEAR
+    return fit is not None and _superlinear_class(fit.cls if fit.confident else fit.best)
 
 
 def looks_growing(fit: Fit | None) -> bool:
     """The class shown for `fit` grows with n at all, with or without a question mark."""
-    return fit is not None and (fit.cls if fit.confident else fit.best) in GROWING
+    return fit is not None and _growing_class(fit.cls if fit.confident else fit.best)
 
 
 def doubts(fits: Mapping[str, Fit | None], *, flat: bool = False, var: str = "n") -> str:

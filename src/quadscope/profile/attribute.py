@@ -40,8 +40,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from quadscope.analyse.fitting import fit_metric
+from quadscope.classes import INCONCLUSIVE
 from quadscope.errors import FitRefusedError
-from quadscope.model import INCONCLUSIVE, Fit
+from quadscope.model import Fit
 from quadscope.profile.perfscript import is_kernel_dso
 from quadscope.profile.stacks import Frame, Stack, StackProfile
 

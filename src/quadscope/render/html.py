@@ -28,6 +28,7 @@ from typing import Any
 
 from quadscope import __version__
 from quadscope.analyse.analysis import Analysis
+from quadscope.classes import REGISTRY
 from quadscope.render.plotdata import ReportData, report_data
 
 
@@ -104,8 +105,8 @@ def _table(head: Iterable[str], rows: Iterable[Iterable[str]], num: set[int] | N
 
 def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
     yield f"<header><h1>{_e(data.title)}</h1>"
-    calm = not any(f.cls not in ("1", "log n", "sqrt n", "n")
-                   for f in analysis.fits.get("A", {}).values() if f.confident)
+    calm = all((growth := REGISTRY.get(f.cls)) is not None and growth.linear_or_slower
+               for f in analysis.fits.get("A", {}).values() if f.confident)
     yield f"<p class=\"verdict{' calm' if calm else ''}\" id=\"verdict\">{_e(data.verdict)}</p>"
     yield "<dl class=\"facts\">"
     for k, v in data.facts:

@@ -1,8 +1,8 @@
 """Report data: what the HTML and PNG renderers draw, derived once from an `Analysis`.
 
 Contract: `report_data(analysis) -> ReportData` is a pure function. It never
-fits: curves use the stored `Fit` coefficients with `fitting.CLASS_FUNCS`, the
-linearised plot uses `fitting.linearise`, and ratios come from
+fits: curves use the stored `Fit` coefficients with the class's `evaluate`, the
+linearised plot its `linearise` (see `quadscope.classes`), and ratios come from
 `analysis.comparison`. Both renderers draw the same `ReportData.plots` with the
 same `PALETTE`, so the HTML page and the PNGs show identical plots. Everything
 here is JSON-ready (plain dicts, lists, floats rounded to 6 significant digits,
@@ -53,8 +53,8 @@ from typing import Any
 import numpy as np
 
 from quadscope.analyse.analysis import Analysis
-from quadscope.analyse.fitting import CLASS_FUNCS, linearise
-from quadscope.model import INCONCLUSIVE, METRICS, Fit, Run
+from quadscope.classes import INCONCLUSIVE, REGISTRY
+from quadscope.model import METRICS, Fit, Run
 from quadscope.render.extras import PALETTE as PALETTE
 from quadscope.render.extras import (
     culprits_table,
@@ -134,7 +134,7 @@ def _coeffs(fit: Fit) -> tuple[str, float, float] | None:
         if cand is None:
             return None
         a, b = cand.a, cand.b
-    if cls not in CLASS_FUNCS or not (math.isfinite(a) and math.isfinite(b)):
+    if cls not in REGISTRY or not (math.isfinite(a) and math.isfinite(b)):
         return None
     return cls, float(a), float(b)
 
@@ -145,11 +145,11 @@ def curve_band(
     """ŷ, lo, hi at `ns`: the WLS confidence band described in the module docstring."""
     from scipy.stats import t as student_t
 
-    f = CLASS_FUNCS[cls]
-    fx = np.asarray(f(sizes), dtype=float)
-    fn = np.asarray(f(ns), dtype=float)
-    yhat_i = a + b * fx
-    yhat = a + b * fn
+    growth = REGISTRY[cls]
+    fx = np.asarray(growth.f(sizes), dtype=float)
+    fn = np.asarray(growth.f(ns), dtype=float)
+    yhat_i = growth.evaluate(a, b, sizes)
+    yhat = growth.evaluate(a, b, ns)
     n_pts = len(values)
     if n_pts < 3:
         return yhat, yhat.copy(), yhat.copy()
@@ -180,7 +180,7 @@ def _series(runs: Sequence[Run], metric: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fit_label(fit: Fit, cls: str, word: str) -> str:
-    name = cls.replace("n", word) if word != "n" else cls
+    name = REGISTRY.rename(cls, word)
     if fit.cls == INCONCLUSIVE:
         return f"best candidate {name} (inconclusive)"
     return f"fit: a + b·{name}" if cls != "1" else "fit: constant"
@@ -221,7 +221,7 @@ def _metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, 
             arr = np.array([np.nan if x is None else x for x in vals], dtype=float)
             ns_run = np.array([r.size_n for r in measured], dtype=float)
             with np.errstate(all="ignore"):
-                fit_at = a + b * np.asarray(CLASS_FUNCS[cls](ns_run), dtype=float)
+                fit_at = REGISTRY[cls].evaluate(a, b, ns_run)
                 tiny = 1e-12 * max(float(np.nanmax(np.abs(arr))), 1e-300)
                 scale = np.maximum(np.abs(fit_at), tiny)
                 rel = np.where(ok, (arr - fit_at) / scale * 100.0, np.nan)
@@ -230,7 +230,7 @@ def _metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, 
             if cls != "1":
                 try:
                     with np.errstate(all="ignore"):
-                        linv = np.asarray(linearise(cls, a, b, arr), dtype=float)
+                        linv = REGISTRY[cls].linearise(a, b, arr)
                 except (ValueError, ZeroDivisionError, FloatingPointError):
                     linv = None
                 if linv is not None:

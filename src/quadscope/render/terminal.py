@@ -17,15 +17,21 @@ from rich.text import Text
 
 from quadscope.analyse.analysis import Analysis
 from quadscope.analyse.fitting import K_GRID
-from quadscope.model import INCONCLUSIVE, METRICS, Fit
+from quadscope.classes import INCONCLUSIVE, REGISTRY
+from quadscope.model import METRICS, Fit
 from quadscope.units import fmt_value
 
 K_MAX = float(K_GRID[-1])
 
-CLASS_STYLE = {
-    "1": "green", "log n": "green", "sqrt n": "green", "n": "cyan", "n log n": "cyan",
-    "n^2": "bold red", "n^3": "bold red", "2^n": "bold red", INCONCLUSIVE: "yellow",
-}
+
+def class_style(cls: str) -> str:
+    """Slower than n green, superlinear bold red, in between cyan, inconclusive yellow."""
+    growth = REGISTRY.get(cls)
+    if growth is None:
+        return "yellow" if cls == INCONCLUSIVE else ""
+    if growth.superlinear:
+        return "bold red"
+    return "green" if growth.sublinear else "cyan"
 
 
 def _median_at_max(analysis: Analysis, variant: str, metric: str) -> float | None:
@@ -76,7 +82,7 @@ def fits_table(analysis: Analysis, variant: str) -> Table:
         cls = fit.cls if fit.confident else f"? ({fit.best})"
         row: list[str | Text] = [
             metric,
-            Text(cls, style=CLASS_STYLE.get(fit.cls, "")),
+            Text(cls, style=class_style(fit.cls)),
             _k(fit),
             fmt_value(metric, fit.coefficients.get("a")),
             f"{fit.coefficients.get('b', 0.0):.3g}",

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from quadscope.analyse.analysis import fit_runs
+from quadscope.classes import REGISTRY
 from quadscope.measure.clock import Clock
 from quadscope.measure.launcher import Executor
 from quadscope.model import METRICS, Run, Sweep
@@ -34,11 +35,6 @@ from quadscope.store import Store
 MIN_SIZES = 4
 FAST_GROWTH = 4
 SLOW_GROWTH = 2
-# A slow-growth verdict is final only over this span of n (or when n cannot grow):
-# growth hidden under start-up cost at small n is the classic way to be fooled
-# (and growing a program that really is constant costs nothing extra), and n and
-# n log n differ by a factor log n that needs decades to show.
-SETTLING_SPAN = {"1": 1000.0, "log n": 1000.0, "sqrt n": 100.0, "n": 100.0, "n log n": 100.0}
 # Refinement stops adding repeats at a size beyond max(this, 3 × --repeat).
 MAX_REPEATS = 10
 
@@ -137,7 +133,9 @@ class _Adaptive:
             fits, _ = fit_runs(self.measured(v), seed=self.spec.seed,
                                metrics=self.spec.until or METRICS)
             for fit in fits.values():
-                if growing and span < SETTLING_SPAN.get(fit.cls, 0.0):
+                # A slow-growth verdict is final only over its class's settling span.
+                settles = REGISTRY.get(fit.cls)
+                if growing and settles is not None and span < settles.settling_span:
                     return False, None
                 if not fit.confident:
                     if fit.decide_n:

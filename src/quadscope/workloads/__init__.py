@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.measure.cbuild import compile_c
-from quadscope.model import CLASSES, INCONCLUSIVE
 
 # -g and frame pointers so `quadscope profile` can walk stacks and name the
 # culprit; -O2 so the measured code is what a release build would run.
@@ -49,7 +49,7 @@ class Workload:
 
     def __post_init__(self) -> None:
         for cls in (self.expected, *self.acceptable, *(c for _, c in self.metrics)):
-            if cls not in CLASSES:
+            if cls not in REGISTRY:
                 raise ValueError(f"{self.name}: {cls!r} is not a growth class")
 
     @property

@@ -1,0 +1,253 @@
+"""Growth classes: one record per class, read by everything that fits, names, draws or judges one.
+
+Contract: `REGISTRY` holds the built-in `GrowthClass`es simplest first; `NAMES`
+is their names in that order, and `INCONCLUSIVE` the verdict that is none of
+them. Everything here is pure: numpy in, numpy out, no I/O. A `GrowthClass`
+evaluates its own curve (`evaluate`, the one place a + b·f(n) is computed),
+maps costs back to n (`linearise`), normalises itself for fitting
+(`normalised`) and renames its size variable (`named`, "n log n" -> "i log i").
+Fitting takes the registry as a parameter (default `REGISTRY`), so a test or a
+caller can fit against another set of classes without touching this module.
+
+How to add a class: add one `GrowthClass` to `_BUILTIN`, where its `order`
+puts it (the registry refuses classes out of order: selection prefers the
+earlier, simpler one on a tie). The entry needs
+- `name`, writing the size as the word "n" ("n^1.5"): it is what fits, stores,
+  `--fail-above` and reports use, and `named` renames that word;
+- `label` (the name in mathematical type, "n¹·⁵") and `words` ("n to the
+  1.5"), for text meant for people;
+- `order` (k, j) with f(n) growing as n^k·(log n)^j; (inf, 0) outgrows every
+  power. It decides the position and the derived properties `growing`,
+  `sublinear`, `linear_or_slower` and `superlinear` (what doctor calls
+  pathological and reports paint red);
+- `f`, vectorised over a float array, finite and positive for n ≥ 1;
+- `inverse` (f⁻¹, for linearised plots) when f is invertible;
+- `total`, how Σ f(i) over launches i = 1..K grows, for accumulate mode;
+- `settling_span` when adaptive mode must see n span that factor before a
+  slow-growth verdict is final;
+- `max_n`, `ratio`, `scaled` and `min_visible_sizes` only when f overflows
+  floats at sizes one can sweep, as 2^n does.
+`n_coef` counts the fitted coefficients (a and b: 2); fitting itself fits
+a + b·f(n), so a class with more coefficients needs a fitting method too.
+Besides the constant "1" (the null every fit is tested against) and "n" (the
+linear term fitting and doctor look for by name), nothing in quadscope names a
+class. tests/test_classes.py fits data of a class that is not built in by
+handing `fit_metric` a registry that holds it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+INCONCLUSIVE = "inconclusive"
+
+# A class is fitted on f(n)/f(n_max); a size whose ratio is below this carries no shape.
+VISIBLE_RATIO = 1e-9
+
+Curve = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class GrowthClass:
+    """One growth class, cost = a + b·f(n) (see "How to add a class" above for each field)."""
+
+    name: str
+    label: str
+    words: str
+    order: tuple[float, float]
+    f: Curve
+    inverse: Curve | None = None
+    n_coef: int = 2
+    total: str | None = None
+    settling_span: float = 0.0
+    max_n: float = math.inf  # largest n_max at which the class can be fitted at all
+    ratio: Callable[[np.ndarray, float], np.ndarray] | None = None  # f(n)/f(n_ref), overflow-free
+    scaled: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None  # b·f(n), overflow-free
+    min_visible_sizes: int = 0  # sizes with f(n)/f(n_max) ≥ VISIBLE_RATIO needed to fit
+
+    @property
+    def growing(self) -> bool:
+        """Grows with n at all (log n and up)."""
+        return self.order > (0.0, 0.0)
+
+    @property
+    def sublinear(self) -> bool:
+        """Grows slower than n (the constant included)."""
+        return self.order < (1.0, 0.0)
+
+    @property
+    def linear_or_slower(self) -> bool:
+        """Grows no faster than n."""
+        return self.order <= (1.0, 0.0)
+
+    @property
+    def superlinear(self) -> bool:
+        """Faster than n by a power, not just a log factor: n² and up, not n log n."""
+        return self.order[0] > 1.0
+
+    @property
+    def outgrows_powers(self) -> bool:
+        """Faster than every power of n: a free power law's exponent runs to its bound."""
+        return self.order[0] == math.inf
+
+    def named(self, var: str) -> str:
+        """The name with its size variable renamed, e.g. "n log n" -> "i log i"."""
+        return re.sub(r"\bn\b", var, self.name)
+
+    def evaluate(
+        self, a: float | np.ndarray, b: float | np.ndarray, n: Sequence[float] | np.ndarray
+    ) -> np.ndarray:
+        """a + b·f(n), shaped (*a.shape, n.size): vectorised over a and b, safe where f overflows."""
+        a_ = np.asarray(a, dtype=float)[..., None]
+        b_ = np.asarray(b, dtype=float)[..., None]
+        n_ = np.asarray(n, dtype=float)
+        with np.errstate(over="ignore"):
+            return a_ + (self.scaled(b_, n_) if self.scaled is not None else b_ * self.f(n_))
+
+    def normalised(self, n: np.ndarray, n_ref: float) -> tuple[np.ndarray, float] | None:
+        """(f(n)/f(n_ref), f(n_ref)), or None when the class cannot be fitted at these sizes."""
+        if n_ref > self.max_n:
+            return None
+        f_ref = float(self.f(np.array([n_ref]))[0])
+        if not np.isfinite(f_ref) or f_ref <= 0:
+            return None
+        g = self.ratio(n, n_ref) if self.ratio is not None else self.f(n) / f_ref
+        # Negligible at all but one or two sizes, the class would just fit a step at the top.
+        if np.count_nonzero(g >= VISIBLE_RATIO) < self.min_visible_sizes:
+            return None
+        return g, f_ref
+
+    def linearise(self, a: float, b: float, values: Sequence[float] | np.ndarray) -> np.ndarray:
+        """f⁻¹((y − a)/b): a cost mapped to something linear in n, for "√time against n" plots.
+
+        Negative (y − a)/b are clipped to 0 first, results to ≥ 0. Without an
+        inverse (the constant), or with b ≤ 0, every entry is NaN.
+        """
+        y = np.asarray(values, dtype=float)
+        if self.inverse is None or b <= 0:
+            return np.full(y.shape, np.nan)
+        u = np.maximum((y - a) / b, 0.0)
+        with np.errstate(over="ignore", divide="ignore"):
+            return np.maximum(self.inverse(u), 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """The growth classes a fit chooses among, simplest first; the first is the constant "1"."""
+
+    classes: tuple[GrowthClass, ...]
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.classes]
+        if not self.classes or names[0] != "1" or self.classes[0].growing:
+            raise ValueError('a registry starts with the constant "1": every fit is tested against it')
+        if len(set(names)) != len(names) or INCONCLUSIVE in names:
+            raise ValueError(f"class names must be distinct and not {INCONCLUSIVE!r}: {names}")
+        for prev, cur in pairwise(self.classes):
+            if not prev.order < cur.order:
+                raise ValueError(f"{cur.name} must grow faster than {prev.name}, which precedes it")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.classes)
+
+    def __iter__(self) -> Iterator[GrowthClass]:
+        return iter(self.classes)
+
+    def __len__(self) -> int:
+        return len(self.classes)
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None
+
+    def __getitem__(self, name: str) -> GrowthClass:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def get(self, name: object) -> GrowthClass | None:
+        """The class called `name`, or None (for INCONCLUSIVE, "" or an unknown name)."""
+        return next((c for c in self.classes if c.name == name), None)
+
+    def index(self, name: str) -> int:
+        """Position of `name`: a larger index grows faster."""
+        return self.names.index(name)
+
+    def rename(self, name: str, var: str) -> str:
+        """`named(var)` of the class called `name`; any other text is returned as it is."""
+        found = self.get(name)
+        return found.named(var) if found is not None else name
+
+    def with_class(self, extra: GrowthClass) -> Registry:
+        """This registry plus `extra`, placed by its order."""
+        return Registry(tuple(sorted((*self.classes, extra), key=lambda c: c.order)))
+
+
+def _float(n: np.ndarray) -> np.ndarray:
+    return np.asarray(n, dtype=float)
+
+
+def _log_n(n: np.ndarray) -> np.ndarray:
+    # Logs are natural; log n is clipped at n = 1 so that it never goes negative.
+    return np.log(np.maximum(n, 1.0))
+
+
+def _exp2(n: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return np.exp2(_float(n))
+
+
+def _exp2_scaled(b: np.ndarray, n: np.ndarray) -> np.ndarray:
+    # b·2^n as 2^(n + log2 b): finite wherever the product is, far past 2^1024.
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(b > 0, np.exp2(n + np.log2(np.where(b > 0, b, 1.0))), 0.0)
+
+
+def _inverse_n_log_n(u: np.ndarray) -> np.ndarray:
+    # Imported here: every module that reads a Fit imports this one, and scipy.special
+    # takes a quarter of a second to load.
+    from scipy.special import lambertw
+
+    # n·ln n = u  ⇔  n = u / W(u) for u > 0 (Lambert W, principal branch).
+    out = np.ones_like(u)
+    pos = u > 0
+    out[pos] = u[pos] / np.real(lambertw(u[pos]))
+    return out
+
+
+# Settling spans: growth hidden under start-up cost at small n is the classic way to
+# be fooled (and growing a program that really is constant costs nothing extra), and
+# n and n log n differ by a factor log n that needs decades to show.
+_BUILTIN = (
+    GrowthClass("1", "1", "constant", (0.0, 0.0), lambda n: np.ones_like(_float(n)),
+                n_coef=1, total="K", settling_span=1000.0),
+    GrowthClass("log n", "log n", "logarithmic", (0.0, 1.0), lambda n: _log_n(_float(n)),
+                inverse=np.exp, total="K log K", settling_span=1000.0),
+    GrowthClass("sqrt n", "√n", "square root", (0.5, 0.0),
+                lambda n: np.sqrt(np.maximum(_float(n), 0.0)),
+                inverse=np.square, total="K^1.5", settling_span=100.0),
+    GrowthClass("n", "n", "linear", (1.0, 0.0), _float,
+                inverse=lambda u: u, total="K²", settling_span=100.0),
+    GrowthClass("n log n", "n log n", "linearithmic", (1.0, 1.0),
+                lambda n: _float(n) * _log_n(_float(n)),
+                inverse=_inverse_n_log_n, total="K² log K", settling_span=100.0),
+    GrowthClass("n^2", "n²", "quadratic", (2.0, 0.0), lambda n: _float(n) ** 2,
+                inverse=np.sqrt, total="K³"),
+    GrowthClass("n^3", "n³", "cubic", (3.0, 0.0), lambda n: _float(n) ** 3,
+                inverse=np.cbrt, total="K⁴"),
+    GrowthClass("2^n", "2ⁿ", "exponential", (math.inf, 0.0), _exp2,
+                inverse=lambda u: np.log2(np.maximum(u, np.finfo(float).tiny)), total="2^K",
+                # 2^n is only fitted while 2^n_max is representable with room to spare.
+                max_n=1000.0, ratio=lambda n, n_ref: np.exp2(n - n_ref), scaled=_exp2_scaled,
+                min_visible_sizes=3),
+)
+
+REGISTRY = Registry(_BUILTIN)
+NAMES: tuple[str, ...] = REGISTRY.names
