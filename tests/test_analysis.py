@@ -55,7 +55,9 @@ def test_nothing_conclusive() -> None:
 
 
 def _run(seq: int, n: int, wall: float, *, warmup: bool = False, code: int = 0) -> Run:
-    m = Measurement(wall, wall, 0.0, 1 << 20, 10 * n, 0, 1, 0, code)
+    m = Measurement(wall_s=wall, user_s=wall, sys_s=0.0, max_rss_bytes=1 << 20,
+                    minor_faults=10 * n, major_faults=0, voluntary_ctx_switches=1,
+                    involuntary_ctx_switches=0, exit_code=code)
     return Run(1, seq, "A", n, 0, warmup, 0.0, m)
 
 
