@@ -90,3 +90,14 @@ def test_measurement_dict_layout_and_round_trip() -> None:
     assert Measurement.from_dict({**d, "future_metric": 9}) == m
     run = Run(1, 0, "A", 10, 0, False, 0.0, m)
     assert Run.from_dict(run.to_dict()) == run
+
+
+def test_cpu_s_is_user_plus_sys_computed_never_stored() -> None:
+    """cpu_s = user_s + sys_s, right after sys_s; None when an input is; absent from to_dict."""
+    m = _m(user_s=0.5, sys_s=0.25)
+    assert METRICS[METRICS.index("sys_s") + 1] == "cpu_s"
+    assert (m.cpu_s, m.value("cpu_s")) == (0.75, 0.75)
+    assert Run(1, 0, "A", 10, 0, False, 0.0, m).value("cpu_s") == 0.75
+    assert _m(user_s=0.5).cpu_s is None
+    assert "cpu_s" not in m.to_dict() and "cpu_s" not in m.values
+    assert metrics.DERIVED_NAMES == ("cpu_s",) and not metrics.get("cpu_s").leads

@@ -34,6 +34,10 @@ UNITS = ("s", "bytes", "count")
 CLOCK, RUSAGE, PERF, DERIVED = "clock", "rusage", "perf", "derived"
 
 
+def _total(*values: float) -> float:
+    return sum(values, 0.0)
+
+
 @dataclass(frozen=True, slots=True)
 class Metric:
     """One metric: its name (units included), where it comes from and how it reads.
@@ -84,6 +88,8 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("wall_s", "s", CLOCK, "elapsed wall-clock time of the child", False),
     Metric("user_s", "s", RUSAGE, "user CPU time", False, ("ru_utime",)),
     Metric("sys_s", "s", RUSAGE, "system CPU time", False, ("ru_stime",)),
+    Metric("cpu_s", "s", DERIVED, "CPU time, user_s + sys_s: immune to other tenants", False,
+           inputs=("user_s", "sys_s"), derive=_total),
     Metric("max_rss_bytes", "bytes", RUSAGE, "peak resident set size", True, ("ru_maxrss",),
            scale=1024, accumulates=False),
     Metric("minor_faults", "count", RUSAGE, "minor page faults", True, ("ru_minflt",)),
