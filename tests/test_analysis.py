@@ -56,7 +56,9 @@ def test_nothing_conclusive() -> None:
 
 
 def _run(seq: int, n: int, wall: float, *, warmup: bool = False, code: int = 0) -> Run:
-    m = Measurement(wall, wall, 0.0, 1 << 20, 10 * n, 0, 1, 0, code)
+    m = Measurement(wall_s=wall, user_s=wall, sys_s=0.0, max_rss_bytes=1 << 20,
+                    minor_faults=10 * n, major_faults=0, voluntary_ctx_switches=1,
+                    involuntary_ctx_switches=0, exit_code=code)
     return Run(1, seq, "A", n, 0, warmup, 0.0, m)
 
 
@@ -91,3 +93,22 @@ def test_immaterial_growth_does_not_take_the_headline() -> None:
                best="n^2", reason="r")
     line = verdict_line({"max_rss_bytes": rss, "user_s": user}, n_max=3200)
     assert line.startswith("user_s grows as n^k, k = 1.90")
+
+
+def test_a_derived_metric_never_leads_nor_joins_the_verdict() -> None:
+    """cpu_s restates user_s + sys_s: a steeper cpu_s leaves the headline to its inputs."""
+    fits = {
+        "user_s": fit("user_s", "n", 1.0, (0.98, 1.02)),
+        "cpu_s": fit("cpu_s", "n^2", 2.0, (1.98, 2.02)),
+        "sys_s": fit("sys_s", "1"),
+    }
+    assert verdict_line(fits) == "user_s grows as n (k = 1.00 ± 0.02) — sys_s 1"
+
+
+def test_analyse_fits_cpu_s_from_user_and_sys() -> None:
+    """`analyse` fits the derived cpu_s over the measured runs, as the doctor and `show` do."""
+    runs = [_run(i, n, 1e-3 * n) for i, n in enumerate([1, 10, 100, 1000, 10000] * 2)]
+    analysis = analyse(Sweep(id=1, name="t", mode="sizes", command=("p", "{n}")), runs)
+    cpu = analysis.fits["A"]["cpu_s"]
+    assert (cpu.cls, cpu.n_points) == ("n", 10)
+    assert list(analysis.fits["A"])[:5] == ["wall_s", "user_s", "sys_s", "cpu_s", "max_rss_bytes"]

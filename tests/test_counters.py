@@ -9,12 +9,22 @@ import pytest
 
 from quadscope.measure.meters import (
     EVENTS,
-    Counts,
     NoCounters,
     PerfCounters,
     detect_counters,
+    missing_events,
     parse_perf_csv,
 )
+
+
+def counts(
+    instructions: int | None = None,
+    cycles: int | None = None,
+    page_faults: int | None = None,
+    context_switches: int | None = None,
+) -> dict[str, int | None]:
+    return {"instructions": instructions, "cycles": cycles, "page_faults": page_faults,
+            "context_switches": context_switches}
 
 # Recorded on this project's 2-core VM (perf 6.1): no hardware counters.
 VM_CSV = """# started on Sun Nov 22 05:06:56 2026
@@ -43,45 +53,42 @@ HYBRID_CSV = """100,,cpu_core/instructions/,1000,100.00,,
 
 def test_parse_vm_output() -> None:
     """<not supported> becomes None and counted software events keep their values."""
-    assert parse_perf_csv(VM_CSV) == Counts(None, None, 35000, 117)
+    assert parse_perf_csv(VM_CSV) == counts(None, None, 35000, 117)
 
 
 def test_parse_not_counted_and_modifiers() -> None:
     """<not counted> becomes None and ':u' modifiers still map to the metric."""
-    assert parse_perf_csv(BARE_CSV) == Counts(1234567, 1028806, None, 42)
+    assert parse_perf_csv(BARE_CSV) == counts(1234567, 1028806, None, 42)
 
 
 def test_parse_hybrid_sums_core_types() -> None:
     """Per-core-type lines add up; a '7.00' count parses as 7; absent events are None."""
-    assert parse_perf_csv(HYBRID_CSV) == Counts(120, None, 7, None)
+    assert parse_perf_csv(HYBRID_CSV) == counts(120, None, 7, None)
 
 
 def test_parse_empty_output() -> None:
     """perf output with no event lines counts nothing."""
-    assert parse_perf_csv("# started on x\n\n") == Counts()
+    assert parse_perf_csv("# started on x\n\n") == counts()
 
 
-def test_counts_missing_in_event_order() -> None:
-    """missing() names uncounted events with perf's names, in EVENTS order."""
-    assert Counts(None, None, 3, 4).missing() == ("instructions", "cycles")
-    assert Counts().missing() == EVENTS
+def test_missing_events_in_event_order() -> None:
+    """missing_events() names uncounted events with perf's names, in EVENTS order."""
+    assert missing_events(counts(None, None, 3, 4)) == ("instructions", "cycles")
+    assert missing_events(counts()) == EVENTS
 
 
-def test_counts_to_fields_match_measurement_names() -> None:
-    """to_fields() uses Measurement's field names."""
-    assert Counts(1, 2, 3, 4).to_fields() == {
-        "instructions": 1,
-        "cycles": 2,
-        "page_faults": 3,
-        "context_switches": 4,
-    }
+def test_events_and_aliases_come_from_the_registry() -> None:
+    """perf is asked for each perf metric's first event name; its aliases parse to that metric."""
+    assert EVENTS == ("instructions", "cycles", "page-faults", "context-switches")
+    aliased = "5,,cpu-cycles,1,100.00,,\n6,,faults,1,100.00,,\n7,,cs,1,100.00,,\n"
+    assert parse_perf_csv(aliased) == counts(None, 5, 6, 7)
 
 
 def test_no_counters_counts_nothing_and_does_not_gate() -> None:
     """NoCounters is ungated, named 'rusage', and yields all-None counts."""
     backend = NoCounters()
     assert (backend.name, backend.gated) == ("rusage", False)
-    assert backend.attach(12345).stop() == Counts()
+    assert backend.attach(12345).stop() == counts()
 
 
 def test_perf_counters_gate_the_child() -> None:

@@ -14,11 +14,26 @@ import pytest
 
 from quadscope.errors import ProgramError
 from quadscope.measure.clock import FakeClock
-from quadscope.measure.launcher import FakeExecutor, ProcessExecutor, resolve_program
+from quadscope.measure.launcher import (
+    FakeExecutor,
+    ProcessExecutor,
+    resolve_program,
+    rusage_values,
+)
 from quadscope.measure.meters import NoCounters, detect_counters
 from quadscope.model import Measurement
 
 MiB = 1024 * 1024
+
+
+def test_rusage_values_map_struct_fields_through_the_registry() -> None:
+    """Each rusage metric reads its struct rusage field; ru_maxrss KiB become bytes."""
+    ru = {"ru_utime": 1.5, "ru_stime": 0.25, "ru_maxrss": 3.0, "ru_minflt": 7.0,
+          "ru_majflt": 1.0, "ru_nvcsw": 2.0, "ru_nivcsw": 4.0}
+    got = rusage_values(ru.__getitem__)
+    assert got == {"user_s": 1.5, "sys_s": 0.25, "max_rss_bytes": 3072, "minor_faults": 7,
+                   "major_faults": 1, "voluntary_ctx_switches": 2, "involuntary_ctx_switches": 4}
+    assert [type(v) for v in got.values()] == [float, float, int, int, int, int, int]
 
 
 def _m(wall_s: float, exit_code: int = 0) -> Measurement:

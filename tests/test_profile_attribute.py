@@ -129,7 +129,9 @@ def test_choose_sizes_geometric() -> None:
 
 
 def _run(n: int, user_s: float, faults: int, warm: bool = False) -> Run:
-    m = Measurement(user_s, user_s, 0.0, 0, faults, 0, 0, 0, 0)
+    m = Measurement(wall_s=user_s, user_s=user_s, sys_s=0.0, max_rss_bytes=0,
+                    minor_faults=faults, major_faults=0, voluntary_ctx_switches=0,
+                    involuntary_ctx_switches=0, exit_code=0)
     return Run(1, 0, "A", n, 0, warm, 0.0, m)
 
 
@@ -313,7 +315,9 @@ def test_fault_decision_prefers_perf_page_faults() -> None:
     """rusage's ~70 minor faults would skip fault sampling; perf's page_faults (1 per call at
     the vsyscall page) asks for it. Without page_faults the rusage count decides."""
     def run(n: int, minor: int, page_faults: int | None) -> Run:
-        m = Measurement(0.01, 0.0, 0.01, 0, minor, 0, 0, 0, 0, page_faults=page_faults)
+        m = Measurement(wall_s=0.01, user_s=0.0, sys_s=0.01, max_rss_bytes=0, minor_faults=minor,
+                        major_faults=0, voluntary_ctx_switches=0, involuntary_ctx_switches=0,
+                        exit_code=0, page_faults=page_faults)
         return Run(1, 0, "A", n, 0, False, 0.0, m)
 
     vsyscall = [run(20000, 70, 20050), run(20000, 72, 20052), run(5000, 69, 5050)]

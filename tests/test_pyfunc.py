@@ -9,7 +9,7 @@ import pytest
 
 from quadscope.api import sweep_function
 from quadscope.errors import ProgramError
-from quadscope.measure.pyfunc import FunctionExecutor, resolve_function
+from quadscope.measure.pyfunc import FunctionExecutor, _call_rusage, resolve_function
 
 
 def touch_pages(n: int) -> int:
@@ -40,6 +40,7 @@ def test_an_exception_is_exit_1_with_its_traceback() -> None:
     m = FunctionExecutor({"f": fails}).execute(["f", "7"], timeout_s=30)
     assert m.exit_code == 1
     assert "ValueError: no good at 7" in m.stderr_tail
+    assert m.wall_s > 0 and m.user_s is None and m.max_rss_bytes is None  # unmeasured, not 0
 
 
 def test_timeout_kills_the_call() -> None:
@@ -47,6 +48,18 @@ def test_timeout_kills_the_call() -> None:
     m = FunctionExecutor({"s": sleeps}).execute(["s", "1"], timeout_s=0.3)
     assert m.timed_out
     assert m.exit_code == -9
+
+
+def test_call_rusage_is_deltas_but_peak_rss_as_read() -> None:
+    """Running totals are differences of the readings; peak RSS is the later reading in bytes."""
+    import resource
+
+    r0 = resource.struct_rusage((1.0, 0.5, 100) + (0,) * 3 + (10, 1) + (0,) * 6 + (3, 4))
+    r1 = resource.struct_rusage((1.25, 0.75, 200) + (0,) * 3 + (15, 1) + (0,) * 6 + (5, 9))
+    assert _call_rusage(r0, r1) == {
+        "user_s": 0.25, "sys_s": 0.25, "max_rss_bytes": 200 * 1024, "minor_faults": 5,
+        "major_faults": 0, "voluntary_ctx_switches": 2, "involuntary_ctx_switches": 5,
+    }
 
 
 def test_resolve_function_errors_are_one_sentence() -> None:

@@ -319,7 +319,8 @@ from quadscope.store import Store
 store = Store(Path(sys.argv[1]))
 sweep = store.create_sweep(Sweep(id=0, name="victim", mode="sizes", command=("x",)))
 print(sweep.id, flush=True)
-m = Measurement(0.5, 0.25, 0.0, 1024, 1, 0, 0, 0, exit_code=0)
+m = Measurement(wall_s=0.5, user_s=0.25, sys_s=0.0, max_rss_bytes=1024, minor_faults=1,
+                major_faults=0, voluntary_ctx_switches=0, involuntary_ctx_switches=0, exit_code=0)
 seq = 0
 while True:
     store.add_run(Run(sweep.id, seq, "A", seq, 0, False, 0.0, m))

@@ -7,66 +7,119 @@ and documented in docs/schema.md.
 
 Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
   1 — first version: Sweep, Run, Fit, Prediction, Candidate, Comparison.
+  2 — metric columns derived from the registry and nullable (a meter that
+      cannot give a metric stores NULL, never a made-up 0); derived metrics
+      such as cpu_s are fitted and exported in fits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from quadscope import metrics
 from quadscope.classes import INCONCLUSIVE
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-# Every metric a run can carry, in the order reports show them. The first eight
-# come from the clock and wait4 and are always present; the last four come from
-# perf and are None where perf cannot count them.
-RUSAGE_METRICS: tuple[str, ...] = (
-    "wall_s",
-    "user_s",
-    "sys_s",
-    "max_rss_bytes",
-    "minor_faults",
-    "major_faults",
-    "voluntary_ctx_switches",
-    "involuntary_ctx_switches",
+# Every metric a run can carry, in the order reports show them: the registry's
+# names (quadscope.metrics), never a list of their own.
+METRICS: tuple[str, ...] = metrics.NAMES
+RUSAGE_METRICS: tuple[str, ...] = tuple(
+    m.name for m in metrics.REGISTRY if m.source in (metrics.CLOCK, metrics.RUSAGE)
 )
-PERF_METRICS: tuple[str, ...] = ("instructions", "cycles", "page_faults", "context_switches")
-METRICS: tuple[str, ...] = RUSAGE_METRICS + PERF_METRICS
+PERF_METRICS: tuple[str, ...] = tuple(m.name for m in metrics.by_source(metrics.PERF))
 
 MODES = ("sizes", "adaptive", "accumulate")
 
 
-@dataclass(frozen=True, slots=True)
-class Measurement:
-    """What one execution of a process yields. Units are in the names."""
+# A run's flat layout (Run.to_dict, the CSV columns, the runs table): its place, the metrics
+# every executor gives, then the outcome, then the meters' metrics. Schema 1
+# laid runs out this way, so CSV columns keep their places.
+_OUTCOME: tuple[str, ...] = ("exit_code", "timed_out", "stderr_tail")
+MEASUREMENT_KEYS: tuple[str, ...] = (
+    *RUSAGE_METRICS,
+    *_OUTCOME,
+    *(name for name in metrics.RAW_NAMES if name not in RUSAGE_METRICS),
+)
 
-    wall_s: float
-    user_s: float
-    sys_s: float
-    max_rss_bytes: int
-    minor_faults: int
-    major_faults: int
-    voluntary_ctx_switches: int
-    involuntary_ctx_switches: int
+RUN_KEYS: tuple[str, ...] = (
+    "sweep_id", "seq", "variant", "size_n", "repeat", "warmup", "started_at", *MEASUREMENT_KEYS,
+)
+
+Number = float | int
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Measurement:
+    """What one execution of a process yields: its outcome and one value per raw metric.
+
+    `values` maps every raw metric of the registry to its number, or None where
+    it was not measured; read one as an attribute (`m.wall_s`, `m.cpu_s` for a
+    derived one) or with `value(name)`. Construct with keywords:
+    `Measurement(wall_s=..., user_s=..., exit_code=0)`; metrics left out are
+    None, except wall_s, which every run has.
+    """
+
     exit_code: int  # the exit status, or -SIGNUM when killed by a signal
-    timed_out: bool = False
-    stderr_tail: str = ""
-    instructions: int | None = None
-    cycles: int | None = None
-    page_faults: int | None = None
-    context_switches: int | None = None
+    timed_out: bool
+    stderr_tail: str
+    values: Mapping[str, Number | None] = field(hash=False)
+
+    def __init__(
+        self,
+        values: Mapping[str, Number | None] | None = None,
+        *,
+        exit_code: int,
+        timed_out: bool = False,
+        stderr_tail: str = "",
+        **by_name: Number | None,
+    ) -> None:
+        given = {**(values or {}), **by_name}
+        unknown = sorted(set(given) - set(metrics.RAW_NAMES))
+        if unknown:
+            raise TypeError(f"Measurement has no raw metric {', '.join(unknown)}")
+        if given.get("wall_s") is None:
+            raise TypeError("Measurement needs wall_s: every run has a wall-clock time")
+        object.__setattr__(self, "exit_code", exit_code)
+        object.__setattr__(self, "timed_out", timed_out)
+        object.__setattr__(self, "stderr_tail", stderr_tail)
+        object.__setattr__(self, "values", {n: given.get(n) for n in metrics.RAW_NAMES})
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when ordinary lookup fails: metric names read as attributes.
+        # Any, not float | None, so `m.wall_s * 2` type-checks as it did as a field.
+        if name.startswith("_") or name == "values" or metrics.find(name) is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.value(name)
+
+    def value(self, name: str) -> Number | None:
+        """A metric's value, computing a derived one from its inputs; None when not measured."""
+        metric = metrics.get(name)
+        if metric.derived:
+            return metric.compute(self.values)
+        return self.values[name]
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Raw metrics and the outcome in MEASUREMENT_KEYS order; derived metrics are recomputed."""
+        outcome = {"exit_code": self.exit_code, "timed_out": self.timed_out,
+                   "stderr_tail": self.stderr_tail}
+        return {k: outcome[k] if k in outcome else self.values[k] for k in MEASUREMENT_KEYS}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Measurement:
-        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+    def from_dict(cls, d: Mapping[str, Any]) -> Measurement:
+        """Reads any schema's run: unknown keys (a derived metric, a newer field) are ignored."""
+        return cls(
+            {n: d[n] for n in metrics.RAW_NAMES if n in d},
+            exit_code=int(d["exit_code"]),
+            timed_out=bool(d.get("timed_out", False)),
+            stderr_tail=str(d.get("stderr_tail", "")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +141,8 @@ class Run:
     measurement: Measurement
 
     def value(self, metric: str) -> float | None:
-        v = getattr(self.measurement, metric)
+        """One metric of this run as a float, derived ones included; None when not measured."""
+        v = self.measurement.value(metric)
         return None if v is None else float(v)
 
     def to_dict(self) -> dict[str, Any]:

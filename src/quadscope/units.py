@@ -1,12 +1,18 @@
-"""Human-readable values: a metric's unit comes from its name (`_s`, `_bytes`, counts).
+"""Human-readable values: seconds, bytes and counts, each in its natural scale.
 
 Contract: pure formatting, used by every renderer so a value reads the same in
-the terminal, HTML and PNG.
+the terminal, HTML and PNG. `fmt_value(metric, v)` formats by the metric's unit
+in the registry (quadscope.metrics); a name the registry does not know (a doctor
+probe's own series) is read by its suffix: `_s` seconds, `_bytes` bytes, else a
+count.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+from quadscope import metrics
 
 
 def fmt_seconds(v: float) -> str:
@@ -50,8 +56,16 @@ def fmt_count(v: float) -> str:
 def fmt_value(metric: str, v: float | None) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
-    if metric.endswith("_s"):
-        return fmt_seconds(v)
-    if metric.endswith("_bytes"):
-        return fmt_bytes(v)
-    return fmt_count(v)
+    known = metrics.find(metric)
+    if known is not None:
+        unit = known.unit
+    else:
+        unit = "s" if metric.endswith("_s") else "bytes" if metric.endswith("_bytes") else "count"
+    return _BY_UNIT[unit](v)
+
+
+_BY_UNIT: dict[str, Callable[[float], str]] = {
+    "s": fmt_seconds,
+    "bytes": fmt_bytes,
+    "count": fmt_count,
+}

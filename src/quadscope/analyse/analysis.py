@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from quadscope import __version__
+from quadscope import __version__, metrics
 from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.errors import FitRefusedError
@@ -128,6 +128,11 @@ def _rising_undecided(fit: Fit) -> bool:
             and fit.best != "1")
 
 
+def _may_lead(fit: Fit) -> bool:
+    known = metrics.find(fit.metric)
+    return known is None or known.leads
+
+
 def growth_fraction(fit: Fit, n_max: float | None) -> float:
     """The growing part's share of the fitted cost at n_max: b·f(n_max) / (a + b·f(n_max))."""
     growth = REGISTRY.get(fit.cls if fit.confident else fit.best)
@@ -153,6 +158,8 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n",
     metric that clearly grows but whose class is not settled leads when nothing
     settled grows faster, so the headline never says "constant" over a rise.
     Metrics whose growth is immaterial at n_max lead only when nothing else grows.
+    Only metrics the registry lets lead (`Metric.leads`) may: a derived metric
+    such as cpu_s restates its inputs, which lead in its place.
     """
     def word(cls: str) -> str:
         return REGISTRY.rename(cls, size_word)
@@ -161,8 +168,9 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n",
         big = [f for f in fs if growth_fraction(f, n_max) >= MATERIAL_GROWTH]
         return big or fs
 
-    growing = material([f for f in fits.values() if f.confident and f.cls != "1"])
-    undecided = material([f for f in fits.values() if _rising_undecided(f)])
+    leaders = [f for f in fits.values() if _may_lead(f)]
+    growing = material([f for f in leaders if f.confident and f.cls != "1"])
+    undecided = material([f for f in leaders if _rising_undecided(f)])
     worst = max(growing, key=_growth_rank) if growing else None
     steep = max(undecided, key=lambda f: f.exponent or 0.0) if undecided else None
     # An unsettled metric leads only when it is clearly steeper than every settled one:

@@ -55,7 +55,6 @@ BLOB_KEY = "doctor"
 DEFAULT_BUDGET_S = 120.0
 QUICK_BUDGET_S = 30.0
 _MIN_RUN_S = 0.05
-CPU_METRIC = "cpu_s"  # below this a run cannot meaningfully start
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,16 +178,6 @@ class _SweepId:
 
     def ran(self, run: Run, done: int, elapsed_s: float) -> None:
         pass
-
-
-def series(runs: Sequence[Run], metric: str) -> tuple[list[float], list[float]]:
-    """(sizes, values) of a metric, including the derived `cpu_s` = user_s + sys_s."""
-    if metric == CPU_METRIC:
-        return (
-            [float(r.size_n) for r in runs],
-            [r.measurement.user_s + r.measurement.sys_s for r in runs],
-        )
-    return metric_series(runs, metric)
 
 
 def fit_reserve_s(v: Variant, perf: bool) -> float:
@@ -399,7 +388,7 @@ class _ProbeRun:
         metrics = (*v.metrics, *(["page_faults"] if use_perf else []))
         fits: dict[str, Fit] = {}
         for metric in metrics:
-            sizes, values = series(good, metric)
+            sizes, values = metric_series(good, metric)
             if not values:
                 continue
             try:

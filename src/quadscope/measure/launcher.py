@@ -42,13 +42,14 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import IO, Protocol
 
+from quadscope import metrics
 from quadscope.errors import ProgramError, ToolMissingError
 from quadscope.measure.clock import FakeClock
-from quadscope.measure.meters import CounterBackend, Counts, NoCounters
+from quadscope.measure.meters import CounterBackend, NoCounters, no_counts
 from quadscope.model import Measurement
 
 # fds 3 and 4 of the launcher: the release byte comes in on GO, the child's pid
@@ -183,6 +184,29 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
+
+
+# The launcher's "done" line, field by field, as its dprintf writes it.
+_DONE_FIELDS = ("wall_ns", "timed_out", "status", "errno", "utime_s", "utime_us",
+                "stime_s", "stime_us", "ru_maxrss", "ru_minflt", "ru_majflt", "ru_nvcsw",
+                "ru_nivcsw")
+
+
+def _from_done(done: Mapping[str, int]) -> dict[str, float]:
+    """The struct rusage fields of a launcher "done" line, times in seconds."""
+    ru = {k: float(v) for k, v in done.items() if k.startswith("ru_")}
+    ru["ru_utime"] = done["utime_s"] + done["utime_us"] / 1e6
+    ru["ru_stime"] = done["stime_s"] + done["stime_us"] / 1e6
+    return ru
+
+
+def rusage_values(ru: Callable[[str], float]) -> dict[str, float | int]:
+    """Each rusage metric of the registry from `ru(field)`, a struct rusage field's value."""
+    out: dict[str, float | int] = {}
+    for m in metrics.by_source(metrics.RUSAGE):
+        v = ru(m.events[0]) * m.scale
+        out[m.name] = int(v) if m.integral else float(v)
+    return out
 
 
 class Executor(Protocol):
@@ -325,14 +349,8 @@ class ProcessExecutor:
             # The leader is reaped; descendants that outlived it were in the same group.
             _signal_group(pid)
         return Measurement(
+            rusage_values(lambda name: getattr(ru, name)),
             wall_s=wall_s,
-            user_s=ru.ru_utime,
-            sys_s=ru.ru_stime,
-            max_rss_bytes=ru.ru_maxrss * 1024,
-            minor_faults=ru.ru_minflt,
-            major_faults=ru.ru_majflt,
-            voluntary_ctx_switches=ru.ru_nvcsw,
-            involuntary_ctx_switches=ru.ru_nivcsw,
             exit_code=_exit_code(status),
             timed_out=timed_out,
         )
@@ -371,26 +389,18 @@ class ProcessExecutor:
                 os.close(go_w)  # without a release byte the launcher kills the held child
             done = lines.read().split()
         finally:
-            counts = counting.stop() if counting is not None else Counts()
+            counts = counting.stop() if counting is not None else no_counts()
             os.close(rep_r)
             os.waitpid(lpid, 0)
-        wall_ns, timed_out, status, errno_, us, uus, ss, sus, rss, minflt, majflt, nv, niv = (
-            int(x) for x in done[1:]
-        )
-        if errno_:
-            raise ProgramError(f"'{argv[0]}' could not be run: {os.strerror(errno_)}")
+        fields = dict(zip(_DONE_FIELDS, (int(x) for x in done[1:]), strict=True))
+        if fields["errno"]:
+            raise ProgramError(f"'{argv[0]}' could not be run: {os.strerror(fields['errno'])}")
+        ru = _from_done(fields)
         return Measurement(
-            wall_s=wall_ns / 1e9,
-            user_s=us + uus / 1e6,
-            sys_s=ss + sus / 1e6,
-            max_rss_bytes=rss * 1024,
-            minor_faults=minflt,
-            major_faults=majflt,
-            voluntary_ctx_switches=nv,
-            involuntary_ctx_switches=niv,
-            exit_code=_exit_code(status),
-            timed_out=bool(timed_out),
-            **counts.to_fields(),
+            {**rusage_values(ru.__getitem__), **counts},
+            wall_s=fields["wall_ns"] / 1e9,
+            exit_code=_exit_code(fields["status"]),
+            timed_out=bool(fields["timed_out"]),
         )
 
 
@@ -411,7 +421,8 @@ class FakeExecutor:
         m = self._cost(argv)
         if timeout_s is not None and m.wall_s > timeout_s:
             self._clock.advance(timeout_s)
-            return replace(m, wall_s=timeout_s, timed_out=True, exit_code=-signal.SIGKILL)
+            return replace(m, values={**m.values, "wall_s": timeout_s}, timed_out=True,
+                           exit_code=-signal.SIGKILL)
         self._clock.advance(m.wall_s)
         return m
 

@@ -4,7 +4,8 @@ Contract: a `CounterBackend` wraps one child execution. When `gated` is true
 the executor holds the child before exec (see the launcher in `executor`),
 calls `attach(pid)`, which returns only once counting is live, releases the
 child and starts the wall clock, reaps it, stops the clock and then calls
-`Counting.stop() -> Counts`. Counts cover the child and every descendant
+`Counting.stop()`, which maps each perf metric of the registry
+(quadscope.metrics) to its count. Counts cover the child and every descendant
 forked after the attach; an event the machine cannot count is None, never 0.
 `NoCounters` counts nothing. `detect_counters()` tries perf once and returns
 the best backend with a note that names what is wrong and the fix ("" when
@@ -34,46 +35,33 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Protocol
 
+from quadscope import metrics
 from quadscope.errors import QuadscopeError, ToolMissingError
 
-EVENTS: tuple[str, ...] = ("instructions", "cycles", "page-faults", "context-switches")
-# perf's names (and their aliases) -> Measurement's field names.
-_FIELDS: dict[str, str] = {
-    "instructions": "instructions",
-    "cycles": "cycles",
-    "cpu-cycles": "cycles",
-    "page-faults": "page_faults",
-    "faults": "page_faults",
-    "context-switches": "context_switches",
-    "cs": "context_switches",
-}
+_PERF = metrics.by_source(metrics.PERF)
+# The events perf is asked for (each metric's first name), in registry order.
+EVENTS: tuple[str, ...] = tuple(m.events[0] for m in _PERF)
+# perf's names (and the aliases it may print instead) -> the registry's metric names.
+_METRIC_OF_EVENT: dict[str, str] = {e: m.name for m in _PERF for e in m.events}
 _ATTACH_TIMEOUT_S = 10.0
 _STOP_TIMEOUT_S = 10.0
 
 
-@dataclass(frozen=True, slots=True)
-class Counts:
-    """The four perf metrics of one run; None where the event was not counted."""
+def no_counts() -> dict[str, int | None]:
+    """Every perf metric uncounted."""
+    return {m.name: None for m in _PERF}
 
-    instructions: int | None = None
-    cycles: int | None = None
-    page_faults: int | None = None
-    context_switches: int | None = None
 
-    def to_fields(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def missing(self) -> tuple[str, ...]:
-        """perf's names of the events that were not counted, in EVENTS order."""
-        d = asdict(self)
-        return tuple(e for e in EVENTS if d[_FIELDS[e]] is None)
+def missing_events(counts: Mapping[str, object]) -> tuple[str, ...]:
+    """perf's names of the events a run did not count, in EVENTS order."""
+    return tuple(m.events[0] for m in _PERF if counts.get(m.name) is None)
 
 
 class Counting(Protocol):
-    def stop(self) -> Counts: ...
+    def stop(self) -> dict[str, int | None]: ...
 
 
 class CounterBackend(Protocol):
@@ -84,8 +72,8 @@ class CounterBackend(Protocol):
 
 
 class _NoCounting:
-    def stop(self) -> Counts:
-        return Counts()
+    def stop(self) -> dict[str, int | None]:
+        return no_counts()
 
 
 class NoCounters:
@@ -98,9 +86,10 @@ class NoCounters:
         return _NoCounting()
 
 
-def parse_perf_csv(text: str) -> Counts:
-    """Counts from `perf stat -x,` output; `<not supported>`/`<not counted>` become None."""
-    values: dict[str, int | None] = {}
+def parse_perf_csv(text: str) -> dict[str, int | None]:
+    """Counts by metric name from `perf stat -x,` output; `<not supported>`/`<not counted>`
+    and events absent from the output are None."""
+    values = no_counts()
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
@@ -110,16 +99,13 @@ def parse_perf_csv(text: str) -> Counts:
         raw, event = cols[0].strip(), cols[2].strip()
         if "/" in event:  # hybrid or PMU-qualified: cpu_core/instructions/
             event = event.strip("/").split("/")[-1]
-        field = _FIELDS.get(event.split(":")[0])
-        if field is None:
-            continue
-        if raw.startswith("<"):
-            values.setdefault(field, None)
+        name = _METRIC_OF_EVENT.get(event.split(":")[0])
+        if name is None or raw.startswith("<"):
             continue
         n = int(float(raw)) if "." in raw else int(raw)
         # Hybrid CPUs report one line per core type: the total is their sum.
-        values[field] = (values.get(field) or 0) + n
-    return Counts(**values)
+        values[name] = (values[name] or 0) + n
+    return values
 
 
 class _PerfCounting:
@@ -177,7 +163,7 @@ class _PerfCounting:
         self._err.close()
         os.unlink(self._out)
 
-    def stop(self) -> Counts:
+    def stop(self) -> dict[str, int | None]:
         # perf -p normally ends by itself once the reaped child is gone; SIGINT
         # makes it write its totals now if it has not noticed yet.
         self._proc.send_signal(signal.SIGINT)
@@ -238,8 +224,7 @@ def detect_counters(perf: str = "perf") -> tuple[CounterBackend, str]:
         m = ProcessExecutor(counters=backend).execute(["/bin/true"], 10.0)
     except QuadscopeError as e:
         return NoCounters(), _note_for_error(str(e))
-    counts = Counts(m.instructions, m.cycles, m.page_faults, m.context_switches)
-    missing = counts.missing()
+    missing = missing_events(m.values)
     if not missing:
         return backend, ""
     if len(missing) == len(EVENTS):

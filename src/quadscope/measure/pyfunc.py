@@ -28,7 +28,9 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from quadscope import metrics
 from quadscope.errors import ProgramError
+from quadscope.measure.launcher import rusage_values
 from quadscope.model import Measurement
 
 PREFIX = "python:"
@@ -50,6 +52,17 @@ def resolve_function(target: str) -> Callable[[Any], Any]:
     return func
 
 
+def _call_rusage(r0: resource.struct_rusage, r1: resource.struct_rusage) -> dict[str, Any]:
+    """The registry's rusage metrics for the call between two getrusage readings.
+
+    A running total is the difference of the readings; a high-water mark (peak
+    RSS) is the later reading, as a delta of peaks means nothing.
+    """
+    before = rusage_values(lambda name: getattr(r0, name))
+    after = rusage_values(lambda name: getattr(r1, name))
+    return {k: after[k] - before[k] if metrics.get(k).accumulates else after[k] for k in after}
+
+
 def _child(func: Callable[[Any], Any], setup: Callable[[int], Any] | None, n: int,
            out_fd: int) -> None:
     code = 0
@@ -61,16 +74,7 @@ def _child(func: Callable[[Any], Any], setup: Callable[[int], Any] | None, n: in
         func(arg)
         t1 = time.monotonic()
         r1 = resource.getrusage(resource.RUSAGE_SELF)
-        report = {
-            "wall_s": t1 - t0,
-            "user_s": r1.ru_utime - r0.ru_utime,
-            "sys_s": r1.ru_stime - r0.ru_stime,
-            "max_rss_bytes": r1.ru_maxrss * 1024,
-            "minor_faults": r1.ru_minflt - r0.ru_minflt,
-            "major_faults": r1.ru_majflt - r0.ru_majflt,
-            "voluntary_ctx_switches": r1.ru_nvcsw - r0.ru_nvcsw,
-            "involuntary_ctx_switches": r1.ru_nivcsw - r0.ru_nivcsw,
-        }
+        report = {"wall_s": t1 - t0, **_call_rusage(r0, r1)}
     except BaseException:  # the child must report whatever happened, then leave
         code = 1
         report = {"stderr_tail": traceback.format_exc()[-2000:]}
@@ -134,11 +138,9 @@ class FunctionExecutor:
             except (pickle.UnpicklingError, EOFError):
                 report = {"stderr_tail": "the child's report was cut short"}
         code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        fields: dict[str, Any] = {
-            "wall_s": elapsed_s, "user_s": 0.0, "sys_s": 0.0, "max_rss_bytes": 0,
-            "minor_faults": 0, "major_faults": 0, "voluntary_ctx_switches": 0,
-            "involuntary_ctx_switches": 0,
-        }
-        fields.update({k: v for k, v in report.items() if k in fields})
-        return Measurement(**fields, exit_code=code, timed_out=timed_out,
+        # A call that failed or was killed measured nothing but its elapsed time:
+        # its other metrics stay None rather than a made-up 0.
+        values = {k: v for k, v in report.items() if k in metrics.RAW_NAMES}
+        values.setdefault("wall_s", elapsed_s)
+        return Measurement(values, exit_code=code, timed_out=timed_out,
                            stderr_tail=str(report.get("stderr_tail", "")))

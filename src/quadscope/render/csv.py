@@ -6,12 +6,11 @@ import csv
 import io
 
 from quadscope.analyse.analysis import Analysis
-from quadscope.model import Measurement, Run
+from quadscope.model import RUN_KEYS
 
 
 def columns() -> list[str]:
-    probe = Run(0, 0, "A", 0, 0, False, 0.0, Measurement(0, 0, 0, 0, 0, 0, 0, 0, 0))
-    return list(probe.to_dict())
+    return list(RUN_KEYS)
 
 
 class CsvRenderer:

@@ -1,4 +1,4 @@
-"""JSON export: `Analysis.to_dict()`, documented in docs/schema.md (`"schema": 1`)."""
+"""JSON export: `Analysis.to_dict()`, documented in docs/schema.md (`"schema": 2`)."""
 
 from __future__ import annotations
 

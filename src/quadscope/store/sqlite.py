@@ -1,8 +1,11 @@
-"""The results database: every sweep, every run, every attached result. All the SQL lives here.
+"""The results database: every sweep, every run, every attached result, and the queries on it.
 
 Contract: `Store(path)` opens (or creates) one SQLite file and refuses, with a
 `StoreError` naming the path, any file that is not a quadscope store or was
-written by a newer schema. Each write is its own committed transaction, so a
+written by a newer schema. An older store is upgraded in place, in one
+transaction (`migrations.upgrade`), and a raw metric the registry has gained
+since the file was written becomes a nullable column; the tables themselves
+are declared in `schema`. Each write is its own committed transaction, so a
 run passed to `add_run` is on disk before the call returns. Nothing here
 prints, measures or fits. Tables and columns are documented in docs/schema.md.
 
@@ -32,7 +35,9 @@ from types import TracebackType
 from typing import Any
 
 from quadscope.errors import StoreError, UnknownRunError
-from quadscope.model import SCHEMA_VERSION, Measurement, Run, Sweep
+from quadscope.model import SCHEMA_VERSION, Run, Sweep
+from quadscope.store import migrations
+from quadscope.store.schema import BOOL_COLUMNS, RUN_COLUMNS, create_tables
 
 # "QSCP" in ASCII: marks the file as ours in the SQLite header (offset 68), so
 # `file(1)`-style tools and our own open can tell a quadscope store apart.
@@ -42,63 +47,6 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 DB_ENV_VAR = "QUADSCOPE_DB"
 LATEST_REFS = ("last", "latest")
-
-# The run columns, in Run.to_dict() order so SQL, CSV and JSON share one layout.
-_RUN_COLUMNS: tuple[str, ...] = (
-    "sweep_id",
-    "seq",
-    "variant",
-    "size_n",
-    "repeat",
-    "warmup",
-    "started_at",
-    *(f.name for f in dataclasses.fields(Measurement)),
-)
-_BOOL_COLUMNS = frozenset({"warmup", "timed_out"})  # stored as 0/1
-
-_SCHEMA_SQL = """
-CREATE TABLE sweeps (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
-    name       TEXT    NOT NULL,
-    kind       TEXT    NOT NULL,
-    status     TEXT    NOT NULL,
-    created_at REAL    NOT NULL,
-    data       TEXT    NOT NULL  -- Sweep.to_dict() as JSON
-);
-CREATE INDEX sweeps_name ON sweeps (name);
-CREATE TABLE runs (
-    sweep_id                 INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
-    seq                      INTEGER NOT NULL,
-    variant                  TEXT    NOT NULL,
-    size_n                   INTEGER NOT NULL,
-    repeat                   INTEGER NOT NULL,
-    warmup                   INTEGER NOT NULL,
-    started_at               REAL    NOT NULL,
-    wall_s                   REAL    NOT NULL,
-    user_s                   REAL    NOT NULL,
-    sys_s                    REAL    NOT NULL,
-    max_rss_bytes            INTEGER NOT NULL,
-    minor_faults             INTEGER NOT NULL,
-    major_faults             INTEGER NOT NULL,
-    voluntary_ctx_switches   INTEGER NOT NULL,
-    involuntary_ctx_switches INTEGER NOT NULL,
-    exit_code                INTEGER NOT NULL,
-    timed_out                INTEGER NOT NULL,
-    stderr_tail              TEXT    NOT NULL,
-    instructions             INTEGER,
-    cycles                   INTEGER,
-    page_faults              INTEGER,
-    context_switches         INTEGER,
-    UNIQUE (sweep_id, seq)
-);
-CREATE TABLE blobs (
-    sweep_id INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
-    "key"    TEXT    NOT NULL,
-    json     TEXT    NOT NULL,
-    PRIMARY KEY (sweep_id, "key")
-);
-"""
-
 
 def default_db_path(cwd: Path | None = None, env: Mapping[str, str] = os.environ) -> Path:
     """`$QUADSCOPE_DB` if set (relative to `cwd`), else `.quadscope/results.db` under `cwd`."""
@@ -138,7 +86,7 @@ class Store:
             raise
 
     def _check_and_init(self) -> None:
-        """Refuse files that are not ours or too new; initialise an empty one."""
+        """Refuse files that are not ours or too new; initialise an empty one; upgrade an old one."""
         try:
             app_id, version, n_tables = self._header()
         except sqlite3.DatabaseError as e:
@@ -160,15 +108,31 @@ class Store:
                 # initialised the file since we looked.
                 app_id, _, n_tables = self._header()
                 if app_id == 0 and n_tables == 0:
-                    for stmt in _SCHEMA_SQL.split(";"):
-                        if stmt.strip():
-                            self._conn.execute(stmt)
+                    create_tables(self._conn)
                     self._conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
                     self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 elif app_id != APPLICATION_ID:
                     raise StoreError(f"{self.path} is a SQLite database but not a quadscope store")
-        # Schema 1 is the first version, so there is nothing to migrate yet; an
-        # older version would be upgraded here, inside one transaction.
+        elif version < SCHEMA_VERSION:
+            self._upgrade(version)
+        if migrations.missing_metric_columns(self._conn):
+            with self._write():
+                # Under the write lock, another process may have added them already.
+                migrations.add_metric_columns(
+                    self._conn, migrations.missing_metric_columns(self._conn)
+                )
+
+    def _upgrade(self, version: int) -> None:
+        """Migrate an older store in place, in one transaction: all of it or none of it."""
+        try:
+            with self._write():
+                _, version, _ = self._header()  # another process may have upgraded it
+                if version < SCHEMA_VERSION:
+                    migrations.upgrade(self._conn, version)
+        except sqlite3.Error as e:
+            raise StoreError(
+                f"cannot upgrade {self.path} from schema {version} to {SCHEMA_VERSION}: {e}"
+            ) from e
 
     def _header(self) -> tuple[int, int, int]:
         app_id = self._conn.execute("PRAGMA application_id").fetchone()[0]
@@ -299,7 +263,7 @@ class Store:
         and raises `sqlite3.IntegrityError`.
         """
         d = run.to_dict()
-        values = tuple(int(d[k]) if k in _BOOL_COLUMNS else d[k] for k in _RUN_COLUMNS)
+        values = tuple(int(d[k]) if k in BOOL_COLUMNS else d[k] for k in RUN_COLUMNS)
         with self._write() as c:
             c.execute(_RUN_INSERT, values)
 
@@ -340,9 +304,9 @@ class Store:
 
 
 _SWEEP_SELECT = "SELECT id, name, kind, status, created_at, data FROM sweeps"
-_RUN_COLUMN_LIST = ", ".join(_RUN_COLUMNS)
+_RUN_COLUMN_LIST = ", ".join(RUN_COLUMNS)
 _RUN_INSERT = (
-    f"INSERT INTO runs ({_RUN_COLUMN_LIST}) VALUES ({', '.join('?' for _ in _RUN_COLUMNS)})"
+    f"INSERT INTO runs ({_RUN_COLUMN_LIST}) VALUES ({', '.join('?' for _ in RUN_COLUMNS)})"
 )
 
 
@@ -375,7 +339,7 @@ def _row_to_sweep(row: tuple[Any, ...]) -> Sweep:
 
 
 def _row_to_run(row: tuple[Any, ...]) -> Run:
-    d = dict(zip(_RUN_COLUMNS, row, strict=True))
-    for k in _BOOL_COLUMNS:
+    d = dict(zip(RUN_COLUMNS, row, strict=True))
+    for k in BOOL_COLUMNS:
         d[k] = bool(d[k])
     return Run.from_dict(d)

@@ -1,0 +1,65 @@
+"""Bringing an older store up to SCHEMA_VERSION: the numbered migrations, and new metric columns.
+
+Contract: `upgrade(conn, version)` runs every migration from `version` up to
+`SCHEMA_VERSION` in order, inside the caller's transaction (SQLite's DDL is
+transactional, so a failed upgrade leaves the file as it was), and sets
+`user_version`. `MIGRATIONS[v]` takes a store at schema v - 1 to schema v and
+keeps every row. `missing_metric_columns(conn)` names the registry's raw
+metrics the runs table lacks and `add_metric_columns(conn, names)` adds them as
+nullable columns, so a metric added to the registry later needs no migration
+of its own: old runs read it as None.
+
+History (model.py's schema comment says what each version means):
+  2 — the runs table is rebuilt from the registry, metric columns nullable
+      except wall_s. SQLite cannot drop NOT NULL in place, so the table is
+      copied into a new one (https://www.sqlite.org/lang_altertable.html,
+      "Making Other Kinds Of Table Schema Changes").
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from quadscope import metrics
+from quadscope.model import SCHEMA_VERSION
+from quadscope.store.schema import metric_column_sql, runs_table_sql, table_columns
+
+
+def _rebuild_runs(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: the runs table re-created from the registry, every row copied."""
+    # The old table moves aside rather than the new one being renamed into place,
+    # so the new table's SQL is exactly a fresh store's. Safe here: no view,
+    # trigger or foreign key refers to runs.
+    conn.execute("ALTER TABLE runs RENAME TO runs_schema1")
+    conn.execute(runs_table_sql())
+    old = set(table_columns(conn, "runs_schema1"))
+    kept = ", ".join(c for c in table_columns(conn, "runs") if c in old)
+    conn.execute(f"INSERT INTO runs ({kept}) SELECT {kept} FROM runs_schema1")
+    conn.execute("DROP TABLE runs_schema1")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _rebuild_runs,
+}
+
+
+def upgrade(conn: sqlite3.Connection, version: int) -> None:
+    """Migrate a store at `version` to SCHEMA_VERSION, in the caller's transaction."""
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        MIGRATIONS[target](conn)
+    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+
+def missing_metric_columns(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """The registry's raw metrics that the runs table has no column for, in registry order."""
+    have = set(table_columns(conn, "runs"))
+    return tuple(name for name in metrics.RAW_NAMES if name not in have)
+
+
+def add_metric_columns(conn: sqlite3.Connection, names: Sequence[str]) -> None:
+    """Add each named raw metric as a nullable column, in the caller's transaction."""
+    for name in names:
+        metric = metrics.get(name)
+        assert metric.nullable, f"{name} cannot be added to stored runs that lack it"
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {metric_column_sql(metric)}")
