@@ -14,8 +14,9 @@ import pytest
 
 from quadscope.errors import ProgramError
 from quadscope.measure.clock import FakeClock
+from quadscope.measure.detect import detect_counters
 from quadscope.measure.launcher import FakeExecutor, ProcessExecutor, resolve_program
-from quadscope.measure.meters import NoCounters, detect_counters
+from quadscope.measure.meters import NoCounters
 from quadscope.model import Measurement
 
 MiB = 1024 * 1024

@@ -28,9 +28,10 @@ from typing import Any
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.commands.common import add_store_option, open_store, print_analysis
 from quadscope.measure.clock import SystemClock
+from quadscope.measure.detect import detect_counters
 from quadscope.measure.host import host_info
 from quadscope.measure.launcher import ProcessExecutor
-from quadscope.measure.meters import NoCounters, detect_counters
+from quadscope.measure.meters import NoCounters
 from quadscope.model import Fit
 from quadscope.run.runner import SweepSpec, run_sweep
 from quadscope.store import Store
