@@ -18,15 +18,16 @@ import pytest
 from tests.conftest import cost_model
 
 from quadscope.measure.clock import FakeClock
-from quadscope.measure.launcher import FakeExecutor
+from quadscope.measure.launcher import FakeExecutor, SerialExecutor
 from quadscope.model import Measurement
-from quadscope.run.runner import SweepSpec, resume_sweep, run_sweep
+from quadscope.run.runner import resume_sweep, run_sweep
+from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "adaptive" / "runs.json"
 
 
-class _Recorder:
+class _Recorder(SerialExecutor):
     """Passes every run to a fake executor, noting its timeout; Ctrl-C after `limit` runs."""
 
     def __init__(self, inner: FakeExecutor, limit: int | None = None) -> None:

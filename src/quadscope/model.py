@@ -36,8 +36,6 @@ METRICS: tuple[str, ...] = RUSAGE_METRICS + PERF_METRICS
 CLASSES: tuple[str, ...] = ("1", "log n", "sqrt n", "n", "n log n", "n^2", "n^3", "2^n")
 INCONCLUSIVE = "inconclusive"
 
-MODES = ("sizes", "adaptive", "accumulate")
-
 
 @dataclass(frozen=True, slots=True)
 class Measurement:

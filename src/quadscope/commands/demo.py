@@ -33,7 +33,8 @@ from quadscope.measure.host import host_info
 from quadscope.measure.launcher import ProcessExecutor
 from quadscope.measure.meters import NoCounters
 from quadscope.model import Fit
-from quadscope.run.runner import SweepSpec, run_sweep
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 from quadscope.workloads import WORKLOADS, build
 
