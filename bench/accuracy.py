@@ -33,7 +33,7 @@ from common import log, medians_by_size, scratch_store, sweep, table
 from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE, NAMES
 from quadscope.errors import FitRefusedError
-from quadscope.run.runner import SweepSpec
+from quadscope.run.spec import SweepSpec
 from quadscope.workloads import SUITE, WORKLOADS, build
 
 BIG_O_NAMES = {

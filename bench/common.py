@@ -26,7 +26,8 @@ from quadscope.measure.clock import SystemClock
 from quadscope.measure.host import host_info
 from quadscope.measure.launcher import ProcessExecutor
 from quadscope.measure.meters import NoCounters
-from quadscope.run.runner import SweepSpec, run_sweep
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
 REPO = Path(__file__).resolve().parent.parent

@@ -41,7 +41,7 @@ from common import log, scratch_store, sweep, table
 
 from quadscope.measure.launcher import ProcessExecutor
 from quadscope.measure.meters import NoCounters
-from quadscope.run.runner import SweepSpec
+from quadscope.run.spec import SweepSpec
 
 TRUE = "/bin/true"
 

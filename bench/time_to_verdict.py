@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import Swept, log, medians_by_size, scratch_store, sweep, table
 
-from quadscope.run.runner import SweepSpec
+from quadscope.run.spec import SweepSpec
 from quadscope.workloads import WORKLOADS, build
 
 SUBSET = ("linear", "sort", "insertion_sort", "first_fit", "cubic", "sqrt", "memory",

@@ -1,11 +1,16 @@
-"""Adaptive sweeps on a fake clock: the budget is a hard limit, confidence ends the sweep early."""
+"""Adaptive sweeps on a fake clock: the budget is a hard limit, confidence ends the sweep early.
+
+The plan itself is also asked directly: it sees only the runs and budget it is told."""
 
 from __future__ import annotations
 
 from tests.conftest import fake_executor
 
 from quadscope.measure.clock import FakeClock
-from quadscope.run.runner import SweepSpec, run_sweep
+from quadscope.run.adaptive import AdaptivePlan
+from quadscope.run.plan import PlannedRun, Scheduled
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
 
@@ -92,3 +97,26 @@ def test_wide_spread_gets_more_repeats(store: Store, clock: FakeClock) -> None:
         if not r.warmup:
             counts[r.size_n] = counts.get(r.size_n, 0) + 1
     assert max(counts.values()) > 3
+
+
+def _plan(timeout_s: float | None) -> AdaptivePlan:
+    return AdaptivePlan(variants=("A", "B"), repeat=3, warmup=2, timeout_s=timeout_s, seed=0,
+                        start_n=8)
+
+
+def test_plan_asks_nothing_when_no_budget_is_left() -> None:
+    """Told that nothing is left of the budget, the plan is done before any run."""
+    assert _plan(1.0).next_batch((), 0.0) is None
+
+
+def test_without_timeout_each_run_goes_alone_capped_by_the_budget_told() -> None:
+    """With no --timeout, a run's limit is what is left of the budget, so runs go one at a time."""
+    assert _plan(None).next_batch((), 7.5) == (Scheduled(PlannedRun("A", 8, 0, warmup=True), 7.5),)
+
+
+def test_a_step_goes_in_one_batch_only_when_the_budget_cannot_bind() -> None:
+    """Four warm-ups at --timeout 1 s go together with 5 s left, but one by one with 4.9 s left."""
+    warmups = [PlannedRun(v, 8, 0, warmup=True) for v in ("A", "B", "A", "B")]
+    assert _plan(1.0).next_batch((), 5.0) == tuple(Scheduled(p, 1.0) for p in warmups)
+    assert _plan(1.0).next_batch((), 4.9) == (Scheduled(warmups[0], 1.0),)
+    assert _plan(2.0).next_batch((), 1.5) == (Scheduled(warmups[0], 1.5),)

@@ -1,4 +1,4 @@
-"""Tests for quadscope.measure.meters: perf's CSV, the note, the backends."""
+"""Tests for quadscope.measure.meters and .detect: perf's CSV, the note, the backends."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from quadscope.measure.detect import detect_counters
 from quadscope.measure.meters import (
     EVENTS,
     NoCounters,
     PerfCounters,
-    detect_counters,
     missing_events,
     parse_perf_csv,
 )

@@ -14,13 +14,15 @@ import pytest
 
 from quadscope.errors import ProgramError
 from quadscope.measure.clock import FakeClock
+from quadscope.measure.detect import detect_counters
 from quadscope.measure.launcher import (
     FakeExecutor,
+    Job,
     ProcessExecutor,
     resolve_program,
     rusage_values,
 )
-from quadscope.measure.meters import NoCounters, detect_counters
+from quadscope.measure.meters import NoCounters
 from quadscope.model import Measurement
 
 MiB = 1024 * 1024
@@ -96,6 +98,27 @@ def test_fake_executor_wall_equal_to_timeout_is_not_a_timeout() -> None:
     clock = FakeClock()
     m = FakeExecutor(_cost, clock).execute(["prog", "2.0"], 2.0)
     assert (m.timed_out, m.wall_s, clock.monotonic()) == (False, 2.0, 2.0)
+
+
+def test_execute_many_runs_jobs_in_order_with_their_timeouts() -> None:
+    """The serial execute_many yields one measurement per job, in order, each with its timeout."""
+    clock = FakeClock()
+    ex = FakeExecutor(_cost, clock)
+    jobs = [Job(("a", "1.0"), None), Job(("b", "3.0"), 2.0), Job(("c", "0.5"), 1.0)]
+    got = list(ex.execute_many(jobs))
+    assert [m.wall_s for m in got] == [1.0, 2.0, 0.5]
+    assert [m.timed_out for m in got] == [False, True, False]
+    assert ex.calls == (("a", "1.0"), ("b", "3.0"), ("c", "0.5"))
+    assert clock.monotonic() == 3.5
+
+
+def test_execute_many_starts_a_run_only_when_asked_for_its_measurement() -> None:
+    """Nothing runs until the first measurement is asked for; stopping early starts no more runs."""
+    ex = FakeExecutor(_cost, FakeClock())
+    measurements = ex.execute_many([Job(("a", "1"), None), Job(("b", "2"), None)])
+    assert ex.calls == ()
+    assert next(measurements) == _m(1.0)
+    assert ex.calls == (("a", "1"),)
 
 
 # --- resolve_program ----------------------------------------------------------

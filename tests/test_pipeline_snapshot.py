@@ -22,7 +22,8 @@ from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
 from quadscope.render import get_renderer
-from quadscope.run.runner import SweepSpec, run_sweep
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

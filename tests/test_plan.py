@@ -1,8 +1,11 @@
-"""Run order: randomised rounds, A/B alternation, warm-ups first, accumulate in order."""
+"""Run order: randomised rounds, A/B alternation, warm-ups first, accumulate in order; FixedPlan."""
 
 from collections import Counter
 
-from quadscope.run.plan import PlannedRun, plan_accumulate, plan_runs
+from tests.conftest import measurement
+
+from quadscope.model import Run
+from quadscope.run.plan import FixedPlan, PlannedRun, Scheduled, plan_accumulate, plan_runs
 
 
 def test_every_size_repeat_pair_once_after_warmups() -> None:
@@ -45,3 +48,25 @@ def test_accumulate_is_in_launch_order() -> None:
         PlannedRun("A", 1, 0), PlannedRun("B", 1, 0), PlannedRun("A", 2, 0),
         PlannedRun("B", 2, 0), PlannedRun("A", 3, 0), PlannedRun("B", 3, 0),
     ]
+
+
+def _stored(p: PlannedRun, seq: int) -> Run:
+    return Run(sweep_id=1, seq=seq, variant=p.variant, size_n=p.size_n, repeat=p.repeat,
+               warmup=p.warmup, started_at=0.0, measurement=measurement(0.1))
+
+
+def test_fixed_plan_hands_over_the_whole_order_once() -> None:
+    """A fresh fixed plan is one batch: every run in plan order with the sweep's timeout; then done."""
+    order = plan_runs([1, 2, 3], repeat=2, warmup=1, seed=4, variants=("A", "B"))
+    plan = FixedPlan(tuple(order), 5.0)
+    assert plan.total_runs == 14
+    assert plan.next_batch((), None) == tuple(Scheduled(p, 5.0) for p in order)
+    assert plan.next_batch([_stored(p, i) for i, p in enumerate(order)], None) is None
+
+
+def test_fixed_plan_after_an_interruption_hands_over_exactly_what_is_missing() -> None:
+    """Given the runs stored so far, the batch is the rest of the plan, its A B order intact."""
+    order = plan_runs([1, 2, 3], repeat=2, warmup=0, seed=4, variants=("A", "B"))
+    done = [_stored(p, i) for i, p in enumerate(order[:5])]
+    assert FixedPlan(tuple(order), None).next_batch(done, None) == tuple(
+        Scheduled(p, None) for p in order[5:])

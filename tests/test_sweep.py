@@ -1,17 +1,19 @@
-"""Sweeps with a fake clock and executor: what runs, in what order, what is stored."""
+"""Sweeps with a fake clock and executor: what runs, in what order, in which batches, what is stored."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import pytest
 from tests.conftest import fake_executor, measurement
 
 from quadscope.errors import UsageError
 from quadscope.measure.clock import FakeClock
-from quadscope.measure.launcher import FakeExecutor
-from quadscope.model import Measurement
-from quadscope.run.runner import SweepSpec, resume_sweep, run_sweep, substitute
+from quadscope.measure.launcher import FakeExecutor, Job, SerialExecutor
+from quadscope.model import Measurement, Run
+from quadscope.run.plan import Batch, PlannedRun, Scheduled
+from quadscope.run.runner import NoProgress, Runner, resume_sweep, run_sweep
+from quadscope.run.spec import SweepSpec, new_sweep, substitute
 from quadscope.store import Store
 
 
@@ -64,7 +66,7 @@ def test_accumulate_launches_in_order(store: Store, clock: FakeClock) -> None:
     assert store.get_sweep(sweep.id).sizes == (1, 2, 3, 4, 5)
 
 
-class _Interrupting:
+class _Interrupting(SerialExecutor):
     """Runs `limit` runs, then raises KeyboardInterrupt as Ctrl-C would."""
 
     def __init__(self, inner: FakeExecutor, limit: int) -> None:
@@ -107,3 +109,64 @@ def test_resume_of_a_complete_sweep_is_refused(store: Store, clock: FakeClock) -
     with pytest.raises(UsageError, match="already complete"):
         resume_sweep(sweep, executor=fake_executor(lambda n: 0.1, clock), clock=clock,
                      store=store)
+
+
+class _StoreWatcher(SerialExecutor):
+    """A serial executor that notes each batch's size and, before each run, how many are stored."""
+
+    def __init__(self, inner: FakeExecutor, store: Store) -> None:
+        self.inner = inner
+        self.store = store
+        self.batches: list[int] = []
+        self.stored_before: list[int] = []
+
+    def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
+        return self.inner.execute(argv, timeout_s)
+
+    def execute_many(self, jobs: Iterable[Job]) -> Iterator[Measurement]:
+        jobs = list(jobs)
+        self.batches.append(len(jobs))
+        sweep = self.store.list_sweeps()[0][0]
+        for job in jobs:
+            self.stored_before.append(len(self.store.runs(sweep.id)))
+            yield self.execute(job.argv, job.timeout_s)
+
+
+def test_fixed_sweep_is_one_batch_and_each_run_is_stored_before_the_next_starts(
+        store: Store, clock: FakeClock) -> None:
+    """The executor gets the whole fixed plan at once; the runner stores every run as it comes."""
+    ex = _StoreWatcher(fake_executor(lambda n: 1e-3 * n, clock), store)
+    spec = SweepSpec(command=("p", "{n}"), sizes=(1, 2, 4, 8), repeat=3, warmup=1)
+    run_sweep(spec, executor=ex, clock=clock, store=store)
+    assert ex.batches == [13]
+    assert ex.stored_before == list(range(13))
+
+
+class _Endless:
+    """A plan that always wants one more run, noting what it was told each time."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[int, float | None]] = []
+
+    @property
+    def total_runs(self) -> None:
+        return None
+
+    def next_batch(self, history: Sequence[Run], remaining_s: float | None) -> Batch:
+        self.told.append((len(history), remaining_s))
+        return (Scheduled(PlannedRun("A", 1, len(history)), None),)
+
+
+def test_runner_stops_once_the_budget_is_spent(store: Store, clock: FakeClock) -> None:
+    """With 1 s of budget and 0.4 s runs, the third run overspends it and no fourth is asked for."""
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive")
+    sweep = store.create_sweep(new_sweep(spec, clock=clock, counters="rusage", counters_note="",
+                                         host={}))
+    runner = Runner(sweep, executor=fake_executor(lambda n: 0.4, clock), clock=clock,
+                    store=store, progress=NoProgress())
+    plan = _Endless()
+    runner.run(plan, budget_s=1.0)
+    assert [n for n, _ in plan.told] == [0, 1, 2]
+    assert [r for _, r in plan.told] == pytest.approx([1.0, 0.6, 0.2])
+    assert [r.seq for r in store.runs(sweep.id)] == [0, 1, 2]
+    assert clock.monotonic() == pytest.approx(1001.2)

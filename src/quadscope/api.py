@@ -30,7 +30,8 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
     from quadscope.analyse.analysis import analyse
     from quadscope.measure.clock import SystemClock
     from quadscope.measure.host import host_info
-    from quadscope.run.runner import SweepSpec, run_sweep
+    from quadscope.run.runner import run_sweep
+    from quadscope.run.spec import SweepSpec
     from quadscope.store import Store, default_db_path
 
     label = f"{PREFIX}{getattr(func, '__module__', '?')}:{getattr(func, '__qualname__', func)}"

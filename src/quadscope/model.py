@@ -31,8 +31,6 @@ RUSAGE_METRICS: tuple[str, ...] = tuple(
 )
 PERF_METRICS: tuple[str, ...] = tuple(m.name for m in metrics.by_source(metrics.PERF))
 
-MODES = ("sizes", "adaptive", "accumulate")
-
 
 # A run's flat layout (Run.to_dict, the CSV columns, the runs table): its place, the metrics
 # every executor gives, then the outcome, then the meters' metrics. Schema 1

@@ -29,11 +29,13 @@ from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.classes import REGISTRY
 from quadscope.commands.common import add_store_option, open_store, print_analysis
 from quadscope.measure.clock import SystemClock
+from quadscope.measure.detect import detect_counters
 from quadscope.measure.host import host_info
 from quadscope.measure.launcher import ProcessExecutor
-from quadscope.measure.meters import NoCounters, detect_counters
+from quadscope.measure.meters import NoCounters
 from quadscope.model import Fit
-from quadscope.run.runner import SweepSpec, run_sweep
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 from quadscope.workloads import WORKLOADS, build
 

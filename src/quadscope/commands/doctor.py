@@ -36,8 +36,9 @@ from quadscope.doctor.runner import (
 )
 from quadscope.errors import UsageError
 from quadscope.measure.clock import SystemClock
+from quadscope.measure.detect import detect_counters
 from quadscope.measure.launcher import Executor, ProcessExecutor
-from quadscope.measure.meters import NoCounters, detect_counters
+from quadscope.measure.meters import NoCounters
 
 EPILOG = f"""\
 probes: {", ".join(probe_names())}

@@ -25,13 +25,15 @@ from quadscope.commands.common import (
 )
 from quadscope.errors import UsageError
 from quadscope.measure.clock import SystemClock
+from quadscope.measure.detect import detect_counters
 from quadscope.measure.host import host_info
 from quadscope.measure.launcher import ProcessExecutor, resolve_program
-from quadscope.measure.meters import NoCounters, detect_counters
+from quadscope.measure.meters import NoCounters
 from quadscope.measure.pyfunc import PREFIX, FunctionExecutor, resolve_function
 from quadscope.model import Run, Sweep
-from quadscope.run.runner import SweepSpec, check_spec, resume_sweep, run_sweep
+from quadscope.run.runner import resume_sweep, run_sweep
 from quadscope.run.sizes import parse_sizes
+from quadscope.run.spec import SweepSpec, check_spec
 
 EPILOG = """\
 examples:

@@ -45,9 +45,10 @@ from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, ProbeResul
 from quadscope.errors import FitRefusedError, QuadscopeError
 from quadscope.measure.cbuild import compile_c
 from quadscope.measure.clock import Clock
-from quadscope.measure.launcher import Executor
+from quadscope.measure.launcher import Executor, SerialExecutor
 from quadscope.model import Fit, Measurement, Run, Sweep
-from quadscope.run.runner import SweepSpec, run_sweep
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
 REPORT_SCHEMA = 1  # 1 — first version: results, machine, quick, budget_s, elapsed_s
@@ -152,8 +153,12 @@ class _OverBudget(Exception):
     """Raised between runs when a variant's slice is spent; never leaves this module."""
 
 
-class _BudgetedExecutor:
-    """Clamps every run's timeout to the slice left and refuses to start past it."""
+class _BudgetedExecutor(SerialExecutor):
+    """Clamps every run's timeout to the slice left and refuses to start past it.
+
+    Batches go through `SerialExecutor.execute_many`, one `execute` per run,
+    so the clamp and the refusal apply run by run.
+    """
 
     def __init__(self, inner: Executor, clock: Clock, deadline: float) -> None:
         self._inner = inner

@@ -1,8 +1,9 @@
 """Measure: run one process (or one Python call) and read what it cost.
 
 The first stage of the flow. `clock` (time, faked in tests), `launcher` (the
-`Executor` protocol, the C launcher that spawns each run, `FakeExecutor`),
-`meters` (counters read beside rusage: perf, or none), `pyfunc` (Python
+`Executor` protocol with its serial batches, the C launcher that spawns each
+run, `FakeExecutor`), `meters` (counters read beside rusage: perf, or none),
+`detect` (which meters this machine can use), `pyfunc` (Python
 functions as workloads), `host` (what machine this is) and `cbuild` (the
 C helpers, compiled at first use). Nothing here stores, fits or prints.
 """

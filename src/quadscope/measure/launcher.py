@@ -1,6 +1,14 @@
-"""Run one process and measure it: wall time, rusage and (optionally) perf counts.
+"""Run processes and measure each: wall time, rusage and (optionally) perf counts.
 
-Contract: `Executor.execute(argv, timeout_s) -> Measurement`. `argv` is run
+Contract: `Executor.execute(argv, timeout_s) -> Measurement` runs one process;
+`Executor.execute_many(jobs) -> Iterator[Measurement]` runs a batch of `Job`s
+(argv + timeout each) one after another, in the order given, and yields each
+measurement as soon as its run has ended, so the caller can store it before the
+next one starts. Runs never overlap: a concurrent run would disturb the one
+being measured. `SerialExecutor` is the base every local executor shares: its
+`execute_many` calls `execute` once per job, lazily, so a caller that stops
+iterating starts no further run. An executor that runs a batch elsewhere (a
+remote node, a resident launcher) overrides `execute_many` alone. `argv` is run
 directly, never through a shell (shell mode is the caller's
 `["/bin/sh", "-c", s]`), in a new process group, with stdin and stdout on
 /dev/null and only the last `stderr_tail_bytes` of stderr kept. `wall_s` spans
@@ -20,7 +28,7 @@ its exec, reaps it with wait4 and reports back over a pipe. The launcher also
 enforces the timeout (pidfd + poll, no busy-wait) and, being the group's child
 subreaper, kills and reaps every member of the group before it reports, so no
 stray grandchild outlives a timed-out run. The hold lets a counter backend
-attach first (see `counters`). Without a C compiler the executor falls back to
+attach first (see `meters`). Without a C compiler the executor falls back to
 `os.posix_spawn` straight from quadscope (clock around spawn..wait4, pidfd for
 the timeout), whose max_rss_bytes has quadscope's peak RSS as a floor;
 counting with perf then raises `ToolMissingError`.
@@ -42,8 +50,9 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import IO, Protocol
 
 from quadscope import metrics
@@ -209,8 +218,34 @@ def rusage_values(ru: Callable[[str], float]) -> dict[str, float | int]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One run to execute: the argv (already substituted) and its timeout (None: no limit)."""
+
+    argv: tuple[str, ...]
+    timeout_s: float | None
+
+
 class Executor(Protocol):
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement: ...
+
+    def execute_many(self, jobs: Iterable[Job]) -> Iterator[Measurement]: ...
+
+
+class SerialExecutor(ABC):
+    """The serial `execute_many` of every local executor: one `execute` per job, in order.
+
+    A base class rather than a free function so that each executor has the
+    method the runner calls, written once; a subclass supplies `execute`, and
+    one that ships whole batches elsewhere overrides `execute_many`.
+    """
+
+    @abstractmethod
+    def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement: ...
+
+    def execute_many(self, jobs: Iterable[Job]) -> Iterator[Measurement]:
+        for job in jobs:
+            yield self.execute(job.argv, job.timeout_s)
 
 
 def resolve_program(argv0: str) -> str:
@@ -270,7 +305,7 @@ class _Lines:
         return line.decode()
 
 
-class ProcessExecutor:
+class ProcessExecutor(SerialExecutor):
     """Runs real processes; see the module docstring for what is measured and how."""
 
     def __init__(
@@ -404,7 +439,7 @@ class ProcessExecutor:
         )
 
 
-class FakeExecutor:
+class FakeExecutor(SerialExecutor):
     """Returns `cost(argv)` and moves `clock` by its wall_s; records every argv it was given."""
 
     def __init__(self, cost: Callable[[Sequence[str]], Measurement], clock: FakeClock) -> None:
@@ -430,7 +465,9 @@ class FakeExecutor:
 __all__ = [
     "Executor",
     "FakeExecutor",
+    "Job",
     "ProcessExecutor",
+    "SerialExecutor",
     "build_launcher",
     "resolve_program",
 ]

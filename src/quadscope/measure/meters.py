@@ -1,15 +1,14 @@
 """Hardware and software event counts for one child, from `perf stat`.
 
 Contract: a `CounterBackend` wraps one child execution. When `gated` is true
-the executor holds the child before exec (see the launcher in `executor`),
+the executor holds the child before exec (see the C launcher in `launcher`),
 calls `attach(pid)`, which returns only once counting is live, releases the
 child and starts the wall clock, reaps it, stops the clock and then calls
 `Counting.stop()`, which maps each perf metric of the registry
 (quadscope.metrics) to its count. Counts cover the child and every descendant
 forked after the attach; an event the machine cannot count is None, never 0.
-`NoCounters` counts nothing. `detect_counters()` tries perf once and returns
-the best backend with a note that names what is wrong and the fix ("" when
-all four events count).
+`NoCounters` counts nothing. Choosing a backend for this machine (which needs
+an executor to try perf) is `detect`'s job.
 
 How perf attaches: `perf stat -x, --no-big-num -e EVENTS -p PID -o FILE
 --delay=-1 --control fd:CTL,ACK` opens the counters disabled (with inherit,
@@ -20,7 +19,7 @@ perf 6.1 / Linux 6.18: a child touching 100 MiB under `sh -c` gives 27,691
 perf page-faults against 27,919 rusage minor faults.
 
 Overhead for /bin/true on the 2-core VM (same interleaved run as in
-`executor`): harness time per run ~2.2 ms with NoCounters and ~20 ms with perf
+`launcher`): harness time per run ~2.2 ms with NoCounters and ~20 ms with perf
 (perf's start-up, attach and exit, all outside wall_s). The child's wall_s is
 0.92 ms with perf against 0.70 ms without: perf's start-up is excluded, but
 live software counters (inherited across fork/exec) still cost the child
@@ -31,7 +30,6 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -39,7 +37,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from quadscope import metrics
-from quadscope.errors import QuadscopeError, ToolMissingError
+from quadscope.errors import ToolMissingError
 
 _PERF = metrics.by_source(metrics.PERF)
 # The events perf is asked for (each metric's first name), in registry order.
@@ -193,53 +191,3 @@ class PerfCounters:
 
     def attach(self, pid: int) -> Counting:
         return _PerfCounting(self.perf, self.events, pid)
-
-
-_INSTALL = "install it with `apt-get install linux-perf`"
-
-
-def _note_for_error(msg: str) -> str:
-    low = msg.lower()
-    if "paranoid" in low or "permission" in low or "access to performance" in low:
-        return (
-            "perf is not permitted: run `sysctl kernel.perf_event_paranoid=1`; "
-            "counting instructions, cycles, page-faults and context-switches is off"
-        )
-    if "not found" in low or "no such file" in low or "c compiler" in low:
-        return f"{msg.rstrip('.')}; counting with perf is off"
-    return f"perf does not work here ({msg}); counting with perf is off"
-
-
-def detect_counters(perf: str = "perf") -> tuple[CounterBackend, str]:
-    """The best backend for this machine and a note saying what is missing and the fix."""
-    from quadscope.measure.launcher import ProcessExecutor  # executor imports this module
-
-    if shutil.which(perf) is None:
-        return NoCounters(), (
-            f"perf is not installed: {_INSTALL}; "
-            "counting instructions, cycles, page-faults and context-switches is off"
-        )
-    backend = PerfCounters(perf)
-    try:
-        m = ProcessExecutor(counters=backend).execute(["/bin/true"], 10.0)
-    except QuadscopeError as e:
-        return NoCounters(), _note_for_error(str(e))
-    missing = missing_events(m.values)
-    if not missing:
-        return backend, ""
-    if len(missing) == len(EVENTS):
-        return NoCounters(), (
-            "perf counted no event here (all four are <not supported>); counting with perf is off"
-        )
-    counted = [e for e in EVENTS if e not in missing]
-    hw = {"instructions", "cycles"}
-    if set(missing) == hw:
-        return backend, (
-            "this machine does not expose hardware counters (perf says <not supported> for "
-            "instructions, cycles — typical of a VM); page-faults and context-switches are "
-            "still counted by perf"
-        )
-    return backend, (
-        f"perf cannot count {', '.join(missing)} here (<not supported>); "
-        f"{', '.join(counted)} are still counted by perf"
-    )

@@ -1,6 +1,7 @@
 """Sweep a Python function instead of a command: each call runs in a forked child.
 
-Contract: `FunctionExecutor` is an `Executor` whose argv is `(target, size)`,
+Contract: `FunctionExecutor` is an `Executor` (its `execute_many` is
+`SerialExecutor`'s, one call after another) whose argv is `(target, size)`,
 where `target` is `python:MODULE:FUNC` (imported on first use) or a name
 registered with a callable. For every run it forks; the child builds the
 argument with `setup(n)` (default: n itself, outside the timed window), then
@@ -30,7 +31,7 @@ from typing import Any
 
 from quadscope import metrics
 from quadscope.errors import ProgramError
-from quadscope.measure.launcher import rusage_values
+from quadscope.measure.launcher import SerialExecutor, rusage_values
 from quadscope.model import Measurement
 
 PREFIX = "python:"
@@ -84,7 +85,7 @@ def _child(func: Callable[[Any], Any], setup: Callable[[int], Any] | None, n: in
         os._exit(code)
 
 
-class FunctionExecutor:
+class FunctionExecutor(SerialExecutor):
     """Runs `(target, size)` as one forked call of a Python function."""
 
     def __init__(self, functions: Mapping[str, Callable[[Any], Any]] | None = None,

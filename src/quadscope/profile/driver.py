@@ -31,7 +31,7 @@ from quadscope.profile.perf import PerfSampler, PerfSetup, detect_perf
 from quadscope.profile.python import PySpySampler, find_pyspy, python_argv, python_version
 from quadscope.profile.sampler import Sampler
 from quadscope.profile.stacks import Frame, StackProfile, write_folded
-from quadscope.run.runner import substitute
+from quadscope.run.spec import substitute
 
 DEFAULT_SIZE_COUNT = 5
 FAULTS_PER_N = 0.1  # at least this many faults per n at the largest size: sample them

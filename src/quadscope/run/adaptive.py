@@ -1,8 +1,15 @@
 """Adaptive sweeps: grow n until the verdicts are confident or the budget is spent.
 
-Contract: `run_adaptive` never spends more than `budget_s` of the clock on runs:
-every run's timeout is capped by what is left of the budget, and a size is
-only started when the runs already measured predict that it fits. It grows n
+Contract: `AdaptivePlan` is a `Plan` (see `plan`): it decides from the runs
+it is given and the remaining budget it is told, nothing else (no clock, no
+store, no runner), so the same history and budgets give the same batches
+wherever the runs execute. It never asks for more than the budget: every
+run's timeout is the user's `--timeout` capped by what is left of the budget
+when the run starts, and a size is only started when the runs already
+measured predict that it fits. Runs therefore go to the runner one at a time,
+except that a step's runs (its warm-ups, a size's repeats, a refinement round)
+go in one batch when what is left covers one more run than the step holds at
+`--timeout`: then the budget cannot bind inside the step. It grows n
 geometrically from `start_n` (by 4 while start-up cost still dominates, then by
 2), measures `repeat` runs of each variant per size, ends growth at a size
 whose runs hit the user's `--timeout`, and once four or more sizes are in,
@@ -10,27 +17,23 @@ re-fits after every step and stops as soon as every watched metric's verdict
 is confident. Where the verdicts are not yet confident it either grows n
 towards the fit's `decide_n` (when that is affordable) or adds repeats at the
 sizes whose spread is widest (relative median absolute deviation), in a
-shuffled order, A and B alternating.
+shuffled order, A and B alternating. Given earlier runs (a resumed sweep) it
+goes on from the size after the largest measured, without warm-ups.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 
 import numpy as np
 
 from quadscope.analyse.analysis import fit_runs
 from quadscope.classes import REGISTRY
-from quadscope.measure.clock import Clock
-from quadscope.measure.launcher import Executor
-from quadscope.model import METRICS, Run, Sweep
-from quadscope.run.plan import PlannedRun
-from quadscope.run.runner import Progress, Runner, SweepSpec
-from quadscope.store import Store
+from quadscope.model import METRICS, Run
+from quadscope.run.plan import Batch, PlannedRun, Scheduled
 
 MIN_SIZES = 4
 FAST_GROWTH = 4
@@ -78,39 +81,67 @@ def estimate_wall_s(runs: Sequence[Run], n: int) -> float:
     return med[last] * (n / max(last, 1)) ** k
 
 
-class _Adaptive:
-    def __init__(self, sweep: Sweep, spec: SweepSpec, runner: Runner, clock: Clock,
-                 history: list[Run], budget_s: float) -> None:
-        self.sweep = sweep
-        self.spec = spec
-        self.runner = runner
-        self.clock = clock
-        self.history = history
-        self.deadline = clock.monotonic() + budget_s
-        self.variants = ("A", "B") if sweep.vs_command is not None else ("A",)
-        self.rng = random.Random(spec.seed)
+class AdaptivePlan:
+    """The adaptive policy (see the module docstring) as a `Plan`.
+
+    It keeps its place between calls (the size it is at, whether it is still
+    growing, its seeded shuffle) in a generator that yields one batch per call.
+    """
+
+    def __init__(self, *, variants: Sequence[str], repeat: int, warmup: int,
+                 timeout_s: float | None, seed: int, until: Sequence[str] = (),
+                 start_n: int = 1) -> None:
+        self.variants = tuple(variants)
+        self.repeat = repeat
+        self.warmup = warmup
+        self.timeout_s = timeout_s
+        self.seed = seed
+        self.until = tuple(until)
+        self.start_n = start_n
+        self.rng = random.Random(seed)
         self.user_timeout_hit = False
         self.budget_out = False
+        self.runs: Sequence[Run] = ()
+        self.history: list[Run] = []  # runs that are not warm-ups
+        self.remaining_s = 0.0
+        self._steps = self._go()
 
-    def remaining_s(self) -> float:
-        return self.deadline - self.clock.monotonic()
+    @property
+    def total_runs(self) -> None:
+        return None
 
-    def _run(self, planned: PlannedRun) -> Run | None:
-        left = self.remaining_s()
-        if left <= 0:
-            self.budget_out = True
-            return None
-        user = self.sweep.timeout_s
-        limit = left if user is None else min(user, left)
-        run = self.runner.execute(planned, timeout_s=limit)
-        if run.measurement.timed_out:
-            if user is not None and limit >= user:
-                self.user_timeout_hit = True
-            else:
+    def next_batch(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
+        if remaining_s is None:
+            raise ValueError("an adaptive plan needs a budget")
+        self.runs = history
+        self.history = [r for r in history if not r.warmup]
+        self.remaining_s = remaining_s
+        return next(self._steps, None)
+
+    def _hand_over(self, planned: Sequence[PlannedRun]) -> Generator[Batch, None, bool]:
+        """Yield `planned` as batches, in order; False when the budget ran out first."""
+        user = self.timeout_s
+        i = 0
+        while i < len(planned):
+            left = self.remaining_s
+            if left <= 0:
                 self.budget_out = True
-        if not run.warmup:
-            self.history.append(run)
-        return run
+                return False
+            if user is not None and user * (len(planned) - i + 1) <= left:
+                # One more run's worth of slack than the step needs: neither the
+                # clock's rounding nor harness time can make the budget bind in it.
+                limit, step = user, planned[i:]
+            else:
+                limit, step = (left if user is None else min(user, left)), planned[i:i + 1]
+            yield tuple(Scheduled(p, limit) for p in step)
+            for run in self.runs[len(self.runs) - len(step):]:
+                if run.measurement.timed_out:
+                    if user is not None and limit >= user:
+                        self.user_timeout_hit = True
+                    else:
+                        self.budget_out = True
+            i += len(step)
+        return True
 
     def measured(self, variant: str = "A") -> list[Run]:
         return [r for r in self.history if r.variant == variant and r.measurement.ok]
@@ -118,11 +149,9 @@ class _Adaptive:
     def sizes(self) -> list[int]:
         return sorted({r.size_n for r in self.history})
 
-    def measure_size(self, n: int, repeats: int) -> None:
-        for rep in range(repeats):
-            for v in self.variants:
-                if self._run(PlannedRun(v, n, rep)) is None:
-                    return
+    def measure_size(self, n: int, repeats: int) -> Generator[Batch, None, None]:
+        yield from self._hand_over(
+            [PlannedRun(v, n, rep) for rep in range(repeats) for v in self.variants])
 
     def verdicts_confident(self, growing: bool) -> tuple[bool, int | None]:
         """Whether every watched metric is confident, and the largest decide_n asked for."""
@@ -130,8 +159,7 @@ class _Adaptive:
         sizes = self.sizes()
         span = sizes[-1] / max(sizes[0], 1)
         for v in self.variants:
-            fits, _ = fit_runs(self.measured(v), seed=self.spec.seed,
-                               metrics=self.spec.until or METRICS)
+            fits, _ = fit_runs(self.measured(v), seed=self.seed, metrics=self.until or METRICS)
             for fit in fits.values():
                 # A slow-growth verdict is final only over its class's settling span.
                 settles = REGISTRY.get(fit.cls)
@@ -143,7 +171,7 @@ class _Adaptive:
                     return False, decide
         return True, decide
 
-    def refine(self) -> bool:
+    def refine(self) -> Generator[Batch, None, bool]:
         """One more run per variant at the widest-spread sizes (up to 3), shuffled.
 
         False when every size already has the most repeats worth taking.
@@ -152,21 +180,19 @@ class _Adaptive:
         for r in self.history:
             if r.variant == "A":
                 counts[r.size_n] += 1
-        cap = max(MAX_REPEATS, 3 * self.spec.repeat)
+        cap = max(MAX_REPEATS, 3 * self.repeat)
         spread = {n: s for n, s in _relative_spread(self.measured()).items() if counts[n] < cap}
         if not spread:
             return False
         widest = sorted(spread, key=lambda n: spread[n], reverse=True)[:3]
         self.rng.shuffle(widest)
-        for n in widest:
-            for v in self.variants:
-                if self._run(PlannedRun(v, n, counts[n])) is None:
-                    return True
+        yield from self._hand_over([PlannedRun(v, n, counts[n]) for n in widest
+                                    for v in self.variants])
         return True
 
     def affordable(self, n: int) -> bool:
-        cost = estimate_wall_s(self.measured(), n) * self.spec.repeat * len(self.variants)
-        return cost < 0.5 * self.remaining_s()
+        cost = estimate_wall_s(self.measured(), n) * self.repeat * len(self.variants)
+        return cost < 0.5 * self.remaining_s
 
     def next_size(self, n: int) -> int:
         med = _medians(self.measured())
@@ -175,19 +201,20 @@ class _Adaptive:
         factor = FAST_GROWTH if last < 2 * first else SLOW_GROWTH
         return max(n + 1, n * factor)
 
-    def go(self, n: int) -> None:
-        if self.spec.warmup and not self.history:
-            for _ in range(self.spec.warmup):
-                for v in self.variants:
-                    if self._run(PlannedRun(v, n, 0, warmup=True)) is None:
-                        return
+    def _go(self) -> Generator[Batch, None, None]:
+        n = self.next_size(max(self.sizes())) if self.history else max(self.start_n, 1)
+        if self.warmup and not self.history:
+            warmups = [PlannedRun(v, n, 0, warmup=True) for _ in range(self.warmup)
+                       for v in self.variants]
+            if not (yield from self._hand_over(warmups)):
+                return
         growing = True
-        while not self.budget_out and self.remaining_s() > 0:
+        while not self.budget_out and self.remaining_s > 0:
             if growing:
                 if len(self.sizes()) >= MIN_SIZES and not self.affordable(n):
                     growing = False
                     continue
-                self.measure_size(n, self.spec.repeat)
+                yield from self.measure_size(n, self.repeat)
                 if self.user_timeout_hit:
                     growing = False
                 n = self.next_size(n)
@@ -206,53 +233,11 @@ class _Adaptive:
                     and not self.user_timeout_hit and self.affordable(n)):
                 growing = True
                 continue
-            if not growing and not self.refine():
+            if not growing and not (yield from self.refine()):
                 return
 
     def _enough_repeats(self) -> bool:
         counts: dict[int, int] = defaultdict(int)
         for r in self.measured():
             counts[r.size_n] += 1
-        return all(c >= self.spec.repeat for c in counts.values())
-
-
-def _finish(store: Store, sweep: Sweep, history: Sequence[Run]) -> Sweep:
-    sizes = tuple(sorted({r.size_n for r in history}))
-    done = dataclasses.replace(sweep, sizes=sizes, status="complete")
-    store.update_sweep(done)
-    return done
-
-
-def run_adaptive(sweep: Sweep, spec: SweepSpec, *, executor: Executor, clock: Clock,
-                 store: Store, progress: Progress) -> Sweep:
-    progress.started(sweep, None)
-    runner = Runner(sweep, executor=executor, clock=clock, store=store, progress=progress)
-    state = _Adaptive(sweep, spec, runner, clock, [], spec.budget_s)
-    try:
-        state.go(max(spec.start_n, 1))
-    except BaseException:
-        store.update_sweep(dataclasses.replace(
-            sweep, sizes=tuple(sorted({r.size_n for r in state.history})), status="interrupted"))
-        raise
-    return _finish(store, sweep, state.history)
-
-
-def resume_adaptive(sweep: Sweep, done: Sequence[Run], *, executor: Executor, clock: Clock,
-                    store: Store, progress: Progress) -> Sweep:
-    """Continue with what is left of the budget, counting the wall time already spent."""
-    spent = sum(r.measurement.wall_s for r in done)
-    budget = max((sweep.budget_s or 0.0) - spent, 0.0)
-    spec = SweepSpec(command=sweep.command, mode="adaptive", repeat=sweep.repeat, warmup=0,
-                     timeout_s=sweep.timeout_s, budget_s=budget, seed=sweep.seed)
-    progress.started(sweep, None)
-    runner = Runner(sweep, executor=executor, clock=clock, store=store, progress=progress,
-                    first_seq=store.next_seq(sweep.id), done=len(done))
-    history = [r for r in done if not r.warmup]
-    state = _Adaptive(sweep, spec, runner, clock, history, budget)
-    start = max(state.sizes()) if history else 1
-    try:
-        state.go(state.next_size(start) if history else start)
-    except BaseException:
-        store.set_status(sweep.id, "interrupted")
-        raise
-    return _finish(store, sweep, state.history)
+        return all(c >= self.repeat for c in counts.values())

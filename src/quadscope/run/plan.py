@@ -1,14 +1,28 @@
-"""The order in which (variant, size, repeat) runs execute.
+"""Plans: policies that hand the runner batches of runs, and the fixed run orders.
 
-Contract: `plan_runs` is a pure function of its arguments and the seed. Runs go
-in rounds: round r holds repeat r of every size, in a fresh random order, so
-each size's repeats are spread over the whole sweep and slow drift in the
-machine (thermal, other tenants) cannot masquerade as growth (the interleaving
+Contract: a `Plan` answers `next_batch(history, remaining_s) -> Batch | None`.
+`history` is every run of the sweep stored so far, in order (earlier sessions'
+first, on resume); `remaining_s` is what is left of the budget (None: no
+budget). A `Batch` is a tuple of `Scheduled` runs, each a `PlannedRun` with the
+timeout the plan allows it; the runner executes them in that order and stores
+one run per scheduled run before it asks again. None means the plan is done.
+A plan reads nothing else: no clock, no store, no executor, so it decides the
+same wherever the runs execute. `total_runs` is the plan's size when known
+up front (for progress), else None.
+
+`plan_runs` is a pure function of its arguments and the seed. Runs go in
+rounds: round r holds repeat r of every size, in a fresh random order, so each
+size's repeats are spread over the whole sweep and slow drift in the machine
+(thermal, other tenants) cannot masquerade as growth (the interleaving
 hyperfine and pyperf recommend against ordering effects). With a second
-variant, A and B alternate run by run, in the same order of sizes. Warm-up
-runs come first, one per variant and size cycling from the smallest, and are
-never fitted. Accumulate mode is inherently ordered: launch i follows launch
-i-1, so it has no shuffling and no warm-up.
+variant, A and B alternate run by run, in the same order of sizes. Warm-up runs
+come first, one per variant and size cycling from the smallest, and are never
+fitted. `plan_accumulate` is inherently ordered: launch i follows launch i-1,
+so it has no shuffling and no warm-up.
+
+`FixedPlan` serves such a list: its one batch is every planned run the history
+lacks, in plan order, so a fresh sweep gets the whole order and a resumed one
+exactly what is missing, its interleaving intact; then it is done.
 """
 
 from __future__ import annotations
@@ -16,6 +30,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+from quadscope.model import Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +41,24 @@ class PlannedRun:
     size_n: int
     repeat: int
     warmup: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Scheduled:
+    """A planned run with the timeout its plan allows (None: no limit)."""
+
+    run: PlannedRun
+    timeout_s: float | None
+
+
+Batch = tuple[Scheduled, ...]
+
+
+class Plan(Protocol):
+    @property
+    def total_runs(self) -> int | None: ...
+
+    def next_batch(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None: ...
 
 
 def plan_runs(
@@ -51,3 +86,24 @@ def plan_runs(
 def plan_accumulate(runs: int, *, variants: Sequence[str] = ("A",)) -> list[PlannedRun]:
     """Launch i = 1..runs of each variant, A and B alternating."""
     return [PlannedRun(v, i, 0) for i in range(1, runs + 1) for v in variants]
+
+
+def _key(p: PlannedRun | Run) -> tuple[str, int, int, bool]:
+    return (p.variant, p.size_n, p.repeat, p.warmup)
+
+
+@dataclass(frozen=True, slots=True)
+class FixedPlan:
+    """A run order known up front, each run allowed `timeout_s`; see the module docstring."""
+
+    runs: tuple[PlannedRun, ...]
+    timeout_s: float | None
+
+    @property
+    def total_runs(self) -> int:
+        return len(self.runs)
+
+    def next_batch(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
+        done = {_key(r) for r in history}
+        todo = tuple(Scheduled(p, self.timeout_s) for p in self.runs if _key(p) not in done)
+        return todo or None

@@ -1,49 +1,40 @@
-"""Execute a sweep: plan -> runs, each stored the moment it ends.
+"""Execute a sweep: ask its plan for batches, run them, store each run the moment it ends.
 
-Contract: `run_sweep(spec, executor=, clock=, store=)` creates the sweep in the
-store, runs its plan through the executor, and writes every run with
-`store.add_run` as soon as it finishes, so Ctrl-C, a crash or `kill -9` loses
-nothing already measured; `resume_sweep` continues a stored sweep from where it
-stopped. Sizes come from `plan` (fixed and accumulate modes) or `adaptive`
-(budgeted). Nothing here prints: progress goes to a `Progress` callback.
+Contract: `Runner.run(plan, budget_s)` is the one loop every sweep goes
+through. It asks the plan for a batch (giving it every run stored so far and
+what is left of the budget by the `Clock` it was given), hands the batch's
+argvs and timeouts to `Executor.execute_many`, and writes each measurement
+with `store.add_run` as soon as the executor yields it, so Ctrl-C, a crash or
+`kill -9` loses nothing already measured. It stops when the plan says it is
+done or when the budget is spent (checked between batches; the plan keeps
+each run's timeout within the budget). `started_at` is the clock's time when
+the runner asks for that run's measurement.
+
+`run_sweep(spec, executor=, clock=, store=)` checks the spec, creates the
+sweep in the store and runs its plan: `FixedPlan` over `plan_runs` (sizes
+mode) or `plan_accumulate` (accumulate mode), `AdaptivePlan` with `budget_s`
+(adaptive mode). `resume_sweep` continues a stored sweep: a fixed plan runs
+exactly the planned runs still missing; an adaptive one goes on with what is
+left of the budget after the wall time already spent. The sweep ends
+"complete", or "interrupted" when anything (Ctrl-C included) stops it; an
+adaptive sweep stores the sizes it chose. Nothing here prints: progress goes
+to a `Progress` callback.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from quadscope.errors import UsageError
 from quadscope.measure.clock import Clock
-from quadscope.measure.launcher import Executor
-from quadscope.model import Measurement, Run, Sweep
-from quadscope.run.plan import PlannedRun, plan_accumulate, plan_runs
+from quadscope.measure.launcher import Executor, Job
+from quadscope.model import Run, Sweep
+from quadscope.run.adaptive import AdaptivePlan
+from quadscope.run.plan import Batch, FixedPlan, Plan, plan_accumulate, plan_runs
+from quadscope.run.spec import SweepSpec, check_spec, new_sweep, substitute, variants
 from quadscope.store import Store
-
-
-@dataclass(frozen=True, slots=True)
-class SweepSpec:
-    """What the user asked for. `command` items may hold `{n}` (or `{i}` in accumulate mode)."""
-
-    command: tuple[str, ...]
-    name: str = ""
-    shell: bool = False
-    vs_command: tuple[str, ...] | None = None
-    vs_shell: bool = False
-    mode: str = "sizes"  # sizes | adaptive | accumulate
-    sizes: tuple[int, ...] = ()
-    repeat: int = 3
-    warmup: int = 1
-    timeout_s: float | None = None
-    budget_s: float = 30.0
-    start_n: int = 1
-    runs: int = 0  # launches, in accumulate mode
-    seed: int = 0
-    predict_n: int | None = None
-    kind: str = "sweep"
-    until: tuple[str, ...] = ()  # adaptive: metrics that must be confident; () = all
 
 
 class Progress(Protocol):
@@ -59,138 +50,93 @@ class NoProgress:
         pass
 
 
-PLACEHOLDERS = ("{n}", "{i}")
-
-
-def substitute(command: Sequence[str], shell: bool, size_n: int) -> list[str]:
-    """The argv for one run: `{n}` and `{i}` replaced, a shell string run by /bin/sh -c."""
-    args = [a.replace("{n}", str(size_n)).replace("{i}", str(size_n)) for a in command]
-    return ["/bin/sh", "-c", args[0]] if shell else args
-
-
-def check_spec(spec: SweepSpec) -> None:
-    """Refuse specs that cannot mean anything, each with one sentence."""
-    if not spec.command or not spec.command[0]:
-        raise UsageError("no command to sweep: put it after `--`, e.g. quadscope run -- prog {n}")
-    commands = [spec.command] + ([spec.vs_command] if spec.vs_command else [])
-    if spec.mode != "accumulate":
-        for cmd in commands:
-            if not any("{n}" in a for a in cmd):
-                raise UsageError(
-                    f"no {{n}} in `{' '.join(cmd)}`: put {{n}} where the size goes, "
-                    "e.g. quadscope run -- prog {n}, or use --accumulate to repeat one command"
-                )
-    if spec.repeat < 1:
-        raise UsageError(f"--repeat must be at least 1, not {spec.repeat}")
-    if spec.warmup < 0:
-        raise UsageError(f"--warmup cannot be negative ({spec.warmup})")
-    if spec.timeout_s is not None and spec.timeout_s <= 0:
-        raise UsageError(f"--timeout must be positive, not {spec.timeout_s}")
-    if spec.mode == "accumulate" and spec.runs < 4:
-        raise UsageError(f"--runs must be at least 4 to fit a trend, not {spec.runs}")
-    if spec.mode == "adaptive" and spec.budget_s <= 0:
-        raise UsageError(f"--budget must be positive, not {spec.budget_s}")
-
-
-def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: str,
-              host: dict[str, str]) -> Sweep:
-    return Sweep(
-        id=0,
-        name=spec.name or " ".join(spec.command)[:80],
-        mode=spec.mode,
-        command=spec.command,
-        shell=spec.shell,
-        vs_command=spec.vs_command,
-        vs_shell=spec.vs_shell,
-        sizes=spec.sizes,
-        repeat=spec.repeat,
-        warmup=spec.warmup,
-        timeout_s=spec.timeout_s,
-        budget_s=spec.budget_s if spec.mode == "adaptive" else None,
-        seed=spec.seed,
-        predict_n=spec.predict_n,
-        counters=counters,
-        counters_note=counters_note,
-        host=host,
-        created_at=clock.time(),
-        kind=spec.kind,
-    )
-
-
 class Runner:
-    """Executes planned runs of one stored sweep and stores each as it ends."""
+    """Runs one stored sweep's plan and stores each run as it ends (see the module docstring)."""
 
     def __init__(self, sweep: Sweep, *, executor: Executor, clock: Clock, store: Store,
-                 progress: Progress, first_seq: int = 0, done: int = 0) -> None:
+                 progress: Progress, done: Sequence[Run] = ()) -> None:
         self.sweep = sweep
+        self.runs: list[Run] = list(done)  # every run of the sweep, earlier sessions' first
         self._executor = executor
         self._clock = clock
         self._store = store
         self._progress = progress
-        self._seq = first_seq
-        self._done = done
+        self._seq = store.next_seq(sweep.id)
         self._t0 = clock.monotonic()
 
-    def elapsed_s(self) -> float:
-        return self._clock.monotonic() - self._t0
+    def run(self, plan: Plan, budget_s: float | None = None) -> None:
+        """Batches from `plan` until it is done or `budget_s` of the clock is spent."""
+        deadline = None if budget_s is None else self._clock.monotonic() + budget_s
+        while True:
+            remaining_s = None if deadline is None else deadline - self._clock.monotonic()
+            if remaining_s is not None and remaining_s <= 0:
+                return
+            batch = plan.next_batch(tuple(self.runs), remaining_s)
+            if batch is None:
+                return
+            self._run_batch(batch)
 
-    def execute(self, planned: PlannedRun, timeout_s: float | None = None) -> Run:
+    def _argv(self, variant: str, size_n: int) -> list[str]:
         sw = self.sweep
-        if planned.variant == "B":
+        if variant == "B":
             assert sw.vs_command is not None
-            argv = substitute(sw.vs_command, sw.vs_shell, planned.size_n)
-        else:
-            argv = substitute(sw.command, sw.shell, planned.size_n)
-        limit = sw.timeout_s if timeout_s is None else timeout_s
-        started = self._clock.time()
-        measurement: Measurement = self._executor.execute(argv, limit)
-        run = Run(
-            sweep_id=sw.id,
-            seq=self._seq,
-            variant=planned.variant,
-            size_n=planned.size_n,
-            repeat=planned.repeat,
-            warmup=planned.warmup,
-            started_at=started,
-            measurement=measurement,
-        )
-        self._store.add_run(run)
-        self._seq += 1
-        self._done += 1
-        self._progress.ran(run, self._done, self.elapsed_s())
-        return run
+            return substitute(sw.vs_command, sw.vs_shell, size_n)
+        return substitute(sw.command, sw.shell, size_n)
+
+    def _run_batch(self, batch: Batch) -> None:
+        jobs = [Job(tuple(self._argv(s.run.variant, s.run.size_n)), s.timeout_s) for s in batch]
+        measurements = self._executor.execute_many(jobs)
+        for scheduled in batch:
+            started = self._clock.time()
+            measurement = next(measurements)
+            planned = scheduled.run
+            run = Run(
+                sweep_id=self.sweep.id,
+                seq=self._seq,
+                variant=planned.variant,
+                size_n=planned.size_n,
+                repeat=planned.repeat,
+                warmup=planned.warmup,
+                started_at=started,
+                measurement=measurement,
+            )
+            self._store.add_run(run)
+            self._seq += 1
+            self.runs.append(run)
+            self._progress.ran(run, len(self.runs), self._clock.monotonic() - self._t0)
 
 
-def _variants(sweep: Sweep) -> tuple[str, ...]:
-    return ("A", "B") if sweep.vs_command is not None else ("A",)
-
-
-def fixed_plan(sweep: Sweep, runs: int = 0) -> list[PlannedRun]:
+def _fixed_plan(sweep: Sweep) -> FixedPlan:
     if sweep.mode == "accumulate":
-        return plan_accumulate(runs or len(sweep.sizes), variants=_variants(sweep))
-    return plan_runs(sweep.sizes, repeat=sweep.repeat, warmup=sweep.warmup, seed=sweep.seed,
-                     variants=_variants(sweep))
+        planned = plan_accumulate(len(sweep.sizes), variants=variants(sweep))
+    else:
+        planned = plan_runs(sweep.sizes, repeat=sweep.repeat, warmup=sweep.warmup,
+                            seed=sweep.seed, variants=variants(sweep))
+    return FixedPlan(tuple(planned), sweep.timeout_s)
 
 
-def _key(p: PlannedRun | Run) -> tuple[str, int, int, bool]:
-    return (p.variant, p.size_n, p.repeat, p.warmup)
+def _end(store: Store, sweep: Sweep, runs: Sequence[Run], status: str) -> Sweep:
+    """Record how the sweep ended; an adaptive sweep's sizes are the ones it measured."""
+    if sweep.mode != "adaptive":
+        store.set_status(sweep.id, status)
+        return dataclasses.replace(sweep, status=status)
+    sizes = tuple(sorted({r.size_n for r in runs if not r.warmup}))
+    ended = dataclasses.replace(sweep, sizes=sizes, status=status)
+    store.update_sweep(ended)
+    return ended
 
 
-def _execute_plan(sweep: Sweep, plan: list[PlannedRun], done_keys: set[tuple[str, int, int, bool]],
-                  *, executor: Executor, clock: Clock, store: Store, progress: Progress,
-                  first_seq: int) -> Sweep:
-    todo = [p for p in plan if _key(p) not in done_keys]
-    progress.started(sweep, len(plan))
+def _execute(sweep: Sweep, plan: Plan, *, budget_s: float | None, done: Sequence[Run],
+             executor: Executor, clock: Clock, store: Store, progress: Progress) -> Sweep:
+    progress.started(sweep, plan.total_runs)
     runner = Runner(sweep, executor=executor, clock=clock, store=store, progress=progress,
-                    first_seq=first_seq, done=len(plan) - len(todo))
+                    done=done)
     try:
-        for planned in todo:
-            runner.execute(planned)
+        runner.run(plan, budget_s)
     except BaseException:
-        store.set_status(sweep.id, "interrupted")
+        _end(store, sweep, runner.runs, "interrupted")
         raise
-    store.set_status(sweep.id, "complete")
-    return dataclasses.replace(sweep, status="complete")
+    return _end(store, sweep, runner.runs, "complete")
 
 
 def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store,
@@ -198,33 +144,37 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
               counters_note: str = "", host: dict[str, str] | None = None) -> Sweep:
     """Run a new sweep to the end (or the budget) and return it as stored."""
     check_spec(spec)
-    progress = progress or NoProgress()
     if spec.mode == "accumulate":
         spec = dataclasses.replace(spec, sizes=tuple(range(1, spec.runs + 1)), warmup=0, repeat=1)
     sweep = store.create_sweep(new_sweep(spec, clock=clock, counters=counters,
                                          counters_note=counters_note, host=host or {}))
+    plan: Plan
     if spec.mode == "adaptive":
-        from quadscope.run.adaptive import run_adaptive
-
-        return run_adaptive(sweep, spec, executor=executor, clock=clock, store=store,
-                            progress=progress)
-    return _execute_plan(sweep, fixed_plan(sweep), set(), executor=executor, clock=clock,
-                         store=store, progress=progress, first_seq=0)
+        plan = AdaptivePlan(variants=variants(sweep), repeat=spec.repeat, warmup=spec.warmup,
+                            timeout_s=spec.timeout_s, seed=spec.seed, until=spec.until,
+                            start_n=spec.start_n)
+        budget_s: float | None = spec.budget_s
+    else:
+        plan, budget_s = _fixed_plan(sweep), None
+    return _execute(sweep, plan, budget_s=budget_s, done=(), executor=executor, clock=clock,
+                    store=store, progress=progress or NoProgress())
 
 
 def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store,
                  progress: Progress | None = None) -> Sweep:
     """Continue a stored sweep: run what its plan still lacks; finished runs are kept."""
-    progress = progress or NoProgress()
     if sweep.status == "complete":
         raise UsageError(f"sweep {sweep.id} is already complete; `quadscope show {sweep.id}`")
     done = store.runs(sweep.id)
     store.set_status(sweep.id, "running")
+    plan: Plan
     if sweep.mode == "adaptive":
-        from quadscope.run.adaptive import resume_adaptive
-
-        return resume_adaptive(sweep, done, executor=executor, clock=clock, store=store,
-                               progress=progress)
-    return _execute_plan(sweep, fixed_plan(sweep), {_key(r) for r in done}, executor=executor,
-                         clock=clock, store=store, progress=progress,
-                         first_seq=store.next_seq(sweep.id))
+        # The sweep does not store --until or --start-n; warm-ups were run the first time.
+        plan = AdaptivePlan(variants=variants(sweep), repeat=sweep.repeat, warmup=0,
+                            timeout_s=sweep.timeout_s, seed=sweep.seed)
+        spent_s = sum(r.measurement.wall_s for r in done)
+        budget_s: float | None = max((sweep.budget_s or 0.0) - spent_s, 0.0)
+    else:
+        plan, budget_s = _fixed_plan(sweep), None
+    return _execute(sweep, plan, budget_s=budget_s, done=done, executor=executor, clock=clock,
+                    store=store, progress=progress or NoProgress())

@@ -1,0 +1,70 @@
+"""Which counter backend this machine can use, found by trying perf once.
+
+Contract: `detect_counters(perf="perf") -> (backend, note)` runs /bin/true once
+under `PerfCounters` through a `ProcessExecutor` and returns the best backend
+with a note that names what is wrong and the fix ("" when all four events
+count): `NoCounters` when perf is missing, not permitted or counts nothing;
+`PerfCounters` when it counts at least one event. It lives apart from `meters`
+because it needs the launcher, which itself imports `meters`.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from quadscope.errors import QuadscopeError
+from quadscope.measure.launcher import ProcessExecutor
+from quadscope.measure.meters import (
+    EVENTS,
+    CounterBackend,
+    NoCounters,
+    PerfCounters,
+    missing_events,
+)
+
+_INSTALL = "install it with `apt-get install linux-perf`"
+
+
+def _note_for_error(msg: str) -> str:
+    low = msg.lower()
+    if "paranoid" in low or "permission" in low or "access to performance" in low:
+        return (
+            "perf is not permitted: run `sysctl kernel.perf_event_paranoid=1`; "
+            "counting instructions, cycles, page-faults and context-switches is off"
+        )
+    if "not found" in low or "no such file" in low or "c compiler" in low:
+        return f"{msg.rstrip('.')}; counting with perf is off"
+    return f"perf does not work here ({msg}); counting with perf is off"
+
+
+def detect_counters(perf: str = "perf") -> tuple[CounterBackend, str]:
+    """The best backend for this machine and a note saying what is missing and the fix."""
+    if shutil.which(perf) is None:
+        return NoCounters(), (
+            f"perf is not installed: {_INSTALL}; "
+            "counting instructions, cycles, page-faults and context-switches is off"
+        )
+    backend = PerfCounters(perf)
+    try:
+        m = ProcessExecutor(counters=backend).execute(["/bin/true"], 10.0)
+    except QuadscopeError as e:
+        return NoCounters(), _note_for_error(str(e))
+    missing = missing_events(m.values)
+    if not missing:
+        return backend, ""
+    if len(missing) == len(EVENTS):
+        return NoCounters(), (
+            "perf counted no event here (all four are <not supported>); counting with perf is off"
+        )
+    counted = [e for e in EVENTS if e not in missing]
+    hw = {"instructions", "cycles"}
+    if set(missing) == hw:
+        return backend, (
+            "this machine does not expose hardware counters (perf says <not supported> for "
+            "instructions, cycles — typical of a VM); page-faults and context-switches are "
+            "still counted by perf"
+        )
+    return backend, (
+        f"perf cannot count {', '.join(missing)} here (<not supported>); "
+        f"{', '.join(counted)} are still counted by perf"
+    )
