@@ -9,9 +9,12 @@ name -> bytes, writes nothing and never re-computes a fit. `RENDERERS` lists
 them in the order their files are written. The CLI adds one option per
 renderer with a flag, checks their paths before a sweep starts and writes
 what was asked by looping over this tuple (`commands.common`), so a new
-format is one module plus one line here. A doctor summary (an `Analysis`
-whose `doctor` is a `DoctorReport`) goes through the same renderers.
-`DEFAULT_REPORT` is what `quadscope report` writes when asked for nothing.
+format is one module plus one line here. `get_renderer(name, **options)`
+makes one with its own options (the terminal's `color` and `width`). A doctor
+summary (an `Analysis` whose `doctor` is a `DoctorReport`) goes through the
+same renderers: the terminal prints the doctor's table, JSON writes the
+report `doctor --vs` reads. `DEFAULT_REPORT` is the renderer `quadscope
+report` uses when no output option is given.
 """
 
 from __future__ import annotations
