@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -55,6 +55,11 @@ def _check(name: str, text: str) -> None:
     assert text == path.read_text()
 
 
+def _text(out: bytes | Mapping[str, bytes]) -> str:
+    assert isinstance(out, bytes)
+    return out.decode("utf-8")
+
+
 def _pipeline(tmp_path: Path, spec: SweepSpec, cost: Callable[[Sequence[str]], Measurement],
               stem: str) -> None:
     clock = FakeClock(start=1_700_000_000.0)
@@ -62,8 +67,8 @@ def _pipeline(tmp_path: Path, spec: SweepSpec, cost: Callable[[Sequence[str]], M
         sweep = run_sweep(spec, executor=FakeExecutor(cost, clock), clock=clock, store=store,
                           counters="perf", host={"kernel": "6.1", "cpus": "2"})
         analysis = analyse(sweep, store.runs(sweep.id))
-    _check(f"{stem}.json", get_renderer("json").render(analysis))
-    _check(f"{stem}.txt", get_renderer("terminal", color=False, width=100).render(analysis))
+    _check(f"{stem}.json", _text(get_renderer("json").render(analysis)))
+    _check(f"{stem}.txt", _text(get_renderer("terminal", color=False, width=100).render(analysis)))
 
 
 @pytest.mark.parametrize("stem", ["ab-quadratic-vs-linear"])

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
 from quadscope.model import Measurement, Run, Sweep
+from quadscope.profile.records import Attribution, Culprit
 from quadscope.render.html import HtmlRenderer, json_for_script
 from quadscope.render.plotdata import (
     PALETTE,
@@ -63,7 +65,7 @@ def synth_runs(
     return runs
 
 
-def build_analysis(*, vs: bool = False, extras: dict | None = None) -> Analysis:
+def build_analysis(*, vs: bool = False) -> Analysis:
     """A hostile-named n² sweep with one failed run, optionally against a linear B."""
     sweep = Sweep(
         id=7, name=f"demo{HOSTILE}", mode="sizes", command=("sh", "-c", f"echo {HOSTILE} {{n}}"),
@@ -72,7 +74,13 @@ def build_analysis(*, vs: bool = False, extras: dict | None = None) -> Analysis:
     runs = synth_runs(SIZES, 3, fail_at=(5000, 1))
     if vs:
         runs += synth_runs(SIZES, 3, variant="B", power=1.0, coef=5e-6, seed=2, start_seq=100)
-    return analyse(sweep, runs, extras=extras)
+    return analyse(sweep, runs)
+
+
+def attribution(culprits: tuple[Culprit, ...], flame_svg: str) -> Attribution:
+    """A profile of sweep 7 at two sizes holding these culprits and this flame graph."""
+    return Attribution(7, (1000, 10000), "fake", "cpu-clock", (100, 1000), culprits, (), "",
+                       flame_svg, True)
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +103,7 @@ def test_json_for_script_cannot_close_the_element() -> None:
 
 def test_hostile_command_name_and_stderr_are_text(single: Analysis) -> None:
     """A command line, sweep name and stderr holding <script> appear escaped, never as markup."""
-    page = HtmlRenderer().render(single)
+    page = HtmlRenderer().render(single).decode()
     assert HOSTILE not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "fatal: &lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in page
@@ -105,7 +113,7 @@ def test_hostile_command_name_and_stderr_are_text(single: Analysis) -> None:
 
 def test_page_is_self_contained_and_locked_down(single: Analysis) -> None:
     """No URL is loaded from anywhere, and the CSP lets only our own script run."""
-    page = HtmlRenderer().render(single)
+    page = HtmlRenderer().render(single).decode()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
     assert csp is not None
@@ -184,13 +192,10 @@ def test_profile_culprits_and_flame_graph_are_shown_safely(single: Analysis) -> 
         '<g><title>insert&lt;script&gt;</title><rect x="0" y="0" width="90" height="16" '
         'fill="rgb(230,80,60)"/></g><script>alert(1)</script></svg>'
     )
-    culprit = {"symbol": "list_insert<script>", "dso": "a.out", "self_class": "n^2",
-               "self_exponent": 2.01, "self_exponent_ci": [1.95, 2.06], "share_at_max": 0.81,
-               "growth_share": 0.9, "superlinear_share": 0.88, "inclusive_share_at_max": 0.9,
-               "self_s": [0.1, 0.4], "call_path": ["main", "build", "list_insert<script>"]}
-    a = analyse(single.sweep, single.runs,
-                extras={"profile": {"culprits": [culprit], "svg": flame}, "culprits": [culprit]})
-    page = HtmlRenderer().render(a)
+    culprit = Culprit("list_insert<script>", "a.out", "n^2", 2.01, (1.95, 2.06), 0.81, 0.9, 0.88,
+                      0.9, (0.1, 0.4), ("main", "build", "list_insert<script>"))
+    a = analyse(single.sweep, single.runs, profile=attribution((culprit,), flame))
+    page = HtmlRenderer().render(a).decode()
     assert "list_insert&lt;script&gt;" in page
     assert "2.01 [1.95, 2.06]" in page and "81.0%" in page
     assert "insert&lt;script&gt;</title>" in page
@@ -200,20 +205,18 @@ def test_profile_culprits_and_flame_graph_are_shown_safely(single: Analysis) -> 
 
 def test_doctor_probes_get_a_row_and_a_small_plot(single: Analysis) -> None:
     """Each probe is one table row; a probe with a series gets its own plot."""
-    doctor = {"probes": [
-        {"probe": "fork", "measured": "spawn cost", "class": "n", "cost": "1 ms",
-         "verdict": "pathological", "finding": f"grows {HOSTILE}", "details": {},
-         "plot_series": [{"label": "fork", "points": [[1, 1e-3], [2, 2e-3], [4, 4e-3]]},
-                         {"label": "vfork", "points": [[1, 1e-4], [2, 1e-4], [4, 1e-4]]}]},
-        {"probe": "clock", "measured": "time()", "class": "1", "cost": "20 ns",
-         "verdict": "ok", "finding": "cheap", "details": {}},
-    ]}
-    a = analyse(single.sweep, single.runs, extras={"doctor": doctor})
+    doctor = DoctorReport(
+        (ProbeResult("fork", "spawn cost", "n", "1 ms", "pathological", f"grows {HOSTILE}"),
+         ProbeResult("clock", "time()", "1", "20 ns", "ok", "cheap")),
+        machine={}, quick=True, budget_s=30.0, elapsed_s=3.0)
+    series = {"fork": (ProbeSeries("fork", ((1, 1e-3), (2, 2e-3), (4, 4e-3)), "wall_s"),
+                       ProbeSeries("vfork", ((1, 1e-4), (2, 1e-4), (4, 1e-4)), "wall_s"))}
+    a = analyse(single.sweep, single.runs, doctor=doctor, probe_series=series)
     data = report_data(a)
     assert [p["name"] for p in data.doctor] == ["fork", "clock"]
     assert data.doctor[1]["plot"] is None
     assert plot_point_count(data, data.doctor[0]["plot"]) == 6
-    page = HtmlRenderer().render(a)
+    page = HtmlRenderer().render(a).decode()
     assert "grows &lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
@@ -231,7 +234,7 @@ def test_page_for_10000_runs_is_under_3_mb() -> None:
     sizes = tuple(200 * i for i in range(1, 51))
     runs = synth_runs(sizes, 200, seed=3)
     sweep = Sweep(id=1, name="big", mode="sizes", command=("./x", "{n}"), sizes=sizes, repeat=200)
-    page = HtmlRenderer().render(analyse(sweep, runs))
+    page = HtmlRenderer().render(analyse(sweep, runs)).decode()
     assert len(runs) == 10_000
     assert len(page.encode("utf-8")) < 3 * 2**20
 
@@ -247,7 +250,7 @@ def test_report_command_writes_html_and_png_from_the_store(tmp_path) -> None:
         for r in synth_runs(SIZES, 3, fail_at=(5000, 1)):
             store.add_run(Run(sweep.id, r.seq, r.variant, r.size_n, r.repeat, r.warmup,
                               r.started_at, r.measurement))
-        store.put_blob(sweep.id, "profile", {"culprits": [{"symbol": "f", "dso": "x"}]})
+        store.put_blob(sweep.id, "profile", attribution((), "").to_dict())
     parser = argparse.ArgumentParser()
     report.register(parser.add_subparsers())
     args = parser.parse_args(["report", str(sweep.id), "--db", str(db),

@@ -40,7 +40,7 @@ def test_report_in_chromium(browser, tmp_path) -> None:
     analysis = build_analysis(vs=True)
     data = report_data(analysis)
     path = tmp_path / "report.html"
-    path.write_text(HtmlRenderer().render(analysis))
+    path.write_bytes(HtmlRenderer().render(analysis))
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []

@@ -59,3 +59,44 @@ def test_schema1_store_refits_to_the_same_verdicts(old_store: Store) -> None:
         if "comparison" in want:
             for metric, mc in want["comparison"]["metrics"].items():
                 _same(got["comparison"]["metrics"][metric], mc, f"sweep {sweep_id}: {metric}")
+
+
+def test_schema1_profile_and_doctor_blobs_load_as_typed_records(old_store: Store) -> None:
+    """0.1.0's profile blob (sweep 7) and doctor blobs (17-24) become the records reports read."""
+    from quadscope.commands.common import analyse_stored
+    from quadscope.doctor.records import DoctorReport, ProbeResult
+    from quadscope.profile.records import Attribution
+
+    profiled = analyse_stored(old_store, old_store.get_sweep("7"))
+    assert isinstance(profiled.profile, Attribution) and profiled.doctor is None
+    assert [c.symbol for c in profiled.profile.culprits] == ["pairwise_pass", "linear_pass"]
+    assert profiled.profile.flame_svg.startswith("<svg")
+
+    probe = analyse_stored(old_store, old_store.get_sweep("17"))
+    assert isinstance(probe.doctor, ProbeResult) and probe.profile is None
+    assert (probe.doctor.probe, probe.doctor.verdict) == ("clock", "slow")
+    assert [s.label for s in probe.probe_series["clock"]] == ["syscall", "vdso", "vsyscall"]
+
+    summary = analyse_stored(old_store, old_store.get_sweep("24"))
+    assert isinstance(summary.doctor, DoctorReport)
+    assert [r.probe for r in summary.doctor.results] == ["clock", "mmap"]
+    assert sorted(summary.probe_series) == ["clock", "mmap"]
+    assert [s.label for s in summary.probe_series["mmap"]] == [
+        "default", "firstfit", "hint", "noreplace"]
+
+
+def test_schema1_doctor_summary_renders_as_the_doctor_report(old_store: Store) -> None:
+    """A doctor summary's JSON is the report `doctor --vs` reads; its text is the probe table."""
+    from quadscope.commands.common import analyse_stored
+    from quadscope.commands.doctor import load_report
+
+    summary = analyse_stored(old_store, old_store.get_sweep("24"))
+    doc = json.loads(get_renderer("json").render(summary))
+    assert (doc["kind"], [p["probe"] for p in doc["probes"]]) == ("doctor", ["clock", "mmap"])
+    path = Path(old_store.path).parent / "saved.json"
+    path.write_text(json.dumps(doc))
+    assert load_report(str(path)) == summary.doctor
+    text = get_renderer("terminal", width=120).render(summary).decode()
+    assert text.startswith("quadscope doctor — 6.18.44-fc-v782, glibc 2.36, AMD EPYC ×2 (quick)")
+    assert "\nfindings:\n  clock: a legacy vsyscall time() costs 671 ns" in text
+    assert text.endswith("stored as sweep 24 (`quadscope list` shows each probe's sweeps)\n")

@@ -4,20 +4,24 @@ Contract: `analyse(sweep, runs)` is a pure function of a stored sweep: it never
 runs a workload, so `quadscope show RUN` re-fits yesterday's sweep. Every
 renderer (terminal, JSON, CSV, HTML, PNG) takes the resulting `Analysis` and
 none of them re-computes a fit. Warm-up runs and failed runs are kept in
-`runs` for the record but never fitted.
+`runs` for the record but never fitted. Results attached to the sweep travel
+as typed records beside the fits: its profile (`Attribution`), its doctor
+findings (a `DoctorReport` for the summary sweep, a `ProbeResult` for a probe's
+sweep), each probe's plot series and a `doctor --vs` comparison.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from quadscope import __version__, metrics
 from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE, REGISTRY
+from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
 from quadscope.model import (
     METRICS,
@@ -27,6 +31,10 @@ from quadscope.model import (
     Run,
     Sweep,
 )
+
+if TYPE_CHECKING:
+    # Only annotated here; importing the package at run time would load the samplers.
+    from quadscope.profile.records import Attribution
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +46,10 @@ class Analysis:
     failures: tuple[Run, ...]
     notes: tuple[str, ...] = ()
     comparison: Comparison | None = None
-    extras: Mapping[str, Any] = field(default_factory=dict)  # culprits, doctor, ...
+    profile: Attribution | None = None
+    doctor: DoctorReport | ProbeResult | None = None
+    probe_series: Mapping[str, tuple[ProbeSeries, ...]] = field(default_factory=dict)  # by probe
+    doctor_vs: MachineComparison | None = None
 
     def measured(self, variant: str = "A") -> tuple[Run, ...]:
         """The runs that count: not warm-up, exited 0, not timed out."""
@@ -72,8 +83,23 @@ class Analysis:
             d["vs_fits"] = {m: f.to_dict() for m, f in self.fits["B"].items()}
         if self.comparison is not None:
             d["comparison"] = self.comparison.to_dict()
-        d.update(self.extras)
+        if self.profile is not None:
+            d["profile"] = self.profile.to_dict()
+            d["culprits"] = d["profile"]["culprits"]
+        if self.doctor is not None:
+            d["doctor"] = self._doctor_dict(self.doctor)
         return d
+
+    def _doctor_dict(self, doctor: DoctorReport | ProbeResult) -> dict[str, Any]:
+        """The stored doctor blob, each probe with its plot's series as `plot_series`."""
+        def probe(r: ProbeResult) -> dict[str, Any]:
+            series = self.probe_series.get(r.probe)
+            d = r.to_dict()
+            return {**d, "plot_series": [s.to_dict() for s in series]} if series else d
+
+        if isinstance(doctor, DoctorReport):
+            return {**doctor.to_dict(), "probes": [probe(r) for r in doctor.results]}
+        return probe(doctor)
 
 
 def metric_series(runs: Sequence[Run], metric: str) -> tuple[list[float], list[float]]:
@@ -206,9 +232,18 @@ _HEADLINE = ("wall_s", "user_s", "sys_s", "max_rss_bytes", "minor_faults", "page
 
 
 def analyse(
-    sweep: Sweep, runs: Sequence[Run], *, extras: Mapping[str, Any] | None = None
+    sweep: Sweep,
+    runs: Sequence[Run],
+    *,
+    profile: Attribution | None = None,
+    doctor: DoctorReport | ProbeResult | None = None,
+    probe_series: Mapping[str, tuple[ProbeSeries, ...]] | None = None,
 ) -> Analysis:
-    """Fit each variant's metrics, compare A with B when there is a B, and name the verdict."""
+    """Fit each variant's metrics, compare A with B when there is a B, and name the verdict.
+
+    `profile`, `doctor` and `probe_series` are results attached to the sweep,
+    passed through to the renderers as they are.
+    """
     runs = tuple(sorted(runs, key=lambda r: r.seq))
     failures = tuple(r for r in runs if not r.warmup and not r.measurement.ok)
     variants = ["A"] + (["B"] if sweep.vs_command is not None else [])
@@ -247,7 +282,9 @@ def analyse(
         failures=failures,
         notes=tuple(notes),
         comparison=comparison,
-        extras=dict(extras or {}),
+        profile=profile,
+        doctor=doctor,
+        probe_series=dict(probe_series or {}),
     )
 
 

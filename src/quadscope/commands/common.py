@@ -1,22 +1,30 @@
 """What several sub-commands share: the store option, output files, printing an analysis.
 
 Contract: the only place (with cli.py) that prints an Analysis or writes report
-files; every format goes through the renderer registry.
+files. The output options, their checks and the files written all come from
+the renderer registry (`render.RENDERERS`): nothing here names a file format
+(`print_analysis` asks the registry for the terminal renderer by name).
+`analyse_stored` is `analysis.analyse` of a stored sweep with the results
+attached to it (its profile, its doctor findings and each probe's plot lines).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from quadscope.analyse.analysis import Analysis
-from quadscope.errors import QuadscopeError, UsageError
-from quadscope.render import RENDERERS, get_renderer
+from quadscope import render
+from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries, doctor_from_dict
+from quadscope.errors import QuadscopeError, StoreError, UsageError
+from quadscope.model import Sweep
+from quadscope.profile.records import Attribution
 from quadscope.store import Store, default_db_path
 
 
@@ -30,103 +38,116 @@ def open_store(args: argparse.Namespace) -> Store:
 
 
 def add_output_options(p: Any) -> None:
-    p.add_argument("--json", metavar="FILE", default=None, help="write the JSON report")
-    p.add_argument("--csv", metavar="FILE", default=None, help="write one CSV row per run")
-    p.add_argument("--html", metavar="FILE", default=None,
-                   help="write a self-contained HTML report")
-    p.add_argument("--png", metavar="DIR", default=None, help="write PNG plots into DIR")
+    """One option per renderer that writes files (e.g. `--json FILE`, `--png DIR`)."""
+    for r in render.file_renderers():
+        p.add_argument(r.flag, dest=r.name, metavar=r.metavar, default=None, help=r.help)
+
+
+def asked_outputs(args: argparse.Namespace) -> list[tuple[type[render.Renderer], str]]:
+    """(renderer, path) for every output option given, in the order they are written."""
+    return [(r, path) for r in render.file_renderers() if (path := getattr(args, r.name, None))]
+
+
+def outputs_hint() -> str:
+    """The output options as a user reads them: `--json FILE, ... or --png DIR`."""
+    opts = [f"{r.flag} {r.metavar}" for r in render.file_renderers()]
+    return ", ".join(opts[:-1]) + f" or {opts[-1]}" if len(opts) > 1 else "".join(opts)
 
 
 def check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written before a sweep spends time measuring."""
-    for opt in ("json", "csv", "html", "png"):
-        path = getattr(args, opt, None)
-        if not path:
-            continue
-        target = Path(path) if opt != "png" else Path(path) / "x"
+    for r, path in asked_outputs(args):
+        target = Path(path) / "x" if r.folder else Path(path)
         parent = target.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UsageError(f"--{opt} {path}: cannot create {parent}: "
+            raise UsageError(f"{r.flag} {path}: cannot create {parent}: "
                              f"{exc.strerror or exc}") from None
         if not os.access(parent, os.W_OK):
-            raise UsageError(f"--{opt} {path}: {parent} is not writable")
+            raise UsageError(f"{r.flag} {path}: {parent} is not writable")
 
 
-def _write(path: str, data: str | bytes) -> None:
-    target = Path(path)
+def _write(path: Path, data: bytes) -> None:
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, bytes):
-            target.write_bytes(data)
-        else:
-            target.write_text(data)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def write_outputs(args: argparse.Namespace, analysis: Analysis) -> None:
-    """Every file the options ask for; each format is a renderer plug-in."""
-    for fmt in ("json", "csv", "html"):
-        path = getattr(args, fmt, None)
-        if not path:
-            continue
-        if fmt not in RENDERERS:
-            raise UsageError(f"--{fmt} is not available in this build of quadscope")
-        _write(path, get_renderer(fmt).render(analysis))
+    """Every file the output options ask for, each made by its renderer."""
+    for r, path in asked_outputs(args):
+        write_output(r, path, analysis)
+
+
+def write_output(r: type[render.Renderer], path: str, analysis: Analysis) -> None:
+    """The file (or the folder of files) renderer `r` makes of `analysis`, at `path`."""
+    out = r().render(analysis)
+    if isinstance(out, bytes):
+        _write(Path(path), out)
         print(f"quadscope: wrote {path}", file=sys.stderr)
-    out_dir = getattr(args, "png", None)
-    if out_dir:
-        if "png" not in RENDERERS:
-            raise UsageError("--png is not available in this build of quadscope")
-        files = get_renderer("png").render(analysis)
-        for name, data in files.items():
-            _write(str(Path(out_dir) / name), data)
-        print(f"quadscope: wrote {len(files)} PNG plot(s) to {out_dir}", file=sys.stderr)
+    else:
+        for name, data in out.items():
+            _write(Path(path) / name, data)
+        print(f"quadscope: wrote {len(out)} {r.name.upper()} file(s) to {path}",
+              file=sys.stderr)
 
 
 def print_analysis(analysis: Analysis) -> None:
-    color = sys.stdout.isatty()
-    width = 120
-    try:
-        import shutil
-
-        width = max(80, shutil.get_terminal_size((120, 24)).columns)
-    except OSError:
-        pass
-    sys.stdout.write(get_renderer("terminal", color=color, width=width).render(analysis))
+    width = max(80, shutil.get_terminal_size((120, 24)).columns)
+    out = render.get_renderer("terminal", color=sys.stdout.isatty(), width=width).render(analysis)
+    assert isinstance(out, bytes)  # the terminal renderer writes no folder
+    sys.stdout.write(out.decode("utf-8"))
     sys.stdout.flush()
 
 
-def load_extras(store: Store, sweep_id: int) -> dict[str, Any]:
-    """Results attached to a stored sweep (profile, doctor) that reports show beside the fits."""
-    extras: dict[str, Any] = {}
-    profile = store.get_blob(sweep_id, "profile")
-    if profile:
-        extras["profile"] = profile
-        if "culprits" in profile:
-            extras["culprits"] = profile["culprits"]
-    doctor = store.get_blob(sweep_id, "doctor")
-    if doctor:
-        # Reports draw one small plot per probe from its stored sweeps.
-        probes = doctor.get("probes") if "probes" in doctor else [doctor]
-        enriched = [with_series(store, p) for p in probes or [] if isinstance(p, dict)]
-        extras["doctor"] = ({**doctor, "probes": enriched} if "probes" in doctor
-                            else (enriched[0] if enriched else doctor))
-    return extras
+def analyse_stored(store: Store, sweep: Sweep) -> Analysis:
+    """`analyse` of a stored sweep, with the profile and doctor results attached to it."""
+    profile = _blob(store, sweep.id, "profile", Attribution.from_dict)
+    doctor = _blob(store, sweep.id, "doctor", doctor_from_dict)
+    return analyse(sweep, store.runs(sweep.id), profile=profile, doctor=doctor,
+                   probe_series=probe_series(store, doctor))
+
+
+T = TypeVar("T")
+
+
+def _blob(store: Store, sweep_id: int, key: str, load: Callable[[Mapping[str, Any]], T]) -> T | None:
+    blob = store.get_blob(sweep_id, key)
+    if not blob:
+        return None
+    try:
+        return load(blob)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoreError(f"the {key} results stored with sweep {sweep_id} cannot be read "
+                         f"({type(exc).__name__}: {exc}); run it again to replace them") from None
 
 
 PROBE_METRIC = "wall_s"  # what the doctor's verdicts are mostly about
 
 
-def with_series(store: Store, probe: Mapping[str, Any]) -> dict[str, Any]:
-    """A doctor probe's result with `plot_series`: median wall_s per size of its sweeps."""
-    details = probe.get("details") or {}
-    sweeps = details.get("sweeps") if isinstance(details, Mapping) else None
+def probe_series(
+    store: Store, doctor: DoctorReport | ProbeResult | None
+) -> dict[str, tuple[ProbeSeries, ...]]:
+    """Each probe's plot lines: median wall_s per size of each of its stored sweeps."""
+    if doctor is None:
+        return {}
+    probes = doctor.results if isinstance(doctor, DoctorReport) else (doctor,)
+    out = {}
+    for probe in probes:
+        lines = _probe_lines(store, probe)
+        if lines:
+            out[probe.probe] = lines
+    return out
+
+
+def _probe_lines(store: Store, probe: ProbeResult) -> tuple[ProbeSeries, ...]:
+    sweeps = probe.details.get("sweeps")
     if not isinstance(sweeps, Mapping):
-        return dict(probe)
-    series = []
+        return ()
+    lines = []
     for label, sweep_id in sweeps.items():
         try:
             runs = store.runs(int(sweep_id))
@@ -137,9 +158,7 @@ def with_series(store: Store, probe: Mapping[str, Any]) -> dict[str, Any]:
         for r in runs:
             if not r.warmup and r.measurement.ok:
                 by_n.setdefault(r.size_n, []).append(float(getattr(r.measurement, PROBE_METRIC)))
-        points = [[n, statistics.median(v)] for n, v in sorted(by_n.items())]
+        points = tuple((n, statistics.median(v)) for n, v in sorted(by_n.items()))
         if points:
-            series.append({"label": str(label), "points": points, "x_label": word,
-                           "y_label": f"median {PROBE_METRIC} (s)",
-                           "name": f"median {PROBE_METRIC}"})
-    return {**probe, "plot_series": series} if series else dict(probe)
+            lines.append(ProbeSeries(str(label), points, PROBE_METRIC, word))
+    return tuple(lines)

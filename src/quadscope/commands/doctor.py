@@ -1,9 +1,11 @@
 """`quadscope doctor`: reproduce known Linux pathologies and check this machine for them.
 
 Contract: options -> probes (`--only`) -> `doctor.runner.run_doctor` within the
-budget (120 s, 30 s with --quick, or --budget) -> a table (probe, measured,
-class, cost, verdict) and one actionable sentence per finding on stdout ->
-`--json FILE` / `--save FILE` (the same report, with this machine's kernel,
+budget (120 s, 30 s with --quick, or --budget) -> an `Analysis` of the
+summary sweep holding the `DoctorReport` -> the terminal renderer prints a
+table (probe, measured, class, cost, verdict) and one actionable sentence per
+finding -> the output options write files through the renderer registry
+(`--json FILE` and `--save FILE` are the report with this machine's kernel,
 libc, CPU and boot parameters) -> `--vs FILE` compares with a saved report.
 `--dir PATH` points the dirscan probe at an existing directory, scanned
 read-only (prefixes of its listing) instead of files it creates in the temp
@@ -14,7 +16,7 @@ them. Exit 0 whatever the verdicts: a finding is not a failure.
 from __future__ import annotations
 
 import argparse
-import io
+import dataclasses
 import json
 import os
 import sys
@@ -22,18 +24,24 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from quadscope.commands.common import add_store_option, open_store
-from quadscope.doctor import dirscan, probe_names, select
-from quadscope.doctor.base import Probe, ProbeResult
-from quadscope.doctor.compare import ProbeComparison, compare_reports, machine_label
-from quadscope.doctor.machine import fs_type_of, machine_info
-from quadscope.doctor.runner import (
-    DEFAULT_BUDGET_S,
-    QUICK_BUDGET_S,
-    DoctorReport,
-    Tools,
-    run_doctor,
+from quadscope import render
+from quadscope.analyse.analysis import analyse
+from quadscope.commands.common import (
+    add_output_options,
+    add_store_option,
+    check_outputs,
+    open_store,
+    print_analysis,
+    probe_series,
+    write_output,
+    write_outputs,
 )
+from quadscope.doctor import dirscan, probe_names, select
+from quadscope.doctor.base import Probe
+from quadscope.doctor.compare import compare_reports, machine_label
+from quadscope.doctor.machine import fs_type_of, machine_info
+from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult
+from quadscope.doctor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S, Tools, run_doctor
 from quadscope.errors import UsageError
 from quadscope.measure.clock import SystemClock
 from quadscope.measure.detect import detect_counters
@@ -50,7 +58,7 @@ examples:
   quadscope doctor --vs laptop.json          # then, elsewhere: compare
 """
 
-_VERDICT_STYLE = {"ok": "green", "slow": "yellow", "pathological": "bold red", "skipped": "dim"}
+SAVE_FORMAT = "json"  # the renderer whose file `--vs` reads back
 
 
 def register(sub: Any) -> None:
@@ -86,7 +94,6 @@ def register(sub: Any) -> None:
         help="scan this directory as it is in the dirscan probe (read only; prefixes of "
         "its listing) [default: files created in a temp directory]",
     )
-    p.add_argument("--json", metavar="FILE", default=None, help="write the results as JSON")
     p.add_argument(
         "--save",
         metavar="FILE",
@@ -100,6 +107,7 @@ def register(sub: Any) -> None:
         default=None,
         help="compare with results saved by --save (or --json) on another machine",
     )
+    add_output_options(p)
     add_store_option(p)
     p.set_defaults(func=run)
 
@@ -143,70 +151,6 @@ def dirscan_on(path: str, probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
     return tuple(target if p.name == dirscan.PROBE.name else p for p in probes)
 
 
-def _write_json(path: str, report: DoctorReport) -> None:
-    try:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(report.to_dict(), indent=2, sort_keys=False) + "\n")
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
-    print(f"quadscope: wrote {path}", file=sys.stderr)
-
-
-def render_report(
-    report: DoctorReport,
-    comparisons: tuple[ProbeComparison, ...] = (),
-    vs_label: str = "",
-    *,
-    color: bool = False,
-    width: int = 120,
-) -> str:
-    """The table, one finding per probe, and the --vs comparison, as text."""
-    from rich.console import Console
-    from rich.table import Table
-
-    buf = io.StringIO()
-    con = Console(
-        file=buf,
-        force_terminal=color,
-        no_color=not color,
-        width=width,
-        highlight=False,
-        soft_wrap=False,
-    )
-    m = report.machine
-    con.print(
-        f"quadscope doctor — {m.get('kernel', '?')}, {m.get('libc', '?')}, "
-        f"{m.get('cpu', '?')} ×{m.get('cpus', '?')}"
-        f"{' (quick)' if report.quick else ''}: {report.elapsed_s:.0f} s of "
-        f"{report.budget_s:.0f} s"
-    )
-    table = Table(show_edge=False, pad_edge=False, expand=False)
-    for col in ("probe", "measured", "class", "cost", "verdict"):
-        table.add_column(col, overflow="fold")
-    for r in report.results:
-        style = _VERDICT_STYLE.get(r.verdict, "")
-        table.add_row(r.probe, r.measured, r.cls, r.cost, f"[{style}]{r.verdict}[/]")
-    con.print(table)
-    con.print()
-    con.print("findings:")
-    for r in report.results:
-        con.print(f"  {r.probe}: {r.finding}", highlight=False, markup=False)
-    if comparisons:
-        con.print()
-        con.print(f"vs {vs_label}:", markup=False)
-        for c in comparisons:
-            con.print(f"  {c.sentence}", markup=False)
-    if report.summary_sweep_id:
-        con.print()
-        con.print(
-            f"stored as sweep {report.summary_sweep_id} (`quadscope list` shows each "
-            "probe's sweeps)",
-            markup=False,
-        )
-    return buf.getvalue()
-
-
 class _StderrProgress:
     def probe_started(self, name: str, slice_s: float) -> None:
         print(f"doctor: {name} (up to {slice_s:.0f} s) …", file=sys.stderr, flush=True)
@@ -242,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
     if budget_s <= 0:
         raise UsageError(f"--budget must be positive, not {budget_s}")
     there = load_report(args.vs) if args.vs else None  # fail before measuring for minutes
+    check_outputs(args)
     machine = machine_info().to_dict()
     with open_store(args) as store:
         report = run_doctor(
@@ -254,17 +199,14 @@ def run(args: argparse.Namespace) -> int:
             machine=machine,
             progress=_StderrProgress(),
         )
-    comparisons = compare_reports(report, there) if there is not None else ()
-    sys.stdout.write(
-        render_report(
-            report,
-            comparisons,
-            machine_label(there) if there is not None else "",
-            color=sys.stdout.isatty(),
-        )
-    )
-    sys.stdout.flush()
-    for path in (args.json, args.save):
-        if path:
-            _write_json(path, report)
+        summary = store.get_sweep(report.summary_sweep_id)
+        analysis = analyse(summary, store.runs(summary.id), doctor=report,
+                           probe_series=probe_series(store, report))
+    if there is not None:
+        vs = MachineComparison(machine_label(there), compare_reports(report, there))
+        analysis = dataclasses.replace(analysis, doctor_vs=vs)
+    print_analysis(analysis)
+    write_outputs(args, analysis)
+    if args.save:
+        write_output(render.renderer_class(SAVE_FORMAT), args.save, analysis)
     return 0

@@ -3,8 +3,7 @@
 Contract: options -> stored sweep -> sampler -> `profile_sweep` -> blob
 "profile" in the store -> culprits table, file paths, fault diagnosis, notes.
 `profile_stored(args, sweep, store)` is the same without the table, for
-`quadscope run --profile`; it returns the extras a report shows
-(`{"profile": blob, "culprits": [...]}`). A missing or unusable perf is one
+`quadscope run --profile`; it returns the `Attribution` the report shows. A missing or unusable perf is one
 sentence (exit 7); the sweep's stored results are untouched either way.
 """
 
@@ -21,7 +20,8 @@ from rich.text import Text
 
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.model import Sweep
-from quadscope.profile.driver import Attribution, choose_sampler, profile_sweep
+from quadscope.profile.driver import choose_sampler, profile_sweep
+from quadscope.profile.records import Attribution
 from quadscope.run.sizes import parse_sizes
 from quadscope.store import Store, default_db_path
 
@@ -73,13 +73,12 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
     return attribution
 
 
-def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> dict[str, Any]:
+def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:
     attribution = _profile(args, sweep, store)
     console = Console(file=sys.stderr, highlight=False)
     for item in footer(attribution):
         console.print(item)
-    blob = attribution.to_dict()
-    return {"profile": blob, "culprits": blob["culprits"]}
+    return attribution
 
 
 def culprits_table(a: Attribution, limit: int = 10) -> Table:

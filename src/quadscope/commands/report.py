@@ -1,10 +1,10 @@
-"""`quadscope report RUN`: the HTML page and PNG plots of a stored sweep, comparison or doctor run.
+"""`quadscope report RUN`: the report files of a stored sweep, comparison or doctor run.
 
-Contract: reads the sweep, its runs and its attached results (profile, doctor)
-from the store, calls `analysis.analyse` once and hands the `Analysis` to the
-HTML and PNG renderers; nothing is re-run. Doctor probes carry the series of
-their small plots (`common.load_extras`). With neither `--html`
-nor `--png`, writes `quadscope-<id>.html` in the current directory.
+Contract: reads the sweep, its runs and its attached results (profile, doctor,
+each probe's plot lines) from the store (`common.analyse_stored`), analyses
+once and hands the `Analysis` to the renderers the output options ask for;
+nothing is re-run. With no output option it writes `quadscope-<id>` with the
+extension of `render.DEFAULT_REPORT` (the HTML page) in the current directory.
 """
 
 from __future__ import annotations
@@ -12,8 +12,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from quadscope.analyse.analysis import analyse
-from quadscope.commands.common import add_store_option, load_extras, open_store, write_outputs
+from quadscope import render
+from quadscope.commands.common import (
+    add_output_options,
+    add_store_option,
+    analyse_stored,
+    asked_outputs,
+    open_store,
+    write_outputs,
+)
 
 
 def register(sub: Any) -> None:
@@ -21,11 +28,10 @@ def register(sub: Any) -> None:
         "report",
         help="write an HTML report and/or PNG plots of a stored sweep (nothing is re-run)",
         description="Reads RUN (an id, a name, or 'last') from the results database and writes "
-        "a self-contained HTML page (--html) and/or PNG plots (--png DIR).",
+        "the report files the output options ask for; with none, quadscope-<id>.html.",
     )
     p.add_argument("run", metavar="RUN", help="sweep id, name, or 'last'")
-    p.add_argument("--html", metavar="FILE", default=None, help="write the HTML report to FILE")
-    p.add_argument("--png", metavar="DIR", default=None, help="write PNG plots into DIR")
+    add_output_options(p)
     add_store_option(p)
     p.set_defaults(func=run)
 
@@ -33,8 +39,9 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     sweep = store.get_sweep(args.run)
-    analysis = analyse(sweep, store.runs(sweep.id), extras=load_extras(store, sweep.id))
-    if not args.html and not args.png:
-        args.html = f"quadscope-{sweep.id}.html"
+    analysis = analyse_stored(store, sweep)
+    if not asked_outputs(args):
+        default = render.renderer_class(render.DEFAULT_REPORT)
+        setattr(args, default.name, f"quadscope-{sweep.id}{default.extension}")
     write_outputs(args, analysis)
     return 0

@@ -31,6 +31,7 @@ from quadscope.measure.launcher import ProcessExecutor, resolve_program
 from quadscope.measure.meters import NoCounters
 from quadscope.measure.pyfunc import PREFIX, FunctionExecutor, resolve_function
 from quadscope.model import Run, Sweep
+from quadscope.profile.records import Attribution
 from quadscope.run.runner import resume_sweep, run_sweep
 from quadscope.run.sizes import parse_sizes
 from quadscope.run.spec import SweepSpec, check_spec
@@ -237,14 +238,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"quadscope: interrupted; the {count} finished runs of sweep {sid} are "
                   f"stored. Continue with `quadscope run --resume {sid}`.", file=sys.stderr)
         return 130
-    extras: dict[str, Any] = {}
-    if getattr(args, "profile", False):
-        extras.update(profile_after_sweep(args, sweep, store))
-    analysis = analyse(sweep, store.runs(sweep.id), extras=extras)
+    profile = profile_after_sweep(args, sweep, store) if getattr(args, "profile", False) else None
+    analysis = analyse(sweep, store.runs(sweep.id), profile=profile)
     return finish(args, analysis)
 
 
-def profile_after_sweep(args: argparse.Namespace, sweep: Sweep, store: Any) -> dict[str, Any]:
+def profile_after_sweep(args: argparse.Namespace, sweep: Sweep, store: Any) -> Attribution:
     """`run --profile`: sample the sweep at several sizes and attach the culprits."""
     from quadscope.commands.profile import profile_stored
 

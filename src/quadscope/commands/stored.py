@@ -23,8 +23,10 @@ from quadscope.analyse.gate import add_gate_option, check_gates
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
-    load_extras,
+    analyse_stored,
+    asked_outputs,
     open_store,
+    outputs_hint,
     print_analysis,
     write_outputs,
 )
@@ -47,7 +49,7 @@ def register(sub: Any) -> None:
     add_gate_option(p)
     p.set_defaults(func=run_show)
 
-    p = sub.add_parser("export", help="write a stored sweep as JSON or CSV")
+    p = sub.add_parser("export", help="write the report files of a stored sweep (no re-running)")
     p.add_argument("ref", metavar="RUN", help="sweep id, name, or 'last'")
     add_store_option(p)
     add_output_options(p)
@@ -83,30 +85,19 @@ def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Ana
     sweep = store.get_sweep(ref)
     if predict_n is not None:
         sweep = dataclasses.replace(sweep, predict_n=predict_n)
-    return analyse(sweep, store.runs(sweep.id), extras=load_extras(store, sweep.id))
+    return analyse_stored(store, sweep)
 
 
 def run_show(args: argparse.Namespace) -> int:
-    store = open_store(args)
-    analysis = stored_analysis(store, args.ref, args.predict)
-    report = analysis.extras.get("doctor")
-    if analysis.sweep.kind == "doctor" and isinstance(report, dict) and "probes" in report:
-        # A doctor summary has no runs of its own: show its probe table.
-        from quadscope.commands.doctor import render_report
-        from quadscope.doctor.runner import DoctorReport
-
-        sys.stdout.write(render_report(DoctorReport.from_dict(report)))
-        write_outputs(args, analysis)
-        return 0
+    analysis = stored_analysis(open_store(args), args.ref, args.predict)
     print_analysis(analysis)
     write_outputs(args, analysis)
     return check_gates(args, analysis)
 
 
 def run_export(args: argparse.Namespace) -> int:
-    if not any(getattr(args, f) for f in ("json", "csv", "html", "png")):
-        raise UsageError("export needs somewhere to write: --json FILE, --csv FILE, "
-                         "--html FILE or --png DIR")
+    if not asked_outputs(args):
+        raise UsageError(f"export needs somewhere to write: {outputs_hint()}")
     write_outputs(args, stored_analysis(open_store(args), args.ref))
     return 0
 

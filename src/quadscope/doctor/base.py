@@ -23,61 +23,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from quadscope.classes import REGISTRY
+from quadscope.doctor.records import VERDICTS as VERDICTS
+from quadscope.doctor.records import ProbeResult
 from quadscope.model import Fit
-
-VERDICTS: tuple[str, ...] = ("ok", "slow", "pathological", "skipped")
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeResult:
-    """One probe's answer: one table row plus the sentence a user can act on.
-
-    `details["numbers"]` holds the probe's headline costs (units in the
-    names, all "higher is worse") that `--vs` compares across machines.
-    """
-
-    probe: str
-    measured: str
-    cls: str
-    cost: str
-    verdict: str
-    finding: str
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"unknown verdict {self.verdict!r}")
-
-    @property
-    def numbers(self) -> dict[str, float]:
-        return dict(self.details.get("numbers", {}))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "probe": self.probe,
-            "measured": self.measured,
-            "class": self.cls,
-            "cost": self.cost,
-            "verdict": self.verdict,
-            "finding": self.finding,
-            "details": dict(self.details),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ProbeResult:
-        return cls(
-            probe=str(d["probe"]),
-            measured=str(d.get("measured", "")),
-            cls=str(d.get("class", "")),
-            cost=str(d.get("cost", "")),
-            verdict=str(d["verdict"]),
-            finding=str(d.get("finding", "")),
-            details=dict(d.get("details") or {}),
-        )
-
-    @classmethod
-    def skipped(cls, probe: str, measured: str, reason: str) -> ProbeResult:
-        return cls(probe, measured, "—", "—", "skipped", reason, {})
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,21 +12,13 @@ they are printed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from quadscope.doctor.base import ProbeResult, fmt_s
-from quadscope.doctor.runner import DoctorReport
+from quadscope.doctor.base import fmt_s
+from quadscope.doctor.records import DoctorReport, ProbeComparison, ProbeResult
 
 THRESHOLD = 1.25  # a ratio inside [1/1.25, 1.25] counts as the same on a noisy machine
 
 _UNITS = (("_ns", 1e-9), ("_us", 1e-6), ("_ms", 1e-3))
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeComparison:
-    probe: str
-    sentence: str
-    worst_ratio: float | None  # here / there of the number that moved most; None if none
 
 
 def fmt_number(key: str, value: float) -> str:

@@ -41,7 +41,8 @@ from typing import Any, Protocol
 
 from quadscope.analyse.analysis import metric_series
 from quadscope.analyse.fitting import fit_metric
-from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, ProbeResult, Variant
+from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, Variant
+from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import FitRefusedError, QuadscopeError
 from quadscope.measure.cbuild import compile_c
 from quadscope.measure.clock import Clock
@@ -51,47 +52,10 @@ from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
-REPORT_SCHEMA = 1  # 1 — first version: results, machine, quick, budget_s, elapsed_s
 BLOB_KEY = "doctor"
 DEFAULT_BUDGET_S = 120.0
 QUICK_BUDGET_S = 30.0
 _MIN_RUN_S = 0.05
-
-
-@dataclass(frozen=True, slots=True)
-class DoctorReport:
-    results: tuple[ProbeResult, ...]
-    machine: Mapping[str, Any]
-    quick: bool
-    budget_s: float
-    elapsed_s: float
-    created_at: float = 0.0
-    summary_sweep_id: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": REPORT_SCHEMA,
-            "kind": "doctor",
-            "machine": dict(self.machine),
-            "quick": self.quick,
-            "budget_s": self.budget_s,
-            "elapsed_s": self.elapsed_s,
-            "created_at": self.created_at,
-            "summary_sweep_id": self.summary_sweep_id,
-            "probes": [r.to_dict() for r in self.results],
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> DoctorReport:
-        return cls(
-            results=tuple(ProbeResult.from_dict(p) for p in d.get("probes", [])),
-            machine=dict(d.get("machine") or {}),
-            quick=bool(d.get("quick", False)),
-            budget_s=float(d.get("budget_s", 0.0)),
-            elapsed_s=float(d.get("elapsed_s", 0.0)),
-            created_at=float(d.get("created_at", 0.0)),
-            summary_sweep_id=int(d.get("summary_sweep_id", 0)),
-        )
 
 
 class DoctorProgress(Protocol):

@@ -5,9 +5,10 @@ Data flows one way: sampler (perf / py-spy / fake) -> `StackProfile` per size
 "profile" and the differential flame graph. See `driver.profile_sweep`.
 """
 
-from quadscope.profile.attribute import Culprit, attribute
-from quadscope.profile.driver import Attribution, choose_sampler, choose_sizes, profile_sweep
+from quadscope.profile.attribute import attribute
+from quadscope.profile.driver import choose_sampler, choose_sizes, profile_sweep
 from quadscope.profile.perf import PerfSampler, detect_perf
+from quadscope.profile.records import Attribution, Culprit
 from quadscope.profile.sampler import FakeSampler, Overhead, Sampler
 
 __all__ = [

@@ -37,13 +37,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE
 from quadscope.errors import FitRefusedError
 from quadscope.model import Fit
 from quadscope.profile.perfscript import is_kernel_dso
+from quadscope.profile.records import Culprit
 from quadscope.profile.stacks import Frame, Stack, StackProfile
 
 SUPERLINEAR_MIN = 0.05
@@ -55,52 +55,6 @@ MIN_SAMPLES = 1000  # at the largest size, below it attribution is rough (a note
 MAX_CULPRITS = 10
 
 FitFn = Callable[..., Fit]
-
-
-@dataclass(frozen=True, slots=True)
-class Culprit:
-    symbol: str
-    dso: str
-    self_class: str
-    self_exponent: float | None
-    self_exponent_ci: tuple[float, float] | None
-    share_at_max: float
-    growth_share: float
-    superlinear_share: float
-    inclusive_share_at_max: float
-    self_s: tuple[float, ...]  # per profiled size, in seconds
-    call_path: tuple[str, ...]  # hottest path at the largest size, root first, ending here
-    # For a kernel function: the innermost user-space function on that path, the
-    # code that asked the kernel for the work (touch_pages for exc_page_fault).
-    user_caller: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "symbol": self.symbol,
-            "dso": self.dso,
-            "self_class": self.self_class,
-            "self_exponent": self.self_exponent,
-            "self_exponent_ci": None if self.self_exponent_ci is None else list(self.self_exponent_ci),
-            "share_at_max": self.share_at_max,
-            "growth_share": self.growth_share,
-            "superlinear_share": self.superlinear_share,
-            "inclusive_share_at_max": self.inclusive_share_at_max,
-            "self_s": list(self.self_s),
-            "call_path": list(self.call_path),
-            "user_caller": self.user_caller,
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Culprit:
-        ci = d.get("self_exponent_ci")
-        return cls(
-            d["symbol"], d["dso"], d["self_class"], d.get("self_exponent"),
-            None if ci is None else (float(ci[0]), float(ci[1])),
-            float(d["share_at_max"]), float(d["growth_share"]),
-            float(d.get("superlinear_share", 0.0)), float(d.get("inclusive_share_at_max", 0.0)),
-            tuple(float(v) for v in d.get("self_s", ())), tuple(d.get("call_path", ())),
-            d.get("user_caller"),
-        )
 
 
 @dataclass(frozen=True, slots=True)

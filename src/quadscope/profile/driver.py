@@ -19,16 +19,15 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from quadscope.analyse.fitting import fit_metric
 from quadscope.model import Run, Sweep
-from quadscope.profile.attribute import Culprit, FitFn, attribute
+from quadscope.profile.attribute import FitFn, attribute
 from quadscope.profile.flamegraph import render_svg
 from quadscope.profile.perf import PerfSampler, PerfSetup, detect_perf
 from quadscope.profile.python import PySpySampler, find_pyspy, python_argv, python_version
+from quadscope.profile.records import Attribution
 from quadscope.profile.sampler import Sampler
 from quadscope.profile.stacks import Frame, StackProfile, write_folded
 from quadscope.run.spec import substitute
@@ -36,70 +35,6 @@ from quadscope.run.spec import substitute
 DEFAULT_SIZE_COUNT = 5
 FAULTS_PER_N = 0.1  # at least this many faults per n at the largest size: sample them
 FAULTS_MIN = 50_000  # or at least this many in one run
-
-
-@dataclass(frozen=True, slots=True)
-class Attribution:
-    """What `quadscope profile` found; `to_dict()` is the stored `profile` blob."""
-
-    sweep_id: int
-    sizes: tuple[int, ...]
-    sampler: str
-    event: str
-    samples: tuple[int, ...]
-    culprits: tuple[Culprit, ...]
-    folded: tuple[str, ...]  # paths, one per size
-    flame_svg_path: str
-    flame_svg: str
-    superlinear: bool
-    notes: tuple[str, ...] = ()
-    faults: dict[str, Any] | None = None
-    overhead: dict[str, Any] | None = None
-    total_s: tuple[float, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "sweep_id": self.sweep_id,
-            "sizes": list(self.sizes),
-            "sampler": self.sampler,
-            "event": self.event,
-            "samples": list(self.samples),
-            "total_s": list(self.total_s),
-            "culprits": [c.to_dict() for c in self.culprits],
-            "superlinear": self.superlinear,
-            "folded": list(self.folded),
-            "flame_svg_path": self.flame_svg_path,
-            "flame_svg": self.flame_svg,
-            "notes": list(self.notes),
-            "faults": self.faults,
-            "overhead": self.overhead,
-            "extra": dict(self.extra),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Attribution:
-        return cls(
-            sweep_id=int(d["sweep_id"]),
-            sizes=tuple(int(s) for s in d["sizes"]),
-            sampler=d["sampler"],
-            event=d["event"],
-            samples=tuple(int(s) for s in d["samples"]),
-            culprits=tuple(Culprit.from_dict(c) for c in d["culprits"]),
-            folded=tuple(d["folded"]),
-            flame_svg_path=d["flame_svg_path"],
-            flame_svg=d["flame_svg"],
-            superlinear=bool(d["superlinear"]),
-            notes=tuple(d.get("notes", ())),
-            faults=d.get("faults"),
-            overhead=d.get("overhead"),
-            total_s=tuple(float(v) for v in d.get("total_s", ())),
-            extra=dict(d.get("extra", {})),
-        )
-
-    @property
-    def fault_sentences(self) -> tuple[str, ...]:
-        return tuple(self.faults.get("sentences", ())) if self.faults else ()
 
 
 def choose_sizes(measured: Sequence[int], count: int = DEFAULT_SIZE_COUNT) -> tuple[int, ...]:

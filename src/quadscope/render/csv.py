@@ -1,4 +1,4 @@
-"""CSV export: one row per run, columns in `Run.to_dict()` order (docs/schema.md)."""
+"""CSV export: one row per run, columns in `Run.to_dict()` order (docs/schema.md), UTF-8."""
 
 from __future__ import annotations
 
@@ -14,11 +14,18 @@ def columns() -> list[str]:
 
 
 class CsvRenderer:
-    def render(self, analysis: Analysis) -> str:
+    name = "csv"
+    flag = "--csv"
+    metavar = "FILE"
+    help = "write one CSV row per run"
+    extension = ".csv"
+    folder = False
+
+    def render(self, analysis: Analysis) -> bytes:
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=columns(), lineterminator="\n")
         writer.writeheader()
         for run in analysis.runs:
             row = run.to_dict()
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
-        return out.getvalue()
+        return out.getvalue().encode("utf-8")

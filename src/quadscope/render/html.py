@@ -1,7 +1,7 @@
 """HTML report: one self-contained page a person would rather look at than read.
 
-Contract: `HtmlRenderer().render(analysis) -> str` returns a complete HTML
-document with its CSS, its script (render/assets/report.js, hand-written SVG
+Contract: `HtmlRenderer().render(analysis) -> bytes` returns a complete HTML
+document (UTF-8) with its CSS, its script (render/assets/report.js, hand-written SVG
 plotting, no library) and its data inlined: it needs no network and loads
 nothing (a Content-Security-Policy forbids it, and only the script whose
 SHA-256 is in that policy may run). It never re-fits: everything drawn comes
@@ -53,12 +53,19 @@ def _e(value: object) -> str:
 
 
 class HtmlRenderer:
-    """`render(analysis) -> str`: the whole page."""
+    """`render(analysis) -> bytes`: the whole page, UTF-8."""
+
+    name = "html"
+    flag = "--html"
+    metavar = "FILE"
+    help = "write a self-contained HTML report"
+    extension = ".html"
+    folder = False
 
     def __init__(self, *, title: str | None = None) -> None:
         self.title = title
 
-    def render(self, analysis: Analysis) -> str:
+    def render(self, analysis: Analysis) -> bytes:
         data = report_data(analysis)
         script = _asset("report.js")
         digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
@@ -78,7 +85,7 @@ class HtmlRenderer:
             "<script type=\"application/json\" id=\"qs-data\">"
             f"{json_for_script(data.to_json_obj())}</script>\n"
             f"<script>{script}</script>\n</body>\n</html>\n"
-        )
+        ).encode()
 
 
 def _figure(plot: Mapping[str, Any], cls: str = "figure") -> str:

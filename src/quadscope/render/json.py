@@ -1,4 +1,9 @@
-"""JSON export: `Analysis.to_dict()`, documented in docs/schema.md (`"schema": 2`)."""
+"""JSON export: `Analysis.to_dict()`, documented in docs/schema.md (`"schema": 2`).
+
+A doctor summary (`analysis.doctor` is a `DoctorReport`) is written as the
+report's own dict (`kind: doctor`, `probes`, `machine`), the file
+`quadscope doctor --vs` reads.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import math
 from typing import Any
 
 from quadscope.analyse.analysis import Analysis
+from quadscope.doctor.records import DoctorReport
 
 
 def _finite(obj: Any) -> Any:
@@ -21,8 +27,18 @@ def _finite(obj: Any) -> Any:
 
 
 class JsonRenderer:
+    name = "json"
+    flag = "--json"
+    metavar = "FILE"
+    help = "write the JSON report"
+    extension = ".json"
+    folder = False
+
     def __init__(self, indent: int | None = 2) -> None:
         self.indent = indent
 
-    def render(self, analysis: Analysis) -> str:
-        return json.dumps(_finite(analysis.to_dict()), indent=self.indent, allow_nan=False) + "\n"
+    def render(self, analysis: Analysis) -> bytes:
+        doc = (analysis.doctor.to_dict() if isinstance(analysis.doctor, DoctorReport)
+               else analysis.to_dict())
+        text = json.dumps(_finite(doc), indent=self.indent, allow_nan=False) + "\n"
+        return text.encode("utf-8")

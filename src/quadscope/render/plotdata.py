@@ -59,7 +59,7 @@ from quadscope.render.extras import PALETTE as PALETTE
 from quadscope.render.extras import (
     culprits_table,
     doctor_rows,
-    find_svg,
+    flame_svg,
     rnd,
     rnd_list,
     sanitise_svg,
@@ -459,7 +459,6 @@ def report_data(analysis: Analysis) -> ReportData:
          "stderr_tail": r.measurement.stderr_tail}
         for r in analysis.failures
     )
-    flame = find_svg(analysis.extras.get("profile"))
     title = f"quadscope — {s.name or 'sweep'} #{s.id}"
     return ReportData(
         title=title,
@@ -473,9 +472,9 @@ def report_data(analysis: Analysis) -> ReportData:
         sections=sections,
         comparison=comparison,
         failures=failures,
-        culprits=tuple(culprits_table(analysis.extras)),
-        flame_svg=sanitise_svg(flame) if flame else None,
-        doctor=tuple(doctor_rows(analysis.extras)),
+        culprits=tuple(culprits_table(analysis.profile)),
+        flame_svg=flame_svg(analysis.profile),
+        doctor=tuple(doctor_rows(analysis.doctor, analysis.probe_series)),
         size_word=word,
     )
 

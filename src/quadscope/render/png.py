@@ -1,7 +1,7 @@
 """PNG plots: the HTML report's plots as files, through matplotlib's Agg canvas.
 
 Contract: `PngRenderer(dpi=).render(analysis) -> dict[str, bytes]` maps a file
-name to PNG bytes and writes nothing; `quadscope report --png DIR` writes them.
+name to PNG bytes and writes nothing; `--png DIR` writes them into DIR.
 It draws `plotdata.report_data(analysis)`, the same plot specs and `PALETTE` as
 the HTML page, and never re-fits. Files:
 
@@ -20,11 +20,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping
-from typing import Any
-
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from quadscope.analyse.analysis import Analysis
 from quadscope.render.plotdata import (
@@ -35,6 +31,10 @@ from quadscope.render.plotdata import (
     report_data,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 
 def safe_name(text: str) -> str:
     """A file-name stem from a metric or probe name: [A-Za-z0-9_.-] only."""
@@ -44,10 +44,21 @@ def safe_name(text: str) -> str:
 class PngRenderer:
     """`render(analysis) -> {file name: PNG bytes}`."""
 
+    name = "png"
+    flag = "--png"
+    metavar = "DIR"
+    help = "write PNG plots into DIR"
+    extension = ".png"
+    folder = True
+
     def __init__(self, *, dpi: int = 110) -> None:
         self.dpi = dpi
 
     def render(self, analysis: Analysis) -> dict[str, bytes]:
+        # matplotlib is imported here, not at the top: the CLI imports every renderer
+        # to build its options, and should not pay for matplotlib unless PNGs are asked.
+        from matplotlib.figure import Figure
+
         data = report_data(analysis)
         out: dict[str, bytes] = {}
         for section in data.sections:
@@ -60,6 +71,8 @@ class PngRenderer:
         return out
 
     def _metric_figure(self, data: ReportData, section: Mapping[str, Any]) -> bytes:
+        from matplotlib.figure import Figure
+
         plots = {p["kind"]: p for p in section["plots"]}
         ratio = plots.get("ratio")
         cols = 3 if ratio else 2
@@ -81,6 +94,8 @@ class PngRenderer:
         return self._png(fig)
 
     def _png(self, fig: Figure) -> bytes:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
         FigureCanvasAgg(fig)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=self.dpi, metadata={"Software": "quadscope"})

@@ -1,14 +1,16 @@
 """Terminal report: the verdict first, then per-metric fits, comparison and failures.
 
-Contract: `TerminalRenderer(color=, width=).render(analysis) -> str` returns
-text (with ANSI styles when `color`), built with rich; only the CLI prints it.
+Contract: `TerminalRenderer(color=, width=).render(analysis) -> bytes` returns
+UTF-8 text (with ANSI styles when `color`), built with rich; only the CLI
+prints it. A doctor summary (`analysis.doctor` is a `DoctorReport`) is shown
+as the doctor's own table (`render.doctor`); a probe's sweep ends with the
+probe's finding, a profiled sweep with its culprits.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterable
-from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.markup import escape
@@ -18,7 +20,10 @@ from rich.text import Text
 from quadscope.analyse.analysis import Analysis
 from quadscope.analyse.fitting import K_GRID
 from quadscope.classes import INCONCLUSIVE, REGISTRY
+from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
+from quadscope.profile.records import Culprit
+from quadscope.render.doctor import doctor_text
 from quadscope.units import fmt_value
 
 K_MAX = float(K_GRID[-1])
@@ -141,17 +146,16 @@ def failures_table(analysis: Analysis) -> Table | None:
     return table
 
 
-def culprits_table(culprits: list[dict[str, Any]]) -> Table:
+def culprits_table(culprits: Iterable[Culprit]) -> Table:
     table = Table(title="culprits: what makes it grow", title_justify="left")
     for col in ("#", "symbol", "dso", "class", "k", "share at max n", "share of growth"):
         table.add_column(col)
-    for i, c in enumerate(culprits[:15], 1):
-        k = c.get("self_exponent")
-        caller = f" ← {c['user_caller']}" if c.get("user_caller") else ""
-        table.add_row(str(i), Text(f"{c.get('symbol')}{caller}"), Text(str(c.get("dso"))),
-                      str(c.get("self_class")), "—" if k is None else f"{k:.2f}",
-                      f"{100 * float(c.get('share_at_max') or 0):.1f}%",
-                      f"{100 * float(c.get('growth_share') or 0):.1f}%")
+    for i, c in enumerate(list(culprits)[:15], 1):
+        k = c.self_exponent
+        caller = f" ← {c.user_caller}" if c.user_caller else ""
+        table.add_row(str(i), Text(f"{c.symbol}{caller}"), Text(c.dso), c.self_class,
+                      "—" if k is None else f"{k:.2f}", f"{100 * c.share_at_max:.1f}%",
+                      f"{100 * c.growth_share:.1f}%")
     return table
 
 
@@ -184,23 +188,36 @@ def renderables(analysis: Analysis) -> Iterable[RenderableType]:
                 yield Text(mc.summary)
     if (table := failures_table(analysis)) is not None:
         yield table
-    culprits = analysis.extras.get("culprits")
-    if culprits:
-        yield culprits_table(list(culprits))
-    probe = analysis.extras.get("doctor")
-    if isinstance(probe, dict) and probe.get("finding"):
-        yield Text(f"doctor {probe.get('probe', '')}: {probe.get('verdict', '')} — "
-                   f"{probe['finding']}")
+    if analysis.profile is not None and analysis.profile.culprits:
+        yield culprits_table(analysis.profile.culprits)
+    probe = analysis.doctor
+    if isinstance(probe, ProbeResult) and probe.finding:
+        yield Text(f"doctor {probe.probe}: {probe.verdict} — {probe.finding}")
     for note in analysis.notes:
         yield Text(f"note: {note}", style="dim")
 
 
 class TerminalRenderer:
+    name = "terminal"
+    flag = ""  # printed by the CLI, never written to a file
+    metavar = ""
+    help = ""
+    extension = ".txt"
+    folder = False
+
     def __init__(self, color: bool = False, width: int = 120) -> None:
         self.color = color
         self.width = width
 
-    def render(self, analysis: Analysis) -> str:
+    def render(self, analysis: Analysis) -> bytes:
+        if isinstance(analysis.doctor, DoctorReport):
+            text = doctor_text(analysis.doctor, analysis.doctor_vs, color=self.color,
+                               width=self.width)
+        else:
+            text = self._report(analysis)
+        return text.encode("utf-8")
+
+    def _report(self, analysis: Analysis) -> str:
         buf = io.StringIO()
         console = Console(file=buf, force_terminal=self.color, width=self.width,
                           color_system="standard" if self.color else None, highlight=False)

@@ -1,0 +1,148 @@
+"""The records the doctor produces: one probe's result, the whole report, what reports draw.
+
+Contract: frozen records that import nothing but the standard library, so
+`analyse.analysis` and the renderers hold them without importing the probes'
+runner. `ProbeResult.to_dict()` is the blob stored under "doctor" beside each
+probe sweep and `DoctorReport.to_dict()` the one beside the summary sweep
+(`doctor_from_dict` reads either, as 0.1.0 wrote them); the report's dict is
+also the file `--json`/`--save` write and `--vs` reads. `ProbeSeries` is one
+line of a probe's small plot (median cost per size of one of its sweeps) and
+`MachineComparison` the `--vs` sentences; neither is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+REPORT_SCHEMA = 1  # 1 — first version: results, machine, quick, budget_s, elapsed_s
+VERDICTS: tuple[str, ...] = ("ok", "slow", "pathological", "skipped")
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """One probe's answer: one table row plus the sentence a user can act on.
+
+    `details["numbers"]` holds the probe's headline costs (units in the
+    names, all "higher is worse") that `--vs` compares across machines.
+    """
+
+    probe: str
+    measured: str
+    cls: str
+    cost: str
+    verdict: str
+    finding: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}")
+
+    @property
+    def numbers(self) -> dict[str, float]:
+        return dict(self.details.get("numbers", {}))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "probe": self.probe,
+            "measured": self.measured,
+            "class": self.cls,
+            "cost": self.cost,
+            "verdict": self.verdict,
+            "finding": self.finding,
+            "details": dict(self.details),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ProbeResult:
+        return cls(
+            probe=str(d["probe"]),
+            measured=str(d.get("measured", "")),
+            cls=str(d.get("class", "")),
+            cost=str(d.get("cost", "")),
+            verdict=str(d["verdict"]),
+            finding=str(d.get("finding", "")),
+            details=dict(d.get("details") or {}),
+        )
+
+    @classmethod
+    def skipped(cls, probe: str, measured: str, reason: str) -> ProbeResult:
+        return cls(probe, measured, "—", "—", "skipped", reason, {})
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    results: tuple[ProbeResult, ...]
+    machine: Mapping[str, Any]
+    quick: bool
+    budget_s: float
+    elapsed_s: float
+    created_at: float = 0.0
+    summary_sweep_id: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": REPORT_SCHEMA,
+            "kind": "doctor",
+            "machine": dict(self.machine),
+            "quick": self.quick,
+            "budget_s": self.budget_s,
+            "elapsed_s": self.elapsed_s,
+            "created_at": self.created_at,
+            "summary_sweep_id": self.summary_sweep_id,
+            "probes": [r.to_dict() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> DoctorReport:
+        return cls(
+            results=tuple(ProbeResult.from_dict(p) for p in d.get("probes", [])),
+            machine=dict(d.get("machine") or {}),
+            quick=bool(d.get("quick", False)),
+            budget_s=float(d.get("budget_s", 0.0)),
+            elapsed_s=float(d.get("elapsed_s", 0.0)),
+            created_at=float(d.get("created_at", 0.0)),
+            summary_sweep_id=int(d.get("summary_sweep_id", 0)),
+        )
+
+
+def doctor_from_dict(d: Mapping[str, Any]) -> DoctorReport | ProbeResult:
+    """A stored "doctor" blob: the summary sweep's report (it has `probes`) or one probe's result."""
+    return DoctorReport.from_dict(d) if "probes" in d else ProbeResult.from_dict(d)
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSeries:
+    """One labelled line of a probe's plot: (size, median of `metric`) for one of its sweeps.
+
+    `size_word` is "n", or "i" for a sweep over launches.
+    """
+
+    label: str
+    points: tuple[tuple[int, float], ...]
+    metric: str
+    size_word: str = "n"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "points": [[n, v] for n, v in self.points],
+                "x_label": self.size_word, "y_label": f"median {self.metric} (s)",
+                "name": f"median {self.metric}"}
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeComparison:
+    """One probe's sentence in `doctor --vs`."""
+
+    probe: str
+    sentence: str
+    worst_ratio: float | None  # here / there of the number that moved most; None if none
+
+
+@dataclass(frozen=True, slots=True)
+class MachineComparison:
+    """`doctor --vs`: this run's probes against a saved machine's, one sentence each."""
+
+    label: str  # the saved machine, e.g. "6.1.0 on AMD EPYC"
+    probes: tuple[ProbeComparison, ...]

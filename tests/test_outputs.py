@@ -1,0 +1,95 @@
+"""The renderer registry: the CLI's output options, checks and files all come from it.
+
+A renderer added to `render.RENDERERS` (here for one test, through
+monkeypatch) gets its option on every command that writes files, and its
+bytes land where the option says, with no other change anywhere.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from quadscope import cli, render
+from quadscope.analyse.analysis import Analysis
+
+FIXTURE = Path(__file__).parent / "fixtures" / "schema1" / "store-schema1.db"
+
+
+class VerdictRenderer:
+    name = "verdict"
+    flag = "--verdict"
+    metavar = "FILE"
+    help = "write the verdict line"
+    extension = ".txt"
+    folder = False
+
+    def render(self, analysis: Analysis) -> bytes:
+        return f"{analysis.sweep.id}: {analysis.verdict}\n".encode()
+
+
+class RunsRenderer:
+    name = "runs"
+    flag = "--runs-dir"
+    metavar = "DIR"
+    help = "write one file per variant with its run count"
+    extension = ".txt"
+    folder = True
+
+    def render(self, analysis: Analysis) -> Mapping[str, bytes]:
+        return {f"{v}.txt": str(len(analysis.measured(v))).encode() for v in analysis.fits}
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(render, "RENDERERS", (*render.RENDERERS, VerdictRenderer, RunsRenderer))
+    shutil.copy(FIXTURE, tmp_path / "old.db")
+    return tmp_path / "old.db"
+
+
+@pytest.mark.parametrize("command", ["run", "show", "export", "report", "compare", "doctor"])
+def test_a_registered_renderer_is_an_option_of_every_writing_command(
+    db: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each command that writes files offers the new renderers' flags with their help."""
+    assert cli.main([command, "--help"]) == 0
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "--verdict FILE write the verdict line" in usage
+    assert "--runs-dir DIR write one file per variant with its run count" in usage
+
+
+def test_a_registered_renderer_writes_its_file_and_its_folder(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`export --verdict F --runs-dir D` writes the renderer's bytes, one file per folder entry."""
+    out = tmp_path / "out"
+    assert cli.main(["export", "14", "--db", str(db), "--verdict", str(out / "v.txt"),
+                     "--runs-dir", str(out / "runs")]) == 0
+    assert (out / "v.txt").read_text().startswith("14: ")
+    assert {p.name: p.read_text() for p in (out / "runs").iterdir()} == {"A.txt": "12",
+                                                                           "B.txt": "12"}
+    assert capsys.readouterr().err.splitlines() == [
+        f"quadscope: wrote {out / 'v.txt'}", f"quadscope: wrote 2 RUNS file(s) to {out / 'runs'}"]
+
+
+def test_export_without_an_output_names_every_registered_option(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusal lists the options from the registry, the new ones included."""
+    assert cli.main(["export", "14", "--db", str(db)]) == 2
+    assert capsys.readouterr().err == (
+        "quadscope: export needs somewhere to write: --json FILE, --csv FILE, --html FILE, "
+        "--png DIR, --verdict FILE or --runs-dir DIR\n")
+
+
+def test_report_without_an_output_writes_the_default_page(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`report RUN` alone writes quadscope-<id>.html in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["report", "14", "--db", str(db)]) == 0
+    assert sorted(p.name for p in tmp_path.glob("quadscope-*")) == ["quadscope-14.html"]
+    assert (tmp_path / "quadscope-14.html").read_text().startswith("<!DOCTYPE html>")
