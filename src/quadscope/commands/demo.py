@@ -29,10 +29,8 @@ from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.classes import REGISTRY
 from quadscope.commands.common import add_store_option, open_store, print_analysis
 from quadscope.measure.clock import SystemClock
-from quadscope.measure.detect import detect_counters
+from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import host_info
-from quadscope.measure.launcher import ProcessExecutor
-from quadscope.measure.meters import NoCounters
 from quadscope.model import Fit
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
@@ -72,17 +70,11 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _executor(no_perf: bool) -> tuple[ProcessExecutor, str, str]:
-    if no_perf:
-        return ProcessExecutor(NoCounters()), "rusage", "perf counting turned off (--no-perf)"
-    backend, note = detect_counters()
-    return ProcessExecutor(backend), ("rusage" if isinstance(backend, NoCounters) else "perf"), note
-
-
 def _sweep(spec: SweepSpec, store: Store, no_perf: bool) -> Analysis:
     from quadscope.commands.run import RichProgress  # the same progress bar as `quadscope run`
 
-    executor, counters, note = _executor(no_perf)
+    measuring = choose_measuring(no_perf=no_perf)
+    executor, counters, note = measuring.executor, measuring.counters, measuring.note
     progress = RichProgress()
     try:
         sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,

@@ -44,9 +44,7 @@ from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResul
 from quadscope.doctor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S, Tools, run_doctor
 from quadscope.errors import UsageError
 from quadscope.measure.clock import SystemClock
-from quadscope.measure.detect import detect_counters
-from quadscope.measure.launcher import Executor, ProcessExecutor
-from quadscope.measure.meters import NoCounters
+from quadscope.measure.detect import choose_measuring
 
 EPILOG = f"""\
 probes: {", ".join(probe_names())}
@@ -164,14 +162,12 @@ class _StderrProgress:
 
 
 def _tools(no_perf: bool) -> Tools:
-    plain: Executor = ProcessExecutor(counters=NoCounters())
+    plain = choose_measuring(no_perf=True)
     if no_perf:
-        return Tools(executor=plain, counters_note="perf was turned off with --no-perf")
-    backend, note = detect_counters()
-    perf: Executor | None = None
-    if backend.name == "perf":
-        perf = ProcessExecutor(counters=backend)
-    return Tools(executor=plain, perf_executor=perf, counters_note=note)
+        return Tools(executor=plain.executor, counters_note="perf was turned off with --no-perf")
+    best = choose_measuring()
+    perf = best.executor if best.counters == "perf" else None
+    return Tools(executor=plain.executor, perf_executor=perf, counters_note=best.note)
 
 
 def run(args: argparse.Namespace) -> int:

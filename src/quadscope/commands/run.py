@@ -25,11 +25,10 @@ from quadscope.commands.common import (
 )
 from quadscope.errors import UsageError
 from quadscope.measure.clock import SystemClock
-from quadscope.measure.detect import detect_counters
+from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import host_info
-from quadscope.measure.launcher import ProcessExecutor, resolve_program
-from quadscope.measure.meters import NoCounters
-from quadscope.measure.pyfunc import PREFIX, FunctionExecutor, resolve_function
+from quadscope.measure.launcher import resolve_program
+from quadscope.measure.pyfunc import PREFIX, resolve_function
 from quadscope.model import Run, Sweep
 from quadscope.profile.records import Attribution
 from quadscope.run.runner import resume_sweep, run_sweep
@@ -196,18 +195,6 @@ class RichProgress:
             self._bar.stop()
 
 
-def _executor(no_perf: bool, command: Sequence[str] = ()) -> tuple[Any, str, str]:
-    if command and command[0].startswith(PREFIX):
-        if "" not in sys.path:
-            sys.path.insert(0, "")
-        return FunctionExecutor(), "rusage", "a Python function: rusage of its forked call"
-    if no_perf:
-        return ProcessExecutor(NoCounters()), "rusage", "perf counting turned off (--no-perf)"
-    backend, note = detect_counters()
-    name = "rusage" if isinstance(backend, NoCounters) else "perf"
-    return ProcessExecutor(backend), name, note
-
-
 def run(args: argparse.Namespace) -> int:
     parse_gates(args.fail_above)  # refuse bad gates and paths before spending time on a sweep
     check_outputs(args)
@@ -216,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             sweep = store.get_sweep(args.resume)
-            executor, _, _ = _executor(sweep.counters != "perf", sweep.command)
+            executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf").executor
             try:
                 sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,
                                      progress=progress)
@@ -224,7 +211,8 @@ def run(args: argparse.Namespace) -> int:
                 progress.stop()
         else:
             spec = build_spec(args)
-            executor, counters, note = _executor(args.no_perf, spec.command)
+            measuring = choose_measuring(spec.command, no_perf=args.no_perf)
+            executor, counters, note = measuring.executor, measuring.counters, measuring.note
             try:
                 sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
                                   progress=progress, counters=counters, counters_note=note,

@@ -1,6 +1,14 @@
-"""Which counter backend this machine can use, found by trying perf once.
+"""How runs are measured here: the one place that picks an executor and its counter backend.
 
-Contract: `detect_counters(perf="perf") -> (backend, note)` runs /bin/true once
+Contract: `choose_measuring(command, no_perf=)` returns a `Measuring`: the
+executor every command (`run`, `demo`, `doctor`) sweeps with, the name the
+sweep records as its counters, and a note saying what could not be counted
+and the fix. A Python function target (`python:MODULE:FUNC`) is measured by
+`FunctionExecutor`; a program by `ProcessExecutor` with the best counter
+backend this machine allows. A new counter backend (or executor) is chosen
+here and nowhere else.
+
+`detect_counters(perf="perf") -> (backend, note)` runs /bin/true once
 under `PerfCounters` through a `ProcessExecutor` and returns the best backend
 with a note that names what is wrong and the fix ("" when all four events
 count): `NoCounters` when perf is missing, not permitted or counts nothing;
@@ -11,9 +19,12 @@ because it needs the launcher, which itself imports `meters`.
 from __future__ import annotations
 
 import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from quadscope.errors import QuadscopeError
-from quadscope.measure.launcher import ProcessExecutor
+from quadscope.measure.launcher import Executor, ProcessExecutor
 from quadscope.measure.meters import (
     EVENTS,
     CounterBackend,
@@ -21,6 +32,7 @@ from quadscope.measure.meters import (
     PerfCounters,
     missing_events,
 )
+from quadscope.measure.pyfunc import PREFIX, FunctionExecutor
 
 _INSTALL = "install it with `apt-get install linux-perf`"
 
@@ -68,3 +80,26 @@ def detect_counters(perf: str = "perf") -> tuple[CounterBackend, str]:
         f"perf cannot count {', '.join(missing)} here (<not supported>); "
         f"{', '.join(counted)} are still counted by perf"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Measuring:
+    """An executor, the counters name a sweep records (`Sweep.counters`), and why not more."""
+
+    executor: Executor
+    counters: str
+    note: str
+
+
+def choose_measuring(command: Sequence[str] = (), *, no_perf: bool = False) -> Measuring:
+    """How to measure `command` on this machine (see the module docstring)."""
+    if command and command[0].startswith(PREFIX):
+        if "" not in sys.path:
+            sys.path.insert(0, "")  # like `python -m`: modules in the working directory
+        return Measuring(FunctionExecutor(), "rusage",
+                         "a Python function: rusage of its forked call")
+    if no_perf:
+        return Measuring(ProcessExecutor(NoCounters()), "rusage",
+                         "perf counting turned off (--no-perf)")
+    backend, note = detect_counters()
+    return Measuring(ProcessExecutor(backend), backend.name, note)
