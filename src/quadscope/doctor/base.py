@@ -263,16 +263,9 @@ def fmt_s(v: float | None) -> str:
     return f"{v / 1e-9:.3g} ns"
 
 
-def fmt_x(v: float | None) -> str:
-    return "—" if v is None else f"{v:.3g}"
-
 
 def ratio(a: float | None, b: float | None) -> float | None:
     """a / b, or None when either is unknown or b is not positive."""
     if a is None or b is None or b <= 0:
         return None
     return a / b
-
-
-def unavailable_note(evidence: Evidence, label: str) -> str:
-    return evidence.unavailable.get(label, "it did not run")

@@ -370,7 +370,7 @@ def _runs_columns(analysis: Analysis, metrics: Sequence[str]) -> tuple[
     values = {m: rnd_list(r.value(m) for r in runs) for m in metrics}
     rowsets: dict[str, list[int]] = {}
     failed = {id(r) for r in analysis.failures}
-    for v in {r.variant for r in runs}:
+    for v in sorted({r.variant for r in runs}):
         rowsets[v] = [i for i, r in enumerate(runs)
                       if r.variant == v and not r.warmup and r.measurement.ok]
         rowsets[f"{v}_fail"] = [i for i, r in enumerate(runs)
