@@ -269,7 +269,9 @@ class Fit:
     interval `exponent_ci`. `coefficients` are a and b of the chosen class (of
     the best candidate when inconclusive).
     `reason` says why a verdict is inconclusive, and `decide_n` the size that
-    would decide it, when one can be named.
+    would decide it, when one can be named. `at_least` and `at_most` bracket
+    the classes the data support at 95% (both equal `cls` when it is settled):
+    an inconclusive fit bracketed "n" … "n log n" still says "not quadratic".
     """
 
     metric: str
@@ -284,6 +286,8 @@ class Fit:
     decide_n: int | None = None
     prediction: Prediction | None = None
     best: str = ""  # the best-scoring class, even when the verdict is inconclusive
+    at_least: str = ""  # the slowest class the data support ("" when not bracketed)
+    at_most: str = ""  # the fastest class the data support
 
     @property
     def confident(self) -> bool:
@@ -294,6 +298,8 @@ class Fit:
             "metric": self.metric,
             "class": self.cls,
             "best": self.best,
+            "at_least": self.at_least,
+            "at_most": self.at_most,
             "exponent": self.exponent,
             "exponent_ci": None if self.exponent_ci is None else list(self.exponent_ci),
             "coefficients": dict(self.coefficients),
@@ -313,6 +319,9 @@ class Fit:
             metric=d["metric"],
             cls=d["class"],
             best=d.get("best", ""),
+            # Schema 1 had no brackets: a settled class is its own bracket.
+            at_least=d.get("at_least", "" if d["class"] == INCONCLUSIVE else d["class"]),
+            at_most=d.get("at_most", "" if d["class"] == INCONCLUSIVE else d["class"]),
             exponent=d.get("exponent"),
             exponent_ci=None if ci is None else (float(ci[0]), float(ci[1])),
             coefficients=dict(d.get("coefficients", {})),

@@ -29,7 +29,7 @@ Method, in order:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -423,6 +423,30 @@ def _bootstrap_verdicts(data: _Data, boot: np.ndarray, c_hat: float, registry: R
     return np.where(unique, chosen, -1)
 
 
+def _bracket(cls: str, leading: Sequence[str], fits: Mapping[str, _ClassFit], data: _Data,
+             k_ci: tuple[float, float], *, rising: bool, registry: Registry) -> tuple[str, str]:
+    """(slowest, fastest) class the data support: the verdict itself when it is settled.
+
+    Unsettled, a class is supported when it scores within SELECT_DELTA of the
+    best, or when it grows and the exponent a free power law sees on its own
+    fitted curve lies inside k's 95% interval (widened by EXPONENT_SLACK); runs
+    that rise with n rule the constant out.
+    """
+    if cls != INCONCLUSIVE:
+        return cls, cls
+    supported = set(leading)
+    for growth in registry:
+        fit = fits[growth.name]
+        if growth.growing and np.isfinite(fit.score) and fit.b > 0:
+            k_eff = _effective_exponent(fit, data)
+            if k_ci[0] - EXPONENT_SLACK <= k_eff <= k_ci[1] + EXPONENT_SLACK:
+                supported.add(growth.name)
+    if rising:
+        supported.discard("1")
+    ordered = [g.name for g in registry if g.name in supported]
+    return (ordered[0], ordered[-1]) if ordered else ("", "")
+
+
 def fit_metric(
     metric: str,
     sizes: Sequence[float],
@@ -529,6 +553,8 @@ def fit_metric(
                 f"grow n to {_fmt_n(decide_n)} to see which one dominates"
             )
 
+    at_least, at_most = _bracket(cls, leading, fits, data, k_ci, rising=cls == INCONCLUSIVE
+                                 and chosen == "1", registry=registry)
     report = fits[cls if cls != INCONCLUSIVE else best]
     if cls == INCONCLUSIVE and chosen == "1":
         report = fits["1"]
@@ -579,4 +605,6 @@ def fit_metric(
         decide_n=decide_n,
         prediction=prediction,
         best=best,
+        at_least=at_least,
+        at_most=at_most,
     )
