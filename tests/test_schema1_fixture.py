@@ -4,14 +4,21 @@
 there): a results database with the accuracy suite, an A/B sweep, an
 accumulate sweep, failing runs, doctor probes and a profile; the JSON export
 of the A/B sweep; and `golden-schema1.json`, the verdicts, fits and comparisons
-that release computed from that database. Opening a copy upgrades it in place;
-re-fitting it must give the same answer, number for number.
+computed from that database. Opening a copy upgrades it in place; re-fitting it
+must give the pinned answer, number for number.
+
+The golden file was written by 0.1.0 itself, and the layout, registry and
+store changes of issue 8 left every number of it unchanged. It is re-pinned
+only when the fitting method changes on purpose (issue 9: calibrated
+brackets, leave-one-size-out, parametric replicates), with
+QUADSCOPE_UPDATE_SNAPSHOTS=1, and the diff read before committing.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -47,9 +54,28 @@ def old_store(tmp_path: Path) -> Store:
     return Store(tmp_path / "old.db")
 
 
-def test_schema1_store_refits_to_the_same_verdicts(old_store: Store) -> None:
-    """Every sweep of the 0.1.0 store gives the fits and verdict that release gave."""
-    golden = json.loads((FIXTURE / "golden-schema1.json").read_text())
+def _repin(store: Store, path: Path) -> None:
+    golden: dict[str, Any] = {}
+    for sweep, _ in store.list_sweeps():
+        if sweep.kind != "sweep":
+            continue
+        d = json.loads(get_renderer("json").render(analyse(sweep, store.runs(sweep.id))))
+        entry = {k: d[k] for k in ("verdict", "fits", "vs_fits", "comparison", "notes") if k in d}
+        for key in ("fits", "vs_fits"):
+            for fit in entry.get(key, {}).values():
+                fit.pop("candidates", None)
+        for mc in entry.get("comparison", {}).get("metrics", {}).values():
+            mc.pop("ratios", None)
+        golden[str(sweep.id)] = entry
+    path.write_text(json.dumps(golden, indent=1) + "\n")
+
+
+def test_schema1_store_refits_to_the_pinned_verdicts(old_store: Store) -> None:
+    """Every sweep of the 0.1.0 store gives the pinned fits and verdict."""
+    path = FIXTURE / "golden-schema1.json"
+    if os.environ.get("QUADSCOPE_UPDATE_SNAPSHOTS"):
+        _repin(old_store, path)
+    golden = json.loads(path.read_text())
     for sweep_id, want in golden.items():
         sweep = old_store.get_sweep(sweep_id)
         got = json.loads(get_renderer("json").render(analyse(sweep, old_store.runs(sweep.id))))

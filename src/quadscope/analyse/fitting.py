@@ -67,11 +67,12 @@ MAX_DECIDE_N = 1e12
 K_GRID = np.linspace(0.0, 4.0, 81)
 # A "1" verdict is withdrawn when the runs rise with n at this one-sided significance,
 TREND_P = 0.01
-# or when a linear term this large a share of the cost at n_max cannot be ruled out
-# over a span of sizes narrower than HIDDEN_SPAN: there start-up cost can hide growth
-# at every size, while over wider spans such a term would show in the trend test.
+# or when a growth term of any class this large a share of the cost at n_max cannot be
+# ruled out: start-up cost and noise can hide slow growth over any span of sizes.
 HIDDEN_SHARE = 0.15
-HIDDEN_SPAN = 100.0
+# A bracket drops the constant only at this stronger significance: a rank test at
+# TREND_P would wrongly exclude a true constant from 1% of brackets.
+BRACKET_TREND_P = 0.001
 
 
 # ---------------------------------------------------------------------------
@@ -131,11 +132,27 @@ def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float]) -> _D
     return _Data(groups, groups.sizes, y, 1.0 / sigma**2, repeated)
 
 
-def _replicates(data: _Data, fitted: np.ndarray, rng: np.random.Generator, n_boot: int) -> np.ndarray:
-    """(n_boot, m) bootstrap medians: runs within sizes, or residuals when runs are single."""
-    if data.repeated:
-        return bootstrap_medians(data.groups, rng, n_boot)
+def _replicates(data: _Data, fitted: np.ndarray, rng: np.random.Generator, n_boot: int,
+                c_hat: float | None = None) -> np.ndarray:
+    """(n_boot, m) bootstrap medians: runs within sizes, or residuals when runs are single.
+
+    With `c_hat`, half of the replicates are parametric instead: the fitted
+    curve plus normal noise of each median's standard error, inflated by √ĉ for
+    lack of fit (the quasi-likelihood scaling of Burnham & Anderson 2002, §6.2).
+    Resampling three runs within a size understates how much their median
+    varies (it can only return values already seen), and repeats that agree to
+    the tick would give no spread at all; the parametric half carries the
+    modelled noise and the scatter of the sizes about the curve.
+    """
     sigma = 1.0 / np.sqrt(data.w)
+    if data.repeated:
+        if c_hat is None:
+            return bootstrap_medians(data.groups, rng, n_boot)
+        half = n_boot // 2
+        within = bootstrap_medians(data.groups, rng, n_boot - half)
+        scale = sigma * np.sqrt(max(c_hat, 1.0))
+        param = fitted[None, :] + scale[None, :] * rng.standard_normal((half, data.m))
+        return np.concatenate([within, param])
     z = (data.y - fitted) / sigma
     z = (z - z.mean()) * np.sqrt(data.m / max(data.m - 3, 1))  # residuals of a 3-parameter fit
     pick = rng.integers(0, data.m, size=(n_boot, data.m))
@@ -196,6 +213,34 @@ def _power_point(data: _Data) -> tuple[float, float, float, float]:
         a, b, k = sol.x
         return float(k), float(a * scale), float(b * scale), chi_ls
     return k0, a0, b0, chi_grid
+
+
+def _symmetric_interval(point: float, replicates: np.ndarray) -> tuple[float, float]:
+    """point ± the larger distance to the 2.5th or 97.5th percentile of the replicates, in [0, 4].
+
+    At a bound of the model (the offset a ≥ 0 at zero, as for a program with
+    no start-up cost) the replicates can only move one way, and a percentile
+    interval then misses the truth just beside the estimate; the symmetric
+    interval does not (Efron & Tibshirani 1993, §13.3 on bias at a boundary).
+    """
+    lo, hi = (float(v) for v in np.percentile(replicates, [2.5, 97.5]))
+    half = max(point - lo, hi - point, 0.0)
+    return max(point - half, float(K_GRID[0])), min(point + half, float(K_GRID[-1]))
+
+
+def _best_curve(data: _Data, fitted_pl: np.ndarray,
+                raw: Mapping[str, tuple[float, float, float] | None], registry: Registry) -> np.ndarray:
+    """The fitted medians of whichever model fits best: the power law or one of the classes.
+
+    Parametric replicates are drawn about it, so an exponential (which no power
+    law up to n⁴ can follow) is perturbed about its own curve.
+    """
+    best_chi = float(np.sum(data.w * (data.y - fitted_pl) ** 2))
+    curve = fitted_pl
+    for name, v in raw.items():
+        if v is not None and v[2] < best_chi:
+            best_chi, curve = v[2], registry[name].evaluate(v[0], v[1], data.n)
+    return np.asarray(curve, dtype=float)
 
 
 def fit_power_law(
@@ -340,24 +385,31 @@ def _explain_tie(
     return reason, decide_n
 
 
-def _hidden_linear(data: _Data, boot: np.ndarray, linear: GrowthClass) -> tuple[float, int] | None:
-    """(share, n) when the runs cannot rule out a linear term above HIDDEN_SHARE of the cost.
+def _hidden(data: _Data, boot: np.ndarray, growth: GrowthClass) -> tuple[float, int | None] | None:
+    """(share, n) when the runs cannot rule out a `growth` term above HIDDEN_SHARE of the cost.
 
-    Used over narrow spans only (see HIDDEN_SPAN). The 97.5th percentile of the
-    bootstrap slope b of a + b·n says how much linear
-    growth the noise could hide over the measured sizes; where that is a sizeable
-    part of the cost, "constant" is not yet shown. The n returned is where such a
-    term would equal the constant part, so growing to it settles the question.
+    The 97.5th percentile of the bootstrap b of a + b·f(n) says how much growth
+    of that shape the noise could hide over the measured sizes; where it could
+    be a sizeable part of the cost, "constant" is not yet shown. The n returned
+    is where such a term would add as much again as the constant part, so
+    growing to it settles the question (None when no practical n does).
     """
-    _, b_s = _boot_class(linear, data, boot)
+    if growth.normalised(data.n, float(data.n[-1])) is None:
+        return None
+    _, b_s = _boot_class(growth, data, boot)
     b_hi = float(np.nanpercentile(b_s, 97.5)) if b_s.size else 0.0
     level = float(np.median(data.y))
-    if b_hi <= 0 or level <= 0:
+    if not np.isfinite(b_hi) or b_hi <= 0 or level <= 0:
         return None
-    share = b_hi * (data.n[-1] - data.n[0]) / level
-    if share <= HIDDEN_SHARE:
+    base = growth.evaluate(0.0, b_hi, data.n[[0, -1]])
+    share = float(base[-1] - base[0]) / level
+    if not np.isfinite(share) or share <= HIDDEN_SHARE:
         return None
-    return share, nice_n(min(max(level / b_hi, 2 * data.n[-1]), MAX_DECIDE_N))
+    grid = np.logspace(np.log10(2 * data.n[-1]), np.log10(MAX_DECIDE_N), 200)
+    with np.errstate(over="ignore", invalid="ignore"):
+        added = growth.evaluate(0.0, b_hi, grid) - base[0]
+    reach = np.nonzero(added >= level)[0]
+    return share, (nice_n(float(grid[reach[0]])) if reach.size else None)
 
 
 def _rising(sizes: Sequence[float], values: Sequence[float]) -> tuple[float, float] | None:
@@ -382,6 +434,40 @@ def _effective_exponent(cf: _ClassFit, data: _Data) -> float:
     if cf.growth.outgrows_powers:
         return float(K_GRID[-1])
     return float(_power_grid(data.n, cf.curve(data.n), data.w)[0])
+
+
+# Leave-one-out drops at most this many blocks of neighbouring sizes, so a sweep
+# of 600 launches (one size each) is checked in 20 refits, not 600.
+MAX_LEAVE_OUT = 20
+
+
+def _leave_out(data: _Data, c_hat: float, registry: Registry) -> tuple[set[str], set[str]]:
+    """Refit every class with each size (or block of sizes) left out in turn.
+
+    Returns the classes chosen in some refit and the classes within
+    SELECT_DELTA of the best in some refit. A verdict that one size carries —
+    an outlier at the top, a step at one size — changes when that size is
+    dropped, so a confident class must be the choice of every refit and a
+    bracket must hold every class some refit leaves standing (the jackknife
+    idea of Quenouille 1956 and Tukey 1958, applied to the selection).
+    """
+    chosen: set[str] = set()
+    leading: set[str] = set()
+    if data.m < 4:
+        return chosen, leading
+    for block in np.array_split(np.arange(data.m), min(data.m, MAX_LEAVE_OUT)):
+        keep = np.ones(data.m, dtype=bool)
+        keep[block] = False
+        sub = _Data(data.groups, data.n[keep], data.y[keep], data.w[keep], data.repeated)
+        raw = _fit_classes(sub, registry)
+        scores = np.array([np.inf if raw[g.name] is None else
+                           float(qaicc(raw[g.name][2], c_hat, sub.m, g.n_coef))  # type: ignore[index]
+                           for g in registry])
+        delta = scores - np.min(scores)
+        names = [g.name for g, d in zip(registry, delta, strict=True) if d < SELECT_DELTA]
+        chosen.add(names[0])
+        leading.update(names)
+    return chosen, leading
 
 
 def _select(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -468,16 +554,15 @@ def fit_metric(
     rng = np.random.default_rng(seed)
     k, a_pl, b_pl_norm, chi_pl = _power_point(data)
     fitted_pl = a_pl + b_pl_norm * (data.n / data.n[-1]) ** k
-    boot = _replicates(data, fitted_pl, rng, n_boot)
-    power_boot = _power_grid(data.n, boot, data.w)
-    k_lo, k_hi = (float(v) for v in np.percentile(power_boot[0], [2.5, 97.5]))
-    k_ci = (min(k_lo, k), max(k_hi, k))
-
     raw = _fit_classes(data, registry)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
     c_hat = max(c_hat, 1.0) if data.repeated else max(c_hat, RELATIVE_RESOLUTION**2)
+
+    boot = _replicates(data, _best_curve(data, fitted_pl, raw, registry), rng, n_boot, c_hat)
+    power_boot = _power_grid(data.n, boot, data.w)
+    k_ci = _symmetric_interval(k, power_boot[0])
 
     fits: dict[str, _ClassFit] = {}
     for growth in registry:
@@ -498,13 +583,20 @@ def fit_metric(
     verdicts = _bootstrap_verdicts(data, boot, c_hat, registry)
     support = float(np.mean(verdicts == names.index(chosen)))
     cls, reason, decide_n = chosen, "", None
+    trend: tuple[float, float] | None = None
+    hidden: list[tuple[GrowthClass, tuple[float, int | None]]] = []
     rivals = [c for c in leading if c not in (chosen, "1")] if chosen != "1" else []
     if chosen == "1":
         leading = ["1"]
-    if rivals or (chosen != "1" and support < MIN_SUPPORT):
-        # The runner-up: the best rival on the data, else the bootstrap's favourite alternative.
+    loo_chosen, loo_leading = _leave_out(data, c_hat, registry)
+    shaky = sorted(loo_chosen - {chosen}, key=registry.index)
+    if rivals or (chosen != "1" and (support < MIN_SUPPORT or shaky)):
+        # The runner-up: the best rival on the data, else what leaving a size out chooses,
+        # else the bootstrap's favourite alternative.
         if rivals:
             other = best if best != chosen else min(rivals, key=lambda c: delta[c])
+        elif shaky:
+            other = shaky[-1]
         else:
             alt = verdicts[(verdicts >= 0) & (verdicts != names.index(chosen))]
             other = names[int(np.bincount(alt).argmax())] if alt.size else (
@@ -513,8 +605,15 @@ def fit_metric(
         leading = list(dict.fromkeys([chosen, other, *leading]))
         cls = INCONCLUSIVE
         reason, decide_n = _explain_tie(fits[chosen], fits[other], fits[best], data, c_hat)
+        if shaky and not rivals:
+            reason = f"leaving one size out turns {chosen} into {other}, so one size carries it: {reason}"
     elif chosen == "1":
         trend = _rising(sizes, values)
+        # Slow growth hides first: walk up from the slowest class while each could hide.
+        for g in (g for g in registry if g.growing):
+            if (h := _hidden(data, boot, g)) is None:
+                break
+            hidden.append((g, h))
         if trend is None and k_ci[0] > 0.5 and data.y[0] > 0 and data.y[-1] > 1.5 * data.y[0]:
             # Too few points for a rank test, yet the exponent's interval excludes flat
             # and the cost grew by half: not evidence of a constant.
@@ -527,14 +626,22 @@ def fit_metric(
                    else f"k = {k:.2f}, 95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}")
             reason = (f"values rise with n ({why}) though no growth class clearly beats a "
                       f"constant: {reason}")
-        elif hi_n < HIDDEN_SPAN * lo_n and (hidden := _hidden_linear(data, boot, registry["n"])) is not None:
+        elif hidden:
             cls = INCONCLUSIVE
-            share, decide_n = hidden
+            growth, (share, decide_n) = hidden[0]
+            target = (f"grow n to {_fmt_n(decide_n)} to confirm it is constant" if decide_n
+                      else "no practical n would show it")
             reason = (
-                f"no growth detected, but the spread of the runs could hide a linear term worth "
-                f"up to {share:.0%} of the cost at n = {_fmt_n(hi_n)}: start-up cost may be masking "
-                f"it; grow n to {_fmt_n(decide_n)} to confirm it is constant"
+                f"no growth detected, but the spread of the runs could hide a {growth.words} term "
+                f"worth up to {share:.0%} of the cost at n = {_fmt_n(hi_n)}: start-up cost may be "
+                f"masking it; {target}"
             )
+        elif shaky:
+            cls = INCONCLUSIVE
+            rise = fits[shaky[-1]]
+            reason, decide_n = _explain_tie(fits["1"], rise, rise, data, c_hat)
+            reason = (f"leaving one size out, the runs fit {rise.cls}, so one size carries the "
+                      f"constant: {reason}")
         elif hi_n < 10 * lo_n:
             cls = INCONCLUSIVE
             decide_n = nice_n(10 * lo_n)
@@ -553,8 +660,15 @@ def fit_metric(
                 f"grow n to {_fmt_n(decide_n)} to see which one dominates"
             )
 
-    at_least, at_most = _bracket(cls, leading, fits, data, k_ci, rising=cls == INCONCLUSIVE
-                                 and chosen == "1", registry=registry)
+    if cls == INCONCLUSIVE and chosen == "1" and trend is None:
+        # Nothing rises: the bracket runs from constant up to the fastest hidden growth.
+        grown = [g.name for g, _ in hidden] + shaky
+        at_least, at_most = "1", max(grown, key=registry.index, default="1")
+    else:
+        at_least, at_most = _bracket(
+            cls, [*leading, *loo_leading], fits, data, k_ci, registry=registry,
+            rising=cls == INCONCLUSIVE and chosen == "1" and trend is not None
+            and trend[1] < BRACKET_TREND_P)
     report = fits[cls if cls != INCONCLUSIVE else best]
     if cls == INCONCLUSIVE and chosen == "1":
         report = fits["1"]

@@ -1,0 +1,131 @@
+"""Synthetic sweeps of known truth: the simulated workloads that calibrate the verdicts.
+
+Contract: pure and deterministic for a given seed. A `Truth` is a cost law
+a + b·f(n) (f from a small table written independently of the fitting code,
+so a bug there cannot hide itself here); a `Scenario` says how the runs are
+disturbed: log-normal noise with a given coefficient of variation, one
+planted outlier, slow drift over the order of execution, and the start-up
+offset's share of the cost at the smallest size. `simulate(truth, scenario,
+sizes, repeat, rng)` returns (sizes, values) per run, in execution order, as a
+fixed sweep with randomised interleaved rounds would have measured them;
+`cost(truth, scenario, rng)` is the same disturbance as a function of one
+run's n, for driving a `FakeExecutor` through the adaptive plan.
+
+Log-normal noise: a run's value is the true cost times exp(σ·z), σ² =
+ln(1 + CV²), so the CV of the runs is the one asked for (e.g. Limpert, Stahel
+& Abbt, "Log-normal distributions across the sciences", BioScience 51, 2001).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# f(n) for each true law; "exp" uses Truth.base.
+_LAWS: dict[str, Callable[[float, float], float]] = {
+    "1": lambda n, c: 1.0,
+    "log n": lambda n, c: math.log(max(n, 1.0)),
+    "sqrt n": lambda n, c: math.sqrt(n),
+    "n": lambda n, c: n,
+    "n log n": lambda n, c: n * math.log(max(n, 1.0)),
+    "n^2": lambda n, c: n * n,
+    "n^3": lambda n, c: n**3,
+    "exp": lambda n, c: c**n,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Truth:
+    """cost(n) = a + b·f(n); for law "exp", f(n) = base^n."""
+
+    law: str
+    a: float
+    b: float
+    base: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.law not in _LAWS:
+            raise ValueError(f"unknown law {self.law!r}; one of {', '.join(_LAWS)}")
+
+    def at(self, n: float) -> float:
+        return self.a + self.b * _LAWS[self.law](float(n), self.base)
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """How runs depart from the truth: noise CV, one outlier (×factor), drift, offset share."""
+
+    cv: float = 0.05
+    outlier: float = 0.0  # one run multiplied by this factor; 0 = none
+    drift: float = 0.0  # relative change of every cost from the first run to the last
+    offset_share: float = 0.0  # a's share of the true cost at the smallest size
+
+
+def truth_for(law: str, sizes: Sequence[int], offset_share: float, *, base: float = 2.0,
+              top_s: float = 0.5) -> Truth:
+    """A law scaled so the cost at the largest size is `top_s`, with the offset asked for.
+
+    The offset a is `offset_share` of the cost at the smallest size: 0.5 means
+    start-up is half of the smallest run, as for a small program.
+    """
+    lo, hi = float(min(sizes)), float(max(sizes))
+    f_lo, f_hi = _LAWS[law](lo, base), _LAWS[law](hi, base)
+    if law == "1":
+        return Truth(law, 0.0, top_s)
+    # Solve a + b·f_hi = top_s with a = s·(a + b·f_lo)  ⇒  a = s·b·f_lo / (1 − s).
+    s = min(max(offset_share, 0.0), 0.99)
+    ratio = s * f_lo / (1.0 - s)
+    b = top_s / (f_hi + ratio)
+    return Truth(law, b * ratio, b, base)
+
+
+def _sigma(cv: float) -> float:
+    return math.sqrt(math.log1p(cv * cv))
+
+
+def simulate(truth: Truth, scenario: Scenario, sizes: Sequence[int], repeat: int,
+             rng: np.random.Generator) -> tuple[list[int], list[float]]:
+    """One fixed sweep: `repeat` interleaved rounds over `sizes`, each in a random order."""
+    order: list[int] = []
+    for _ in range(repeat):
+        round_sizes = list(sizes)
+        rng.shuffle(round_sizes)
+        order.extend(int(n) for n in round_sizes)
+    sigma = _sigma(scenario.cv)
+    total = len(order)
+    values: list[float] = []
+    for i, n in enumerate(order):
+        drift = 1.0 + scenario.drift * (i / max(total - 1, 1))
+        values.append(truth.at(n) * drift * math.exp(sigma * float(rng.standard_normal())))
+    if scenario.outlier and total:
+        j = int(rng.integers(0, total))
+        values[j] *= scenario.outlier
+    return order, values
+
+
+def cost(truth: Truth, scenario: Scenario, rng: np.random.Generator,
+         expected_runs: int = 100) -> Callable[[int], float]:
+    """The disturbed cost of successive runs, as a function of each run's n.
+
+    Drift grows with the number of calls, reaching `scenario.drift` after
+    `expected_runs`; the outlier lands on one call drawn among the first
+    `expected_runs`.
+    """
+    sigma = _sigma(scenario.cv)
+    outlier_at = int(rng.integers(0, max(expected_runs, 1))) if scenario.outlier else -1
+    calls = [0]
+
+    def one(n: int) -> float:
+        i = calls[0]
+        calls[0] += 1
+        drift = 1.0 + scenario.drift * min(i / max(expected_runs - 1, 1), 1.0)
+        v = truth.at(n) * drift * math.exp(sigma * float(rng.standard_normal()))
+        return v * scenario.outlier if i == outlier_at else v
+
+    return one
+
+
+__all__ = ["Scenario", "Truth", "cost", "simulate", "truth_for"]
