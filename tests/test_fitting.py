@@ -269,3 +269,39 @@ def test_growth_hidden_in_noise_is_not_called_constant() -> None:
     assert "could hide a" in fit.reason or "rise with n" in fit.reason
     assert fit.at_least in ("1", "log n") and fit.at_most != "1"
     assert fit.decide_n is not None and fit.decide_n > 16000
+
+
+def test_runs_that_agree_to_the_tick_still_get_an_interval() -> None:
+    """Repeats identical to the last digit: k's interval comes from the sizes' scatter, never zero-width."""
+    sizes = [1000, 2000, 4000, 8000, 16000, 32000]
+    rng = np.random.default_rng(3)
+    per_size = {n: 1e-3 + 1e-9 * n**2 * (1 + 0.03 * rng.standard_normal()) for n in sizes}
+    n = [s for s in sizes for _ in range(3)]
+    y = [per_size[s] for s in n]  # three identical runs per size
+    fit = fit_metric("wall_s", n, y)
+    assert fit.exponent_ci is not None
+    lo, hi = fit.exponent_ci
+    assert hi - lo > 0.01
+    assert lo <= 2.0 <= hi
+
+
+def test_one_run_per_size_gets_an_interval_from_the_residuals() -> None:
+    """A single run per size: the interval comes from the residuals, and it holds the true k."""
+    n, y = synth("n^2", [1000 * 2**i for i in range(8)], a=1e-3, b=1e-9, noise=0.05, repeats=1,
+                 seed=4)
+    fit = fit_metric("wall_s", n, y)
+    assert fit.exponent_ci is not None
+    lo, hi = fit.exponent_ci
+    assert hi - lo > 0.01 and lo <= 2.0 <= hi
+
+
+def test_constant_with_one_planted_outlier_is_never_confidently_superlinear() -> None:
+    """One run ×10 at the largest size of a flat program: "1" or a bracket from "1", never n² or worse."""
+    for seed in range(5):
+        n, y = synth("1", [1000 * 2**i for i in range(7)], a=1e-3, b=0.0, noise=0.03, repeats=3,
+                     seed=seed)
+        y = np.asarray(y, dtype=float)
+        top = int(np.argmax(np.asarray(n)))
+        y[top] *= 10.0
+        fit = fit_metric("wall_s", n, y, seed=seed)
+        assert fit.cls == "1" or (fit.cls == INCONCLUSIVE and fit.at_least == "1"), (seed, fit)
