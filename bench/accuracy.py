@@ -10,7 +10,7 @@ The wall_s data of that one sweep is then classified three ways:
 * big_O 0.11.0 — `big_o.infer_big_o_class(ns, medians)`, its documented entry
   point for externally measured times. Its classes map to ours (Constant→1,
   Logarithmic→log n, Linear→n, Linearithmic→n log n, Quadratic→n^2,
-  Cubic→n^3, Exponential→2^n; Polynomial a·n^k→ the class of the nearest
+  Cubic→n^3, Exponential→c^n; Polynomial a·n^k→ the class of the nearest
   k in {0, ½, 1, 2, 3}). big_O has no "inconclusive".
 
 Each verdict is correct (in the workload's `acceptable` set), inconclusive, or
@@ -43,7 +43,7 @@ BIG_O_NAMES = {
     "Linearithmic": "n log n",
     "Quadratic": "n^2",
     "Cubic": "n^3",
-    "Exponential": "2^n",
+    "Exponential": "c^n",
 }
 _POLY = ((0.0, "1"), (0.5, "sqrt n"), (1.0, "n"), (2.0, "n^2"), (3.0, "n^3"))
 

@@ -46,7 +46,7 @@ LAWS: dict[str, tuple[str, tuple[int, ...], float | None]] = {
     "n log n": ("n log n", tuple(1000 * 2**i for i in range(8)), None),
     "n^2": ("n^2", tuple(1000 * 2**i for i in range(7)), 2.0),
     "n^3": ("n^3", tuple(100 * 2**i for i in range(6)), 3.0),
-    "exp": ("2^n", tuple(range(10, 24, 2)), None),
+    "exp": ("c^n", tuple(range(10, 24, 2)), None),
 }
 CVS = (0.01, 0.05, 0.2)
 OFFSETS = (0.0, 0.33, 0.8)

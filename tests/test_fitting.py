@@ -46,15 +46,15 @@ def test_known_class_is_recovered(cls: str, sizes: np.ndarray, repeats: int, noi
 
 def test_exponential_is_recovered_on_small_n() -> None:
     """2^n over n = 10..30 is named 2^n."""
-    n, y = synth("2^n", np.arange(10, 31, 2), a=0.01, b=1e-6, noise=0.03, repeats=3, seed=4)
-    assert fit_metric("wall_s", n, y).cls == "2^n"
+    n, y = synth("c^n", np.arange(10, 31, 2), a=0.01, b=1e-6, noise=0.03, repeats=3, seed=4)
+    assert fit_metric("wall_s", n, y).cls == "c^n"
 
 
 def test_exponential_is_not_fitted_beyond_n_1000() -> None:
     """2^n is scored inf when n exceeds 1000, so it can never win there."""
     n, y = synth("n", THREE_DECADES, a=0.0, b=1e-4, noise=0.02, repeats=3, seed=1)
     fit = fit_metric("wall_s", n, y)
-    exp = next(c for c in fit.candidates if c.cls == "2^n")
+    exp = next(c for c in fit.candidates if c.cls == "c^n")
     assert exp.score == np.inf
     assert exp.weight == 0.0
 
@@ -305,3 +305,20 @@ def test_constant_with_one_planted_outlier_is_never_confidently_superlinear() ->
         y[top] *= 10.0
         fit = fit_metric("wall_s", n, y, seed=seed)
         assert fit.cls == "1" or (fit.cls == INCONCLUSIVE and fit.at_least == "1"), (seed, fit)
+
+
+def test_exponential_base_is_fitted() -> None:
+    """Cost ×1.6 per step (a backtracking search) is named exponential with c ≈ 1.6, not 2."""
+    n = np.repeat(np.arange(16, 31, 2, dtype=float), 3)
+    rng = np.random.default_rng(2)
+    y = (1e-3 + 1e-7 * 1.6**n) * (1 + 0.03 * rng.standard_normal(n.size))
+    fit = fit_metric("wall_s", n, y)
+    assert fit.cls == "c^n"
+    assert fit.coefficients["c"] == pytest.approx(1.6, rel=0.02)
+    assert REGISTRY.of(fit.cls, fit.coefficients).phrase() == "exponential, ×1.6 per step"
+
+
+def test_old_name_of_the_exponential_still_resolves() -> None:
+    """A fit stored as "2^n" (schema 1) and `--fail-above 2^n` still find the exponential class."""
+    assert REGISTRY["2^n"].name == "c^n"
+    assert REGISTRY.index("2^n") == REGISTRY.index("c^n")

@@ -26,7 +26,8 @@ earlier, simpler one on a tie). The entry needs
 - `settling_span` when adaptive mode must see n span that factor before a
   slow-growth verdict is final;
 - `max_n`, `ratio`, `scaled` and `min_visible_sizes` only when f overflows
-  floats at sizes one can sweep, as 2^n does.
+  floats at sizes one can sweep, as cⁿ does; `bases` (a grid of c) makes the
+  class one with a fitted base, specialised by `with_base(c)` (n_coef 3).
 `n_coef` counts the fitted coefficients (a and b: 2); fitting itself fits
 a + b·f(n), so a class with more coefficients needs a fitting method too.
 Besides the constant "1" (the null every fit is tested against) and "n" (the
@@ -39,8 +40,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import numpy as np
@@ -70,6 +71,9 @@ class GrowthClass:
     ratio: Callable[[np.ndarray, float], np.ndarray] | None = None  # f(n)/f(n_ref), overflow-free
     scaled: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None  # b·f(n), overflow-free
     min_visible_sizes: int = 0  # sizes with f(n)/f(n_max) ≥ VISIBLE_RATIO needed to fit
+    aliases: tuple[str, ...] = ()  # older names that still mean this class (stored fits, gates)
+    bases: tuple[float, ...] = ()  # f(n) = cⁿ with c fitted over this grid (empty: no base)
+    base: float | None = None  # the fitted c of a class specialised by `with_base`
 
     @property
     def growing(self) -> bool:
@@ -95,6 +99,25 @@ class GrowthClass:
     def outgrows_powers(self) -> bool:
         """Faster than every power of n: a free power law's exponent runs to its bound."""
         return self.order[0] == math.inf
+
+    def with_base(self, c: float) -> GrowthClass:
+        """This exponential class with its base fixed at c: f(n) = cⁿ, computed in logs."""
+        if not self.bases:
+            raise ValueError(f"{self.name} has no base to fit")
+        ln_c = math.log(c)
+        return replace(
+            self, base=c, f=lambda n: _exp_ln(_float(n) * ln_c),
+            inverse=lambda u: np.log(np.maximum(u, np.finfo(float).tiny)) / ln_c,
+            ratio=lambda n, n_ref: _exp_ln((_float(n) - n_ref) * ln_c),
+            scaled=lambda b, n: _exp_scaled(b, _float(n) * ln_c),
+            max_n=_LN_MAX / ln_c,
+        )
+
+    def phrase(self) -> str:
+        """How a person would say it: "quadratic", or "exponential, ×1.62 per step"."""
+        if self.base is not None:
+            return f"{self.words}, ×{self.base:.3g} per step"
+        return self.words
 
     def named(self, var: str) -> str:
         """The name with its size variable renamed, e.g. "n log n" -> "i log i"."""
@@ -173,12 +196,19 @@ class Registry:
         return found
 
     def get(self, name: object) -> GrowthClass | None:
-        """The class called `name`, or None (for INCONCLUSIVE, "" or an unknown name)."""
-        return next((c for c in self.classes if c.name == name), None)
+        """The class called `name` (or one of its aliases), or None for INCONCLUSIVE, "", unknown."""
+        return next((c for c in self.classes if c.name == name or name in c.aliases), None)
 
     def index(self, name: str) -> int:
-        """Position of `name`: a larger index grows faster."""
-        return self.names.index(name)
+        """Position of `name` (or an alias): a larger index grows faster."""
+        return self.names.index(self[name].name)
+
+    def of(self, name: str, coefficients: Mapping[str, float]) -> GrowthClass | None:
+        """The class of a fit, specialised by its fitted base `c` when it has one."""
+        growth = self.get(name)
+        if growth is not None and growth.bases and "c" in coefficients:
+            return growth.with_base(float(coefficients["c"]))
+        return growth
 
     def rename(self, name: str, var: str) -> str:
         """`named(var)` of the class called `name`; any other text is returned as it is."""
@@ -199,15 +229,23 @@ def _log_n(n: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(n, 1.0))
 
 
-def _exp2(n: np.ndarray) -> np.ndarray:
+# cⁿ is only fitted while c^n_max is representable with room to spare: e^700 < 1.8e308.
+_LN_MAX = 700.0
+
+
+def _exp_ln(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return np.exp2(_float(n))
+        return np.exp(x)
 
 
-def _exp2_scaled(b: np.ndarray, n: np.ndarray) -> np.ndarray:
-    # b·2^n as 2^(n + log2 b): finite wherever the product is, far past 2^1024.
+def _exp_scaled(b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    # b·eˣ as e^(x + ln b): finite wherever the product is, far past e^709.
     with np.errstate(divide="ignore", over="ignore"):
-        return np.where(b > 0, np.exp2(n + np.log2(np.where(b > 0, b, 1.0))), 0.0)
+        return np.where(b > 0, np.exp(x + np.log(np.where(b > 0, b, 1.0))), 0.0)
+
+
+# Bases an exponential is fitted over: ×1.05 to ×4 per step, evenly in log c, then refined.
+_BASES = tuple(float(c) for c in np.exp(np.linspace(np.log(1.05), np.log(4.0), 48)))
 
 
 def _inverse_n_log_n(u: np.ndarray) -> np.ndarray:
@@ -242,11 +280,9 @@ _BUILTIN = (
                 inverse=np.sqrt, total="K³"),
     GrowthClass("n^3", "n³", "cubic", (3.0, 0.0), lambda n: _float(n) ** 3,
                 inverse=np.cbrt, total="K⁴"),
-    GrowthClass("2^n", "2ⁿ", "exponential", (math.inf, 0.0), _exp2,
-                inverse=lambda u: np.log2(np.maximum(u, np.finfo(float).tiny)), total="2^K",
-                # 2^n is only fitted while 2^n_max is representable with room to spare.
-                max_n=1000.0, ratio=lambda n, n_ref: np.exp2(n - n_ref), scaled=_exp2_scaled,
-                min_visible_sizes=3),
+    GrowthClass("c^n", "cⁿ", "exponential", (math.inf, 0.0), lambda n: _exp_ln(_float(n) * math.log(2)),
+                n_coef=3, total="c^K", aliases=("2^n",), bases=_BASES, min_visible_sizes=3,
+                max_n=_LN_MAX / math.log(2)).with_base(2.0),
 )
 
 REGISTRY = Registry(_BUILTIN)

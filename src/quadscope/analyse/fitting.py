@@ -228,8 +228,7 @@ def _symmetric_interval(point: float, replicates: np.ndarray) -> tuple[float, fl
     return max(point - half, float(K_GRID[0])), min(point + half, float(K_GRID[-1]))
 
 
-def _best_curve(data: _Data, fitted_pl: np.ndarray,
-                raw: Mapping[str, tuple[float, float, float] | None], registry: Registry) -> np.ndarray:
+def _best_curve(data: _Data, fitted_pl: np.ndarray, raw: Mapping[str, _Raw | None]) -> np.ndarray:
     """The fitted medians of whichever model fits best: the power law or one of the classes.
 
     Parametric replicates are drawn about it, so an exponential (which no power
@@ -237,9 +236,9 @@ def _best_curve(data: _Data, fitted_pl: np.ndarray,
     """
     best_chi = float(np.sum(data.w * (data.y - fitted_pl) ** 2))
     curve = fitted_pl
-    for name, v in raw.items():
+    for v in raw.values():
         if v is not None and v[2] < best_chi:
-            best_chi, curve = v[2], registry[name].evaluate(v[0], v[1], data.n)
+            best_chi, curve = v[2], v[3].evaluate(v[0], v[1], data.n)
     return np.asarray(curve, dtype=float)
 
 
@@ -279,20 +278,56 @@ class _ClassFit:
         return self.growth.evaluate(self.a, self.b, n)
 
 
-def _fit_classes(data: _Data, registry: Registry) -> dict[str, tuple[float, float, float] | None]:
-    """Per class (a, b_raw, χ²) on the medians, or None when unfittable."""
-    out: dict[str, tuple[float, float, float] | None] = {}
+# A class fitted on the medians: a, b (raw scale), χ², and the class itself, its base
+# fixed when it has one to fit.
+_Raw = tuple[float, float, float, GrowthClass]
+
+
+def _fit_one(growth: GrowthClass, data: _Data) -> _Raw | None:
+    norm = growth.normalised(data.n, float(data.n[-1]))
+    if norm is None:
+        return None
+    g, f_ref = norm
+    a, b, rss = nnls2(g, data.y, data.w)
+    return float(a), float(b) / f_ref, float(rss), growth
+
+
+def _fit_base(growth: GrowthClass, data: _Data) -> _Raw | None:
+    """The best base c of an exponential a + b·cⁿ: a grid over c, then a golden-section search."""
+    tried = [(fit, c) for c in growth.bases if (fit := _fit_one(growth.with_base(c), data))]
+    if not tried:
+        return None
+    best, c0 = min(tried, key=lambda t: t[0][2])
+    i = growth.bases.index(c0)
+    lo = np.log(growth.bases[max(i - 1, 0)])
+    hi = np.log(growth.bases[min(i + 1, len(growth.bases) - 1)])
+    ratio = (np.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(24):  # shrinks the bracket by 0.618²⁴ ≈ 1e-5 of one grid step
+        x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        f1 = _fit_one(growth.with_base(float(np.exp(x1))), data)
+        f2 = _fit_one(growth.with_base(float(np.exp(x2))), data)
+        r1 = f1[2] if f1 else np.inf
+        r2 = f2[2] if f2 else np.inf
+        if r1 <= r2:
+            hi = x2
+            if f1 and r1 < best[2]:
+                best = f1
+        else:
+            lo = x1
+            if f2 and r2 < best[2]:
+                best = f2
+    return best
+
+
+def _fit_classes(data: _Data, registry: Registry) -> dict[str, _Raw | None]:
+    """Per class (a, b_raw, χ², class) on the medians, or None when unfittable."""
+    out: dict[str, _Raw | None] = {}
     sw = data.w.sum()
     a1 = max(float((data.w * data.y).sum() / sw), 0.0)
-    out[registry.names[0]] = (a1, 0.0, float((data.w * (data.y - a1) ** 2).sum()))
+    first = registry.classes[0]
+    out[first.name] = (a1, 0.0, float((data.w * (data.y - a1) ** 2).sum()), first)
     for growth in registry.classes[1:]:
-        norm = growth.normalised(data.n, float(data.n[-1]))
-        if norm is None:
-            out[growth.name] = None
-            continue
-        g, f_ref = norm
-        a, b, rss = nnls2(g, data.y, data.w)
-        out[growth.name] = (float(a), float(b) / f_ref, float(rss))
+        out[growth.name] = _fit_base(growth, data) if growth.bases else _fit_one(growth, data)
     return out
 
 
@@ -319,8 +354,7 @@ def bootstrap_class(
     fit = fits[cls]
     if fit is None:
         raise ValueError(f"class {cls} cannot be fitted at these sizes")
-    a, b, _ = fit
-    growth = registry[cls]
+    a, b, _, growth = fit
     fitted = growth.evaluate(a, b, data.n)
     boot = _replicates(data, fitted, np.random.default_rng(seed), n_boot)
     a_s, b_s = _boot_class(growth, data, boot)
@@ -485,7 +519,8 @@ def _select(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return chosen, unique
 
 
-def _bootstrap_verdicts(data: _Data, boot: np.ndarray, c_hat: float, registry: Registry) -> np.ndarray:
+def _bootstrap_verdicts(data: _Data, boot: np.ndarray, c_hat: float,
+                        classes: Sequence[GrowthClass]) -> np.ndarray:
     """(n_boot,) index in the registry of each replicate's confident verdict, −1 when it has none.
 
     Selection frequencies over bootstrap replicates measure how stable a chosen
@@ -495,15 +530,17 @@ def _bootstrap_verdicts(data: _Data, boot: np.ndarray, c_hat: float, registry: R
     roughly double it and halve every ΔQAICc.
     """
     n_boot = boot.shape[0]
-    chi = np.full((n_boot, len(registry)), np.inf)
+    chi = np.full((n_boot, len(classes)), np.inf)
     sw = data.w.sum()
     a1 = np.maximum((boot * data.w).sum(-1) / sw, 0.0)
     chi[:, 0] = (data.w * (boot - a1[:, None]) ** 2).sum(-1)
-    for i, growth in enumerate(registry.classes[1:], start=1):
+    # An exponential keeps the base fitted on the data: refitting c per replicate would
+    # cost a grid search each, and the base barely moves between replicates.
+    for i, growth in enumerate(classes[1:], start=1):
         norm = growth.normalised(data.n, float(data.n[-1]))
         if norm is not None:
             chi[:, i] = nnls2(norm[0], boot, data.w)[2]
-    n_coef = np.array([growth.n_coef for growth in registry])
+    n_coef = np.array([growth.n_coef for growth in classes])
     scores = qaicc(chi, c_hat, data.m, n_coef)
     chosen, unique = _select(scores)
     return np.where(unique, chosen, -1)
@@ -560,7 +597,7 @@ def fit_metric(
     c_hat = min(chis) / dof if dof >= 1 else 1.0
     c_hat = max(c_hat, 1.0) if data.repeated else max(c_hat, RELATIVE_RESOLUTION**2)
 
-    boot = _replicates(data, _best_curve(data, fitted_pl, raw, registry), rng, n_boot, c_hat)
+    boot = _replicates(data, _best_curve(data, fitted_pl, raw), rng, n_boot, c_hat)
     power_boot = _power_grid(data.n, boot, data.w)
     k_ci = _symmetric_interval(k, power_boot[0])
 
@@ -571,7 +608,7 @@ def fit_metric(
             fits[growth.name] = _ClassFit(growth, 0.0, 0.0, np.inf, np.inf)
         else:
             score = float(qaicc(v[2], c_hat, data.m, growth.n_coef))
-            fits[growth.name] = _ClassFit(growth, v[0], v[1], v[2], score)
+            fits[growth.name] = _ClassFit(v[3], v[0], v[1], v[2], score)
     scores = np.array([fits[c].score for c in names])
     weights = akaike_weights(scores)
     best = names[int(np.argmin(scores))]  # argmin takes the first, i.e. simpler, on ties
@@ -580,7 +617,7 @@ def fit_metric(
     leading = [c for c in names if delta[c] < SELECT_DELTA]
 
     lo_n, hi_n = float(data.n[0]), float(data.n[-1])
-    verdicts = _bootstrap_verdicts(data, boot, c_hat, registry)
+    verdicts = _bootstrap_verdicts(data, boot, c_hat, [fits[c].growth for c in names])
     support = float(np.mean(verdicts == names.index(chosen)))
     cls, reason, decide_n = chosen, "", None
     trend: tuple[float, float] | None = None
@@ -611,7 +648,7 @@ def fit_metric(
         trend = _rising(sizes, values)
         # Slow growth hides first: walk up from the slowest class while each could hide.
         for g in (g for g in registry if g.growing):
-            if (h := _hidden(data, boot, g)) is None:
+            if (h := _hidden(data, boot, fits[g.name].growth)) is None:
                 break
             hidden.append((g, h))
         if trend is None and k_ci[0] > 0.5 and data.y[0] > 0 and data.y[-1] > 1.5 * data.y[0]:
@@ -682,9 +719,9 @@ def fit_metric(
         value = float(report.curve(at)[0])
         lows, highs = [], []
         for c in dict.fromkeys([report.cls, *leading]):
-            a_s, b_s = _boot_class(registry[c], data, boot)
+            a_s, b_s = _boot_class(fits[c].growth, data, boot)
             with np.errstate(over="ignore", invalid="ignore"):
-                p = registry[c].evaluate(a_s, b_s, at)[:, 0]
+                p = fits[c].growth.evaluate(a_s, b_s, at)[:, 0]
             lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
             lows.append(float(lo_p))
             highs.append(float(hi_p))
@@ -711,7 +748,9 @@ def fit_metric(
         cls=cls,
         exponent=None if flat else float(k),
         exponent_ci=None if flat else k_ci,
-        coefficients={"a": report.a, "b": report.b},
+        coefficients={"a": report.a, "b": report.b,
+                      **({"c": report.growth.base}
+                         if report.growth.bases and report.growth.base is not None else {})},
         r2=r2,
         candidates=candidates,
         n_points=data.groups.n_obs,

@@ -130,7 +130,7 @@ _ALL: tuple[Workload, ...] = (
     _w("cubic", "n^3", _geometric(30, 700, 7),
        "a triple loop over n with a serial dependency",
        culprit="triple_loop"),
-    _w("exponential", "2^n", tuple(range(12, 27, 2)),
+    _w("exponential", "c^n", tuple(range(12, 27, 2)),
        "naive recursive subset-sum over n weights: visits all 2^n subsets",
        culprit="count_subsets"),
     _w("memory", "n", _geometric(1e3, 1e5, 7),
