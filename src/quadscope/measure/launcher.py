@@ -188,7 +188,7 @@ class ProcessExecutor(SerialExecutor):
         self.launcher = launcher
         self._resident: ResidentLauncher | None = None
         self._paths: dict[str, str] = {}  # argv[0] -> resolved path, looked up once
-        self._devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+        self._devnull: int | None = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
 
     def close(self) -> None:
         """Stop the resident launcher; a later run starts a new one."""
@@ -238,6 +238,7 @@ class ProcessExecutor(SerialExecutor):
         )
 
     def _file_actions(self, err_fd: int) -> list[tuple[int, int, int]]:
+        assert self._devnull is not None
         return [
             (os.POSIX_SPAWN_DUP2, self._devnull, 0),
             (os.POSIX_SPAWN_DUP2, self._devnull, 1),

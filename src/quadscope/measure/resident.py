@@ -16,6 +16,7 @@ of harness time; one long-lived launcher costs a pipe round trip per run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -102,8 +103,8 @@ class ResidentLauncher:
         args += [f"{EVENT_CODES[e][0]}:{EVENT_CODES[e][1]}" for e in self.events]
         # Lives as long as the launcher: each run's stderr, truncated by it before the run.
         self._stderr = tempfile.TemporaryFile(prefix="quadscope-stderr-")  # noqa: SIM115
-        req_r, self._req_w = os.pipe()
-        self._rep_r, rep_w = os.pipe()
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
         try:
             self._pid = os.posix_spawn(path, args, os.environ, file_actions=[
                 (os.POSIX_SPAWN_DUP2, req_r, 0),
@@ -111,19 +112,21 @@ class ResidentLauncher:
                 (os.POSIX_SPAWN_DUP2, self._stderr.fileno(), 3),
             ])
         except OSError as e:
-            for fd in (req_r, rep_w, self._req_w, self._rep_r):
+            for fd in (req_w, rep_r):
                 os.close(fd)
             self._stderr.close()
             raise ToolMissingError(f"the quadscope launcher could not start: {e.strerror}") from e
         finally:
-            if hasattr(self, "_pid"):
-                os.close(req_r)
-                os.close(rep_w)
+            os.close(req_r)
+            os.close(rep_w)
+        self._req_w: int | None = req_w
+        self._rep_r = rep_r
         self._buf = b""
 
     def run(self, path: str, argv: Sequence[str], env: Sequence[bytes],
             timeout_s: float | None) -> Reply:
         """Spawn one run, wait for it, and return what the launcher measured."""
+        assert self._req_w is not None, "run() after close()"
         request = memoryview(encode_request(path, argv, env, timeout_s))
         while request:
             request = request[os.write(self._req_w, request):]
@@ -148,14 +151,14 @@ class ResidentLauncher:
     def close(self) -> None:
         """End the launcher: EOF on its request pipe, then reap it."""
         if getattr(self, "_req_w", None) is None:
-            return
+            return  # closed already, or the launcher never started
+        assert self._req_w is not None
         os.close(self._req_w)
-        self._req_w = None  # type: ignore[assignment]
+        self._req_w = None
         os.close(self._rep_r)
-        try:
+        # Already reaped when the host program reaps every child (a SIGCHLD handler).
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(self._pid, 0)
-        except ChildProcessError:
-            pass  # reaped already, e.g. by a SIGCHLD handler of the host program
         self._stderr.close()
 
     def __del__(self) -> None:
