@@ -10,7 +10,8 @@
  *
  * Request:  "run TIMEOUT_NS ARGC ENVC NBYTES\n" followed by NBYTES bytes holding
  *           ARGC + ENVC + 1 NUL-terminated strings: PATH, ARGV[0..ARGC-1], ENV[0..ENVC-1].
- *           TIMEOUT_NS is -1 for no limit.
+ *           The run's environment is the launcher's own (inherited when it started) followed
+ *           by ENV's "NAME=VALUE" entries. TIMEOUT_NS is -1 for no limit.
  * Reply:    "done WALL_NS TIMED_OUT STATUS ERRNO UTIME_US STIME_US MAXRSS_KB MINFLT MAJFLT
  *            NVCSW NIVCSW C1 .. Ck\n", one Ci per EVENT in the order given: the count, "-"
  *           when the event was opened but never ran, "!E" when opening it failed with errno E.
@@ -224,6 +225,8 @@ static int parse_cpus(const char *list, cpu_set_t *set) {
     return 0;
 }
 
+extern char **environ;
+
 int main(int argc, char **argv) {
     static struct event events[MAX_EVENTS];
     static cpu_set_t cpus;
@@ -269,27 +272,33 @@ int main(int argc, char **argv) {
             return 2;
         }
         if (nbytes + 1 > cap && !(buf = realloc(buf, cap = nbytes + 1))) return 125;
-        if (nargs + nenv + 2 > ptr_cap && !(ptrs = realloc(ptrs, (ptr_cap = nargs + nenv + 2) * sizeof *ptrs)))
+        size_t nbase = 0;
+        while (environ[nbase]) nbase++;
+        size_t need = nargs + 1 + nbase + nenv + 1;
+        if (need > ptr_cap && !(ptrs = realloc(ptrs, (ptr_cap = need) * sizeof *ptrs)))
             return 125;
         if (!read_exact(in, buf, nbytes)) {
             fprintf(stderr, "quadscope-launcher: request cut short\n");
             return 2;
         }
         buf[nbytes] = '\0';
-        /* PATH, then argv (NULL-terminated), then env (NULL-terminated) in one array. */
+        /* One array: argv, NULL, then the launcher's environ, the request's ENV, NULL. */
+        char **env = ptrs + nargs + 1;
+        memcpy(env, environ, nbase * sizeof *env);
         size_t want = 1 + nargs + nenv, k = 0;
         for (char *p = buf; p < buf + nbytes && k < want; p += strlen(p) + 1, k++) {
-            size_t slot = k == 0 ? 0 : (k <= nargs ? k - 1 : k);
-            if (k == 0) s.path = p; else ptrs[slot] = p;
+            if (k == 0) s.path = p;
+            else if (k <= nargs) ptrs[k - 1] = p;
+            else env[nbase + k - 1 - nargs] = p;
         }
         if (k != want) {
             fprintf(stderr, "quadscope-launcher: request holds %zu strings, not %zu\n", k, want);
             return 2;
         }
         ptrs[nargs] = NULL;
-        ptrs[nargs + 1 + nenv] = NULL;
+        env[nbase + nenv] = NULL;
         s.argv = ptrs;
-        s.envp = ptrs + nargs + 1;
+        s.envp = env;
         run(&s, timeout_ns);
     }
     return 0;

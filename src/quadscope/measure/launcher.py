@@ -15,8 +15,9 @@ run. An executor that runs a batch elsewhere (a remote node) overrides
 `execute_many` alone, and runs the untimed commands there too. `argv` is run
 directly, never through a shell (shell mode is the caller's
 `["/bin/sh", "-c", s]`), in a new process group, with stdin and stdout on
-/dev/null and only the last `stderr_tail_bytes` of stderr kept; a job's `env`
-is added to the environment. `wall_s` spans the child alone: from just before
+/dev/null and only the last `stderr_tail_bytes` of stderr kept; the
+environment is quadscope's (as it was at the executor's first run), with a
+job's `env` added. `wall_s` spans the child alone: from just before
 its spawn to its reaping. The rusage fields are wait4's for that child and its
 reaped descendants. On timeout the whole process group gets SIGKILL, is
 reaped, and the measurement says `timed_out=True`. A program that is missing
@@ -224,8 +225,7 @@ class ProcessExecutor(SerialExecutor):
         if self._resident is None:
             self._resident = ResidentLauncher(launcher, events=self.counters.events,
                                               cpus=self.cpus)
-        env = [k + b"=" + v for k, v in os.environb.items()]
-        env += [os.fsencode(f"{k}={v}") for k, v in job.env]
+        env = [os.fsencode(f"{k}={v}") for k, v in job.env]
         reply = self._resident.run(path, job.argv, env, job.timeout_s)
         if reply.errno:
             raise ProgramError(f"'{job.argv[0]}' could not be run: {os.strerror(reply.errno)}")

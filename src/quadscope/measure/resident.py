@@ -2,7 +2,8 @@
 
 Contract: `ResidentLauncher(path, events=, cpus=)` starts one launcher process
 that spawns every run given to `run(path, argv, env, timeout_s) -> Reply`, one
-at a time, until `close()` (or garbage collection) closes its request pipe and
+at a time (`env`: "NAME=VALUE" entries added to the environment the launcher
+inherited when it started), until `close()` (or garbage collection) closes its request pipe and
 reaps it. `events` are perf event names (`meters.EVENT_CODES`) opened on every
 child; `cpus` pins every child to those CPUs. Each run's stderr goes to one
 file the launcher truncates before the run; `stderr_tail(n)` is its last n
