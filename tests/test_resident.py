@@ -126,3 +126,19 @@ def test_instructions_agree_with_perf_stat_within_one_percent() -> None:
     theirs = _perf_stat("instructions", argv)
     assert ours is not None and theirs is not None
     assert abs(ours - theirs) <= 0.01 * theirs
+
+
+@pytest.mark.integration
+def test_orphans_left_by_a_run_are_reaped_before_the_next() -> None:
+    """A background child outliving its run is the launcher's (subreaper); no zombie stays."""
+    ex = ProcessExecutor()
+    ex.execute(["sh", "-c", "sleep 0.05 &"], 10.0)
+    subprocess.run(["sleep", "0.3"], check=True)  # the orphan exits and becomes a zombie
+    ex.execute(["/bin/true"], 10.0)
+    assert ex._resident is not None
+    pid = ex._resident._pid
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    states = [Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[0]
+              for c in children]
+    assert "Z" not in states
+    ex.close()
