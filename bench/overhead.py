@@ -1,25 +1,26 @@
 """Harness overhead: quadscope measuring /bin/true against `hyperfine -N`, same machine, same run.
 
-Rounds alternate the two tools (quadscope first in even rounds, hyperfine
-first in odd ones) so drift on this shared machine hits both alike. In each
-round each tool runs /bin/true `--runs` times after a few warm-ups:
+Each round runs three tools back to back, in an order that rotates from round
+to round so drift on this shared machine hits all alike; each runs
+`/bin/true 1` R times after 5 warm-ups:
 
-* hyperfine: `hyperfine -N --warmup 5 --runs R --export-json F /bin/true`;
-  its measured time is the JSON's median (and mean) of `times`; its harness
-  time per run is the whole hyperfine process's wall time / R.
-* quadscope: `run_sweep` in accumulate mode (`--accumulate --runs R` on
-  /bin/true) with the real `ProcessExecutor` (rusage counters, no perf) and a
-  scratch store, every run written as it ends, as `quadscope run` does; its
-  measured time is the median (and mean) of the stored runs' wall_s; its
-  harness time per run is run_sweep's wall time / R.
+* hyperfine: `hyperfine -N --warmup 5 --runs R --export-json F /bin/true 1`;
+  its per-run cost is the whole hyperfine process's wall time / R, its
+  measured time the JSON's mean.
+* quadscope with counters: `run_sweep` (sizes mode, one size, 5 warm-ups, R
+  repeats) with the `ProcessExecutor` and counter backend `choose_measuring`
+  picks on this machine, and a scratch store, every run written as it ends, as
+  `quadscope run` does; its per-run cost is run_sweep's wall time / R (launcher
+  start, store, warm-ups included, as hyperfine's start and warm-ups are), its
+  measured time the mean of the stored runs' wall_s.
+* quadscope without counters: the same with `NoCounters` (`--no-perf`).
 
-* executor (for the record): `ProcessExecutor.execute` called R times in a
-  loop, no sweep and no store, to show where quadscope's harness time goes.
+Reported: for each quadscope variant the per-round ratio to hyperfine of the
+per-run cost and of the measured time, medians over rounds (paired: each
+round's ratio cancels the machine's drift between rounds). Goals: per-run
+cost ≤ 1.1× with counters and ≤ 1.05× without; measured time within 5%.
 
-Reported: medians over rounds, and the ratios quadscope / hyperfine.
-Goal: (a) the measured-time ratio ≤ 1.05.
-
-usage: .venv/bin/python bench/overhead.py [--rounds 15] [--runs 100]
+usage: .venv/bin/python bench/overhead.py [--rounds 11] [--runs 300] [--quick]
 """
 
 from __future__ import annotations
@@ -32,26 +33,29 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import log, scratch_store, sweep, table
+from common import log, scratch_store, table
 
-from quadscope.measure.launcher import ProcessExecutor
-from quadscope.measure.meters import NoCounters
+from quadscope.measure.clock import SystemClock
+from quadscope.measure.detect import choose_measuring
+from quadscope.measure.launcher import Executor
+from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 
-TRUE = "/bin/true"
+COMMAND = ("/bin/true", "{n}")
+WARMUP = 5
 
 
 @dataclass(frozen=True, slots=True)
 class Round:
     tool: str
-    median_s: float
-    mean_s: float
-    harness_per_run_s: float
+    mean_s: float  # the measured wall time of /bin/true, mean over the round's runs
+    per_run_s: float  # the tool's whole wall time / runs
 
 
 def hyperfine_round(runs: int) -> Round:
@@ -62,98 +66,87 @@ def hyperfine_round(runs: int) -> Round:
     with tempfile.TemporaryDirectory(prefix="quadscope-bench-") as tmp:
         out = Path(tmp) / "hf.json"
         t0 = time.monotonic()
-        subprocess.run([exe, "-N", "--style", "none", "--warmup", "5", "--runs", str(runs),
-                        "--export-json", str(out), TRUE], check=True,
+        subprocess.run([exe, "-N", "--style", "none", "--warmup", str(WARMUP), "--runs",
+                        str(runs), "--export-json", str(out), "/bin/true 1"], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         elapsed = time.monotonic() - t0
         res = json.loads(out.read_text())["results"][0]
-    return Round("hyperfine", float(res["median"]), float(res["mean"]), elapsed / runs)
+    return Round("hyperfine", float(res["mean"]), elapsed / runs)
 
 
-def quadscope_round(runs: int) -> Round:
-    with scratch_store() as store:
-        # warm-up launches, as hyperfine's --warmup 5 (accumulate mode has none of its own)
-        sweep(SweepSpec(command=(TRUE,), mode="accumulate", runs=5, name="overhead warm-up"),
-              store)
-        swept = sweep(SweepSpec(command=(TRUE,), mode="accumulate", runs=runs,
-                                name="overhead /bin/true"), store)
-    walls = [r.measurement.wall_s for r in swept.analysis.measured()]
-    return Round("quadscope", statistics.median(walls), statistics.mean(walls),
-                 swept.elapsed_s / runs)
+def quadscope_round(tool: str, no_perf: bool) -> Callable[[int], Round]:
+    def one(runs: int) -> Round:
+        # Detection (one probe run) is outside the timing, as hyperfine's own checks are not.
+        executor: Executor = choose_measuring(COMMAND, no_perf=no_perf).executor
+        spec = SweepSpec(command=COMMAND, sizes=(1,), repeat=runs, warmup=WARMUP,
+                         name=f"overhead {tool}")
+        with scratch_store() as store:
+            t0 = time.monotonic()
+            sw = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
+                           counters="perf" if not no_perf else "rusage")
+            elapsed = time.monotonic() - t0
+            walls = [r.measurement.wall_s for r in store.runs(sw.id) if not r.warmup]
+        return Round(tool, statistics.mean(walls), elapsed / runs)
+    return one
 
 
-def executor_round(runs: int) -> Round:
-    """ProcessExecutor.execute alone, no sweep and no store: where quadscope's harness time goes."""
-    executor = ProcessExecutor(NoCounters())
-    for _ in range(5):
-        executor.execute([TRUE], None)
-    t0 = time.monotonic()
-    walls = [executor.execute([TRUE], None).wall_s for _ in range(runs)]
-    elapsed = time.monotonic() - t0
-    return Round("executor", statistics.median(walls), statistics.mean(walls), elapsed / runs)
+TOOLS: dict[str, Callable[[int], Round]] = {
+    "hyperfine": hyperfine_round,
+    "counters": quadscope_round("counters", no_perf=False),
+    "no counters": quadscope_round("no counters", no_perf=True),
+}
 
 
 def measure(rounds: int, runs: int) -> list[Round]:
+    names = list(TOOLS)
     out: list[Round] = []
     for k in range(rounds):
-        order = ((quadscope_round, hyperfine_round, executor_round) if k % 2 == 0
-                 else (hyperfine_round, executor_round, quadscope_round))
-        for fn in order:
-            r = fn(runs)
-            log(f"overhead: round {k + 1}/{rounds} {r.tool}: median {r.median_s * 1e3:.3f} ms, "
-                f"harness {r.harness_per_run_s * 1e3:.3f} ms/run")
+        order = names[k % len(names):] + names[:k % len(names)]
+        for name in order:
+            r = TOOLS[name](runs)
+            log(f"overhead: round {k + 1}/{rounds} {r.tool}: mean {r.mean_s * 1e3:.3f} ms, "
+                f"per run {r.per_run_s * 1e3:.3f} ms")
             out.append(r)
     return out
 
 
-def summary(rounds: list[Round]) -> dict[str, dict[str, float]]:
-    by: dict[str, dict[str, float]] = {}
-    for tool in ("quadscope", "hyperfine", "executor"):
-        rs = [r for r in rounds if r.tool == tool]
-        by[tool] = {
-            "median_s": statistics.median(r.median_s for r in rs),
-            "mean_s": statistics.median(r.mean_s for r in rs),
-            "harness_per_run_s": statistics.median(r.harness_per_run_s for r in rs),
-        }
-    return by
+def ratios(rounds: list[Round], tool: str) -> tuple[float, float]:
+    """Median over rounds of (per-run cost, measured mean) of `tool` / hyperfine's."""
+    mine = [r for r in rounds if r.tool == tool]
+    hf = [r for r in rounds if r.tool == "hyperfine"]
+    cost = statistics.median(a.per_run_s / b.per_run_s for a, b in zip(mine, hf, strict=True))
+    wall = statistics.median(a.mean_s / b.mean_s for a, b in zip(mine, hf, strict=True))
+    return cost, wall
 
 
 def markdown(rounds: list[Round], runs: int) -> str:
-    s = summary(rounds)
-    q, h, e = s["quadscope"], s["hyperfine"], s["executor"]
-    n_rounds = len(rounds) // 3
-    # Each round's quadscope and hyperfine ran back to back: their ratio cancels the
-    # machine's drift between rounds, which on this shared host is ±20%.
-    qs = [r for r in rounds if r.tool == "quadscope"]
-    hs = [r for r in rounds if r.tool == "hyperfine"]
-    paired = statistics.median(a.median_s / b.median_s for a, b in zip(qs, hs, strict=True))
-    rows = [
-        ["(a) measured wall time of /bin/true, median of per-round ratios", "", "",
-         f"**{paired:.3f}**"],
-        ["(a) measured wall time of /bin/true, median", f"{q['median_s'] * 1e3:.3f} ms",
-         f"{h['median_s'] * 1e3:.3f} ms", f"**{q['median_s'] / h['median_s']:.3f}**"],
-        ["(a) measured wall time of /bin/true, mean", f"{q['mean_s'] * 1e3:.3f} ms",
-         f"{h['mean_s'] * 1e3:.3f} ms", f"{q['mean_s'] / h['mean_s']:.3f}"],
-        ["(b) total harness wall time per run", f"{q['harness_per_run_s'] * 1e3:.3f} ms",
-         f"{h['harness_per_run_s'] * 1e3:.3f} ms",
-         f"**{q['harness_per_run_s'] / h['harness_per_run_s']:.3f}**"],
-        ["(b′) harness per run, ProcessExecutor alone (no sweep, no store)",
-         f"{e['harness_per_run_s'] * 1e3:.3f} ms", f"{h['harness_per_run_s'] * 1e3:.3f} ms",
-         f"{e['harness_per_run_s'] / h['harness_per_run_s']:.3f}"],
-    ]
-    return (f"{n_rounds} interleaved rounds × {runs} runs of /bin/true per tool; each figure is "
-            "the median over rounds of that round's statistic; the first row pairs the two "
-            "tools round by round. Goal for (a): ratio ≤ 1.05.\n\n"
-            + table(["", "quadscope", "hyperfine -N", "quadscope / hyperfine"], rows))
+    def med(tool: str, field: str) -> float:
+        return statistics.median(getattr(r, field) for r in rounds if r.tool == tool)
+
+    rows = []
+    for tool, goal in (("counters", 1.10), ("no counters", 1.05)):
+        cost, wall = ratios(rounds, tool)
+        rows.append([f"quadscope, {tool}", f"{med(tool, 'per_run_s') * 1e3:.3f} ms",
+                     f"**{cost:.3f}** (goal ≤ {goal:.2f})",
+                     f"{med(tool, 'mean_s') * 1e3:.3f} ms", f"**{wall:.3f}** (goal 0.95–1.05)"])
+    rows.append(["hyperfine -N", f"{med('hyperfine', 'per_run_s') * 1e3:.3f} ms", "1",
+                 f"{med('hyperfine', 'mean_s') * 1e3:.3f} ms", "1"])
+    n_rounds = len(rounds) // len(TOOLS)
+    return (f"{n_rounds} interleaved rounds × {runs} runs of `/bin/true 1` per tool (+{WARMUP} "
+            "warm-ups); figures are medians over rounds, ratios are medians of each round's "
+            "ratio to hyperfine.\n\n"
+            + table(["", "per-run cost", "cost / hyperfine", "measured wall time",
+                     "wall / hyperfine"], rows))
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--runs", type=int, default=100)
+    p.add_argument("--rounds", type=int, default=11)
+    p.add_argument("--runs", type=int, default=300)
+    p.add_argument("--quick", action="store_true", help="3 rounds of 50 runs: checks it works")
     args = p.parse_args(argv)
-    rounds = measure(args.rounds, args.runs)
-    print(markdown(rounds, args.runs))
+    rounds, runs = (3, 50) if args.quick else (args.rounds, args.runs)
+    print(markdown(measure(rounds, runs), runs))
     return 0
 
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import errno
 
 import pytest
 
-from quadscope.measure.detect import detect_counters
+from quadscope.measure.detect import counters_note, detect_counters
 from quadscope.measure.meters import (
+    EVENT_CODES,
     EVENTS,
     NoCounters,
-    PerfCounters,
+    PerfEventCounters,
+    counts_by_metric,
     missing_events,
     parse_perf_csv,
 )
@@ -84,41 +85,61 @@ def test_events_and_aliases_come_from_the_registry() -> None:
     assert parse_perf_csv(aliased) == counts(None, 5, 6, 7)
 
 
-def test_no_counters_counts_nothing_and_does_not_gate() -> None:
-    """NoCounters is ungated, named 'rusage', and yields all-None counts."""
-    backend = NoCounters()
-    assert (backend.name, backend.gated) == ("rusage", False)
-    assert backend.attach(12345).stop() == counts()
+def test_backends_name_what_they_open() -> None:
+    """NoCounters opens no event and records 'rusage'; PerfEventCounters opens EVENTS as 'perf'."""
+    assert (NoCounters().name, NoCounters().events) == ("rusage", ())
+    assert (PerfEventCounters().name, PerfEventCounters().events) == ("perf", EVENTS)
 
 
-def test_perf_counters_gate_the_child() -> None:
-    """PerfCounters is named 'perf' and needs the child held before exec."""
-    assert (PerfCounters().name, PerfCounters().gated) == ("perf", True)
+def test_every_perf_metric_has_an_event_code() -> None:
+    """Each perf event of the registry has a perf_event_attr (type, config) for the launcher."""
+    assert EVENT_CODES["page-faults"] == (1, 2)
+    assert all(e in EVENT_CODES for e in EVENTS)
 
 
-def test_detect_without_perf() -> None:
-    """No perf binary: NoCounters and a note with the install command."""
-    backend, note = detect_counters(perf="quadscope-no-such-perf")
-    assert isinstance(backend, NoCounters)
+def test_counts_by_metric_fills_missing_events_with_none() -> None:
+    """Counts keyed by event become metric values; an event not given is None, never 0."""
+    assert counts_by_metric({"page-faults": 9, "instructions": None}) == counts(page_faults=9)
+
+
+def test_note_empty_when_everything_counts() -> None:
+    """No failed event: no note."""
+    assert counters_note({}, "2") == ""
+
+
+def test_note_for_a_vm_without_hardware_counters() -> None:
+    """Instructions and cycles refused (ENOENT): the VM note, software events still counted."""
+    note = counters_note({"instructions": errno.ENOENT, "cycles": errno.ENOENT}, "2")
     assert note == (
-        "perf is not installed: install it with `apt-get install linux-perf`; "
-        "counting instructions, cycles, page-faults and context-switches is off"
+        "this machine does not expose hardware counters (perf_event_open refuses "
+        "instructions, cycles — typical of a VM); page-faults and context-switches are still "
+        "counted"
     )
+
+
+def test_note_when_not_permitted_names_paranoid_and_the_fix() -> None:
+    """EACCES on every event: the paranoid level, the sysctl fix, and counting is off."""
+    note = counters_note({e: errno.EACCES for e in EVENTS}, "3")
+    assert note == (
+        "perf_event_open is not permitted (kernel.perf_event_paranoid is 3): run "
+        "`sysctl kernel.perf_event_paranoid=1`; counting instructions, cycles, page-faults and "
+        "context-switches is off"
+    )
+
+
+def test_note_for_another_failure_names_the_errno() -> None:
+    """Any other refusal names the events and their errno, and what is still counted."""
+    note = counters_note({"page-faults": errno.EINVAL}, None)
+    assert note == ("perf_event_open cannot count page-faults (EINVAL) here; instructions, "
+                    "cycles, context-switches are still counted")
 
 
 @pytest.mark.integration
-def test_detect_perf_not_permitted(tmp_path: Path) -> None:
-    """A perf that refuses for lack of permission gives NoCounters and the sysctl fix."""
-    fake = tmp_path / "perf"
-    fake.write_text(
-        f"#!{sys.executable}\nimport sys\n"
-        "sys.stderr.write('Error:\\nAccess to performance monitoring and observability "
-        "operations is limited.\\n')\nsys.exit(255)\n"
-    )
-    fake.chmod(0o755)
-    backend, note = detect_counters(perf=str(fake))
-    assert isinstance(backend, NoCounters)
-    assert note == (
-        "perf is not permitted: run `sysctl kernel.perf_event_paranoid=1`; "
-        "counting instructions, cycles, page-faults and context-switches is off"
-    )
+def test_detect_keeps_the_events_that_open() -> None:
+    """detect_counters counts exactly the events /bin/true could be counted for, with a note."""
+    backend, note = detect_counters()
+    if isinstance(backend, NoCounters):
+        assert "off" in note
+    else:
+        assert backend.events and set(backend.events) <= set(EVENTS)
+        assert (note == "") == (backend.events == EVENTS)

@@ -52,3 +52,9 @@ class ToolMissingError(QuadscopeError):
     """An external tool (perf, a C compiler, chromium) is absent or not permitted."""
 
     exit_code = 7
+
+
+class SetupError(QuadscopeError):
+    """A --setup or --prepare command failed: the run it prepares cannot be measured."""
+
+    exit_code = 3

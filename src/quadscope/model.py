@@ -9,7 +9,9 @@ Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
   1 — first version: Sweep, Run, Fit, Prediction, Candidate, Comparison.
   2 — metric columns derived from the registry and nullable (a meter that
       cannot give a metric stores NULL, never a made-up 0); derived metrics
-      such as cpu_s are fitted and exported in fits.
+      such as cpu_s are fitted and exported in fits. A Sweep also records its
+      untimed `setup` and `prepare` commands and the `cpus` its runs were
+      pinned to; `host` gains the facts that skew timings (measure/system.py).
 """
 
 from __future__ import annotations
@@ -177,7 +179,9 @@ class Sweep:
     `command` and `vs_command` are argv lists as given (still holding `{n}`);
     with `shell` they are one-element lists run by /bin/sh -c. `sizes` is the
     planned list (empty in adaptive mode until sizes are chosen). `id` is 0
-    until the store assigns one.
+    until the store assigns one. `setup` (once per size, before its runs) and
+    `prepare` (before every run) are shell commands holding `{n}`, run untimed;
+    `cpus` the CPUs every run was pinned to (empty: not pinned).
     """
 
     id: int
@@ -200,12 +204,16 @@ class Sweep:
     created_at: float = 0.0
     status: str = "running"  # running | complete | interrupted | failed
     kind: str = "sweep"  # sweep | doctor | profile: what `show` and reports render
+    setup: str | None = None
+    prepare: str | None = None
+    cpus: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["command"] = list(self.command)
         d["vs_command"] = None if self.vs_command is None else list(self.vs_command)
         d["sizes"] = list(self.sizes)
+        d["cpus"] = list(self.cpus)
         return d
 
     @classmethod
@@ -216,6 +224,7 @@ class Sweep:
             kw["vs_command"] = tuple(kw["vs_command"])
         kw["sizes"] = tuple(int(s) for s in kw.get("sizes", ()))
         kw["host"] = dict(kw.get("host") or {})
+        kw["cpus"] = tuple(int(c) for c in kw.get("cpus", ()))
         return cls(**kw)
 
 

@@ -7,7 +7,9 @@ none of them re-computes a fit. Warm-up runs and failed runs are kept in
 `runs` for the record but never fitted. Results attached to the sweep travel
 as typed records beside the fits: its profile (`Attribution`), its doctor
 findings (a `DoctorReport` for the summary sweep, a `ProbeResult` for a probe's
-sweep), each probe's plot series and a `doctor --vs` comparison.
+sweep), each probe's plot series and a `doctor --vs` comparison. The notes
+end with the advice of every host fact the sweep recorded that likely skewed
+its timings (`measure.system`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
+from quadscope.measure.system import advice_from_host
 from quadscope.model import (
     METRICS,
     SCHEMA_VERSION,
@@ -274,6 +277,7 @@ def analyse(
 
         data = {v: {m: metric_series(measured[v], m) for m in fits[v]} for v in ("A", "B")}
         comparison = compare("A", data["A"], fits["A"], "B", data["B"], fits["B"])
+    notes.extend(advice_from_host(sweep.host))  # what likely skewed the timings, and the fix
     return Analysis(
         sweep=sweep,
         runs=runs,

@@ -8,6 +8,8 @@ names the `--resume` command; bad input is one sentence and a non-zero exit.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -29,6 +31,16 @@ from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import host_info
 from quadscope.measure.launcher import resolve_program
 from quadscope.measure.pyfunc import PREFIX, resolve_function
+from quadscope.measure.system import (
+    STAT,
+    Check,
+    FileReader,
+    StealTime,
+    cpu_times,
+    host_facts,
+    parse_cpu_list,
+    read_checks,
+)
 from quadscope.model import Run, Sweep
 from quadscope.profile.records import Attribution
 from quadscope.run.runner import resume_sweep, run_sweep
@@ -77,6 +89,13 @@ def register(sub: Any) -> None:
                    help="a second command to sweep over the same sizes (A B A B)")
     r.add_argument("--vs-shell", metavar="'STRING'", default=None,
                    help="a second command, run with /bin/sh -c")
+    r.add_argument("--setup", metavar="'CMD {n}'", default=None,
+                   help="a shell command run once per size before its runs, untimed "
+                        "(e.g. build the input file)")
+    r.add_argument("--prepare", metavar="'CMD {n}'", default=None,
+                   help="a shell command run before every run, untimed (e.g. drop caches)")
+    r.add_argument("--cpu", metavar="LIST", default=None,
+                   help="pin every run to these CPUs, e.g. 1 or 0,2-3")
     r.add_argument("--no-perf", action="store_true",
                    help="do not count with perf (rusage and the clock only)")
     r.add_argument("--profile", action="store_true",
@@ -107,6 +126,21 @@ def split_command(tail: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]
             raise UsageError("--vs at the end of the command: put the second command after it")
         return tuple(a), tuple(b)
     return tuple(items), None
+
+
+def parse_cpus(text: str | None) -> tuple[int, ...]:
+    """`--cpu LIST` as CPU numbers this process may use; UsageError otherwise."""
+    if text is None:
+        return ()
+    try:
+        cpus = parse_cpu_list(text)
+    except ValueError as exc:
+        raise UsageError(f"--cpu {text!r} is not a CPU list such as 1 or 0,2-3: {exc}") from None
+    allowed = os.sched_getaffinity(0)
+    if not cpus or not set(cpus) <= allowed:
+        raise UsageError(f"--cpu {text!r}: the runs may use only CPUs "
+                         f"{','.join(map(str, sorted(allowed)))} here")
+    return cpus
 
 
 def build_spec(args: argparse.Namespace) -> SweepSpec:
@@ -144,13 +178,21 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
         budget_s=args.budget, start_n=max(args.start, 0), runs=args.runs, seed=args.seed,
         predict_n=args.predict,
         until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
+        setup=args.setup, prepare=args.prepare, cpus=parse_cpus(args.cpu),
     )
     check_spec(spec)
     return spec
 
 
 class RichProgress:
-    """A progress bar with ETA on stderr (a budget bar in adaptive mode)."""
+    """A progress bar with ETA on stderr (a budget bar in adaptive mode).
+
+    The bar is updated at most every `every_s` of the sweep (and at its first
+    run): an update costs tens of microseconds, as much as a short run's whole
+    harness, and the eye cannot follow more than a few a second anyway.
+    """
+
+    every_s = 0.1
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -170,6 +212,7 @@ class RichProgress:
         )
         self._task: Any = None
         self._budget: float | None = None
+        self._next_s = 0.0
         self.sweep_id: int | None = None
 
     def started(self, sweep: Sweep, total_runs: int | None) -> None:
@@ -180,8 +223,12 @@ class RichProgress:
         if self._task is None:
             self._bar.start()
         self._task = self._bar.add_task(label, total=total)
+        self._next_s = 0.0
 
     def ran(self, run: Run, done: int, elapsed_s: float) -> None:
+        if elapsed_s < self._next_s:
+            return
+        self._next_s = elapsed_s + self.every_s
         where = f"n={run.size_n}" if not run.warmup else "warm-up"
         if self._budget is not None:
             self._bar.update(self._task, completed=min(elapsed_s, self._budget),
@@ -203,7 +250,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             sweep = store.get_sweep(args.resume)
-            executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf").executor
+            executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf",
+                                        cpus=sweep.cpus).executor
             try:
                 sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,
                                      progress=progress)
@@ -211,14 +259,22 @@ def run(args: argparse.Namespace) -> int:
                 progress.stop()
         else:
             spec = build_spec(args)
-            measuring = choose_measuring(spec.command, no_perf=args.no_perf)
+            measuring = choose_measuring(spec.command, no_perf=args.no_perf, cpus=spec.cpus)
             executor, counters, note = measuring.executor, measuring.counters, measuring.note
+            reader = FileReader()
+            checks = read_checks(reader)
+            warn_skews(checks)
+            stat_before = cpu_times(reader.read(STAT))
             try:
                 sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
                                   progress=progress, counters=counters, counters_note=note,
-                                  host=host_info())
+                                  host={**host_info(), **host_facts(checks)})
             finally:
                 progress.stop()
+            steal = StealTime.between(stat_before, cpu_times(reader.read(STAT)))
+            if steal is not None:
+                sweep = dataclasses.replace(sweep, host={**sweep.host, steal.key: steal.value})
+                store.update_sweep(sweep)
     except KeyboardInterrupt:
         sid = progress.sweep_id
         if sid is not None:
@@ -229,6 +285,13 @@ def run(args: argparse.Namespace) -> int:
     profile = profile_after_sweep(args, sweep, store) if getattr(args, "profile", False) else None
     analysis = analyse(sweep, store.runs(sweep.id), profile=profile)
     return finish(args, analysis)
+
+
+def warn_skews(checks: Sequence[Check]) -> None:
+    """Before a sweep: what on this machine will likely skew its timings, and the fix."""
+    for check in checks:
+        if (advice := check.advice()) is not None:
+            print(f"quadscope: warning: {advice}", file=sys.stderr)
 
 
 def profile_after_sweep(args: argparse.Namespace, sweep: Sweep, store: Any) -> Attribution:

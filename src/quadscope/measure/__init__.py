@@ -1,9 +1,11 @@
 """Measure: run one process (or one Python call) and read what it cost.
 
 The first stage of the flow. `clock` (time, faked in tests), `launcher` (the
-`Executor` protocol with its serial batches, the C launcher that spawns each
-run, `FakeExecutor`), `meters` (counters read beside rusage: perf, or none),
-`detect` (which meters this machine can use), `pyfunc` (Python
+`Executor` protocol with its serial batches, `ProcessExecutor`,
+`FakeExecutor`), `resident` (the resident C launcher, launcher.c, that spawns
+every run, and its protocol), `meters` (the perf events counted beside rusage,
+or none), `detect` (which meters this machine can use), `system` (what on
+this machine skews timings, with advice), `pyfunc` (Python
 functions as workloads), `host` (what machine this is) and `cbuild` (the
 C helpers, compiled at first use). Nothing here stores, fits or prints.
 """

@@ -1,85 +1,80 @@
 """How runs are measured here: the one place that picks an executor and its counter backend.
 
-Contract: `choose_measuring(command, no_perf=)` returns a `Measuring`: the
-executor every command (`run`, `demo`, `doctor`) sweeps with, the name the
-sweep records as its counters, and a note saying what could not be counted
-and the fix. A Python function target (`python:MODULE:FUNC`) is measured by
-`FunctionExecutor`; a program by `ProcessExecutor` with the best counter
-backend this machine allows. A new counter backend (or executor) is chosen
-here and nowhere else.
+Contract: `choose_measuring(command, no_perf=, cpus=)` returns a `Measuring`:
+the executor every command (`run`, `demo`, `doctor`) sweeps with, the name the
+sweep records as its counters, and a note saying what could not be counted and
+the fix. A Python function target (`python:MODULE:FUNC`) is measured by
+`FunctionExecutor`; a program by `ProcessExecutor` (the resident launcher)
+with the best counter backend this machine allows, pinned to `cpus`. A new
+counter backend (or executor) is chosen here and nowhere else.
 
-`detect_counters(perf="perf") -> (backend, note)` runs /bin/true once
-under `PerfCounters` through a `ProcessExecutor` and returns the best backend
-with a note that names what is wrong and the fix ("" when all four events
-count): `NoCounters` when perf is missing, not permitted or counts nothing;
-`PerfCounters` when it counts at least one event. It lives apart from `meters`
-because it needs the launcher, which itself imports `meters`.
+`detect_counters()` runs /bin/true once through the launcher with every perf
+event of the registry and keeps the events that opened: `PerfEventCounters`
+over those, or `NoCounters` when none did (perf_event_open not permitted by
+kernel.perf_event_paranoid, or no C compiler for the launcher).
+`counters_note(errnos, paranoid)` is the note, pure: which events failed, why
+(from each errno and the paranoid level), and the fix; "" when all count.
 """
 
 from __future__ import annotations
 
-import shutil
+import errno
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from quadscope.errors import QuadscopeError
+from quadscope.errors import ToolMissingError
 from quadscope.measure.launcher import Executor, ProcessExecutor
-from quadscope.measure.meters import (
-    EVENTS,
-    CounterBackend,
-    NoCounters,
-    PerfCounters,
-    missing_events,
-)
+from quadscope.measure.meters import EVENTS, CounterBackend, NoCounters, PerfEventCounters
 from quadscope.measure.pyfunc import PREFIX, FunctionExecutor
+from quadscope.measure.resident import ResidentLauncher, build_launcher
 
-_INSTALL = "install it with `apt-get install linux-perf`"
-
-
-def _note_for_error(msg: str) -> str:
-    low = msg.lower()
-    if "paranoid" in low or "permission" in low or "access to performance" in low:
-        return (
-            "perf is not permitted: run `sysctl kernel.perf_event_paranoid=1`; "
-            "counting instructions, cycles, page-faults and context-switches is off"
-        )
-    if "not found" in low or "no such file" in low or "c compiler" in low:
-        return f"{msg.rstrip('.')}; counting with perf is off"
-    return f"perf does not work here ({msg}); counting with perf is off"
+_HARDWARE = ("instructions", "cycles")
+_DENIED = (errno.EACCES, errno.EPERM)
+PARANOID_PATH = "/proc/sys/kernel/perf_event_paranoid"
 
 
-def detect_counters(perf: str = "perf") -> tuple[CounterBackend, str]:
-    """The best backend for this machine and a note saying what is missing and the fix."""
-    if shutil.which(perf) is None:
-        return NoCounters(), (
-            f"perf is not installed: {_INSTALL}; "
-            "counting instructions, cycles, page-faults and context-switches is off"
-        )
-    backend = PerfCounters(perf)
+def counters_note(errnos: Mapping[str, int], paranoid: str | None) -> str:
+    """Why the events in `errnos` (event -> errno of perf_event_open) are not counted, and the fix."""
+    if not errnos:
+        return ""
+    failed = [e for e in EVENTS if e in errnos]
+    counted = [e for e in EVENTS if e not in errnos]
+    still = (f"; {', '.join(counted)} are still counted" if counted
+             else "; counting instructions, cycles, page-faults and context-switches is off")
+    if any(errnos[e] in _DENIED for e in failed):
+        level = f" (kernel.perf_event_paranoid is {paranoid})" if paranoid else ""
+        return (f"perf_event_open is not permitted{level}: run "
+                f"`sysctl kernel.perf_event_paranoid=1`{still}")
+    if set(failed) == set(_HARDWARE):
+        return ("this machine does not expose hardware counters (perf_event_open refuses "
+                "instructions, cycles — typical of a VM); page-faults and context-switches "
+                "are still counted")
+    why = ", ".join(f"{e} ({errno.errorcode.get(errnos[e], errnos[e])})" for e in failed)
+    return f"perf_event_open cannot count {why} here{still}"
+
+
+def _read_paranoid() -> str | None:
     try:
-        m = ProcessExecutor(counters=backend).execute(["/bin/true"], 10.0)
-    except QuadscopeError as e:
-        return NoCounters(), _note_for_error(str(e))
-    missing = missing_events(m.values)
-    if not missing:
-        return backend, ""
-    if len(missing) == len(EVENTS):
-        return NoCounters(), (
-            "perf counted no event here (all four are <not supported>); counting with perf is off"
-        )
-    counted = [e for e in EVENTS if e not in missing]
-    hw = {"instructions", "cycles"}
-    if set(missing) == hw:
-        return backend, (
-            "this machine does not expose hardware counters (perf says <not supported> for "
-            "instructions, cycles — typical of a VM); page-faults and context-switches are "
-            "still counted by perf"
-        )
-    return backend, (
-        f"perf cannot count {', '.join(missing)} here (<not supported>); "
-        f"{', '.join(counted)} are still counted by perf"
-    )
+        return Path(PARANOID_PATH).read_text().strip()
+    except OSError:
+        return None
+
+
+def detect_counters() -> tuple[CounterBackend, str]:
+    """The best backend for this machine and a note saying what is missing and the fix."""
+    try:
+        launcher = ResidentLauncher(build_launcher(), events=EVENTS)
+    except ToolMissingError as e:
+        return NoCounters(), f"{str(e).rstrip('.')}; counting with perf_event_open is off"
+    try:
+        reply = launcher.run("/bin/true", ["/bin/true"], [], 10.0)
+    finally:
+        launcher.close()
+    counted = tuple(e for e in EVENTS if e not in reply.open_errnos)
+    note = counters_note(reply.open_errnos, _read_paranoid())
+    return (PerfEventCounters(counted) if counted else NoCounters()), note
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +86,8 @@ class Measuring:
     note: str
 
 
-def choose_measuring(command: Sequence[str] = (), *, no_perf: bool = False) -> Measuring:
+def choose_measuring(command: Sequence[str] = (), *, no_perf: bool = False,
+                     cpus: Sequence[int] = ()) -> Measuring:
     """How to measure `command` on this machine (see the module docstring)."""
     if command and command[0].startswith(PREFIX):
         if "" not in sys.path:
@@ -99,7 +95,7 @@ def choose_measuring(command: Sequence[str] = (), *, no_perf: bool = False) -> M
         return Measuring(FunctionExecutor(), "rusage",
                          "a Python function: rusage of its forked call")
     if no_perf:
-        return Measuring(ProcessExecutor(NoCounters()), "rusage",
+        return Measuring(ProcessExecutor(NoCounters(), cpus=cpus), "rusage",
                          "perf counting turned off (--no-perf)")
     backend, note = detect_counters()
-    return Measuring(ProcessExecutor(backend), backend.name, note)
+    return Measuring(ProcessExecutor(backend, cpus=cpus), backend.name, note)

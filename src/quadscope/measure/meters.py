@@ -1,51 +1,46 @@
-"""Hardware and software event counts for one child, from `perf stat`.
+"""Which perf events each child is counted for, and the names they go by.
 
-Contract: a `CounterBackend` wraps one child execution. When `gated` is true
-the executor holds the child before exec (see the C launcher in `launcher`),
-calls `attach(pid)`, which returns only once counting is live, releases the
-child and starts the wall clock, reaps it, stops the clock and then calls
-`Counting.stop()`, which maps each perf metric of the registry
-(quadscope.metrics) to its count. Counts cover the child and every descendant
-forked after the attach; an event the machine cannot count is None, never 0.
-`NoCounters` counts nothing. Choosing a backend for this machine (which needs
-an executor to try perf) is `detect`'s job.
+Contract: a `CounterBackend` says which perf events (perf's names, the
+registry's perf metrics) the resident launcher opens on every child with
+perf_event_open (`launcher.c`: disabled, enable_on_exec, inherit), and the
+name `Sweep.counters` records: `PerfEventCounters` counts them ("perf"),
+`NoCounters` counts nothing ("rusage"). Counts cover the child from its exec
+and every descendant; an event the machine cannot count is None, never 0.
+`EVENT_CODES` maps perf's event names to perf_event_attr's (type, config), the
+generic encodings of linux/perf_event.h, so no `perf` binary is needed to
+count. Choosing a backend for this machine is `detect`'s job.
 
-How perf attaches: `perf stat -x, --no-big-num -e EVENTS -p PID -o FILE
---delay=-1 --control fd:CTL,ACK` opens the counters disabled (with inherit,
-so children forked later are counted) on the gated child; we write `enable`
-and wait for perf's `ack`, so perf's start-up (tens of ms) is over before the
-child is released and is in neither wall_s nor the child's rusage. Checked on
-perf 6.1 / Linux 6.18: a child touching 100 MiB under `sh -c` gives 27,691
-perf page-faults against 27,919 rusage minor faults.
+`parse_perf_csv` reads `perf stat -x,` output: the tests use it to check the
+launcher's counts against `perf stat` on the same program.
 
-Overhead for /bin/true on the 2-core VM (same interleaved run as in
-`launcher`): harness time per run ~2.2 ms with NoCounters and ~20 ms with perf
-(perf's start-up, attach and exit, all outside wall_s). The child's wall_s is
-0.92 ms with perf against 0.70 ms without: perf's start-up is excluded, but
-live software counters (inherited across fork/exec) still cost the child
-~0.2 ms per run; that is the price of counting, not of perf's start-up.
+Overhead, /bin/true on the 2-core VM: opening four counters (two of which fail
+here, being hardware events on a VM) takes the child ~10 µs before its exec;
+that time is measured by the child and taken out of wall_s (see launcher.c).
 """
 
 from __future__ import annotations
 
-import os
-import select
-import signal
-import subprocess
-import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from quadscope import metrics
-from quadscope.errors import ToolMissingError
 
 _PERF = metrics.by_source(metrics.PERF)
-# The events perf is asked for (each metric's first name), in registry order.
+# The events counted (each metric's first name), in registry order.
 EVENTS: tuple[str, ...] = tuple(m.events[0] for m in _PERF)
 # perf's names (and the aliases it may print instead) -> the registry's metric names.
 _METRIC_OF_EVENT: dict[str, str] = {e: m.name for m in _PERF for e in m.events}
-_ATTACH_TIMEOUT_S = 10.0
-_STOP_TIMEOUT_S = 10.0
+
+# perf_event_attr (type, config): PERF_TYPE_HARDWARE = 0 with PERF_COUNT_HW_*,
+# PERF_TYPE_SOFTWARE = 1 with PERF_COUNT_SW_* (include/uapi/linux/perf_event.h).
+EVENT_CODES: dict[str, tuple[int, int]] = {
+    "instructions": (0, 1),
+    "cycles": (0, 0),
+    "page-faults": (1, 2),
+    "context-switches": (1, 3),
+}
+assert set(EVENTS) <= set(EVENT_CODES), "a perf metric of the registry needs its EVENT_CODES entry"
 
 
 def no_counts() -> dict[str, int | None]:
@@ -53,35 +48,41 @@ def no_counts() -> dict[str, int | None]:
     return {m.name: None for m in _PERF}
 
 
+def counts_by_metric(by_event: Mapping[str, int | None]) -> dict[str, int | None]:
+    """Counts keyed by perf event name, as metric values; events not given are None."""
+    out = no_counts()
+    for event, n in by_event.items():
+        out[_METRIC_OF_EVENT[event]] = n
+    return out
+
+
 def missing_events(counts: Mapping[str, object]) -> tuple[str, ...]:
     """perf's names of the events a run did not count, in EVENTS order."""
     return tuple(m.events[0] for m in _PERF if counts.get(m.name) is None)
 
 
-class Counting(Protocol):
-    def stop(self) -> dict[str, int | None]: ...
-
-
 class CounterBackend(Protocol):
-    name: str  # what Sweep.counters records: "perf" or "rusage"
-    gated: bool  # True: the child must wait before exec until attach() returns
+    @property
+    def name(self) -> str: ...  # what Sweep.counters records: "perf" or "rusage"
 
-    def attach(self, pid: int) -> Counting: ...
-
-
-class _NoCounting:
-    def stop(self) -> dict[str, int | None]:
-        return no_counts()
+    @property
+    def events(self) -> tuple[str, ...]: ...  # perf event names opened on each child
 
 
+@dataclass(frozen=True, slots=True)
 class NoCounters:
-    """Counts nothing: every perf metric is None, and the child is not held."""
+    """Counts nothing: every perf metric is None."""
 
-    name = "rusage"
-    gated = False
+    name: str = "rusage"
+    events: tuple[str, ...] = ()
 
-    def attach(self, pid: int) -> Counting:
-        return _NoCounting()
+
+@dataclass(frozen=True, slots=True)
+class PerfEventCounters:
+    """Counts `events` on every child with perf_event_open (see the module docstring)."""
+
+    events: tuple[str, ...] = EVENTS
+    name: str = "perf"
 
 
 def parse_perf_csv(text: str) -> dict[str, int | None]:
@@ -104,90 +105,3 @@ def parse_perf_csv(text: str) -> dict[str, int | None]:
         # Hybrid CPUs report one line per core type: the total is their sum.
         values[name] = (values[name] or 0) + n
     return values
-
-
-class _PerfCounting:
-    """One running `perf stat -p`, already enabled when constructed."""
-
-    def __init__(self, perf: str, events: tuple[str, ...], pid: int) -> None:
-        fd, self._out = tempfile.mkstemp(prefix="quadscope-perf-", suffix=".csv")
-        os.close(fd)
-        # Lives until stop() or _kill(), so no `with`: perf writes its complaints here.
-        self._err = tempfile.TemporaryFile(prefix="quadscope-perf-err-")  # noqa: SIM115
-        ctl_r, self._ctl_w = os.pipe()
-        ack_r, ack_w = os.pipe()
-        argv = [
-            perf, "stat", "-x,", "--no-big-num", "-e", ",".join(events),
-            "-p", str(pid), "-o", self._out,
-            "--delay=-1", f"--control=fd:{ctl_r},{ack_w}",
-        ]  # fmt: skip
-        try:
-            self._proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=self._err,
-                pass_fds=(ctl_r, ack_w),
-            )
-        finally:
-            os.close(ctl_r)
-            os.close(ack_w)
-        try:
-            os.write(self._ctl_w, b"enable\n")
-            p = select.poll()
-            p.register(ack_r, select.POLLIN)
-            ack = os.read(ack_r, 16) if p.poll(int(_ATTACH_TIMEOUT_S * 1000)) else b""
-        except OSError:
-            ack = b""  # perf died before reading: EPIPE
-        finally:
-            os.close(ack_r)
-        if not ack.startswith(b"ack"):
-            self._proc.kill()
-            self._proc.wait()
-            why = self._perf_error()
-            self._kill()
-            raise ToolMissingError(f"perf could not count the child: {why}")
-
-    def _perf_error(self) -> str:
-        self._err.seek(0)
-        lines = [ln.strip() for ln in self._err.read().decode(errors="replace").splitlines()]
-        useful = [ln for ln in lines if ln and not ln.startswith("Events ")]
-        return " ".join(useful[:3]) or "it stopped without saying why"
-
-    def _kill(self) -> None:
-        self._proc.kill()
-        self._proc.wait()
-        os.close(self._ctl_w)
-        self._err.close()
-        os.unlink(self._out)
-
-    def stop(self) -> dict[str, int | None]:
-        # perf -p normally ends by itself once the reaped child is gone; SIGINT
-        # makes it write its totals now if it has not noticed yet.
-        self._proc.send_signal(signal.SIGINT)
-        try:
-            self._proc.wait(_STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self._kill()
-            raise ToolMissingError("perf did not stop within 10 s of SIGINT") from None
-        os.close(self._ctl_w)
-        self._err.close()
-        try:
-            with open(self._out) as f:
-                return parse_perf_csv(f.read())
-        finally:
-            os.unlink(self._out)
-
-
-class PerfCounters:
-    """Counts EVENTS with `perf stat -p` attached to the held child (see module docstring)."""
-
-    name = "perf"
-    gated = True
-
-    def __init__(self, perf: str = "perf", events: tuple[str, ...] = EVENTS) -> None:
-        self.perf = perf
-        self.events = events
-
-    def attach(self, pid: int) -> Counting:
-        return _PerfCounting(self.perf, self.events, pid)

@@ -169,6 +169,12 @@ def renderables(analysis: Analysis) -> Iterable[RenderableType]:
                f"{len(analysis.runs)} runs · {sw.status}", style="dim")
     if sw.counters_note:
         yield Text(f"counters: {sw.counters_note}", style="dim")
+    untimed = [f"{k} `{v}`" for k, v in (("setup", sw.setup), ("prepare", sw.prepare)) if v]
+    if sw.cpus:
+        untimed.append(f"pinned to CPUs {','.join(map(str, sw.cpus))}")
+    if untimed:
+        yield Text(escape(" · ".join(untimed)) + (" (untimed)" if sw.setup or sw.prepare
+                                                   else ""), style="dim")
     for variant in analysis.fits:
         if analysis.fits[variant]:
             yield fits_table(analysis, variant)

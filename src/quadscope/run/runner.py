@@ -8,7 +8,11 @@ with `store.add_run` as soon as the executor yields it, so Ctrl-C, a crash or
 `kill -9` loses nothing already measured. It stops when the plan says it is
 done or when the budget is spent (checked between batches; the plan keeps
 each run's timeout within the budget). `started_at` is the clock's time when
-the runner asks for that run's measurement.
+the runner asks for that run's measurement. The runner decides when the
+sweep's untimed commands run and the executor runs them: `--setup` with the
+first job of each size in this session (warm-ups included; again on resume, as
+its output may be gone), `--prepare` with every job. Every job carries the
+size padding (`spec.size_padding`).
 
 `run_sweep(spec, executor=, clock=, store=)` checks the spec, creates the
 sweep in the store and runs its plan: `FixedPlan` over `plan_runs` (sizes
@@ -33,7 +37,14 @@ from quadscope.measure.launcher import Executor, Job
 from quadscope.model import Run, Sweep
 from quadscope.run.adaptive import AdaptivePlan
 from quadscope.run.plan import Batch, FixedPlan, Plan, plan_accumulate, plan_runs
-from quadscope.run.spec import SweepSpec, check_spec, new_sweep, substitute, variants
+from quadscope.run.spec import (
+    SweepSpec,
+    check_spec,
+    new_sweep,
+    size_padding,
+    substitute,
+    variants,
+)
 from quadscope.store import Store
 
 
@@ -63,6 +74,7 @@ class Runner:
         self._progress = progress
         self._seq = store.next_seq(sweep.id)
         self._t0 = clock.monotonic()
+        self._set_up: set[int] = set()  # sizes whose --setup has been handed out
 
     def run(self, plan: Plan, budget_s: float | None = None) -> None:
         """Batches from `plan` until it is done or `budget_s` of the clock is spent."""
@@ -76,15 +88,21 @@ class Runner:
                 return
             self._run_batch(batch)
 
-    def _argv(self, variant: str, size_n: int) -> list[str]:
+    def _job(self, variant: str, size_n: int, timeout_s: float | None) -> Job:
         sw = self.sweep
-        if variant == "B":
-            assert sw.vs_command is not None
-            return substitute(sw.vs_command, sw.vs_shell, size_n)
-        return substitute(sw.command, sw.shell, size_n)
+        command, shell = ((sw.vs_command, sw.vs_shell) if variant == "B"
+                          else (sw.command, sw.shell))
+        assert command is not None
+        setup = None
+        if sw.setup is not None and size_n not in self._set_up:
+            self._set_up.add(size_n)
+            setup = tuple(substitute((sw.setup,), True, size_n))
+        prepare = None if sw.prepare is None else tuple(substitute((sw.prepare,), True, size_n))
+        return Job(tuple(substitute(command, shell, size_n)), timeout_s,
+                   env=size_padding(command, size_n), setup=setup, prepare=prepare)
 
     def _run_batch(self, batch: Batch) -> None:
-        jobs = [Job(tuple(self._argv(s.run.variant, s.run.size_n)), s.timeout_s) for s in batch]
+        jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s) for s in batch]
         measurements = self._executor.execute_many(jobs)
         for scheduled in batch:
             started = self._clock.time()

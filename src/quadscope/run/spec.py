@@ -6,8 +6,15 @@ spec that cannot mean anything, before anything runs or is stored.
 `new_sweep(spec, ...)` is the `Sweep` record to store for it (id 0 until the
 store gives one). `substitute(command, shell, size_n)` is the argv of one run:
 `{n}` and `{i}` replaced inside each argument (never re-split), and a shell
-command run as `/bin/sh -c`. `variants(sweep)` names the commands a sweep
-runs: "A", and "B" for `--vs`.
+command run as `/bin/sh -c`. `size_padding(command, size_n)` is the
+environment variable that keeps the child's argv + environment the same size
+at every n: each `{n}` adds the digits of n to the argv, and the padding gives
+back what those digits lack of `MAX_DIGITS`, so the child's initial stack (argv
+and environment strings sit at its top) starts at the same offset whatever n is
+and no alignment effect grows in step with n's digits (Mytkowicz et al.,
+"Producing wrong data without doing anything obviously wrong!", ASPLOS 2009,
+measured such effects from the environment's size alone). `variants(sweep)`
+names the commands a sweep runs: "A", and "B" for `--vs`.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from dataclasses import dataclass
 
 from quadscope.errors import UsageError
 from quadscope.measure.clock import Clock
+from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
 from quadscope.model import Sweep
 
 
@@ -41,12 +49,25 @@ class SweepSpec:
     predict_n: int | None = None
     kind: str = "sweep"
     until: tuple[str, ...] = ()  # adaptive: metrics that must be confident; () = all
+    setup: str | None = None  # shell command, untimed, once per size before its runs
+    prepare: str | None = None  # shell command, untimed, before every run
+    cpus: tuple[int, ...] = ()  # pin every run to these CPUs; () = not pinned
 
 
 def substitute(command: Sequence[str], shell: bool, size_n: int) -> list[str]:
     """The argv for one run: `{n}` and `{i}` replaced, a shell string run by /bin/sh -c."""
     args = [a.replace("{n}", str(size_n)).replace("{i}", str(size_n)) for a in command]
     return ["/bin/sh", "-c", args[0]] if shell else args
+
+
+PAD_VAR = "QUADSCOPE_PAD"
+MAX_DIGITS = 20  # an int64's digits: no size outgrows the padding
+
+
+def size_padding(command: Sequence[str], size_n: int) -> tuple[tuple[str, str], ...]:
+    """The padding variable for one run of `command` at `size_n` (see the module docstring)."""
+    holes = sum(a.count("{n}") + a.count("{i}") for a in command)
+    return ((PAD_VAR, "x" * max(0, holes * (MAX_DIGITS - len(str(size_n))))),)
 
 
 def variants(sweep: Sweep) -> tuple[str, ...]:
@@ -74,6 +95,10 @@ def check_spec(spec: SweepSpec) -> None:
         raise UsageError(f"--timeout must be positive, not {spec.timeout_s}")
     if spec.mode == "accumulate" and spec.runs < 4:
         raise UsageError(f"--runs must be at least 4 to fit a trend, not {spec.runs}")
+    if any(c.startswith(PYTHON_PREFIX) for c in (spec.command[0], *(spec.vs_command or ("",)))) \
+            and (spec.setup or spec.prepare):
+        raise UsageError("--setup and --prepare run shell commands before a program's runs; "
+                         "a Python function builds its input in its own setup(n)")
     if spec.mode == "adaptive" and spec.budget_s <= 0:
         raise UsageError(f"--budget must be positive, not {spec.budget_s}")
 
@@ -101,4 +126,7 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
         host=host,
         created_at=clock.time(),
         kind=spec.kind,
+        setup=spec.setup,
+        prepare=spec.prepare,
+        cpus=spec.cpus,
     )

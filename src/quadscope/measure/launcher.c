@@ -1,0 +1,305 @@
+/* quadscope's resident launcher: one process per executor that spawns and measures every run.
+ *
+ * Usage:   quadscope-launcher [-c CPU,CPU,...] [EVENT ...]
+ *          EVENT = TYPE:CONFIG, a perf_event_attr type and config (e.g. 1:2 = page faults).
+ * File descriptors, set up by quadscope (measure/resident.py):
+ *   0  requests, one per run, from quadscope        1  replies, one line per request
+ *   2  the launcher's own complaints                3  the file each run's stderr goes to:
+ *                                                      truncated before every run
+ * EOF on fd 0 ends the launcher (exit 0).
+ *
+ * Request:  "run TIMEOUT_NS ARGC ENVC NBYTES\n" followed by NBYTES bytes holding
+ *           ARGC + ENVC + 1 NUL-terminated strings: PATH, ARGV[0..ARGC-1], ENV[0..ENVC-1].
+ *           The run's environment is the launcher's own (inherited when it started) followed
+ *           by ENV's "NAME=VALUE" entries. TIMEOUT_NS is -1 for no limit.
+ * Reply:    "done WALL_NS TIMED_OUT STATUS ERRNO UTIME_US STIME_US MAXRSS_KB MINFLT MAJFLT
+ *            NVCSW NIVCSW C1 .. Ck\n", one Ci per EVENT in the order given: the count, "-"
+ *           when the event was opened but never ran, "!E" when opening it failed with errno E.
+ *           ERRNO is non-zero when the program could not be executed (nothing ran).
+ *
+ * How a run goes: the clock starts, then clone(CLONE_VM | CLONE_VFORK) as posix_spawn
+ * does (no page tables copied for a child that only execs). When counting, the child
+ * also shares our descriptor table (CLONE_FILES): it opens each counter on itself
+ * (pid 0, disabled, enable_on_exec, inherit, close-on-exec), so the descriptors land
+ * in our table, then unshares the table and execs; the kernel enables the counters
+ * at the exec and folds in every descendant. No pipe holds the child, so the
+ * window is the spawn..wait4 of hyperfine; the time the child spent opening counters
+ * is measured by the child itself and taken out of WALL_NS. The timeout uses a pidfd
+ * and poll; on timeout the run's process group is killed, and, as the group's child
+ * subreaper, we kill and reap every member before replying. Zombies of orphaned
+ * grandchildren are reaped before each run.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REQ_FD 0
+#define REPLY_FD 1
+#define RUN_STDERR_FD 3
+#define MAX_EVENTS 16
+
+struct event { uint32_t type; uint64_t config; };
+
+/* What the vforked child and the launcher share (CLONE_VM): written by the child only. */
+struct spawn {
+    const char *path;
+    char **argv, **envp;
+    int nev;
+    const struct event *ev;
+    int fd[MAX_EVENTS], open_errno[MAX_EVENTS];
+    struct timespec open_start, open_end;
+    int exec_errno;
+    int devnull;
+    const cpu_set_t *cpus;
+    sigset_t mask;
+};
+
+static long long ns_between(const struct timespec *a, const struct timespec *b) {
+    return (long long)(b->tv_sec - a->tv_sec) * 1000000000LL + (b->tv_nsec - a->tv_nsec);
+}
+
+static int open_counter(const struct event *e) {
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = e->type;
+    a.config = e->config;
+    a.disabled = 1;
+    a.enable_on_exec = 1;
+    a.inherit = 1;
+    a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+        /* perf_event_paranoid 2 allows user-space counts only, as `perf stat` falls back to :u */
+        a.exclude_kernel = 1;
+        a.exclude_hv = 1;
+        fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    return fd;
+}
+
+/* Runs in the vforked child, on its own stack, in the launcher's memory. */
+static int child(void *arg) {
+    struct spawn *s = arg;
+    if (s->nev > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &s->open_start);
+        for (int i = 0; i < s->nev; i++) {
+            s->fd[i] = open_counter(&s->ev[i]);
+            s->open_errno[i] = s->fd[i] < 0 ? errno : 0;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &s->open_end);
+        /* From here on our descriptor table is our own: dup2 below must not touch the launcher's. */
+        if (unshare(CLONE_FILES) != 0) { s->exec_errno = errno; _exit(127); }
+    }
+    setpgid(0, 0);
+    dup2(s->devnull, 0);
+    dup2(s->devnull, 1);
+    dup2(RUN_STDERR_FD, 2);
+    if (s->cpus && sched_setaffinity(0, sizeof *s->cpus, s->cpus) != 0) {
+        s->exec_errno = errno;
+        _exit(127);
+    }
+    sigprocmask(SIG_SETMASK, &s->mask, NULL);
+    execve(s->path, s->argv, s->envp);
+    s->exec_errno = errno;
+    _exit(127);
+}
+
+/* 1 when the deadline passed before the child exited, else 0. */
+static int timed_out_waiting(pid_t pid, long long timeout_ns, const struct timespec *t0) {
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0) { perror("quadscope-launcher: pidfd_open"); exit(125); }
+    struct pollfd p = {pfd, POLLIN, 0};
+    int expired = 0;
+    for (;;) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long left = timeout_ns - ns_between(t0, &now);
+        if (left <= 0) { expired = 1; break; }
+        int r = poll(&p, 1, (int)((left + 999999) / 1000000));
+        if (r > 0) break;
+        if (r < 0 && errno != EINTR) { perror("quadscope-launcher: poll"); exit(125); }
+    }
+    close(pfd);
+    return expired;
+}
+
+static void kill_and_reap_group(pid_t pgid) {
+    killpg(pgid, SIGKILL);
+    /* Members that outlived the leader are ours now (subreaper): reap them all. */
+    while (kill(-pgid, 0) == 0)
+        if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) break;
+}
+
+/* Formats one counter for the reply: the count scaled for multiplexing, "-" or "!E". */
+static int format_count(char *out, size_t size, int fd, int open_errno) {
+    if (fd < 0) return snprintf(out, size, " !%d", open_errno);
+    uint64_t v[3] = {0, 0, 0}; /* value, time enabled, time running */
+    ssize_t got = read(fd, v, sizeof v);
+    close(fd);
+    if (got != (ssize_t)sizeof v || v[2] == 0) return snprintf(out, size, " -");
+    unsigned long long count = v[2] < v[1] ? (unsigned long long)((double)v[0] * v[1] / v[2]) : v[0];
+    return snprintf(out, size, " %llu", count);
+}
+
+static void run(struct spawn *s, long long timeout_ns) {
+    static char stack[64 * 1024] __attribute__((aligned(16)));
+    /* Each run's stderr starts empty; the child's fd 2 shares this file's offset. */
+    if (ftruncate(RUN_STDERR_FD, 0) != 0 || lseek(RUN_STDERR_FD, 0, SEEK_SET) < 0) {
+        perror("quadscope-launcher: stderr file");
+        exit(125);
+    }
+    while (waitpid(-1, NULL, WNOHANG) > 0) {} /* zombies of earlier runs' orphans */
+    s->exec_errno = 0;
+    for (int i = 0; i < s->nev; i++) s->fd[i] = -1, s->open_errno[i] = 0;
+    memset(&s->open_start, 0, sizeof s->open_start);
+    memset(&s->open_end, 0, sizeof s->open_end);
+    /* No signal may run a handler in the child while it borrows our memory. */
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &s->mask);
+    int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | (s->nev > 0 ? CLONE_FILES : 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pid_t pid = clone(child, stack + sizeof stack, flags, s);
+    sigprocmask(SIG_SETMASK, &s->mask, NULL);
+    if (pid < 0) { perror("quadscope-launcher: clone"); exit(125); }
+    int timed_out = 0;
+    if (!s->exec_errno) { /* the child set up its group before exec, so killpg finds it */
+        timed_out = timeout_ns >= 0 && timed_out_waiting(pid, timeout_ns, &t0);
+        if (timed_out) killpg(pid, SIGKILL);
+    }
+    int status = 0;
+    struct rusage ru;
+    while (wait4(pid, &status, 0, &ru) < 0)
+        if (errno != EINTR) { perror("quadscope-launcher: wait4"); exit(125); }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long long wall_ns = ns_between(&t0, &t1) - ns_between(&s->open_start, &s->open_end);
+    if (timed_out) kill_and_reap_group(pid);
+    char line[1024];
+    int len = snprintf(line, sizeof line, "done %lld %d %d %d %lld %lld %ld %ld %ld %ld %ld",
+                       wall_ns, timed_out, status, s->exec_errno,
+                       (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
+                       (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
+                       ru.ru_maxrss, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw);
+    for (int i = 0; i < s->nev; i++)
+        len += format_count(line + len, sizeof line - (size_t)len, s->fd[i], s->open_errno[i]);
+    line[len++] = '\n';
+    for (int off = 0; off < len;) {
+        ssize_t w = write(REPLY_FD, line + off, (size_t)(len - off));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) exit(0); /* quadscope is gone: nobody to report to */
+        off += (int)w;
+    }
+}
+
+/* 1 when exactly n bytes of the request could be read. */
+static int read_exact(FILE *in, char *buf, size_t n) {
+    return fread(buf, 1, n, in) == n;
+}
+
+static int parse_cpus(const char *list, cpu_set_t *set) {
+    CPU_ZERO(set);
+    for (const char *p = list; *p;) {
+        char *end;
+        long c = strtol(p, &end, 10);
+        if (end == p || c < 0 || c >= CPU_SETSIZE) return -1;
+        CPU_SET((int)c, set);
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return -1;
+    }
+    return 0;
+}
+
+extern char **environ;
+
+int main(int argc, char **argv) {
+    static struct event events[MAX_EVENTS];
+    static cpu_set_t cpus;
+    struct spawn s;
+    memset(&s, 0, sizeof s);
+    int a = 1;
+    if (a + 1 < argc && strcmp(argv[a], "-c") == 0) {
+        if (parse_cpus(argv[a + 1], &cpus) != 0) {
+            fprintf(stderr, "quadscope-launcher: bad CPU list %s\n", argv[a + 1]);
+            return 2;
+        }
+        s.cpus = &cpus;
+        a += 2;
+    }
+    for (; a < argc && s.nev < MAX_EVENTS; a++, s.nev++) {
+        unsigned long long config;
+        if (sscanf(argv[a], "%u:%llu", &events[s.nev].type, &config) != 2) {
+            fprintf(stderr, "quadscope-launcher: bad event %s\n", argv[a]);
+            return 2;
+        }
+        events[s.nev].config = config;
+    }
+    s.ev = events;
+    s.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (s.devnull < 0 || fcntl(RUN_STDERR_FD, F_SETFD, FD_CLOEXEC) != 0) {
+        perror("quadscope-launcher: setup");
+        return 125;
+    }
+    /* Orphaned descendants come to us, so a timeout can reap the whole group. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    FILE *in = fdopen(REQ_FD, "rb");
+    char header[256];
+    char *buf = NULL;
+    size_t cap = 0;
+    char **ptrs = NULL;
+    size_t ptr_cap = 0;
+    while (fgets(header, sizeof header, in)) {
+        long long timeout_ns;
+        size_t nargs, nenv, nbytes;
+        if (sscanf(header, "run %lld %zu %zu %zu", &timeout_ns, &nargs, &nenv, &nbytes) != 4
+            || nargs == 0) {
+            fprintf(stderr, "quadscope-launcher: bad request %s", header);
+            return 2;
+        }
+        if (nbytes + 1 > cap && !(buf = realloc(buf, cap = nbytes + 1))) return 125;
+        size_t nbase = 0;
+        while (environ[nbase]) nbase++;
+        size_t need = nargs + 1 + nbase + nenv + 1;
+        if (need > ptr_cap && !(ptrs = realloc(ptrs, (ptr_cap = need) * sizeof *ptrs)))
+            return 125;
+        if (!read_exact(in, buf, nbytes)) {
+            fprintf(stderr, "quadscope-launcher: request cut short\n");
+            return 2;
+        }
+        buf[nbytes] = '\0';
+        /* One array: argv, NULL, then the launcher's environ, the request's ENV, NULL. */
+        char **env = ptrs + nargs + 1;
+        memcpy(env, environ, nbase * sizeof *env);
+        size_t want = 1 + nargs + nenv, k = 0;
+        for (char *p = buf; p < buf + nbytes && k < want; p += strlen(p) + 1, k++) {
+            if (k == 0) s.path = p;
+            else if (k <= nargs) ptrs[k - 1] = p;
+            else env[nbase + k - 1 - nargs] = p;
+        }
+        if (k != want) {
+            fprintf(stderr, "quadscope-launcher: request holds %zu strings, not %zu\n", k, want);
+            return 2;
+        }
+        ptrs[nargs] = NULL;
+        env[nbase + nenv] = NULL;
+        s.argv = ptrs;
+        s.envp = env;
+        run(&s, timeout_ns);
+    }
+    return 0;
+}

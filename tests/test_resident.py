@@ -1,0 +1,144 @@
+"""The resident launcher: its protocol exactly, and a few real runs (counts against perf stat)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from quadscope.errors import ProgramError
+from quadscope.measure.detect import detect_counters
+from quadscope.measure.launcher import Job, ProcessExecutor
+from quadscope.measure.meters import NoCounters, PerfEventCounters, parse_perf_csv
+from quadscope.measure.resident import encode_request, parse_reply
+
+MiB = 1024 * 1024
+PY = sys.executable
+
+
+def test_request_is_a_header_then_nul_terminated_strings() -> None:
+    """PATH, argv and env entries follow the header, each ending in NUL; -1 means no timeout."""
+    got = encode_request("/bin/echo", ["echo", "a b"], [b"K=v"], None)
+    assert got == b"run -1 2 1 23\n/bin/echo\0echo\0a b\0K=v\0"
+    assert encode_request("/p", ["p"], [], 1.5).startswith(b"run 1500000000 1 0 ")
+
+
+def test_a_nul_inside_an_argument_is_refused() -> None:
+    """An argument holding NUL cannot be passed to exec: ValueError, nothing sent."""
+    with pytest.raises(ValueError, match="NUL"):
+        encode_request("/p", ["p", "a\0b"], [], None)
+
+
+def test_reply_fields_and_counts() -> None:
+    """A done line gives wall, status, rusage in seconds/KiB, counts, None and open errnos."""
+    line = "done 1500 0 768 0 2000 500 1400 49 0 2 1 17 - !2"
+    r = parse_reply(line, ("page-faults", "context-switches", "instructions"))
+    assert (r.wall_ns, r.timed_out, r.status, r.errno) == (1500, False, 768, 0)
+    assert r.rusage == {"ru_maxrss": 1400.0, "ru_minflt": 49.0, "ru_majflt": 0.0,
+                        "ru_nvcsw": 2.0, "ru_nivcsw": 1.0, "ru_utime": 0.002, "ru_stime": 0.0005}
+    assert r.counts == {"page-faults": 17, "context-switches": None, "instructions": None}
+    assert r.open_errnos == {"instructions": 2}
+
+
+def test_a_reply_of_the_wrong_shape_is_an_error() -> None:
+    """A line with too few counts is not silently misread."""
+    with pytest.raises(RuntimeError, match="replied"):
+        parse_reply("done 1 0 0 0 0 0 0 0 0 0 0", ("page-faults",))
+
+
+# --- real processes ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def counting() -> ProcessExecutor:
+    backend, note = detect_counters()
+    if isinstance(backend, NoCounters):
+        pytest.skip(f"perf_event_open is not usable here: {note}")
+    return ProcessExecutor(backend)
+
+
+@pytest.mark.integration
+def test_one_launcher_serves_many_runs_with_their_own_env() -> None:
+    """Runs through one launcher each get quadscope's environment plus their own padding."""
+    ex = ProcessExecutor()
+    tails = [ex.execute_job(Job(("sh", "-c", 'echo "$QUADSCOPE_PAD.$HOME" >&2'), 10.0,
+                                env=(("QUADSCOPE_PAD", "x" * k),))).stderr_tail
+             for k in (1, 3)]
+    assert tails == [f"x.{os.environ['HOME']}\n", f"xxx.{os.environ['HOME']}\n"]
+    assert ex._resident is not None
+    ex.close()
+
+
+@pytest.mark.integration
+def test_cpu_pins_the_run() -> None:
+    """--cpu's CPUs are the only ones the child may run on."""
+    cpu = min(os.sched_getaffinity(0))
+    m = ProcessExecutor(cpus=(cpu,)).execute(
+        ["sh", "-c", "grep Cpus_allowed_list /proc/self/status >&2"], 10.0)
+    assert m.stderr_tail.split() == ["Cpus_allowed_list:", str(cpu)]
+
+
+@pytest.mark.integration
+def test_exec_failure_is_a_program_error(tmp_path: Path) -> None:
+    """A script whose interpreter is missing fails in exec: one sentence, not a measurement."""
+    script = tmp_path / "script"
+    script.write_text("#!/quadscope/no/such/interpreter\n")
+    script.chmod(0o755)
+    with pytest.raises(ProgramError, match="could not be run: No such file or directory"):
+        ProcessExecutor().execute([str(script)], 10.0)
+
+
+def _perf_stat(event: str, argv: list[str]) -> int | None:
+    out = subprocess.run(["perf", "stat", "-x,", "--no-big-num", "-e", event, "--", *argv],
+                         capture_output=True, text=True, timeout=60, check=True).stderr
+    return next((v for v in parse_perf_csv(out).values() if v is not None), None)
+
+
+TOUCH_100_MIB = [PY, "-c", f"b = bytearray(b'x') * {100 * MiB}"]
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
+def test_page_faults_agree_with_perf_stat_within_one_percent(counting: ProcessExecutor) -> None:
+    """A program taking ≥10⁴ page faults: the launcher's count is within 1% of perf stat's."""
+    if "page-faults" not in counting.counters.events:
+        pytest.skip("page-faults cannot be counted here")
+    ours = counting.execute(TOUCH_100_MIB, 60.0).page_faults
+    theirs = _perf_stat("page-faults", TOUCH_100_MIB)
+    assert ours is not None and theirs is not None and theirs >= 10_000
+    assert abs(ours - theirs) <= 0.01 * theirs
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
+def test_instructions_agree_with_perf_stat_within_one_percent() -> None:
+    """Where the hardware counts instructions, ours are within 1% of perf stat's."""
+    backend, note = detect_counters()
+    if "instructions" not in backend.events:
+        pytest.skip(f"no hardware instruction counter here: {note}")
+    ex = ProcessExecutor(PerfEventCounters(("instructions",)))
+    argv = [PY, "-c", "sum(range(3_000_000))"]
+    ours = ex.execute(argv, 60.0).instructions
+    theirs = _perf_stat("instructions", argv)
+    assert ours is not None and theirs is not None
+    assert abs(ours - theirs) <= 0.01 * theirs
+
+
+@pytest.mark.integration
+def test_orphans_left_by_a_run_are_reaped_before_the_next() -> None:
+    """A background child outliving its run is the launcher's (subreaper); no zombie stays."""
+    ex = ProcessExecutor()
+    ex.execute(["sh", "-c", "sleep 0.05 &"], 10.0)
+    subprocess.run(["sleep", "0.3"], check=True)  # the orphan exits and becomes a zombie
+    ex.execute(["/bin/true"], 10.0)
+    assert ex._resident is not None
+    pid = ex._resident._pid
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    states = [Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[0]
+              for c in children]
+    assert "Z" not in states
+    ex.close()
