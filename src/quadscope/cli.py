@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "quadscope.commands.demo",
     "quadscope.commands.profile",
     "quadscope.commands.doctor",
+    "quadscope.commands.history",
 )
 
 

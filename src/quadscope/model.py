@@ -9,7 +9,10 @@ Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
   1 — first version: Sweep, Run, Fit, Prediction, Candidate, Comparison.
   2 — metric columns derived from the registry and nullable (a meter that
       cannot give a metric stores NULL, never a made-up 0); derived metrics
-      such as cpu_s are fitted and exported in fits.
+      such as cpu_s are fitted and exported in fits. A sweep records where it
+      ran: `git_commit`, `git_branch`, `git_dirty` (empty when not run inside a
+      git repository), `machine` and `meter`; sweeps stored before load with
+      empty values.
 """
 
 from __future__ import annotations
@@ -200,6 +203,12 @@ class Sweep:
     created_at: float = 0.0
     status: str = "running"  # running | complete | interrupted | failed
     kind: str = "sweep"  # sweep | doctor | profile: what `show` and reports render
+    # Provenance, for `quadscope history` (see measure/provenance.py); "" when unknown.
+    git_commit: str = ""  # full hash of HEAD in the working directory's repository
+    git_branch: str = ""  # "" on a detached HEAD
+    git_dirty: bool = False  # tracked files differed from HEAD when the sweep started
+    machine: str = ""  # "hostname (CPU model)"
+    meter: str = ""  # what measured the runs, e.g. "process+perf", "function+rusage"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -28,6 +28,7 @@ from quadscope.measure.clock import SystemClock
 from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import host_info
 from quadscope.measure.launcher import resolve_program
+from quadscope.measure.provenance import collect_provenance
 from quadscope.measure.pyfunc import PREFIX, resolve_function
 from quadscope.model import Run, Sweep
 from quadscope.profile.records import Attribution
@@ -213,10 +214,12 @@ def run(args: argparse.Namespace) -> int:
             spec = build_spec(args)
             measuring = choose_measuring(spec.command, no_perf=args.no_perf)
             executor, counters, note = measuring.executor, measuring.counters, measuring.note
+            host = host_info()
             try:
                 sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
                                   progress=progress, counters=counters, counters_note=note,
-                                  host=host_info())
+                                  host=host, provenance=collect_provenance(measuring.meter,
+                                                                           host=host))
             finally:
                 progress.stop()
     except KeyboardInterrupt:
