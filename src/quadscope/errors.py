@@ -75,5 +75,8 @@ def exit_codes() -> dict[int, str]:
     return dict(sorted(codes.items()))
 
 
-def _subclasses(cls: type) -> list[type]:
-    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+def _subclasses(cls: type[QuadscopeError]) -> list[type[QuadscopeError]]:
+    found: list[type[QuadscopeError]] = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
