@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "quadscope.commands.profile",
     "quadscope.commands.doctor",
     "quadscope.commands.history",
+    "quadscope.commands.imports",
 )
 
 
