@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "quadscope.commands.doctor",
     "quadscope.commands.history",
     "quadscope.commands.imports",
+    "quadscope.commands.completion",
 )
 
 
