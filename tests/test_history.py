@@ -15,6 +15,7 @@ from quadscope.analyse.history import (
     order_sweeps,
     reference_n,
 )
+from quadscope.cli import main
 from quadscope.commands.history import load_history
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
@@ -87,7 +88,8 @@ def _cost(repo: Path, rng: random.Random):  # type: ignore[no-untyped-def]
     return cost
 
 
-def test_history_marks_linear_quadratic_linear_commits(tmp_path: Path) -> None:
+def test_history_marks_linear_quadratic_linear_commits(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Commits making a function linear, quadratic, linear: both changes marked, nothing else."""
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -121,6 +123,12 @@ def test_history_marks_linear_quadratic_linear_commits(tmp_path: Path) -> None:
     assert steps[2] is not None and steps[2] > 5 and steps[4] is not None and steps[4] < 0.2
     page = history_html(history).decode()
     assert page.count("<tr class=\"change\">") == 2 and "n → n^2" in page and "<script" not in page
+    html = tmp_path / "history.html"
+    monkeypatch.setenv("COLUMNS", "200")  # one table row per line, whatever runs the tests
+    assert main(["history", "hot", "--db", str(tmp_path / "results.db"), "--repo", str(repo),
+                 "--html", str(html)]) == 0
+    assert "class n → n^2" in capsys.readouterr().out and html.read_text() == page
+    assert main(["history", "cold", "--db", str(tmp_path / "results.db")]) == 5
 
 
 def test_history_page_escapes_stored_strings() -> None:
