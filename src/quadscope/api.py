@@ -30,6 +30,7 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
     from quadscope.analyse.analysis import analyse
     from quadscope.measure.clock import SystemClock
     from quadscope.measure.host import host_info
+    from quadscope.measure.provenance import collect_provenance
     from quadscope.run.runner import run_sweep
     from quadscope.run.spec import SweepSpec
     from quadscope.store import Store, default_db_path
@@ -40,6 +41,7 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
                      repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
                      seed=seed)
     with Store(db or default_db_path()) as store:
-        sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
-                          host=host_info())
+        host = host_info()
+        sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store, host=host,
+                          provenance=collect_provenance("function+rusage", host=host))
         return analyse(sweep, store.runs(sweep.id))

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from quadscope import __version__
-from quadscope.errors import QuadscopeError
+from quadscope.errors import QuadscopeError, exit_codes
 
 # One line per sub-command module; each has register(subparsers) and run(args).
 COMMAND_MODULES: tuple[str, ...] = (
@@ -23,6 +23,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "quadscope.commands.demo",
     "quadscope.commands.profile",
     "quadscope.commands.doctor",
+    "quadscope.commands.history",
+    "quadscope.commands.imports",
+    "quadscope.commands.completion",
 )
 
 
@@ -37,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="quadscope",
         description="Empirical scaling profiler: sweep a command over n and fit how it grows.",
+        epilog="exit codes:\n" + "\n".join(f"  {code:>3}  {text}" for code, text in exit_codes().items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"quadscope {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

@@ -2,7 +2,9 @@
 
 Contract: raise these for user mistakes and environment problems only; the CLI
 prints `quadscope: <message>` and exits with `exit_code`, never a traceback.
-Programming errors stay ordinary exceptions.
+Programming errors stay ordinary exceptions. `exit_codes()` lists every code
+the CLI can return with what it means: the one table `--help` and the README
+show.
 """
 
 from __future__ import annotations
@@ -58,3 +60,29 @@ class SetupError(QuadscopeError):
     """A --setup or --prepare command failed: the run it prepares cannot be measured."""
 
     exit_code = 3
+
+
+# Codes that are not errors raised here: the CLI's own and the CI gates' (analyse/gate.py).
+OTHER_EXIT_CODES: dict[int, str] = {
+    0: "success (every gate passed)",
+    8: "a gate failed: a metric grows faster than --fail-above allows",
+    9: "a gate could not be decided: the sweep cannot tell whether the metric is within the limit",
+    130: "interrupted (Ctrl-C); every finished run is stored",
+}
+
+
+def exit_codes() -> dict[int, str]:
+    """Every exit code of the CLI, in order, each with one line saying what it means."""
+    codes = dict(OTHER_EXIT_CODES)
+    for cls in _subclasses(QuadscopeError):
+        if "exit_code" in vars(cls):  # a class that only narrows its parent shares its line
+            doc = (cls.__doc__ or "").strip().splitlines()[0]
+            codes[cls.exit_code] = f"{codes[cls.exit_code]}; {doc}" if cls.exit_code in codes else doc
+    return dict(sorted(codes.items()))
+
+
+def _subclasses(cls: type[QuadscopeError]) -> list[type[QuadscopeError]]:
+    found: list[type[QuadscopeError]] = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found

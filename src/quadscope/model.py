@@ -12,6 +12,10 @@ Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
       such as cpu_s are fitted and exported in fits. A Sweep also records its
       untimed `setup` and `prepare` commands and the `cpus` its runs were
       pinned to; `host` gains the facts that skew timings (measure/system.py).
+      A sweep records where it ran: `git_commit`, `git_branch`, `git_dirty` (empty when not run inside a
+      git repository), `machine` and `meter`; sweeps stored before load with
+      empty values. A Fit carries its bracket (`at_least`, `at_most`) and, for
+      an exponential, its fitted base `c` among its coefficients.
 """
 
 from __future__ import annotations
@@ -207,6 +211,12 @@ class Sweep:
     setup: str | None = None
     prepare: str | None = None
     cpus: tuple[int, ...] = ()
+    # Provenance, for `quadscope history` (see measure/provenance.py); "" when unknown.
+    git_commit: str = ""  # full hash of HEAD in the working directory's repository
+    git_branch: str = ""  # "" on a detached HEAD
+    git_dirty: bool = False  # tracked files differed from HEAD when the sweep started
+    machine: str = ""  # "hostname (CPU model)"
+    meter: str = ""  # what measured the runs, e.g. "process+perf", "function+rusage"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

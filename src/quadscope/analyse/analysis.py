@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from quadscope import __version__, metrics
-from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
@@ -125,6 +124,9 @@ def fit_runs(
     metrics: Sequence[str] = METRICS,
 ) -> tuple[dict[str, Fit], list[str]]:
     """Fit every metric that was counted; notes say which could not be fitted and why."""
+    # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
+    from quadscope.analyse.fitting import fit_metric
+
     fits: dict[str, Fit] = {}
     notes: list[str] = []
     for metric in metrics:

@@ -79,15 +79,58 @@ def _write(path: Path, data: bytes) -> None:
 def write_outputs(args: argparse.Namespace, analysis: Analysis) -> None:
     """Every file the output options ask for, each made by its renderer."""
     for r, path in asked_outputs(args):
-        write_output(r, path, analysis)
+        write_output(r, path, analysis, args)
 
 
-def write_output(r: type[render.Renderer], path: str, analysis: Analysis) -> None:
-    """The file (or the folder of files) renderer `r` makes of `analysis`, at `path`."""
-    out = r().render(analysis)
+def gate_outcomes(args: argparse.Namespace, analysis: Analysis) -> list[Any]:
+    """Each --fail-above gate judged alone, as a JUnit testcase outcome.
+
+    The gate module is the one judge: each gate goes through its `check_gates`
+    by itself, its sentence captured; exit 0 passed, GATE_EXIT failed, and
+    any other code (a gate that could not be decided) is neither.
+    """
+    import contextlib
+    import io
+
+    from quadscope.analyse import gate
+    from quadscope.render.junit import FAILED, PASSED, GateOutcome
+
+    outcomes = []
+    for item in getattr(args, "fail_above", None) or []:
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said):
+            code = gate.check_gates(argparse.Namespace(**{**vars(args), "fail_above": [item]}),
+                                    analysis)
+        message = " ".join(line.removeprefix("quadscope: ").strip()
+                           for line in said.getvalue().splitlines() if line.strip())
+        outcome = PASSED if code == 0 else FAILED if code == gate.GATE_EXIT else "undecided"
+        outcomes.append(GateOutcome(f"{analysis.sweep.name or 'sweep'}: {item}", outcome,
+                                    message))
+    return outcomes
+
+
+def write_output(r: type[render.Renderer], path: str, analysis: Analysis,
+                 args: argparse.Namespace | None = None) -> None:
+    """The file (or the folder of files) renderer `r` makes of `analysis`, at `path`.
+
+    A renderer that declares `reads_gates` gets the outcome of each gate option;
+    one that declares `step_summary` is also appended to $GITHUB_STEP_SUMMARY.
+    """
+    options: dict[str, Any] = {}
+    if getattr(r, "reads_gates", False):
+        options["gates"] = gate_outcomes(args, analysis) if args is not None else ()
+    out = r(**options).render(analysis)
     if isinstance(out, bytes):
         _write(Path(path), out)
         print(f"quadscope: wrote {path}", file=sys.stderr)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary and getattr(r, "step_summary", False):
+            try:
+                with open(summary, "ab") as f:  # GitHub expects each step to append
+                    f.write(out)
+            except OSError as exc:
+                raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY ({summary}): "
+                                 f"{exc.strerror or exc}") from None
     else:
         for name, data in out.items():
             _write(Path(path) / name, data)

@@ -31,6 +31,7 @@ from quadscope.commands.common import add_store_option, open_store, print_analys
 from quadscope.measure.clock import SystemClock
 from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import host_info
+from quadscope.measure.provenance import collect_provenance
 from quadscope.model import Fit
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
@@ -76,10 +77,11 @@ def _sweep(spec: SweepSpec, store: Store, no_perf: bool) -> Analysis:
     measuring = choose_measuring(no_perf=no_perf)
     executor, counters, note = measuring.executor, measuring.counters, measuring.note
     progress = RichProgress()
+    host = host_info()
     try:
         sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
                           progress=progress, counters=counters, counters_note=note,
-                          host=host_info())
+                          host=host, provenance=collect_provenance(measuring.meter, host=host))
     finally:
         progress.stop()
     return analyse(sweep, store.runs(sweep.id))

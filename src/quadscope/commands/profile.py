@@ -12,18 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.model import Sweep
-from quadscope.profile.driver import choose_sampler, profile_sweep
 from quadscope.profile.records import Attribution
 from quadscope.run.sizes import parse_sizes
 from quadscope.store import Store, default_db_path
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
 
 EPILOG = """\
 examples:
@@ -60,6 +59,9 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
 
 
 def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:
+    # The samplers and the fitting they use (scipy) load only when a profile is taken.
+    from quadscope.profile.driver import choose_sampler, profile_sweep
+
     spec = getattr(args, "profile_sizes", None)
     sizes = parse_sizes(spec) if spec else None
     sampler = choose_sampler(sweep.command if not sweep.shell else ("/bin/sh",))
@@ -74,6 +76,8 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
 
 
 def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:
+    from rich.console import Console  # here, not at the top: `quadscope --help` stays instant
+
     attribution = _profile(args, sweep, store)
     console = Console(file=sys.stderr, highlight=False)
     for item in footer(attribution):
@@ -82,6 +86,9 @@ def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attr
 
 
 def culprits_table(a: Attribution, limit: int = 10) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     n0, n1 = a.sizes[0], a.sizes[-1]
     table = Table(title=f"culprits: what makes it grow (n={n0}..{n1}, {a.sampler})",
                   title_justify="left")
@@ -100,6 +107,8 @@ def culprits_table(a: Attribution, limit: int = 10) -> Table:
 
 
 def footer(a: Attribution) -> list[Text]:
+    from rich.text import Text
+
     out = [Text(f"flame graph: {a.flame_svg_path}"),
            Text("folded stacks: " + ", ".join(a.folded), style="dim")]
     for s in a.fault_sentences:
@@ -116,6 +125,8 @@ def footer(a: Attribution) -> list[Text]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
     with open_store(args) as store:
         sweep = store.get_sweep(args.run_ref)
         attribution = _profile(args, sweep, store)

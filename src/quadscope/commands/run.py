@@ -30,6 +30,7 @@ from quadscope.measure.clock import SystemClock
 from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import host_info
 from quadscope.measure.launcher import resolve_program
+from quadscope.measure.provenance import collect_provenance
 from quadscope.measure.pyfunc import PREFIX, resolve_function
 from quadscope.measure.system import (
     STAT,
@@ -265,10 +266,12 @@ def run(args: argparse.Namespace) -> int:
             checks = read_checks(reader)
             warn_skews(checks)
             stat_before = cpu_times(reader.read(STAT))
+            host = {**host_info(), **host_facts(checks)}
             try:
                 sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
                                   progress=progress, counters=counters, counters_note=note,
-                                  host={**host_info(), **host_facts(checks)})
+                                  host=host, provenance=collect_provenance(measuring.meter,
+                                                                           host=host))
             finally:
                 progress.stop()
             steal = StealTime.between(stat_before, cpu_times(reader.read(STAT)))

@@ -15,9 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.analyse.gate import add_gate_option, check_gates
 from quadscope.commands.common import (
@@ -65,6 +62,9 @@ def register(sub: Any) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from rich.console import Console  # here, not at the top: `quadscope --help` stays instant
+    from rich.table import Table
+
     store = open_store(args)
     rows = store.list_sweeps()
     if not rows:

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from quadscope.analyse.analysis import metric_series
-from quadscope.analyse.fitting import fit_metric
 from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, Variant
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import FitRefusedError, QuadscopeError
@@ -355,6 +354,8 @@ class _ProbeRun:
         runs = self.store.runs(sweep_id)
         good = [r for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok]
         metrics = (*v.metrics, *(["page_faults"] if use_perf else []))
+        from quadscope.analyse.fitting import fit_metric  # scipy: not when only parsing options
+
         fits: dict[str, Fit] = {}
         for metric in metrics:
             sizes, values = metric_series(good, metric)

@@ -85,6 +85,12 @@ class Measuring:
     counters: str
     note: str
 
+    @property
+    def meter(self) -> str:
+        """What measures the runs, as a sweep records it (`Sweep.meter`): "process+perf" etc."""
+        kind = "function" if isinstance(self.executor, FunctionExecutor) else "process"
+        return f"{kind}+{self.counters}"
+
 
 def choose_measuring(command: Sequence[str] = (), *, no_perf: bool = False,
                      cpus: Sequence[int] = ()) -> Measuring:

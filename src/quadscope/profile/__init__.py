@@ -3,24 +3,9 @@
 Data flows one way: sampler (perf / py-spy / fake) -> `StackProfile` per size
 -> folded files -> `attribute` (pure) -> `Attribution` -> stored blob
 "profile" and the differential flame graph. See `driver.profile_sweep`.
+
+The package imports none of its modules: import the one you need
+(`quadscope.profile.records` for the stored records, `.driver` to take a
+profile). Reading a stored `Attribution` thus never loads the samplers or
+the fitting (scipy), and `quadscope --help` stays instant.
 """
-
-from quadscope.profile.attribute import attribute
-from quadscope.profile.driver import choose_sampler, choose_sizes, profile_sweep
-from quadscope.profile.perf import PerfSampler, detect_perf
-from quadscope.profile.records import Attribution, Culprit
-from quadscope.profile.sampler import FakeSampler, Overhead, Sampler
-
-__all__ = [
-    "Attribution",
-    "Culprit",
-    "FakeSampler",
-    "Overhead",
-    "PerfSampler",
-    "Sampler",
-    "attribute",
-    "choose_sampler",
-    "choose_sizes",
-    "detect_perf",
-    "profile_sweep",
-]

@@ -26,6 +26,8 @@ from quadscope.analyse.analysis import Analysis
 from quadscope.render.csv import CsvRenderer
 from quadscope.render.html import HtmlRenderer
 from quadscope.render.json import JsonRenderer
+from quadscope.render.junit import JunitRenderer
+from quadscope.render.markdown import MarkdownRenderer
 from quadscope.render.png import PngRenderer
 from quadscope.render.terminal import TerminalRenderer
 
@@ -48,6 +50,8 @@ RENDERERS: tuple[type[Renderer], ...] = (
     CsvRenderer,
     HtmlRenderer,
     PngRenderer,
+    MarkdownRenderer,
+    JunitRenderer,
 )
 
 DEFAULT_REPORT = "html"

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import io
 
-from rich.console import Console
-from rich.table import Table
-
 from quadscope.doctor.records import DoctorReport, MachineComparison
 
 _VERDICT_STYLE = {"ok": "green", "slow": "yellow", "pathological": "bold red", "skipped": "dim"}
@@ -24,6 +21,11 @@ def doctor_text(
     report: DoctorReport, vs: MachineComparison | None = None, *, color: bool = False,
     width: int = 120,
 ) -> str:
+    # rich is imported here so that building the command line (which imports the
+    # renderers for their flags) stays instant.
+    from rich.console import Console
+    from rich.table import Table
+
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=color, no_color=not color, width=width,
                   highlight=False, soft_wrap=False)

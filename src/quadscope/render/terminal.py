@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable
-
-from rich.console import Console, RenderableType
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from quadscope.analyse.analysis import Analysis
-from quadscope.analyse.fitting import K_GRID
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
@@ -26,7 +21,12 @@ from quadscope.profile.records import Culprit
 from quadscope.render.doctor import doctor_text
 from quadscope.units import fmt_value
 
-K_MAX = float(K_GRID[-1])
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table
+
+# rich and the fitting module (scipy) are imported inside the functions that use them:
+# the registry imports this module to build `quadscope --help`, which must start at once.
 
 
 def class_style(cls: str) -> str:
@@ -51,6 +51,9 @@ def _median_at_max(analysis: Analysis, variant: str, metric: str) -> float | Non
 def _k(fit: Fit) -> str:
     if fit.exponent is None or fit.exponent_ci is None:
         return "—"
+    from quadscope.analyse.fitting import K_GRID
+
+    K_MAX = float(K_GRID[-1])
     lo, hi = fit.exponent_ci
     if fit.exponent >= K_MAX - 1e-6:
         # The free power law's k is searched in [0, 4]: at the edge it only says "at least 4".
@@ -71,6 +74,9 @@ def prediction_text(fit: Fit, size_word: str = "n") -> str:
 
 
 def fits_table(analysis: Analysis, variant: str) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     fits = analysis.fits.get(variant, {})
     n_word = "i" if analysis.sweep.mode == "accumulate" else "n"
     predict = analysis.sweep.predict_n is not None
@@ -115,6 +121,9 @@ def _label(analysis: Analysis, variant: str) -> str:
 
 
 def comparison_table(analysis: Analysis) -> Table | None:
+    from rich.table import Table
+    from rich.text import Text
+
     comp = analysis.comparison
     if comp is None:
         return None
@@ -132,6 +141,9 @@ def comparison_table(analysis: Analysis) -> Table | None:
 
 
 def failures_table(analysis: Analysis) -> Table | None:
+    from rich.table import Table
+    from rich.text import Text
+
     if not analysis.failures:
         return None
     table = Table(title=f"{len(analysis.failures)} failed run(s), left out of the fit",
@@ -147,6 +159,9 @@ def failures_table(analysis: Analysis) -> Table | None:
 
 
 def culprits_table(culprits: Iterable[Culprit]) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="culprits: what makes it grow", title_justify="left")
     for col in ("#", "symbol", "dso", "class", "k", "share at max n", "share of growth"):
         table.add_column(col)
@@ -160,6 +175,9 @@ def culprits_table(culprits: Iterable[Culprit]) -> Table:
 
 
 def renderables(analysis: Analysis) -> Iterable[RenderableType]:
+    from rich.markup import escape
+    from rich.text import Text
+
     sw = analysis.sweep
     yield Text(analysis.verdict, style="bold")
     sizes = sorted({r.size_n for r in analysis.runs if not r.warmup})
@@ -224,6 +242,8 @@ class TerminalRenderer:
         return text.encode("utf-8")
 
     def _report(self, analysis: Analysis) -> str:
+        from rich.console import Console
+
         buf = io.StringIO()
         console = Console(file=buf, force_terminal=self.color, width=self.width,
                           color_system="standard" if self.color else None, highlight=False)

@@ -34,6 +34,7 @@ from typing import Protocol
 from quadscope.errors import UsageError
 from quadscope.measure.clock import Clock
 from quadscope.measure.launcher import Executor, Job
+from quadscope.measure.provenance import Provenance
 from quadscope.model import Run, Sweep
 from quadscope.run.adaptive import AdaptivePlan
 from quadscope.run.plan import Batch, FixedPlan, Plan, plan_accumulate, plan_runs
@@ -159,13 +160,15 @@ def _execute(sweep: Sweep, plan: Plan, *, budget_s: float | None, done: Sequence
 
 def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store,
               progress: Progress | None = None, counters: str = "rusage",
-              counters_note: str = "", host: dict[str, str] | None = None) -> Sweep:
+              counters_note: str = "", host: dict[str, str] | None = None,
+              provenance: Provenance | None = None) -> Sweep:
     """Run a new sweep to the end (or the budget) and return it as stored."""
     check_spec(spec)
     if spec.mode == "accumulate":
         spec = dataclasses.replace(spec, sizes=tuple(range(1, spec.runs + 1)), warmup=0, repeat=1)
     sweep = store.create_sweep(new_sweep(spec, clock=clock, counters=counters,
-                                         counters_note=counters_note, host=host or {}))
+                                         counters_note=counters_note, host=host or {},
+                                         provenance=provenance))
     plan: Plan
     if spec.mode == "adaptive":
         plan = AdaptivePlan(variants=variants(sweep), repeat=spec.repeat, warmup=spec.warmup,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from quadscope.errors import UsageError
 from quadscope.measure.clock import Clock
+from quadscope.measure.provenance import Provenance
 from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
 from quadscope.model import Sweep
 
@@ -104,8 +105,9 @@ def check_spec(spec: SweepSpec) -> None:
 
 
 def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: str,
-              host: dict[str, str]) -> Sweep:
+              host: dict[str, str], provenance: Provenance | None = None) -> Sweep:
     """The record to store for `spec`, created now by `clock`; the store assigns its id."""
+    where = provenance or Provenance()
     return Sweep(
         id=0,
         name=spec.name or " ".join(spec.command)[:80],
@@ -124,6 +126,11 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
         counters=counters,
         counters_note=counters_note,
         host=host,
+        git_commit=where.git_commit,
+        git_branch=where.git_branch,
+        git_dirty=where.git_dirty,
+        machine=where.machine,
+        meter=where.meter,
         created_at=clock.time(),
         kind=spec.kind,
         setup=spec.setup,

@@ -1,0 +1,73 @@
+"""`quadscope import FILE`: hyperfine or pytest-benchmark JSON stored as sweeps, then reported.
+
+Contract: reads FILE (`interop.read_sweeps` knows the formats), stores each
+sweep it holds with all its runs, then fits and prints each like `quadscope
+show`, writing the output options' files for the last one; the sweeps are
+then compared, reported and followed by `history` like any other. A file
+that cannot be read or is not one of the formats is one sentence, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from quadscope.commands.common import add_output_options, add_store_option, check_outputs, open_store
+from quadscope.errors import UsageError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "import", help="store hyperfine --parameter-scan or pytest-benchmark JSON as sweeps",
+        description="Reads `hyperfine --parameter-scan N ... --export-json FILE` or "
+        "`pytest --benchmark-json FILE` (rounds included with --benchmark-save-data) and "
+        "stores it as sweeps, fitted and reported like any other.")
+    p.add_argument("file", metavar="FILE", help="the JSON file to import")
+    p.add_argument("--param", metavar="NAME", default=None,
+                   help="the parameter that is n, when the file has several numeric ones")
+    p.add_argument("--name", default="", help="store the sweep under this name [from the file]")
+    add_store_option(p)
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from quadscope.commands.common import analyse_stored, print_analysis, write_outputs
+    from quadscope.interop import read_sweeps
+    from quadscope.model import Run
+
+    check_outputs(args)
+    try:
+        data = json.loads(Path(args.file).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{args.file} is not JSON ({exc})") from None
+    imported = read_sweeps(data, source=args.file, now=time.time(), param=args.param)
+    with open_store(args) as store:
+        analysis = None
+        for item in imported:
+            sweep = item.sweep
+            if args.name:
+                sweep = dataclasses.replace(sweep, name=args.name if len(imported) == 1
+                                            else f"{args.name}:{sweep.name}")
+            stored = store.create_sweep(sweep)
+            repeats: dict[int, int] = {}
+            for seq, (n, m) in enumerate(item.runs):
+                repeats[n] = repeats.get(n, -1) + 1
+                store.add_run(Run(sweep_id=stored.id, seq=seq, variant="A", size_n=n,
+                                  repeat=repeats[n], warmup=False, started_at=sweep.created_at,
+                                  measurement=m))
+            print(f"quadscope: imported sweep {stored.id} ({stored.name}, {len(item.runs)} runs "
+                  f"at {len(repeats)} sizes) from {args.file}", file=sys.stderr)
+            analysis = analyse_stored(store, stored)
+            print_analysis(analysis)
+        if analysis is not None:
+            write_outputs(args, analysis)
+    return 0

@@ -1,0 +1,177 @@
+"""Reading what users already have: hyperfine and pytest-benchmark JSON as quadscope sweeps.
+
+Contract: `read_sweeps(data, source=, now=, param=)` turns a parsed JSON
+document into `Imported` sweeps (a `Sweep` with id 0 and its runs' sizes and
+measurements), ready to store and then fit, compare and report like any
+other; it is pure and raises `ImportFormatError` (one sentence) for anything
+else. Formats:
+
+- hyperfine `--parameter-scan NAME ... --export-json FILE`: one sweep; each
+  result's `parameters[NAME]` is n and each of its `times` (wall seconds,
+  one per run) a run, with the run's `exit_codes` entry, and its
+  `memory_usage_byte` as max_rss_bytes when hyperfine wrote them per run.
+  hyperfine reports user and system time only as means, so they are left
+  out rather than repeated on every run.
+- pytest-benchmark `--benchmark-json FILE`: one sweep per benchmarked
+  function (the name before `[`), n from its one numeric parameter (or
+  `param=`), the rounds of `stats.data` as runs when saved with
+  `--benchmark-save-data`, else one run at `stats.median` per size (a
+  note says so). Its `commit_info` and `machine_info` become the sweep's git
+  fields and machine.
+
+The sweep's `meter` names the tool; `created_at` is the file's own date when
+it has one, else `now`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from quadscope.errors import UsageError
+from quadscope.model import Measurement, Sweep
+
+
+class ImportFormatError(UsageError):
+    """A file to import is not hyperfine's or pytest-benchmark's JSON, or has no sizes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    sweep: Sweep
+    runs: tuple[tuple[int, Measurement], ...]  # (size_n, measurement) in file order
+
+
+def read_sweeps(data: Any, *, source: str, now: float, param: str | None = None) -> list[Imported]:
+    """The sweeps in a hyperfine or pytest-benchmark JSON document (see the module docstring)."""
+    if isinstance(data, Mapping) and isinstance(data.get("results"), list):
+        return [_hyperfine(data["results"], source, now, param)]
+    if isinstance(data, Mapping) and isinstance(data.get("benchmarks"), list):
+        return _pytest_benchmark(data, source, now, param)
+    raise ImportFormatError(
+        f"{source} is neither `hyperfine --export-json` output (a 'results' list) nor "
+        "pytest-benchmark JSON (a 'benchmarks' list)")
+
+
+def _size(params: Any, param: str | None, source: str, what: str) -> tuple[str, int]:
+    """(name, n): the named parameter, or the only numeric one."""
+    if not isinstance(params, Mapping) or not params:
+        raise ImportFormatError(f"{source}: {what} has no parameter to use as n; run it with a "
+                                "size parameter (hyperfine --parameter-scan, pytest parametrize)")
+    numeric = {k: v for k, v in params.items() if _as_int(v) is not None}
+    if param is not None:
+        if param not in numeric:
+            raise ImportFormatError(f"{source}: {what} has no numeric parameter {param!r} "
+                                    f"(it has {', '.join(map(str, params)) or 'none'})")
+        key = param
+    elif len(numeric) == 1:
+        key = next(iter(numeric))
+    else:
+        raise ImportFormatError(f"{source}: {what} has {len(numeric)} numeric parameters "
+                                f"({', '.join(map(str, numeric)) or 'none'}); name n with --param")
+    value = _as_int(numeric[key])
+    assert value is not None
+    return key, value
+
+
+def _as_int(v: Any) -> int | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return int(f) if math.isfinite(f) and f == int(f) else None
+
+
+def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -> Imported:
+    runs: list[tuple[int, Measurement]] = []
+    template = ""
+    try:
+        for res in results:
+            key, n = _size(res.get("parameters"), param, source, f"command {res.get('command')!r}")
+            times = [float(t) for t in res["times"]]
+            codes = list(res.get("exit_codes") or [0] * len(times))
+            memory = res.get("memory_usage_byte")
+            per_run_memory = isinstance(memory, list) and len(memory) == len(times)
+            for i, t in enumerate(times):
+                rss = int(memory[i]) if per_run_memory else None
+                code = int(codes[i]) if i < len(codes) and codes[i] is not None else 0
+                runs.append((n, Measurement(wall_s=t, exit_code=code, max_rss_bytes=rss)))
+            if not template:
+                template = str(res["command"]).replace(str(res["parameters"][key]), "{n}")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ImportFormatError(f"{source} looks like hyperfine JSON but a result lacks "
+                                f"{exc}: export it again with --export-json") from None
+    if not runs:
+        raise ImportFormatError(f"{source}: hyperfine's results hold no runs")
+    try:
+        command = tuple(shlex.split(template))
+    except ValueError:
+        command = (template,)
+    sweep = _sweep(name=template, command=command, sizes=[n for n, _ in runs], now=now,
+                   meter="hyperfine", note="imported from hyperfine: wall time per run; "
+                   "user and system time are only given as means and are left out")
+    return Imported(sweep, tuple(runs))
+
+
+def _pytest_benchmark(data: Mapping[str, Any], source: str, now: float,
+                      param: str | None) -> list[Imported]:
+    by_func: dict[str, list[tuple[int, Measurement]]] = {}
+    medians_only: set[str] = set()
+    try:
+        for b in data["benchmarks"]:
+            func = str(b.get("fullname") or b["name"]).split("[", 1)[0]
+            _, n = _size(b.get("params"), param, source, f"benchmark {b['name']!r}")
+            stats = b["stats"]
+            samples = stats.get("data")
+            if not samples:
+                samples = [stats["median"]]
+                medians_only.add(func)
+            by_func.setdefault(func, []).extend(
+                (n, Measurement(wall_s=float(t), exit_code=0)) for t in samples)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ImportFormatError(f"{source} looks like pytest-benchmark JSON but a benchmark "
+                                f"lacks {exc}: write it again with --benchmark-json") from None
+    if not by_func:
+        raise ImportFormatError(f"{source}: pytest-benchmark's file holds no benchmarks")
+    commit = data.get("commit_info") or {}
+    machine = data.get("machine_info") or {}
+    cpu = machine.get("cpu") or {}
+    label = " ".join(x for x in (str(machine.get("node") or ""),
+                                 f"({cpu.get('brand_raw')})" if cpu.get("brand_raw") else "") if x)
+    created = _timestamp(data.get("datetime"), now)
+    commit_id = str(commit.get("id") or "")
+    out = []
+    for func, runs in by_func.items():
+        note = ("imported from pytest-benchmark: one run per round"
+                if func not in medians_only else
+                "imported from pytest-benchmark statistics: one median per size; save with "
+                "--benchmark-save-data to import every round")
+        sweep = _sweep(name=func, command=(f"{func}[{{n}}]",), sizes=[n for n, _ in runs],
+                       now=created, meter="pytest-benchmark", note=note)
+        branch = commit.get("branch")
+        sweep = dataclasses.replace(
+            sweep, git_commit="" if commit_id == "unversioned" else commit_id,
+            git_branch="" if branch in (None, "(unknown)") else str(branch),
+            git_dirty=bool(commit.get("dirty")), machine=label)
+        out.append(Imported(sweep, tuple(runs)))
+    return out
+
+
+def _timestamp(text: Any, now: float) -> float:
+    try:
+        return dt.datetime.fromisoformat(str(text)).timestamp()
+    except ValueError:
+        return now
+
+
+def _sweep(*, name: str, command: tuple[str, ...], sizes: Sequence[int], now: float, meter: str,
+           note: str) -> Sweep:
+    repeats = max((sizes.count(n) for n in set(sizes)), default=1)
+    return Sweep(id=0, name=name[:80], mode="sizes", command=command,
+                 sizes=tuple(sorted(set(sizes))), repeat=repeats, warmup=0, counters="none",
+                 counters_note=note, created_at=now, status="complete", meter=meter)

@@ -1,0 +1,71 @@
+"""Where a sweep ran: the git commit, branch and dirtiness, the machine and the meter.
+
+Contract: `collect_provenance(meter, host=, cwd=, git=)` returns a `Provenance`
+that `run_sweep` copies into the stored `Sweep` (its `git_*`, `machine` and
+`meter` fields), so `quadscope history` can line sweeps up commit by commit,
+as asv does for timings. It never fails: outside a git repository, without
+git, or when git errors, the git fields stay empty. Git is reached only
+through a `GitRunner` (argv, cwd) -> stdout or None, so tests pass a fake;
+`run_git` is the real one (bounded by a timeout, never prompting).
+`commit_order(repo, git=)` is git's own order of the commits reachable from
+HEAD, oldest first (`git rev-list --topo-order --reverse HEAD`), or None
+without a repository.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+GitRunner = Callable[[Sequence[str], Path], "str | None"]
+
+_GIT_TIMEOUT_S = 5.0
+
+
+def run_git(args: Sequence[str], cwd: Path) -> str | None:
+    """`git ARGS` in `cwd`: its stdout, or None when git is absent, fails or hangs."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                              timeout=_GIT_TIMEOUT_S, env=env, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    git_commit: str = ""
+    git_branch: str = ""
+    git_dirty: bool = False
+    machine: str = ""
+    meter: str = ""
+
+
+def machine_label(host: Mapping[str, str]) -> str:
+    """"hostname (CPU model)" from `host_info()`'s facts; what is missing is left out."""
+    name, cpu = host.get("hostname", ""), host.get("cpu", "")
+    return f"{name} ({cpu})" if name and cpu else name or cpu
+
+
+def collect_provenance(meter: str, *, host: Mapping[str, str], cwd: Path | None = None,
+                       git: GitRunner = run_git) -> Provenance:
+    """The provenance of a sweep started now in `cwd` (the working directory by default)."""
+    where = cwd or Path.cwd()
+    commit = (git(["rev-parse", "--verify", "HEAD"], where) or "").strip()
+    branch = dirty = ""
+    if commit:
+        branch = (git(["symbolic-ref", "--quiet", "--short", "HEAD"], where) or "").strip()
+        # Untracked files do not count: build outputs and result databases live there.
+        dirty = (git(["status", "--porcelain", "--untracked-files=no"], where) or "").strip()
+    return Provenance(git_commit=commit, git_branch=branch, git_dirty=bool(dirty),
+                      machine=machine_label(host), meter=meter)
+
+
+def commit_order(repo: Path, git: GitRunner = run_git) -> list[str] | None:
+    """Commits reachable from HEAD in `repo`, oldest first, in git's topological order."""
+    out = git(["rev-list", "--topo-order", "--reverse", "HEAD"], repo)
+    return None if out is None else out.split()

@@ -1,0 +1,105 @@
+"""Markdown summary: the verdict and the fits table, for a pull request or a CI job summary.
+
+Contract: `MarkdownRenderer().render(analysis) -> bytes` is GitHub-flavoured
+Markdown (UTF-8): a heading with the sweep, the verdict, where it ran (commit,
+machine, meter), one table row per fitted metric (class, exponent with its
+95% interval, the bracket of classes the data support, r²), a B-against-A
+table when the sweep compares two commands, and the notes. It declares
+`step_summary`: when `$GITHUB_STEP_SUMMARY` is set, the CLI appends the same
+bytes there (GitHub's job summary, which expects appends). Every string from
+the user or the workload is escaped so it cannot open a link, an image or an
+HTML tag, nor break a table cell.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from quadscope.units import fmt_value
+
+if TYPE_CHECKING:
+    from quadscope.analyse.analysis import Analysis
+    from quadscope.model import Fit
+
+# Characters Markdown (or the HTML GitHub allows in it) could read as syntax.
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
+def md(text: object) -> str:
+    """`text` as literal Markdown: special characters escaped, newlines flattened."""
+    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _k(fit: Fit) -> str:
+    if fit.exponent is None or fit.exponent_ci is None:
+        return "—"
+    return f"{fit.exponent:.2f} [{fit.exponent_ci[0]:.2f}, {fit.exponent_ci[1]:.2f}]"
+
+
+def _bracket(fit: Fit) -> str:
+    if not fit.at_least or fit.at_least == fit.at_most:
+        return md(fit.at_least or "—")
+    return f"{md(fit.at_least)} … {md(fit.at_most)}"
+
+
+def _lines(analysis: Analysis) -> Iterable[str]:
+    sw = analysis.sweep
+    yield f"### quadscope: {md(sw.name or ' '.join(sw.command))} (sweep {sw.id})"
+    yield ""
+    yield f"**{md(analysis.verdict)}**"
+    yield ""
+    where = [f"command `{' '.join(sw.command).replace('`', '')}`"]
+    if sw.git_commit:
+        where.append(f"commit {md(sw.git_commit[:10])}{' (dirty)' if sw.git_dirty else ''}"
+                     + (f" on {md(sw.git_branch)}" if sw.git_branch else ""))
+    if sw.machine:
+        where.append(f"machine {md(sw.machine)}")
+    if sw.meter:
+        where.append(f"meter {md(sw.meter)}")
+    yield " · ".join(where)
+    for variant, fits in analysis.fits.items():
+        if not fits:
+            continue
+        yield ""
+        if len(analysis.fits) > 1:
+            yield f"#### {'A' if variant == 'A' else 'B (--vs)'}"
+            yield ""
+        yield "| metric | class | exponent k [95%] | supported classes | r² | largest n |"
+        yield "|---|---|---|---|---|---|"
+        runs = analysis.measured(variant)
+        top = max((r.size_n for r in runs), default=0)
+        for metric, fit in fits.items():
+            r2 = "—" if fit.r2 is None else f"{fit.r2:.3f}"
+            yield (f"| {md(metric)} | {md(fit.cls)} | {_k(fit)} | {_bracket(fit)} | {r2} | "
+                   f"{top} |")
+    if analysis.comparison is not None:
+        yield ""
+        yield "| metric | change | class A | class B |"
+        yield "|---|---|---|---|"
+        for mc in analysis.comparison.metrics:
+            yield f"| {md(mc.metric)} | {md(mc.change)} | {md(mc.class_a)} | {md(mc.class_b)} |"
+    for fit in analysis.fits.get("A", {}).values():
+        if fit.prediction is not None:
+            p = fit.prediction
+            yield ""
+            yield (f"{md(fit.metric)} at n={p.size_n}: {md(fmt_value(fit.metric, p.value))} "
+                   f"[{md(fmt_value(fit.metric, p.lo))}, {md(fmt_value(fit.metric, p.hi))}]")
+    if analysis.notes:
+        yield ""
+        yield from (f"- {md(note)}" for note in analysis.notes)
+    yield ""
+
+
+class MarkdownRenderer:
+    name = "markdown"
+    flag = "--markdown"
+    metavar = "FILE"
+    help = "write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)"
+    extension = ".md"
+    folder = False
+    step_summary = True  # the CLI appends this output to $GITHUB_STEP_SUMMARY too
+
+    def render(self, analysis: Analysis) -> bytes:
+        return "\n".join(_lines(analysis)).encode("utf-8")

@@ -1,0 +1,143 @@
+"""History across commits: provenance recorded per sweep, commit order, changepoints, the page."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from quadscope.analyse.history import (
+    between_sweep_scatter,
+    changepoints,
+    order_sweeps,
+    reference_n,
+)
+from quadscope.cli import main
+from quadscope.commands.history import load_history
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.launcher import FakeExecutor
+from quadscope.measure.provenance import Provenance, collect_provenance, machine_label
+from quadscope.model import Measurement, Sweep
+from quadscope.render.history_html import history_html
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
+from quadscope.store import Store
+
+
+def test_changepoints_finds_one_step_and_none_in_flat_data() -> None:
+    """A jump of 2 in ln(cost) with 0.1 errors is one changepoint; flat data has none."""
+    var = [0.01] * 6
+    assert changepoints([0.0, 0.05, -0.05, 2.0, 2.05, 1.95], var, 2 * 1.79) == [3]
+    assert changepoints([0.0, 0.05, -0.05, 0.02, 0.01, -0.03], var, 2 * 1.79) == []
+    assert changepoints([1.0], [0.01], 1.0) == []
+
+
+def test_scatter_is_zero_below_five_points_and_robust_to_a_step() -> None:
+    """τ needs five points; one large step among small differences does not inflate it."""
+    assert between_sweep_scatter([0.0, 5.0, 0.0]) == 0.0
+    tau = between_sweep_scatter([0.0, 0.1, 0.0, 5.0, 5.1, 5.0])
+    assert tau == pytest.approx(0.1 / (0.6744897501960817 * 2 ** 0.5))
+
+
+def test_reference_n_is_the_largest_common_size_else_the_smallest_maximum() -> None:
+    """Common sizes give their maximum; disjoint sizes never extrapolate a sweep."""
+    assert reference_n([[1, 2, 4, 8], [2, 4, 8, 16]]) == 8
+    assert reference_n([[1, 2], [3, 4]]) == 2
+    assert reference_n([]) == 0
+
+
+def test_order_sweeps_follows_git_then_time() -> None:
+    """Listed commits in git's order (ties by time), unlisted ones after, by time."""
+    def sw(i: int, commit: str, t: float) -> Sweep:
+        return Sweep(id=i, name="x", mode="sizes", command=("p",), git_commit=commit, created_at=t)
+    sweeps = [sw(1, "c2", 1.0), sw(2, "c1", 2.0), sw(3, "zz", 0.5), sw(4, "c1", 1.5)]
+    assert [s.id for s in order_sweeps(sweeps, ["c1", "c2"])] == [4, 2, 1, 3]
+    assert [s.id for s in order_sweeps(sweeps, None)] == [3, 1, 4, 2]
+
+
+def test_collect_provenance_reads_git_through_the_runner() -> None:
+    """Commit, branch and dirtiness come from git; outside a repository all stay empty."""
+    answers = {"rev-parse": "abc123\n", "symbolic-ref": "main\n", "status": " M src/x.c\n"}
+
+    def fake_git(args: Sequence[str], cwd: Path) -> str | None:
+        return answers.get(args[0])
+
+    host = {"hostname": "box", "cpu": "Xeon"}
+    got = collect_provenance("process+perf", host=host, cwd=Path("/r"), git=fake_git)
+    assert got == Provenance("abc123", "main", True, "box (Xeon)", "process+perf")
+    none = collect_provenance("process+rusage", host={}, cwd=Path("/r"), git=lambda a, c: None)
+    assert none == Provenance("", "", False, "", "process+rusage")
+    assert machine_label({"hostname": "box"}) == "box"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+                          timeout=30).stdout
+
+
+def _cost(repo: Path, rng: random.Random):  # type: ignore[no-untyped-def]
+    """A workload whose algorithm is whatever the repository's algo.txt says at this commit."""
+    def cost(argv: Sequence[str]) -> Measurement:
+        n = int(argv[-1])
+        quadratic = (repo / "algo.txt").read_text().strip() == "quadratic"
+        wall = (1e-3 + (2e-10 * n * n if quadratic else 4e-7 * n)) * rng.lognormvariate(0, 0.02)
+        return Measurement(wall_s=wall, user_s=wall, sys_s=0.0, exit_code=0)
+    return cost
+
+
+def test_history_marks_linear_quadratic_linear_commits(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commits making a function linear, quadratic, linear: both changes marked, nothing else."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    rng = random.Random(5)
+    clock = FakeClock(start=1_700_000_000.0)
+    with Store(tmp_path / "results.db") as store:
+        for i, algo in enumerate(["linear", "quadratic", "linear"]):
+            (repo / "algo.txt").write_text(algo + "\n")
+            _git(repo, "add", "algo.txt")
+            _git(repo, "commit", "-q", "-m", f"{i}: {algo}")
+            for _ in range(2):  # two sweeps per commit: replicates for the scatter estimate
+                spec = SweepSpec(command=("prog", "{n}"), name="hot", repeat=3, warmup=0,
+                                 sizes=(1000, 2000, 4000, 8000, 16000, 32000), seed=i)
+                prov = collect_provenance("fake+rusage", host={"hostname": "h"}, cwd=repo)
+                run_sweep(spec, executor=FakeExecutor(_cost(repo, rng), clock), clock=clock,
+                          store=store, provenance=prov)
+        (repo / "algo.txt").write_text("linear, edited\n")
+        dirty = collect_provenance("fake+rusage", host={}, cwd=repo)
+        history = load_history(store, "hot", "wall_s", repo)
+    commits = _git(repo, "rev-list", "--reverse", "HEAD").split()
+    assert dirty.git_dirty and dirty.git_commit == commits[-1] and dirty.git_branch == "main"
+    assert history.order == "git" and history.ref_n == 32000
+    assert [p.commit for p in history.points] == [c for c in commits for _ in range(2)]
+    assert [p.cls for p in history.points] == ["n", "n", "n^2", "n^2", "n", "n"]
+    assert [p.class_changed for p in history.points] == ["", "", "n → n^2", "", "n^2 → n", ""]
+    steps = [p.step for p in history.points]
+    assert [s is not None for s in steps] == [False, False, True, False, True, False]
+    assert steps[2] is not None and steps[2] > 5 and steps[4] is not None and steps[4] < 0.2
+    page = history_html(history).decode()
+    assert page.count("<tr class=\"change\">") == 2 and "n → n^2" in page and "<script" not in page
+    html = tmp_path / "history.html"
+    monkeypatch.setenv("COLUMNS", "200")  # one table row per line, whatever runs the tests
+    assert main(["history", "hot", "--db", str(tmp_path / "results.db"), "--repo", str(repo),
+                 "--html", str(html)]) == 0
+    assert "class n → n^2" in capsys.readouterr().out and html.read_text() == page
+    assert main(["history", "cold", "--db", str(tmp_path / "results.db")]) == 5
+
+
+def test_history_page_escapes_stored_strings() -> None:
+    """A branch or name holding markup is written as text, never as markup."""
+    from quadscope.analyse.history import History, HistoryPoint
+
+    p = HistoryPoint(sweep_id=1, commit="", branch="<b>x</b>", dirty=False, created_at=0.0,
+                     machine="<img src=x>", meter="", cls="n", exponent=None, exponent_ci=None,
+                     cost=None, cost_lo=None, cost_hi=None)
+    page = history_html(History("<script>", "wall_s", 10, "time", 0.0, (p,))).decode()
+    assert "<b>x</b>" not in page and "<img" not in page and "<script>" not in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page
