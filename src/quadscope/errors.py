@@ -52,3 +52,9 @@ class ToolMissingError(QuadscopeError):
     """An external tool (perf, a C compiler, chromium) is absent or not permitted."""
 
     exit_code = 7
+
+
+class SweepBusyError(QuadscopeError):
+    """Another live process is running the sweep asked for."""
+
+    exit_code = 8

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from quadscope import render
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries, doctor_from_dict
-from quadscope.errors import QuadscopeError, StoreError, UsageError
+from quadscope.errors import FitRefusedError, QuadscopeError, StoreError, UsageError
 from quadscope.model import Sweep
 from quadscope.profile.records import Attribution
 from quadscope.store import Store, default_db_path
@@ -33,8 +33,10 @@ def add_store_option(p: Any) -> None:
                    help="the results database [$QUADSCOPE_DB or .quadscope/results.db]")
 
 
-def open_store(args: argparse.Namespace) -> Store:
-    return Store(Path(args.db) if getattr(args, "db", None) else default_db_path())
+def open_store(args: argparse.Namespace, *, readonly: bool = False) -> Store:
+    """The store `--db` names; `readonly` for commands that only read (never creates one)."""
+    path = Path(args.db) if getattr(args, "db", None) else default_db_path()
+    return Store.for_reading(path) if readonly else Store(path)
 
 
 def add_output_options(p: Any) -> None:
@@ -89,6 +91,10 @@ def write_output(r: type[render.Renderer], path: str, analysis: Analysis) -> Non
         _write(Path(path), out)
         print(f"quadscope: wrote {path}", file=sys.stderr)
     else:
+        if not out:
+            raise FitRefusedError(f"{r.flag} {path}: nothing to draw, as no metric could be "
+                                  "fitted (every run failed, or too few sizes succeeded); "
+                                  "no file was written")
         for name, data in out.items():
             _write(Path(path) / name, data)
         print(f"quadscope: wrote {len(out)} {r.name.upper()} file(s) to {path}",

@@ -6,18 +6,31 @@ spec that cannot mean anything, before anything runs or is stored.
 `new_sweep(spec, ...)` is the `Sweep` record to store for it (id 0 until the
 store gives one). `substitute(command, shell, size_n)` is the argv of one run:
 `{n}` and `{i}` replaced inside each argument (never re-split), and a shell
-command run as `/bin/sh -c`. `variants(sweep)` names the commands a sweep
-runs: "A", and "B" for `--vs`.
+command run as `/bin/sh -c`. Numbers are bounded (MAX_SECONDS, MAX_REPEAT,
+sizes.MAX_SIZE): nan, inf and absurd values are refused, never stored.
+`variants(sweep)` names the commands a sweep runs: "A", and "B" for `--vs`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from quadscope import metrics
 from quadscope.errors import UsageError
 from quadscope.measure.clock import Clock
+from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
 from quadscope.model import Sweep
+from quadscope.run.sizes import MAX_SIZE, MAX_SIZES
+
+# Bounds past which a number is a typo, not a plan: a week of time, a thousand
+# repeats. They keep nan, inf and 1e300 out of the store before anything runs.
+MAX_SECONDS = 7 * 24 * 3600.0
+MAX_REPEAT = 1000
+MAX_SEED = 2**63 - 1
+MAX_NAME_CHARS = 200
+LATEST_NAMES = ("last", "latest")  # refs `quadscope show` reads as the newest sweep
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +67,47 @@ def variants(sweep: Sweep) -> tuple[str, ...]:
     return ("A", "B") if sweep.vs_command is not None else ("A",)
 
 
+def _seconds(option: str, value: float | None) -> None:
+    if value is None:
+        return
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{option} must be a positive number of seconds, not {value}")
+    if value > MAX_SECONDS:
+        raise UsageError(f"{option} {value:g} is more than a week ({MAX_SECONDS:.0f} s); "
+                         "give it in seconds")
+
+
+def _count(option: str, value: int, low: int, high: int, why: str = "") -> None:
+    if not low <= value <= high:
+        raise UsageError(f"{option} must be from {low} to {high}{why}, not {value}")
+
+
+def check_name(name: str) -> None:
+    """Refuse a --name that would read as a sweep id or `last`, or that cannot be printed."""
+    if not name:
+        return
+    if name.strip().isdigit() or name.strip().lower() in LATEST_NAMES:
+        raise UsageError(f"--name {name!r} looks like a sweep id or `last`, so `quadscope show "
+                         f"{name.strip()}` could not find it; choose a name with a letter in it")
+    if not name.isprintable() or len(name) > MAX_NAME_CHARS or name != name.strip():
+        raise UsageError(f"--name {name[:40]!r} must be printable text of at most "
+                         f"{MAX_NAME_CHARS} characters, without surrounding spaces")
+
+
+def _check_python_target(cmd: Sequence[str], mode: str) -> None:
+    placeholder = "{i}" if mode == "accumulate" else "{n}"
+    if cmd[0].startswith(PYTHON_PREFIX) and tuple(cmd[1:]) != (placeholder,):
+        raise UsageError(f"a python: target is called with the size alone: "
+                         f"`{cmd[0]} {placeholder}`, not `{' '.join(cmd)}`; "
+                         "build other arguments inside the function")
+
+
 def check_spec(spec: SweepSpec) -> None:
     """Refuse specs that cannot mean anything, each with one sentence."""
     if not spec.command or not spec.command[0]:
         raise UsageError("no command to sweep: put it after `--`, e.g. quadscope run -- prog {n}")
+    if spec.vs_command is not None and (not spec.vs_command or not spec.vs_command[0].strip()):
+        raise UsageError("the second command (--vs) is empty: give it, e.g. --vs './fast {n}'")
     commands = [spec.command] + ([spec.vs_command] if spec.vs_command else [])
     if spec.mode != "accumulate":
         for cmd in commands:
@@ -66,16 +116,27 @@ def check_spec(spec: SweepSpec) -> None:
                     f"no {{n}} in `{' '.join(cmd)}`: put {{n}} where the size goes, "
                     "e.g. quadscope run -- prog {n}, or use --accumulate to repeat one command"
                 )
-    if spec.repeat < 1:
-        raise UsageError(f"--repeat must be at least 1, not {spec.repeat}")
-    if spec.warmup < 0:
-        raise UsageError(f"--warmup cannot be negative ({spec.warmup})")
-    if spec.timeout_s is not None and spec.timeout_s <= 0:
-        raise UsageError(f"--timeout must be positive, not {spec.timeout_s}")
-    if spec.mode == "accumulate" and spec.runs < 4:
-        raise UsageError(f"--runs must be at least 4 to fit a trend, not {spec.runs}")
-    if spec.mode == "adaptive" and spec.budget_s <= 0:
-        raise UsageError(f"--budget must be positive, not {spec.budget_s}")
+    pairs = [(spec.command, spec.shell)]
+    if spec.vs_command is not None:
+        pairs.append((spec.vs_command, spec.vs_shell))
+    for cmd, shell in pairs:
+        if not shell:
+            _check_python_target(cmd, spec.mode)
+    _count("--repeat", spec.repeat, 1, MAX_REPEAT)
+    _count("--warmup", spec.warmup, 0, MAX_REPEAT)
+    _seconds("--timeout", spec.timeout_s)
+    _seconds("--budget", spec.budget_s)
+    if spec.mode == "accumulate":
+        _count("--runs", spec.runs, 4, MAX_SIZES, " (4 is the least that fits a trend)")
+    _count("--start", spec.start_n, 0, MAX_SIZE)
+    if spec.predict_n is not None:
+        _count("--predict", spec.predict_n, 0, MAX_SIZE)
+    _count("--seed", spec.seed, 0, MAX_SEED)
+    check_name(spec.name)
+    unknown = [m for m in spec.until if metrics.find(m) is None]
+    if unknown:
+        raise UsageError(f"--until names no metric {', '.join(repr(m) for m in unknown)}; "
+                         f"choose from {', '.join(metrics.NAMES)}")
 
 
 def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: str,
