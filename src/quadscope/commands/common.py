@@ -60,6 +60,8 @@ def check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written before a sweep spends time measuring."""
     for r, path in asked_outputs(args):
         target = Path(path) / "x" if r.folder else Path(path)
+        if not r.folder and target.is_dir():
+            raise UsageError(f"{r.flag} {path} is a directory: name the file to write")
         parent = target.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)

@@ -64,7 +64,7 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
 
 def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:
     spec = getattr(args, "profile_sizes", None)
-    sizes = parse_sizes(spec) if spec else None
+    sizes = parse_sizes(spec) if spec is not None else None
     runs = store.runs(sweep.id)
     if not any(r.measurement.ok and not r.warmup for r in runs):
         raise FitRefusedError(

@@ -31,7 +31,7 @@ from quadscope.measure.launcher import resolve_program
 from quadscope.measure.pyfunc import PREFIX, resolve_function
 from quadscope.model import Run, Sweep
 from quadscope.profile.records import Attribution
-from quadscope.run.runner import resume_sweep, run_sweep
+from quadscope.run.runner import check_resumable, resume_sweep, run_sweep
 from quadscope.run.sizes import parse_size, parse_sizes
 from quadscope.run.spec import SweepSpec, check_spec
 
@@ -111,7 +111,7 @@ def split_command(tail: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]
 
 def build_spec(args: argparse.Namespace) -> SweepSpec:
     command, vs_tail = split_command(args.command)
-    if not command:
+    if not command or not command[0].strip():
         raise UsageError("no command to sweep: put it after `--`, e.g. quadscope run -- prog {n}")
     if args.shell and len(command) > 1:
         command = (" ".join(command),)
@@ -131,10 +131,10 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
             raise UsageError(f"--vs {args.vs!r} does not parse as a command line: {exc}") from None
     if args.vs_shell:
         vs, vs_shell = (args.vs_shell,), True
-    if args.accumulate and args.sizes:
+    if args.accumulate and args.sizes is not None:
         raise UsageError("--accumulate counts launches with --runs; it takes no --sizes")
-    mode = "accumulate" if args.accumulate else ("sizes" if args.sizes else "adaptive")
-    sizes = parse_sizes(args.sizes) if args.sizes else ()
+    mode = "accumulate" if args.accumulate else ("sizes" if args.sizes is not None else "adaptive")
+    sizes = parse_sizes(args.sizes) if args.sizes is not None else ()
     for cmd, shell in ((command, args.shell), (vs, vs_shell)):
         if cmd and cmd[0].startswith(PREFIX):
             if "" not in sys.path:
@@ -221,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
         if args.resume:
             refuse_new_settings(args)
             sweep = store.get_sweep(args.resume)
+            check_resumable(sweep)  # before choosing (and perhaps compiling) an executor
             executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf").executor
             try:
                 sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,

@@ -189,6 +189,12 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
                     store=store, progress=progress or NoProgress(), owner=owner)
 
 
+def check_resumable(sweep: Sweep) -> None:
+    """Refuse to resume a sweep that has nothing left to run."""
+    if sweep.status == "complete":
+        raise UsageError(f"sweep {sweep.id} is already complete; `quadscope show {sweep.id}`")
+
+
 def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store,
                  progress: Progress | None = None,
                  alive: Callable[[Owner], bool] = is_alive) -> Sweep:
@@ -197,8 +203,7 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     Refused (`SweepBusyError`) while another live process runs it; a sweep whose
     process died is taken over.
     """
-    if sweep.status == "complete":
-        raise UsageError(f"sweep {sweep.id} is already complete; `quadscope show {sweep.id}`")
+    check_resumable(sweep)
     owner = this_process(since=clock.time())
     holder = store.claim(sweep.id, owner, alive)
     if holder is not None:

@@ -67,7 +67,8 @@ def variants(sweep: Sweep) -> tuple[str, ...]:
     return ("A", "B") if sweep.vs_command is not None else ("A",)
 
 
-def _seconds(option: str, value: float | None) -> None:
+def check_seconds(option: str, value: float | None) -> None:
+    """Refuse a duration that is not a positive, finite number of seconds up to a week."""
     if value is None:
         return
     if not math.isfinite(value) or value <= 0:
@@ -124,8 +125,8 @@ def check_spec(spec: SweepSpec) -> None:
             _check_python_target(cmd, spec.mode)
     _count("--repeat", spec.repeat, 1, MAX_REPEAT)
     _count("--warmup", spec.warmup, 0, MAX_REPEAT)
-    _seconds("--timeout", spec.timeout_s)
-    _seconds("--budget", spec.budget_s)
+    check_seconds("--timeout", spec.timeout_s)
+    check_seconds("--budget", spec.budget_s)
     if spec.mode == "accumulate":
         _count("--runs", spec.runs, 4, MAX_SIZES, " (4 is the least that fits a trend)")
     _count("--start", spec.start_n, 0, MAX_SIZE)
