@@ -139,6 +139,8 @@ class Store:
             if not readonly:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             _refuse_foreign_bytes(self.path)
+            if not readonly:
+                _refuse_read_only(self.path)
             # isolation_level=None: we issue BEGIN/COMMIT ourselves, so every
             # transaction boundary is visible in this file.
             self._conn = sqlite3.connect(_readonly_uri(self.path) if readonly else self.path,
@@ -497,6 +499,15 @@ def _refuse_foreign_bytes(path: Path) -> None:
             f"{path} is not a SQLite database (corrupt, or not a quadscope store): "
             "it does not start with the SQLite header"
         )
+
+
+def _refuse_read_only(path: Path) -> None:
+    # Writing needs the file and its folder (WAL keeps -wal and -shm files beside
+    # it); finding out before a sweep starts beats failing at its first run.
+    if path.exists() and not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+        raise StoreError(f"cannot write to {path}: the database or its folder is read-only "
+                         "(or on a read-only file system); make both writable, or point --db "
+                         "at another file")
 
 
 def _dumps(obj: Mapping[str, Any]) -> str:
