@@ -18,6 +18,7 @@ from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
+
 def _sweep(store: Store, clock: FakeClock, n_sizes: int = 6) -> None:
     run_sweep(SweepSpec(command=("prog", "{n}"), name="s", sizes=tuple(range(1, n_sizes + 1)),
                         repeat=1, warmup=0),

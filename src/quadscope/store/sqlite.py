@@ -504,7 +504,7 @@ def _refuse_foreign_bytes(path: Path) -> None:
 def _refuse_read_only(path: Path) -> None:
     # Writing needs the file and its folder (WAL keeps -wal and -shm files beside
     # it); finding out before a sweep starts beats failing at its first run.
-    if path.exists() and not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+    if (path.exists() and not os.access(path, os.W_OK)) or not os.access(path.parent, os.W_OK):
         raise StoreError(f"cannot write to {path}: the database or its folder is read-only "
                          "(or on a read-only file system); make both writable, or point --db "
                          "at another file")
