@@ -5,9 +5,9 @@ complete sweep named `good` and one whose runs all failed, named `allfailed`,
 a corrupt and a foreign database, exports with wrong types, a directory, a
 missing path, ...) and returns the placeholders for `ROWS`. `ROWS` are
 (argv, exit code, phrase of the message). `run_argv(argv)` is `cli.main` with
-stdout and stderr captured. `guard_measuring()` makes every real executor,
-profiler and doctor run raise, so a row that got past validation reaches the
-crash handler (exit 70) and fails, instead of running a sweep. Used by
+stdout and stderr captured. `guard_measuring()` makes every way to start
+measuring (executor, sampler, doctor, demo build) raise, so a row that got past
+validation reaches the crash handler (exit 70) and fails, instead of running. Used by
 tests/test_bad_input.py and bench/reliability.py.
 """
 
@@ -22,6 +22,7 @@ from typing import Any
 from unittest import mock
 
 from quadscope.cli import main
+from quadscope.errors import QuadscopeError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
@@ -32,7 +33,7 @@ from quadscope.store import Store
 Row = tuple[tuple[str, ...], int, str]
 
 
-def _m(wall_s: float, exit_code: int = 0) -> Measurement:
+def fake_measurement(wall_s: float, exit_code: int = 0) -> Measurement:
     return Measurement(wall_s=wall_s, user_s=wall_s, sys_s=0.0, max_rss_bytes=4 << 20,
                        minor_faults=100, major_faults=0, voluntary_ctx_switches=1,
                        involuntary_ctx_switches=0, exit_code=exit_code)
@@ -43,10 +44,10 @@ def make_sandbox(root: Path) -> dict[str, str]:
     db = root / "results.db"
     clock = FakeClock(start=1000.0)
     with Store(db) as store:
-        good = FakeExecutor(lambda argv: _m(1e-6 * int(argv[-1]) ** 2), clock)
+        good = FakeExecutor(lambda argv: fake_measurement(1e-6 * int(argv[-1]) ** 2), clock)
         run_sweep(SweepSpec(command=("/bin/true", "{n}"), name="good", sizes=(100, 200, 400, 800),
                             repeat=2, warmup=0), executor=good, clock=clock, store=store)
-        bad = FakeExecutor(lambda argv: _m(0.01, exit_code=1), clock)
+        bad = FakeExecutor(lambda argv: fake_measurement(0.01, exit_code=1), clock)
         run_sweep(SweepSpec(command=("/bin/false", "{n}"), name="allfailed",
                             sizes=(100, 200, 400, 800), repeat=1, warmup=0),
                   executor=bad, clock=clock, store=store)
@@ -280,18 +281,34 @@ class Reached(AssertionError):
     """A bad input got as far as measuring: validation let it through."""
 
 
-def _refuse(*_args: Any, **_kwargs: Any) -> Any:
-    raise Reached("validation let a bad input reach the executor")
+class Stopped(QuadscopeError):
+    """The fuzz's stop sign: an argv valid enough to measure, stopped before it does."""
+
+    exit_code = 99
+
+
+MEASURING = ("quadscope.commands.run.choose_measuring",
+             "quadscope.commands.doctor.run_doctor",
+             "quadscope.commands.doctor._tools",
+             "quadscope.commands.profile.choose_sampler",
+             "quadscope.commands.profile.profile_sweep",
+             "quadscope.commands.demo.build",
+             "quadscope.commands.demo.run_sweep")
 
 
 @contextlib.contextmanager
-def guard_measuring() -> Iterator[None]:
-    """Every way to start measuring raises `Reached` (which the crash handler turns into 70)."""
-    targets = ("quadscope.commands.run.choose_measuring",
-               "quadscope.commands.doctor.run_doctor",
-               "quadscope.commands.profile.profile_sweep",
-               "quadscope.commands.demo.run_sweep")
+def guard_measuring(stop: type[Exception] = Reached) -> Iterator[None]:
+    """Every way to start measuring raises `stop`.
+
+    `Reached` (the default) is an AssertionError, which the crash handler turns
+    into exit 70: a table row that gets that far fails. The fuzz passes
+    `Stopped`, a clean exit 99, as reaching the executor is fine for a random argv.
+    """
+
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise stop("stopped before measuring")
+
     with contextlib.ExitStack() as stack:
-        for target in targets:
-            stack.enter_context(mock.patch(target, _refuse))
+        for target in MEASURING:
+            stack.enter_context(mock.patch(target, refuse))
         yield

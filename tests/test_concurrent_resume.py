@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bad_inputs import _m, run_argv
+from bad_inputs import fake_measurement, run_argv
 from quadscope.errors import SweepBusyError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.host import is_alive, this_process
@@ -49,7 +49,7 @@ def test_claim_takes_over_from_a_dead_holder(store: Store) -> None:
 def test_resume_of_a_live_sweep_names_the_process(store: Store, clock: FakeClock) -> None:
     """Resuming a sweep another live process runs is SweepBusyError with its pid and host; nothing runs."""
     sweep = _interrupted(store, Owner(pid=4242, host="buildbox", since=0.0))
-    executor = FakeExecutor(lambda argv: _m(0.01), clock)
+    executor = FakeExecutor(lambda argv: fake_measurement(0.01), clock)
     with pytest.raises(SweepBusyError, match=r"sweep \d+ is being run by process 4242 on host "
                                              r"buildbox .*another host"):
         resume_sweep(sweep, executor=executor, clock=clock, store=store, alive=lambda o: True)
@@ -61,7 +61,7 @@ def test_resume_of_a_sweep_whose_process_died(store: Store, clock: FakeClock) ->
     dead = Owner(pid=2**22 + 12345, host=platform.node(), start_ticks=1)
     assert not is_alive(dead)
     sweep = _interrupted(store, dead)
-    done = resume_sweep(sweep, executor=FakeExecutor(lambda argv: _m(0.01), clock), clock=clock,
+    done = resume_sweep(sweep, executor=FakeExecutor(lambda argv: fake_measurement(0.01), clock), clock=clock,
                         store=store)
     assert done.status == "complete"
     assert [r.seq for r in store.runs(sweep.id)] == [0, 1, 2, 3]
@@ -78,7 +78,7 @@ def test_a_reused_pid_is_not_the_owner() -> None:
 
 @pytest.mark.integration
 def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: Path) -> None:
-    """While one `quadscope run` sweeps, `--resume` is exit 8 naming its pid; after kill -9 it resumes."""
+    """While one `quadscope run` sweeps, `--resume` is exit 9 naming its pid; after kill -9 it resumes."""
     db, stop = tmp_path / "r.db", tmp_path / "stop"
     env = {**os.environ, "PYTHONPATH": str(SRC), "XDG_CACHE_HOME": str(tmp_path)}
     # Each run waits until `stop` exists, so the first process is surely mid-sweep; a run
@@ -93,7 +93,7 @@ def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: 
         while time.monotonic() < deadline and not (db.exists() and Store(db).list_sweeps()):
             time.sleep(0.05)
         code, _, err = run_argv(["run", "--db", str(db), "--resume", "1"])
-        assert code == 8, err
+        assert code == 9, err
         assert f"being run by process {child.pid} on host {platform.node()}" in err
     finally:
         os.killpg(child.pid, signal.SIGKILL)

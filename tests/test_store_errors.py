@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bad_inputs import _m, run_argv
+from bad_inputs import fake_measurement, run_argv
 from quadscope.errors import StoreError, UnknownRunError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
@@ -22,7 +22,7 @@ from quadscope.store import Store
 def _sweep(store: Store, clock: FakeClock, n_sizes: int = 6) -> None:
     run_sweep(SweepSpec(command=("prog", "{n}"), name="s", sizes=tuple(range(1, n_sizes + 1)),
                         repeat=1, warmup=0),
-              executor=FakeExecutor(lambda argv: _m(0.001), clock), clock=clock, store=store)
+              executor=FakeExecutor(lambda argv: fake_measurement(0.001), clock), clock=clock, store=store)
 
 
 def test_full_disk_is_one_sentence_and_keeps_every_stored_run(tmp_path: Path) -> None:

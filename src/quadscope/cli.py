@@ -57,6 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"quadscope: argument {i} holds a NUL character, which no command line "
                   "can carry; remove it", file=sys.stderr)
             return 2
+    options = args_given[:args_given.index("--")] if "--" in args_given else args_given
+    for arg in options:
+        if arg.startswith("--") and arg.endswith("=--"):  # argparse would pass a list on
+            print(f"quadscope: {arg}: an option's value cannot be `--`", file=sys.stderr)
+            return 2
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

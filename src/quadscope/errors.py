@@ -57,4 +57,4 @@ class ToolMissingError(QuadscopeError):
 class SweepBusyError(QuadscopeError):
     """Another live process is running the sweep asked for."""
 
-    exit_code = 8
+    exit_code = 9  # 8 is a failed --fail-above gate

@@ -393,7 +393,7 @@ class Store:
                 )
             return _row_to_sweep(row)
         row = None
-        if text.isdigit():
+        if text.isdigit() and int(text) < 2**63:  # SQLite integers are 64-bit
             row = self._conn.execute(f"{_SWEEP_SELECT} WHERE id = ?", (int(text),)).fetchone()
         if row is None:  # a name, or digits that name a sweep rather than number one
             row = self._conn.execute(
