@@ -96,9 +96,9 @@ def random_argv(rng: random.Random, commands: dict[str, list[argparse.Action]],
         else:
             argv += [flag, value()]
     for action in actions:
-        if not action.option_strings and action.nargs != argparse.REMAINDER:
-            if rng.random() < 0.95:
-                argv.append(value())
+        positional = not action.option_strings and action.nargs != argparse.REMAINDER
+        if positional and rng.random() < 0.95:
+            argv.append(value())
     if any(a.nargs == argparse.REMAINDER for a in actions):
         argv += [value() if x == "{n}" and rng.random() < 0.1 else x for x in rng.choice(TAILS)]
     if rng.random() < 0.05:
