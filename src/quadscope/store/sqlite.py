@@ -2,7 +2,12 @@
 
 Contract: `Store(path)` opens (or creates) one SQLite file and refuses, with a
 `StoreError` naming the path, any file that is not a quadscope store or was
-written by a newer schema. An older store is upgraded in place, in one
+written by a newer schema, and a file or folder it cannot write.
+`Store.for_reading(path)` opens an existing store read-only (SQLite `mode=ro`,
+`immutable=1` in a folder it cannot write: a read-only file system) and never
+creates one (`UnknownRunError` when there is none). Every SQLite failure in a
+method becomes a `StoreError` sentence naming the file and what to do
+(`store_error`: read-only, full disk, locked, corrupt, I/O). An older store is upgraded in place, in one
 transaction (`migrations.upgrade`), and a raw metric the registry has gained
 since the file was written becomes a nullable column; the tables themselves
 are declared in `schema`. Each write is its own committed transaction, so a
@@ -19,7 +24,10 @@ https://www.sqlite.org/wal.html and the `synchronous` pragma documentation).
 Concurrency: several processes may share one file (a sweep and the doctor, say).
 WAL lets readers run beside the one writer; writers wait up to `busy_timeout_s`
 for each other, and read-modify-write updates take the write lock first
-(`BEGIN IMMEDIATE`) so two writers cannot deadlock on a lock upgrade.
+(`BEGIN IMMEDIATE`) so two writers cannot deadlock on a lock upgrade. The
+`owners` table records which process runs a sweep (`create_sweep(owner=)`,
+`claim`, `release`); whether that process still lives is the caller's
+`alive` function, so this module reads no /proc.
 """
 
 from __future__ import annotations
