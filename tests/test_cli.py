@@ -113,6 +113,7 @@ def test_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
                                      ["compare", "42", "43"], ["run", "--resume", "42"]])
 def test_unknown_run(capsys: pytest.CaptureFixture[str], db: str, command: list[str]) -> None:
     """An unknown RUN id is exit 5 for every command that takes one."""
+    Store(Path(db)).close()
     code, _, err = run_cli(capsys, *command, "--db", db)
     assert code == 5
     assert "no stored sweep with id or name '42'" in one_sentence(err)

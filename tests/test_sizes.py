@@ -3,7 +3,7 @@
 import pytest
 
 from quadscope.errors import SizesError
-from quadscope.run.sizes import parse_sizes
+from quadscope.run.sizes import parse_size, parse_sizes
 
 
 def test_list_is_sorted_and_distinct() -> None:
@@ -16,14 +16,37 @@ def test_geometric_doubling_includes_the_end() -> None:
     assert parse_sizes("1e3..16e3") == (1000, 2000, 4000, 8000, 16000)
 
 
-def test_geometric_doubling_stops_below_the_end() -> None:
-    """`1e3..1e4` doubles up to the last size not beyond the end."""
-    assert parse_sizes("1e3..1e4") == (1000, 2000, 4000, 8000)
+def test_geometric_doubling_ends_at_the_end() -> None:
+    """`1e3..1e4` doubles while below the end, then measures the end itself."""
+    assert parse_sizes("1e3..1e4") == (1000, 2000, 4000, 8000, 10000)
+
+
+def test_doubling_to_a_million_ends_at_a_million() -> None:
+    """`1e3..1e6` ends at 1e6, not at 512000."""
+    assert parse_sizes("1e3..1e6")[-2:] == (512000, 1000000)
 
 
 def test_geometric_factor() -> None:
-    """`a..b*4` multiplies by 4."""
-    assert parse_sizes("1e3..1e6*4") == (1000, 4000, 16000, 64000, 256000)
+    """`a..b*4` multiplies by 4 and ends at the end."""
+    assert parse_sizes("1e3..1e6*4") == (1000, 4000, 16000, 64000, 256000, 1000000)
+
+
+def test_sizes_are_read_exactly_not_through_a_float() -> None:
+    """A size just below 2^53 is kept exactly; one past it is refused."""
+    assert parse_sizes("1,2,3,9007199254740991")[-1] == 9007199254740991
+    with pytest.raises(SizesError, match="past 2"):
+        parse_sizes("1,2,3,9007199254740993")
+
+
+def test_a_near_one_factor_is_refused_not_truncated() -> None:
+    """A factor that would make more than MAX_SIZES sizes is refused, not cut short silently."""
+    with pytest.raises(SizesError, match="more than 10000 sizes"):
+        parse_sizes("1..1e6*1.0001")
+
+
+def test_parse_size_reads_the_sizes_notation() -> None:
+    """`--start 1e4` means 10000."""
+    assert parse_size("1e4", "--start") == 10000
 
 
 def test_linear_step() -> None:
@@ -44,6 +67,8 @@ def test_linear_step() -> None:
         ("-5,1,2,3", "negative"),
         ("", "empty"),
         ("1..2..3", "'2..3' is not a number"), ("1e3..", "does not parse"),
+        ("nan,1,2,3", "not a finite number"), ("1..1e3*inf", "not a finite number"),
+        ("1e400,1,2,3", "past 2^53"), ("1..1e3*x", "'x' is not a number"),
     ],
 )
 def test_bad_specs_say_why(spec: str, words: str) -> None:

@@ -218,10 +218,10 @@ def test_next_seq_for_resume(store: Store) -> None:
 
 
 def test_duplicate_seq_is_refused(store: Store) -> None:
-    """A second run with the same (sweep_id, seq) is an IntegrityError and changes nothing."""
+    """A second run with the same (sweep_id, seq) is a StoreError and changes nothing."""
     sweep = store.create_sweep(make_sweep())
     store.add_run(make_run(sweep.id, 0))
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(StoreError, match="only one process"):
         store.add_run(make_run(sweep.id, 0, size_n=999))
     assert [r.size_n for r in store.runs(sweep.id)] == [100]
 

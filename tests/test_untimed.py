@@ -143,7 +143,7 @@ def test_parse_args_reach_the_spec() -> None:
     args = argparse.Namespace(
         command=["--", "/bin/true", "{n}"], shell=False, vs=None, vs_shell=None,
         accumulate=False, sizes="1,2,3,4", name="", repeat=1, warmup=0, timeout=None, budget=30.0,
-        start=1, runs=100, seed=0, predict=None, until="", setup="mk {n}", prepare="p",
+        start="1", runs=100, seed=0, predict=None, until="", setup="mk {n}", prepare="p",
         cpu=None,
     )
     spec = build_spec(args)

@@ -2,7 +2,10 @@
 
 Contract: this and `commands/*` are the only modules that print. A
 `QuadscopeError` becomes `quadscope: <sentence>` on stderr and its exit code;
-Ctrl-C becomes exit 130 after whatever was measured has been stored.
+Ctrl-C becomes exit 130 after whatever was measured has been stored. An
+OSError the environment raised is one sentence and exit 4; any other
+exception is a bug: one sentence naming a file with its traceback
+(`crash.save_traceback`) and exit CRASH_EXIT (70).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from collections.abc import Sequence
 
 from quadscope import __version__
 from quadscope.errors import QuadscopeError, exit_codes
+
+CRASH_EXIT = 70  # EX_SOFTWARE (sysexits.h): an internal error, not the user's
 
 # One line per sub-command module; each has register(subparsers) and run(args).
 COMMAND_MODULES: tuple[str, ...] = (
@@ -51,6 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_given = list(sys.argv[1:] if argv is None else argv)
+    for i, arg in enumerate(args_given, 1):
+        if "\x00" in arg:  # no program can receive it, and os calls would raise on it
+            print(f"quadscope: argument {i} holds a NUL character, which no command line "
+                  "can carry; remove it", file=sys.stderr)
+            return 2
+    options = args_given[:args_given.index("--")] if "--" in args_given else args_given
+    for arg in options:
+        if arg.startswith("--") and arg.endswith("=--"):  # argparse would pass a list on
+            print(f"quadscope: {arg}: an option's value cannot be `--`", file=sys.stderr)
+            return 2
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -69,3 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment refused (a full disk, a vanished file)
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"quadscope: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 4
+    except Exception as exc:  # a bug: one sentence here, the traceback in a file
+        from quadscope.crash import save_traceback
+
+        saved = save_traceback(exc, args_given)
+        where = f"the traceback is in {saved}" if saved else "no traceback file could be written"
+        print(f"quadscope: internal error ({type(exc).__name__}: {str(exc)[:200]}); this is a "
+              f"bug in quadscope: {where}; please attach it to an issue", file=sys.stderr)
+        return CRASH_EXIT

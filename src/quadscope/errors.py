@@ -56,6 +56,12 @@ class ToolMissingError(QuadscopeError):
     exit_code = 7
 
 
+class SweepBusyError(QuadscopeError):
+    """Another live process is running the sweep asked for."""
+
+    exit_code = 10  # 8 and 9 are the --fail-above gate's: failed, undecided
+
+
 class SetupError(QuadscopeError):
     """A --setup or --prepare command failed: the run it prepares cannot be measured."""
 
@@ -67,6 +73,7 @@ OTHER_EXIT_CODES: dict[int, str] = {
     0: "success (every gate passed)",
     8: "a gate failed: a metric grows faster than --fail-above allows",
     9: "a gate could not be decided: the sweep cannot tell whether the metric is within the limit",
+    70: "quadscope itself failed: one sentence and the path of the saved traceback",
     130: "interrupted (Ctrl-C); every finished run is stored",
 }
 
@@ -76,7 +83,8 @@ def exit_codes() -> dict[int, str]:
     codes = dict(OTHER_EXIT_CODES)
     for cls in _subclasses(QuadscopeError):
         if "exit_code" in vars(cls):  # a class that only narrows its parent shares its line
-            doc = (cls.__doc__ or "").strip().splitlines()[0]
+            doc = (cls.__doc__ or "").strip().splitlines()[0].rstrip(".")
+            doc = doc[:1].lower() + doc[1:]
             codes[cls.exit_code] = f"{codes[cls.exit_code]}; {doc}" if cls.exit_code in codes else doc
     return dict(sorted(codes.items()))
 

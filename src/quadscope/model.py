@@ -239,6 +239,22 @@ class Sweep:
 
 
 @dataclass(frozen=True, slots=True)
+class Owner:
+    """The process running a sweep: enough to tell, from /proc, whether it still lives.
+
+    `start_ticks` is the process's start time (clock ticks since boot, field 22
+    of /proc/PID/stat) and `boot_id` the kernel's boot id: together with `pid`
+    they name one process even after its pid is reused or the machine reboots.
+    """
+
+    pid: int
+    host: str
+    boot_id: str = ""
+    start_ticks: int = 0
+    since: float = 0.0  # unix time it took the sweep, for the message only
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """One model's fit: cost = a + b·f(n), with its information-criterion score."""
 

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from quadscope import render
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries, doctor_from_dict
-from quadscope.errors import QuadscopeError, StoreError, UsageError
+from quadscope.errors import FitRefusedError, QuadscopeError, StoreError, UsageError
 from quadscope.model import Sweep
 from quadscope.profile.records import Attribution
 from quadscope.store import Store, default_db_path
@@ -33,8 +33,10 @@ def add_store_option(p: Any) -> None:
                    help="the results database [$QUADSCOPE_DB or .quadscope/results.db]")
 
 
-def open_store(args: argparse.Namespace) -> Store:
-    return Store(Path(args.db) if getattr(args, "db", None) else default_db_path())
+def open_store(args: argparse.Namespace, *, readonly: bool = False) -> Store:
+    """The store `--db` names; `readonly` for commands that only read (never creates one)."""
+    path = Path(args.db) if getattr(args, "db", None) else default_db_path()
+    return Store.for_reading(path) if readonly else Store(path)
 
 
 def add_output_options(p: Any) -> None:
@@ -58,6 +60,8 @@ def check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written before a sweep spends time measuring."""
     for r, path in asked_outputs(args):
         target = Path(path) / "x" if r.folder else Path(path)
+        if not r.folder and target.is_dir():
+            raise UsageError(f"{r.flag} {path} is a directory: name the file to write")
         parent = target.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
@@ -132,6 +136,10 @@ def write_output(r: type[render.Renderer], path: str, analysis: Analysis,
                 raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY ({summary}): "
                                  f"{exc.strerror or exc}") from None
     else:
+        if not out:
+            raise FitRefusedError(f"{r.flag} {path}: nothing to draw, as no metric could be "
+                                  "fitted (every run failed, or too few sizes succeeded); "
+                                  "no file was written")
         for name, data in out.items():
             _write(Path(path) / name, data)
         print(f"quadscope: wrote {len(out)} {r.name.upper()} file(s) to {path}",

@@ -45,6 +45,7 @@ from quadscope.doctor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S, Tools, run
 from quadscope.errors import UsageError
 from quadscope.measure.clock import SystemClock
 from quadscope.measure.detect import choose_measuring
+from quadscope.run.spec import check_seconds
 
 EPILOG = f"""\
 probes: {", ".join(probe_names())}
@@ -117,11 +118,17 @@ def load_report(path: str) -> DoctorReport:
         raise UsageError(f"cannot read --vs {path}: {e.strerror or e}") from None
     except json.JSONDecodeError as e:
         raise UsageError(f"--vs {path} is not JSON ({e.msg} at line {e.lineno})") from None
+    except (UnicodeDecodeError, RecursionError) as e:
+        raise UsageError(f"--vs {path} is not JSON text ({e})") from None
     if not isinstance(data, dict) or data.get("kind") != "doctor" or "probes" not in data:
         raise UsageError(
             f"--vs {path} is not a doctor report: write one with `quadscope doctor --save FILE`"
         )
-    return DoctorReport.from_dict(data)
+    try:
+        return DoctorReport.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise UsageError(f"--vs {path} is a damaged doctor report ({type(e).__name__}: {e}); "
+                         "write it again with `quadscope doctor --save FILE`") from None
 
 
 def dirscan_on(path: str, probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
@@ -179,8 +186,7 @@ def run(args: argparse.Namespace) -> int:
         if args.budget is not None
         else (QUICK_BUDGET_S if args.quick else DEFAULT_BUDGET_S)
     )
-    if budget_s <= 0:
-        raise UsageError(f"--budget must be positive, not {budget_s}")
+    check_seconds("--budget", budget_s)
     there = load_report(args.vs) if args.vs else None  # fail before measuring for minutes
     check_outputs(args)
     machine = machine_info().to_dict()

@@ -3,8 +3,10 @@
 Contract: options -> stored sweep -> sampler -> `profile_sweep` -> blob
 "profile" in the store -> culprits table, file paths, fault diagnosis, notes.
 `profile_stored(args, sweep, store)` is the same without the table, for
-`quadscope run --profile`; it returns the `Attribution` the report shows. A missing or unusable perf is one
-sentence (exit 7); the sweep's stored results are untouched either way.
+`quadscope run --profile`; it returns the `Attribution` the report shows. A
+missing or unusable perf is one sentence (exit 7), a sweep without one
+successful run another (exit 6); the sweep's stored results are untouched
+either way.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import add_store_option, open_store
+from quadscope.errors import FitRefusedError
 from quadscope.model import Sweep
 from quadscope.profile.records import Attribution
 from quadscope.run.sizes import parse_sizes
@@ -63,10 +66,17 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
     from quadscope.profile.driver import choose_sampler, profile_sweep
 
     spec = getattr(args, "profile_sizes", None)
-    sizes = parse_sizes(spec) if spec else None
+    sizes = parse_sizes(spec) if spec is not None else None
+    runs = store.runs(sweep.id)
+    if not any(r.measurement.ok and not r.warmup for r in runs):
+        raise FitRefusedError(
+            f"sweep {sweep.id} has no successful run to profile"
+            + (f" (all {len(runs)} failed)" if runs else " (it has no runs)")
+            + f": fix the command and run the sweep again; `quadscope show {sweep.id}` "
+            "shows why they failed")
     sampler = choose_sampler(sweep.command if not sweep.shell else ("/bin/sh",))
     attribution = profile_sweep(
-        sweep, sizes, sampler=sampler, out_dir=_out_dir(args, sweep), runs=store.runs(sweep.id),
+        sweep, sizes, sampler=sampler, out_dir=_out_dir(args, sweep), runs=runs,
         measure_overhead=not getattr(args, "no_overhead", False),
         progress=lambda msg: print(f"quadscope: {msg}", file=sys.stderr),
     )

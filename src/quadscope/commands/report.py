@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = open_store(args)
+    store = open_store(args, readonly=True)
     sweep = store.get_sweep(args.run)
     analysis = analyse_stored(store, sweep)
     if not asked_outputs(args):

@@ -25,7 +25,7 @@ from quadscope.commands.common import (
     print_analysis,
     write_outputs,
 )
-from quadscope.errors import UsageError
+from quadscope.errors import StoreError, UsageError
 from quadscope.measure.clock import SystemClock
 from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import host_info
@@ -44,8 +44,8 @@ from quadscope.measure.system import (
 )
 from quadscope.model import Run, Sweep
 from quadscope.profile.records import Attribution
-from quadscope.run.runner import resume_sweep, run_sweep
-from quadscope.run.sizes import parse_sizes
+from quadscope.run.runner import check_resumable, resume_sweep, run_sweep
+from quadscope.run.sizes import parse_size, parse_sizes
 from quadscope.run.spec import SweepSpec, check_spec
 
 EPILOG = """\
@@ -69,8 +69,8 @@ def register(sub: Any) -> None:
                    help="100,200,400 | 1e3..1e6 (doubling) | 1e3..1e6*4 | 0..1000+100")
     g.add_argument("--budget", type=float, default=30.0, metavar="SECONDS",
                    help="adaptive mode (the default without --sizes): at most this long [30]")
-    g.add_argument("--start", type=int, default=1, metavar="N",
-                   help="adaptive mode: the first size [1]")
+    g.add_argument("--start", default="1", metavar="N",
+                   help="adaptive mode: the first size, e.g. 1e4 [1]")
     g.add_argument("--until", metavar="METRICS", default="",
                    help="adaptive mode: stop when these metrics (comma list) are confident "
                         "[every metric]")
@@ -105,7 +105,7 @@ def register(sub: Any) -> None:
     r.add_argument("--resume", metavar="RUN", default=None,
                    help="continue an interrupted sweep; its settings are reused")
     o = p.add_argument_group("results")
-    o.add_argument("--predict", type=int, default=None, metavar="N",
+    o.add_argument("--predict", default=None, metavar="N",
                    help="extrapolate every metric to this size")
     o.add_argument("--name", default="", help="a name to find this sweep by")
     add_store_option(o)
@@ -146,13 +146,17 @@ def parse_cpus(text: str | None) -> tuple[int, ...]:
 
 def build_spec(args: argparse.Namespace) -> SweepSpec:
     command, vs_tail = split_command(args.command)
-    if not command:
+    if not command or not command[0].strip():
         raise UsageError("no command to sweep: put it after `--`, e.g. quadscope run -- prog {n}")
     if args.shell and len(command) > 1:
         command = (" ".join(command),)
     vs: tuple[str, ...] | None = vs_tail
     vs_shell = False
-    given = [x for x in (vs_tail, args.vs, args.vs_shell) if x]
+    for option, value in (("--vs", args.vs), ("--vs-shell", args.vs_shell)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{option} is empty: give the second command, e.g. {option} "
+                             "'./fast {n}', or leave the option out")
+    given = [x for x in (vs_tail, args.vs, args.vs_shell) if x is not None]
     if len(given) > 1:
         raise UsageError("give the second command once: --vs, --vs-shell or `-- A --vs B`")
     if args.vs:
@@ -162,10 +166,10 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
             raise UsageError(f"--vs {args.vs!r} does not parse as a command line: {exc}") from None
     if args.vs_shell:
         vs, vs_shell = (args.vs_shell,), True
-    if args.accumulate and args.sizes:
+    if args.accumulate and args.sizes is not None:
         raise UsageError("--accumulate counts launches with --runs; it takes no --sizes")
-    mode = "accumulate" if args.accumulate else ("sizes" if args.sizes else "adaptive")
-    sizes = parse_sizes(args.sizes) if args.sizes else ()
+    mode = "accumulate" if args.accumulate else ("sizes" if args.sizes is not None else "adaptive")
+    sizes = parse_sizes(args.sizes) if args.sizes is not None else ()
     for cmd, shell in ((command, args.shell), (vs, vs_shell)):
         if cmd and cmd[0].startswith(PREFIX):
             if "" not in sys.path:
@@ -176,13 +180,26 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
     spec = SweepSpec(
         command=command, name=args.name, shell=args.shell, vs_command=vs, vs_shell=vs_shell,
         mode=mode, sizes=sizes, repeat=args.repeat, warmup=args.warmup, timeout_s=args.timeout,
-        budget_s=args.budget, start_n=max(args.start, 0), runs=args.runs, seed=args.seed,
-        predict_n=args.predict,
+        budget_s=args.budget, start_n=parse_size(args.start, "--start"), runs=args.runs,
+        seed=args.seed,
+        predict_n=None if args.predict is None else parse_size(args.predict, "--predict"),
         until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
         setup=args.setup, prepare=args.prepare, cpus=parse_cpus(args.cpu),
     )
     check_spec(spec)
     return spec
+
+
+def refuse_new_settings(args: argparse.Namespace) -> None:
+    """`--resume` reuses the stored command and sizes: a new one given with it would be ignored."""
+    command, _ = split_command(args.command)
+    given = [flag for flag, value in (("a command after --", command), ("--sizes", args.sizes),
+                                      ("--vs", args.vs), ("--vs-shell", args.vs_shell),
+                                      ("--accumulate", args.accumulate)) if value]
+    if given:
+        raise UsageError(f"--resume {args.resume} continues the stored sweep with its own "
+                         f"command and sizes; drop {' and '.join(given)}, or start a new sweep "
+                         "without --resume")
 
 
 class RichProgress:
@@ -250,7 +267,9 @@ def run(args: argparse.Namespace) -> int:
     progress = RichProgress()
     try:
         if args.resume:
+            refuse_new_settings(args)
             sweep = store.get_sweep(args.resume)
+            check_resumable(sweep)  # before choosing (and perhaps compiling) an executor
             executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf",
                                         cpus=sweep.cpus).executor
             try:
@@ -285,6 +304,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"quadscope: interrupted; the {count} finished runs of sweep {sid} are "
                   f"stored. Continue with `quadscope run --resume {sid}`.", file=sys.stderr)
         return 130
+    except StoreError as exc:
+        if progress.sweep_id is None:
+            raise
+        raise StoreError(f"{exc}; then continue with `quadscope run --resume "
+                         f"{progress.sweep_id}`") from None
     profile = profile_after_sweep(args, sweep, store) if getattr(args, "profile", False) else None
     analysis = analyse(sweep, store.runs(sweep.id), profile=profile)
     return finish(args, analysis)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +29,9 @@ from quadscope.commands.common import (
     print_analysis,
     write_outputs,
 )
-from quadscope.errors import StoreError, UsageError
+from quadscope.errors import StoreError, UnknownRunError, UsageError
 from quadscope.model import SCHEMA_VERSION, Run, Sweep
+from quadscope.run.sizes import parse_size
 from quadscope.store import Store
 
 
@@ -39,7 +42,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("show", help="re-fit and print a stored sweep (no re-running)")
     p.add_argument("ref", metavar="RUN", help="sweep id, name, or 'last'")
-    p.add_argument("--predict", type=int, default=None, metavar="N",
+    p.add_argument("--predict", default=None, metavar="N",
                    help="extrapolate every metric to this size")
     add_store_option(p)
     add_output_options(p)
@@ -65,7 +68,11 @@ def run_list(args: argparse.Namespace) -> int:
     from rich.console import Console  # here, not at the top: `quadscope --help` stays instant
     from rich.table import Table
 
-    store = open_store(args)
+    try:
+        store = open_store(args, readonly=True)
+    except UnknownRunError as exc:  # no database yet: nothing stored, which is no error
+        print(f"no sweeps stored: {exc}")
+        return 0
     rows = store.list_sweeps()
     if not rows:
         print(f"no sweeps stored in {store.path} yet; start one with `quadscope run`")
@@ -89,7 +96,8 @@ def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Ana
 
 
 def run_show(args: argparse.Namespace) -> int:
-    analysis = stored_analysis(open_store(args), args.ref, args.predict)
+    predict_n = None if args.predict is None else parse_size(args.predict, "--predict")
+    analysis = stored_analysis(open_store(args, readonly=True), args.ref, predict_n)
     print_analysis(analysis)
     write_outputs(args, analysis)
     return check_gates(args, analysis)
@@ -98,31 +106,69 @@ def run_show(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     if not asked_outputs(args):
         raise UsageError(f"export needs somewhere to write: {outputs_hint()}")
-    write_outputs(args, stored_analysis(open_store(args), args.ref))
+    write_outputs(args, stored_analysis(open_store(args, readonly=True), args.ref))
     return 0
 
 
-def load_sweep(store: Store, ref: str) -> tuple[Sweep, list[Run]]:
-    """A stored sweep by id or name, or one exported with `--json` (another machine's)."""
+def load_sweep(store: Store | Callable[[], Store], ref: str) -> tuple[Sweep, list[Run]]:
+    """A stored sweep by id or name, or one exported with `--json` (another machine's).
+
+    `store` may be a function that opens it, so two exported files need no database.
+    """
     if ref.endswith(".json"):
-        path = Path(ref)
-        try:
-            data = json.loads(path.read_text())
-            sweep = Sweep.from_dict(data["sweep"])
-            runs = [Run.from_dict(r) for r in data["runs"]]
-        except OSError as exc:
-            raise UsageError(f"cannot read {ref}: {exc.strerror or exc}") from None
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"{ref} is not a quadscope JSON export ({exc})") from None
-        if int(data.get("schema", 0)) > SCHEMA_VERSION:
-            raise StoreError(f"{ref} was written by a newer quadscope (schema {data['schema']}; "
+        return _load_export(ref)
+    sweep = _store(store).get_sweep(ref)
+    return sweep, _store(store).runs(sweep.id)
+
+
+def _store(store: Store | Callable[[], Store]) -> Store:
+    return store() if callable(store) else store
+
+
+def _load_export(ref: str) -> tuple[Sweep, list[Run]]:
+    """A sweep exported with `--json`, every field checked for its type."""
+    try:
+        data = json.loads(Path(ref).read_text())
+    except OSError as exc:
+        raise UsageError(f"cannot read {ref}: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"{ref} is not JSON ({exc})") from None
+    try:
+        if not isinstance(data, dict):
+            raise TypeError(f"the top level is a {type(data).__name__}, not an object")
+        schema = data.get("schema", 0)
+        if not isinstance(schema, int):
+            raise TypeError(f"schema is {schema!r}, not an integer")
+        if schema > SCHEMA_VERSION:
+            raise StoreError(f"{ref} was written by a newer quadscope (schema {schema}; "
                              f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope")
-        return sweep, runs
-    sweep = store.get_sweep(ref)
-    return sweep, store.runs(sweep.id)
+        sweep = Sweep.from_dict(data["sweep"])
+        runs = [Run.from_dict(r) for r in data["runs"]]
+        check_types(sweep, runs)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{ref} is not a quadscope JSON export ({type(exc).__name__}: "
+                         f"{exc})") from None
+    return sweep, runs
 
 
-def combined(store: Store, ref_a: str, ref_b: str) -> Analysis:
+def check_types(sweep: Sweep, runs: list[Run]) -> None:
+    """TypeError naming the first field of an export that has the wrong type."""
+    if not isinstance(sweep.name, str) or not isinstance(sweep.mode, str):
+        raise TypeError("sweep name and mode must be strings")
+    if not all(isinstance(a, str) for a in (*sweep.command, *(sweep.vs_command or ()))):
+        raise TypeError("sweep command must be a list of strings")
+    if not isinstance(sweep.host, dict) or not isinstance(sweep.seed, int):
+        raise TypeError("sweep host must be an object and seed an integer")
+    for r in runs:
+        if r.measurement.values.get("wall_s") is None:
+            raise TypeError(f"run {r.seq} has no wall_s")
+        for name, value in r.measurement.values.items():
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, int | float)):
+                raise TypeError(f"run {r.seq}: {name} is {value!r}, not a number")
+
+
+def combined(store: Store | Callable[[], Store], ref_a: str, ref_b: str) -> Analysis:
     """Two sweeps as one A/B sweep: A's runs as variant A, B's main runs as variant B."""
     a, all_a = load_sweep(store, ref_a)
     b, all_b = load_sweep(store, ref_b)
@@ -144,7 +190,9 @@ def combined(store: Store, ref_a: str, ref_b: str) -> Analysis:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    analysis = combined(open_store(args), args.ref_a, args.ref_b)
+    # Two exported files need no database: it is opened only if a ref names a stored sweep.
+    opener = functools.cache(lambda: open_store(args, readonly=True))
+    analysis = combined(opener, args.ref_a, args.ref_b)
     if analysis.comparison is None:
         print("quadscope: nothing to compare: one of the sweeps has no successful runs",
               file=sys.stderr)

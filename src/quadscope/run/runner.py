@@ -23,19 +23,28 @@ left of the budget after the wall time already spent. The sweep ends
 "complete", or "interrupted" when anything (Ctrl-C included) stops it; an
 adaptive sweep stores the sizes it chose. Nothing here prints: progress goes
 to a `Progress` callback.
+
+One process runs a sweep at a time: `run_sweep` claims the new sweep for this
+process (`store.create_sweep(owner=)`) and `resume_sweep` claims it first
+(`store.claim`), refusing with `SweepBusyError` (naming pid and host) while
+the holder is alive by `measure.host.is_alive`; the claim is released however
+the sweep ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Sequence
+import datetime as dt
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from quadscope.errors import UsageError
+from quadscope.errors import QuadscopeError, SweepBusyError, UsageError
 from quadscope.measure.clock import Clock
+from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import Executor, Job
 from quadscope.measure.provenance import Provenance
-from quadscope.model import Run, Sweep
+from quadscope.model import Owner, Run, Sweep
 from quadscope.run.adaptive import AdaptivePlan
 from quadscope.run.plan import Batch, FixedPlan, Plan, plan_accumulate, plan_runs
 from quadscope.run.spec import (
@@ -146,16 +155,34 @@ def _end(store: Store, sweep: Sweep, runs: Sequence[Run], status: str) -> Sweep:
 
 
 def _execute(sweep: Sweep, plan: Plan, *, budget_s: float | None, done: Sequence[Run],
-             executor: Executor, clock: Clock, store: Store, progress: Progress) -> Sweep:
-    progress.started(sweep, plan.total_runs)
-    runner = Runner(sweep, executor=executor, clock=clock, store=store, progress=progress,
-                    done=done)
+             executor: Executor, clock: Clock, store: Store, progress: Progress,
+             owner: Owner) -> Sweep:
     try:
-        runner.run(plan, budget_s)
-    except BaseException:
-        _end(store, sweep, runner.runs, "interrupted")
-        raise
-    return _end(store, sweep, runner.runs, "complete")
+        progress.started(sweep, plan.total_runs)
+        runner = Runner(sweep, executor=executor, clock=clock, store=store, progress=progress,
+                        done=done)
+        try:
+            runner.run(plan, budget_s)
+        except BaseException:
+            # The store may be what failed (a full disk): the first error is the
+            # one to report; a sweep left "running" by a dead owner stays resumable.
+            with contextlib.suppress(QuadscopeError):
+                _end(store, sweep, runner.runs, "interrupted")
+            raise
+        return _end(store, sweep, runner.runs, "complete")
+    finally:
+        with contextlib.suppress(QuadscopeError):
+            store.release(sweep.id, owner)
+
+
+def busy(sweep: Sweep, holder: Owner) -> SweepBusyError:
+    """The sentence for a sweep another live process is running."""
+    since = dt.datetime.fromtimestamp(holder.since).strftime("%H:%M:%S") if holder.since else "?"
+    here = holder.host == this_process().host
+    how = (f"wait for it to end, or stop it (`kill {holder.pid}`) and resume again" if here else
+           "quadscope cannot check a process on another host: resume it there once it has ended")
+    return SweepBusyError(f"sweep {sweep.id} is being run by process {holder.pid} on host "
+                          f"{holder.host or '?'} (since {since}); {how}")
 
 
 def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store,
@@ -166,9 +193,11 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
     check_spec(spec)
     if spec.mode == "accumulate":
         spec = dataclasses.replace(spec, sizes=tuple(range(1, spec.runs + 1)), warmup=0, repeat=1)
+    owner = this_process(since=clock.time())
     sweep = store.create_sweep(new_sweep(spec, clock=clock, counters=counters,
                                          counters_note=counters_note, host=host or {},
-                                         provenance=provenance))
+                                         provenance=provenance),
+                               owner=owner)
     plan: Plan
     if spec.mode == "adaptive":
         plan = AdaptivePlan(variants=variants(sweep), repeat=spec.repeat, warmup=spec.warmup,
@@ -178,14 +207,28 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
     else:
         plan, budget_s = _fixed_plan(sweep), None
     return _execute(sweep, plan, budget_s=budget_s, done=(), executor=executor, clock=clock,
-                    store=store, progress=progress or NoProgress())
+                    store=store, progress=progress or NoProgress(), owner=owner)
+
+
+def check_resumable(sweep: Sweep) -> None:
+    """Refuse to resume a sweep that has nothing left to run."""
+    if sweep.status == "complete":
+        raise UsageError(f"sweep {sweep.id} is already complete; `quadscope show {sweep.id}`")
 
 
 def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store,
-                 progress: Progress | None = None) -> Sweep:
-    """Continue a stored sweep: run what its plan still lacks; finished runs are kept."""
-    if sweep.status == "complete":
-        raise UsageError(f"sweep {sweep.id} is already complete; `quadscope show {sweep.id}`")
+                 progress: Progress | None = None,
+                 alive: Callable[[Owner], bool] = is_alive) -> Sweep:
+    """Continue a stored sweep: run what its plan still lacks; finished runs are kept.
+
+    Refused (`SweepBusyError`) while another live process runs it; a sweep whose
+    process died is taken over.
+    """
+    check_resumable(sweep)
+    owner = this_process(since=clock.time())
+    holder = store.claim(sweep.id, owner, alive)
+    if holder is not None:
+        raise busy(sweep, holder)
     done = store.runs(sweep.id)
     store.set_status(sweep.id, "running")
     plan: Plan
@@ -198,4 +241,4 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     else:
         plan, budget_s = _fixed_plan(sweep), None
     return _execute(sweep, plan, budget_s=budget_s, done=done, executor=executor, clock=clock,
-                    store=store, progress=progress or NoProgress())
+                    store=store, progress=progress or NoProgress(), owner=owner)

@@ -2,50 +2,78 @@
 
 Contract: `parse_sizes(spec)` accepts
   `100,200,400`    a list;
-  `1e3..1e6`       geometric, doubling, from the start up to the end inclusive;
-  `1e3..1e6*4`     geometric with factor 4;
-  `0..1000+100`    linear with step 100.
-Sizes are non-negative integers (`1e3` is fine, `2.5` is not). A spec that does
-not parse, or yields fewer than MIN_SIZES distinct sizes, raises `SizesError`
-with the reason: four sizes is the least that can tell one class from another.
+  `1e3..1e6`       geometric, doubling from the start, and the end itself:
+                   1000, 2000, ..., 512000, 1000000 (the last step is shorter
+                   when the end is not a power-of-two multiple of the start);
+  `1e3..1e6*4`     geometric with factor 4, the end included the same way;
+  `0..1000+100`    linear with step 100 (the end when a step lands on it).
+Sizes are integers from 0 to MAX_SIZE (`1e3` is fine, `2.5` is not), read
+exactly (decimal, never through a float). A spec that does not parse, yields
+fewer than MIN_SIZES or more than MAX_SIZES distinct sizes, raises
+`SizesError` with the reason: four sizes is the least that can tell one class
+from another. `parse_size(text, option)` reads one size in the same notation
+(for `--start`, `--predict`).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal, InvalidOperation
 
 from quadscope.errors import SizesError
 
 MIN_SIZES = 4
 MAX_SIZES = 10_000
+# Sizes are fitted as doubles, which hold every integer exactly only up to 2^53;
+# past it two sizes can become one number. No sweep gets near it anyway.
+MAX_SIZE = 2**53
 
 _RANGE = re.compile(r"^\s*([^.\s]+(?:\.\d+)?)\s*\.\.\s*([^*+\s]+)\s*(?:([*+])\s*(\S+))?\s*$")
 
 
-def _integer(text: str, spec: str) -> int:
+def _number(text: str, where: str) -> Decimal:
     try:
-        value = float(text)
-    except ValueError:
-        raise SizesError(f"--sizes {spec!r}: {text!r} is not a number") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise SizesError(f"--sizes {spec!r}: {text!r} is not a finite number")
-    if value != int(value):
-        raise SizesError(f"--sizes {spec!r}: {text!r} is not an integer; sizes are whole numbers")
+        value = Decimal(text.strip())
+    except (InvalidOperation, ValueError):
+        raise SizesError(f"{where}: {text!r} is not a number") from None
+    if not value.is_finite():
+        raise SizesError(f"{where}: {text!r} is not a finite number")
+    return value
+
+
+def _integer(text: str, where: str) -> int:
+    value = _number(text, where)
     if value < 0:
-        raise SizesError(f"--sizes {spec!r}: {text!r} is negative; sizes start at 0")
+        raise SizesError(f"{where}: {text!r} is negative; sizes start at 0")
+    if value > MAX_SIZE:
+        raise SizesError(f"{where}: {text!r} is past 2^53 ({MAX_SIZE}), beyond which sizes "
+                         "are no longer exact in a fit; use smaller sizes")
+    if value != value.to_integral_value():
+        raise SizesError(f"{where}: {text!r} is not an integer; sizes are whole numbers")
     return int(value)
 
 
+def parse_size(text: str, option: str) -> int:
+    """One size for `option` (`--start 1e4`), in the notation of --sizes."""
+    return _integer(text, option)
+
+
 def _geometric(start: int, end: int, factor: float, spec: str) -> list[int]:
+    where = f"--sizes {spec!r}"
     if start <= 0:
-        raise SizesError(f"--sizes {spec!r}: a geometric range must start above 0")
-    if factor <= 1:
-        raise SizesError(f"--sizes {spec!r}: the factor after '*' must be greater than 1")
+        raise SizesError(f"{where}: a geometric range must start above 0")
+    if not math.isfinite(factor) or factor <= 1:
+        raise SizesError(f"{where}: the factor after '*' must be a number greater than 1")
+    if math.log(end / start) / math.log(factor) + 1 > MAX_SIZES:
+        raise SizesError(f"{where}: more than {MAX_SIZES} sizes; use a larger factor")
     out: list[int] = []
     x = float(start)
-    while x <= end * (1 + 1e-9) and len(out) <= MAX_SIZES:
-        out.append(round(x))
+    while x <= end * (1 + 1e-9):
+        out.append(min(round(x), end))
         x *= factor
+    if out[-1] < end:
+        out.append(end)  # the end asked for is measured, one shorter step away
     return out
 
 
@@ -67,22 +95,23 @@ def parse_sizes(spec: str) -> tuple[int, ...]:
         raise SizesError(
             f"--sizes {spec!r} does not parse: ranges look like 1e3..1e6, 1e3..1e6*4 or 0..1000+100"
         )
+    where = f"--sizes {spec!r}"
     if match:
-        start = _integer(match.group(1), spec)
-        end = _integer(match.group(2), spec)
+        start = _integer(match.group(1), where)
+        end = _integer(match.group(2), where)
         if end < start:
             raise SizesError(f"--sizes {spec!r}: the range ends ({end}) before it starts ({start})")
         op, arg = match.group(3), match.group(4)
         if op == "+":
-            sizes = _linear(start, end, _integer(arg, spec), spec)
+            sizes = _linear(start, end, _integer(arg, where), spec)
         else:
-            try:
-                factor = float(arg) if op == "*" else 2.0
-            except ValueError:
-                raise SizesError(f"--sizes {spec!r}: factor {arg!r} is not a number") from None
+            factor = float(_number(arg, where)) if op == "*" else 2.0
             sizes = _geometric(start, end, factor, spec)
     else:
-        sizes = [_integer(part, spec) for part in text.split(",") if part.strip()]
+        parts = [part for part in text.split(",") if part.strip()]
+        if len(parts) > MAX_SIZES:
+            raise SizesError(f"{where}: more than {MAX_SIZES} sizes")
+        sizes = [_integer(part, where) for part in parts]
     distinct = tuple(sorted(set(sizes)))
     if len(distinct) < MIN_SIZES:
         raise SizesError(

@@ -14,19 +14,32 @@ and environment strings sit at its top) starts at the same offset whatever n is
 and no alignment effect grows in step with n's digits (Mytkowicz et al.,
 "Producing wrong data without doing anything obviously wrong!", ASPLOS 2009,
 measured such effects from the environment's size alone). `variants(sweep)`
-names the commands a sweep runs: "A", and "B" for `--vs`.
+names the commands a sweep runs: "A", and "B" for `--vs`. Numbers are
+bounded (MAX_SECONDS, MAX_REPEAT, sizes.MAX_SIZE): nan, inf and absurd values
+are refused, never stored.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from quadscope import metrics
 from quadscope.errors import UsageError
 from quadscope.measure.clock import Clock
 from quadscope.measure.provenance import Provenance
 from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
 from quadscope.model import Sweep
+from quadscope.run.sizes import MAX_SIZE, MAX_SIZES
+
+# Bounds past which a number is a typo, not a plan: a week of time, a thousand
+# repeats. They keep nan, inf and 1e300 out of the store before anything runs.
+MAX_SECONDS = 7 * 24 * 3600.0
+MAX_REPEAT = 1000
+MAX_SEED = 2**63 - 1
+MAX_NAME_CHARS = 200
+LATEST_NAMES = ("last", "latest")  # refs `quadscope show` reads as the newest sweep
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +89,48 @@ def variants(sweep: Sweep) -> tuple[str, ...]:
     return ("A", "B") if sweep.vs_command is not None else ("A",)
 
 
+def check_seconds(option: str, value: float | None) -> None:
+    """Refuse a duration that is not a positive, finite number of seconds up to a week."""
+    if value is None:
+        return
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{option} must be a positive number of seconds, not {value}")
+    if value > MAX_SECONDS:
+        raise UsageError(f"{option} {value:g} is more than a week ({MAX_SECONDS:.0f} s); "
+                         "give it in seconds")
+
+
+def _count(option: str, value: int, low: int, high: int, why: str = "") -> None:
+    if not low <= value <= high:
+        raise UsageError(f"{option} must be from {low} to {high}{why}, not {value}")
+
+
+def check_name(name: str) -> None:
+    """Refuse a --name that would read as a sweep id or `last`, or that cannot be printed."""
+    if not name:
+        return
+    if name.strip().isdigit() or name.strip().lower() in LATEST_NAMES:
+        raise UsageError(f"--name {name!r} looks like a sweep id or `last`, so `quadscope show "
+                         f"{name.strip()}` could not find it; choose a name with a letter in it")
+    if not name.isprintable() or len(name) > MAX_NAME_CHARS or name != name.strip():
+        raise UsageError(f"--name {name[:40]!r} must be printable text of at most "
+                         f"{MAX_NAME_CHARS} characters, without surrounding spaces")
+
+
+def _check_python_target(cmd: Sequence[str], mode: str) -> None:
+    placeholder = "{i}" if mode == "accumulate" else "{n}"
+    if cmd[0].startswith(PYTHON_PREFIX) and tuple(cmd[1:]) != (placeholder,):
+        raise UsageError(f"a python: target is called with the size alone: "
+                         f"`{cmd[0]} {placeholder}`, not `{' '.join(cmd)}`; "
+                         "build other arguments inside the function")
+
+
 def check_spec(spec: SweepSpec) -> None:
     """Refuse specs that cannot mean anything, each with one sentence."""
     if not spec.command or not spec.command[0]:
         raise UsageError("no command to sweep: put it after `--`, e.g. quadscope run -- prog {n}")
+    if spec.vs_command is not None and (not spec.vs_command or not spec.vs_command[0].strip()):
+        raise UsageError("the second command (--vs) is empty: give it, e.g. --vs './fast {n}'")
     commands = [spec.command] + ([spec.vs_command] if spec.vs_command else [])
     if spec.mode != "accumulate":
         for cmd in commands:
@@ -88,20 +139,31 @@ def check_spec(spec: SweepSpec) -> None:
                     f"no {{n}} in `{' '.join(cmd)}`: put {{n}} where the size goes, "
                     "e.g. quadscope run -- prog {n}, or use --accumulate to repeat one command"
                 )
-    if spec.repeat < 1:
-        raise UsageError(f"--repeat must be at least 1, not {spec.repeat}")
-    if spec.warmup < 0:
-        raise UsageError(f"--warmup cannot be negative ({spec.warmup})")
-    if spec.timeout_s is not None and spec.timeout_s <= 0:
-        raise UsageError(f"--timeout must be positive, not {spec.timeout_s}")
-    if spec.mode == "accumulate" and spec.runs < 4:
-        raise UsageError(f"--runs must be at least 4 to fit a trend, not {spec.runs}")
+    pairs = [(spec.command, spec.shell)]
+    if spec.vs_command is not None:
+        pairs.append((spec.vs_command, spec.vs_shell))
+    for cmd, shell in pairs:
+        if not shell:
+            _check_python_target(cmd, spec.mode)
+    _count("--repeat", spec.repeat, 1, MAX_REPEAT)
+    _count("--warmup", spec.warmup, 0, MAX_REPEAT)
+    check_seconds("--timeout", spec.timeout_s)
+    check_seconds("--budget", spec.budget_s)
+    if spec.mode == "accumulate":
+        _count("--runs", spec.runs, 4, MAX_SIZES, " (4 is the least that fits a trend)")
+    _count("--start", spec.start_n, 0, MAX_SIZE)
+    if spec.predict_n is not None:
+        _count("--predict", spec.predict_n, 0, MAX_SIZE)
+    _count("--seed", spec.seed, 0, MAX_SEED)
+    check_name(spec.name)
+    unknown = [m for m in spec.until if metrics.find(m) is None]
+    if unknown:
+        raise UsageError(f"--until names no metric {', '.join(repr(m) for m in unknown)}; "
+                         f"choose from {', '.join(metrics.NAMES)}")
     if any(c.startswith(PYTHON_PREFIX) for c in (spec.command[0], *(spec.vs_command or ("",)))) \
             and (spec.setup or spec.prepare):
         raise UsageError("--setup and --prepare run shell commands before a program's runs; "
                          "a Python function builds its input in its own setup(n)")
-    if spec.mode == "adaptive" and spec.budget_s <= 0:
-        raise UsageError(f"--budget must be positive, not {spec.budget_s}")
 
 
 def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: str,

@@ -1,6 +1,7 @@
 """The store's tables as they are at SCHEMA_VERSION, the `runs` columns read from the registry.
 
-Contract: `create_tables(conn)` makes the three tables of an empty store;
+Contract: `create_tables(conn)` makes the four tables of an empty store
+(`owners` is also added to older files that lack it, see OWNERS_SQL);
 `runs_table_sql()` is the `CREATE TABLE` of the runs table (migrations
 rebuild it with this); `RUN_COLUMNS` are its columns in `Run.to_dict()` order,
 so SQL, CSV and JSON share one layout; `metric_column_sql(metric)` declares one
@@ -60,6 +61,17 @@ _SWEEPS_SQL = """CREATE TABLE sweeps (
     data       TEXT    NOT NULL  -- Sweep.to_dict() as JSON
 )"""
 _SWEEPS_INDEX_SQL = "CREATE INDEX sweeps_name ON sweeps (name)"
+# Who runs a sweep now: one row while a process runs it, deleted when it ends.
+# Added beside the schema-2 tables when missing (no migration: an older file
+# simply has no sweep running), so it carries no schema number of its own.
+OWNERS_SQL = """CREATE TABLE IF NOT EXISTS owners (
+    sweep_id    INTEGER PRIMARY KEY REFERENCES sweeps (id) ON DELETE CASCADE,
+    pid         INTEGER NOT NULL,
+    host        TEXT    NOT NULL,
+    boot_id     TEXT    NOT NULL,
+    start_ticks INTEGER NOT NULL,
+    since       REAL    NOT NULL
+)"""
 _BLOBS_SQL = """CREATE TABLE blobs (
     sweep_id INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
     "key"    TEXT    NOT NULL,
@@ -70,7 +82,7 @@ _BLOBS_SQL = """CREATE TABLE blobs (
 
 def create_tables(conn: sqlite3.Connection) -> None:
     """The tables of an empty store, inside the caller's transaction."""
-    for stmt in (_SWEEPS_SQL, _SWEEPS_INDEX_SQL, runs_table_sql(), _BLOBS_SQL):
+    for stmt in (_SWEEPS_SQL, _SWEEPS_INDEX_SQL, runs_table_sql(), _BLOBS_SQL, OWNERS_SQL):
         conn.execute(stmt)
 
 

@@ -2,7 +2,12 @@
 
 Contract: `Store(path)` opens (or creates) one SQLite file and refuses, with a
 `StoreError` naming the path, any file that is not a quadscope store or was
-written by a newer schema. An older store is upgraded in place, in one
+written by a newer schema, and a file or folder it cannot write.
+`Store.for_reading(path)` opens an existing store read-only (SQLite `mode=ro`,
+`immutable=1` in a folder it cannot write: a read-only file system) and never
+creates one (`UnknownRunError` when there is none). Every SQLite failure in a
+method becomes a `StoreError` sentence naming the file and what to do
+(`store_error`: read-only, full disk, locked, corrupt, I/O). An older store is upgraded in place, in one
 transaction (`migrations.upgrade`), and a raw metric the registry has gained
 since the file was written becomes a nullable column; the tables themselves
 are declared in `schema`. Each write is its own committed transaction, so a
@@ -19,25 +24,30 @@ https://www.sqlite.org/wal.html and the `synchronous` pragma documentation).
 Concurrency: several processes may share one file (a sweep and the doctor, say).
 WAL lets readers run beside the one writer; writers wait up to `busy_timeout_s`
 for each other, and read-modify-write updates take the write lock first
-(`BEGIN IMMEDIATE`) so two writers cannot deadlock on a lock upgrade.
+(`BEGIN IMMEDIATE`) so two writers cannot deadlock on a lock upgrade. The
+`owners` table records which process runs a sweep (`create_sweep(owner=)`,
+`claim`, `release`); whether that process still lives is the caller's
+`alive` function, so this module reads no /proc.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from quadscope.errors import StoreError, UnknownRunError
-from quadscope.model import SCHEMA_VERSION, Run, Sweep
+from quadscope.model import SCHEMA_VERSION, Owner, Run, Sweep
 from quadscope.store import migrations
-from quadscope.store.schema import BOOL_COLUMNS, RUN_COLUMNS, create_tables
+from quadscope.store.schema import BOOL_COLUMNS, OWNERS_SQL, RUN_COLUMNS, create_tables
 
 # "QSCP" in ASCII: marks the file as ours in the SQLite header (offset 68), so
 # `file(1)`-style tools and our own open can tell a quadscope store apart.
@@ -56,21 +66,101 @@ def default_db_path(cwd: Path | None = None, env: Mapping[str, str] = os.environ
         return base / Path(configured).expanduser()  # an absolute path replaces base
     return base / ".quadscope" / "results.db"
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _translated(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
+    """Turn a SQLite failure inside a store method into a `StoreError` naming the file."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise store_error(self.path, e, self._busy_timeout_s) from e
+
+    return wrapper
+
+
+def store_error(path: Path, e: sqlite3.Error, busy_timeout_s: float = 30.0) -> StoreError:
+    """One sentence for a SQLite failure on `path`: what happened and what to do."""
+    text = str(e)
+    low = text.lower()
+    if "readonly" in low or "read-only" in low:
+        return StoreError(f"cannot write to {path}: the database or its folder is read-only "
+                          "(or on a read-only file system); make both writable, or point "
+                          "--db at another file")
+    if "disk is full" in low or "disk full" in low:
+        return StoreError(f"cannot write to {path}: the disk is full; every run stored before "
+                          "is kept: free some space and try again")
+    if "malformed" in low or "not a database" in low or "encrypted" in low:
+        return StoreError(f"{path} is corrupt ({text}): recover what it holds with "
+                          f"`sqlite3 {path} .recover | sqlite3 recovered.db`, or point --db "
+                          "at a new file")
+    if "locked" in low or "busy" in low:
+        return StoreError(f"{path} is locked: another process has held it for more than "
+                          f"{busy_timeout_s:.0f} s; wait for it to finish, or point --db at "
+                          "another file")
+    if "unable to open" in low:
+        return StoreError(f"cannot open {path}: {text}; check that its folder exists and is "
+                          "readable, or point --db at another file")
+    if "disk i/o" in low:
+        return StoreError(f"cannot read or write {path}: disk I/O error; check the disk and "
+                          "its free space")
+    if isinstance(e, sqlite3.IntegrityError):
+        return StoreError(f"{path}: another process wrote the same run ({text}); only one "
+                          "process may run a sweep at a time")
+    return StoreError(f"the quadscope store {path} failed: {text}")
+
+
+def _readonly_uri(path: Path) -> str:
+    # A WAL database read-only needs its -shm file; in a folder we cannot write
+    # (a read-only file system) that file cannot be made, so the file is read
+    # as immutable: SQLite then takes no locks and reads it as it is.
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(path.absolute()))}?mode=ro"
+    if not os.access(path.parent, os.W_OK):
+        uri += "&immutable=1"
+    return uri
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
 
 class Store:
     """One quadscope results database. Use as a context manager, or call `close()`."""
 
-    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0, readonly: bool = False) -> None:
         self.path = Path(path)
+        self.readonly = readonly
+        self._busy_timeout_s = busy_timeout_s
+        if readonly and not self.path.is_file():
+            raise UnknownRunError(
+                f"there is no results database at {self.path}"
+                + (" (it is a directory)" if self.path.is_dir() else "")
+                + ": `quadscope run` records one there, or point --db at an existing one"
+            )
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not readonly:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             _refuse_foreign_bytes(self.path)
+            if not readonly:
+                _refuse_read_only(self.path)
             # isolation_level=None: we issue BEGIN/COMMIT ourselves, so every
             # transaction boundary is visible in this file.
-            self._conn = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None)
+            self._conn = sqlite3.connect(_readonly_uri(self.path) if readonly else self.path,
+                                         timeout=busy_timeout_s, isolation_level=None,
+                                         uri=readonly)
         except (OSError, sqlite3.Error) as e:
-            raise StoreError(f"cannot open the quadscope store {self.path}: {e}") from e
+            raise StoreError(f"cannot open the quadscope store {self.path}: "
+                             f"{getattr(e, 'strerror', None) or e}") from e
         try:
+            if readonly:
+                self._check_readable()
+                return
             self._check_and_init()
             # Only now that the file is known to be ours may we change its journal mode.
             mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -81,9 +171,49 @@ class Store:
                 )
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as e:
+            self._conn.close()
+            raise store_error(self.path, e, busy_timeout_s) from e
         except BaseException:
             self._conn.close()
             raise
+
+    @classmethod
+    def for_reading(cls, path: Path) -> Store:
+        """Open `path` to read only: never created, never written, works on a read-only file system.
+
+        A store from an older quadscope is upgraded first (that writes) when it
+        can be; a read-only one that would need it is refused with the fix.
+        """
+        store = cls(path, readonly=True)
+        if store._needs_upgrade():
+            store.close()
+            if not os.access(path, os.W_OK) or not os.access(Path(path).parent, os.W_OK):
+                raise StoreError(f"{path} was written by an older quadscope and must be upgraded "
+                                 "once, which needs write access: make it (and its folder) "
+                                 "writable and run any quadscope command on it")
+            return cls(path)
+        return store
+
+    def _check_readable(self) -> None:
+        try:
+            app_id, version, n_tables = self._header()
+        except sqlite3.DatabaseError as e:
+            raise store_error(self.path, e, self._busy_timeout_s) from e
+        if app_id != APPLICATION_ID:
+            if app_id == 0 and n_tables == 0:
+                raise UnknownRunError(f"{self.path} is an empty database: no sweep is stored "
+                                      "there yet; `quadscope run` records one")
+            raise StoreError(f"{self.path} is a SQLite database but not a quadscope store")
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer quadscope (schema {version}; "
+                f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope"
+            )
+
+    def _needs_upgrade(self) -> bool:
+        _, version, _ = self._header()
+        return version < SCHEMA_VERSION or bool(migrations.missing_metric_columns(self._conn))
 
     def _check_and_init(self) -> None:
         """Refuse files that are not ours or too new; initialise an empty one; upgrade an old one."""
@@ -115,6 +245,9 @@ class Store:
                     raise StoreError(f"{self.path} is a SQLite database but not a quadscope store")
         elif version < SCHEMA_VERSION:
             self._upgrade(version)
+        if "owners" not in _tables(self._conn):
+            with self._write() as c:
+                c.execute(OWNERS_SQL)
         if migrations.missing_metric_columns(self._conn):
             with self._write():
                 # Under the write lock, another process may have added them already.
@@ -146,10 +279,13 @@ class Store:
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield self._conn
+            self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            # A failed COMMIT (a full disk) may have ended the transaction already;
+            # the error that matters is the one being raised, not the rollback's.
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
             raise
-        self._conn.execute("COMMIT")
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -169,8 +305,12 @@ class Store:
 
     # -- sweeps --------------------------------------------------------------
 
-    def create_sweep(self, sweep: Sweep) -> Sweep:
-        """Store a new sweep; return it with the id the store assigned (a given id is ignored)."""
+    @_translated
+    def create_sweep(self, sweep: Sweep, owner: Owner | None = None) -> Sweep:
+        """Store a new sweep; return it with the id the store assigned (a given id is ignored).
+
+        With `owner`, the sweep is claimed for that process in the same transaction.
+        """
         with self._write() as c:
             cur = c.execute(
                 "INSERT INTO sweeps (name, kind, status, created_at, data) VALUES (?, ?, ?, ?, '')",
@@ -181,8 +321,44 @@ class Store:
             c.execute(
                 "UPDATE sweeps SET data = ? WHERE id = ?", (_dumps(stored.to_dict()), stored.id)
             )
+            if owner is not None:
+                self._set_owner(stored.id, owner)
         return stored
 
+    @_translated
+    def claim(self, sweep_id: int, owner: Owner, alive: Callable[[Owner], bool]) -> Owner | None:
+        """Make `owner` the process running the sweep, unless another live one is.
+
+        Returns None when claimed, or the other process's record when it holds
+        the sweep and `alive` says it still runs; a dead holder's claim is taken over.
+        """
+        with self._write() as c:
+            row = c.execute(
+                "SELECT pid, host, boot_id, start_ticks, since FROM owners WHERE sweep_id = ?",
+                (sweep_id,),
+            ).fetchone()
+            if row is not None:
+                holder = Owner(int(row[0]), str(row[1]), str(row[2]), int(row[3]), float(row[4]))
+                if (holder.pid, holder.host) != (owner.pid, owner.host) and alive(holder):
+                    return holder
+            self._set_owner(sweep_id, owner)
+        return None
+
+    @_translated
+    def release(self, sweep_id: int, owner: Owner) -> None:
+        """`owner` no longer runs the sweep (a claim another process took over stays)."""
+        with self._write() as c:
+            c.execute("DELETE FROM owners WHERE sweep_id = ? AND pid = ? AND host = ?",
+                      (sweep_id, owner.pid, owner.host))
+
+    def _set_owner(self, sweep_id: int, owner: Owner) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO owners (sweep_id, pid, host, boot_id, start_ticks, since) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (sweep_id, owner.pid, owner.host, owner.boot_id, owner.start_ticks, owner.since),
+        )
+
+    @_translated
     def update_sweep(self, sweep: Sweep) -> None:
         """Replace the stored settings of `sweep.id` (sizes chosen later, status, ...)."""
         with self._write() as c:
@@ -201,6 +377,7 @@ class Store:
             if cur.rowcount == 0:
                 raise self._unknown(sweep.id)
 
+    @_translated
     def set_status(self, sweep_id: int, status: str) -> None:
         """Set one sweep's status (running | complete | interrupted | failed)."""
         with self._write():
@@ -210,6 +387,7 @@ class Store:
                 (status, _dumps(sweep.to_dict()), sweep_id),
             )
 
+    @_translated
     def get_sweep(self, ref: str | int) -> Sweep:
         """Look a sweep up by id ("3"), by name (the most recent), or "last"/"latest"."""
         text = str(ref).strip()
@@ -223,7 +401,7 @@ class Store:
                 )
             return _row_to_sweep(row)
         row = None
-        if text.isdigit():
+        if text.isdigit() and int(text) < 2**63:  # SQLite integers are 64-bit
             row = self._conn.execute(f"{_SWEEP_SELECT} WHERE id = ?", (int(text),)).fetchone()
         if row is None:  # a name, or digits that name a sweep rather than number one
             row = self._conn.execute(
@@ -233,6 +411,7 @@ class Store:
             raise self._unknown(text)
         return _row_to_sweep(row)
 
+    @_translated
     def list_sweeps(self) -> list[tuple[Sweep, int]]:
         """Every sweep with its stored run count (warm-ups and failures included), newest first."""
         rows = self._conn.execute(
@@ -256,17 +435,19 @@ class Store:
 
     # -- runs ----------------------------------------------------------------
 
+    @_translated
     def add_run(self, run: Run) -> None:
         """Store one finished run and commit at once, so a later crash cannot lose it.
 
-        A duplicate (sweep_id, seq) or an unknown sweep_id is a programming error
-        and raises `sqlite3.IntegrityError`.
+        A duplicate (sweep_id, seq) or an unknown sweep_id (two processes
+        running one sweep) raises `StoreError`.
         """
         d = run.to_dict()
         values = tuple(int(d[k]) if k in BOOL_COLUMNS else d[k] for k in RUN_COLUMNS)
         with self._write() as c:
             c.execute(_RUN_INSERT, values)
 
+    @_translated
     def runs(self, sweep_id: int) -> list[Run]:
         """All runs of one sweep, in execution order (by seq)."""
         rows = self._conn.execute(
@@ -274,6 +455,7 @@ class Store:
         ).fetchall()
         return [_row_to_run(row) for row in rows]
 
+    @_translated
     def next_seq(self, sweep_id: int) -> int:
         """The seq the next run of this sweep gets: one past the highest stored, or 0."""
         row = self._conn.execute(
@@ -283,6 +465,7 @@ class Store:
 
     # -- blobs ---------------------------------------------------------------
 
+    @_translated
     def put_blob(self, sweep_id: int, key: str, obj: dict[str, Any]) -> None:
         """Attach a JSON object to a sweep under `key` (fits, doctor, culprits), replacing any."""
         with self._write() as c:
@@ -292,6 +475,7 @@ class Store:
                 (sweep_id, key, _dumps(obj)),
             )
 
+    @_translated
     def get_blob(self, sweep_id: int, key: str) -> dict[str, Any] | None:
         """The object stored under `key` for this sweep, or None."""
         row = self._conn.execute(
@@ -323,6 +507,15 @@ def _refuse_foreign_bytes(path: Path) -> None:
             f"{path} is not a SQLite database (corrupt, or not a quadscope store): "
             "it does not start with the SQLite header"
         )
+
+
+def _refuse_read_only(path: Path) -> None:
+    # Writing needs the file and its folder (WAL keeps -wal and -shm files beside
+    # it); finding out before a sweep starts beats failing at its first run.
+    if (path.exists() and not os.access(path, os.W_OK)) or not os.access(path.parent, os.W_OK):
+        raise StoreError(f"cannot write to {path}: the database or its folder is read-only "
+                         "(or on a read-only file system); make both writable, or point --db "
+                         "at another file")
 
 
 def _dumps(obj: Mapping[str, Any]) -> str:
