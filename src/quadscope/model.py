@@ -9,7 +9,9 @@ Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
   1 — first version: Sweep, Run, Fit, Prediction, Candidate, Comparison.
   2 — metric columns derived from the registry and nullable (a meter that
       cannot give a metric stores NULL, never a made-up 0); derived metrics
-      such as cpu_s are fitted and exported in fits.
+      such as cpu_s are fitted and exported in fits. Sweep.meter ("time" or
+      "instructions", with `counters` naming the instructions' source: "perf"
+      or "valgrind"); sweeps without it read as "time".
 """
 
 from __future__ import annotations
@@ -196,6 +198,7 @@ class Sweep:
     predict_n: int | None = None
     counters: str = "rusage"  # "perf" or "rusage": what could be counted
     counters_note: str = ""  # why perf was not used, with the fix
+    meter: str = "time"  # "time", or "instructions" (--meter): counted by `counters`
     host: dict[str, str] = field(default_factory=dict)
     created_at: float = 0.0
     status: str = "running"  # running | complete | interrupted | failed

@@ -33,7 +33,7 @@ from quadscope.model import Run, Sweep
 from quadscope.profile.records import Attribution
 from quadscope.run.runner import resume_sweep, run_sweep
 from quadscope.run.sizes import parse_sizes
-from quadscope.run.spec import SweepSpec, check_spec
+from quadscope.run.spec import METERS, SweepSpec, check_spec
 
 EPILOG = """\
 examples:
@@ -42,6 +42,8 @@ examples:
   quadscope run --accumulate --runs 200 -- ./launcher
   quadscope run --budget 60 --predict 30000 -- python3 script.py {n}
   quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc {n}   # a Python function
+  quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc:make_input {n}   # with setup(n)
+  quadscope run --meter instructions --sizes 1e3..1e4 -- ./prog {n}   # exact counts
 The command after -- is run directly, never through a shell, unless --shell.
 A second command after a standalone --vs inside the tail is swept as B:
   quadscope run --sizes 1e3..1e5 -- ./slow {n} --vs ./fast {n}
@@ -77,6 +79,12 @@ def register(sub: Any) -> None:
                    help="a second command to sweep over the same sizes (A B A B)")
     r.add_argument("--vs-shell", metavar="'STRING'", default=None,
                    help="a second command, run with /bin/sh -c")
+    r.add_argument("--meter", choices=METERS, default="time",
+                   help="instructions: also count retired instructions exactly (perf's "
+                        "instructions:u, else Valgrind); one run per size when two agree [time]")
+    r.add_argument("--fork", action="store_true",
+                   help="python:MODULE:FUNC targets: one forked call per run instead of "
+                        "calibrated in-process batches")
     r.add_argument("--no-perf", action="store_true",
                    help="do not count with perf (rusage and the clock only)")
     r.add_argument("--profile", action="store_true",
@@ -144,6 +152,7 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
         budget_s=args.budget, start_n=max(args.start, 0), runs=args.runs, seed=args.seed,
         predict_n=args.predict,
         until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
+        meter=args.meter,
     )
     check_spec(spec)
     return spec
@@ -203,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             sweep = store.get_sweep(args.resume)
-            executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf").executor
+            executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf",
+                                        meter=sweep.meter).executor
             try:
                 sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,
                                      progress=progress)
@@ -211,7 +221,8 @@ def run(args: argparse.Namespace) -> int:
                 progress.stop()
         else:
             spec = build_spec(args)
-            measuring = choose_measuring(spec.command, no_perf=args.no_perf)
+            measuring = choose_measuring(spec.command, no_perf=args.no_perf, meter=spec.meter,
+                                         fork=args.fork)
             executor, counters, note = measuring.executor, measuring.counters, measuring.note
             try:
                 sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,

@@ -14,6 +14,12 @@ with a note that names what is wrong and the fix ("" when all four events
 count): `NoCounters` when perf is missing, not permitted or counts nothing;
 `PerfCounters` when it counts at least one event. It lives apart from `meters`
 because it needs the launcher, which itself imports `meters`.
+
+`choose_measuring(command, meter="instructions")` is the exact meter (see
+`exact`): perf's `instructions:u` on the held-still child when the CPU counts
+it (`counters` "perf"), else a second run of each job under Valgrind
+(`counters` "valgrind"; callgrind around the call alone for a Python
+function). `fork` runs a Python function's calls one per forked child.
 """
 
 from __future__ import annotations
@@ -24,6 +30,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from quadscope.errors import QuadscopeError
+from quadscope.measure.exact import (
+    Cachegrind,
+    Callgrind,
+    HeldStill,
+    InstructionMeter,
+    find_valgrind,
+)
 from quadscope.measure.launcher import Executor, ProcessExecutor
 from quadscope.measure.meters import (
     EVENTS,
@@ -32,7 +45,10 @@ from quadscope.measure.meters import (
     PerfCounters,
     missing_events,
 )
+from quadscope.measure.pycount import count_command
 from quadscope.measure.pyfunc import PREFIX, FunctionExecutor
+
+USER_INSTRUCTIONS = "instructions:u"  # user space only: the kernel's share is not the program's
 
 _INSTALL = "install it with `apt-get install linux-perf`"
 
@@ -91,13 +107,47 @@ class Measuring:
     note: str
 
 
-def choose_measuring(command: Sequence[str] = (), *, no_perf: bool = False) -> Measuring:
+def hardware_instructions(perf: str = "perf") -> bool:
+    """Whether perf counts `instructions:u` here (hardware counters exposed and permitted)."""
+    if shutil.which(perf) is None:
+        return False
+    try:
+        m = ProcessExecutor(PerfCounters(perf, (USER_INSTRUCTIONS,))).execute(["/bin/true"], 10.0)
+    except QuadscopeError:
+        return False
+    return m.values.get("instructions") is not None
+
+
+def _exact(function: FunctionExecutor | None, no_perf: bool) -> Measuring:
+    """The instruction meter: perf's `instructions:u` when counted here, else Valgrind."""
+    if function is None and not no_perf and hardware_instructions():
+        events = tuple(USER_INSTRUCTIONS if e == "instructions" else e for e in EVENTS)
+        return Measuring(HeldStill(ProcessExecutor(PerfCounters(events=events))), "perf",
+                         "instructions counted by the CPU (instructions:u), ASLR off")
+    valgrind = find_valgrind()
+    runner = ProcessExecutor(NoCounters())
+    if function is not None:
+        return Measuring(
+            InstructionMeter(function, runner, Callgrind(valgrind), command=count_command()),
+            "valgrind", "instructions of the call alone, counted under Valgrind's callgrind")
+    return Measuring(InstructionMeter(runner, runner, Cachegrind(valgrind)), "valgrind",
+                     "no hardware instruction counter here: instructions counted under "
+                     "Valgrind (exact, one extra run per measurement, ~20-50x slower)")
+
+
+def choose_measuring(command: Sequence[str] = (), *, no_perf: bool = False,
+                     meter: str = "time", fork: bool = False) -> Measuring:
     """How to measure `command` on this machine (see the module docstring)."""
+    function = None
     if command and command[0].startswith(PREFIX):
         if "" not in sys.path:
             sys.path.insert(0, "")  # like `python -m`: modules in the working directory
-        return Measuring(FunctionExecutor(), "rusage",
-                         "a Python function: rusage of its forked call")
+        function = FunctionExecutor(fork=fork)
+    if meter == "instructions":
+        return _exact(function, no_perf)
+    if function is not None:
+        how = "its forked call" if fork else "calibrated in-process batches of calls"
+        return Measuring(function, "rusage", f"a Python function: rusage of {how}")
     if no_perf:
         return Measuring(ProcessExecutor(NoCounters()), "rusage",
                          "perf counting turned off (--no-perf)")

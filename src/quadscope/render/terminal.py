@@ -169,6 +169,8 @@ def renderables(analysis: Analysis) -> Iterable[RenderableType]:
                f"{len(analysis.runs)} runs · {sw.status}", style="dim")
     if sw.counters_note:
         yield Text(f"counters: {sw.counters_note}", style="dim")
+    if sw.meter != "time":
+        yield Text(f"meter: {sw.meter} (counted by {sw.counters})", style="dim")
     for variant in analysis.fits:
         if analysis.fits[variant]:
             yield fits_table(analysis, variant)

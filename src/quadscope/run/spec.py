@@ -19,6 +19,8 @@ from quadscope.errors import UsageError
 from quadscope.measure.clock import Clock
 from quadscope.model import Sweep
 
+METERS = ("time", "instructions")
+
 
 @dataclass(frozen=True, slots=True)
 class SweepSpec:
@@ -41,6 +43,7 @@ class SweepSpec:
     predict_n: int | None = None
     kind: str = "sweep"
     until: tuple[str, ...] = ()  # adaptive: metrics that must be confident; () = all
+    meter: str = "time"  # "time" or "instructions" (--meter)
 
 
 def substitute(command: Sequence[str], shell: bool, size_n: int) -> list[str]:
@@ -66,6 +69,8 @@ def check_spec(spec: SweepSpec) -> None:
                     f"no {{n}} in `{' '.join(cmd)}`: put {{n}} where the size goes, "
                     "e.g. quadscope run -- prog {n}, or use --accumulate to repeat one command"
                 )
+    if spec.meter not in METERS:
+        raise UsageError(f"--meter is one of {', '.join(METERS)}, not {spec.meter!r}")
     if spec.repeat < 1:
         raise UsageError(f"--repeat must be at least 1, not {spec.repeat}")
     if spec.warmup < 0:
@@ -98,6 +103,7 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
         predict_n=spec.predict_n,
         counters=counters,
         counters_note=counters_note,
+        meter=spec.meter,
         host=host,
         created_at=clock.time(),
         kind=spec.kind,
