@@ -7,7 +7,9 @@ none of them re-computes a fit. Warm-up runs and failed runs are kept in
 `runs` for the record but never fitted. Results attached to the sweep travel
 as typed records beside the fits: its profile (`Attribution`), its doctor
 findings (a `DoctorReport` for the summary sweep, a `ProbeResult` for a probe's
-sweep), each probe's plot series and a `doctor --vs` comparison.
+sweep), each probe's plot series and a `doctor --vs` comparison. In an
+instruction-meter sweep, a note says when wall time surely grows faster than
+the instructions counted (`time_outgrows_instructions`): time stays the headline.
 """
 
 from __future__ import annotations
