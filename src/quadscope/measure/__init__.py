@@ -5,6 +5,7 @@ The first stage of the flow. `clock` (time, faked in tests), `launcher` (the
 run, `FakeExecutor`), `meters` (counters read beside rusage: perf, or none),
 `detect` (which meters this machine can use), `exact` (the instruction
 meter: perf `instructions:u` or Valgrind, runs held still), `pyfunc` (Python
-functions as workloads), `pycount` (one Python call counted under callgrind), `host` (what machine this is) and `cbuild` (the
-C helpers, compiled at first use). Nothing here stores, fits or prints.
+functions as workloads), `pycount` (one Python call counted under
+callgrind), `host` (what machine this is) and `cbuild` (the C helpers,
+compiled at first use). Nothing here stores, fits or prints.
 """
