@@ -4,7 +4,9 @@ Two parts, both printed as Markdown (the `## Culprits` section of BENCHMARKS.md)
 
 1. Accuracy: every workload of the accuracy suite with a `culprit` (the
    noinline C function doing the growing work) is profiled with perf at 4 of
-   its sizes; we report the culprit's rank among quadscope's culprits.
+   its sizes; we report the culprit's rank among quadscope's culprits, and
+   the share of the profile's wall time spent turning perf data into samples
+   (`perf script` streamed into our parser; goal ≤ 10%).
 2. Speed: one perf.data file (the quadratic workload, sampled at a high rate)
    is processed by quadscope (`perf script` with the fixed field list, then
    our parser, folding and per-function series) and by the named peer
@@ -32,12 +34,25 @@ from quadscope.model import Sweep
 from quadscope.profile.attribute import series
 from quadscope.profile.driver import choose_sizes, profile_sweep
 from quadscope.profile.perf import PerfSampler, detect_perf
-from quadscope.profile.perfscript import SCRIPT_FIELDS, parse, stacks
+from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
 from quadscope.profile.stacks import StackProfile, fold
 from quadscope.workloads import WORKLOADS, build
 
 
-def accuracy(sampler: PerfSampler, quick: bool) -> tuple[list[list[object]], int, int]:
+class TimedSampler(PerfSampler):
+    """The real sampler, adding up the seconds spent in `script` (perf script + parse)."""
+
+    processing_s = 0.0
+
+    def script(self, data_path: Path, extra_fields: str = "") -> PerfData:
+        t0 = time.monotonic()
+        try:
+            return super().script(data_path, extra_fields)
+        finally:
+            self.processing_s += time.monotonic() - t0
+
+
+def accuracy(sampler: TimedSampler, quick: bool) -> tuple[list[list[object]], int, int]:
     rows: list[list[object]] = []
     first = total = 0
     names = [w for w in WORKLOADS.values() if w.suite and w.culprit and w.mode == "sizes"]
@@ -48,10 +63,12 @@ def accuracy(sampler: PerfSampler, quick: bool) -> tuple[list[list[object]], int
         sizes = choose_sizes(w.sizes, 4)
         sweep = Sweep(id=0, name=w.name, mode="sizes", command=w.argv(exe))
         t0 = time.monotonic()
+        before = sampler.processing_s
         with tempfile.TemporaryDirectory(prefix="quadscope-bench-prof-") as tmp:
             a = profile_sweep(sweep, sizes, sampler=sampler, out_dir=Path(tmp),
                               measure_overhead=False)
         elapsed = time.monotonic() - t0
+        share = (sampler.processing_s - before) / elapsed
         # GCC clones keep the name before the dot (count_subsets.constprop.0). A kernel
         # function names the user code that asked for the work (exc_page_fault ← touch_pages).
         symbols = [(c.user_caller or c.symbol).split(".")[0] for c in a.culprits]
@@ -70,7 +87,7 @@ def accuracy(sampler: PerfSampler, quick: bool) -> tuple[list[list[object]], int
             f"{top.symbol}{' ← ' + top.user_caller if top.user_caller else ''} "
             f"({top.self_class}, k={top.self_exponent:.2f})"
             if top and top.self_exponent is not None else (top.symbol if top else "—"),
-            a.samples[-1], f"{elapsed:.1f}",
+            a.samples[-1], f"{elapsed:.1f}", f"{share:.0%}",
         ])
         log(f"{w.name}: culprit rank {rank}")
     return rows, first, total
@@ -120,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="4 workloads only")
     args = ap.parse_args(argv)
     setup = detect_perf(probe_faults=False)
-    sampler = PerfSampler(setup, target_samples=1000, max_repeats=20)
+    sampler = TimedSampler(setup, target_samples=1000, max_repeats=20)
     rows, first, total = accuracy(sampler, args.quick)
     speed_rows, what = speed(setup.perf, setup.event)
     m = machine()
@@ -130,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Known culprit ranked first: **{first} of {total}** workloads.\n")
     print(table(["workload", "true class", "culprit", "ranked first",
                  "culprit on #1's call path", "quadscope's #1",
-                 "samples at max n", "profile s"], rows))
+                 "samples at max n", "profile s", "perf data processing"], rows))
     print("\n### perf data processing\n")
     print(f"One perf.data file ({what}); higher samples/s is faster; the ratio is "
           "perf report's time over ours.\n")

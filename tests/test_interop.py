@@ -50,7 +50,7 @@ def test_hyperfine_parameter_scan_is_one_sweep_with_every_run(tmp_path: Path) ->
     with Store(db) as store:
         sweep = store.get_sweep("hf")
         runs = store.runs(sweep.id)
-    assert sweep.command == ("true", "{n}") and sweep.meter == "hyperfine"
+    assert sweep.command == ("true", "{n}") and sweep.counters == "hyperfine"
     assert [r.size_n for r in runs] == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
     assert [r.repeat for r in runs[:3]] == [0, 1, 2]
     assert all(r.measurement.ok and r.measurement.wall_s > 0 for r in runs)
@@ -62,7 +62,7 @@ def test_pytest_benchmark_rounds_become_runs_and_statistics_a_median(tmp_path: P
     """With --benchmark-save-data every round is a run; without, one median per size."""
     saved = json.loads(_pytest_benchmark_json(tmp_path, "--benchmark-save-data").read_text())
     (item,) = read_sweeps(saved, source="b.json", now=0.0)
-    assert item.sweep.name == "test_b.py::test_sort" and item.sweep.meter == "pytest-benchmark"
+    assert item.sweep.name == "test_b.py::test_sort" and item.sweep.counters == "pytest-benchmark"
     assert [n for n, _ in item.runs] == [200] * 3 + [400] * 3 + [800] * 3 + [1600] * 3
     stats_only = json.loads(_pytest_benchmark_json(tmp_path).read_text())
     (item,) = read_sweeps(stats_only, source="b.json", now=0.0)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
 from tests.conftest import fake_executor, measurement
 
+from quadscope.cli import build_parser
 from quadscope.commands.run import RichProgress, parse_cpus
 from quadscope.errors import SetupError, UsageError
 from quadscope.measure.clock import FakeClock
@@ -140,12 +140,9 @@ def test_parse_args_reach_the_spec() -> None:
     """--setup, --prepare and --cpu land in the spec as given."""
     from quadscope.commands.run import build_spec
 
-    args = argparse.Namespace(
-        command=["--", "/bin/true", "{n}"], shell=False, vs=None, vs_shell=None,
-        accumulate=False, sizes="1,2,3,4", name="", repeat=1, warmup=0, timeout=None, budget=30.0,
-        start="1", runs=100, seed=0, predict=None, until="", setup="mk {n}", prepare="p",
-        cpu=None,
-    )
+    args = build_parser().parse_args(["run", "--sizes", "1,2,3,4", "--repeat", "1",
+                                      "--setup", "mk {n}", "--prepare", "p", "--",
+                                      "/bin/true", "{n}"])
     spec = build_spec(args)
     assert (spec.setup, spec.prepare, spec.cpus) == ("mk {n}", "p", ())
 

@@ -82,7 +82,8 @@ def exit_codes() -> dict[int, str]:
     """Every exit code of the CLI, in order, each with one line saying what it means."""
     codes = dict(OTHER_EXIT_CODES)
     for cls in _subclasses(QuadscopeError):
-        if "exit_code" in vars(cls):  # a class that only narrows its parent shares its line
+        # Only quadscope's own errors: a test (or a plug-in) may subclass these too.
+        if "exit_code" in vars(cls) and cls.__module__.startswith("quadscope."):
             doc = (cls.__doc__ or "").strip().splitlines()[0].rstrip(".")
             doc = doc[:1].lower() + doc[1:]
             codes[cls.exit_code] = f"{codes[cls.exit_code]}; {doc}" if cls.exit_code in codes else doc

@@ -19,7 +19,7 @@ else. Formats:
   note says so). Its `commit_info` and `machine_info` become the sweep's git
   fields and machine.
 
-The sweep's `meter` names the tool; `created_at` is the file's own date when
+The sweep's `counters` names the tool; `created_at` is the file's own date when
 it has one, else `now`.
 """
 
@@ -113,7 +113,7 @@ def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -
     except ValueError:
         command = (template,)
     sweep = _sweep(name=template, command=command, sizes=[n for n, _ in runs], now=now,
-                   meter="hyperfine", note="imported from hyperfine: wall time per run; "
+                   source_tool="hyperfine", note="imported from hyperfine: wall time per run; "
                    "user and system time are only given as means and are left out")
     return Imported(sweep, tuple(runs))
 
@@ -152,7 +152,7 @@ def _pytest_benchmark(data: Mapping[str, Any], source: str, now: float,
                 "imported from pytest-benchmark statistics: one median per size; save with "
                 "--benchmark-save-data to import every round")
         sweep = _sweep(name=func, command=(f"{func}[{{n}}]",), sizes=[n for n, _ in runs],
-                       now=created, meter="pytest-benchmark", note=note)
+                       now=created, source_tool="pytest-benchmark", note=note)
         branch = commit.get("branch")
         sweep = dataclasses.replace(
             sweep, git_commit="" if commit_id == "unversioned" else commit_id,
@@ -169,9 +169,9 @@ def _timestamp(text: Any, now: float) -> float:
         return now
 
 
-def _sweep(*, name: str, command: tuple[str, ...], sizes: Sequence[int], now: float, meter: str,
-           note: str) -> Sweep:
+def _sweep(*, name: str, command: tuple[str, ...], sizes: Sequence[int], now: float,
+           source_tool: str, note: str) -> Sweep:
     repeats = max((sizes.count(n) for n in set(sizes)), default=1)
     return Sweep(id=0, name=name[:80], mode="sizes", command=command,
-                 sizes=tuple(sorted(set(sizes))), repeat=repeats, warmup=0, counters="none",
-                 counters_note=note, created_at=now, status="complete", meter=meter)
+                 sizes=tuple(sorted(set(sizes))), repeat=repeats, warmup=0, counters=source_tool,
+                 counters_note=note, created_at=now, status="complete")

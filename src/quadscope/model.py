@@ -12,10 +12,13 @@ Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
       such as cpu_s are fitted and exported in fits. A Sweep also records its
       untimed `setup` and `prepare` commands and the `cpus` its runs were
       pinned to; `host` gains the facts that skew timings (measure/system.py).
-      A sweep records where it ran: `git_commit`, `git_branch`, `git_dirty` (empty when not run inside a
-      git repository), `machine` and `meter`; sweeps stored before load with
-      empty values. A Fit carries its bracket (`at_least`, `at_most`) and, for
-      an exponential, its fitted base `c` among its coefficients.
+      A sweep records where it ran: `git_commit`, `git_branch`, `git_dirty`
+      (empty when not run inside a git repository) and `machine`; sweeps
+      stored before load with empty values. Sweep.meter is "time" or
+      "instructions", with `counters` naming the instructions' source ("perf"
+      or "valgrind") or the tool a sweep was imported from; sweeps without it
+      read as "time". A Fit carries its bracket (`at_least`, `at_most`) and,
+      for an exponential, its fitted base `c` among its coefficients.
 """
 
 from __future__ import annotations
@@ -204,6 +207,7 @@ class Sweep:
     predict_n: int | None = None
     counters: str = "rusage"  # "perf" or "rusage": what could be counted
     counters_note: str = ""  # why perf was not used, with the fix
+    meter: str = "time"  # "time", or "instructions" (--meter): counted by `counters`
     host: dict[str, str] = field(default_factory=dict)
     created_at: float = 0.0
     status: str = "running"  # running | complete | interrupted | failed
@@ -216,7 +220,6 @@ class Sweep:
     git_branch: str = ""  # "" on a detached HEAD
     git_dirty: bool = False  # tracked files differed from HEAD when the sweep started
     machine: str = ""  # "hostname (CPU model)"
-    meter: str = ""  # what measured the runs, e.g. "process+perf", "function+rusage"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

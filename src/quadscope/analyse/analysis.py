@@ -9,7 +9,9 @@ as typed records beside the fits: its profile (`Attribution`), its doctor
 findings (a `DoctorReport` for the summary sweep, a `ProbeResult` for a probe's
 sweep), each probe's plot series and a `doctor --vs` comparison. The notes
 end with the advice of every host fact the sweep recorded that likely skewed
-its timings (`measure.system`).
+its timings (`measure.system`). In an
+instruction-meter sweep, a note says when wall time surely grows faster than
+the instructions counted (`time_outgrows_instructions`): time stays the headline.
 """
 
 from __future__ import annotations
@@ -140,6 +142,25 @@ def fit_runs(
     return fits, notes
 
 
+def time_outgrows_instructions(fits: Mapping[str, Fit]) -> str:
+    """A note when wall time surely grows faster than the instructions counted, else "".
+
+    Surely: the slowest class the wall-time data support is above the fastest
+    the instruction counts support (each fit's 95% bracket, `at_least` and
+    `at_most`; a settled class is its own bracket).
+    """
+    wall, count = fits.get("wall_s"), fits.get("instructions")
+    if wall is None or count is None:
+        return ""
+    slowest = wall.at_least or (wall.cls if wall.confident else "")
+    fastest = count.at_most or (count.cls if count.confident else "")
+    if not slowest or not fastest or REGISTRY.index(slowest) <= REGISTRY.index(fastest):
+        return ""
+    return (f"wall_s grows at least as {slowest} but instructions at most as {fastest}: the "
+            "extra time is not in instructions executed (kernel work, page zeroing, cache "
+            "misses); read the wall_s verdict, and sys_s and minor_faults for the cause")
+
+
 def _growth_rank(fit: Fit) -> tuple[int, float]:
     return (REGISTRY.index(fit.cls), fit.exponent if fit.exponent is not None else 0.0)
 
@@ -268,6 +289,8 @@ def analyse(
             continue
         f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed)
         fits[variant] = f
+        if sweep.meter == "instructions" and (outgrows := time_outgrows_instructions(f)):
+            n.append(outgrows)
         notes.extend(f"{variant}: {x}" if len(variants) > 1 else x for x in n)
     size_word = "i" if sweep.mode == "accumulate" else "n"
     n_max = max((r.size_n for r in measured["A"]), default=None)

@@ -81,7 +81,7 @@ def _sweep(spec: SweepSpec, store: Store, no_perf: bool) -> Analysis:
     try:
         sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
                           progress=progress, counters=counters, counters_note=note,
-                          host=host, provenance=collect_provenance(measuring.meter, host=host))
+                          host=host, provenance=collect_provenance(host=host))
     finally:
         progress.stop()
     return analyse(sweep, store.runs(sweep.id))

@@ -46,7 +46,7 @@ from quadscope.model import Run, Sweep
 from quadscope.profile.records import Attribution
 from quadscope.run.runner import check_resumable, resume_sweep, run_sweep
 from quadscope.run.sizes import parse_size, parse_sizes
-from quadscope.run.spec import SweepSpec, check_spec
+from quadscope.run.spec import METERS, SweepSpec, check_spec
 
 EPILOG = """\
 examples:
@@ -55,6 +55,8 @@ examples:
   quadscope run --accumulate --runs 200 -- ./launcher
   quadscope run --budget 60 --predict 30000 -- python3 script.py {n}
   quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc {n}   # a Python function
+  quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc:make_input {n}   # with setup(n)
+  quadscope run --meter instructions --sizes 1e3..1e4 -- ./prog {n}   # exact counts
 The command after -- is run directly, never through a shell, unless --shell.
 A second command after a standalone --vs inside the tail is swept as B:
   quadscope run --sizes 1e3..1e5 -- ./slow {n} --vs ./fast {n}
@@ -97,6 +99,12 @@ def register(sub: Any) -> None:
                    help="a shell command run before every run, untimed (e.g. drop caches)")
     r.add_argument("--cpu", metavar="LIST", default=None,
                    help="pin every run to these CPUs, e.g. 1 or 0,2-3")
+    r.add_argument("--meter", choices=METERS, default="time",
+                   help="instructions: also count retired instructions exactly (perf's "
+                        "instructions:u, else Valgrind); one run per size when two agree [time]")
+    r.add_argument("--fork", action="store_true",
+                   help="python:MODULE:FUNC targets: one forked call per run instead of "
+                        "calibrated in-process batches")
     r.add_argument("--no-perf", action="store_true",
                    help="do not count with perf (rusage and the clock only)")
     r.add_argument("--profile", action="store_true",
@@ -185,6 +193,7 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
         predict_n=None if args.predict is None else parse_size(args.predict, "--predict"),
         until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
         setup=args.setup, prepare=args.prepare, cpus=parse_cpus(args.cpu),
+        meter=args.meter,
     )
     check_spec(spec)
     return spec
@@ -271,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
             sweep = store.get_sweep(args.resume)
             check_resumable(sweep)  # before choosing (and perhaps compiling) an executor
             executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf",
-                                        cpus=sweep.cpus).executor
+                                        meter=sweep.meter, cpus=sweep.cpus).executor
             try:
                 sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,
                                      progress=progress)
@@ -279,7 +288,8 @@ def run(args: argparse.Namespace) -> int:
                 progress.stop()
         else:
             spec = build_spec(args)
-            measuring = choose_measuring(spec.command, no_perf=args.no_perf, cpus=spec.cpus)
+            measuring = choose_measuring(spec.command, no_perf=args.no_perf, meter=spec.meter,
+                                         fork=args.fork, cpus=spec.cpus)
             executor, counters, note = measuring.executor, measuring.counters, measuring.note
             reader = FileReader()
             checks = read_checks(reader)
@@ -289,8 +299,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
                                   progress=progress, counters=counters, counters_note=note,
-                                  host=host, provenance=collect_provenance(measuring.meter,
-                                                                           host=host))
+                                  host=host, provenance=collect_provenance(host=host))
             finally:
                 progress.stop()
             steal = StealTime.between(stat_before, cpu_times(reader.read(STAT)))

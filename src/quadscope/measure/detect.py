@@ -14,6 +14,12 @@ over those, or `NoCounters` when none did (perf_event_open not permitted by
 kernel.perf_event_paranoid, or no C compiler for the launcher).
 `counters_note(errnos, paranoid)` is the note, pure: which events failed, why
 (from each errno and the paranoid level), and the fix; "" when all count.
+
+`choose_measuring(command, meter="instructions")` is the exact meter (see
+`exact`): the CPU's instruction counter on the held-still child when it
+counts one (`counters` "perf"), else a second run of each job under Valgrind
+(`counters` "valgrind"; callgrind around the call alone for a Python
+function). `fork` runs a Python function's calls one per forked child.
 """
 
 from __future__ import annotations
@@ -25,8 +31,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quadscope.errors import ToolMissingError
+from quadscope.measure.exact import (
+    Cachegrind,
+    Callgrind,
+    HeldStill,
+    InstructionMeter,
+    find_valgrind,
+)
 from quadscope.measure.launcher import Executor, ProcessExecutor
 from quadscope.measure.meters import EVENTS, CounterBackend, NoCounters, PerfEventCounters
+from quadscope.measure.pycount import count_command
 from quadscope.measure.pyfunc import PREFIX, FunctionExecutor
 from quadscope.measure.resident import ResidentLauncher, build_launcher
 
@@ -85,21 +99,41 @@ class Measuring:
     counters: str
     note: str
 
-    @property
-    def meter(self) -> str:
-        """What measures the runs, as a sweep records it (`Sweep.meter`): "process+perf" etc."""
-        kind = "function" if isinstance(self.executor, FunctionExecutor) else "process"
-        return f"{kind}+{self.counters}"
+
+
+
+def _exact(function: FunctionExecutor | None, no_perf: bool, cpus: Sequence[int]) -> Measuring:
+    """The instruction meter: the CPU's counter when it counts here, else Valgrind."""
+    if function is None and not no_perf:
+        backend, _ = detect_counters()
+        if "instructions" in backend.events:
+            return Measuring(HeldStill(ProcessExecutor(backend, cpus=cpus)), "perf",
+                             "instructions counted by the CPU, ASLR off")
+    valgrind = find_valgrind()
+    runner = ProcessExecutor(NoCounters(), cpus=cpus)
+    if function is not None:
+        return Measuring(
+            InstructionMeter(function, runner, Callgrind(valgrind), command=count_command()),
+            "valgrind", "instructions of the call alone, counted under Valgrind's callgrind")
+    return Measuring(InstructionMeter(runner, runner, Cachegrind(valgrind)), "valgrind",
+                     "no hardware instruction counter here: instructions counted under "
+                     "Valgrind (exact, one extra run per measurement, ~20-50x slower)")
 
 
 def choose_measuring(command: Sequence[str] = (), *, no_perf: bool = False,
+                     meter: str = "time", fork: bool = False,
                      cpus: Sequence[int] = ()) -> Measuring:
     """How to measure `command` on this machine (see the module docstring)."""
+    function = None
     if command and command[0].startswith(PREFIX):
         if "" not in sys.path:
             sys.path.insert(0, "")  # like `python -m`: modules in the working directory
-        return Measuring(FunctionExecutor(), "rusage",
-                         "a Python function: rusage of its forked call")
+        function = FunctionExecutor(fork=fork)
+    if meter == "instructions":
+        return _exact(function, no_perf, cpus)
+    if function is not None:
+        how = "its forked call" if fork else "calibrated in-process batches of calls"
+        return Measuring(function, "rusage", f"a Python function: rusage of {how}")
     if no_perf:
         return Measuring(ProcessExecutor(NoCounters(), cpus=cpus), "rusage",
                          "perf counting turned off (--no-perf)")

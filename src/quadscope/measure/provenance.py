@@ -42,7 +42,6 @@ class Provenance:
     git_branch: str = ""
     git_dirty: bool = False
     machine: str = ""
-    meter: str = ""
 
 
 def machine_label(host: Mapping[str, str]) -> str:
@@ -51,7 +50,7 @@ def machine_label(host: Mapping[str, str]) -> str:
     return f"{name} ({cpu})" if name and cpu else name or cpu
 
 
-def collect_provenance(meter: str, *, host: Mapping[str, str], cwd: Path | None = None,
+def collect_provenance(*, host: Mapping[str, str], cwd: Path | None = None,
                        git: GitRunner = run_git) -> Provenance:
     """The provenance of a sweep started now in `cwd` (the working directory by default)."""
     where = cwd or Path.cwd()
@@ -62,7 +61,7 @@ def collect_provenance(meter: str, *, host: Mapping[str, str], cwd: Path | None 
         # Untracked files do not count: build outputs and result databases live there.
         dirty = (git(["status", "--porcelain", "--untracked-files=no"], where) or "").strip()
     return Provenance(git_commit=commit, git_branch=branch, git_dirty=bool(dirty),
-                      machine=machine_label(host), meter=meter)
+                      machine=machine_label(host))
 
 
 def commit_order(repo: Path, git: GitRunner = run_git) -> list[str] | None:

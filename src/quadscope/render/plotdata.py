@@ -391,6 +391,7 @@ def _facts(analysis: Analysis) -> list[tuple[str, str]]:
         ("mode", s.mode), ("repeat", str(s.repeat)), ("warm-up", str(s.warmup)),
         ("runs", f"{len(analysis.runs)} ({len(analysis.failures)} failed)"),
         ("counters", s.counters + (f" — {s.counters_note}" if s.counters_note else "")),
+        ("meter", s.meter),
         ("status", s.status),
     ]
     if s.host:

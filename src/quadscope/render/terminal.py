@@ -193,6 +193,8 @@ def renderables(analysis: Analysis) -> Iterable[RenderableType]:
     if untimed:
         yield Text(escape(" · ".join(untimed)) + (" (untimed)" if sw.setup or sw.prepare
                                                    else ""), style="dim")
+    if sw.meter != "time":
+        yield Text(f"meter: {sw.meter} (counted by {sw.counters})", style="dim")
     for variant in analysis.fits:
         if analysis.fits[variant]:
             yield fits_table(analysis, variant)

@@ -23,6 +23,16 @@ so it has no shuffling and no warm-up.
 `FixedPlan` serves such a list: its one batch is every planned run the history
 lacks, in plan order, so a fresh sweep gets the whole order and a resumed one
 exactly what is missing, its interleaving intact; then it is done.
+
+`AgreeingPlan` serves an exact meter's list (`--meter instructions`): first
+the warm-ups and the first two rounds, then only the further repeats of the
+sizes whose two counts of `metric` disagree by more than `AGREE_REL` of the
+larger (or are missing). An exact count repeated is the same number, so a
+third run would add cost and no information; a count that moves (a program
+reading the clock or /dev/urandom) keeps every planned repeat. The tolerance
+is for CPython: one function call counted under Callgrind in two processes
+differed by 78 instructions in 251,108 (3e-4); the C workloads repeat to the
+instruction.
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from quadscope.model import Run
+
+AGREE_REL = 1e-3  # two counts this close agree (see the module docstring)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,3 +119,42 @@ class FixedPlan:
         done = {_key(r) for r in history}
         todo = tuple(Scheduled(p, self.timeout_s) for p in self.runs if _key(p) not in done)
         return todo or None
+
+
+@dataclass(frozen=True, slots=True)
+class AgreeingPlan:
+    """A run order whose repeats stop where two runs agree on `metric` (module docstring)."""
+
+    runs: tuple[PlannedRun, ...]
+    timeout_s: float | None
+    metric: str = "instructions"
+
+    @property
+    def total_runs(self) -> int:
+        """At most this many: the progress bar ends early when counts agree."""
+        return len(self.runs)
+
+    def next_batch(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
+        done = {_key(r) for r in history}
+        todo = [p for p in self.runs if _key(p) not in done]
+        first = [p for p in todo if p.warmup or p.repeat < 2]
+        if not first:
+            settled = _agreeing(history, self.metric)
+            first = [p for p in todo if (p.variant, p.size_n) not in settled]
+        return tuple(Scheduled(p, self.timeout_s) for p in first) or None
+
+
+def _agreeing(history: Sequence[Run], metric: str) -> set[tuple[str, int]]:
+    """(variant, size) pairs whose first two measured runs give the same `metric`."""
+    seen: dict[tuple[str, int], list[float | None]] = {}
+    for r in history:
+        if not r.warmup and r.repeat < 2:
+            seen.setdefault((r.variant, r.size_n), []).append(
+                r.value(metric) if r.measurement.ok else None)
+    agreeing = set()
+    for key, counts in seen.items():
+        if len(counts) == 2 and None not in counts:
+            a, b = float(counts[0] or 0), float(counts[1] or 0)
+            if abs(a - b) <= AGREE_REL * max(a, b):
+                agreeing.add(key)
+    return agreeing

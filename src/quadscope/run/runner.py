@@ -16,7 +16,8 @@ size padding (`spec.size_padding`).
 
 `run_sweep(spec, executor=, clock=, store=)` checks the spec, creates the
 sweep in the store and runs its plan: `FixedPlan` over `plan_runs` (sizes
-mode) or `plan_accumulate` (accumulate mode), `AdaptivePlan` with `budget_s`
+mode) or `plan_accumulate` (accumulate mode), `AgreeingPlan` instead of
+`FixedPlan` for an instruction-meter sweep, `AdaptivePlan` with `budget_s`
 (adaptive mode). `resume_sweep` continues a stored sweep: a fixed plan runs
 exactly the planned runs still missing; an adaptive one goes on with what is
 left of the budget after the wall time already spent. The sweep ends
@@ -46,7 +47,14 @@ from quadscope.measure.launcher import Executor, Job
 from quadscope.measure.provenance import Provenance
 from quadscope.model import Owner, Run, Sweep
 from quadscope.run.adaptive import AdaptivePlan
-from quadscope.run.plan import Batch, FixedPlan, Plan, plan_accumulate, plan_runs
+from quadscope.run.plan import (
+    AgreeingPlan,
+    Batch,
+    FixedPlan,
+    Plan,
+    plan_accumulate,
+    plan_runs,
+)
 from quadscope.run.spec import (
     SweepSpec,
     check_spec,
@@ -134,12 +142,14 @@ class Runner:
             self._progress.ran(run, len(self.runs), self._clock.monotonic() - self._t0)
 
 
-def _fixed_plan(sweep: Sweep) -> FixedPlan:
+def _fixed_plan(sweep: Sweep) -> Plan:
     if sweep.mode == "accumulate":
         planned = plan_accumulate(len(sweep.sizes), variants=variants(sweep))
     else:
         planned = plan_runs(sweep.sizes, repeat=sweep.repeat, warmup=sweep.warmup,
                             seed=sweep.seed, variants=variants(sweep))
+    if sweep.meter == "instructions":
+        return AgreeingPlan(tuple(planned), sweep.timeout_s)
     return FixedPlan(tuple(planned), sweep.timeout_s)
 
 

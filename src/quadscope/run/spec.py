@@ -41,6 +41,8 @@ MAX_SEED = 2**63 - 1
 MAX_NAME_CHARS = 200
 LATEST_NAMES = ("last", "latest")  # refs `quadscope show` reads as the newest sweep
 
+METERS = ("time", "instructions")
+
 
 @dataclass(frozen=True, slots=True)
 class SweepSpec:
@@ -66,6 +68,7 @@ class SweepSpec:
     setup: str | None = None  # shell command, untimed, once per size before its runs
     prepare: str | None = None  # shell command, untimed, before every run
     cpus: tuple[int, ...] = ()  # pin every run to these CPUs; () = not pinned
+    meter: str = "time"  # "time" or "instructions" (--meter)
 
 
 def substitute(command: Sequence[str], shell: bool, size_n: int) -> list[str]:
@@ -164,6 +167,8 @@ def check_spec(spec: SweepSpec) -> None:
             and (spec.setup or spec.prepare):
         raise UsageError("--setup and --prepare run shell commands before a program's runs; "
                          "a Python function builds its input in its own setup(n)")
+    if spec.meter not in METERS:
+        raise UsageError(f"--meter is one of {', '.join(METERS)}, not {spec.meter!r}")
 
 
 def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: str,
@@ -187,12 +192,12 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
         predict_n=spec.predict_n,
         counters=counters,
         counters_note=counters_note,
+        meter=spec.meter,
         host=host,
         git_commit=where.git_commit,
         git_branch=where.git_branch,
         git_dirty=where.git_dirty,
         machine=where.machine,
-        meter=where.meter,
         created_at=clock.time(),
         kind=spec.kind,
         setup=spec.setup,

@@ -1,0 +1,147 @@
+"""The exact meter: held-still argv, tool output parsed, counts merged into the timed run,
+repeats stopped once two counts agree, the time-outgrows-instructions note, and a CI gate
+on instructions that gives the same answer every time."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from tests.conftest import measurement
+
+from quadscope.analyse.analysis import time_outgrows_instructions
+from quadscope.cli import main
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.exact import PAGE_BYTES, Cachegrind, Callgrind, InstructionMeter, hold_still
+from quadscope.measure.launcher import FakeExecutor
+from quadscope.model import Fit, Measurement, Run
+from quadscope.run.plan import AgreeingPlan, plan_runs
+from quadscope.store import Store
+
+
+def _env_bytes(argv: Sequence[str]) -> int:
+    """Bytes of the program's argv strings plus the padding variable, as the stack holds them."""
+    prog = list(argv[argv.index("-R") + 1:])
+    pad = next(a for a in argv if a.startswith("QUADSCOPE_PAD="))
+    return sum(len(a) + 1 for a in prog) + len(pad) + 1
+
+
+def test_hold_still_pads_argv_to_the_same_size_modulo_a_page() -> None:
+    """ASLR off, a fixed hash seed, and argv + padding the same size mod a page at every n."""
+    small, big = hold_still(["./prog", "9"]), hold_still(["./prog", "1000000"])
+    assert small[:2] == ["env", "PYTHONHASHSEED=0"] and small[3:5] == ["setarch", "-R"]
+    assert small[-2:] == ["./prog", "9"]
+    assert _env_bytes(small) % PAGE_BYTES == _env_bytes(big) % PAGE_BYTES
+
+
+def test_tools_read_their_totals() -> None:
+    """Cachegrind's `summary:` and Callgrind's `totals:` lines are the counts; absent is None."""
+    assert Cachegrind().read("desc: I1\nsummary: 2690990\n") == 2690990
+    assert Callgrind().read("events: Ir\ntotals: 251030\nsummary: 251030\n") == 251030
+    assert Cachegrind().read("cut short") is None
+    assert "--cache-sim=no" in Cachegrind().prefix("/tmp/o")
+    assert "--instr-atstart=no" in Callgrind().prefix("/tmp/o")
+
+
+class _Recorder:
+    """A tool whose 'output file' the fake runner writes: the count is the argv's last number."""
+
+    def prefix(self, out_file: str) -> list[str]:
+        return ["count-into", out_file]
+
+    def read(self, text: str) -> int | None:
+        return int(text) if text else None
+
+
+def _writing_runner(clock: FakeClock) -> FakeExecutor:
+    def cost(argv: Sequence[str]) -> Measurement:
+        out = argv[argv.index("count-into") + 1]
+        Path(out).write_text(str(1000 * int(argv[-1])))
+        return measurement(99.0)  # the counted run's time is never reported
+
+    return FakeExecutor(cost, clock)
+
+
+def test_meter_keeps_the_timed_run_and_adds_the_count() -> None:
+    """wall_s and rusage come from the timed run; instructions from the counted run, held still."""
+    clock = FakeClock()
+    timed = FakeExecutor(lambda argv: measurement(0.5), clock)
+    runner = _writing_runner(clock)
+    m = InstructionMeter(timed, runner, _Recorder()).execute(["./prog", "7"], None)
+    assert m.wall_s == 0.5 and m.value("instructions") == 7000
+    assert runner.calls[0][:2] == ("env", "PYTHONHASHSEED=0")
+
+
+def test_a_failed_timed_run_is_not_counted() -> None:
+    """A run that failed has no count (None), and the counted run is never started."""
+    clock = FakeClock()
+    timed = FakeExecutor(lambda argv: measurement(0.5, exit_code=3), clock)
+    runner = _writing_runner(clock)
+    m = InstructionMeter(timed, runner, _Recorder()).execute(["./prog", "7"], None)
+    assert m.value("instructions") is None and runner.calls == ()
+
+
+def _run(n: int, repeat: int, count: int | None, warmup: bool = False) -> Run:
+    m = measurement(0.1)
+    m = Measurement({**m.values, "instructions": count}, exit_code=0)
+    return Run(sweep_id=1, seq=0, variant="A", size_n=n, repeat=repeat, warmup=warmup,
+               started_at=0.0, measurement=m)
+
+
+def test_agreeing_plan_stops_repeating_sizes_whose_two_counts_agree() -> None:
+    """First warm-ups and two rounds; then third repeats only where the two counts differ."""
+    plan = AgreeingPlan(tuple(plan_runs([10, 20, 40], repeat=3, warmup=1, seed=0)), None)
+    first = plan.next_batch((), None)
+    assert first is not None
+    assert {(s.run.size_n, s.run.repeat, s.run.warmup) for s in first} == {
+        (10, 0, True), *((n, r, False) for n in (10, 20, 40) for r in (0, 1))}
+    history = (_run(10, 0, 5, warmup=True), _run(10, 0, 100), _run(10, 1, 100),
+               _run(20, 0, 200), _run(20, 1, 260), _run(40, 0, 400), _run(40, 1, None))
+    second = plan.next_batch(history, None)
+    assert second is not None
+    assert sorted((s.run.size_n, s.run.repeat) for s in second) == [(20, 2), (40, 2)]
+    assert plan.next_batch((*history, _run(20, 2, 1), _run(40, 2, 1)), None) is None
+
+
+def _fit(cls: str, at_least: str = "", at_most: str = "") -> Fit:
+    return Fit(metric="m", cls=cls, exponent=None, exponent_ci=None, coefficients={},
+               r2=1.0, candidates=(), n_points=8, at_least=at_least, at_most=at_most)
+
+
+def test_note_when_time_surely_outgrows_instructions() -> None:
+    """The note appears only when wall time's slowest supported class beats the count's
+    fastest one."""
+    assert "wall_s grows at least as n^2 but instructions at most as n" in (
+        time_outgrows_instructions({"wall_s": _fit("n^2", "n^2", "n^2"),
+                                    "instructions": _fit("n", "n", "n")}))
+    assert time_outgrows_instructions({"wall_s": _fit("inconclusive", "n", "n^2"),
+                                       "instructions": _fit("n", "n", "n")}) == ""
+    assert time_outgrows_instructions({"wall_s": _fit("n", "n", "n"),
+                                       "instructions": _fit("n", "n", "n")}) == ""
+    assert time_outgrows_instructions({"wall_s": _fit("n^2", "n^2", "n^2")}) == ""
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_fail_above_on_instructions_gives_the_same_answer_ten_times(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ten sweeps of merge sort under --meter instructions: the gate instructions=n fails
+    every time with the same sentence, and every sweep counts the same instructions."""
+    from quadscope.workloads import build
+
+    prog = str(build("sort"))
+    db = str(tmp_path / "r.db")
+    answers = set()
+    for _ in range(10):
+        code = main(["run", "--db", db, "--no-perf", "--meter", "instructions", "--warmup", "0",
+                     "--sizes", "500,1000,2000,4000", "--fail-above", "instructions=n",
+                     "--", prog, "{n}"])
+        err = capsys.readouterr().err
+        answers.add((code, tuple(ln for ln in err.splitlines() if "instructions" in ln)))
+    assert len(answers) == 1 and next(iter(answers))[0] == 8
+    with Store(Path(db)) as store:
+        counts = {tuple(sorted((r.size_n, r.value("instructions")) for r in store.runs(s.id)))
+                  for s, _ in store.list_sweeps()}
+    assert len(counts) == 1
