@@ -43,6 +43,16 @@ def add_output_options(p: Any) -> None:
         p.add_argument(r.flag, dest=r.name, metavar=r.metavar, default=None, help=r.help)
 
 
+STDOUT = "-"  # an output path meaning "write to standard output"
+
+
+def add_view_options(p: Any) -> None:
+    """How much the terminal shows: `-v` everything, `--quiet` the headline only."""
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show every metric, fit coefficients, notes and failures in full")
+    p.add_argument("--quiet", action="store_true", help="print the headline only")
+
+
 def asked_outputs(args: argparse.Namespace) -> list[tuple[type[render.Renderer], str]]:
     """(renderer, path) for every output option given, in the order they are written."""
     return [(r, path) for r in render.file_renderers() if (path := getattr(args, r.name, None))]
@@ -57,6 +67,10 @@ def outputs_hint() -> str:
 def check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written before a sweep spends time measuring."""
     for r, path in asked_outputs(args):
+        if path == STDOUT:
+            if r.folder:
+                raise UsageError(f"{r.flag} writes a folder of files: give a directory, not -")
+            continue
         target = Path(path) / "x" if r.folder else Path(path)
         parent = target.parent
         try:
@@ -85,7 +99,10 @@ def write_outputs(args: argparse.Namespace, analysis: Analysis) -> None:
 def write_output(r: type[render.Renderer], path: str, analysis: Analysis) -> None:
     """The file (or the folder of files) renderer `r` makes of `analysis`, at `path`."""
     out = r().render(analysis)
-    if isinstance(out, bytes):
+    if isinstance(out, bytes) and path == STDOUT:
+        sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+    elif isinstance(out, bytes):
         _write(Path(path), out)
         print(f"quadscope: wrote {path}", file=sys.stderr)
     else:
@@ -95,9 +112,19 @@ def write_output(r: type[render.Renderer], path: str, analysis: Analysis) -> Non
               file=sys.stderr)
 
 
-def print_analysis(analysis: Analysis) -> None:
-    width = max(80, shutil.get_terminal_size((120, 24)).columns)
-    out = render.get_renderer("terminal", color=sys.stdout.isatty(), width=width).render(analysis)
+def print_analysis(analysis: Analysis, args: argparse.Namespace | None = None) -> None:
+    """The terminal report on stdout, as wide as the terminal ($COLUMNS), as `-v`/`--quiet` ask.
+
+    Nothing is printed when an output option writes to stdout (`--json -`): the
+    report file is then what stdout carries.
+    """
+    if args is not None and any(path == STDOUT for _, path in asked_outputs(args)):
+        return
+    width = max(40, shutil.get_terminal_size((80, 24)).columns)
+    out = render.get_renderer(
+        "terminal", color=sys.stdout.isatty(), width=width,
+        verbose=bool(getattr(args, "verbose", False)), quiet=bool(getattr(args, "quiet", False)),
+    ).render(analysis)
     assert isinstance(out, bytes)  # the terminal renderer writes no folder
     sys.stdout.write(out.decode("utf-8"))
     sys.stdout.flush()

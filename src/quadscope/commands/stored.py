@@ -17,12 +17,15 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from quadscope.analyse.ab_gate import decide, exit_code, parse_fail_on
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.analyse.gate import add_gate_option, check_gates
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
+    add_view_options,
     analyse_stored,
     asked_outputs,
     open_store,
@@ -33,6 +36,7 @@ from quadscope.commands.common import (
 from quadscope.errors import StoreError, UsageError
 from quadscope.model import SCHEMA_VERSION, Run, Sweep
 from quadscope.store import Store
+from quadscope.textsafe import visible
 
 
 def register(sub: Any) -> None:
@@ -47,6 +51,7 @@ def register(sub: Any) -> None:
     add_store_option(p)
     add_output_options(p)
     add_gate_option(p)
+    add_view_options(p)
     p.set_defaults(func=run_show)
 
     p = sub.add_parser("export", help="write the report files of a stored sweep (no re-running)")
@@ -59,8 +64,13 @@ def register(sub: Any) -> None:
     p.add_argument("ref_a", metavar="RUN_A", help="id, name, 'last', or an exported .json")
     p.add_argument("ref_b", metavar="RUN_B",
                    help="id, name, 'last', or an exported .json (e.g. from another machine)")
+    p.add_argument("--fail-on", action="append", default=[], metavar="RULE",
+                   help="gate CI on the change: 'class' (B grows faster than A) or "
+                        "'slower=1.1' (B/A's 95%% interval above 1.1); exit 8 fails, "
+                        "9 undecided (repeatable)")
     add_store_option(p)
     add_output_options(p)
+    add_view_options(p)
     p.set_defaults(func=run_compare)
 
 
@@ -70,13 +80,13 @@ def run_list(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no sweeps stored in {store.path} yet; start one with `quadscope run`")
         return 0
-    table = Table(title=f"sweeps in {store.path}", title_justify="left")
+    table = Table(title=Text(f"sweeps in {visible(str(store.path))}"), title_justify="left")
     for col in ("id", "name", "kind", "mode", "status", "runs", "created"):
         table.add_column(col)
     for sweep, count in rows:
         when = dt.datetime.fromtimestamp(sweep.created_at).strftime("%Y-%m-%d %H:%M")
-        table.add_row(str(sweep.id), sweep.name, sweep.kind, sweep.mode, sweep.status,
-                      str(count), when)
+        table.add_row(str(sweep.id), Text(visible(sweep.name)), sweep.kind, sweep.mode,
+                      sweep.status, str(count), when)
     Console(highlight=False).print(table)
     return 0
 
@@ -90,7 +100,7 @@ def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Ana
 
 def run_show(args: argparse.Namespace) -> int:
     analysis = stored_analysis(open_store(args), args.ref, args.predict)
-    print_analysis(analysis)
+    print_analysis(analysis, args)
     write_outputs(args, analysis)
     return check_gates(args, analysis)
 
@@ -144,14 +154,18 @@ def combined(store: Store, ref_a: str, ref_b: str) -> Analysis:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    rules = parse_fail_on(args.fail_on)
     analysis = combined(open_store(args), args.ref_a, args.ref_b)
     if analysis.comparison is None:
         print("quadscope: nothing to compare: one of the sweeps has no successful runs",
               file=sys.stderr)
         return 6
-    print_analysis(analysis)
+    print_analysis(analysis, args)
     write_outputs(args, analysis)
-    return 0
+    outcomes = decide(analysis, rules)
+    for o in outcomes:
+        print(f"quadscope: gate {o.outcome}: {visible(o.sentence)}", file=sys.stderr)
+    return exit_code(outcomes)
 
 
 __all__ = ["combined", "load_sweep", "stored_analysis"]

@@ -112,6 +112,10 @@ def _table(head: Iterable[str], rows: Iterable[Iterable[str]], num: set[int] | N
 
 def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
     yield f"<header><h1>{_e(data.title)}</h1>"
+    if data.change is not None:
+        # The A/B result leads: it is what `--vs` and `compare` are for.
+        yield (f"<p class=\"change change-{_e(data.change['direction'])}\" id=\"change\">"
+               f"{_e(data.change['text'])}</p>")
     calm = all((growth := REGISTRY.get(f.cls)) is not None and growth.linear_or_slower
                for f in analysis.fits.get("A", {}).values() if f.confident)
     yield f"<p class=\"verdict{' calm' if calm else ''}\" id=\"verdict\">{_e(data.verdict)}</p>"
@@ -120,6 +124,13 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         cls = " class=\"mono\"" if k in ("command", "vs (B)") else ""
         yield f"<dt>{_e(k)}</dt><dd{cls}>{_e(v)}</dd>"
     yield "</dl></header>"
+    if data.comparison:
+        yield "<h2>B against A</h2>"
+        yield ("<p class=\"hint\">A and B are overlaid in every plot below, and each metric "
+               "ends with B/A against " + _e(data.size_word) + ".</p>")
+        yield _table(["metric", "change", "class A", "class B", "crossover", "summary"],
+                     ([c["metric"], c["change"], c["class_a"], c["class_b"], c["crossover"],
+                       c["summary"]] for c in data.comparison))
     if data.notes:
         yield "<ul class=\"notes\">" + "".join(f"<li>{_e(n)}</li>" for n in data.notes) + "</ul>"
 
@@ -144,14 +155,6 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
                 f"<li>{_e(r['variant'])} {_e(r['metric'])}: {_e(r['reason'])}</li>"
                 for r in reasons) + "</ul>"
 
-    if data.comparison:
-        yield "<h2>A against B</h2>"
-        yield ("<p class=\"hint\">A and B are overlaid in every plot below, and each metric "
-               "ends with B/A against " + _e(data.size_word) + ".</p>")
-        yield _table(["metric", "change", "class A", "class B", "crossover", "summary"],
-                     ([c["metric"], c["change"], c["class_a"], c["class_b"], c["crossover"],
-                       c["summary"]] for c in data.comparison))
-
     if data.sections:
         yield "<h2>Cost against " + _e(data.size_word) + "</h2>"
         yield ("<p class=\"hint\">Hover a point for its run. Drag a box to zoom, shift+wheel "
@@ -159,7 +162,8 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         for s in data.sections:
             open_attr = " open" if s["open"] else ""
             yield (f"<details class=\"metric\" id=\"m-{_e(s['metric'])}\"{open_attr}>"
-                   f"<summary>{_e(s['metric'])}</summary><div class=\"grid\">")
+                   f"<summary>{_e(s['metric'])} <span class=\"mv\">— {_e(s['verdict'])}"
+                   "</span></summary><div class=\"grid\">")
             for p in s["plots"]:
                 yield _figure(p)
             yield "</div></details>"
@@ -203,9 +207,10 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
                    "`quadscope show` lists them all.</p>")
 
     yield (f"<footer>quadscope {_e(__version__)} · report built from the stored sweep; "
-           "nothing was re-run. The band around each fitted curve is a 95% confidence band "
-           "for the mean cost given the class (weighted least squares, relative errors); "
-           "the log-log slopes are the fitted exponent and its bootstrap interval.</footer>")
+           "nothing was re-run. The band around each fitted curve is where 95% of single runs "
+           "are expected to fall, given the class (a weighted least-squares prediction band, "
+           "relative errors); the log-log panel shows the growing part y − a, with a reference "
+           "slope at the fitted exponent k.</footer>")
 
 
 __all__ = ["HtmlRenderer", "json_for_script"]
