@@ -256,3 +256,50 @@ def test_list_shows_a_hostile_name_escaped(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0
     assert "\x1b" not in proc.stdout and "\\x1b" in proc.stdout
+
+
+def test_flame_tree_colours_the_culprit_and_exports_speedscope_and_folded() -> None:
+    """memmove carries the growth beyond linear, start-up none; both exports hold the same stacks."""
+    from quadscope.profile.flametree import collapse
+    from test_report_screens import profiled
+
+    a = profiled()
+    assert a.profile is not None
+    tree = a.profile.extra["flame_tree"]
+
+    def find(node: dict[str, object], name: str) -> dict[str, object] | None:
+        if node["name"] == name:
+            return node
+        for child in node.get("children", []):  # type: ignore[attr-defined]
+            if (hit := find(child, name)) is not None:
+                return hit
+        return None
+
+    memmove = find(tree, "__memmove_avx_unaligned_erms")
+    startup = find(tree, "Py_InitializeEx")
+    assert memmove is not None and startup is not None
+    assert memmove["excess"] > 0.9 and abs(startup["excess"]) < 0.05  # type: ignore[operator]
+    assert collapse(tree)["name"] == "all → … → Py_RunMain"
+    doc = json.loads(get_renderer("speedscope").render(a))  # type: ignore[arg-type]
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    assert "__memmove_avx_unaligned_erms" in names and doc["profiles"][0]["type"] == "sampled"
+    text = get_renderer("folded").render(a)
+    assert isinstance(text, bytes)
+    assert b"list.insert;__memmove_avx_unaligned_erms " in text
+
+
+def test_exports_of_a_sweep_without_profile_say_how_to_get_one(quad: Analysis) -> None:
+    """--speedscope on an unprofiled sweep is one sentence naming --profile."""
+    with pytest.raises(UsageError, match="--profile"):
+        get_renderer("speedscope").render(quad)
+
+
+def test_html_of_a_profile_inlines_the_flame_viewer_under_its_csp() -> None:
+    """The vendored viewer and its driver are inline, each allowed by its own hash; no src= loads."""
+    from test_report_screens import profiled
+
+    page = get_renderer("html").render(profiled())
+    assert isinstance(page, bytes)
+    body = page.decode()
+    assert body.split('<meta name="viewport"')[0].count("sha256-") == 3 and 'id="qs-flame"' in body
+    assert "d3-flame-graph 5.0.0 (Apache-2.0)" in body and " src=" not in body

@@ -8,7 +8,8 @@ escape, so an ANSI or OSC sequence in a sweep's name, a command or a child's
 stderr is printed as text and never reaches the terminal raw. Rich markup is
 not this module's business: renderers put user text in `rich.text.Text`,
 which never parses markup. `command_text(argv, shell)` is the command as the
-user would type it (`shlex.join`), made visible. `mpl_text(s)` is `visible(s)`
+user would type it in bash (`shlex.quote` per argument; an argument holding a
+control character in bash's `$'...'` form, so it stays one safe line). `mpl_text(s)` is `visible(s)`
 with matplotlib's mathtext dollar signs escaped, for PNG titles.
 """
 
@@ -38,10 +39,26 @@ def visible_lines(text: str) -> str:
     return "\n".join(visible(line) for line in text.split("\n"))
 
 
+_C_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", "'": "\\'"}
+
+
+def _quote(arg: str) -> str:
+    """shlex.quote, or bash's $'...' quoting when the argument holds a control character."""
+    if not _UNSAFE.search(arg):
+        return shlex.quote(arg)
+    body = "".join(_C_ESCAPES.get(ch) or (_escape(m) if (m := _UNSAFE.fullmatch(ch)) else ch)
+                   for ch in arg)
+    return f"$'{body}'"
+
+
 def command_text(argv: Sequence[str], shell: bool = False) -> str:
-    """The command as a user would type it: the string given to the shell, or shlex.join."""
-    raw = argv[0] if shell and len(argv) == 1 else shlex.join(argv)
-    return visible(raw)
+    """The command as a user would type it in bash: shlex quoting, $'...' for control characters.
+
+    A shell command (`--shell`) is the one string the user gave, made visible.
+    """
+    if shell and len(argv) == 1:
+        return visible(argv[0])
+    return " ".join(_quote(a) for a in argv)
 
 
 def mpl_text(text: str) -> str:

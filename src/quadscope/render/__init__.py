@@ -24,9 +24,11 @@ from typing import Any, Protocol
 
 from quadscope.analyse.analysis import Analysis
 from quadscope.render.csv import CsvRenderer
+from quadscope.render.folded import FoldedRenderer
 from quadscope.render.html import HtmlRenderer
 from quadscope.render.json import JsonRenderer
 from quadscope.render.png import PngRenderer
+from quadscope.render.speedscope import SpeedscopeRenderer
 from quadscope.render.terminal import TerminalRenderer
 
 
@@ -48,6 +50,8 @@ RENDERERS: tuple[type[Renderer], ...] = (
     CsvRenderer,
     HtmlRenderer,
     PngRenderer,
+    SpeedscopeRenderer,
+    FoldedRenderer,
 )
 
 DEFAULT_REPORT = "html"

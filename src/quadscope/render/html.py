@@ -3,9 +3,14 @@
 Contract: `HtmlRenderer().render(analysis) -> bytes` returns a complete HTML
 document (UTF-8) with its CSS, its script (render/assets/report.js, hand-written SVG
 plotting, no library) and its data inlined: it needs no network and loads
-nothing (a Content-Security-Policy forbids it, and only the script whose
+nothing (a Content-Security-Policy forbids it, and only the scripts whose
 SHA-256 is in that policy may run). It never re-fits: everything drawn comes
-from `plotdata.report_data(analysis)`, as the PNG renderer's plots do.
+from `plotdata.report_data(analysis)`, as the PNG renderer's plots do. A
+profiled sweep whose profile carries its call tree gets an interactive flame
+graph: d3-flame-graph 5.0.0 and the d3 modules it needs, vendored from npm by
+`scripts/vendor-flamegraph` into render/assets/vendor/ (licences in
+LICENSES.txt there) and inlined, driven by render/assets/flame.js. The A/B
+change (`analysis.change`) leads the page, then the verdict, then "B against A".
 
 Escaping: every string from the user or the workload (command lines, names,
 host facts, stderr tails, symbol names) is written with `html.escape`; the
@@ -68,10 +73,18 @@ class HtmlRenderer:
     def render(self, analysis: Analysis) -> bytes:
         data = report_data(analysis)
         script = _asset("report.js")
-        digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+        scripts = [script]
+        flame = ""
+        if data.flame_tree is not None:
+            vendor, drive = _asset("vendor/flamegraph.js"), _asset("flame.js")
+            scripts += [vendor, drive]
+            flame = (f"<script type=\"application/json\" id=\"qs-flame-data\">"
+                     f"{json_for_script(data.flame_tree)}</script>\n"
+                     f"<script>{vendor}</script>\n<script>{drive}</script>\n")
+        hashes = " ".join(f"'sha256-{_digest(s)}'" for s in scripts)
         csp = (
             "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-            f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+            f"script-src {hashes}; base-uri 'none'; form-action 'none'"
         )
         title = self.title or data.title
         body = "\n".join(_body(analysis, data))
@@ -84,8 +97,12 @@ class HtmlRenderer:
             f"<body>\n{body}\n<div id=\"qs-tip\" hidden></div>\n"
             "<script type=\"application/json\" id=\"qs-data\">"
             f"{json_for_script(data.to_json_obj())}</script>\n"
-            f"<script>{script}</script>\n</body>\n</html>\n"
+            f"<script>{script}</script>\n{flame}</body>\n</html>\n"
         ).encode()
+
+
+def _digest(script: str) -> str:
+    return base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
 
 
 def _figure(plot: Mapping[str, Any], cls: str = "figure") -> str:
@@ -168,18 +185,28 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
                 yield _figure(p)
             yield "</div></details>"
 
-    if data.culprits or data.flame_svg:
-        yield "<h2>Where the growth comes from</h2>"
+    if data.culprits or data.flame_svg or data.flame_tree:
+        yield "<section id=\"growth\"><h2>Where the growth comes from</h2>"
         if data.culprits:
             cols = list(dict.fromkeys(k for row in data.culprits for k in row))
             yield _table(cols, ([row.get(h, "") for h in cols] for row in data.culprits))
-        if data.flame_svg:
+        if data.flame_tree is not None:
+            yield ("<h3>Differential flame graph</h3><p class=\"hint\">Width: share of the time "
+                   "at the largest n. Colour: share of the growth beyond linear (red carries it, "
+                   "grey is linear, blue grows slower; pale: too few samples to tell). Click a "
+                   "frame to zoom; hover for its class and shares.</p>"
+                   "<div class=\"flame-tools\"><input type=\"search\" id=\"qs-flame-search\" "
+                   "placeholder=\"search frames\"> <button type=\"button\" id=\"qs-flame-reset\">"
+                   "reset zoom</button> <span id=\"qs-flame-info\" class=\"hint\"></span></div>"
+                   "<div id=\"qs-flame\" class=\"flame-live\"></div>")
+        elif data.flame_svg:
             yield "<h3>Differential flame graph</h3><div class=\"flame\">"
             yield data.flame_svg  # rebuilt from a whitelist by plotdata.sanitise_svg
             yield "</div>"
+        yield "</section>"
 
     if data.doctor:
-        yield "<h2>Doctor</h2>"
+        yield "<section id=\"doctor\"><h2>Doctor</h2>"
         heads = list(dict.fromkeys(h for p in data.doctor for h in p["cells"]))
         yield "<table><thead><tr><th>probe</th>"
         yield "".join(f"<th>{_e(h)}</th>" for h in heads) + "<th>plot</th></tr></thead><tbody>"
@@ -188,7 +215,7 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
             row_html = "".join(f"<td>{_e(p['cells'].get(h, ''))}</td>" for h in heads)
             yield (f"<tr class=\"verdict-{_e(p['verdict'])}\"><td>{_e(p['name'])}</td>"
                    f"{row_html}<td>{figure}</td></tr>")
-        yield "</tbody></table>"
+        yield "</tbody></table></section>"
 
     if data.failures:
         yield f"<h2>Failed runs ({len(data.failures)})</h2>"

@@ -48,7 +48,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quadscope.analyse.analysis import Analysis
-from quadscope.classes import INCONCLUSIVE
 from quadscope.measure.host import shown_host
 from quadscope.model import METRICS
 from quadscope.render.extras import PALETTE as PALETTE
@@ -56,6 +55,7 @@ from quadscope.render.extras import (
     culprits_table,
     doctor_rows,
     flame_svg,
+    flame_tree,
     rnd,
     rnd_list,
     sanitise_svg,
@@ -85,6 +85,7 @@ class ReportData:
     failures: tuple[dict[str, Any], ...]
     culprits: tuple[dict[str, str], ...] = ()
     flame_svg: str | None = None
+    flame_tree: dict[str, Any] | None = None  # the interactive flame graph's data
     doctor: tuple[dict[str, Any], ...] = ()  # {"name", "cells": {column: text}, "plot"}
     size_word: str = "n"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -157,7 +158,7 @@ def _table(analysis: Analysis, word: str) -> list[dict[str, Any]]:
                         f"(95% {fmt_value(metric, p.lo)} – {fmt_value(metric, p.hi)})")
             rows.append({
                 "variant": v, "metric": metric,
-                "class": fit.cls if fit.cls != INCONCLUSIVE else f"inconclusive (best {fit.best})",
+                "class": metric_verdict({v: fit}, word).replace("grows as ", "").split(" (k")[0],
                 "confident": fit.confident, "k": k,
                 "a": "—" if co is None else fmt_value(metric, co[1]),
                 "b": "—" if co is None else f"{co[2]:.4g}",
@@ -292,6 +293,7 @@ def report_data(analysis: Analysis) -> ReportData:
         failures=failures,
         culprits=tuple(culprits_table(analysis.profile)),
         flame_svg=flame_svg(analysis.profile),
+        flame_tree=flame_tree(analysis.profile),
         doctor=tuple(doctor_rows(analysis.doctor, analysis.probe_series)),
         size_word=word,
     )

@@ -318,14 +318,33 @@ def failures_table(analysis: Analysis, width: int) -> Table | None:
                        rows, width)
 
 
-def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15) -> Table:
-    cols = [Column("symbol", 9), Column("class", 7), Column("share of growth", 6, True),
-            Column("share at max n", 5, True), Column("k", 3, True), Column("object", 2)]
+def culprit_name(c: Culprit) -> str:
+    """The culprit with the frame that called it: `list.insert → memmove`, `memset ← touch`."""
+    if c.user_caller:
+        return f"{c.symbol} ← {c.user_caller}"
+    if len(c.call_path) >= 2:
+        return f"{c.call_path[-2]} → {c.symbol}"
+    return c.symbol
+
+
+def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
+                   growing_only: bool = False) -> Table | None:
+    """The culprits; `growing_only` keeps those carrying ≥ 1% of the growth (start-up hides)."""
+    chosen = [c for c in culprits
+              if not growing_only or c.growth_share >= 0.01 or c.superlinear_share >= 0.01]
+    if not chosen:
+        return None
+    cols = [Column("function", 9), Column("class", 7), Column("beyond linear", 6, True),
+            Column("of growth", 5, True), Column("at max n", 4, True), Column("k", 3, True),
+            Column("object", 2)]
     rows: list[list[str | Text]] = []
-    for c in list(culprits)[:limit]:
+    cap = max(24, width - 44)  # room for the shares; a long name keeps its end, the function
+    for c in chosen[:limit]:
         k = c.self_exponent
-        caller = f" ← {c.user_caller}" if c.user_caller else ""
-        rows.append([visible(f"{c.symbol}{caller}"), c.self_class, f"{100 * c.growth_share:.1f}%",
+        name = visible(culprit_name(c))
+        name = name if len(name) <= cap else "…" + name[-(cap - 1):]
+        rows.append([name, class_label(c.self_class),
+                     f"{100 * c.superlinear_share:.1f}%", f"{100 * c.growth_share:.1f}%",
                      f"{100 * c.share_at_max:.1f}%", "—" if k is None else f"{k:.2f}",
                      visible(c.dso)])
     return fit_columns("culprits: what makes it grow", cols, rows, width)
@@ -360,8 +379,9 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
         extra.append(f"{len(analysis.failures)} failed run(s)")
     if analysis.notes:
         extra.append(f"{len(analysis.notes)} note(s)")
-    if analysis.profile is not None and analysis.profile.culprits:
-        yield culprits_table(analysis.profile.culprits, width, limit=5)
+    if analysis.profile is not None and (table := culprits_table(
+            analysis.profile.culprits, width, limit=5, growing_only=True)) is not None:
+        yield table
     probe = analysis.doctor
     if isinstance(probe, ProbeResult) and probe.finding:
         yield _line(f"doctor {probe.probe}: {probe.verdict} — {visible(probe.finding)}")
@@ -389,8 +409,9 @@ def _verbose(analysis: Analysis, width: int) -> Iterable[RenderableType]:
                 yield Text(visible(mc.summary))
     if (table := failures_table(analysis, width)) is not None:
         yield table
-    if analysis.profile is not None and analysis.profile.culprits:
-        yield culprits_table(analysis.profile.culprits, width)
+    if analysis.profile is not None and (table := culprits_table(
+            analysis.profile.culprits, width)) is not None:
+        yield table
     probe = analysis.doctor
     if isinstance(probe, ProbeResult) and probe.finding:
         yield Text(f"doctor {probe.probe}: {probe.verdict} — {visible(probe.finding)}")

@@ -53,6 +53,7 @@
   // A tick in the axis's unit: 20 ms, 4 MiB, 64k.
   function fmtUnit(unit, v) {
     if (v === null || v === undefined || !isFinite(v)) return "—";
+    if (v === 0) return "0";
     if (unit === "s") return fmtValue("x_s", v);
     if (unit === "bytes") return fmtValue("x_bytes", v);
     if (unit === "count") return fmtCount(v);
