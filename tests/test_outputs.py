@@ -82,7 +82,8 @@ def test_export_without_an_output_names_every_registered_option(
     assert cli.main(["export", "14", "--db", str(db)]) == 2
     assert capsys.readouterr().err == (
         "quadscope: export needs somewhere to write: --json FILE, --csv FILE, --html FILE, "
-        "--png DIR, --markdown FILE, --junit FILE, --verdict FILE or --runs-dir DIR\n")
+        "--png DIR, --markdown FILE, --junit FILE, --speedscope FILE, --folded FILE, --verdict FILE "
+        "or --runs-dir DIR\n")
 
 
 def test_report_without_an_output_writes_the_default_page(

@@ -139,7 +139,7 @@ def test_linearised_n_squared_is_the_identity(single: Analysis) -> None:
     ns = np.array([data.runs["n"][i] for i in data.rowsets["A"]], dtype=float)
     lin = np.array(layer["y"], dtype=float)
     assert np.all(np.abs(lin - ns) / ns < 0.05)
-    assert "n^2" in plot["ylabel"]
+    assert "f = n²" in plot["ylabel"]
 
 
 def test_band_is_exact_without_noise_and_contains_the_curve() -> None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from quadscope import __version__, metrics
+from quadscope.analyse.change import ChangeSummary, change_summary
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
@@ -54,6 +55,17 @@ class Analysis:
     doctor: DoctorReport | ProbeResult | None = None
     probe_series: Mapping[str, tuple[ProbeSeries, ...]] = field(default_factory=dict)  # by probe
     doctor_vs: MachineComparison | None = None
+
+    @property
+    def size_word(self) -> str:
+        """The size variable's name in reports: "i" for launches, else "n"."""
+        return "i" if self.sweep.mode == "accumulate" else "n"
+
+    @property
+    def change(self) -> ChangeSummary | None:
+        """The A/B result in one line (analyse.change), or None without a comparison."""
+        return change_summary(self.comparison, self.fits.get("A", {}), self.fits.get("B", {}),
+                              self.size_word)
 
     def measured(self, variant: str = "A") -> tuple[Run, ...]:
         """The runs that count: not warm-up, exited 0, not timed out."""
@@ -87,6 +99,9 @@ class Analysis:
             d["vs_fits"] = {m: f.to_dict() for m, f in self.fits["B"].items()}
         if self.comparison is not None:
             d["comparison"] = self.comparison.to_dict()
+            if (change := self.change) is not None:
+                d["comparison"]["summary"] = change.text
+                d["comparison"]["direction"] = change.direction
         if self.profile is not None:
             d["profile"] = self.profile.to_dict()
             d["culprits"] = d["profile"]["culprits"]

@@ -45,6 +45,16 @@ def add_output_options(p: Any) -> None:
         p.add_argument(r.flag, dest=r.name, metavar=r.metavar, default=None, help=r.help)
 
 
+STDOUT = "-"  # an output path meaning "write to standard output"
+
+
+def add_view_options(p: Any) -> None:
+    """How much the terminal shows: `-v` everything, `--quiet` the headline only."""
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show every metric, fit coefficients, notes and failures in full")
+    p.add_argument("--quiet", action="store_true", help="print the headline only")
+
+
 def asked_outputs(args: argparse.Namespace) -> list[tuple[type[render.Renderer], str]]:
     """(renderer, path) for every output option given, in the order they are written."""
     return [(r, path) for r in render.file_renderers() if (path := getattr(args, r.name, None))]
@@ -59,6 +69,10 @@ def outputs_hint() -> str:
 def check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output path that cannot be written before a sweep spends time measuring."""
     for r, path in asked_outputs(args):
+        if path == STDOUT:
+            if r.folder:
+                raise UsageError(f"{r.flag} writes a folder of files: give a directory, not -")
+            continue
         target = Path(path) / "x" if r.folder else Path(path)
         if not r.folder and target.is_dir():
             raise UsageError(f"{r.flag} {path} is a directory: name the file to write")
@@ -124,7 +138,10 @@ def write_output(r: type[render.Renderer], path: str, analysis: Analysis,
     if getattr(r, "reads_gates", False):
         options["gates"] = gate_outcomes(args, analysis) if args is not None else ()
     out = r(**options).render(analysis)
-    if isinstance(out, bytes):
+    if isinstance(out, bytes) and path == STDOUT:
+        sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+    elif isinstance(out, bytes):
         _write(Path(path), out)
         print(f"quadscope: wrote {path}", file=sys.stderr)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -146,9 +163,19 @@ def write_output(r: type[render.Renderer], path: str, analysis: Analysis,
               file=sys.stderr)
 
 
-def print_analysis(analysis: Analysis) -> None:
-    width = max(80, shutil.get_terminal_size((120, 24)).columns)
-    out = render.get_renderer("terminal", color=sys.stdout.isatty(), width=width).render(analysis)
+def print_analysis(analysis: Analysis, args: argparse.Namespace | None = None) -> None:
+    """The terminal report on stdout, as wide as the terminal ($COLUMNS), as `-v`/`--quiet` ask.
+
+    Nothing is printed when an output option writes to stdout (`--json -`): the
+    report file is then what stdout carries.
+    """
+    if args is not None and any(path == STDOUT for _, path in asked_outputs(args)):
+        return
+    width = max(40, shutil.get_terminal_size((80, 24)).columns)
+    out = render.get_renderer(
+        "terminal", color=sys.stdout.isatty(), width=width,
+        verbose=bool(getattr(args, "verbose", False)), quiet=bool(getattr(args, "quiet", False)),
+    ).render(analysis)
     assert isinstance(out, bytes)  # the terminal renderer writes no folder
     sys.stdout.write(out.decode("utf-8"))
     sys.stdout.flush()

@@ -20,6 +20,7 @@ from quadscope.analyse.gate import add_gate_option, check_gates, parse_gates
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
+    add_view_options,
     check_outputs,
     open_store,
     print_analysis,
@@ -119,6 +120,7 @@ def register(sub: Any) -> None:
     add_store_option(o)
     add_output_options(o)
     add_gate_option(o)
+    add_view_options(o)
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- PROG ARG... ({n} is the size)")
     p.set_defaults(func=run)
 
@@ -339,7 +341,7 @@ def profile_after_sweep(args: argparse.Namespace, sweep: Sweep, store: Any) -> A
 
 def finish(args: argparse.Namespace, analysis: Analysis) -> int:
     """Print, write the requested files, refuse an empty fit, apply the CI gates."""
-    print_analysis(analysis)
+    print_analysis(analysis, args)
     write_outputs(args, analysis)
     refuse_if_nothing(analysis)
     return check_gates(args, analysis)

@@ -17,11 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from quadscope.analyse.ab_gate import decide, exit_code, parse_fail_on
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.analyse.gate import add_gate_option, check_gates
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
+    add_view_options,
     analyse_stored,
     asked_outputs,
     open_store,
@@ -33,6 +35,7 @@ from quadscope.errors import StoreError, UnknownRunError, UsageError
 from quadscope.model import SCHEMA_VERSION, Run, Sweep
 from quadscope.run.sizes import parse_size
 from quadscope.store import Store
+from quadscope.textsafe import visible
 
 
 def register(sub: Any) -> None:
@@ -47,6 +50,7 @@ def register(sub: Any) -> None:
     add_store_option(p)
     add_output_options(p)
     add_gate_option(p)
+    add_view_options(p)
     p.set_defaults(func=run_show)
 
     p = sub.add_parser("export", help="write the report files of a stored sweep (no re-running)")
@@ -59,14 +63,20 @@ def register(sub: Any) -> None:
     p.add_argument("ref_a", metavar="RUN_A", help="id, name, 'last', or an exported .json")
     p.add_argument("ref_b", metavar="RUN_B",
                    help="id, name, 'last', or an exported .json (e.g. from another machine)")
+    p.add_argument("--fail-on", action="append", default=[], metavar="RULE",
+                   help="gate CI on the change: 'class' (B grows faster than A) or "
+                        "'slower=1.1' (B/A's 95%% interval above 1.1); exit 8 fails, "
+                        "9 undecided (repeatable)")
     add_store_option(p)
     add_output_options(p)
+    add_view_options(p)
     p.set_defaults(func=run_compare)
 
 
 def run_list(args: argparse.Namespace) -> int:
     from rich.console import Console  # here, not at the top: `quadscope --help` stays instant
     from rich.table import Table
+    from rich.text import Text
 
     try:
         store = open_store(args, readonly=True)
@@ -77,13 +87,13 @@ def run_list(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no sweeps stored in {store.path} yet; start one with `quadscope run`")
         return 0
-    table = Table(title=f"sweeps in {store.path}", title_justify="left")
+    table = Table(title=Text(f"sweeps in {visible(str(store.path))}"), title_justify="left")
     for col in ("id", "name", "kind", "mode", "status", "runs", "created"):
         table.add_column(col)
     for sweep, count in rows:
         when = dt.datetime.fromtimestamp(sweep.created_at).strftime("%Y-%m-%d %H:%M")
-        table.add_row(str(sweep.id), sweep.name, sweep.kind, sweep.mode, sweep.status,
-                      str(count), when)
+        table.add_row(str(sweep.id), Text(visible(sweep.name)), sweep.kind, sweep.mode,
+                      sweep.status, str(count), when)
     Console(highlight=False).print(table)
     return 0
 
@@ -98,7 +108,7 @@ def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Ana
 def run_show(args: argparse.Namespace) -> int:
     predict_n = None if args.predict is None else parse_size(args.predict, "--predict")
     analysis = stored_analysis(open_store(args, readonly=True), args.ref, predict_n)
-    print_analysis(analysis)
+    print_analysis(analysis, args)
     write_outputs(args, analysis)
     return check_gates(args, analysis)
 
@@ -190,6 +200,7 @@ def combined(store: Store | Callable[[], Store], ref_a: str, ref_b: str) -> Anal
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    rules = parse_fail_on(args.fail_on)
     # Two exported files need no database: it is opened only if a ref names a stored sweep.
     opener = functools.cache(lambda: open_store(args, readonly=True))
     analysis = combined(opener, args.ref_a, args.ref_b)
@@ -197,9 +208,12 @@ def run_compare(args: argparse.Namespace) -> int:
         print("quadscope: nothing to compare: one of the sweeps has no successful runs",
               file=sys.stderr)
         return 6
-    print_analysis(analysis)
+    print_analysis(analysis, args)
     write_outputs(args, analysis)
-    return 0
+    outcomes = decide(analysis, rules)
+    for o in outcomes:
+        print(f"quadscope: gate {o.outcome}: {visible(o.sentence)}", file=sys.stderr)
+    return exit_code(outcomes)
 
 
 __all__ = ["combined", "load_sweep", "stored_analysis"]

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from quadscope.measure.host import boot_flags
+
 VSYSCALL_MODES = ("emulate", "xonly", "none")
 
 
@@ -34,7 +36,7 @@ class MachineInfo:
     libc: str = ""
     cpu: str = ""
     cpus: int = 0
-    cmdline: str = ""
+    cmdline: str = ""  # the performance boot flags only (measure.host.boot_flags)
     vsyscall_mode: str = ""  # emulate | xonly | none, from /proc/self/maps
     vsyscall_param: str = ""  # vsyscall= on the kernel command line, "" when absent
     clocksource: str = ""
@@ -138,7 +140,7 @@ def machine_info() -> MachineInfo:
         libc=libc_version(),
         cpu=_cpu_model(_read("/proc/cpuinfo")),
         cpus=os.cpu_count() or 0,
-        cmdline=cmdline,
+        cmdline=boot_flags(cmdline),  # only the performance flags: never the whole line
         vsyscall_mode=vsyscall_mode_from_maps(_read("/proc/self/maps")),
         vsyscall_param=vsyscall_param(cmdline),
         clocksource=_read(

@@ -45,6 +45,7 @@ from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import FitRefusedError, QuadscopeError
 from quadscope.measure.cbuild import compile_c
 from quadscope.measure.clock import Clock
+from quadscope.measure.host import boot_flags
 from quadscope.measure.launcher import Executor, SerialExecutor
 from quadscope.model import Fit, Measurement, Run, Sweep
 from quadscope.run.runner import run_sweep
@@ -159,8 +160,11 @@ def substitute_dirs(argv: Sequence[str], bin_dir: str, tmp_dir: str) -> tuple[st
 
 
 def _host(machine: Mapping[str, Any]) -> dict[str, str]:
-    keys = ("kernel", "libc", "cpu", "cpus", "cmdline", "machine")
-    return {k: str(machine[k])[:500] for k in keys if machine.get(k) not in (None, "")}
+    keys = ("kernel", "libc", "cpu", "cpus", "machine")
+    host = {k: str(machine[k])[:500] for k in keys if machine.get(k) not in (None, "")}
+    if flags := boot_flags(str(machine.get("cmdline") or "")):
+        host["boot_flags"] = flags
+    return host
 
 
 def _failure_reason(runs: Sequence[Run], stopped: bool) -> str:

@@ -5,7 +5,12 @@ never fails: a fact it cannot read is left out. `this_process()` is the
 `Owner` record of the calling process and `is_alive(owner)` whether that
 process still runs: same host, same boot, and a process with that pid and the
 same start time in /proc (a reused pid has another start time). A process on
-another host cannot be checked and counts as alive.
+another host cannot be checked and counts as alive. Of the kernel command line it
+keeps only the boot flags that change performance (`boot_flags`, an
+allow-list): the rest (root devices, cloud images, tokens) is nobody's
+business in a shared report. `shown_host(host)` is the one line reports show:
+kernel, CPU, cores, libc and those flags, also for sweeps stored before the
+allow-list, whose whole `cmdline` it filters the same way.
 """
 
 from __future__ import annotations
@@ -28,6 +33,45 @@ def _cpu_model() -> str:
     return platform.processor()
 
 
+# Boot parameters that change what a program costs: syscall and timer paths,
+# speculation mitigations, huge pages, CPU isolation, frequency and idle states.
+PERF_BOOT_FLAGS: tuple[str, ...] = (
+    "vsyscall", "mitigations", "transparent_hugepage", "isolcpus", "nohz_full", "nohz",
+    "rcu_nocbs", "clocksource", "tsc", "intel_pstate", "amd_pstate", "idle",
+    "intel_idle.max_cstate", "processor.max_cstate", "nosmt", "spectre_v2", "pti",
+    "hugepages", "default_hugepagesz", "numa_balancing", "preempt", "threadirqs",
+)
+
+
+def boot_flags(cmdline: str) -> str:
+    """The allow-listed performance flags of a kernel command line, in their order."""
+    kept = []
+    for word in cmdline.split():
+        if word == "--":  # what follows belongs to init, not the kernel
+            break
+        if word.split("=", 1)[0] in PERF_BOOT_FLAGS:
+            kept.append(word)
+    return " ".join(kept)
+
+
+def shown_host(host: dict[str, str]) -> str:
+    """kernel, CPU ×cores, libc and the performance boot flags, as one line."""
+    parts = []
+    if host.get("kernel"):
+        parts.append(f"Linux {host['kernel']}" if host.get("machine") is None
+                     else f"Linux {host['kernel']} {host['machine']}")
+    if host.get("cpu") or host.get("cpus"):
+        parts.append(f"{host.get('cpu') or 'CPU'} ×{host.get('cpus', '?')}")
+    if host.get("libc"):
+        parts.append(host["libc"])
+    flags = host.get("boot_flags") or boot_flags(host.get("cmdline", ""))
+    if flags:
+        parts.append(f"boot: {flags}")
+    if host.get("vs_host"):
+        parts.append("B on another host")
+    return ", ".join(parts)
+
+
 def host_info() -> dict[str, str]:
     info = {
         "hostname": platform.node(),
@@ -41,7 +85,8 @@ def host_info() -> dict[str, str]:
     if libc:
         info["libc"] = f"{libc} {version}"
     with contextlib.suppress(OSError):
-        info["cmdline"] = Path("/proc/cmdline").read_text().strip()[:500]
+        if flags := boot_flags(Path("/proc/cmdline").read_text()):
+            info["boot_flags"] = flags
     return info
 
 

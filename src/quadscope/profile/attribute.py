@@ -11,9 +11,18 @@ size's total weight to its measured `reference_s`.
 For each function f, with n₀ the smallest and n₁ the largest profiled size:
   share_at_max      = self(n₁) / total(n₁)
   growth            = self(n₁) − self(n₀)
-  excess            = self(n₁) − self(n₀)·n₁/n₀, its cost beyond linear growth
+  excess            = its cost at n₁ beyond the straight line through its costs
+                      at the two sizes before (`linear_excess`): the offset cancels
+                      in differences, so a constant start-up cost has none
   growth_share      = max(growth, 0) / Σ_g max(growth_g, 0)
   superlinear_share = max(excess, 0) / Σ_g max(excess_g, 0)
+(With two sizes only, excess is self(n₁) − self(n₀)·n₁/n₀. Scaling the smallest
+size's cost linearly, as that formula does, counts a program's constant
+start-up as "expected growth" and drove every share to 0 for a quadratic
+Python program whose start-up dominates at n₀.)
+A function ranks only when its own samples can carry a series: at least
+`MIN_FUNCTION_SAMPLES` samples at the largest size and seen at two sizes or
+more; the others are folded into one `OTHER` row.
 Both shares are normalised by the sum of the *positive* parts over every
 function, not by the total's net change: when some functions shrink, the net
 change is smaller than the growth of the others, and dividing by it gave
@@ -53,6 +62,10 @@ MIN_SHARE = 0.005  # functions below this share at every size are not fitted
 CLASS_MIN_SHARE = 0.05
 MIN_SAMPLES = 1000  # at the largest size, below it attribution is rough (a note says so)
 MAX_CULPRITS = 10
+# A function with fewer samples than this at the largest size has a Poisson error
+# over 30%: it cannot support a fit, so it is folded into OTHER.
+MIN_FUNCTION_SAMPLES = 10
+OTHER = "other"
 
 FitFn = Callable[..., Fit]
 
@@ -131,25 +144,30 @@ def attribute(
     ser = series(profiles)
     ordered = sorted(profiles, key=lambda p: p.size_n)
     n0, n1 = ser.sizes[0], ser.sizes[-1]
-    t0, t1 = ser.total_s[0], ser.total_s[-1]
+    t1 = ser.total_s[-1]
     notes: list[str] = []
     if ordered[-1].samples < min_samples:
         notes.append(
             f"only {ordered[-1].samples} samples at n={n1} (fewer than {min_samples}): shares are "
             "rough and small functions may be missed; profile larger sizes or longer runs"
         )
-    total_excess = t1 - t0 * n1 / n0
+    total_excess = linear_excess(ser.sizes, ser.total_s)
     superlinear = t1 > 0 and total_excess > SUPERLINEAR_MIN * t1
+    per_sample = ordered[-1].samples / t1 if t1 > 0 else 0.0
     candidates = [
         f for f, v in ser.self_s.items()
         if any(ser.total_s[i] > 0 and v[i] / ser.total_s[i] >= MIN_SHARE for i in range(len(v)))
     ]
+    noise = [f for f in candidates
+             if v_samples(ser.self_s[f], per_sample) < MIN_FUNCTION_SAMPLES
+             or sum(1 for x in ser.self_s[f] if x > 0) < 2]
+    candidates = [f for f in candidates if f not in noise]
     grown = sum(max(v[-1] - v[0], 0.0) for v in ser.self_s.values())
-    excess_pos = sum(max(v[-1] - v[0] * n1 / n0, 0.0) for v in ser.self_s.values())
+    excess_pos = sum(max(linear_excess(ser.sizes, v), 0.0) for v in ser.self_s.values())
     scored = []
     for f in candidates:
         v = ser.self_s[f]
-        excess = v[-1] - v[0] * n1 / n0
+        excess = linear_excess(ser.sizes, v)
         growth = max(v[-1] - v[0], 0.0) / grown if grown > 0 else 0.0
         sl = max(excess, 0.0) / excess_pos if superlinear and excess_pos > 0 else 0.0
         key = (sl, growth) if superlinear else (growth, v[-1])
@@ -183,7 +201,45 @@ def attribute(
                 user_caller=_user_caller(path) if is_kernel_dso(f.dso) else None,
             )
         )
+    other = _other(noise, ser, t1, grown)
+    if other is not None:
+        culprits.append(other)
     return AttributionResult(tuple(culprits), ser, tuple(notes), superlinear)
+
+
+def v_samples(v: Sequence[float], per_second: float) -> float:
+    """Samples behind a function's cost at the largest size."""
+    return v[-1] * per_second
+
+
+def linear_excess(sizes: Sequence[int], v: Sequence[float]) -> float:
+    """Cost at the largest size beyond the line through the two sizes before it.
+
+    With sizes n_a < n_m < n₁: v₁ − (v_m + (v_m − v_a)·(n₁ − n_m)/(n_m − n_a)). A
+    constant or a + b·n has none, whatever its offset; a superlinear cost has
+    the more the faster it grows. With two sizes: v₁ − v₀·n₁/n₀.
+    """
+    if len(v) < 3:
+        return v[-1] - v[0] * sizes[-1] / sizes[0]
+    na, nm, n1 = sizes[-3], sizes[-2], sizes[-1]
+    excess = v[-1] - (v[-2] + (v[-2] - v[-3]) * (n1 - nm) / (nm - na))
+    # Rounding leaves ~1e-17 for a constant; that is no growth.
+    return 0.0 if abs(excess) <= 1e-9 * max(abs(x) for x in v) else excess
+
+
+def _other(noise: Sequence[Frame], ser: Series, t1: float, grown: float) -> Culprit | None:
+    """The functions too thinly sampled to rank, as one row, when they add up to anything."""
+    if not noise:
+        return None
+    self_s = tuple(sum(ser.self_s[f][i] for f in noise) for i in range(len(ser.sizes)))
+    if t1 <= 0 or self_s[-1] / t1 < MIN_SHARE:
+        return None
+    growth = sum(max(ser.self_s[f][-1] - ser.self_s[f][0], 0.0) for f in noise)
+    return Culprit(symbol=f"{OTHER} ({len(noise)} function(s), too few samples each)", dso="",
+                   self_class=INCONCLUSIVE, self_exponent=None, self_exponent_ci=None,
+                   share_at_max=self_s[-1] / t1,
+                   growth_share=growth / grown if grown > 0 else 0.0, superlinear_share=0.0,
+                   inclusive_share_at_max=self_s[-1] / t1, self_s=self_s, call_path=())
 
 
 def _user_caller(path: Sequence[Frame]) -> str | None:

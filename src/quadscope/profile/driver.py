@@ -25,6 +25,7 @@ from quadscope.analyse.fitting import fit_metric
 from quadscope.model import Run, Sweep
 from quadscope.profile.attribute import FitFn, attribute
 from quadscope.profile.flamegraph import render_svg
+from quadscope.profile.flametree import flame_tree
 from quadscope.profile.perf import PerfSampler, PerfSetup, detect_perf
 from quadscope.profile.python import PySpySampler, find_pyspy, python_argv, python_version
 from quadscope.profile.records import Attribution
@@ -188,5 +189,7 @@ def profile_sweep(
         faults=faults,
         overhead=overhead,
         total_s=result.series.total_s,
-        extra={"repeats": [p.repeats for p in profiles]},
+        extra={"repeats": [p.repeats for p in profiles],
+               "flame_tree": flame_tree(profiles[0], profiles[-1], classes=classes,
+                                        middle=profiles[-2] if len(profiles) > 2 else None)},
     )

@@ -93,7 +93,8 @@ class FakeSampler:
         total = sum(stacks.values())
         if reference_s is None:
             reference_s = self._seconds_at(size_n) if self._seconds_at else total / 1e9
-        return StackProfile(size_n, stacks, samples=(len(stacks) and total // 1_000_000) or 0,
+        # One sample per 10 µs of weight (ns): perf's cpu-clock at 100 kHz.
+        return StackProfile(size_n, stacks, samples=(len(stacks) and total // 10_000) or 0,
                             event="cpu-clock", reference_s=reference_s)
 
     def sample_faults(

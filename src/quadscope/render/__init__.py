@@ -24,11 +24,13 @@ from typing import Any, Protocol
 
 from quadscope.analyse.analysis import Analysis
 from quadscope.render.csv import CsvRenderer
+from quadscope.render.folded import FoldedRenderer
 from quadscope.render.html import HtmlRenderer
 from quadscope.render.json import JsonRenderer
 from quadscope.render.junit import JunitRenderer
 from quadscope.render.markdown import MarkdownRenderer
 from quadscope.render.png import PngRenderer
+from quadscope.render.speedscope import SpeedscopeRenderer
 from quadscope.render.terminal import TerminalRenderer
 
 
@@ -52,6 +54,8 @@ RENDERERS: tuple[type[Renderer], ...] = (
     PngRenderer,
     MarkdownRenderer,
     JunitRenderer,
+    SpeedscopeRenderer,
+    FoldedRenderer,
 )
 
 DEFAULT_REPORT = "html"

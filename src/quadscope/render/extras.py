@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from quadscope.analyse.change import class_label
 from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
 from quadscope.profile.records import Attribution, Culprit
 
@@ -125,11 +126,11 @@ _CULPRIT_HEADINGS: tuple[str, ...] = (
 
 
 def _culprit_row(c: Culprit) -> dict[str, str]:
-    k = "—" if c.self_exponent is None else f"{c.self_exponent:.2f}"
+    k = "—" if c.self_exponent is None else f"{c.self_exponent + 0.0:.2f}".replace("-0.00", "0.00")
     if c.self_exponent is not None and c.self_exponent_ci is not None:
         k += f" [{c.self_exponent_ci[0]:.2f}, {c.self_exponent_ci[1]:.2f}]"
     path = list(c.call_path)
-    cells = (c.symbol, c.dso, c.self_class, k, f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}",
+    cells = (c.symbol, c.dso, class_label(c.self_class), k, f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}",
              f"{c.superlinear_share:.1%}", " → ".join((["…"] if len(path) > 5 else []) + path[-5:]))
     return dict(zip(_CULPRIT_HEADINGS, cells, strict=True))
 
@@ -141,6 +142,15 @@ def culprits_table(profile: Attribution | None) -> list[dict[str, str]]:
 def flame_svg(profile: Attribution | None) -> str | None:
     """The profile's differential flame graph, sanitised for inlining; None when there is none."""
     return sanitise_svg(profile.flame_svg) if profile is not None and profile.flame_svg else None
+
+
+def flame_tree(profile: Attribution | None) -> dict[str, Any] | None:
+    """The profile's call tree for the interactive flame graph, tall chains collapsed; or None."""
+    if profile is None or not isinstance(profile.extra.get("flame_tree"), Mapping):
+        return None
+    from quadscope.profile.flametree import collapse  # pure, but only profiles need it
+
+    return collapse(profile.extra["flame_tree"])
 
 
 def doctor_rows(
@@ -176,8 +186,9 @@ def _probe_plot(i: int, name: str, lines: Sequence[ProbeSeries]) -> dict[str, An
     first = lines[0].to_dict()
     return {"id": f"probe-{i}", "kind": "probe", "metric": name, "xlog": False, "ylog": False,
             "small": True, "title": name, "xlabel": first["x_label"], "ylabel": first["y_label"],
+            "xunit": "count", "yunit": "s" if lines[0].metric.endswith("_s") else "",
             "layers": layers}
 
 
-__all__ = ["PALETTE", "culprits_table", "doctor_rows", "flame_svg", "rnd",
+__all__ = ["PALETTE", "culprits_table", "doctor_rows", "flame_svg", "flame_tree", "rnd",
            "rnd_list", "sanitise_svg"]

@@ -3,9 +3,14 @@
 Contract: `HtmlRenderer().render(analysis) -> bytes` returns a complete HTML
 document (UTF-8) with its CSS, its script (render/assets/report.js, hand-written SVG
 plotting, no library) and its data inlined: it needs no network and loads
-nothing (a Content-Security-Policy forbids it, and only the script whose
+nothing (a Content-Security-Policy forbids it, and only the scripts whose
 SHA-256 is in that policy may run). It never re-fits: everything drawn comes
-from `plotdata.report_data(analysis)`, as the PNG renderer's plots do.
+from `plotdata.report_data(analysis)`, as the PNG renderer's plots do. A
+profiled sweep whose profile carries its call tree gets an interactive flame
+graph: d3-flame-graph 5.0.0 and the d3 modules it needs, vendored from npm by
+`scripts/vendor-flamegraph` into render/assets/vendor/ (licences in
+LICENSES.txt there) and inlined, driven by render/assets/flame.js. The A/B
+change (`analysis.change`) leads the page, then the verdict, then "B against A".
 
 Escaping: every string from the user or the workload (command lines, names,
 host facts, stderr tails, symbol names) is written with `html.escape`; the
@@ -68,10 +73,18 @@ class HtmlRenderer:
     def render(self, analysis: Analysis) -> bytes:
         data = report_data(analysis)
         script = _asset("report.js")
-        digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+        scripts = [script]
+        flame = ""
+        if data.flame_tree is not None:
+            vendor, drive = _asset("vendor/flamegraph.js"), _asset("flame.js")
+            scripts += [vendor, drive]
+            flame = (f"<script type=\"application/json\" id=\"qs-flame-data\">"
+                     f"{json_for_script(data.flame_tree)}</script>\n"
+                     f"<script>{vendor}</script>\n<script>{drive}</script>\n")
+        hashes = " ".join(f"'sha256-{_digest(s)}'" for s in scripts)
         csp = (
             "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-            f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+            f"script-src {hashes}; base-uri 'none'; form-action 'none'"
         )
         title = self.title or data.title
         body = "\n".join(_body(analysis, data))
@@ -84,8 +97,12 @@ class HtmlRenderer:
             f"<body>\n{body}\n<div id=\"qs-tip\" hidden></div>\n"
             "<script type=\"application/json\" id=\"qs-data\">"
             f"{json_for_script(data.to_json_obj())}</script>\n"
-            f"<script>{script}</script>\n</body>\n</html>\n"
+            f"<script>{script}</script>\n{flame}</body>\n</html>\n"
         ).encode()
+
+
+def _digest(script: str) -> str:
+    return base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
 
 
 def _figure(plot: Mapping[str, Any], cls: str = "figure") -> str:
@@ -112,6 +129,10 @@ def _table(head: Iterable[str], rows: Iterable[Iterable[str]], num: set[int] | N
 
 def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
     yield f"<header><h1>{_e(data.title)}</h1>"
+    if data.change is not None:
+        # The A/B result leads: it is what `--vs` and `compare` are for.
+        yield (f"<p class=\"change change-{_e(data.change['direction'])}\" id=\"change\">"
+               f"{_e(data.change['text'])}</p>")
     calm = all((growth := REGISTRY.get(f.cls)) is not None and growth.linear_or_slower
                for f in analysis.fits.get("A", {}).values() if f.confident)
     yield f"<p class=\"verdict{' calm' if calm else ''}\" id=\"verdict\">{_e(data.verdict)}</p>"
@@ -120,6 +141,13 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         cls = " class=\"mono\"" if k in ("command", "vs (B)") else ""
         yield f"<dt>{_e(k)}</dt><dd{cls}>{_e(v)}</dd>"
     yield "</dl></header>"
+    if data.comparison:
+        yield "<h2>B against A</h2>"
+        yield ("<p class=\"hint\">A and B are overlaid in every plot below, and each metric "
+               "ends with B/A against " + _e(data.size_word) + ".</p>")
+        yield _table(["metric", "change", "class A", "class B", "crossover", "summary"],
+                     ([c["metric"], c["change"], c["class_a"], c["class_b"], c["crossover"],
+                       c["summary"]] for c in data.comparison))
     if data.notes:
         yield "<ul class=\"notes\">" + "".join(f"<li>{_e(n)}</li>" for n in data.notes) + "</ul>"
 
@@ -144,14 +172,6 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
                 f"<li>{_e(r['variant'])} {_e(r['metric'])}: {_e(r['reason'])}</li>"
                 for r in reasons) + "</ul>"
 
-    if data.comparison:
-        yield "<h2>A against B</h2>"
-        yield ("<p class=\"hint\">A and B are overlaid in every plot below, and each metric "
-               "ends with B/A against " + _e(data.size_word) + ".</p>")
-        yield _table(["metric", "change", "class A", "class B", "crossover", "summary"],
-                     ([c["metric"], c["change"], c["class_a"], c["class_b"], c["crossover"],
-                       c["summary"]] for c in data.comparison))
-
     if data.sections:
         yield "<h2>Cost against " + _e(data.size_word) + "</h2>"
         yield ("<p class=\"hint\">Hover a point for its run. Drag a box to zoom, shift+wheel "
@@ -159,23 +179,34 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         for s in data.sections:
             open_attr = " open" if s["open"] else ""
             yield (f"<details class=\"metric\" id=\"m-{_e(s['metric'])}\"{open_attr}>"
-                   f"<summary>{_e(s['metric'])}</summary><div class=\"grid\">")
+                   f"<summary>{_e(s['metric'])} <span class=\"mv\">— {_e(s['verdict'])}"
+                   "</span></summary><div class=\"grid\">")
             for p in s["plots"]:
                 yield _figure(p)
             yield "</div></details>"
 
-    if data.culprits or data.flame_svg:
-        yield "<h2>Where the growth comes from</h2>"
+    if data.culprits or data.flame_svg or data.flame_tree:
+        yield "<section id=\"growth\"><h2>Where the growth comes from</h2>"
         if data.culprits:
             cols = list(dict.fromkeys(k for row in data.culprits for k in row))
             yield _table(cols, ([row.get(h, "") for h in cols] for row in data.culprits))
-        if data.flame_svg:
+        if data.flame_tree is not None:
+            yield ("<h3>Differential flame graph</h3><p class=\"hint\">Width: share of the time "
+                   "at the largest n. Colour: share of the growth beyond linear (red carries it, "
+                   "grey is linear, blue grows slower; pale: too few samples to tell). Click a "
+                   "frame to zoom; hover for its class and shares.</p>"
+                   "<div class=\"flame-tools\"><input type=\"search\" id=\"qs-flame-search\" "
+                   "placeholder=\"search frames\"> <button type=\"button\" id=\"qs-flame-reset\">"
+                   "reset zoom</button> <span id=\"qs-flame-info\" class=\"hint\"></span></div>"
+                   "<div id=\"qs-flame\" class=\"flame-live\"></div>")
+        elif data.flame_svg:
             yield "<h3>Differential flame graph</h3><div class=\"flame\">"
             yield data.flame_svg  # rebuilt from a whitelist by plotdata.sanitise_svg
             yield "</div>"
+        yield "</section>"
 
     if data.doctor:
-        yield "<h2>Doctor</h2>"
+        yield "<section id=\"doctor\"><h2>Doctor</h2>"
         heads = list(dict.fromkeys(h for p in data.doctor for h in p["cells"]))
         yield "<table><thead><tr><th>probe</th>"
         yield "".join(f"<th>{_e(h)}</th>" for h in heads) + "<th>plot</th></tr></thead><tbody>"
@@ -184,7 +215,7 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
             row_html = "".join(f"<td>{_e(p['cells'].get(h, ''))}</td>" for h in heads)
             yield (f"<tr class=\"verdict-{_e(p['verdict'])}\"><td>{_e(p['name'])}</td>"
                    f"{row_html}<td>{figure}</td></tr>")
-        yield "</tbody></table>"
+        yield "</tbody></table></section>"
 
     if data.failures:
         yield f"<h2>Failed runs ({len(data.failures)})</h2>"
@@ -203,9 +234,10 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
                    "`quadscope show` lists them all.</p>")
 
     yield (f"<footer>quadscope {_e(__version__)} · report built from the stored sweep; "
-           "nothing was re-run. The band around each fitted curve is a 95% confidence band "
-           "for the mean cost given the class (weighted least squares, relative errors); "
-           "the log-log slopes are the fitted exponent and its bootstrap interval.</footer>")
+           "nothing was re-run. The band around each fitted curve is where 95% of single runs "
+           "are expected to fall, given the class (a weighted least-squares prediction band, "
+           "relative errors); the log-log panel shows the growing part y − a, with a reference "
+           "slope at the fitted exponent k.</footer>")
 
 
 __all__ = ["HtmlRenderer", "json_for_script"]

@@ -30,6 +30,8 @@ from quadscope.render.plotdata import (
     layer_points,
     report_data,
 )
+from quadscope.textsafe import mpl_text
+from quadscope.units import fmt_bytes, fmt_count, fmt_seconds
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -78,7 +80,8 @@ class PngRenderer:
         cols = 3 if ratio else 2
         fig = Figure(figsize=(5.2 * cols, 8.2), dpi=self.dpi, layout="constrained")
         grid = fig.add_gridspec(3, cols, height_ratios=[3, 2.2, 1.1])
-        fig.suptitle(f"{section['metric']} — {data.verdict}", fontsize=10, ha="left", x=0.01)
+        fig.suptitle(mpl_text(f"{section['metric']} — {section['verdict']}"), fontsize=10,
+                     ha="left", x=0.01)
         draw_plot(fig.add_subplot(grid[0, 0]), data, plots["cost"])
         draw_plot(fig.add_subplot(grid[0, 1]), data, plots["loglog"])
         if ratio:
@@ -107,7 +110,7 @@ def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
     drawn = 0  # data-bearing artists: a log axis with none cannot be scaled
     for layer in plot["layers"]:
         kind, color = layer["type"], layer.get("color")
-        label = layer.get("label") or None
+        label = mpl_text(layer["label"]) if layer.get("label") else None
         ls = "--" if layer.get("dash") else "-"
         if kind == "band":
             bands = [(x, lo, hi) for x, lo, hi in zip(layer["x"], layer["lo"], layer["hi"],
@@ -127,7 +130,10 @@ def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
         elif kind == "points":
             px, py, _ = layer_points(data, plot, layer)
             drawn += bool(px)
-            if layer.get("marker") == "x":
+            if layer.get("marker") == "v":
+                ax.scatter(px, py, marker="v", s=26, facecolors="none", edgecolors=color,
+                           label=label, zorder=3)
+            elif layer.get("marker") == "x":
                 ax.scatter(px, py, marker="x", s=22, color=color, label=label, zorder=3)
             else:
                 ax.scatter(px, py, s=9, color=color, alpha=POINT_ALPHA, lw=0, label=label,
@@ -144,9 +150,11 @@ def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
             ax.set_xscale("log")
         if plot["ylog"]:
             ax.set_yscale("log")
-    ax.set_title(plot["title"], fontsize=9, loc="left")
-    ax.set_xlabel(plot["xlabel"], fontsize=8)
-    ax.set_ylabel(plot["ylabel"], fontsize=8)
+    ax.set_title(mpl_text(plot["title"]), fontsize=9, loc="left")
+    ax.set_xlabel(mpl_text(plot["xlabel"]), fontsize=8)
+    ax.set_ylabel(mpl_text(plot["ylabel"]), fontsize=8)
+    if drawn:
+        _unit_ticks(ax, plot)
     ax.tick_params(labelsize=7)
     ax.grid(True, color="#e5e7eb", lw=0.6)
     handles, labels = ax.get_legend_handles_labels()
@@ -155,6 +163,24 @@ def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
         seen.setdefault(lab, h)
     if seen and not plot.get("small"):
         ax.legend(seen.values(), seen.keys(), fontsize=6.5, loc="best", framealpha=0.8)
+
+
+_UNIT_FORMAT = {"s": fmt_seconds, "bytes": fmt_bytes, "count": fmt_count}
+
+
+def _unit_ticks(ax: Axes, plot: Mapping[str, Any]) -> None:
+    """Tick labels in the axis's unit (20 ms, 4 MiB, 64k), never 1.7e+07."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis, unit, log in ((ax.xaxis, plot.get("xunit", ""), plot["xlog"]),
+                            (ax.yaxis, plot.get("yunit", ""), plot["ylog"])):
+        fmt = _UNIT_FORMAT.get(unit)
+        if fmt is None:
+            continue
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos, f=fmt: f(v)))
+        if log:
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=8))
+            axis.set_minor_formatter(NullFormatter())
 
 
 __all__ = ["PngRenderer", "draw_plot", "safe_name"]

@@ -1,32 +1,58 @@
-"""Terminal report: the verdict first, then per-metric fits, comparison and failures.
+"""Terminal report: the headline first, then one compact table of what grows or matters.
 
-Contract: `TerminalRenderer(color=, width=).render(analysis) -> bytes` returns
-UTF-8 text (with ANSI styles when `color`), built with rich; only the CLI
-prints it. A doctor summary (`analysis.doctor` is a `DoctorReport`) is shown
-as the doctor's own table (`render.doctor`); a probe's sweep ends with the
-probe's finding, a profiled sweep with its culprits.
+Contract: `TerminalRenderer(color=, width=, verbose=, quiet=).render(analysis)
+-> bytes` returns UTF-8 text (with ANSI styles when `color`), built with rich;
+only the CLI prints it. What it shows:
+
+- `quiet`: the headline only (for an A/B sweep, the change: `analysis.change`).
+- default: the A/B change (coloured: worse red, better green), the verdict
+  (`analysis.verdict`, as the fitting decided it), one dim line naming the
+  sweep, then one table of the metrics that grow or matter (wall_s and
+  max_rss_bytes always; any other metric that may lead the verdict when its
+  growth is material), each with at most one short note beneath, then counts
+  of what `-v` would add (failures, hidden metrics), the top culprits of a
+  profile and a probe's finding.
+- `verbose`: every metric of every variant with a, b, r² and predictions,
+  every note and reason in full, the comparison per metric, the failed runs.
+
+Layout: every table fits `width` without wrapping a name or a number: columns
+are dropped, least useful first, until it fits (`fit_columns`), and what is
+left is cut with an ellipsis rather than wrapped. Every user-supplied string
+(name, command, stderr, symbols) goes through `textsafe.visible` and is put in
+a `rich.text.Text`, so markup is never parsed and no control character reaches
+the terminal raw. A doctor summary (`analysis.doctor` is a `DoctorReport`) is
+shown as the doctor's own table (`render.doctor`).
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from quadscope.analyse.analysis import Analysis
+from quadscope import metrics
+from quadscope.analyse.analysis import MATERIAL_GROWTH, Analysis, growth_fraction
+from quadscope.analyse.change import BETTER, WORSE, class_label
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
 from quadscope.profile.records import Culprit
 from quadscope.render.doctor import doctor_text
-from quadscope.units import fmt_value
+from quadscope.textsafe import command_text, visible
+from quadscope.units import fmt_count, fmt_value
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.table import Table
+    from rich.text import Text
 
-# rich and the fitting module (scipy) are imported inside the functions that use them:
-# the registry imports this module to build `quadscope --help`, which must start at once.
+# rich is imported inside the functions that draw: the renderer registry imports
+# this module to build `quadscope --help`, which must start at once.
+
+K_MAX = 4.0  # the free power law's search bound (analyse.fitting.K_GRID): k there means "≥ 4"
+ALWAYS_SHOWN = ("wall_s", "max_rss_bytes")  # time and memory: shown even when constant
+CHANGE_STYLE = {WORSE: "bold red", BETTER: "bold green"}
 
 
 def class_style(cls: str) -> str:
@@ -39,188 +65,377 @@ def class_style(cls: str) -> str:
     return "green" if growth.sublinear else "cyan"
 
 
-def _median_at_max(analysis: Analysis, variant: str, metric: str) -> float | None:
+def class_cell(fit: Fit, word: str) -> Text:
+    """The class as a person reads it: "n²", a bracket "n…n log n?" or "n²?" when unsettled."""
+    from rich.text import Text
+    if fit.confident:
+        return Text(class_label(fit.cls, word), style=class_style(fit.cls))
+    if fit.at_least and fit.at_most and fit.at_least != fit.at_most:
+        text = f"{class_label(fit.at_least, word)}…{class_label(fit.at_most, word)}?"
+    else:
+        text = f"{class_label(fit.best, word)}?" if fit.best else "?"
+    return Text(text, style="yellow")
+
+
+def k_cell(fit: Fit, interval: bool = False) -> str:
+    if fit.exponent is None or fit.exponent_ci is None:
+        return "—"
+    lo, hi = fit.exponent_ci
+    if fit.exponent >= K_MAX - 1e-6:
+        return f"≥ {K_MAX:.0f}"
+    if interval:
+        return f"{fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]"
+    return f"{fit.exponent:.2f} ± {(hi - lo) / 2:.2f}"
+
+
+def _grows(fit: Fit) -> bool:
+    """Settled as growing, or bracketed above constant, or an exponent interval clear of 0."""
+    if fit.confident:
+        return fit.cls != "1"
+    low = REGISTRY.get(fit.at_least)
+    if low is not None and low.growing:
+        return True
+    return fit.exponent_ci is not None and fit.exponent_ci[0] > 0.2 and fit.best != "1"
+
+
+def _rises(analysis: Analysis, variant: str, metric: str) -> bool:
+    """The medians themselves rise materially from the smallest size to the largest."""
     runs = analysis.measured(variant)
     if not runs:
-        return None
-    top = max(r.size_n for r in runs)
-    vals = sorted(v for r in runs if r.size_n == top and (v := r.value(metric)) is not None)
+        return False
+    lo, hi = (median_at(analysis, variant, metric, n)
+              for n in (min(r.size_n for r in runs), max(r.size_n for r in runs)))
+    return lo is not None and hi is not None and hi > max(lo, 0.0) * (1 + MATERIAL_GROWTH)
+
+
+def shown_metrics(analysis: Analysis) -> list[str]:
+    """The metrics the compact table shows: time and memory, and whatever else grows.
+
+    Another metric shows when the registry lets it lead, its fit says it grows
+    by at least MATERIAL_GROWTH of its cost, and its medians do rise: a count
+    that is 0 at the largest size grows in no sense a person cares about.
+    """
+    n_max = max((r.size_n for r in analysis.measured("A")), default=None)
+    shown = []
+    for metric in METRICS:
+        fits = {v: fs[metric] for v, fs in analysis.fits.items() if metric in fs}
+        if not fits:
+            continue
+        known = metrics.find(metric)
+        leads = known is None or known.leads
+        material = any(_grows(f) and growth_fraction(f, None if n_max is None else float(n_max))
+                       >= MATERIAL_GROWTH and _rises(analysis, v, metric)
+                       for v, f in fits.items())
+        if metric in ALWAYS_SHOWN or (leads and material):
+            shown.append(metric)
+    return shown
+
+
+def median_at(analysis: Analysis, variant: str, metric: str, size_n: int) -> float | None:
+    vals = sorted(v for r in analysis.measured(variant)
+                  if r.size_n == size_n and (v := r.value(metric)) is not None)
     return vals[len(vals) // 2] if vals else None
 
 
-def _k(fit: Fit) -> str:
-    if fit.exponent is None or fit.exponent_ci is None:
-        return "—"
-    from quadscope.analyse.fitting import K_GRID
-
-    K_MAX = float(K_GRID[-1])
-    lo, hi = fit.exponent_ci
-    if fit.exponent >= K_MAX - 1e-6:
-        # The free power law's k is searched in [0, 4]: at the edge it only says "at least 4".
-        return f"≥ {K_MAX:.0f} [{lo:.2f}, ≥ {K_MAX:.0f}]"
-    return f"{fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]"
+def median_at_max(analysis: Analysis, variant: str, metric: str) -> float | None:
+    runs = analysis.measured(variant)
+    return median_at(analysis, variant, metric, max(r.size_n for r in runs)) if runs else None
 
 
-def prediction_text(fit: Fit, size_word: str = "n") -> str:
-    p = fit.prediction
-    if p is None:
-        return ""
-    m = fit.metric
-    if not fit.confident:
-        return (f"at {size_word} = {p.size_n}: somewhere in {fmt_value(m, p.lo)}–"
-                f"{fmt_value(m, p.hi)} (95%; the class is not settled, so neither is this)")
-    return (f"at {size_word} = {p.size_n}: {fmt_value(m, p.value)}, "
-            f"95% {fmt_value(m, p.lo)}–{fmt_value(m, p.hi)}")
+@dataclass(frozen=True, slots=True)
+class Column:
+    header: str
+    keep: int  # higher is kept longer when the table must shrink
+    right: bool = False
 
 
-def fits_table(analysis: Analysis, variant: str) -> Table:
+def fit_columns(title: str | None, columns: Sequence[Column],
+                rows: Sequence[Sequence[str | Text]], width: int) -> Table:
+    """A table of `rows` that fits `width`: the least-kept columns are dropped until it does."""
+    keep = list(range(len(columns)))
+    while True:
+        table = _table(title, [columns[i] for i in keep], [[r[i] for i in keep] for r in rows])
+        if _natural_width(table) <= width or len(keep) <= 2:
+            return table
+        keep.remove(min(keep[1:], key=lambda i: (columns[i].keep, -i)))
+
+
+def _table(title: str | None, columns: Sequence[Column],
+           rows: Iterable[Sequence[str | Text]]) -> Table:
+    from rich import box
     from rich.table import Table
     from rich.text import Text
-
-    fits = analysis.fits.get(variant, {})
-    n_word = "i" if analysis.sweep.mode == "accumulate" else "n"
-    predict = analysis.sweep.predict_n is not None
-    table = Table(title=f"{_label(analysis, variant)}: how each metric grows with {n_word}",
-                  title_justify="left", expand=False)
-    for col in ("metric", "class", "k [95%]", "a (offset)", "b", "r²", f"at max {n_word}"):
-        table.add_column(col, justify="left" if col in ("metric", "class") else "right")
-    if predict:
-        table.add_column(f"predicted at {n_word} = {analysis.sweep.predict_n}", justify="right")
-    for metric in METRICS:
-        fit = fits.get(metric)
-        if fit is None:
-            continue
-        cls = fit.cls if fit.confident else f"? ({fit.best})"
-        row: list[str | Text] = [
-            metric,
-            Text(cls, style=class_style(fit.cls)),
-            _k(fit),
-            fmt_value(metric, fit.coefficients.get("a")),
-            f"{fit.coefficients.get('b', 0.0):.3g}",
-            "—" if fit.r2 is None else f"{fit.r2:.3f}",
-            fmt_value(metric, _median_at_max(analysis, variant, metric)),
-        ]
-        if predict:
-            p = fit.prediction
-            if p is None:
-                row.append("—")
-            elif not fit.confident:
-                row.append(f"? ({fmt_value(metric, p.lo)}–{fmt_value(metric, p.hi)})")
-            else:
-                row.append(f"{fmt_value(metric, p.value)} ({fmt_value(metric, p.lo)}–"
-                           f"{fmt_value(metric, p.hi)})")
-        table.add_row(*row)
+    table = Table(title=Text(title) if title else None, title_justify="left",
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    for col in columns:
+        table.add_column(col.header, justify="right" if col.right else "left", no_wrap=True,
+                         overflow="ellipsis")
+    for row in rows:
+        table.add_row(*(c if isinstance(c, Text) else Text(c) for c in row))
     return table
+
+
+def _natural_width(table: Table) -> int:
+    from rich.cells import cell_len
+    from rich.console import Console
+    buf = io.StringIO()
+    Console(file=buf, width=1000, color_system=None).print(table)
+    return max((cell_len(line.rstrip()) for line in buf.getvalue().splitlines()), default=0)
+
+
+def _line(text: str, style: str = "") -> Text:
+    from rich.text import Text
+    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
 
 
 def _label(analysis: Analysis, variant: str) -> str:
     sw = analysis.sweep
-    cmd = sw.vs_command if variant == "B" else sw.command
-    text = " ".join(cmd or ())
-    return f"{variant} `{text}`" if sw.vs_command is not None else f"`{text}`"
+    if variant == "B" and sw.vs_command is not None:
+        return f"B: {command_text(sw.vs_command, sw.vs_shell)}"
+    cmd = command_text(sw.command, sw.shell)
+    return f"A: {cmd}" if sw.vs_command is not None else cmd
 
 
-def comparison_table(analysis: Analysis) -> Table | None:
-    from rich.table import Table
+def headline(analysis: Analysis) -> list[Text]:
+    """The change (for A/B) and the verdict, each one styled line."""
     from rich.text import Text
+    out = []
+    change = analysis.change
+    if change is not None:
+        out.append(Text(visible(change.text), style=CHANGE_STYLE.get(change.direction, "bold")))
+    out.append(Text(visible(analysis.verdict), style="bold" if change is None else ""))
+    return out
 
+
+def _sweep_line(analysis: Analysis) -> Text:
+    sw = analysis.sweep
+    sizes = sorted({r.size_n for r in analysis.runs if not r.warmup})
+    word = "launches" if sw.mode == "accumulate" else "n"
+    span = f"{word} {fmt_count(sizes[0])}..{fmt_count(sizes[-1])} ({len(sizes)} sizes)" \
+        if sizes else "no sizes"
+    name = f" {visible(sw.name)}" if sw.name else ""
+    extra = [f"{k} {visible(v)}" for k, v in (("setup", sw.setup), ("prepare", sw.prepare)) if v]
+    if sw.cpus:
+        extra.append(f"CPUs {','.join(map(str, sw.cpus))}")
+    if sw.meter != "time":
+        extra.append(f"meter {sw.meter} ({sw.counters})")
+    tail = "".join(f" · {e}" for e in extra)
+    return _line(f"sweep {sw.id}{name} · {span} · {len(analysis.runs)} runs{tail}", "dim")
+
+
+def compact_table(analysis: Analysis, shown: Sequence[str], width: int) -> Table | None:
+    word = analysis.size_word
+    two = "B" in analysis.fits and bool(analysis.fits["B"])
+    fits_a = analysis.fits.get("A", {})
+    if not shown:
+        return None
+    if two:
+        ratios = {mc.metric: mc for mc in analysis.comparison.metrics} \
+            if analysis.comparison else {}
+        cols = [Column("metric", 9), Column("A", 8), Column("B", 8),
+                Column(f"B/A at max {word}", 6, True), Column("95%", 2, True),
+                Column("k A → B", 1, True)]
+        rows: list[list[str | Text]] = []
+        for m in shown:
+            fa, fb = fits_a.get(m), analysis.fits["B"].get(m)
+            mc = ratios.get(m)
+            last = max(mc.ratios, key=lambda r: r.size_n) if mc and mc.ratios else None
+            ks = f"{k_cell(fa).split(' ')[0]} → {k_cell(fb).split(' ')[0]}" if fa and fb else "—"
+            rows.append([m, class_cell(fa, word) if fa else "—",
+                         class_cell(fb, word) if fb else "—",
+                         "—" if last is None else f"{last.ratio:.3g}",
+                         "—" if last is None else f"{last.lo:.3g}–{last.hi:.3g}", ks])
+        return fit_columns(None, cols, rows, width)
+    predict = analysis.sweep.predict_n
+    cols = [Column("metric", 9), Column("class", 8), Column("k ± 95%", 5, True),
+            Column(f"at max {word}", 4, True)]
+    if predict is not None:
+        cols.append(Column(f"at {word} = {fmt_count(predict)}", 3, True))
+    rows = []
+    for m in shown:
+        fit = fits_a[m]
+        row: list[str | Text] = [m, class_cell(fit, word), k_cell(fit),
+                                 fmt_value(m, median_at_max(analysis, "A", m))]
+        if predict is not None:
+            p = fit.prediction
+            row.append("—" if p is None else fmt_value(m, p.value) if fit.confident
+                       else f"{fmt_value(m, p.lo)}–{fmt_value(m, p.hi)}")
+        rows.append(row)
+    return fit_columns(None, cols, rows, width)
+
+
+def short_note(fit: Fit, word: str) -> str:
+    """One short note for an unsettled fit: what would settle it, else its reason."""
+    if fit.confident:
+        return ""
+    if fit.decide_n:
+        return f"not settled; a sweep to {word} = {fmt_count(fit.decide_n)} would decide"
+    return f"not settled: {fit.reason}" if fit.reason else "not settled"
+
+
+def full_table(analysis: Analysis, variant: str, width: int) -> Table:
+    word = analysis.size_word
+    predict = analysis.sweep.predict_n
+    cols = [Column("metric", 9), Column("class", 8), Column("k [95%]", 6, True),
+            Column("a (offset)", 3, True), Column("b", 1, True), Column("r²", 2, True),
+            Column(f"at max {word}", 5, True)]
+    if predict is not None:
+        cols.append(Column(f"at {word} = {fmt_count(predict)} [95%]", 4, True))
+    rows: list[list[str | Text]] = []
+    for metric, fit in sorted(analysis.fits.get(variant, {}).items(),
+                              key=lambda kv: METRICS.index(kv[0]) if kv[0] in METRICS else 99):
+        row: list[str | Text] = [
+            metric, class_cell(fit, word), k_cell(fit, interval=True),
+            fmt_value(metric, fit.coefficients.get("a")),
+            f"{fit.coefficients.get('b', 0.0):.3g}",
+            "—" if fit.r2 is None else f"{fit.r2:.3f}",
+            fmt_value(metric, median_at_max(analysis, variant, metric))]
+        if predict is not None:
+            p = fit.prediction
+            row.append("—" if p is None else
+                       f"{fmt_value(metric, p.value) if fit.confident else '?'} "
+                       f"[{fmt_value(metric, p.lo)}–{fmt_value(metric, p.hi)}]")
+        rows.append(row)
+    return fit_columns(_label(analysis, variant), cols, rows, width)
+
+
+def comparison_table(analysis: Analysis, width: int) -> Table | None:
+    from rich.text import Text
     comp = analysis.comparison
     if comp is None:
         return None
-    table = Table(title="B against A", title_justify="left")
-    for col in ("metric", "change", "A", "B", "B/A at max n [95%]", "crossover n"):
-        table.add_column(col)
+    word = analysis.size_word
+    cols = [Column("metric", 9), Column("change", 8), Column("A → B", 7),
+            Column(f"B/A at max {word} [95%]", 6, True), Column(f"crossover {word}", 3, True)]
+    rows: list[list[str | Text]] = []
+    fits_a, fits_b = analysis.fits.get("A", {}), analysis.fits.get("B", {})
     for mc in comp.metrics:
-        last = mc.ratios[-1] if mc.ratios else None
+        fa, fb = fits_a.get(mc.metric), fits_b.get(mc.metric)
+        classes = (f"{class_cell(fa, word).plain} → {class_cell(fb, word).plain}" if fa and fb
+                   else f"{mc.class_a} → {mc.class_b}")
+        last = max(mc.ratios, key=lambda r: r.size_n) if mc.ratios else None
         ratio = "—" if last is None else f"{last.ratio:.3g} [{last.lo:.3g}, {last.hi:.3g}]"
-        cross = "—" if mc.crossover_n is None else f"{mc.crossover_n:.4g}"
+        cross = "—" if mc.crossover_n is None else fmt_count(mc.crossover_n)
         style = "bold red" if mc.change == "class" else ""
-        table.add_row(mc.metric, Text(mc.change, style=style), mc.class_a, mc.class_b, ratio,
-                      cross)
-    return table
+        rows.append([mc.metric, Text(mc.change, style=style), classes, ratio, cross])
+    return fit_columns("B against A", cols, rows, width)
 
 
-def failures_table(analysis: Analysis) -> Table | None:
-    from rich.table import Table
-    from rich.text import Text
-
+def failures_table(analysis: Analysis, width: int) -> Table | None:
     if not analysis.failures:
         return None
-    table = Table(title=f"{len(analysis.failures)} failed run(s), left out of the fit",
-                  title_justify="left")
-    for col in ("variant", "n", "exit", "stderr (tail)"):
-        table.add_column(col)
+    cols = [Column("variant", 3), Column("n", 8, True), Column("exit", 7, True),
+            Column("stderr (last line)", 6)]
+    rows: list[list[str | Text]] = []
     for r in analysis.failures[:20]:
         m = r.measurement
-        code = "timeout" if m.timed_out else str(m.exit_code)
         tail = m.stderr_tail.strip().splitlines()[-1:] or [""]
-        table.add_row(r.variant, str(r.size_n), code, Text(tail[0][:100]))
-    return table
+        rows.append([r.variant, str(r.size_n), "timeout" if m.timed_out else str(m.exit_code),
+                     visible(tail[0])[:200]])
+    return fit_columns(f"{len(analysis.failures)} failed run(s), left out of the fit", cols,
+                       rows, width)
 
 
-def culprits_table(culprits: Iterable[Culprit]) -> Table:
-    from rich.table import Table
-    from rich.text import Text
+def culprit_name(c: Culprit) -> str:
+    """The culprit with the frame that called it: `list.insert → memmove`, `memset ← touch`."""
+    if c.user_caller:
+        return f"{c.symbol} ← {c.user_caller}"
+    if len(c.call_path) >= 2:
+        return f"{c.call_path[-2]} → {c.symbol}"
+    return c.symbol
 
-    table = Table(title="culprits: what makes it grow", title_justify="left")
-    for col in ("#", "symbol", "dso", "class", "k", "share at max n", "share of growth"):
-        table.add_column(col)
-    for i, c in enumerate(list(culprits)[:15], 1):
+
+def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
+                   growing_only: bool = False) -> Table | None:
+    """The culprits; `growing_only` keeps those carrying ≥ 1% of the growth (start-up hides)."""
+    chosen = [c for c in culprits
+              if not growing_only or c.growth_share >= 0.01 or c.superlinear_share >= 0.01]
+    if not chosen:
+        return None
+    cols = [Column("function", 9), Column("class", 7), Column("beyond linear", 6, True),
+            Column("of growth", 5, True), Column("at max n", 4, True), Column("k", 3, True),
+            Column("object", 2)]
+    rows: list[list[str | Text]] = []
+    cap = max(24, width - 44)  # room for the shares; a long name keeps its end, the function
+    for c in chosen[:limit]:
         k = c.self_exponent
-        caller = f" ← {c.user_caller}" if c.user_caller else ""
-        table.add_row(str(i), Text(f"{c.symbol}{caller}"), Text(c.dso), c.self_class,
-                      "—" if k is None else f"{k:.2f}", f"{100 * c.share_at_max:.1f}%",
-                      f"{100 * c.growth_share:.1f}%")
-    return table
+        name = visible(culprit_name(c))
+        name = name if len(name) <= cap else "…" + name[-(cap - 1):]
+        rows.append([name, class_label(c.self_class),
+                     f"{100 * c.superlinear_share:.1f}%", f"{100 * c.growth_share:.1f}%",
+                     f"{100 * c.share_at_max:.1f}%", "—" if k is None else f"{k:.2f}",
+                     visible(c.dso)])
+    return fit_columns("culprits: what makes it grow", cols, rows, width)
 
 
-def renderables(analysis: Analysis) -> Iterable[RenderableType]:
-    from rich.markup import escape
-    from rich.text import Text
-
-    sw = analysis.sweep
-    yield Text(analysis.verdict, style="bold")
-    sizes = sorted({r.size_n for r in analysis.runs if not r.warmup})
-    span = f"{sizes[0]}..{sizes[-1]} ({len(sizes)} sizes)" if sizes else "no sizes"
-    word = "launches" if sw.mode == "accumulate" else "n"
-    yield Text(f"sweep {sw.id} · {escape(sw.name)} · {sw.mode} · {word} {span} · "
-               f"{len(analysis.runs)} runs · {sw.status}", style="dim")
-    if sw.counters_note:
-        yield Text(f"counters: {sw.counters_note}", style="dim")
-    untimed = [f"{k} `{v}`" for k, v in (("setup", sw.setup), ("prepare", sw.prepare)) if v]
-    if sw.cpus:
-        untimed.append(f"pinned to CPUs {','.join(map(str, sw.cpus))}")
-    if untimed:
-        yield Text(escape(" · ".join(untimed)) + (" (untimed)" if sw.setup or sw.prepare
-                                                   else ""), style="dim")
-    if sw.meter != "time":
-        yield Text(f"meter: {sw.meter} (counted by {sw.counters})", style="dim")
-    for variant in analysis.fits:
-        if analysis.fits[variant]:
-            yield fits_table(analysis, variant)
-    two = len(analysis.fits) > 1
-    undecided = [(v, f) for v, fs in analysis.fits.items() for f in fs.values() if not f.confident]
-    for variant, fit in undecided[:8]:
-        who = f"{variant} " if two else ""
-        yield Text(f"{who}{fit.metric} inconclusive: {fit.reason}", style="yellow")
-    if sw.predict_n is not None:
-        for fit in analysis.fits.get("A", {}).values():
-            if fit.metric in ("wall_s", "max_rss_bytes") and fit.prediction:
-                yield Text(f"{fit.metric} {prediction_text(fit)}")
-    if (table := comparison_table(analysis)) is not None:
+def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
+                ) -> Iterable[RenderableType]:
+    yield from headline(analysis)
+    yield _sweep_line(analysis)
+    word = analysis.size_word
+    if verbose:
+        yield from _verbose(analysis, width)
+        return
+    shown = shown_metrics(analysis)
+    table = compact_table(analysis, shown, width)
+    if table is not None:
         yield table
-        for mc in analysis.comparison.metrics if analysis.comparison else ():
-            if mc.change in ("class", "constant") and mc.summary:
-                yield Text(mc.summary)
-    if (table := failures_table(analysis)) is not None:
+    two = "B" in analysis.fits and len(analysis.fits) > 1
+    notes: dict[tuple[str, str], list[str]] = {}  # one line per (variant, note): metrics joined
+    for variant, fits in analysis.fits.items():
+        for metric in shown:
+            fit = fits.get(metric)
+            if fit is not None and (note := short_note(fit, word)):
+                notes.setdefault((variant, note), []).append(metric)
+    for (variant, note), names in notes.items():
+        yield _line(f"{variant + ' ' if two else ''}{', '.join(names)}: {note}", "yellow")
+    extra = []
+    hidden = sum(1 for fs in analysis.fits.values() for m in fs if m not in shown)
+    if hidden:
+        extra.append(f"{hidden} more fit(s)")
+    if analysis.failures:
+        extra.append(f"{len(analysis.failures)} failed run(s)")
+    if analysis.notes:
+        extra.append(f"{len(analysis.notes)} note(s)")
+    if analysis.profile is not None and (table := culprits_table(
+            analysis.profile.culprits, width, limit=5, growing_only=True)) is not None:
         yield table
-    if analysis.profile is not None and analysis.profile.culprits:
-        yield culprits_table(analysis.profile.culprits)
     probe = analysis.doctor
     if isinstance(probe, ProbeResult) and probe.finding:
-        yield Text(f"doctor {probe.probe}: {probe.verdict} — {probe.finding}")
+        yield _line(f"doctor {probe.probe}: {probe.verdict} — {visible(probe.finding)}")
+    if extra:
+        yield _line(f"-v shows {', '.join(extra)}", "dim")
+
+
+def _verbose(analysis: Analysis, width: int) -> Iterable[RenderableType]:
+    from rich.text import Text
+    sw = analysis.sweep
+    if sw.counters_note:
+        yield Text(f"counters: {visible(sw.counters_note)}", style="dim")
+    for variant, fits in analysis.fits.items():
+        if fits:
+            yield full_table(analysis, variant, width)
+    two = len(analysis.fits) > 1
+    for variant, fits in analysis.fits.items():
+        for fit in fits.values():
+            if not fit.confident:
+                who = f"{variant} " if two else ""
+                yield Text(f"{who}{fit.metric} not settled: {visible(fit.reason)}", style="yellow")
+    if (table := comparison_table(analysis, width)) is not None:
+        yield table
+        for mc in analysis.comparison.metrics if analysis.comparison else ():
+            if mc.summary:
+                yield Text(visible(mc.summary))
+    if (table := failures_table(analysis, width)) is not None:
+        yield table
+    if analysis.profile is not None and (table := culprits_table(
+            analysis.profile.culprits, width)) is not None:
+        yield table
+    probe = analysis.doctor
+    if isinstance(probe, ProbeResult) and probe.finding:
+        yield Text(f"doctor {probe.probe}: {probe.verdict} — {visible(probe.finding)}")
     for note in analysis.notes:
-        yield Text(f"note: {note}", style="dim")
+        yield Text(f"note: {visible(note)}", style="dim")
 
 
 class TerminalRenderer:
@@ -231,9 +446,12 @@ class TerminalRenderer:
     extension = ".txt"
     folder = False
 
-    def __init__(self, color: bool = False, width: int = 120) -> None:
+    def __init__(self, color: bool = False, width: int = 120, verbose: bool = False,
+                 quiet: bool = False) -> None:
         self.color = color
         self.width = width
+        self.verbose = verbose
+        self.quiet = quiet
 
     def render(self, analysis: Analysis) -> bytes:
         if isinstance(analysis.doctor, DoctorReport):
@@ -245,10 +463,12 @@ class TerminalRenderer:
 
     def _report(self, analysis: Analysis) -> str:
         from rich.console import Console
-
         buf = io.StringIO()
         console = Console(file=buf, force_terminal=self.color, width=self.width,
-                          color_system="standard" if self.color else None, highlight=False)
-        for item in renderables(analysis):
+                          color_system="standard" if self.color else None, highlight=False,
+                          markup=False, emoji=False)
+        items = headline(analysis)[:1] if self.quiet else renderables(
+            analysis, self.width, self.verbose)
+        for item in items:
             console.print(item)
         return buf.getvalue()

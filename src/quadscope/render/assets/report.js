@@ -44,6 +44,22 @@
     return fmt(v);
   }
 
+  function fmtCount(v) {
+    var a = Math.abs(v), u = [["G", 1e9], ["M", 1e6], ["k", 1e3]];
+    for (var i = 0; i < u.length; i++) if (a >= u[i][1]) return fmt(Number((v / u[i][1]).toPrecision(3))) + u[i][0];
+    return fmt(Number(v.toPrecision(3)));
+  }
+
+  // A tick in the axis's unit: 20 ms, 4 MiB, 64k.
+  function fmtUnit(unit, v) {
+    if (v === null || v === undefined || !isFinite(v)) return "—";
+    if (v === 0) return "0";
+    if (unit === "s") return fmtValue("x_s", v);
+    if (unit === "bytes") return fmtValue("x_bytes", v);
+    if (unit === "count") return fmtCount(v);
+    return fmt(v);
+  }
+
   // The points of one layer as [x, y, run index or -1]; undrawable ones dropped.
   function layerPoints(plot, layer) {
     var out = [], i, x, y;
@@ -163,13 +179,13 @@
       var val = spec.xlog ? ix(t) : t, X = self.sx(val);
       el("line", { x1: X, x2: X, y1: M.t, y2: H - M.b, "class": "grid" }, axes);
       var tx = el("text", { x: X, y: H - M.b + 14, "text-anchor": "middle", "class": "tick" }, axes);
-      tx.textContent = fmt(val);
+      tx.textContent = fmtUnit(spec.xunit, val);
     });
     yt.forEach(function (t) {
       var val = spec.ylog ? iy(t) : t, Y = self.sy(val);
       el("line", { x1: M.l, x2: W - M.r, y1: Y, y2: Y, "class": "grid" }, axes);
       var ty = el("text", { x: M.l - 5, y: Y + 3, "text-anchor": "end", "class": "tick" }, axes);
-      ty.textContent = fmt(val);
+      ty.textContent = fmtUnit(spec.yunit, val);
     });
     var xl = el("text", { x: (M.l + W - M.r) / 2, y: H - 6, "text-anchor": "middle", "class": "label" }, axes);
     xl.textContent = spec.xlabel;
@@ -217,7 +233,10 @@
       var pts = this.cache[li], grp = el("g", { "class": "pts", "data-layer": li }, g);
       for (var k = 0; k < pts.length; k++) {
         var px = this.sx(pts[k][0]).toFixed(1), py = this.sy(pts[k][1]).toFixed(1);
-        if (layer.marker === "x") {
+        if (layer.marker === "v") {
+          el("path", { d: "M" + (px - 4) + "," + (py - 4) + "h8l-4,7z", fill: "none", stroke: layer.color,
+            "stroke-width": 1.3, "class": "pt", "data-k": k }, grp);
+        } else if (layer.marker === "x") {
           el("path", { d: "M" + (px - 3) + "," + (py - 3) + "l6,6m0,-6l-6,6", stroke: layer.color,
             "stroke-width": 1.5, "class": "pt", "data-k": k }, grp);
         } else {
@@ -237,7 +256,7 @@
       seen[layer.label + layer.color] = true;
       var item = document.createElement("span");
       var sw = document.createElement("i");
-      sw.className = "sw sw-" + layer.type + (layer.dash ? " dash" : "") + (layer.marker === "x" ? " cross" : "");
+      sw.className = "sw sw-" + layer.type + (layer.dash ? " dash" : "") + (layer.marker === "x" ? " cross" : "") + (layer.marker === "v" ? " tri" : "");
       sw.style.setProperty("--c", layer.color);
       item.appendChild(sw);
       item.appendChild(document.createTextNode(layer.label));
@@ -261,11 +280,12 @@
       lines.push(R.variant[i] + "  " + word + " = " + R.n[i] + ", repeat " + R.repeat[i] + ", run #" + R.seq[i]);
       var metric = layer.metric || (typeof layer.y === "string" ? layer.y : this.spec.metric);
       lines.push(metric + " = " + fmtValue(metric, D.values[metric][i]));
-      if (typeof layer.y !== "string") lines.push(layer.name + " = " + fmt(p[1]));
+      if (typeof layer.y !== "string") lines.push(layer.name + " = " + fmtUnit(this.spec.yunit, p[1]));
       lines.push("exit " + R.exit[i] + (R.timeout[i] ? " (timed out)" : ""));
     } else {
-      lines.push(word + " = " + fmt(p[0]));
-      lines.push((layer.name || "value") + " = " + fmt(p[1]));
+      lines.push(word + " = " + fmtCount(p[0]));
+      lines.push(layer.floor ? layer.name + ": drawn on the floor of the log axis"
+        : (layer.name || "value") + " = " + fmtUnit(this.spec.yunit, p[1]));
     }
     return lines.join("\n");
   };

@@ -1,0 +1,57 @@
+// quadscope HTML report: the interactive differential flame graph, drawn by the
+// vendored d3-flame-graph (vendor/flamegraph.js, see vendor/LICENSES.txt) from the
+// tree embedded as JSON (profile/flametree.py). Click a frame to zoom, search by
+// name, hover for the class and shares. Names are set as text, never as HTML.
+(function () {
+  "use strict";
+  var holder = document.getElementById("qs-flame");
+  var src = document.getElementById("qs-flame-data");
+  if (!holder || !src || typeof flamegraph === "undefined") return;
+  var tree = JSON.parse(src.textContent);
+  var total = tree.value || 1, sizes = tree.sizes || ["?", "?"];
+
+  // Colour is each frame's share of the growth beyond linear: red carries it,
+  // blue grows slower than linear, grey is linear; too few samples: neutral.
+  function colour(d) {
+    var x = d.data, e = x.excess || 0, t;
+    if (x.noise) return "rgb(222,220,214)";
+    if (Math.abs(e) < 0.02) return "rgb(200,204,210)";
+    t = Math.sqrt(Math.min(Math.abs(e), 1));
+    if (e > 0) return "rgb(" + Math.round(240 + 15 * t) + "," + Math.round(205 - 175 * t) + "," + Math.round(195 - 165 * t) + ")";
+    return "rgb(" + Math.round(190 - 140 * t) + "," + Math.round(205 - 80 * t) + "," + Math.round(235 + 20 * t) + ")";
+  }
+
+  function label(d) {
+    var x = d.data, lines = [x.name + (x.dso ? "  (" + x.dso + ")" : "")];
+    lines.push((100 * x.value / total).toFixed(1) + "% of the time at n = " + sizes[1]);
+    if (x.cls) lines.push("fitted class " + x.cls);
+    if (x.noise) lines.push("too few samples (" + x.samples + ") to measure its growth");
+    else {
+      if (x.k !== null && x.k !== undefined) lines.push("k = " + x.k.toFixed(2) + " from n = " + sizes[0] + " to " + sizes[1]);
+      lines.push((100 * (x.excess || 0)).toFixed(1) + "% of the growth beyond linear");
+    }
+    if (x.collapsed) lines.push(x.collapsed + " frames collapsed into one");
+    return lines.join("\n");
+  }
+
+  var chart = flamegraph.default()
+    .width(Math.max(600, holder.clientWidth || 1100))
+    .cellHeight(18)
+    .transitionDuration(250)
+    .minFrameSize(1)
+    .sort(false)
+    .setColorMapper(colour)
+    .setLabelHandler(label);
+  d3.select(holder).datum(tree).call(chart);
+
+  var search = document.getElementById("qs-flame-search");
+  var info = document.getElementById("qs-flame-info");
+  chart.setSearchHandler(function (results, sum) {
+    info.textContent = search.value ? results.length + " frame(s), " + (100 * sum / total).toFixed(1) + "% of the time" : "";
+  });
+  search.addEventListener("input", function () {
+    if (search.value) chart.search(search.value); else { chart.clear(); info.textContent = ""; }
+  });
+  document.getElementById("qs-flame-reset").addEventListener("click", function () { chart.resetZoom(); });
+  holder.setAttribute("data-ready", "1");
+})();

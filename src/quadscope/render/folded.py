@@ -1,0 +1,27 @@
+"""Folded-stack export of a profiled sweep: `frame;frame;frame value` lines at the largest n.
+
+Contract: `FoldedRenderer().render(analysis) -> bytes` is the text `--folded
+FILE` writes, Brendan Gregg's folded format (flamegraph.pl, inferno, speedscope
+all read it), values in microseconds, made by `profile.flametree.folded` from
+the tree the profile stored. A sweep with no profile raises a `UsageError`.
+"""
+
+from __future__ import annotations
+
+from quadscope.analyse.analysis import Analysis
+from quadscope.render.speedscope import profile_tree
+
+
+class FoldedRenderer:
+    name = "folded"
+    flag = "--folded"
+    metavar = "FILE"
+    help = "write the profile's stacks at the largest n, folded (needs a profiled sweep)"
+    extension = ".folded"
+    folder = False
+
+    def render(self, analysis: Analysis) -> bytes:
+        from quadscope.profile.flametree import folded  # only profiles need it
+
+        lines = folded(profile_tree(analysis, self.flag))
+        return ("\n".join(lines) + "\n").encode("utf-8")

@@ -1,0 +1,44 @@
+"""Speedscope export of a profiled sweep: its call tree at the largest n, for speedscope.app.
+
+Contract: `SpeedscopeRenderer().render(analysis) -> bytes` is the JSON file
+`--speedscope FILE` writes (https://www.speedscope.app/file-format-schema.json,
+one "sampled" profile, weights in seconds), made by
+`profile.flametree.speedscope` from the tree the profile stored. A sweep with
+no profile raises a `UsageError` naming how to make one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from quadscope.analyse.analysis import Analysis
+from quadscope.errors import UsageError
+from quadscope.textsafe import command_text
+
+
+def profile_tree(analysis: Analysis, flag: str) -> Mapping[str, Any]:
+    """The stored call tree of the sweep's profile, or a UsageError saying how to get one."""
+    tree = analysis.profile.extra.get("flame_tree") if analysis.profile is not None else None
+    if not isinstance(tree, Mapping):
+        raise UsageError(f"{flag} needs a profiled sweep: run with --profile, or "
+                         f"`quadscope profile {analysis.sweep.id}` first")
+    return tree
+
+
+class SpeedscopeRenderer:
+    name = "speedscope"
+    flag = "--speedscope"
+    metavar = "FILE"
+    help = "write the profile's call tree as a speedscope file (needs a profiled sweep)"
+    extension = ".speedscope.json"
+    folder = False
+
+    def render(self, analysis: Analysis) -> bytes:
+        from quadscope.profile.flametree import speedscope  # only profiles need it
+
+        tree = profile_tree(analysis, self.flag)
+        n = (tree.get("sizes") or ["?", "?"])[-1]
+        name = f"{command_text(analysis.sweep.command, analysis.sweep.shell)} at n = {n}"
+        return (json.dumps(speedscope(tree, name), ensure_ascii=False) + "\n").encode("utf-8")

@@ -1,0 +1,305 @@
+"""What a person sees: the compact terminal report, literal user strings, the A/B headline.
+
+The CI gate of `compare`, plot floors and units, and host facts are pinned here too.
+Analyses are built from synthetic runs with known growth through the real
+`analysis.analyse` (tests/test_report.py's builder), so the renderers see what
+a stored sweep gives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from quadscope.analyse.ab_gate import (
+    FAIL_EXIT,
+    UNDECIDED_EXIT,
+    decide,
+    exit_code,
+    parse_fail_on,
+)
+from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.errors import UsageError
+from quadscope.measure.host import boot_flags, shown_host
+from quadscope.model import Sweep
+from quadscope.render import get_renderer
+from quadscope.render.plotdata import plot_point_count, report_data
+from quadscope.textsafe import command_text, mpl_text, visible
+from test_report import SIZES, synth_runs
+
+ESC = "\x1b]0;pwned\x07\x1b[2J"
+GEOMETRIC = (1000, 2000, 4000, 8000, 16000, 32000, 64000)
+
+
+def _analysis(name: str = "job[fast]", *, vs_power: float | None = None,
+              a_power: float = 2.0, sizes: tuple[int, ...] = SIZES, **kw: float) -> Analysis:
+    sweep = Sweep(id=3, name=name, mode="sizes",
+                  command=("python3", "-c", "[l.insert(0,i) for i in range({n})]"),
+                  vs_command=("./b", "{n}") if vs_power is not None else None, sizes=sizes,
+                  repeat=3, host={"kernel": "6.1", "cpu": "Xeon", "cpus": "2",
+                                  "cmdline": "BOOT_IMAGE=/v root=/dev/secret mitigations=off"})
+    coef = 2e-9 if a_power == 2.0 else 1e-12
+    runs = synth_runs(sizes, 3, power=a_power, coef=coef, noise=0.02)
+    if vs_power is not None:
+        runs += synth_runs(sizes, 3, variant="B", power=vs_power,
+                           coef=kw.get("vs_coef", 5e-6), seed=2, start_seq=100, noise=0.02)
+    return analyse(sweep, runs)
+
+
+def _text(analysis: Analysis, width: int, **options: bool) -> str:
+    out = get_renderer("terminal", width=width, **options).render(analysis)
+    assert isinstance(out, bytes)
+    return out.decode()
+
+
+@pytest.fixture(scope="module")
+def quad() -> Analysis:
+    return _analysis()
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_compact_report_fits_the_width_without_wrapping(quad: Analysis, width: int) -> None:
+    """At 60, 80 and 120 columns no line is longer than the width and every metric name is whole."""
+    text = _text(quad, width)
+    assert all(len(line) <= width for line in text.splitlines())
+    assert "max_rss_bytes " in text and "wall_s " in text
+
+
+def test_clean_quadratic_is_at_most_twelve_lines_at_60_columns(quad: Analysis) -> None:
+    """The default report of a clean n² sweep at COLUMNS=60 is ≤ 12 lines, the verdict first."""
+    lines = _text(quad, 60).splitlines()
+    assert len(lines) <= 12
+    assert lines[0].startswith(quad.verdict[:20])
+
+
+def test_verbose_shows_every_metric_and_quiet_only_the_headline(quad: Analysis) -> None:
+    """-v adds the hidden metrics (voluntary_ctx_switches); --quiet prints the verdict alone."""
+    assert "voluntary_ctx_switches" not in _text(quad, 100)
+    assert "voluntary_ctx_switches" in _text(quad, 100, verbose=True)
+    assert _text(quad, 200, quiet=True) == quad.verdict + "\n"
+
+
+def test_user_strings_are_literal_in_the_terminal() -> None:
+    """A name with brackets prints as typed, the command keeps its brackets, ESC is made visible."""
+    text = _text(_analysis(f"job[fast]{ESC}"), 120, verbose=True)
+    assert "job[fast]" in text and "job\\[" not in text
+    assert "python3 -c '[l.insert(0,i) for i in range({n})]'" in text
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b]0;pwned\\x07" in text
+
+
+def test_visible_escapes_controls_and_bidi_only() -> None:
+    """C0, DEL, C1 and bidi overrides become escapes; printable text, µ and → stay."""
+    assert visible("a\tb\x7f\x9b\u202e µ→") == "a\\x09b\\x7f\\x9b\\u202e µ→"
+    assert command_text(("sh", "-c", "echo {n}"), shell=False) == "sh -c 'echo {n}'"
+    assert command_text(("echo $((1+1))",), shell=True) == "echo $((1+1))"
+    assert mpl_text("cost $5") == r"cost \$5"
+
+
+def test_html_and_png_titles_show_control_characters_escaped() -> None:
+    """The page title and every plot title carry no raw ESC; the name is there, escaped."""
+    a = _analysis(f"job{ESC}")
+    page = get_renderer("html").render(a)
+    assert isinstance(page, bytes)
+    assert b"\x1b" not in page and b"job\\x1b]0;pwned" in page
+    assert "\x1b" not in json.dumps(report_data(a).to_json_obj())
+
+
+def test_host_shows_only_allow_listed_boot_flags(quad: Analysis) -> None:
+    """root= and BOOT_IMAGE= never reach a report; mitigations=off does."""
+    assert boot_flags("BOOT_IMAGE=/v root=/dev/x mitigations=off quiet isolcpus=1 -- x=1") \
+        == "mitigations=off isolcpus=1"
+    facts = dict(report_data(quad).facts)
+    assert facts["host"] == "Linux 6.1, Xeon ×2, boot: mitigations=off"
+    assert "secret" not in shown_host(quad.sweep.host)
+
+
+def test_each_plot_is_titled_with_its_own_metric_verdict(quad: Analysis) -> None:
+    """wall_s's section says n²; max_rss_bytes's says n — not the whole sweep's verdict."""
+    sections = {s["metric"]: s for s in report_data(quad).sections}
+    assert sections["wall_s"]["verdict"].startswith("grows as n²")
+    assert sections["max_rss_bytes"]["verdict"].startswith("grows as n (")
+    assert sections["voluntary_ctx_switches"]["verdict"] == "constant"
+
+
+def test_runs_below_the_offset_sit_on_the_floor_not_dropped() -> None:
+    """On the log-log panel of y − a every run is drawn: above a as points, at or below a on the floor."""
+    a = _analysis(sizes=GEOMETRIC)
+    data = report_data(a)
+    plot = next(p for p in data.plots if p["id"] == "wall_s-loglog")
+    assert plot_point_count(data, plot) == len(data.rowsets["A"])
+    floors = [layer for layer in plot["layers"] if layer.get("floor")]
+    lines = [layer for layer in plot["layers"] if layer["type"] == "line"]
+    assert all(layer["marker"] == "v" for layer in floors)
+    assert any(layer["label"].startswith("slope k = ") for layer in lines)
+    assert plot["yunit"] == "s" and plot["xunit"] == "count"
+
+
+def test_constant_metric_has_no_slope_line(quad: Analysis) -> None:
+    """A constant metric's log-log panel draws the constant, never a slope."""
+    data = report_data(quad)
+    plot = next(p for p in data.plots if p["id"] == "voluntary_ctx_switches-loglog")
+    assert not any("slope" in (layer.get("label") or "") for layer in plot["layers"])
+
+
+def test_linearised_panel_is_log_when_sizes_are_geometric() -> None:
+    """Geometric sizes (1k..64k) get log axes on the linearised panel; evenly spaced ones do not."""
+    geo = report_data(_analysis(sizes=GEOMETRIC))
+    even = report_data(_analysis())
+    assert next(p for p in geo.plots if p["id"] == "wall_s-linear")["xlog"] is True
+    assert next(p for p in even.plots if p["id"] == "wall_s-linear")["xlog"] is False
+
+
+def test_band_holds_most_single_runs(quad: Analysis) -> None:
+    """The cost panel's band is a prediction band: nearly every run lies inside it."""
+    data = report_data(quad)
+    plot = next(p for p in data.plots if p["id"] == "wall_s-cost")
+    band = next(layer for layer in plot["layers"] if layer["type"] == "band")
+    ns, vals = data.runs["n"], data.values["wall_s"]
+    inside = 0
+    rows = data.rowsets["A"]
+    for i in rows:
+        j = min(range(len(band["x"])), key=lambda k: abs(band["x"][k] - ns[i]))
+        inside += band["lo"][j] * 0.99 <= vals[i] <= band["hi"][j] * 1.01
+    assert inside >= 0.9 * len(rows)
+
+
+@pytest.fixture(scope="module")
+def improved() -> Analysis:
+    return _analysis(vs_power=1.0)
+
+
+def test_change_leads_with_the_same_words_everywhere(improved: Analysis) -> None:
+    """n² → n: the terminal's first line, the HTML's first paragraph and JSON's summary agree."""
+    change = improved.change
+    assert change is not None and change.direction == "better"
+    assert "n² → n" in change.text and "faster at n = 10k" in change.text
+    assert _text(improved, 120).splitlines()[0] == change.text
+    page = get_renderer("html").render(improved)
+    assert isinstance(page, bytes)
+    body = page.decode()
+    assert body.index('id="change"') < body.index('id="verdict"') < body.index("B against A")
+    doc = json.loads(get_renderer("json").render(improved))  # type: ignore[arg-type]
+    assert doc["comparison"]["summary"] == change.text
+
+
+def test_fail_on_class_fails_when_b_grows_faster() -> None:
+    """A linear A against a quadratic B fails `--fail-on class` with exit 8; the reverse passes."""
+    worse = _analysis(a_power=1.0, vs_power=2.0, vs_coef=2e-9)
+    rules = parse_fail_on(["class=wall_s"])
+    assert exit_code(decide(worse, rules)) == FAIL_EXIT
+    better = _analysis(vs_power=1.0)
+    assert exit_code(decide(better, rules)) == 0
+
+
+def test_fail_on_slower_needs_the_whole_interval_above_the_limit(improved: Analysis) -> None:
+    """B/A ≈ 0.1: passes slower=1.1; a ratio straddling the limit is undecided (exit 9)."""
+    assert exit_code(decide(improved, parse_fail_on(["slower=1.1"]))) == 0
+    comp = improved.comparison
+    assert comp is not None
+    wall = next(m for m in comp.metrics if m.metric == "wall_s")
+    last = max(wall.ratios, key=lambda r: r.size_n)
+    straddle = dataclasses.replace(last, ratio=1.1, lo=1.0, hi=1.2)
+    wall2 = dataclasses.replace(wall, ratios=(straddle,))
+    comp2 = dataclasses.replace(comp, metrics=(wall2,))
+    outcomes = decide(dataclasses.replace(improved, comparison=comp2), parse_fail_on(["slower=1.1"]))
+    assert exit_code(outcomes) == UNDECIDED_EXIT
+    assert "--repeat" in outcomes[0].sentence
+    above = dataclasses.replace(comp, metrics=(dataclasses.replace(
+        wall, ratios=(dataclasses.replace(last, ratio=1.5, lo=1.3, hi=1.7),)),))
+    assert exit_code(decide(dataclasses.replace(improved, comparison=above),
+                            parse_fail_on(["slower=1.1"]))) == FAIL_EXIT
+
+
+def test_fail_on_rejects_unknown_rules() -> None:
+    """A rule that is neither class nor slower=RATIO is one sentence naming the forms."""
+    with pytest.raises(UsageError, match="slower=RATIO"):
+        parse_fail_on(["faster"])
+    with pytest.raises(UsageError, match="largest B/A"):
+        parse_fail_on(["slower=x"])
+
+
+def _store_sweep(db: str, name: str, power: float) -> None:
+    from quadscope.store import Store
+
+    with Store(Path(db)) as store:
+        sweep = store.create_sweep(Sweep(id=0, name=name, mode="sizes", command=("p", "{n}"),
+                                         sizes=SIZES, repeat=3, status="complete"))
+        for r in synth_runs(SIZES, 3, power=power, coef=2e-9 if power else 0.0, noise=0.02):
+            store.add_run(dataclasses.replace(r, sweep_id=sweep.id))
+
+
+def test_compare_constant_against_quadratic_gates_and_json_goes_to_stdout(tmp_path: Path) -> None:
+    """`compare --fail-on class --json -` exits 8 and stdout is exactly the JSON document."""
+    db = str(tmp_path / "r.db")
+    _store_sweep(db, "flat", 0.0)
+    _store_sweep(db, "quad", 2.0)
+    proc = subprocess.run([sys.executable, "-m", "quadscope", "compare", "flat", "quad",
+                           "--db", db, "--fail-on", "class", "--json", "-"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == FAIL_EXIT, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["comparison"]["direction"] == "worse"
+    assert "gate fail" in proc.stderr
+
+
+def test_list_shows_a_hostile_name_escaped(tmp_path: Path) -> None:
+    """`quadscope list` prints an ESC sequence in a name as text, never raw."""
+    db = str(tmp_path / "r.db")
+    _store_sweep(db, f"x{ESC}", 2.0)
+    proc = subprocess.run([sys.executable, "-m", "quadscope", "list", "--db", db],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0
+    assert "\x1b" not in proc.stdout and "\\x1b" in proc.stdout
+
+
+def test_flame_tree_colours_the_culprit_and_exports_speedscope_and_folded() -> None:
+    """memmove carries the growth beyond linear, start-up none; both exports hold the same stacks."""
+    from quadscope.profile.flametree import collapse
+    from test_report_screens import profiled
+
+    a = profiled()
+    assert a.profile is not None
+    tree = a.profile.extra["flame_tree"]
+
+    def find(node: dict[str, object], name: str) -> dict[str, object] | None:
+        if node["name"] == name:
+            return node
+        for child in node.get("children", []):  # type: ignore[attr-defined]
+            if (hit := find(child, name)) is not None:
+                return hit
+        return None
+
+    memmove = find(tree, "__memmove_avx_unaligned_erms")
+    startup = find(tree, "Py_InitializeEx")
+    assert memmove is not None and startup is not None
+    assert memmove["excess"] > 0.9 and abs(startup["excess"]) < 0.05  # type: ignore[operator]
+    assert collapse(tree)["name"] == "all → … → Py_RunMain"
+    doc = json.loads(get_renderer("speedscope").render(a))  # type: ignore[arg-type]
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    assert "__memmove_avx_unaligned_erms" in names and doc["profiles"][0]["type"] == "sampled"
+    text = get_renderer("folded").render(a)
+    assert isinstance(text, bytes)
+    assert b"list.insert;__memmove_avx_unaligned_erms " in text
+
+
+def test_exports_of_a_sweep_without_profile_say_how_to_get_one(quad: Analysis) -> None:
+    """--speedscope on an unprofiled sweep is one sentence naming --profile."""
+    with pytest.raises(UsageError, match="--profile"):
+        get_renderer("speedscope").render(quad)
+
+
+def test_html_of_a_profile_inlines_the_flame_viewer_under_its_csp() -> None:
+    """The vendored viewer and its driver are inline, each allowed by its own hash; no src= loads."""
+    from test_report_screens import profiled
+
+    page = get_renderer("html").render(profiled())
+    assert isinstance(page, bytes)
+    body = page.decode()
+    assert body.split('<meta name="viewport"')[0].count("sha256-") == 3 and 'id="qs-flame"' in body
+    assert "d3-flame-graph 5.0.0 (Apache-2.0)" in body and " src=" not in body

@@ -1,0 +1,180 @@
+"""Every report kind in headless Chromium, looked at as a person would.
+
+The kinds: single sweep, compare, profile, doctor.
+
+Each page must load without a console error, lead with its headline, draw one
+series per variant in every open metric's cost plot, and (for a profile) let a
+click on a flame-graph frame zoom into it. Screenshots go to artifacts/screens/;
+with QUADSCOPE_UPDATE_IMAGES=1 they also replace docs/images/, which the README
+shows. Skipped only when /usr/bin/chromium or playwright is absent; never retried.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
+from quadscope.model import Sweep
+from quadscope.profile.attribute import attribute
+from quadscope.profile.flamegraph import render_svg
+from quadscope.profile.flametree import flame_tree
+from quadscope.profile.records import Attribution
+from quadscope.profile.stacks import Frame, StackProfile
+from quadscope.render.html import HtmlRenderer
+from test_report import synth_runs
+from test_report_browser import ARGS, CHROMIUM
+
+ROOT = Path(__file__).resolve().parent.parent
+SIZES = (1000, 2000, 4000, 8000, 16000, 32000, 64000)
+PY, LIBC = "/usr/bin/python3.11", "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+pytestmark = pytest.mark.browser
+
+
+def _sweep(vs: bool = False) -> Sweep:
+    return Sweep(id=12, name="insert-loop", mode="sizes",
+                 command=("python3", "-c", "l=[]\n[l.insert(0, i) for i in range({n})]"),
+                 vs_command=("python3", "-c", "l=[]\n[l.append(i) for i in range({n})]")
+                 if vs else None, sizes=SIZES, repeat=3,
+                 host={"kernel": "6.1.0", "cpu": "Intel Xeon", "cpus": "2",
+                       "libc": "glibc 2.36", "boot_flags": "mitigations=auto"})
+
+
+def single() -> Analysis:
+    return analyse(_sweep(), synth_runs(SIZES, 3, coef=1e-11, noise=0.03))
+
+
+def compared() -> Analysis:
+    runs = synth_runs(SIZES, 3, coef=1e-11, noise=0.03)
+    runs += synth_runs(SIZES, 3, variant="B", power=1.0, coef=2e-8, seed=2, start_seq=100,
+                       noise=0.03)
+    return analyse(_sweep(vs=True), runs)
+
+
+def _profiles() -> list[StackProfile]:
+    base = (Frame("_start", PY), Frame("Py_RunMain", PY))
+    imports = base + tuple(Frame(f"_find_and_load_{i}", "<frozen importlib>") for i in range(9))
+    module = (*base, Frame("<module>", "<string>"))
+    insert = (*module, Frame("list.insert", PY), Frame("__memmove_avx_unaligned_erms", LIBC))
+    out = []
+    for n in (1000, 4000, 16000, 64000):
+        secs = {imports: 0.015, (*base, Frame("Py_InitializeEx", PY)): 0.004,
+                insert: 1e-11 * n * n, module: 1e-7 * n}
+        stacks = {s: int(v * 1e9) for s, v in secs.items()}
+        out.append(StackProfile(n, stacks, int(sum(secs.values()) * 4000), "cpu-clock",
+                                sum(secs.values())))
+    return out
+
+
+def profiled() -> Analysis:
+    a = single()
+    profs = _profiles()
+    res = attribute(profs)
+    classes = {Frame(c.symbol, c.dso): c.self_class for c in res.culprits}
+    profile = Attribution(12, tuple(p.size_n for p in profs), "perf", "cpu-clock",
+                          tuple(p.samples for p in profs), res.culprits, (), "",
+                          render_svg(profs[0], profs[-1], classes=classes), res.superlinear,
+                          extra={"flame_tree": flame_tree(profs[0], profs[-1],
+                                                          classes=classes, middle=profs[-2])})
+    return analyse(a.sweep, a.runs, profile=profile)
+
+
+def doctor() -> Analysis:
+    report = DoctorReport(
+        (ProbeResult("fork", "spawn cost against RSS", "n", "0.8 ms at 1 GiB", "slow",
+                     "fork copies page tables: spawn cost grows with RSS; use posix_spawn"),
+         ProbeResult("clock", "clock_gettime", "1", "20 ns", "ok", "vDSO: cheap")),
+        machine={"kernel": "6.1.0", "cpu": "Intel Xeon", "cpus": 2}, quick=True, budget_s=30.0,
+        elapsed_s=12.0)
+    series = {"fork": (ProbeSeries("fork", tuple((n, 1e-4 + n * 3e-7) for n in SIZES[:5]),
+                                   "wall_s"),
+                       ProbeSeries("posix_spawn", tuple((n, 1e-4) for n in SIZES[:5]), "wall_s"))}
+    a = single()
+    return analyse(a.sweep, a.runs, doctor=report, probe_series=series)
+
+
+KINDS = {"sweep": single, "compare": compared, "profile": profiled, "doctor": doctor}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not shutil.which(CHROMIUM):
+        pytest.skip("no /usr/bin/chromium: run scripts/setup")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser: Any, analysis: Analysis, tmp_path: Path) -> tuple[Any, list[str]]:
+    path = tmp_path / "report.html"
+    path.write_bytes(HtmlRenderer().render(analysis))
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready]")
+    return page, errors
+
+
+# What the README shows of each kind: the part a person looks at first.
+README_PART = {"sweep": "body", "compare": "body", "profile": "#growth",
+               "doctor": "#doctor"}
+
+
+def _keep(page: Any, kind: str) -> None:
+    page.mouse.move(0, 0)
+    shots = ROOT / "artifacts" / "screens"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"{kind}.png"), full_page=True)
+    if os.environ.get("QUADSCOPE_UPDATE_IMAGES"):
+        (ROOT / "docs" / "images").mkdir(parents=True, exist_ok=True)
+        target = str(ROOT / "docs" / "images" / f"report-{kind}.png")
+        part = README_PART[kind]
+        if part == "body":
+            page.screenshot(path=target, clip={"x": 0, "y": 0, "width": 1280, "height": 1300},
+                            full_page=True)
+        else:
+            page.locator(part).screenshot(path=target)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_report_kind_reads_right_in_chromium(browser: Any, tmp_path: Path, kind: str) -> None:
+    """No console error; the headline leads; each open metric's cost plot has one series per variant."""
+    analysis = KINDS[kind]()
+    page, errors = _open(browser, analysis, tmp_path)
+    assert page.inner_text("#verdict") == analysis.verdict
+    if analysis.change is not None:
+        assert page.inner_text("#change") == analysis.change.text
+        assert page.evaluate("document.querySelector('#change').compareDocumentPosition("
+                             "document.querySelector('#verdict')) & 4")  # change comes first
+    variants = len([v for v, fs in analysis.fits.items() if fs])
+    series = page.eval_on_selector_all(
+        "details[open] svg.qs-plot[data-plot$='-cost']",
+        "els => els.map(e => e.querySelectorAll('g.pts').length)")
+    assert series and all(count == variants for count in series)
+    if kind == "profile":
+        page.wait_for_selector("#qs-flame[data-ready] g.frame")
+        frame = page.locator("#qs-flame g.frame[name*='list.insert']").first
+        before = float(frame.locator("rect").get_attribute("width") or 0)
+        frame.click()
+        page.wait_for_timeout(600)  # the zoom transition (250 ms) and the label's delay
+        after = float(frame.locator("rect").get_attribute("width") or 0)
+        assert after > 1.5 * before
+        page.fill("#qs-flame-search", "memmove")
+        assert "1 frame(s)" in page.inner_text("#qs-flame-info")
+        page.fill("#qs-flame-search", "")
+        page.click("#qs-flame-reset")
+        page.wait_for_timeout(400)
+    assert errors == []
+    _keep(page, kind)
+    page.close()
