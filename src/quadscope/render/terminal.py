@@ -17,16 +17,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from quadscope.analyse.analysis import Analysis
-from quadscope.analyse.fitting import K_GRID
+from quadscope.analyse.analysis import Analysis, class_text, exponent_text, peaks
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
 from quadscope.profile.records import Culprit
 from quadscope.render.doctor import doctor_text
 from quadscope.units import fmt_value
-
-K_MAX = float(K_GRID[-1])
 
 
 def class_style(cls: str) -> str:
@@ -39,6 +36,10 @@ def class_style(cls: str) -> str:
     return "green" if growth.sublinear else "cyan"
 
 
+def _peak(analysis: Analysis, variant: str, metric: str) -> float | None:
+    return peaks(analysis.measured(variant)).get(metric)
+
+
 def _median_at_max(analysis: Analysis, variant: str, metric: str) -> float | None:
     runs = analysis.measured(variant)
     if not runs:
@@ -48,14 +49,8 @@ def _median_at_max(analysis: Analysis, variant: str, metric: str) -> float | Non
     return vals[len(vals) // 2] if vals else None
 
 
-def _k(fit: Fit) -> str:
-    if fit.exponent is None or fit.exponent_ci is None:
-        return "—"
-    lo, hi = fit.exponent_ci
-    if fit.exponent >= K_MAX - 1e-6:
-        # The free power law's k is searched in [0, 4]: at the edge it only says "at least 4".
-        return f"≥ {K_MAX:.0f} [{lo:.2f}, ≥ {K_MAX:.0f}]"
-    return f"{fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]"
+def _k(fit: Fit, peak: float | None) -> str:
+    return exponent_text(fit, peak) or "—"
 
 
 def prediction_text(fit: Fit, size_word: str = "n") -> str:
@@ -84,11 +79,11 @@ def fits_table(analysis: Analysis, variant: str) -> Table:
         fit = fits.get(metric)
         if fit is None:
             continue
-        cls = fit.cls if fit.confident else f"? ({fit.best})"
+        peak = _peak(analysis, variant, metric)
         row: list[str | Text] = [
             metric,
-            Text(cls, style=class_style(fit.cls)),
-            _k(fit),
+            Text(class_text(fit, n_word, peak), style=class_style(fit.cls)),
+            _k(fit, peak),
             fmt_value(metric, fit.coefficients.get("a")),
             f"{fit.coefficients.get('b', 0.0):.3g}",
             "—" if fit.r2 is None else f"{fit.r2:.3f}",
