@@ -52,3 +52,9 @@ class ToolMissingError(QuadscopeError):
     """An external tool (perf, a C compiler, chromium) is absent or not permitted."""
 
     exit_code = 7
+
+
+# Exit codes that are outcomes, not errors: a scaling gate (`--fail-above`,
+# `compare --fail-on`) that failed, and one the data cannot decide yet.
+GATE_FAILED_EXIT = 8
+GATE_UNDECIDED_EXIT = 9
