@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from quadscope.analyse.analysis import analyse, class_text, exponent_text, verdict_line
+from quadscope.analyse.headline import accumulated_total
 from quadscope.classes import INCONCLUSIVE
 from quadscope.model import Fit, Measurement, Run, Sweep
 
@@ -141,3 +142,31 @@ def test_analyse_fits_cpu_s_from_user_and_sys() -> None:
     cpu = analysis.fits["A"]["cpu_s"]
     assert (cpu.cls, cpu.n_points) == ("n", 10)
     assert list(analysis.fits["A"])[:5] == ["wall_s", "user_s", "sys_s", "cpu_s", "max_rss_bytes"]
+
+
+def _acc(cls: str, a: float, b: float, best: str = "") -> Fit:
+    return Fit(metric="wall_s", cls=cls, exponent=1.0, exponent_ci=(0.9, 1.1),
+               coefficients={"a": a, "b": b}, r2=1.0, candidates=(), n_points=600,
+               best=best or cls, at_least=best or cls, at_most=best or cls)
+
+
+def test_launch_totals_say_k_squared_only_when_growth_dominates() -> None:
+    """1 ms + 10 µs·i over 600 launches: growth outweighs the offset at i = 600, so K²."""
+    line = accumulated_total(_acc("n", 1e-3, 1e-5), 600)
+    assert line == ("K launches cost about K² in total, the growing part outweighing the fixed "
+                    "1 ms per launch by i = 600 (600 ms + 1.8 s over the 600 measured)")
+
+
+def test_launch_totals_under_a_large_offset_are_k_times_the_offset_plus_growth() -> None:
+    """1 ms + 0.1 µs·i: the offset dominates at K = 600, so "about K × 1 ms plus …", no K²."""
+    line = accumulated_total(_acc("n", 1e-3, 1e-7), 600)
+    assert line == ("K launches cost about K × 1 ms plus a part growing as K² "
+                    "(600 ms + 18 ms over the 600 measured)")
+
+
+def test_launch_totals_of_a_flat_or_unsettled_cost() -> None:
+    """A constant cost is K × a; an unsettled one never claims a power of K."""
+    assert accumulated_total(_acc("1", 2e-3, 0.0), 600) == (
+        "K launches cost about K × 2 ms (1.2 s over the 600 measured)")
+    unsettled = accumulated_total(_acc(INCONCLUSIVE, 1e-3, 1e-5, best="n"), 600)
+    assert unsettled.startswith("K launches cost about K × 1 ms plus a part that grows, its class")

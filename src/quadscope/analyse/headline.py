@@ -220,5 +220,39 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n", n_max: float | N
     return "; ".join([head, *joins])
 
 
-__all__ = ["bracket_text", "class_text", "exponent_text", "growth_fraction", "label",
+__all__ = ["accumulated_total", "bracket_text", "class_text", "exponent_text", "growth_fraction", "label",
            "metric_words", "time_fit", "trivial", "verdict_line"]
+
+
+def accumulated_total(fit: Fit, launches: int) -> str:
+    """What K launches cost in total, from the fitted a + b·f(i) summed over i = 1..K.
+
+    The total grows as the class's `total` (K² for a per-launch cost linear in
+    i) only once the growing part outweighs the fixed cost a at the K measured;
+    until then the honest sentence is "about K × a plus a part growing as …".
+    Returns a clause such as "K launches cost about K × 1.02 ms plus a part
+    growing as K² (0.61 s + 0.05 s over the 600 measured)".
+    """
+    from quadscope.units import fmt_value  # units is light, but only this needs it
+
+    growth = REGISTRY.get(fit.cls if fit.confident else fit.best)
+    a, b = fit.coefficients.get("a", 0.0), fit.coefficients.get("b", 0.0)
+    i = np.arange(1, launches + 1, dtype=float)
+    if growth is None or not growth.growing or b <= 0 or trivial(fit):
+        # Flat, or a growth the fit could not place: each launch costs its mean fitted cost.
+        fixed = float(np.mean(growth.evaluate(a, b, i))) if growth is not None else a
+        return (f"K launches cost about K × {fmt_value(fit.metric, fixed)} "
+                f"({fmt_value(fit.metric, fixed * launches)} over the {launches} measured)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        grown = float(np.sum(growth.evaluate(0.0, b, i)))
+        last = float(growth.evaluate(0.0, b, i[-1:])[-1])
+    fixed_total = a * launches
+    shape = growth.total or f"Σ {growth.named('i')}"
+    both = (f"{fmt_value(fit.metric, fixed_total)} + {fmt_value(fit.metric, grown)} "
+            f"over the {launches} measured")
+    if fit.confident and last >= a:
+        return (f"K launches cost about {shape} in total, the growing part outweighing the "
+                f"fixed {fmt_value(fit.metric, a)} per launch by i = {launches} ({both})")
+    grows = f"growing as {shape}" if fit.confident else "that grows, its class not settled"
+    return (f"K launches cost about K × {fmt_value(fit.metric, a)} plus a part {grows} "
+            f"({both})")
