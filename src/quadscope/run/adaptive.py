@@ -19,7 +19,9 @@ that no affordable size could narrow, the same at two steps in a row (stopping
 at the first good-looking verdict is optional stopping, which inflates false
 confidence). Each next size is priced by extrapolating the medians measured so
 far (a power law or, where the growth steepens, an exponential, over the last
-sizes) and only started when it fits in half the budget left; while growing,
+sizes): a step in n may multiply the predicted time by at most COST_STEP
+(and, short of MIN_SIZES sizes, is shortened until it fits in half the budget
+left); no size is started that does not fit there; while growing,
 a run's timeout is also capped at GROWTH_SLACK times its predicted time, and a
 size that does not finish in it becomes a ceiling: n goes back to the geometric
 middle between it and the largest size that did, and later sizes halve the
@@ -54,6 +56,12 @@ SLOW_GROWTH = 2
 MAX_REPEATS = 10
 # Approaching a size that did not finish, steps narrower than this share of n stop.
 MIN_STEP = 0.125
+# The steepest local power law the pricing of a next size believes.
+K_PRICE = 12.0
+# A growth step may multiply the predicted run time by at most this much (runs
+# predicted under CHEAP_S excepted): steep growth then takes small steps in n.
+COST_STEP = 16.0
+CHEAP_S = 0.1
 # The sizes the next run's time is extrapolated from.
 PREDICT_SIZES = 3
 # While growing, a run may take this many times its predicted time before it
@@ -107,7 +115,8 @@ def estimate_wall_s(runs: Sequence[Run], n: int) -> float:
     x = np.array(sizes, dtype=float)
     y = np.log([med[m] for m in sizes])
     k, c = np.polyfit(np.log(x), y, 1)
-    k = min(max(float(k), 1.0), 4.0)
+    # Pricing, not fitting: a steep local slope (exponential growth) is believed up to K_PRICE.
+    k = min(max(float(k), 1.0), K_PRICE)
     power_resid = y - (c + k * np.log(x))
     power = math.exp(float(np.log(med[last]) + k * math.log(n / last)))
     if len(sizes) >= 3:
@@ -196,8 +205,15 @@ class AdaptivePlan:
 
     def measure_size(self, n: int, repeats: int,
                      cap_s: float | None = None) -> Generator[Batch, None, None]:
-        yield from self._hand_over(
-            [PlannedRun(v, n, rep) for rep in range(repeats) for v in self.variants], cap_s)
+        planned = [PlannedRun(v, n, rep) for rep in range(repeats) for v in self.variants]
+        if cap_s is None:
+            yield from self._hand_over(planned)
+            return
+        # A new size's first runs go alone: if they do not finish, its other repeats are not run.
+        first = len(self.variants)
+        yield from self._hand_over(planned[:first], cap_s)
+        if not self.user_timeout_hit:
+            yield from self._hand_over(planned[first:], cap_s)
 
     def growth_cap_s(self, n: int) -> float | None:
         """How long a run at a new size n may take before it counts as not finishing."""
@@ -275,6 +291,12 @@ class AdaptivePlan:
         last = med[max(med)] if med else 0.0
         factor = FAST_GROWTH if last < 2 * first else SLOW_GROWTH
         grown = max(n + 1, n * factor)
+        runs = self.measured()
+        # Short of the sizes a fit needs, a step also shrinks until the budget affords it.
+        short = self._finished() < MIN_SIZES
+        while grown > n + 1 and ((short and not self.affordable(grown)) or (
+                (cost := estimate_wall_s(runs, grown)) > CHEAP_S and cost > COST_STEP * last)):
+            grown = n + (grown - n) // 2
         if self._ceiling is not None and grown >= self._ceiling:
             # Below a size that did not finish, approach it by halving the gap (in log n).
             return self._between(n, self._ceiling) or self._ceiling
@@ -298,7 +320,8 @@ class AdaptivePlan:
         while not self.budget_out and self.remaining_s > 0:
             if growing:
                 beyond = self._ceiling is not None and n >= self._ceiling
-                if beyond or (len(self.sizes()) >= MIN_SIZES and not self.affordable(n)):
+                # Two finished sizes are enough to price the next one.
+                if beyond or (self._finished() >= 2 and not self.affordable(n)):
                     growing = False
                     continue
                 yield from self.measure_size(n, self.repeat, self.growth_cap_s(n))
@@ -313,7 +336,7 @@ class AdaptivePlan:
                     if len(self.sizes()) >= MIN_SIZES:
                         return  # every run so far failed: growing further only burns budget
                     continue
-            if len(self.sizes()) < MIN_SIZES:
+            if self._finished() < MIN_SIZES:
                 if not growing:
                     return  # cannot reach enough sizes: the fit will say why
                 continue
@@ -342,6 +365,10 @@ class AdaptivePlan:
             return None
         self.user_timeout_hit = False
         return mid
+
+    def _finished(self) -> int:
+        """How many sizes have a run that finished."""
+        return len({r.size_n for r in self.measured()})
 
     def _enough_repeats(self) -> bool:
         counts: dict[int, int] = defaultdict(int)
