@@ -31,7 +31,7 @@ from quadscope.model import METRICS, Fit
 GATE_EXIT = GATE_FAILED_EXIT
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 EXIT_CODES = {PASS: 0, FAIL: GATE_FAILED_EXIT, UNDECIDED: GATE_UNDECIDED_EXIT}
-GATE_HELP = (f"exit {GATE_FAILED_EXIT} when a metric grows faster than CLASS at 95%, "
+GATE_HELP = (f"exit {GATE_FAILED_EXIT} when a metric grows faster than CLASS at 95%%, "
              f"{GATE_UNDECIDED_EXIT} when the data cannot tell yet; without METRIC= it gates "
              "the headline time, e.g. 'n log n' or 'max_rss_bytes=n' (repeatable)")
 
