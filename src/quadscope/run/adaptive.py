@@ -302,11 +302,14 @@ class AdaptivePlan:
             return self._between(n, self._ceiling) or self._ceiling
         return grown
 
-    @staticmethod
-    def _between(lo: int, hi: int) -> int | None:
-        """The geometric middle of lo and hi, if it is a step worth measuring from both."""
+    def _between(self, lo: int, hi: int) -> int | None:
+        """The geometric middle of lo and hi, if it is a step worth measuring from both.
+
+        Short of the sizes a fit needs, any step of n is worth it (steep growth
+        may leave only a few units of n between fast and too slow).
+        """
         mid = round(math.sqrt(lo * hi))
-        gap = max(1, math.ceil(lo * MIN_STEP))
+        gap = 1 if self._finished() < MIN_SIZES else max(1, math.ceil(lo * MIN_STEP))
         return mid if lo + gap <= mid <= hi - gap else None
 
     def _go(self) -> Generator[Batch, None, None]:
