@@ -1,8 +1,10 @@
 """Accuracy: quadscope's verdicts against big_O's on the same measured data.
 
 Every accuracy-suite workload (quadscope.workloads.SUITE, programs of known
-complexity) is swept with the real executor through `run_sweep` + `analyse`.
-The wall_s data of that one sweep is then classified three ways:
+complexity) is swept twice with the real executor through `run_sweep` +
+`analyse`: over its suggested sizes, and in adaptive mode (the default
+protocol) with the default 30 s budget from its smallest size. The wall_s data
+of each sweep is then classified three ways:
 
 * quadscope — the verdict `analyse` gives (fit_metric over every run);
 * quadscope (medians) — `fit_metric` over the median per size, the same
@@ -13,10 +15,16 @@ The wall_s data of that one sweep is then classified three ways:
   Cubic→n^3, Exponential→c^n; Polynomial a·n^k→ the class of the nearest
   k in {0, ½, 1, 2, 3}). big_O has no "inconclusive".
 
-Each verdict is correct (in the workload's `acceptable` set), inconclusive, or
-confidently wrong. Goal: quadscope is never confidently wrong.
+Each verdict is one of: a right class (settled and in the workload's
+`acceptable` set); a right bracket (not settled, but the bracket `at_least` …
+`at_most` contains an acceptable class and spans at most two neighbouring
+classes); bare (not settled, and no bracket that narrow); confidently wrong (a
+settled class outside `acceptable`, or a bracket that excludes every acceptable
+class); or no verdict (nothing could be fitted). big_O only ever gives a class.
+Goal, in both modes: 0 confidently wrong, 0 without a verdict, at most 1 in 6
+bare. `--quick` sweeps a third of the suite with a 10 s adaptive budget.
 
-usage: .venv/bin/python bench/accuracy.py [--repeat 5] [--only name,name]
+usage: .venv/bin/python bench/accuracy.py [--quick] [--repeat 3] [--only name,name]
 """
 
 from __future__ import annotations
@@ -31,9 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import log, medians_by_size, scratch_store, sweep, table
 
 from quadscope.analyse.fitting import fit_metric
-from quadscope.classes import INCONCLUSIVE, NAMES
+from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.errors import FitRefusedError
+from quadscope.model import Fit
 from quadscope.run.spec import SweepSpec
+from quadscope.store import Store
 from quadscope.workloads import SUITE, WORKLOADS, build
 
 BIG_O_NAMES = {
@@ -82,102 +92,153 @@ def big_o_verdict(sizes: list[int], values: list[float]) -> str:
     return BIG_O_NAMES.get(name, name) + note
 
 
+RIGHT_CLASS, RIGHT_BRACKET, BARE, WRONG, NONE = (
+    "right class", "right bracket", "bare", "confidently wrong", "no verdict")
+KINDS = (RIGHT_CLASS, RIGHT_BRACKET, BARE, WRONG, NONE)
+MARK = {RIGHT_CLASS: "✓", RIGHT_BRACKET: "✓[]", BARE: "?", WRONG: "✗", NONE: "∅"}
+# Adaptive mode's default budget (`quadscope run --budget`), and --quick's.
+BUDGET_S = 30.0
+QUICK_BUDGET_S = 10.0
+# --quick's workloads: one of each kind of trouble the suite holds.
+QUICK = ("constant", "linear_offset", "sort", "linear_quadratic", "fibonacci", "cache_step",
+         "short_linear")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One classifier's answer: a class, or a bracket (at_least, at_most), or nothing."""
+
+    cls: str
+    at_least: str = ""
+    at_most: str = ""
+
+    def text(self) -> str:
+        if self.cls != INCONCLUSIVE or not self.at_least:
+            return self.cls
+        return f"{self.at_least} … {self.at_most}" if self.at_least != self.at_most else self.cls
+
+
+def kind(name: str, v: Verdict | None) -> str:
+    """Where one verdict falls (see the module docstring), on workload `name`'s truth."""
+    if v is None:
+        return NONE
+    ok = WORKLOADS[name].acceptable
+    if v.cls != INCONCLUSIVE:
+        return RIGHT_CLASS if v.cls in ok else WRONG
+    if v.at_least not in REGISTRY or v.at_most not in REGISTRY:
+        return BARE
+    lo, hi = REGISTRY.index(v.at_least), REGISTRY.index(v.at_most)
+    inside = [c for c in ok if lo <= REGISTRY.index(c) <= hi]
+    if not inside:
+        return WRONG
+    return RIGHT_BRACKET if hi - lo <= 1 else BARE
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     name: str
-    expected: str
-    acceptable: tuple[str, ...]
-    quadscope: str
+    mode: str  # "sizes" or "adaptive"
+    quadscope: Verdict | None
     exponent: str
-    quadscope_medians: str
-    big_o: str
+    quadscope_medians: Verdict | None
+    big_o: Verdict | None
     other: str  # other metrics' verdicts vs their truth
+    sizes: str
     sweep_s: float
 
 
-def measure(names: tuple[str, ...], repeat: int) -> list[Row]:
+def _verdict(fit: Fit | None) -> Verdict | None:
+    return None if fit is None else Verdict(fit.cls, fit.at_least, fit.at_most)
+
+
+def _classify(name: str, mode: str, spec: SweepSpec, store: Store) -> Row:
+    w = WORKLOADS[name]
+    swept = sweep(spec, store)
+    fit = swept.analysis.fits["A"].get("wall_s")
+    sizes, medians = medians_by_size(swept.analysis)
+    try:
+        med = _verdict(fit_metric("wall_s", sizes, medians))
+    except FitRefusedError:
+        med = None
+    try:
+        bo: Verdict | None = Verdict(big_o_verdict(sizes, medians).split(" (")[0])
+    except Exception:  # big_O's own failure is a result (no verdict), not a crash
+        bo = None
+    other = ", ".join(f"{m} {swept.verdict(m)} (truth {cls})" for m, cls in w.metrics)
+    k = "—" if fit is None or fit.exponent is None else f"{fit.exponent:.2f}"
+    span = f"{sizes[0]}..{sizes[-1]} ({len(sizes)})" if sizes else "—"
+    row = Row(name, mode, _verdict(fit), k, med, bo, other, span, swept.elapsed_s)
+    log(f"accuracy: {name} [{mode}]: expected {w.expected}, quadscope "
+        f"{row.quadscope.text() if row.quadscope else '∅'} ({kind(name, row.quadscope)}), "
+        f"big_O {bo.cls if bo else '∅'} [{swept.elapsed_s:.1f} s, n {span}]")
+    return row
+
+
+def measure(names: tuple[str, ...], repeat: int, budget_s: float) -> list[Row]:
     rows = []
     with scratch_store() as store:
         for name in names:
             w = WORKLOADS[name]
             path = build(name)
-            spec = SweepSpec(command=w.argv(path), name=f"accuracy {name}", sizes=w.sizes,
-                             repeat=repeat, warmup=1, timeout_s=30.0)
-            swept = sweep(spec, store)
-            fit = swept.analysis.fits["A"].get("wall_s")
-            sizes, medians = medians_by_size(swept.analysis)
-            try:
-                med_cls = fit_metric("wall_s", sizes, medians).cls
-            except FitRefusedError:
-                med_cls = INCONCLUSIVE
-            try:
-                bo = big_o_verdict(sizes, medians)
-            except Exception as exc:  # big_O's own failure is a result, not a crash
-                bo = f"error: {type(exc).__name__}"
-            other = ", ".join(
-                f"{m} {swept.verdict(m)} (truth {cls})" for m, cls in w.metrics
-            )
-            k = "—"
-            if fit is not None and fit.exponent is not None:
-                k = f"{fit.exponent:.2f}"
-            row = Row(name, w.expected, tuple(sorted(w.acceptable)), swept.verdict(), k,
-                      med_cls, bo, other, swept.elapsed_s)
-            log(f"accuracy: {name}: expected {w.expected}, quadscope {row.quadscope} "
-                f"(medians {med_cls}), big_O {bo} [{swept.elapsed_s:.1f} s]")
-            rows.append(row)
+            fixed = SweepSpec(command=w.argv(path), name=f"accuracy {name}", sizes=w.sizes,
+                              repeat=repeat, warmup=1, timeout_s=30.0)
+            rows.append(_classify(name, "sizes", fixed, store))
+            adaptive = SweepSpec(command=w.argv(path), name=f"accuracy {name} adaptive",
+                                 mode="adaptive", budget_s=budget_s, start_n=w.sizes[0],
+                                 repeat=repeat, warmup=1)
+            rows.append(_classify(name, "adaptive", adaptive, store))
     return rows
 
 
-def kind(row: Row, verdict: str) -> str:
-    verdict = verdict.split(" (")[0]  # drop a note such as "(2 classes unfittable)"
-    return WORKLOADS[row.name].verdict_kind(verdict) if verdict in _KNOWN else "wrong"
-
-
-_KNOWN = {*NAMES, INCONCLUSIVE}
-
-
 def counts(rows: list[Row], attr: str) -> dict[str, int]:
-    out = {"correct": 0, "inconclusive": 0, "wrong": 0}
+    out = dict.fromkeys(KINDS, 0)
     for r in rows:
-        out[kind(r, getattr(r, attr))] += 1
+        out[kind(r.name, getattr(r, attr))] += 1
     return out
 
 
-def markdown(rows: list[Row], repeat: int) -> str:
-    mark = {"correct": "✓", "inconclusive": "?", "wrong": "✗"}
-
+def markdown(rows: list[Row], repeat: int, budget_s: float) -> str:
     def cell(r: Row, attr: str) -> str:
         v = getattr(r, attr)
-        return f"{v} {mark[kind(r, v)]}"
+        return f"{v.text() if v else '—'} {MARK[kind(r.name, v)]}"
 
     body = table(
-        ["workload", "expected (accepted)", "quadscope", "k", "quadscope on medians", "big_O",
-         "other metrics (quadscope)"],
-        [[r.name, f"{r.expected} ({', '.join(r.acceptable)})", cell(r, "quadscope"),
-          r.exponent, cell(r, "quadscope_medians"), cell(r, "big_o"), r.other or "—"]
-         for r in rows],
+        ["workload", "mode", "expected (accepted)", "n", "quadscope", "k",
+         "quadscope on medians", "big_O", "other metrics (quadscope)"],
+        [[r.name, r.mode, f"{WORKLOADS[r.name].expected} "
+          f"({', '.join(sorted(WORKLOADS[r.name].acceptable))})", r.sizes,
+          cell(r, "quadscope"), r.exponent, cell(r, "quadscope_medians"), cell(r, "big_o"),
+          r.other or "—"] for r in rows],
     )
-    summary = table(
-        ["classifier", "correct ✓", "inconclusive ?", "confidently wrong ✗"],
-        [[label, c["correct"], c["inconclusive"], c["wrong"]]
-         for label, c in (("quadscope (all runs)", counts(rows, "quadscope")),
-                           ("quadscope (medians)", counts(rows, "quadscope_medians")),
-                           ("big_O 0.11.0 (medians)", counts(rows, "big_o")))],
-    )
+    summary_rows = []
+    for mode in ("sizes", "adaptive"):
+        of = [r for r in rows if r.mode == mode]
+        for label, attr in (("quadscope (all runs)", "quadscope"),
+                            ("quadscope (medians)", "quadscope_medians"),
+                            ("big_O 0.11.0 (medians)", "big_o")):
+            c = counts(of, attr)
+            summary_rows.append([mode, label, *(c[k] for k in KINDS)])
+    summary = table(["mode", "classifier", *(f"{k} {MARK[k]}" for k in KINDS)], summary_rows)
     total = sum(r.sweep_s for r in rows)
-    return (f"{len(rows)} workloads, each swept once over its suggested sizes with "
-            f"`--repeat {repeat}` and one warm-up ({total:.0f} s of sweeping); all three "
-            "classifiers read that same sweep's wall_s.\n\n" + summary + "\n\n" + body)
+    names = len({r.name for r in rows})
+    return (f"{names} workloads, each swept over its suggested sizes with `--repeat {repeat}` "
+            f"and one warm-up, and in adaptive mode from its smallest size with a "
+            f"{budget_s:.0f} s budget ({total:.0f} s of sweeping); every classifier reads the "
+            "same sweep's wall_s. Goal in both modes: 0 confidently wrong, 0 without a "
+            "verdict, at most 1 in 6 bare.\n\n" + summary + "\n\n" + body)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--quick", action="store_true",
+                   help=f"{len(QUICK)} workloads, a {QUICK_BUDGET_S:.0f} s adaptive budget")
     p.add_argument("--only", default="", help="comma-separated workload names")
     args = p.parse_args(argv)
-    names = tuple(args.only.split(",")) if args.only else SUITE
-    rows = measure(names, args.repeat)
-    print(markdown(rows, args.repeat))
+    names = tuple(args.only.split(",")) if args.only else QUICK if args.quick else SUITE
+    budget_s = QUICK_BUDGET_S if args.quick else BUDGET_S
+    rows = measure(names, args.repeat, budget_s)
+    print(markdown(rows, args.repeat, budget_s))
     return 0
 
 

@@ -71,10 +71,13 @@ def main(argv: list[str] | None = None) -> int:
                                                                      sys.argv[1:])])
     head = machine()
     repeat, rounds, budget = (3, 2, 15.0) if args.quick else (5, 5, 30.0)
+    acc_names = accuracy.QUICK if args.quick else accuracy.SUITE
+    acc_budget = accuracy.QUICK_BUDGET_S if args.quick else accuracy.BUDGET_S
     sections: dict[str, str] = {}
     plan: list[tuple[str, Callable[[], str]]] = [
         ("1. Accuracy: quadscope vs big_O on the same sweeps",
-         lambda: accuracy.markdown(accuracy.measure(accuracy.SUITE, repeat), repeat)),
+         lambda: accuracy.markdown(
+             accuracy.measure(acc_names, repeat, acc_budget), repeat, acc_budget)),
         ("2. Harness overhead: quadscope vs hyperfine -N on /bin/true",
          lambda: overhead.markdown(overhead.measure(3 * rounds, 100), 100)),
         ("3. Time to verdict: adaptive vs a fixed doubling grid",

@@ -4,10 +4,15 @@ The plan itself is also asked directly: it sees only the runs and budget it is t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import pytest
 from tests.conftest import fake_executor
 
 from quadscope.measure.clock import FakeClock
-from quadscope.run.adaptive import AdaptivePlan
+from quadscope.model import Run
+from quadscope.run.adaptive import AdaptivePlan, estimate_wall_s
 from quadscope.run.plan import PlannedRun, Scheduled
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
@@ -48,7 +53,7 @@ def test_clean_quadratic_stops_confident_well_before_the_budget(store: Store,
 
 
 def test_a_size_that_times_out_ends_growth(store: Store, clock: FakeClock) -> None:
-    """Once runs hit --timeout, no larger size is tried."""
+    """Once runs hit --timeout, no larger size is tried; smaller ones between may be."""
     calls = {"k": 0}
 
     def noisy_linear(n: int) -> float:
@@ -63,7 +68,8 @@ def test_a_size_that_times_out_ends_growth(store: Store, clock: FakeClock) -> No
     runs = store.runs(sweep.id)
     timed_out = [r.size_n for r in runs if r.measurement.timed_out]
     assert timed_out, "the sweep should have reached a size slower than the timeout"
-    assert max(r.size_n for r in runs) == min(timed_out)
+    first = next(i for i, r in enumerate(runs) if r.measurement.timed_out)
+    assert all(r.size_n <= runs[first].size_n for r in runs[first:])
 
 
 def test_every_run_failing_stops_after_four_sizes(store: Store, clock: FakeClock) -> None:
@@ -80,13 +86,17 @@ def test_every_run_failing_stops_after_four_sizes(store: Store, clock: FakeClock
 
 
 def test_wide_spread_gets_more_repeats(store: Store, clock: FakeClock) -> None:
-    """Where repeats disagree, the adaptive sweep adds runs beyond --repeat."""
+    """Where repeats disagree and no size settles the class, the sweep adds runs beyond --repeat.
+
+    The cost grows as n^1.5, between two classes: no bracket of neighbours
+    ends the sweep early, as a linear cost now would ("n or n log n").
+    """
     calls = {"k": 0}
 
     def noisy(n: int) -> float:
         calls["k"] += 1
         jitter = 1.0 + (0.6 if calls["k"] % 3 == 0 else -0.3 if calls["k"] % 3 == 1 else 0.0)
-        return (1e-3 + 1e-6 * n) * jitter
+        return (1e-3 + 1e-6 * n**1.5) * jitter
 
     ex = fake_executor(noisy, clock)
     spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=30.0, start_n=64,
@@ -120,3 +130,39 @@ def test_a_step_goes_in_one_batch_only_when_the_budget_cannot_bind() -> None:
     assert _plan(1.0).next_batch((), 5.0) == tuple(Scheduled(p, 1.0) for p in warmups)
     assert _plan(1.0).next_batch((), 4.9) == (Scheduled(warmups[0], 1.0),)
     assert _plan(2.0).next_batch((), 1.5) == (Scheduled(warmups[0], 1.5),)
+
+
+def _history(cost: Callable[[int], float], sizes: Sequence[int]) -> list[Run]:
+    from tests.conftest import measurement
+
+    jitter = (1.0, 1.02, 0.98)
+    return [Run(1, i, "A", n, rep, False, 0.0, measurement(cost(n) * jitter[rep]))
+            for i, (n, rep) in enumerate((n, rep) for n in sizes for rep in range(3))]
+
+
+def test_a_verdict_must_hold_at_two_checks_in_a_row() -> None:
+    """A clean n² is not final at its first check, only when the next check agrees."""
+    plan = AdaptivePlan(variants=("A",), repeat=3, warmup=0, timeout_s=None, seed=0)
+    runs = _history(lambda n: 1e-3 + 1e-8 * n**2, [1000, 2000, 4000, 8000, 16000, 32000])
+    plan.history, plan.remaining_s = runs, 100.0
+    assert plan.verdicts_confident(growing=False) == (False, None)
+    assert plan.verdicts_confident(growing=False) == (True, None)
+
+
+def test_only_the_time_is_waited_for_by_default() -> None:
+    """An unsettled peak memory does not keep the sweep going once wall time is settled."""
+    plan = AdaptivePlan(variants=("A",), repeat=3, warmup=0, timeout_s=None, seed=0)
+    runs = _history(lambda n: 1e-3 + 1e-8 * n**2, [1000, 2000, 4000, 8000, 16000, 32000])
+    noisy_rss = [replace(r, measurement=replace(r.measurement, max_rss_bytes=(4 << 20) * (1 + r.seq % 5)))
+                 for r in runs]
+    plan.history, plan.remaining_s = noisy_rss, 100.0
+    plan.verdicts_confident(growing=False)
+    assert plan.verdicts_confident(growing=False)[0]
+
+
+def test_the_next_size_is_priced_from_the_fit_so_far() -> None:
+    """A cost that steepens (×1.6 per step) is priced as exponential, not as a power law."""
+    runs = _history(lambda n: 1e-6 * 1.6**n, [20, 22, 24, 26])
+    assert estimate_wall_s(runs, 30) == pytest.approx(1e-6 * 1.6**30, rel=0.05)
+    quadratic = _history(lambda n: 1e-8 * n**2, [1000, 2000, 4000])
+    assert estimate_wall_s(quadratic, 8000) == pytest.approx(1e-8 * 8000**2, rel=0.05)

@@ -88,11 +88,13 @@ def _interrupted_then_resumed(tmp_path: Path) -> dict[str, Any]:
 
 
 SCENARIOS: dict[str, Callable[[Path], dict[str, Any]]] = {
-    # No --timeout: every run's timeout is what is left of the budget, and the last one hits it.
+    # No --timeout: while growing, a run's timeout is 8× its predicted time (≥ 1 s), so the
+    # steep cubic no longer spends the whole budget on its last size (it did before issue 9).
     "noisy_cubic_hits_budget": lambda tmp: _sweep(
         tmp, _jitter(lambda n: 1e-3 + 1e-9 * n**3, (0.5, 1.5)),
         SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=3.0, start_n=1)),
-    # Runs reach --timeout, which ends growth.
+    # Runs reach --timeout at 8192: n steps back once to 5793, between it and 4096, and never
+    # beyond 8192 (before issue 9, growth simply ended at 8192).
     "linear_times_out": lambda tmp: _sweep(
         tmp, _jitter(lambda n: 1e-4 * n, (0.5, 1.5)),
         SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=200.0, start_n=1,
@@ -103,6 +105,11 @@ SCENARIOS: dict[str, Callable[[Path], dict[str, Any]]] = {
         SweepSpec(command=("a", "{n}"), vs_command=("b", "{n}"), mode="adaptive",
                   budget_s=12.0, start_n=16, repeat=3, warmup=2, timeout_s=0.4, seed=5)),
     "quadratic_interrupted_then_resumed": _interrupted_then_resumed,
+    # A backtracking-regex-like cost, ×1.6 per step, from n = 20 with the default 30 s budget:
+    # priced from the fit so far, no size is started that the budget cannot pay for.
+    "exponential_within_budget": lambda tmp: _sweep(
+        tmp, _jitter(lambda n: 1e-3 + 1e-6 * 1.6**n, (1.0, 1.1, 0.9)),
+        SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=30.0, start_n=20)),
 }
 
 
@@ -115,3 +122,11 @@ def test_adaptive_runs_match_the_recorded_sequence(name: str, tmp_path: Path) ->
         recorded[name] = got
         FIXTURE.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
     assert got == recorded[name]
+
+
+def test_steep_growth_gets_its_sizes_within_the_budget(tmp_path: Path) -> None:
+    """The ×1.6-per-step cost ends with no run cut short by the budget and ≥ 4 sizes measured."""
+    got = SCENARIOS["exponential_within_budget"](tmp_path)
+    assert got["status"] == "complete"
+    assert len(got["sizes"]) >= 4
+    assert got["clock"] - 1000.0 < 30.0

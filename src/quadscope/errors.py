@@ -95,3 +95,9 @@ def _subclasses(cls: type[QuadscopeError]) -> list[type[QuadscopeError]]:
     for sub in cls.__subclasses__():
         found += [sub, *_subclasses(sub)]
     return found
+
+
+# Exit codes that are outcomes, not errors: a scaling gate (`--fail-above`,
+# `compare --fail-on`) that failed, and one the data cannot decide yet.
+GATE_FAILED_EXIT = 8
+GATE_UNDECIDED_EXIT = 9

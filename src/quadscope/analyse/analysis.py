@@ -20,10 +20,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from quadscope import __version__, metrics
+from quadscope import __version__
 from quadscope.analyse.change import ChangeSummary, change_summary
+from quadscope.analyse.headline import (
+    class_text,
+    exponent_text,
+    growth_fraction,
+    verdict_line,
+)
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
@@ -133,6 +137,16 @@ def metric_series(runs: Sequence[Run], metric: str) -> tuple[list[float], list[f
     return sizes, values
 
 
+def peaks(runs: Sequence[Run]) -> dict[str, float]:
+    """Each metric's largest measured value: a count that never passed 1 did not grow."""
+    out: dict[str, float] = {}
+    for metric in METRICS:
+        _, values = metric_series(runs, metric)
+        if values:
+            out[metric] = max(values)
+    return out
+
+
 def fit_runs(
     runs: Sequence[Run],
     *,
@@ -176,102 +190,6 @@ def time_outgrows_instructions(fits: Mapping[str, Fit]) -> str:
             "misses); read the wall_s verdict, and sys_s and minor_faults for the cause")
 
 
-def _growth_rank(fit: Fit) -> tuple[int, float]:
-    return (REGISTRY.index(fit.cls), fit.exponent if fit.exponent is not None else 0.0)
-
-
-def _exponent_text(fit: Fit) -> str:
-    if fit.exponent is None or fit.exponent_ci is None:
-        return ""
-    if fit.exponent >= 4.0 - 1e-6:  # the edge of the free power law's search: "at least"
-        return " (k ≥ 4)"
-    half = (fit.exponent_ci[1] - fit.exponent_ci[0]) / 2
-    return f" (k = {fit.exponent:.2f} ± {half:.2f})"
-
-
-def _rising_undecided(fit: Fit) -> bool:
-    """An inconclusive fit whose exponent interval says it grows all the same."""
-    return (not fit.confident and fit.exponent_ci is not None and fit.exponent_ci[0] > 0.2
-            and fit.best != "1")
-
-
-def _may_lead(fit: Fit) -> bool:
-    known = metrics.find(fit.metric)
-    return known is None or known.leads
-
-
-def growth_fraction(fit: Fit, n_max: float | None) -> float:
-    """The growing part's share of the fitted cost at n_max: b·f(n_max) / (a + b·f(n_max))."""
-    growth = REGISTRY.get(fit.cls if fit.confident else fit.best)
-    if n_max is None or growth is None or not growth.growing:
-        return 0.0 if growth is not None and not growth.growing else 1.0
-    a, b = fit.coefficients.get("a", 0.0), fit.coefficients.get("b", 0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        grow = float(growth.evaluate(0.0, b, np.array([float(n_max)]))[0])
-    total = a + grow
-    return grow / total if total > 0 and np.isfinite(total) else 1.0
-
-
-# A metric leads the verdict only if its growth is at least this share of its cost
-# at the largest size: a 1% drift in peak memory is not what the user needs first.
-MATERIAL_GROWTH = 0.1
-
-
-def verdict_line(fits: Mapping[str, Fit], size_word: str = "n",
-                 n_max: float | None = None) -> str:
-    """One line naming the worst-growing metric, then the others that matter.
-
-    e.g. `sys_s grows as n^2 (k = 2.02 ± 0.04) — wall_s n^2, page_faults n`. A
-    metric that clearly grows but whose class is not settled leads when nothing
-    settled grows faster, so the headline never says "constant" over a rise.
-    Metrics whose growth is immaterial at n_max lead only when nothing else grows.
-    Only metrics the registry lets lead (`Metric.leads`) may: a derived metric
-    such as cpu_s restates its inputs, which lead in its place.
-    """
-    def word(cls: str) -> str:
-        return REGISTRY.rename(cls, size_word)
-
-    def material(fs: list[Fit]) -> list[Fit]:
-        big = [f for f in fs if growth_fraction(f, n_max) >= MATERIAL_GROWTH]
-        return big or fs
-
-    leaders = [f for f in fits.values() if _may_lead(f)]
-    growing = material([f for f in leaders if f.confident and f.cls != "1"])
-    undecided = material([f for f in leaders if _rising_undecided(f)])
-    worst = max(growing, key=_growth_rank) if growing else None
-    steep = max(undecided, key=lambda f: f.exponent or 0.0) if undecided else None
-    # An unsettled metric leads only when it is clearly steeper than every settled one:
-    # its whole exponent interval above the settled leader's.
-    steeper = (steep is not None and worst is not None and steep.exponent_ci is not None
-               and worst.exponent_ci is not None
-               and steep.exponent_ci[0] > worst.exponent_ci[1])
-    if worst is not None and not steeper:
-        head = f"{worst.metric} grows as {word(worst.cls)}{_exponent_text(worst)}"
-    elif steep is not None:
-        lo, hi = steep.exponent_ci or (0.0, 0.0)
-        head = (f"{steep.metric} grows as {size_word}^k, k = {steep.exponent:.2f} "
-                f"[{lo:.2f}, {hi:.2f}], class not settled ({steep.best}?)")
-        worst = steep
-    elif any(f.confident for f in fits.values()):
-        head = f"nothing grows with {size_word}: every settled metric is constant"
-    elif fits:
-        first = fits.get("wall_s") or next(iter(fits.values()))
-        return f"no metric's growth is conclusive yet: {first.metric}: {first.reason}"
-    else:
-        return "nothing could be fitted"
-    others = [
-        f"{f.metric} {word(f.cls) if f.confident else word(f.best) + '?'}"
-        for f in sorted(fits.values(), key=lambda f: METRICS.index(f.metric))
-        if f is not worst and f.metric in _HEADLINE
-    ]
-    tail = ", ".join(others)
-    return f"{head} — {tail}" if tail else head
-
-
-# The metrics the verdict line names besides the worst one; the table shows all.
-_HEADLINE = ("wall_s", "user_s", "sys_s", "max_rss_bytes", "minor_faults", "page_faults")
-
-
 def analyse(
     sweep: Sweep,
     runs: Sequence[Run],
@@ -310,7 +228,7 @@ def analyse(
     size_word = "i" if sweep.mode == "accumulate" else "n"
     n_max = max((r.size_n for r in measured["A"]), default=None)
     verdict = verdict_line(fits.get("A", {}), size_word,
-                           None if n_max is None else float(n_max))
+                           None if n_max is None else float(n_max), peaks(measured["A"]))
     comparison = None
     if "B" in fits and fits["A"] and fits["B"]:
         from quadscope.analyse.compare import compare  # only A/B sweeps need it
@@ -353,4 +271,5 @@ def refuse_if_nothing(analysis: Analysis) -> None:
     )
 
 
-__all__ = ["INCONCLUSIVE", "Analysis", "analyse", "fit_runs", "metric_series", "verdict_line"]
+__all__ = ["INCONCLUSIVE", "Analysis", "analyse", "class_text", "exponent_text", "fit_runs",
+           "growth_fraction", "metric_series", "peaks", "verdict_line"]

@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from quadscope.analyse.analysis import Analysis, analyse
-from quadscope.classes import REGISTRY
+from quadscope.analyse.headline import (
+    accumulated_total,
+    bracket_text,
+    bracketed,
+    exponent_text,
+    label,
+    trivial,
+)
 from quadscope.commands.common import add_store_option, open_store, print_analysis
 from quadscope.measure.clock import SystemClock
 from quadscope.measure.detect import choose_measuring
@@ -91,47 +98,29 @@ def _fit(analysis: Analysis, variant: str, metric: str = "wall_s") -> Fit | None
     return analysis.fits.get(variant, {}).get(metric)
 
 
-def _k(fit: Fit | None) -> str:
-    if fit is None or fit.exponent is None or fit.exponent_ci is None:
-        return ""
-    lo, hi = fit.exponent_ci
-    return f"k = {fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]"
-
-
 def _grows(fit: Fit | None, size_word: str) -> str:
-    """'is constant', 'grows as n^2', or for an inconclusive fit what its exponent says."""
+    """'is constant', 'grows as n²', a bracket 'grows as n or n log n', or 'is not settled'."""
     if fit is None:
         return "could not be fitted"
-    if fit.cls == "1":
+    k = exponent_text(fit)
+    k = f" (k = {k})" if k and not k.startswith("≥") else f" (k {k})" if k else ""
+    if trivial(fit):
         return "is constant"
     if fit.confident:
-        return f"grows as {REGISTRY.rename(fit.cls, size_word)}"
-    if fit.exponent_ci is not None and fit.exponent_ci[0] > 0.3:
-        # Growth is certain even though the class is not: say so with the exponent.
-        return (f"grows as {size_word}^k, {_k(fit)}, though its class is still inconclusive "
-                f"(best fit {REGISTRY.rename(fit.best, size_word)})")
-    return "is inconclusive" + (f" ({_k(fit)})" if _k(fit) else "")
-
-
-def _total(fit: Fit | None) -> str:
-    """How the total over K launches grows when each launch costs `fit` of its index i."""
-    if fit is None:
-        return ""
-    if fit.confident:
-        return REGISTRY[fit.cls].total or ""
-    if fit.exponent is not None and fit.exponent_ci is not None and fit.exponent_ci[0] > 0.3:
-        return f"about K^{fit.exponent + 1:.1f}"
-    return ""
+        return f"grows as {label(fit.cls, size_word)}{k}"
+    if bracketed(fit):
+        return f"grows as {bracket_text(fit, size_word)}{k}"
+    return f"is not settled yet{k}"
 
 
 def accumulate_sentence(analysis: Analysis, launches: int) -> str:
     """What the fits of story 1 say, for a reader who has not met accumulate mode."""
     parts = []
-    for variant, label in (("A", "probing logger"), ("B", "fixed logger")):
+    for variant, who in (("A", "probing logger"), ("B", "fixed logger")):
         fit = _fit(analysis, variant)
-        total = _total(fit)
-        tail = f", so K launches cost {total} in total" if total else f" after {launches} launches"
-        parts.append(f"the {label}'s wall time per launch, against the launch index i, "
+        tail = (f", so {accumulated_total(fit, launches)}" if fit is not None
+                else f" after {launches} launches")
+        parts.append(f"the {who}'s wall time per launch, against the launch index i, "
                      f"{_grows(fit, 'i')}{tail}")
     return "Verdict: " + "; ".join(parts) + "."
 

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from quadscope import metrics
-from quadscope.analyse.analysis import MATERIAL_GROWTH, Analysis, growth_fraction
+from quadscope.analyse.analysis import Analysis
 from quadscope.analyse.change import BETTER, WORSE, class_label
+from quadscope.analyse.headline import MATERIAL_GROWTH, exponent_text, growth_fraction, trivial
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
@@ -68,6 +69,8 @@ def class_style(cls: str) -> str:
 def class_cell(fit: Fit, word: str) -> Text:
     """The class as a person reads it: "n²", a bracket "n…n log n?" or "n²?" when unsettled."""
     from rich.text import Text
+    if trivial(fit):
+        return Text("1", style=class_style("1"))
     if fit.confident:
         return Text(class_label(fit.cls, word), style=class_style(fit.cls))
     if fit.at_least and fit.at_most and fit.at_least != fit.at_most:
@@ -78,14 +81,8 @@ def class_cell(fit: Fit, word: str) -> Text:
 
 
 def k_cell(fit: Fit, interval: bool = False) -> str:
-    if fit.exponent is None or fit.exponent_ci is None:
-        return "—"
-    lo, hi = fit.exponent_ci
-    if fit.exponent >= K_MAX - 1e-6:
-        return f"≥ {K_MAX:.0f}"
-    if interval:
-        return f"{fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]"
-    return f"{fit.exponent:.2f} ± {(hi - lo) / 2:.2f}"
+    """k with its half-width (or its interval), "—" for a flat metric (analyse.headline's rule)."""
+    return exponent_text(fit, symmetric=not interval) or "—"
 
 
 def _grows(fit: Fit) -> bool:

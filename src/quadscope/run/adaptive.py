@@ -13,9 +13,23 @@ go in one batch when what is left covers one more run than the step holds at
 geometrically from `start_n` (by 4 while start-up cost still dominates, then by
 2), measures `repeat` runs of each variant per size, ends growth at a size
 whose runs hit the user's `--timeout`, and once four or more sizes are in,
-re-fits after every step and stops as soon as every watched metric's verdict
-is confident. Where the verdicts are not yet confident it either grows n
-towards the fit's `decide_n` (when that is affordable) or adds repeats at the
+re-fits after every step and stops once the time verdict is reached (wall_s,
+or the `--until` metrics): its class, or a bracket of two neighbouring classes
+that no affordable size could narrow, the same at two steps in a row (stopping
+at the first good-looking verdict is optional stopping, which inflates false
+confidence). Each next size is priced by extrapolating the medians measured so
+far (a power law or, where the growth steepens, an exponential, over the last
+sizes): a step in n may multiply the predicted time by at most COST_STEP
+(and, short of MIN_SIZES sizes, is shortened until it fits in half the budget
+left); no size is started that does not fit there; while growing,
+a run's timeout is also capped at GROWTH_SLACK times its predicted time, and a
+size that does not finish in it becomes a ceiling: n goes back to the geometric
+middle between it and the largest size that did, and later sizes halve the
+gap to the ceiling (in log n) rather than jump past it, so steep growth
+(exponential, n³) still gets its sizes within the budget. A fit that names a
+size beyond those measured (`decide_n`, where a regime change will report
+itself too; see `_wants_larger`) keeps n growing towards it while affordable.
+Where the verdicts are not yet reached and growth is over, it adds repeats at the
 sizes whose spread is widest (relative median absolute deviation), in a
 shuffled order, A and B alternating. Given earlier runs (a resumed sweep) it
 goes on from the size after the largest measured, without warm-ups.
@@ -32,7 +46,7 @@ import numpy as np
 
 from quadscope.analyse.analysis import fit_runs
 from quadscope.classes import REGISTRY
-from quadscope.model import METRICS, Run
+from quadscope.model import Fit, Run
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
 
 MIN_SIZES = 4
@@ -40,6 +54,22 @@ FAST_GROWTH = 4
 SLOW_GROWTH = 2
 # Refinement stops adding repeats at a size beyond max(this, 3 × --repeat).
 MAX_REPEATS = 10
+# Approaching a size that did not finish, steps narrower than this share of n stop.
+MIN_STEP = 0.125
+# The steepest local power law the pricing of a next size believes.
+K_PRICE = 12.0
+# A growth step may multiply the predicted run time by at most this much (runs
+# predicted under CHEAP_S excepted): steep growth then takes small steps in n.
+COST_STEP = 16.0
+CHEAP_S = 0.1
+# The sizes the next run's time is extrapolated from.
+PREDICT_SIZES = 3
+# While growing, a run may take this many times its predicted time before it
+# counts as not finishing (never less than MIN_GROWTH_TIMEOUT_S: tiny runs are noisy).
+GROWTH_SLACK = 8.0
+MIN_GROWTH_TIMEOUT_S = 1.0
+# The metric adaptive mode waits for unless --until names others: the headline's time.
+TIME_METRIC = "wall_s"
 
 
 def _medians(runs: Sequence[Run], metric: str = "wall_s") -> dict[int, float]:
@@ -68,17 +98,34 @@ def _relative_spread(runs: Sequence[Run], metric: str = "wall_s") -> dict[int, f
 
 
 def estimate_wall_s(runs: Sequence[Run], n: int) -> float:
-    """Wall time at n, extrapolated from the last two sizes, assuming at least linear growth."""
-    med = _medians(runs)
+    """Wall time at n, extrapolated from the medians of up to the last PREDICT_SIZES sizes.
+
+    Both log t = α + k·log n (k ≥ 1: at least linear) and log t = α + β·n
+    (exponential) are fitted by least squares; the exponential is believed when
+    it fits better, i.e. when the log-log slope steepens with n. With one size
+    the growth is taken as linear.
+    """
+    med = {m: t for m, t in _medians(runs).items() if m > 0 and t > 0}
     if not med:
         return 0.0
-    sizes = sorted(med)
+    sizes = sorted(med)[-PREDICT_SIZES:]
     last = sizes[-1]
-    k = 1.0
-    if len(sizes) >= 2 and sizes[-2] > 0 and med[sizes[-2]] > 0 and med[last] > 0:
-        k = math.log(med[last] / med[sizes[-2]]) / math.log(last / sizes[-2])
-    k = min(max(k, 1.0), 4.0)
-    return med[last] * (n / max(last, 1)) ** k
+    if len(sizes) < 2:
+        return med[last] * n / last
+    x = np.array(sizes, dtype=float)
+    y = np.log([med[m] for m in sizes])
+    k, c = np.polyfit(np.log(x), y, 1)
+    # Pricing, not fitting: a steep local slope (exponential growth) is believed up to K_PRICE.
+    k = min(max(float(k), 1.0), K_PRICE)
+    power_resid = y - (c + k * np.log(x))
+    power = math.exp(float(np.log(med[last]) + k * math.log(n / last)))
+    if len(sizes) >= 3:
+        beta, c_e = np.polyfit(x, y, 1)
+        exp_resid = y - (c_e + beta * x)
+        if float(beta) > 0 and float(exp_resid @ exp_resid) < float(power_resid @ power_resid):
+            with np.errstate(over="ignore"):
+                return max(power, float(med[last] * np.exp(min(float(beta) * (n - last), 700.0))))
+    return power
 
 
 class AdaptivePlan:
@@ -104,6 +151,8 @@ class AdaptivePlan:
         self.runs: Sequence[Run] = ()
         self.history: list[Run] = []  # runs that are not warm-ups
         self.remaining_s = 0.0
+        self._previous: list[tuple[str, str, str]] = []  # verdicts at the last check
+        self._ceiling: int | None = None  # a size that did not finish: never reached again
         self._steps = self._go()
 
     @property
@@ -118,9 +167,14 @@ class AdaptivePlan:
         self.remaining_s = remaining_s
         return next(self._steps, None)
 
-    def _hand_over(self, planned: Sequence[PlannedRun]) -> Generator[Batch, None, bool]:
-        """Yield `planned` as batches, in order; False when the budget ran out first."""
-        user = self.timeout_s
+    def _hand_over(self, planned: Sequence[PlannedRun],
+                   cap_s: float | None = None) -> Generator[Batch, None, bool]:
+        """Yield `planned` as batches, in order; False when the budget ran out first.
+
+        `cap_s` (a growth step's allowance) caps each run's timeout like --timeout.
+        """
+        user = self.timeout_s if cap_s is None else (
+            cap_s if self.timeout_s is None else min(cap_s, self.timeout_s))
         i = 0
         while i < len(planned):
             left = self.remaining_s
@@ -149,27 +203,64 @@ class AdaptivePlan:
     def sizes(self) -> list[int]:
         return sorted({r.size_n for r in self.history})
 
-    def measure_size(self, n: int, repeats: int) -> Generator[Batch, None, None]:
-        yield from self._hand_over(
-            [PlannedRun(v, n, rep) for rep in range(repeats) for v in self.variants])
+    def measure_size(self, n: int, repeats: int,
+                     cap_s: float | None = None) -> Generator[Batch, None, None]:
+        planned = [PlannedRun(v, n, rep) for rep in range(repeats) for v in self.variants]
+        if cap_s is None:
+            yield from self._hand_over(planned)
+            return
+        # A new size's first runs go alone: if they do not finish, its other repeats are not run.
+        first = len(self.variants)
+        yield from self._hand_over(planned[:first], cap_s)
+        if not self.user_timeout_hit:
+            yield from self._hand_over(planned[first:], cap_s)
+
+    def growth_cap_s(self, n: int) -> float | None:
+        """How long a run at a new size n may take before it counts as not finishing."""
+        if not self.measured():
+            return None
+        return max(GROWTH_SLACK * estimate_wall_s(self.measured(), n), MIN_GROWTH_TIMEOUT_S)
 
     def verdicts_confident(self, growing: bool) -> tuple[bool, int | None]:
-        """Whether every watched metric is confident, and the largest decide_n asked for."""
+        """Whether the watched metrics' verdicts are reached, and the largest decide_n asked for.
+
+        Reached: a settled class, or a bracket of two neighbouring classes whose
+        deciding size is out of reach (`_wants_larger`); and the same verdicts
+        as at the previous check.
+        """
         decide: int | None = None
         sizes = self.sizes()
         span = sizes[-1] / max(sizes[0], 1)
+        reached = True
+        seen: list[tuple[str, str, str]] = []
         for v in self.variants:
-            fits, _ = fit_runs(self.measured(v), seed=self.seed, metrics=self.until or METRICS)
+            fits, _ = fit_runs(self.measured(v), seed=self.seed,
+                               metrics=self.until or (TIME_METRIC,))
             for fit in fits.values():
+                seen.append((fit.cls, fit.at_least, fit.at_most))
                 # A slow-growth verdict is final only over its class's settling span.
                 settles = REGISTRY.get(fit.cls)
                 if growing and settles is not None and span < settles.settling_span:
-                    return False, None
-                if not fit.confident:
-                    if fit.decide_n:
-                        decide = max(decide or 0, fit.decide_n)
-                    return False, decide
-        return True, decide
+                    reached = False
+                    continue
+                if self._wants_larger(fit):
+                    decide = max(decide or 0, fit.decide_n or 0)
+                if not fit.confident and not self._narrow(fit):
+                    reached = False
+        held = seen == self._previous
+        self._previous = seen
+        return reached and held and bool(seen), decide
+
+    def _narrow(self, fit: Fit) -> bool:
+        """A bracket of at most two neighbouring classes that no affordable size narrows."""
+        if fit.at_least not in REGISTRY or fit.at_most not in REGISTRY:
+            return False
+        width = REGISTRY.index(fit.at_most) - REGISTRY.index(fit.at_least)
+        return width <= 1 and not (self._wants_larger(fit) and self.affordable(fit.decide_n or 0))
+
+    def _wants_larger(self, fit: Fit) -> bool:
+        """The fit names a size beyond those measured that would decide it (or a regime beyond)."""
+        return bool(fit.decide_n) and (fit.decide_n or 0) > max(self.sizes(), default=0)
 
     def refine(self) -> Generator[Batch, None, bool]:
         """One more run per variant at the widest-spread sizes (up to 3), shuffled.
@@ -199,7 +290,27 @@ class AdaptivePlan:
         first = med[min(med)] if med else 0.0
         last = med[max(med)] if med else 0.0
         factor = FAST_GROWTH if last < 2 * first else SLOW_GROWTH
-        return max(n + 1, n * factor)
+        grown = max(n + 1, n * factor)
+        runs = self.measured()
+        # Short of the sizes a fit needs, a step also shrinks until the budget affords it.
+        short = self._finished() < MIN_SIZES
+        while grown > n + 1 and ((short and not self.affordable(grown)) or (
+                (cost := estimate_wall_s(runs, grown)) > CHEAP_S and cost > COST_STEP * last)):
+            grown = n + (grown - n) // 2
+        if self._ceiling is not None and grown >= self._ceiling:
+            # Below a size that did not finish, approach it by halving the gap (in log n).
+            return self._between(n, self._ceiling) or self._ceiling
+        return grown
+
+    def _between(self, lo: int, hi: int) -> int | None:
+        """The geometric middle of lo and hi, if it is a step worth measuring from both.
+
+        Short of the sizes a fit needs, any step of n is worth it (steep growth
+        may leave only a few units of n between fast and too slow).
+        """
+        mid = round(math.sqrt(lo * hi))
+        gap = 1 if self._finished() < MIN_SIZES else max(1, math.ceil(lo * MIN_STEP))
+        return mid if lo + gap <= mid <= hi - gap else None
 
     def _go(self) -> Generator[Batch, None, None]:
         n = self.next_size(max(self.sizes())) if self.history else max(self.start_n, 1)
@@ -211,30 +322,56 @@ class AdaptivePlan:
         growing = True
         while not self.budget_out and self.remaining_s > 0:
             if growing:
-                if len(self.sizes()) >= MIN_SIZES and not self.affordable(n):
+                beyond = self._ceiling is not None and n >= self._ceiling
+                # Two finished sizes are enough to price the next one.
+                if beyond or (self._finished() >= 2 and not self.affordable(n)):
                     growing = False
                     continue
-                yield from self.measure_size(n, self.repeat)
+                yield from self.measure_size(n, self.repeat, self.growth_cap_s(n))
                 if self.user_timeout_hit:
                     growing = False
+                    back = self.step_back(n)
+                    if back is not None:
+                        n, growing = back, True
+                        continue
                 n = self.next_size(n)
                 if not self.measured():
                     if len(self.sizes()) >= MIN_SIZES:
                         return  # every run so far failed: growing further only burns budget
                     continue
-            if len(self.sizes()) < MIN_SIZES:
+            if self._finished() < MIN_SIZES:
                 if not growing:
                     return  # cannot reach enough sizes: the fit will say why
                 continue
             confident, decide = self.verdicts_confident(growing)
             if confident and self._enough_repeats():
                 return
-            if (not growing and decide and decide > max(self.sizes())
+            below_ceiling = self._ceiling is None or n < self._ceiling
+            if (not growing and decide and decide > max(self.sizes()) and below_ceiling
                     and not self.user_timeout_hit and self.affordable(n)):
                 growing = True
                 continue
             if not growing and not (yield from self.refine()):
                 return
+
+    def step_back(self, failed_n: int) -> int | None:
+        """The geometric middle between the largest size that finished and the smallest that did not.
+
+        None when no size lies strictly between them or the middle is not affordable.
+        """
+        self._ceiling = failed_n if self._ceiling is None else min(self._ceiling, failed_n)
+        done = [r.size_n for r in self.measured() if r.size_n < self._ceiling]
+        if not done:
+            return None
+        mid = self._between(max(done), self._ceiling)
+        if mid is None or not self.affordable(mid):
+            return None
+        self.user_timeout_hit = False
+        return mid
+
+    def _finished(self) -> int:
+        """How many sizes have a run that finished."""
+        return len({r.size_n for r in self.measured()})
 
     def _enough_repeats(self) -> bool:
         counts: dict[int, int] = defaultdict(int)

@@ -1,0 +1,258 @@
+"""The headline: how the time grows, in words and symbols, and the text of a class or exponent.
+
+Contract: pure functions of fits (`quadscope.model.Fit`); nothing is fitted
+here. `verdict_line` answers the question a user came with, "how does the time
+grow?": it leads with wall time (or CPU time, when wall time is the noisier of
+the two and they agree), as "quadratic: wall time grows as n² (k = 2.00 ±
+0.02)"; when the class is not settled but the data bracket it, it says the
+bracket and what it rules out ("wall time grows as n or n log n — not quadratic
+(k = 1.03 [0.98, 1.09])"). Another metric joins only when it grows faster than
+the time, or when its growth is a story on its own (the kernel's share, page
+faults or peak memory growing faster than n); none ever speaks over a time
+verdict that is not settled. `class_text` and `exponent_text` are the one
+place a class cell and an exponent cell are written, for every renderer: a flat
+metric, or a count that never exceeded 1, reads "1" with no exponent, never
+"k ≥ 4" or 2ⁿ. Words and symbols come from the class registry (`label`,
+`words`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import numpy as np
+
+from quadscope import metrics
+from quadscope.classes import REGISTRY, GrowthClass
+from quadscope.model import Fit
+
+# The free power law's k is searched over [0, 4] (fitting.K_GRID; not imported, as
+# scipy would then load to build the parser): at its edge it only says "at least".
+K_EDGE = 4.0
+TIME_METRICS = ("wall_s", "cpu_s")
+# What a person calls each metric; the others go by their names.
+_WORDS = {
+    "wall_s": "wall time",
+    "cpu_s": "CPU time",
+    "user_s": "user time",
+    "sys_s": "the kernel's share",
+    "max_rss_bytes": "peak memory",
+    "minor_faults": "page faults",
+    "major_faults": "major page faults",
+    "page_faults": "page faults",
+}
+# Metrics whose superlinear growth is a story on its own, even under a faster time.
+_STORIES = ("sys_s", "max_rss_bytes", "minor_faults", "major_faults", "page_faults")
+# A metric joins the headline only if its growth is at least this share of its cost
+# at the largest size: a 1% drift in peak memory is not what the user needs first.
+MATERIAL_GROWTH = 0.1
+
+
+def metric_words(metric: str) -> str:
+    return _WORDS.get(metric, metric)
+
+
+def _grows(metric: str) -> str:
+    """The metric and its verb: "wall time grows", "page faults grow"."""
+    words = metric_words(metric)
+    return f"{words} grow" if words.endswith("faults") else f"{words} grows"
+
+
+def label(cls: str, size_word: str = "n") -> str:
+    """The class in mathematical type with its size variable renamed: "n log n" -> "i log i"."""
+    growth = REGISTRY.get(cls)
+    if growth is None:
+        return cls
+    text = re.sub(r"(?<![a-z])n(?![a-z])", size_word, growth.label)
+    return text.replace("ⁿ", "ⁱ") if size_word == "i" else text
+
+
+def trivial(fit: Fit, peak: float | None = None) -> bool:
+    """Flat: settled constant, or a count that was never above 1 (nothing to grow)."""
+    if fit.cls == "1":
+        return True
+    known = metrics.find(fit.metric)
+    return (peak is not None and peak <= 1 and known is not None and known.unit == "count")
+
+
+def bracketed(fit: Fit) -> bool:
+    """Not settled, but the data name the slowest and fastest class they support."""
+    return not fit.confident and fit.at_least in REGISTRY and fit.at_most in REGISTRY
+
+
+def bracket_text(fit: Fit, size_word: str = "n") -> str:
+    """"n or n log n" for neighbouring classes, "n … n³" for a wider bracket."""
+    lo, hi = fit.at_least, fit.at_most
+    if lo == hi:
+        return label(lo, size_word)
+    sep = " or " if REGISTRY.index(hi) - REGISTRY.index(lo) == 1 else " … "
+    return label(lo, size_word) + sep + label(hi, size_word)
+
+
+def class_text(fit: Fit, size_word: str = "n", peak: float | None = None) -> str:
+    """The class cell: "n²" settled, "n or n log n" bracketed, "?" when nothing is ruled out."""
+    if trivial(fit, peak):
+        return "1"
+    if fit.confident:
+        return label(fit.cls, size_word)
+    if bracketed(fit):
+        return bracket_text(fit, size_word)
+    return "?"
+
+
+def exponent_text(fit: Fit, peak: float | None = None, *, symmetric: bool = False) -> str:
+    """The exponent cell: "2.00 [1.98, 2.02]" ("2.00 ± 0.02" if `symmetric`), "" when flat.
+
+    At the edge of the power law's search k only has a lower bound, which is
+    worth saying for a metric that grows faster than every power; for a metric
+    the data also allow to be flat it says nothing, so it is left out.
+    """
+    if trivial(fit, peak) or fit.exponent is None or fit.exponent_ci is None:
+        return ""
+    lo, hi = fit.exponent_ci
+    if fit.exponent >= K_EDGE - 1e-6:
+        floor = fit.at_least if fit.at_least else fit.cls
+        growth = REGISTRY.get(floor)
+        if growth is None or not growth.growing:
+            return ""
+        return f"≥ {K_EDGE:.0f}"
+    if symmetric:
+        return f"{fit.exponent:.2f} ± {(hi - lo) / 2:.2f}"
+    return f"{fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def growth_fraction(fit: Fit, n_max: float | None) -> float:
+    """The growing part's share of the fitted cost at n_max: b·f(n_max) / (a + b·f(n_max))."""
+    growth = REGISTRY.get(fit.cls if fit.confident else fit.best)
+    if n_max is None or growth is None or not growth.growing:
+        return 0.0 if growth is not None and not growth.growing else 1.0
+    a, b = fit.coefficients.get("a", 0.0), fit.coefficients.get("b", 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        grow = float(growth.evaluate(0.0, b, np.array([float(n_max)]))[0])
+    total = a + grow
+    return grow / total if total > 0 and np.isfinite(total) else 1.0
+
+
+def _k(fit: Fit, symmetric: bool) -> str:
+    k = exponent_text(fit, symmetric=symmetric)
+    return f" (k {k})" if k.startswith("≥") else f" (k = {k})" if k else ""
+
+
+def _spread(fit: Fit) -> float:
+    lo, hi = fit.exponent_ci or (0.0, np.inf)
+    return hi - lo
+
+
+def _fastest(fit: Fit) -> GrowthClass | None:
+    return REGISTRY.get(fit.cls if fit.confident else fit.at_most)
+
+
+def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
+    """The fit the headline leads with: wall time, or CPU time where wall is noisier and they agree."""
+    wall, cpu = fits.get("wall_s"), fits.get("cpu_s")
+    if wall is None:
+        return cpu or fits.get("user_s")
+    if cpu is None or not cpu.confident or trivial(cpu) != trivial(wall):
+        return wall
+    agree = cpu.cls == wall.cls or (
+        bracketed(wall) and REGISTRY.index(wall.at_least) <= REGISTRY.index(cpu.cls)
+        <= REGISTRY.index(wall.at_most))
+    noisier = not wall.confident or _spread(wall) > _spread(cpu)
+    return cpu if agree and noisier else wall
+
+
+def _time_clause(fit: Fit, size_word: str) -> str:
+    who = metric_words(fit.metric)
+    if trivial(fit):
+        return f"constant: {who} does not grow with {size_word}"
+    if fit.confident:
+        growth = REGISTRY[fit.cls]
+        return f"{growth.words}: {_grows(fit.metric)} as {label(fit.cls, size_word)}{_k(fit, True)}"
+    if bracketed(fit):
+        hi = REGISTRY.index(fit.at_most)
+        lo = REGISTRY.index(fit.at_least)
+        if hi + 1 < len(REGISTRY):
+            rule = f"not {REGISTRY.classes[hi + 1].words}"
+        elif lo > 0:
+            rule = f"faster than {label(REGISTRY.classes[lo - 1].name, size_word)}"
+        else:
+            rule = "nothing ruled out"
+        return f"{_grows(fit.metric)} as {bracket_text(fit, size_word)} — {rule}{_k(fit, False)}"
+    return f"{who}: growth not settled yet: {fit.reason}" if fit.reason else (
+        f"{who}: growth not settled yet")
+
+
+def verdict_line(fits: Mapping[str, Fit], size_word: str = "n", n_max: float | None = None,
+                 peaks: Mapping[str, float] | None = None) -> str:
+    """One line: how the time grows, then any metric that grows faster or is a story on its own.
+
+    `peaks` (each metric's largest measured value) lets a count that never
+    exceeded 1 read as constant; growth immaterial at `n_max` never joins.
+    """
+    peaks = peaks or {}
+    time = time_fit(fits)
+    if time is None:
+        return "nothing could be fitted" if not fits else (
+            "no time was measured: " + ", ".join(
+                f"{f.metric} {class_text(f, size_word, peaks.get(f.metric))}"
+                for f in fits.values()))
+    head = _time_clause(time, size_word)
+    if not (time.confident or bracketed(time)):
+        return head  # nothing speaks over an unsettled time verdict
+    ceiling = _fastest(time)
+    joins = []
+    for f in fits.values():
+        known = metrics.find(f.metric)
+        if (f.metric in (*TIME_METRICS, "user_s") or not f.confident
+                or trivial(f, peaks.get(f.metric))):
+            continue
+        if known is not None and not known.leads:
+            continue
+        growth = REGISTRY[f.cls]
+        if growth_fraction(f, n_max) < MATERIAL_GROWTH:
+            continue
+        faster = ceiling is not None and growth.order > ceiling.order
+        story = f.metric in _STORIES and growth.superlinear
+        if faster or story:
+            joins.append(f"{_grows(f.metric)} as {label(f.cls, size_word)}"
+                         f"{_k(f, True)}")
+    return "; ".join([head, *joins])
+
+
+__all__ = ["accumulated_total", "bracket_text", "class_text", "exponent_text", "growth_fraction", "label",
+           "metric_words", "time_fit", "trivial", "verdict_line"]
+
+
+def accumulated_total(fit: Fit, launches: int) -> str:
+    """What K launches cost in total, from the fitted a + b·f(i) summed over i = 1..K.
+
+    The total grows as the class's `total` (K² for a per-launch cost linear in
+    i) only once the growing part outweighs the fixed cost a at the K measured;
+    until then the honest sentence is "about K × a plus a part growing as …".
+    Returns a clause such as "K launches cost about K × 1.02 ms plus a part
+    growing as K² (0.61 s + 0.05 s over the 600 measured)".
+    """
+    from quadscope.units import fmt_value  # units is light, but only this needs it
+
+    growth = REGISTRY.get(fit.cls if fit.confident else fit.best)
+    a, b = fit.coefficients.get("a", 0.0), fit.coefficients.get("b", 0.0)
+    i = np.arange(1, launches + 1, dtype=float)
+    if growth is None or not growth.growing or b <= 0 or trivial(fit):
+        # Flat, or a growth the fit could not place: each launch costs its mean fitted cost.
+        fixed = float(np.mean(growth.evaluate(a, b, i))) if growth is not None else a
+        return (f"K launches cost about K × {fmt_value(fit.metric, fixed)} "
+                f"({fmt_value(fit.metric, fixed * launches)} over the {launches} measured)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        grown = float(np.sum(growth.evaluate(0.0, b, i)))
+        last = float(growth.evaluate(0.0, b, i[-1:])[-1])
+    fixed_total = a * launches
+    shape = growth.total or f"Σ {growth.named('i')}"
+    both = (f"{fmt_value(fit.metric, fixed_total)} + {fmt_value(fit.metric, grown)} "
+            f"over the {launches} measured")
+    if fit.confident and last >= a:
+        return (f"K launches cost about {shape} in total, the growing part outweighing the "
+                f"fixed {fmt_value(fit.metric, a)} per launch by i = {launches} ({both})")
+    grows = f"growing as {shape}" if fit.confident else "that grows, its class not settled"
+    return (f"K launches cost about K × {fmt_value(fit.metric, a)} plus a part {grows} "
+            f"({both})")

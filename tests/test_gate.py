@@ -1,0 +1,84 @@
+"""Gates with three outcomes: pass on the bracket's at_most, fail on its at_least, else undecided."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from quadscope.analyse.analysis import Analysis
+from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, check_gates, judge
+from quadscope.classes import INCONCLUSIVE
+from quadscope.model import Fit, Sweep
+
+
+def fit(metric: str, cls: str, lo: str = "", hi: str = "", decide_n: int | None = None) -> Fit:
+    return Fit(metric=metric, cls=cls, exponent=1.0, exponent_ci=(0.9, 1.1),
+               coefficients={"a": 0.0, "b": 1.0}, r2=1.0, candidates=(), n_points=12,
+               reason="n and n log n fit about equally well", decide_n=decide_n,
+               best=cls if cls != INCONCLUSIVE else lo,
+               at_least=lo or (cls if cls != INCONCLUSIVE else ""),
+               at_most=hi or (cls if cls != INCONCLUSIVE else ""))
+
+
+def test_a_bracket_within_the_limit_passes() -> None:
+    """A sweep bracketed n … n log n passes a gate on n log n: at_most is within it."""
+    out = judge(fit("wall_s", INCONCLUSIVE, "n", "n log n"), "n log n")
+    assert (out.outcome, out.exit_code) == (PASS, 0)
+    assert out.sentence == "gate passed: wall_s grows as n … n log n, within n log n"
+
+
+def test_a_bracket_wholly_above_the_limit_fails() -> None:
+    """n² … n³ against a limit of n: even the slowest supported class is faster, exit 8."""
+    out = judge(fit("wall_s", INCONCLUSIVE, "n^2", "n^3"), "n")
+    assert (out.outcome, out.exit_code) == (FAIL, 8)
+    assert out.sentence == "gate failed: wall_s grows as n² … n³, faster than the allowed n"
+
+
+def test_a_bracket_straddling_the_limit_is_undecided_and_names_the_deciding_n() -> None:
+    """n … n log n against a limit of n: exit 9, naming the n the fit says would decide."""
+    out = judge(fit("wall_s", INCONCLUSIVE, "n", "n log n", decide_n=1_700_000), "n")
+    assert (out.outcome, out.exit_code, out.decide_n) == (UNDECIDED, 9, 1_700_000)
+    assert out.sentence == ("gate undecided: wall_s grows as n … n log n, which may or may not "
+                            "exceed n; measure up to n = 1700000 to decide")
+
+
+def test_a_settled_class_is_its_own_bracket() -> None:
+    """A confident n² passes a gate on n², fails one on n log n."""
+    assert judge(fit("wall_s", "n^2"), "n^2").outcome == PASS
+    assert judge(fit("wall_s", "n^2"), "n log n").outcome == FAIL
+
+
+def test_no_bracket_is_undecided() -> None:
+    """A fit that rules nothing out never passes silently."""
+    out = judge(fit("wall_s", INCONCLUSIVE), "n^2")
+    assert out.outcome == UNDECIDED
+    assert out.sentence.startswith("gate undecided: wall_s's growth is not settled (n and n log n")
+
+
+def _analysis(fits: dict[str, Fit]) -> Analysis:
+    sweep = Sweep(id=1, name="t", mode="sizes", command=("p", "{n}"))
+    return Analysis(sweep=sweep, runs=(), fits={"A": fits}, verdict="", failures=())
+
+
+def test_a_gate_without_a_metric_judges_the_headline_time_only(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """--fail-above n ignores a superlinear peak memory: it gates wall time, the headline."""
+    fits = {"wall_s": fit("wall_s", "n"), "max_rss_bytes": fit("max_rss_bytes", "n^2")}
+    args = argparse.Namespace(fail_above=["n"], strict_gate=False)
+    assert check_gates(args, _analysis(fits)) == 0
+    args = argparse.Namespace(fail_above=["n", "max_rss_bytes=n"], strict_gate=False)
+    assert check_gates(args, _analysis(fits)) == 8
+    assert "gate failed: max_rss_bytes grows as n²" in capsys.readouterr().err
+
+
+def test_failed_outranks_undecided_and_strict_turns_undecided_into_failed() -> None:
+    """Exit 8 beats 9 beats 0; --strict-gate makes an undecided gate exit 8."""
+    fits = {"wall_s": fit("wall_s", INCONCLUSIVE, "n", "n log n"),
+            "sys_s": fit("sys_s", "n^2")}
+    undecided = argparse.Namespace(fail_above=["n"], strict_gate=False)
+    assert check_gates(undecided, _analysis(fits)) == 9
+    both = argparse.Namespace(fail_above=["n", "sys_s=n"], strict_gate=False)
+    assert check_gates(both, _analysis(fits)) == 8
+    strict = argparse.Namespace(fail_above=["n"], strict_gate=True)
+    assert check_gates(strict, _analysis(fits)) == 8
