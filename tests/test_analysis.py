@@ -108,7 +108,7 @@ def test_an_exponent_at_the_edge_is_bounded_only_when_growth_is_certain() -> Non
     steep = replace(fit("wall_s", INCONCLUSIVE, 4.0, (3.1, 4.0), best="2^n"),
                     at_least="n^3", at_most="2^n")
     assert exponent_text(steep) == "≥ 4"
-    assert class_text(steep) == "n³ or 2ⁿ"
+    assert class_text(steep) == "n³ or cⁿ"
     flat = replace(steep, at_least="1")
     assert exponent_text(flat) == ""
     assert class_text(flat) == "1 … 2ⁿ"

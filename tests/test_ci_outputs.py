@@ -88,7 +88,7 @@ def test_junit_from_the_cli_judges_each_gate_alone(tmp_path: Path) -> None:
     cases = ET.parse(out).getroot().findall("./testsuite/testcase")
     assert [c.attrib["name"] for c in cases] == ["q: wall_s=n", "q: wall_s=n^2"]
     assert [[child.tag for child in c] for c in cases] == [["failure"], []]
-    assert "n^2" in cases[0][0].attrib["message"]
+    assert "n²" in cases[0][0].attrib["message"]
 
 
 def test_every_exit_code_is_in_the_help_and_the_readme() -> None:

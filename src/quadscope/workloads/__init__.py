@@ -144,7 +144,7 @@ _ALL: tuple[Workload, ...] = (
     _w("first_fit", "n^2", _geometric(1e3, 3e4, 7),
        "a top-down 'highest free hole' allocator: each of n allocations scans all earlier ones",
        culprit="find_top_hole"),
-    _w("fibonacci", "2^n", tuple(range(24, 39, 2)),
+    _w("fibonacci", "c^n", tuple(range(24, 39, 2)),
        "naive recursive Fibonacci: the work grows by φ ≈ 1.618 per unit of n, not by 2",
        culprit="fib"),
     _w("cache_step", "n", _geometric(4e3, 1e6, 7),
