@@ -1,7 +1,8 @@
 """Run every benchmark and rewrite BENCHMARKS.md with what was measured.
 
-`make bench` runs this (about 5–10 minutes on a 2-core VM): accuracy.py,
-overhead.py, time_to_verdict.py and culprits.py, in that order. Each benchmark's
+`make bench` runs this (about 30–40 minutes on a 2-core VM): accuracy.py,
+overhead.py, time_to_verdict.py, culprits.py, calibration.py, exact_meter.py,
+pyfunc.py and reliability.py, in that order. Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
 after each benchmark). Benchmarks are not part of `make test`.
@@ -23,8 +24,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import accuracy
+import calibration
 import culprits
+import exact_meter
 import overhead
+import pyfunc
+import reliability
 import time_to_verdict
 from common import REPO, log, machine
 
@@ -85,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
              time_to_verdict.measure(time_to_verdict.SUBSET, budget), budget)),
         ("4. Culprits: does `quadscope profile` name the function that grows?",
          lambda: printed(culprits.main, ["--quick"] if args.quick else [])),
+        ("5. Calibration: simulated sweeps of known truth",
+         lambda: printed(calibration.main, ["--quick"] if args.quick else [])),
+        ("6. The exact meter: instructions against wall time",
+         lambda: printed(exact_meter.main, ["--quick"] if args.quick else [])),
+        ("7. Python functions: in-process timing against pyperf",
+         lambda: printed(pyfunc.main, ["--quick"] if args.quick else [])),
+        ("8. Reliability: bad inputs and faults",
+         lambda: printed(reliability.main, ["--quick"] if args.quick else [])),
     ]
     t0 = time.monotonic()
     for title, _ in plan:
