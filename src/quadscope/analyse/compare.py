@@ -74,7 +74,8 @@ def _ratios(
 
 def _value_at(fit: Fit, cls: str, n: np.ndarray) -> float:
     """The fitted curve of class `cls` with `fit`'s coefficients, at n[0]."""
-    return float(REGISTRY[cls].evaluate(fit.coefficients["a"], fit.coefficients["b"], n)[0])
+    growth = REGISTRY.of(cls, fit.coefficients) or REGISTRY[cls]
+    return float(growth.evaluate(fit.coefficients["a"], fit.coefficients["b"], n)[0])
 
 
 def _fitted_class(fit: Fit) -> str:
@@ -91,7 +92,10 @@ def crossover(fit_a: Fit, fit_b: Fit, n_from: float) -> float | None:
 
     def diff(log_n: float | np.ndarray) -> np.ndarray:
         n = np.atleast_1d(np.exp(log_n))
-        return REGISTRY[cb].evaluate(ab, bb, n) - REGISTRY[ca].evaluate(aa, ba, n)
+        grow_b = REGISTRY.of(cb, fit_b.coefficients) or REGISTRY[cb]
+        grow_a = REGISTRY.of(ca, fit_a.coefficients) or REGISTRY[ca]
+        with np.errstate(invalid="ignore", over="ignore"):  # inf − inf far out: no crossing there
+            return grow_b.evaluate(ab, bb, n) - grow_a.evaluate(aa, ba, n)
 
     grid = np.linspace(np.log(max(n_from, 1.0)), np.log(MAX_CROSSOVER_N), 600)
     d = diff(grid)

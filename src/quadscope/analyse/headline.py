@@ -44,6 +44,7 @@ _WORDS = {
 }
 # Metrics whose superlinear growth is a story on its own, even under a faster time.
 _STORIES = ("sys_s", "max_rss_bytes", "minor_faults", "major_faults", "page_faults")
+_JOINERS = _STORIES  # the metrics that may join the headline at all
 # A metric joins the headline only if its growth is at least this share of its cost
 # at the largest size: a 1% drift in peak memory is not what the user needs first.
 MATERIAL_GROWTH = 0.1
@@ -124,7 +125,7 @@ def exponent_text(fit: Fit, peak: float | None = None, *, symmetric: bool = Fals
 
 def growth_fraction(fit: Fit, n_max: float | None) -> float:
     """The growing part's share of the fitted cost at n_max: b·f(n_max) / (a + b·f(n_max))."""
-    growth = REGISTRY.get(fit.cls if fit.confident else fit.best)
+    growth = REGISTRY.of(fit.cls if fit.confident else fit.best, fit.coefficients)
     if n_max is None or growth is None or not growth.growing:
         return 0.0 if growth is not None and not growth.growing else 1.0
     a, b = fit.coefficients.get("a", 0.0), fit.coefficients.get("b", 0.0)
@@ -211,6 +212,10 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n", n_max: float | N
             continue
         growth = REGISTRY[f.cls]
         if growth_fraction(f, n_max) < MATERIAL_GROWTH:
+            continue
+        # Only the kernel's and memory's metrics speak beside time: a context-switch or
+        # cycle count that "outgrows" time is noise on a count, or time said again.
+        if f.metric not in _JOINERS:
             continue
         faster = ceiling is not None and growth.order > ceiling.order
         story = f.metric in _STORIES and growth.superlinear

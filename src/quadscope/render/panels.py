@@ -34,7 +34,7 @@ takes the class as given; an inconclusive fit is drawn dashed and labelled.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -92,12 +92,13 @@ def coeffs(fit: Fit) -> tuple[str, float, float] | None:
 
 
 def curve_band(
-    cls: str, a: float, b: float, sizes: np.ndarray, values: np.ndarray, ns: np.ndarray
+    cls: str, a: float, b: float, sizes: np.ndarray, values: np.ndarray, ns: np.ndarray,
+    coefficients: Mapping[str, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ŷ, lo, hi at `ns`: the 95% prediction band of the module docstring."""
     from scipy.stats import t as student_t
 
-    growth = REGISTRY[cls]
+    growth = REGISTRY.of(cls, coefficients or {}) or REGISTRY[cls]
     fx = np.asarray(growth.f(sizes), dtype=float)
     fn = np.asarray(growth.f(ns), dtype=float)
     yhat_i = growth.evaluate(a, b, sizes)
@@ -204,9 +205,11 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
         if co is None or not len(sizes):
             continue
         cls, a, b = co
+        # The fit's own class, with its fitted base when it is an exponential.
+        shape = REGISTRY.of(cls, fit.coefficients) or REGISTRY[cls]
         ns = samples(float(sizes.min()), float(sizes.max()))
         with np.errstate(all="ignore"):
-            yhat, lo, hi = curve_band(cls, a, b, sizes, values, ns)
+            yhat, lo, hi = curve_band(cls, a, b, sizes, values, ns, fit.coefficients)
         dash = fit.cls == INCONCLUSIVE
         name = class_label(cls, word)
         flabel = (f"best candidate {name} (not settled)" if dash
@@ -218,12 +221,12 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
                         "label": flabel, "dash": dash})
         ns_run, arr = _aligned(measured, metric)
         with np.errstate(all="ignore"):
-            fit_at = REGISTRY[cls].evaluate(a, b, ns_run)
+            fit_at = shape.evaluate(a, b, ns_run)
             tiny = 1e-12 * max(float(np.nanmax(np.abs(arr))), 1e-300)
             rel = (arr - fit_at) / np.maximum(np.abs(fit_at), tiny) * 100.0
         resid.append({"type": "points", "rows": v, "y": rnd_list(rel), "color": color,
                       "label": label, "marker": "o", "name": "residual %", "metric": metric})
-        if not REGISTRY[cls].growing or b <= 0:
+        if not shape.growing or b <= 0:
             growth.append({"type": "points", "rows": v, "y": metric, "color": color,
                            "label": label, "marker": "o", "name": metric})
             growth.append({"type": "line", "x": rnd_list(ns), "y": rnd_list(yhat),
@@ -247,14 +250,14 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
         if fit.exponent is not None and fit.exponent_ci is not None:
             # Anchored on the fit at the largest size, where the growing part dominates.
             xs = np.array([float(sizes.min()), float(sizes.max())])
-            gx, gy = xs[1], float(REGISTRY[cls].evaluate(0.0, b, xs[1:])[0])
+            gx, gy = xs[1], float(shape.evaluate(0.0, b, xs[1:])[0])
             k, (klo, khi) = fit.exponent, fit.exponent_ci
             text = f"slope k = {k:.2f} (95% {klo:.2f}–{khi:.2f})"
             slopes.append(f"{v} k = {k:.2f}" if two else text)
             growth.append({"type": "line", "x": rnd_list(xs), "y": rnd_list(gy * (xs / gx) ** k),
                            "color": PALETTE["ref"], "label": text + suffix, "dash": True,
                            "width": 1})
-        inverse = REGISTRY[cls].inverse
+        inverse = shape.inverse
         if inverse is not None:
             with np.errstate(all="ignore"):
                 linv = np.asarray(inverse(np.where(above, part / b, np.nan)), dtype=float)
