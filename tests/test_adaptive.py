@@ -166,3 +166,19 @@ def test_the_next_size_is_priced_from_the_fit_so_far() -> None:
     assert estimate_wall_s(runs, 30) == pytest.approx(1e-6 * 1.6**30, rel=0.05)
     quadratic = _history(lambda n: 1e-8 * n**2, [1000, 2000, 4000])
     assert estimate_wall_s(quadratic, 8000) == pytest.approx(1e-8 * 8000**2, rel=0.05)
+
+
+def test_a_constant_program_never_grows_n_past_the_largest_exact_size(store: Store,
+                                                                         clock: FakeClock) -> None:
+    """A flat, cheap program tempts adaptive mode to grow n forever: it stops at 2^53."""
+    from tests.conftest import measurement
+
+    from quadscope.measure.launcher import FakeExecutor
+    from quadscope.run.sizes import MAX_SIZE
+
+    ex = FakeExecutor(lambda argv: measurement(1e-3), clock)
+    spec = SweepSpec(command=("prog", "{n}"), mode="adaptive", budget_s=60.0, start_n=2**50)
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    sizes = {r.size_n for r in store.runs(sweep.id)}
+    assert max(sizes) <= MAX_SIZE
+    assert sweep.status == "complete"

@@ -48,6 +48,7 @@ from quadscope.analyse.analysis import fit_runs
 from quadscope.classes import REGISTRY
 from quadscope.model import Fit, Run
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
+from quadscope.run.sizes import MAX_SIZE
 
 MIN_SIZES = 4
 FAST_GROWTH = 4
@@ -297,6 +298,8 @@ class AdaptivePlan:
         while grown > n + 1 and ((short and not self.affordable(grown)) or (
                 (cost := estimate_wall_s(runs, grown)) > CHEAP_S and cost > COST_STEP * last)):
             grown = n + (grown - n) // 2
+        # Sizes stay within what the store and the runs' argv can hold exactly.
+        grown = min(grown, MAX_SIZE)
         if self._ceiling is not None and grown >= self._ceiling:
             # Below a size that did not finish, approach it by halving the gap (in log n).
             return self._between(n, self._ceiling) or self._ceiling
@@ -322,7 +325,8 @@ class AdaptivePlan:
         growing = True
         while not self.budget_out and self.remaining_s > 0:
             if growing:
-                beyond = self._ceiling is not None and n >= self._ceiling
+                beyond = (self._ceiling is not None and n >= self._ceiling) or (
+                    n in self.sizes() and n >= MAX_SIZE)
                 # Two finished sizes are enough to price the next one.
                 if beyond or (self._finished() >= 2 and not self.affordable(n)):
                     growing = False
