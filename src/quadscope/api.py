@@ -160,8 +160,12 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     from quadscope.measure.detect import choose_measuring
     from quadscope.store import DB_ENV_VAR, default_db_path
 
+    from quadscope.model import METRICS
+
     if undecided not in ("fail", "pass", "skip"):
         raise ValueError(f"undecided={undecided!r}: use 'fail', 'pass' or 'skip'")
+    if metric is not None and metric not in METRICS:
+        raise ValueError(f"metric={metric!r} is not a metric; use one of " + ", ".join(METRICS))
     mode = "sizes" if sizes is not None else "adaptive"
     if callable(target):
         label = function_label(target)
