@@ -158,15 +158,15 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, GateOutcome, judge
     from quadscope.analyse.headline import time_fit
     from quadscope.measure.detect import choose_measuring
-    from quadscope.store import DB_ENV_VAR, default_db_path
-
     from quadscope.model import METRICS
+    from quadscope.store import DB_ENV_VAR, default_db_path
 
     if undecided not in ("fail", "pass", "skip"):
         raise ValueError(f"undecided={undecided!r}: use 'fail', 'pass' or 'skip'")
     if metric is not None and metric not in METRICS:
         raise ValueError(f"metric={metric!r} is not a metric; use one of " + ", ".join(METRICS))
     mode = "sizes" if sizes is not None else "adaptive"
+    command: tuple[str, ...]
     if callable(target):
         label = function_label(target)
         executor, counters = _function_executor(target, setup, label=label, fork=False,
