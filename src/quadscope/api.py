@@ -8,17 +8,41 @@ or one forked call per run with `fork=True`) and returns the `Analysis`.
 (`measure.pycount`): `func` and `setup` must then be importable module-level
 functions. It writes to the results database it is given (or the
 default one) and prints nothing.
+
+`assert_scales(target, at_most="n log n", ...)` is the test-suite form: it
+sweeps a function, or a command given as an argv list holding `{n}`, within a
+small time budget (an adaptive sweep, or the fixed `sizes` given), writes an
+HTML report outside the user's tree (a temporary folder unless `report=`
+names the file), and judges the headline time fit (or `metric`'s) with the
+one gate rule every gate shares (`analyse.gate.judge`). It returns a
+`ScalingResult` when the growth is within `at_most`, raises `ScalingError`
+(an AssertionError) when it surely exceeds it, and when the data cannot tell
+acts as `undecided` says: raise `ScalingUndecided` ("fail", the default),
+return ("pass"), or raise `ScalingSkipped` ("skip", a `unittest.SkipTest`
+that pytest reports as skipped). Every message holds the gate's sentence,
+the verdict, the exponent with its 95% interval, the sizes measured and the
+report's path. Its database is `db=`, else `$QUADSCOPE_DB` when set, else a
+temporary one deleted afterwards: nothing is written into the working
+directory. Time is measured as `quadscope run` measures it (hardware counters
+for a command where perf works); Valgrind runs only when `meter="instructions"`.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
+import unittest
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from quadscope.analyse.analysis import Analysis
 from quadscope.measure.launcher import Executor
 from quadscope.measure.pyfunc import PREFIX, FunctionExecutor
+from quadscope.run.spec import SweepSpec
+
+DEFAULT_BUDGET_S = 10.0  # an adaptive sweep's budget in a test suite: long enough for 4+ sizes
 
 
 def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
@@ -32,32 +56,163 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
     ...                           setup=lambda n: list(range(n, 0, -1)))
     >>> analysis.fits["A"]["wall_s"].cls
     """
+    from quadscope.store import default_db_path
+
+    label = function_label(func)
+    executor, counters = _function_executor(func, setup, label=label, fork=fork, meter=meter)
+    spec = SweepSpec(command=(label, "{n}"), name=name or label, sizes=tuple(sizes),
+                     repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
+                     seed=seed, meter=meter)
+    return _sweep(spec, executor, counters, "", db or default_db_path())
+
+
+def function_label(func: Callable[..., Any]) -> str:
+    """The target name a function's sweep stores: python:MODULE:QUALNAME."""
+    return f"{PREFIX}{getattr(func, '__module__', '?')}:{getattr(func, '__qualname__', func)}"
+
+
+def _function_executor(func: Callable[[Any], Any], setup: Callable[[int], Any] | None, *,
+                       label: str, fork: bool, meter: str) -> tuple[Executor, str]:
+    executor: Executor = FunctionExecutor({label: func}, setup=setup, fork=fork)
+    if meter != "instructions":
+        return executor, "rusage"
+    from quadscope.measure.exact import Callgrind, InstructionMeter, find_valgrind
+    from quadscope.measure.launcher import ProcessExecutor
+    from quadscope.measure.pycount import count_command, importable_ref
+
+    command = count_command(importable_ref(func),
+                            importable_ref(setup) if setup is not None else "")
+    return InstructionMeter(executor, ProcessExecutor(), Callgrind(find_valgrind()),
+                            command=command), "valgrind"
+
+
+def _sweep(spec: SweepSpec, executor: Executor, counters: str, note: str, db: Path) -> Analysis:
     from quadscope.analyse.analysis import analyse
     from quadscope.measure.clock import SystemClock
     from quadscope.measure.host import host_info
     from quadscope.measure.provenance import collect_provenance
     from quadscope.run.runner import run_sweep
-    from quadscope.run.spec import SweepSpec
-    from quadscope.store import Store, default_db_path
+    from quadscope.store import Store
 
-    label = f"{PREFIX}{getattr(func, '__module__', '?')}:{getattr(func, '__qualname__', func)}"
-    executor: Executor = FunctionExecutor({label: func}, setup=setup, fork=fork)
-    counters = "rusage"
-    if meter == "instructions":
-        from quadscope.measure.exact import Callgrind, InstructionMeter, find_valgrind
-        from quadscope.measure.launcher import ProcessExecutor
-        from quadscope.measure.pycount import count_command, importable_ref
-
-        command = count_command(importable_ref(func),
-                                importable_ref(setup) if setup is not None else "")
-        executor = InstructionMeter(executor, ProcessExecutor(), Callgrind(find_valgrind()),
-                                    command=command)
-        counters = "valgrind"
-    spec = SweepSpec(command=(label, "{n}"), name=name or label, sizes=tuple(sizes),
-                     repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
-                     seed=seed, meter=meter)
-    with Store(db or default_db_path()) as store:
+    with Store(db) as store:
         host = host_info()
         sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
-                          counters=counters, host=host, provenance=collect_provenance(host=host))
+                          counters=counters, counters_note=note, host=host,
+                          provenance=collect_provenance(host=host))
         return analyse(sweep, store.runs(sweep.id))
+
+
+@dataclass(frozen=True, slots=True)
+class ScalingResult:
+    """What `assert_scales` decided: the gate's outcome, its message, the analysis and report."""
+
+    outcome: str  # "pass", "fail" or "undecided" (analyse.gate)
+    message: str
+    decide_n: int | None
+    analysis: Analysis
+    report: Path
+
+
+class ScalingError(AssertionError):
+    """The measured growth surely exceeds the allowed class."""
+
+    def __init__(self, result: ScalingResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+class ScalingUndecided(AssertionError):
+    """The data cannot tell whether the growth stays within the allowed class."""
+
+    def __init__(self, result: ScalingResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+class ScalingSkipped(unittest.SkipTest):
+    """Undecided, with `undecided="skip"`: pytest and unittest report the test as skipped."""
+
+    def __init__(self, result: ScalingResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+Target = Callable[[Any], Any] | Sequence[str]
+
+
+def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[int] | None = None,
+                  setup: Callable[[int], Any] | None = None, metric: str | None = None,
+                  budget_s: float = DEFAULT_BUDGET_S, meter: str = "time", db: Path | None = None,
+                  report: Path | None = None,
+                  undecided: Literal["fail", "pass", "skip"] = "fail", repeat: int = 3,
+                  timeout_s: float | None = None, name: str = "") -> ScalingResult:
+    """Sweep `target` and raise unless its growth stays within `at_most` (see the module docstring).
+
+    `target` is a function called as `target(setup(n))` (or `target(n)`), or
+    a command's argv whose items hold `{n}`. Without `sizes` the sweep is
+    adaptive and stops within `budget_s`.
+
+    >>> assert_scales(sorted, at_most="n log n", sizes=[2000, 4000, 8000, 16000, 32000],
+    ...               setup=lambda n: list(range(n, 0, -1)))
+    """
+    from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, GateOutcome, judge
+    from quadscope.analyse.headline import time_fit
+    from quadscope.measure.detect import choose_measuring
+    from quadscope.model import METRICS
+    from quadscope.store import DB_ENV_VAR, default_db_path
+
+    if undecided not in ("fail", "pass", "skip"):
+        raise ValueError(f"undecided={undecided!r}: use 'fail', 'pass' or 'skip'")
+    if metric is not None and metric not in METRICS:
+        raise ValueError(f"metric={metric!r} is not a metric; use one of " + ", ".join(METRICS))
+    mode = "sizes" if sizes is not None else "adaptive"
+    command: tuple[str, ...]
+    if callable(target):
+        label = function_label(target)
+        executor, counters = _function_executor(target, setup, label=label, fork=False,
+                                                meter=meter)
+        command, note = (label, "{n}"), ""
+    else:
+        if setup is not None:
+            raise ValueError("setup= applies to a function; a command reads {n} itself")
+        command = tuple(target)
+        measuring = choose_measuring(command, meter=meter)
+        executor, counters, note = measuring.executor, measuring.counters, measuring.note
+    spec = SweepSpec(command=command, name=name or command[0], mode=mode,
+                     sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
+                     budget_s=budget_s, meter=meter)
+    with tempfile.TemporaryDirectory(prefix="quadscope-db-") as scratch:
+        configured = db or (default_db_path() if os.environ.get(DB_ENV_VAR) else None)
+        analysis = _sweep(spec, executor, counters, note, configured or Path(scratch) / "results.db")
+    fits = analysis.fits.get("A", {})
+    fit = time_fit(fits) if metric is None else fits.get(metric)
+    size_word = analysis.size_word
+    if fit is None:
+        outcome = GateOutcome(UNDECIDED, f"gate undecided: {metric or 'time'} was not measured, "
+                                         f"so nothing says it stays within {at_most}")
+    else:
+        outcome = judge(fit, at_most, size_word)
+    path = _write_report(analysis, report)
+    lines = [outcome.sentence, f"verdict: {analysis.verdict}"]
+    if fit is not None and fit.exponent is not None and fit.exponent_ci is not None:
+        lo, hi = fit.exponent_ci
+        lines.append(f"exponent: {fit.exponent:.2f} [{lo:.2f}, {hi:.2f}] (95%, {fit.metric})")
+    lines += [f"sizes: {', '.join(str(n) for n in analysis.sweep.sizes)}", f"report: {path}"]
+    result = ScalingResult(outcome.outcome, "\n".join(lines), outcome.decide_n, analysis, path)
+    if outcome.outcome == FAIL:
+        raise ScalingError(result)
+    if outcome.outcome == PASS or undecided == "pass":
+        return result
+    raise ScalingSkipped(result) if undecided == "skip" else ScalingUndecided(result)
+
+
+def _write_report(analysis: Analysis, report: Path | None) -> Path:
+    """Write the HTML report to `report`, or into a new temporary folder; return its path."""
+    from quadscope.render import get_renderer
+
+    path = report or Path(tempfile.mkdtemp(prefix="quadscope-report-")) / "scaling.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = get_renderer("html").render(analysis)
+    assert isinstance(body, bytes)  # the HTML renderer writes one file
+    path.write_bytes(body)
+    return path

@@ -1,0 +1,130 @@
+"""The `scaling` fixture and `assert_scales` in real pytest runs (pytester, in a subprocess).
+
+Each inner run sweeps a small pure-Python function at fixed sizes (a few
+seconds at most); the plugin is found through the installed `pytest11`
+entry point or `-p quadscope.pytest_plugin`.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+import quadscope
+from quadscope.api import ScalingSkipped, ScalingUndecided, assert_scales
+
+pytest_plugins = ["pytester"]
+
+pytestmark = pytest.mark.integration
+
+FUNCTIONS = '''
+def quadratic(xs):
+    count = 0
+    for a in xs:
+        for b in xs:
+            count += 1
+    return count
+
+
+def linear(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+'''
+
+QUADRATIC_SIZES = "[100 * 2**k for k in range(6)]"  # up to 3200: ~10⁷ steps
+LINEAR_SIZES = "[10000 * 2**k for k in range(8)]"  # a wide range: a noisy host still settles
+
+
+# Until the package is re-installed, its entry point is not there: load the plugin by name.
+INSTALLED = any(e.value == "quadscope.pytest_plugin" for e in entry_points(group="pytest11"))
+PLUGIN = () if INSTALLED else ("-p", "quadscope.pytest_plugin")
+
+
+@pytest.fixture(autouse=True)
+def _same_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inner run imports this quadscope, whatever the outer PYTHONPATH is relative to."""
+    source = str(Path(quadscope.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, (source, os.environ.get(
+        "PYTHONPATH")))))
+
+
+def _run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_inner=FUNCTIONS + body)
+    return pytester.runpytest_subprocess(*PLUGIN, "-p", "no:cacheprovider", "-rs", *args)
+
+
+def test_quadratic_fails_n_log_n(pytester: pytest.Pytester) -> None:
+    """A quadratic function fails at_most="n log n" with the verdict, exponent, sizes and report."""
+    result = _run(pytester, f'''
+def test_it(scaling):
+    scaling.check(quadratic, at_most="n log n", sizes={QUADRATIC_SIZES},
+                  setup=lambda n: list(range(n)))
+''')
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ScalingError: gate failed: * grows as *faster than the "
+                                 "allowed n log n*", "*verdict: *", "*exponent: * [[]*]*",
+                                 "*sizes: 100, 200, 400, 800, 1600, 3200*",
+                                 "*report: *scaling-1.html*"])
+
+
+def test_linear_passes_n_log_n(pytester: pytest.Pytester) -> None:
+    """A linear function passes at_most="n log n" and its report lands in the test's tmp_path."""
+    result = _run(pytester, f'''
+def test_it(scaling, tmp_path):
+    result = scaling.check(linear, at_most="n log n", sizes={LINEAR_SIZES}, repeat=5)
+    assert result.outcome == "pass"
+    assert result.report.parent == tmp_path and result.report.read_bytes().startswith(b"<!")
+''')
+    result.assert_outcomes(passed=1)
+
+
+def test_undecided_skips_unless_strict(pytester: pytest.Pytester) -> None:
+    """An undecided gate skips the test with its sentence; --quadscope-strict fails it instead."""
+    body = '''
+def test_it(scaling):
+    scaling.check(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions")
+'''
+    skipped = _run(pytester, body)
+    skipped.assert_outcomes(skipped=1)
+    skipped.stdout.fnmatch_lines(["*gate undecided: instructions was not measured*"])
+    strict = _run(pytester, body, "--quadscope-strict")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*ScalingUndecided: gate undecided*"])
+
+
+@pytest.mark.skipif(not INSTALLED, reason="the pytest11 entry point is not installed: "
+                                          "pip install -e . again")
+def test_strict_markers_and_entry_point(pytester: pytest.Pytester) -> None:
+    """The installed entry point provides the fixture without -p, under --strict-markers."""
+    pytester.makepyfile(test_inner='''
+def test_it(scaling):
+    assert hasattr(scaling, "check")
+''')
+    pytester.runpytest_subprocess("--strict-markers", "-p", "no:cacheprovider").assert_outcomes(
+        passed=1)
+
+
+def test_api_undecided_modes() -> None:
+    """assert_scales raises ScalingUndecided by default, ScalingSkipped on "skip", returns on "pass"."""
+    def linear(n: int) -> int:
+        return sum(range(n))
+
+    kwargs = {"sizes": [1000, 2000, 4000], "metric": "instructions", "repeat": 1}
+    with pytest.raises(ScalingUndecided, match="instructions was not measured"):
+        assert_scales(linear, "n", **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ScalingSkipped):
+        assert_scales(linear, "n", undecided="skip", **kwargs)  # type: ignore[arg-type]
+    result = assert_scales(linear, "n", undecided="pass", **kwargs)  # type: ignore[arg-type]
+    assert (result.outcome, result.decide_n) == ("undecided", None)
+
+
+def test_api_exported_lazily() -> None:
+    """`quadscope.assert_scales` is the api's function; an unknown name is an AttributeError."""
+    assert quadscope.assert_scales is assert_scales
+    with pytest.raises(AttributeError):
+        _ = quadscope.no_such_name  # type: ignore[attr-defined]
