@@ -15,6 +15,10 @@ to round so drift on this shared machine hits all alike; each runs
   measured time the mean of the stored runs' wall_s.
 * quadscope without counters: the same with `NoCounters` (`--no-perf`).
 
+Both quadscope rows run with the no-orphans protection on, as it always is: after
+every run the launcher kills the run's group and reads its children list
+(`/proc/self/task/PID/children`); the cleanup in force is printed under the table.
+
 Reported: for each quadscope variant the per-round ratio to hyperfine of the
 per-run cost and of the measured time, medians over rounds (paired: each
 round's ratio cancels the machine's drift between rounds). Goals: per-run
@@ -48,6 +52,7 @@ from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 
 COMMAND = ("/bin/true", "{n}")
+CLEANUP: set[str] = set()  # what each quadscope round killed after its runs
 WARMUP = 5
 
 
@@ -86,6 +91,7 @@ def quadscope_round(tool: str, no_perf: bool) -> Callable[[int], Round]:
                            counters="perf" if not no_perf else "rusage")
             elapsed = time.monotonic() - t0
             walls = [r.measurement.wall_s for r in store.runs(sw.id) if not r.warmup]
+        CLEANUP.add(getattr(executor, "cleanup", "none"))
         return Round(tool, statistics.mean(walls), elapsed / runs)
     return one
 
@@ -147,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     rounds, runs = (3, 50) if args.quick else (args.rounds, args.runs)
     print(markdown(measure(rounds, runs), runs))
+    print(f"\nNo-orphans cleanup in force after each run: {', '.join(sorted(CLEANUP))}.")
     return 0
 
 

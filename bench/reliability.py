@@ -6,9 +6,10 @@ code and phrase expected) and the seeded argv fuzz of tests/fuzz_argv.py
 every way to start measuring replaced (see those modules: nothing is run).
 A row counts as a clear error when it gives the expected exit code and phrase
 with no traceback; a fuzzed argv when it does not reach the crash handler
-(exit 70) or print a traceback. Prints the table on stdout. The faults row
-(faults injected / runs lost / processes left) is a marked placeholder, filled
-in by the signal and orphan fault tests when they exist.
+(exit 70) or print a traceback. The faults row runs tests/faults.py's cycles
+(SIGKILL, SIGTERM, SIGHUP, SIGINT at seeded points of a real 41-run sweep, each
+then resumed; two seeds per signal, one with --quick): faults injected, runs
+lost or duplicated, marked processes left. Prints the tables on stdout.
 
 usage: .venv/bin/python bench/reliability.py [--quick] [--seed N]
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -26,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
 
 from bad_inputs import ROWS, expand, guard_measuring, make_sandbox, run_argv  # noqa: E402
+from faults import fault_cycle  # noqa: E402
 from fuzz_argv import fuzz  # noqa: E402
 from quadscope.cli import CRASH_EXIT  # noqa: E402
 
@@ -33,10 +36,24 @@ FULL_FUZZ = 5000
 QUICK_FUZZ = 500
 SEED = 20260412  # tests/test_fuzz_cli.py's seed: the same 5,000 argv CI runs
 
-FAULTS_PLACEHOLDER = (
-    "<!-- FAULTS ROW: filled in by the signals/orphans fault tests "
-    "(faults injected / runs lost / processes left) -->"
-)
+FAULT_SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+def faults_row(seeds: int, workdir: Path) -> tuple[str, list[str]]:
+    """The faults table's row over `seeds` cycles per signal, and what went wrong."""
+    injected = lost = left = 0
+    wrong: list[str] = []
+    t0 = time.monotonic()
+    for seed in range(1, seeds + 1):
+        for signum in FAULT_SIGNALS:
+            out = fault_cycle(signum, seed, workdir)
+            injected += 1
+            lost += out.runs_lost + out.duplicates
+            left += out.left_after_signal + out.left_after_resume
+            if out.runs_lost or out.duplicates or out.left_after_signal or out.left_after_resume:
+                wrong.append(f"fault {signal.Signals(signum).name} seed {seed}: {out}")
+    took = time.monotonic() - t0
+    return f"| {injected} | {lost} | {left} | {took:.0f} s |", wrong
 
 
 def table_rows(sandbox: dict[str, str]) -> tuple[int, int, int, list[str]]:
@@ -58,7 +75,8 @@ def table_rows(sandbox: dict[str, str]) -> tuple[int, int, int, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help=f"fuzz {QUICK_FUZZ} argv, not {FULL_FUZZ}")
+    p.add_argument("--quick", action="store_true",
+                   help=f"fuzz {QUICK_FUZZ} argv, not {FULL_FUZZ}; one fault per signal, not two")
     p.add_argument("--seed", type=int, default=SEED, help=f"the fuzz's seed [{SEED}]")
     args = p.parse_args(argv)
     count = QUICK_FUZZ if args.quick else FULL_FUZZ
@@ -71,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
             tried, clear, tracebacks, wrong = table_rows(make_sandbox(Path(tmp) / "table"))
             table_s = time.monotonic() - t0
             fuzzed = fuzz(count, args.seed, make_sandbox(Path(tmp) / "fuzz"))
+            faults, fault_wrong = faults_row(1 if args.quick else 2, Path(tmp))
+            wrong += fault_wrong
         finally:
             os.chdir(old)
     print("## Reliability\n")
@@ -83,9 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| fuzzed argv from the real options (seed {args.seed}) | {fuzzed.tried} | "
           f"{fuzzed.clear} | {len(fuzzed.crashes)} | {fuzzed.seconds:.1f} s |")
     print()
-    print("| faults injected | runs lost | processes left |")
-    print("|---:|---:|---:|")
-    print(FAULTS_PLACEHOLDER)
+    print("Faults: a signal at a seeded point of a real sweep of 41 runs, then `--resume` "
+          "(`tests/faults.py`; runs lost counts duplicates too).\n")
+    print("| faults injected | runs lost | processes left | time |")
+    print("|---:|---:|---:|---:|")
+    print(faults)
     exits = ", ".join(f"{code}: {n}" for code, n in sorted(fuzzed.exits.items()))
     print(f"\nFuzzed argv by exit code: {exits} (99: stopped where measuring would start).")
     for line in wrong + [f"crash: {a[:6]}" for a, _ in fuzzed.crashes[:5]]:

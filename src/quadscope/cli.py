@@ -2,7 +2,9 @@
 
 Contract: this and `commands/*` are the only modules that print. A
 `QuadscopeError` becomes `quadscope: <sentence>` on stderr and its exit code;
-Ctrl-C becomes exit 130 after whatever was measured has been stored. An
+Ctrl-C becomes exit 130 after whatever was measured has been stored; SIGTERM
+and SIGHUP are raised as `errors.Stopped` (a KeyboardInterrupt) and stop the
+same way, exit 143 and 129. An
 OSError the environment raised is one sentence and exit 4; any other
 exception is a bug: one sentence naming a file with its traceback
 (`crash.save_traceback`) and exit CRASH_EXIT (70).
@@ -11,12 +13,15 @@ exception is a bug: one sentence naming a file with its traceback
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from quadscope import __version__
-from quadscope.errors import QuadscopeError, exit_codes
+from quadscope.errors import QuadscopeError, Stopped, exit_codes
 
 CRASH_EXIT = 70  # EX_SOFTWARE (sysexits.h): an internal error, not the user's
 
@@ -55,6 +60,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def stop_signals_raise() -> Iterator[None]:
+    """While inside, SIGTERM and SIGHUP raise `Stopped`; the old handlers come back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers: a caller in a thread keeps its own
+        return
+    old = {s: signal.signal(s, _raise_stopped) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_given = list(sys.argv[1:] if argv is None else argv)
     for i, arg in enumerate(args_given, 1):
@@ -76,9 +102,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with stop_signals_raise():
+            return int(args.func(args) or 0)
     except QuadscopeError as exc:
         print(f"quadscope: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except Stopped as exc:
+        print(f"quadscope: stopped by {signal.Signals(exc.signum).name}; every finished run "
+              "is stored.", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("quadscope: interrupted; every finished run is stored.", file=sys.stderr)

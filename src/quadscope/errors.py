@@ -4,7 +4,8 @@ Contract: raise these for user mistakes and environment problems only; the CLI
 prints `quadscope: <message>` and exits with `exit_code`, never a traceback.
 Programming errors stay ordinary exceptions. `exit_codes()` lists every code
 the CLI can return with what it means: the one table `--help` and the README
-show.
+show. `Stopped` is not an error: SIGTERM and SIGHUP raised as a KeyboardInterrupt
+(cli.py installs the handlers), so every Ctrl-C path also handles them.
 """
 
 from __future__ import annotations
@@ -74,8 +75,25 @@ OTHER_EXIT_CODES: dict[int, str] = {
     8: "a gate failed: a metric grows faster than --fail-above allows",
     9: "a gate could not be decided: the sweep cannot tell whether the metric is within the limit",
     70: "quadscope itself failed: one sentence and the path of the saved traceback",
+    129: "stopped by SIGHUP (the terminal closed); every finished run is stored",
     130: "interrupted (Ctrl-C); every finished run is stored",
+    143: "stopped by SIGTERM; every finished run is stored",
 }
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Ctrl-C raises KeyboardInterrupt so both stop alike.
+
+    `signum` is the signal; the exit code is 128 + signum (143, 129), as a shell reports it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
 
 
 def exit_codes() -> dict[int, str]:

@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import os
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +27,7 @@ from quadscope.commands.common import (
     print_analysis,
     write_outputs,
 )
-from quadscope.errors import StoreError, UsageError
+from quadscope.errors import Stopped, StoreError, UsageError
 from quadscope.measure.clock import SystemClock
 from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import host_info
@@ -305,11 +306,22 @@ def run(args: argparse.Namespace) -> int:
             finally:
                 progress.stop()
             steal = StealTime.between(stat_before, cpu_times(reader.read(STAT)))
-            if steal is not None:
-                sweep = dataclasses.replace(sweep, host={**sweep.host, steal.key: steal.value})
+            facts = {steal.key: steal.value} if steal is not None else {}
+            cleanup = getattr(executor, "cleanup", None)  # what no-orphans relied on
+            if cleanup:
+                facts["run_cleanup"] = cleanup
+            if facts:
+                sweep = dataclasses.replace(sweep, host={**sweep.host, **facts})
                 store.update_sweep(sweep)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         sid = progress.sweep_id
+        if isinstance(exc, Stopped):
+            if sid is None:
+                raise
+            print(f"quadscope: stopped by {signal.Signals(exc.signum).name}; every finished "
+                  f"run of sweep {sid} is stored; continue with `quadscope run --resume {sid}`",
+                  file=sys.stderr)
+            return exc.exit_code
         if sid is not None:
             count = len(store.runs(sid))
             print(f"quadscope: interrupted; the {count} finished runs of sweep {sid} are "

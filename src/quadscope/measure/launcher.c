@@ -6,7 +6,11 @@
  *   0  requests, one per run, from quadscope        1  replies, one line per request
  *   2  the launcher's own complaints                3  the file each run's stderr goes to:
  *                                                      truncated before every run
- * EOF on fd 0 ends the launcher (exit 0).
+ * EOF on fd 0 ends the launcher (exit 0); during a run it also aborts the run (below).
+ *
+ * Hello:    "hello CLEANUP\n", written once at start: CLEANUP is "subreaper" when every
+ *           process a run starts is ours to kill (PR_SET_CHILD_SUBREAPER took), else
+ *           "group" (only the run's process group is killed).
  *
  * Request:  "run TIMEOUT_NS ARGC ENVC NBYTES\n" followed by NBYTES bytes holding
  *           ARGC + ENVC + 1 NUL-terminated strings: PATH, ARGV[0..ARGC-1], ENV[0..ENVC-1].
@@ -24,10 +28,22 @@
  * in our table, then unshares the table and execs; the kernel enables the counters
  * at the exec and folds in every descendant. No pipe holds the child, so the
  * window is the spawn..wait4 of hyperfine; the time the child spent opening counters
- * is measured by the child itself and taken out of WALL_NS. The timeout uses a pidfd
- * and poll; on timeout the run's process group is killed, and, as the group's child
- * subreaper, we kill and reap every member before replying. Zombies of orphaned
- * grandchildren are reaped before each run.
+ * is measured by the child itself and taken out of WALL_NS. The wait polls a pidfd
+ * (for the timeout) and fd 0; on timeout the run's process group is killed.
+ *
+ * No orphans: we are a child subreaper, so every process a run starts that outlives
+ * its parent (a background child, one that called setsid) becomes our child. After
+ * each run, before replying, we SIGKILL our remaining children (read from
+ * /proc/self/task/PID/children), reap them, and repeat until none is left: each
+ * death hands us its own children. quadscope going away aborts the run in flight:
+ * fd 0 reads EOF when quadscope closes it (Ctrl-C, SIGTERM) or dies (even by
+ * SIGKILL), and PR_SET_PDEATHSIG sends us SIGTERM when quadscope's thread is gone
+ * (in case a forked copy of quadscope holds fd 0's pipe); either way we kill the run
+ * and every descendant, then exit without replying. SIGTERM rather than SIGKILL so
+ * that we live long enough to kill them. If we are SIGKILLed ourselves, the run's
+ * leader still dies (its own parent-death signal); its descendants may not.
+ * SIGINT and SIGHUP are ignored: they reach us with quadscope's process group from
+ * the terminal, and quadscope turns them into an abort through fd 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,6 +67,10 @@
 #define REPLY_FD 1
 #define RUN_STDERR_FD 3
 #define MAX_EVENTS 16
+
+static volatile sig_atomic_t parent_gone; /* SIGTERM came (quadscope died or asked) */
+
+static void on_term(int sig) { (void)sig; parent_gone = 1; }
 
 struct event { uint32_t type; uint64_t config; };
 
@@ -106,6 +126,13 @@ static int child(void *arg) {
         if (unshare(CLONE_FILES) != 0) { s->exec_errno = errno; _exit(127); }
     }
     setpgid(0, 0);
+    /* The run's leader dies with us even if we are SIGKILLed (kept across exec). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Our ignored SIGINT/SIGHUP would stay ignored across exec; our SIGTERM handler
+     * must not run in our memory before the exec. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     dup2(s->devnull, 0);
     dup2(s->devnull, 1);
     dup2(RUN_STDERR_FD, 2);
@@ -119,30 +146,56 @@ static int child(void *arg) {
     _exit(127);
 }
 
-/* 1 when the deadline passed before the child exited, else 0. */
+/* Kills and reaps every process left of a run: the leader `pgid`'s group, then our
+ * children (orphans of the run, setsid ones included) until none is left. */
+static void kill_leftovers(pid_t pgid) {
+    killpg(pgid, SIGKILL);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    for (;;) {
+        int killed = 0;
+        FILE *f = fopen(path, "re");
+        if (f) {
+            int pid;
+            while (fscanf(f, "%d", &pid) == 1) killed += kill(pid, SIGKILL) == 0;
+            fclose(f);
+        }
+        if (!killed) { /* no /proc: the group's members that became ours are all we know */
+            while (waitpid(-1, NULL, WNOHANG) > 0) {}
+            return;
+        }
+        for (int i = 0; i < killed; i++)
+            if (waitpid(-1, NULL, 0) < 0 && errno != EINTR) break;
+    }
+}
+
+/* Waits for the child to exit: 1 when the deadline passed first, else 0. When fd 0
+ * says quadscope is gone (EOF) or SIGTERM came, kills the run and exits. */
 static int timed_out_waiting(pid_t pid, long long timeout_ns, const struct timespec *t0) {
     int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pfd < 0) { perror("quadscope-launcher: pidfd_open"); exit(125); }
-    struct pollfd p = {pfd, POLLIN, 0};
+    struct pollfd p[2] = {{pfd, POLLIN, 0}, {REQ_FD, POLLIN, 0}};
     int expired = 0;
     for (;;) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long long left = timeout_ns - ns_between(t0, &now);
-        if (left <= 0) { expired = 1; break; }
-        int r = poll(&p, 1, (int)((left + 999999) / 1000000));
+        int wait_ms = -1;
+        if (timeout_ns >= 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            long long left = timeout_ns - ns_between(t0, &now);
+            if (left <= 0) { expired = 1; break; }
+            wait_ms = (int)((left + 999999) / 1000000);
+        }
+        int r = parent_gone ? 0 : poll(p, 2, wait_ms);
+        /* quadscope sends nothing during a run: fd 0 ready means it closed it or died */
+        if (parent_gone || (r > 0 && p[1].revents)) {
+            kill_leftovers(pid);
+            exit(0);
+        }
         if (r > 0) break;
         if (r < 0 && errno != EINTR) { perror("quadscope-launcher: poll"); exit(125); }
     }
     close(pfd);
     return expired;
-}
-
-static void kill_and_reap_group(pid_t pgid) {
-    killpg(pgid, SIGKILL);
-    /* Members that outlived the leader are ours now (subreaper): reap them all. */
-    while (kill(-pgid, 0) == 0)
-        if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) break;
 }
 
 /* Formats one counter for the reply: the count scaled for multiplexing, "-" or "!E". */
@@ -163,7 +216,6 @@ static void run(struct spawn *s, long long timeout_ns) {
         perror("quadscope-launcher: stderr file");
         exit(125);
     }
-    while (waitpid(-1, NULL, WNOHANG) > 0) {} /* zombies of earlier runs' orphans */
     s->exec_errno = 0;
     for (int i = 0; i < s->nev; i++) s->fd[i] = -1, s->open_errno[i] = 0;
     memset(&s->open_start, 0, sizeof s->open_start);
@@ -180,7 +232,7 @@ static void run(struct spawn *s, long long timeout_ns) {
     if (pid < 0) { perror("quadscope-launcher: clone"); exit(125); }
     int timed_out = 0;
     if (!s->exec_errno) { /* the child set up its group before exec, so killpg finds it */
-        timed_out = timeout_ns >= 0 && timed_out_waiting(pid, timeout_ns, &t0);
+        timed_out = timed_out_waiting(pid, timeout_ns, &t0);
         if (timed_out) killpg(pid, SIGKILL);
     }
     int status = 0;
@@ -189,7 +241,7 @@ static void run(struct spawn *s, long long timeout_ns) {
         if (errno != EINTR) { perror("quadscope-launcher: wait4"); exit(125); }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     long long wall_ns = ns_between(&t0, &t1) - ns_between(&s->open_start, &s->open_end);
-    if (timed_out) kill_and_reap_group(pid);
+    kill_leftovers(pid);
     char line[1024];
     int len = snprintf(line, sizeof line, "done %lld %d %d %d %lld %lld %ld %ld %ld %ld %ld",
                        wall_ns, timed_out, status, s->exec_errno,
@@ -228,6 +280,7 @@ static int parse_cpus(const char *list, cpu_set_t *set) {
 extern char **environ;
 
 int main(int argc, char **argv) {
+    pid_t parent = getppid();
     static struct event events[MAX_EVENTS];
     static cpu_set_t cpus;
     struct spawn s;
@@ -255,8 +308,17 @@ int main(int argc, char **argv) {
         perror("quadscope-launcher: setup");
         return 125;
     }
-    /* Orphaned descendants come to us, so a timeout can reap the whole group. */
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* Orphaned descendants come to us, so that no process of a run outlives it. */
+    int subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term; /* no SA_RESTART: poll and the request read return EINTR */
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent || parent_gone) return 0; /* quadscope died before the prctl took */
+    if (dprintf(REPLY_FD, "hello %s\n", subreaper ? "subreaper" : "group") < 0) return 0;
     FILE *in = fdopen(REQ_FD, "rb");
     char header[256];
     char *buf = NULL;

@@ -20,8 +20,10 @@ environment is quadscope's (as it was at the executor's first run), with a
 job's `env` added. `wall_s` spans the child alone: from just before
 its spawn to its reaping. The rusage fields are wait4's for that child and its
 reaped descendants. On timeout the whole process group gets SIGKILL, is
-reaped, and the measurement says `timed_out=True`. A program that is missing
-or not executable raises `ProgramError` before anything runs.
+reaped, and the measurement says `timed_out=True`. No process a run starts
+outlives it: `cleanup` names how (see `resident`; the posix_spawn fallback
+kills the run's group after each run, so it misses setsid children). A
+program that is missing or not executable raises `ProgramError` before anything runs.
 
 How: `ProcessExecutor` hands every run to one resident C launcher
 (`resident`, `launcher.c`), started at its first run and kept for the
@@ -157,6 +159,21 @@ def _signal_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def _expired(pid: int, timeout_s: float) -> bool:
+    """Waits for `pid` to exit or the deadline; at the deadline kills its group (True)."""
+    # pidfd + poll waits for exit or the deadline without a thread or a busy-wait.
+    pidfd = os.pidfd_open(pid)
+    try:
+        p = select.poll()
+        p.register(pidfd, select.POLLIN)
+        if p.poll(max(0, int(timeout_s * 1000))):
+            return False
+        _signal_group(pid)
+        return True
+    finally:
+        os.close(pidfd)
+
+
 class ProcessExecutor(SerialExecutor):
     """Runs real processes; see the module docstring for what is measured and how."""
 
@@ -221,12 +238,21 @@ class ProcessExecutor(SerialExecutor):
                 return replace(m, stderr_tail=err.read().decode("utf-8", errors="replace"))
         return self._run_launched(self.launcher, path, job)
 
+    @property
+    def cleanup(self) -> str:
+        """What is killed after each run: "subreaper" (all it started), else "group"."""
+        return self._resident.cleanup if self._resident is not None else "group"
+
     def _run_launched(self, launcher: str, path: str, job: Job) -> Measurement:
         if self._resident is None:
             self._resident = ResidentLauncher(launcher, events=self.counters.events,
                                               cpus=self.cpus)
         env = [os.fsencode(f"{k}={v}") for k, v in job.env]
-        reply = self._resident.run(path, job.argv, env, job.timeout_s)
+        try:
+            reply = self._resident.run(path, job.argv, env, job.timeout_s)
+        except BaseException:
+            self._resident = None  # closed by run(): the run in flight and its kin are gone
+            raise
         if reply.errno:
             raise ProgramError(f"'{job.argv[0]}' could not be run: {os.strerror(reply.errno)}")
         return Measurement(
@@ -252,28 +278,21 @@ class ProcessExecutor(SerialExecutor):
         actions = self._file_actions(err_fd)
         args = list(argv)  # built before the clock starts
         env = {**os.environ, **dict(job.env)}
-        timed_out = False
         t0 = time.monotonic()
         try:
             pid = os.posix_spawn(path, args, env, file_actions=actions, setpgroup=0)
         except OSError as e:
             raise ProgramError(f"'{argv[0]}' could not be run: {e.strerror}") from None
-        if timeout_s is not None:
-            # pidfd + poll waits for exit or the deadline without a thread or a busy-wait.
-            pidfd = os.pidfd_open(pid)
-            try:
-                p = select.poll()
-                p.register(pidfd, select.POLLIN)
-                if not p.poll(max(0, int(timeout_s * 1000))):
-                    timed_out = True
-                    _signal_group(pid)
-            finally:
-                os.close(pidfd)
-        _, status, ru = os.wait4(pid, 0)
-        wall_s = time.monotonic() - t0
-        if timed_out:
-            # The leader is reaped; descendants that outlived it were in the same group.
+        try:
+            timed_out = timeout_s is not None and _expired(pid, timeout_s)
+            _, status, ru = os.wait4(pid, 0)
+        except BaseException:  # Ctrl-C or SIGTERM: the run in flight goes with us
             _signal_group(pid)
+            os.waitpid(pid, 0)
+            raise
+        wall_s = time.monotonic() - t0
+        # The leader is reaped; what it left running in its group goes too.
+        _signal_group(pid)
         return Measurement(
             rusage_values(lambda name: getattr(ru, name)),
             wall_s=wall_s,

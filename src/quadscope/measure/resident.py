@@ -7,9 +7,13 @@ inherited when it started), until `close()` (or garbage collection) closes its r
 reaps it. `events` are perf event names (`meters.EVENT_CODES`) opened on every
 child; `cpus` pins every child to those CPUs. Each run's stderr goes to one
 file the launcher truncates before the run; `stderr_tail(n)` is its last n
-bytes after the run. `encode_request` and `parse_reply` are the protocol,
-pure, so it is tested without a process; launcher.c's header comment is the
-protocol's reference.
+bytes after the run. `cleanup` says what the launcher kills after each run:
+"subreaper" (every process the run started, setsid ones included) or "group"
+(the run's process group). An exception while waiting for a run (Ctrl-C, a
+SIGTERM turned into KeyboardInterrupt) closes the launcher, which kills the
+run in flight and everything it started; so does quadscope's death.
+`encode_request` and `parse_reply` are the protocol, pure, so it is tested
+without a process; launcher.c's header comment is the protocol's reference.
 
 Why resident: a process per run (a launcher or `perf stat`) costs milliseconds
 of harness time; one long-lived launcher costs a pipe round trip per run.
@@ -123,15 +127,24 @@ class ResidentLauncher:
         self._req_w: int | None = req_w
         self._rep_r = rep_r
         self._buf = b""
+        hello = self._read_line().split()
+        if hello[:1] != ["hello"] or len(hello) != 2:
+            self.close()
+            raise RuntimeError(f"the quadscope launcher greeted with {' '.join(hello)!r}")
+        self.cleanup = hello[1]
 
     def run(self, path: str, argv: Sequence[str], env: Sequence[bytes],
             timeout_s: float | None) -> Reply:
         """Spawn one run, wait for it, and return what the launcher measured."""
         assert self._req_w is not None, "run() after close()"
         request = memoryview(encode_request(path, argv, env, timeout_s))
-        while request:
-            request = request[os.write(self._req_w, request):]
-        return parse_reply(self._read_line(), self.events)
+        try:
+            while request:
+                request = request[os.write(self._req_w, request):]
+            return parse_reply(self._read_line(), self.events)
+        except BaseException:
+            self.close()  # EOF mid-run: the launcher kills the run and all it started
+            raise
 
     def stderr_tail(self, tail_bytes: int) -> str:
         """The last `tail_bytes` the latest run wrote to stderr."""
@@ -150,7 +163,7 @@ class ResidentLauncher:
         return line.decode()
 
     def close(self) -> None:
-        """End the launcher: EOF on its request pipe, then reap it."""
+        """End the launcher: EOF on its request pipe (aborting a run in flight), then reap it."""
         if getattr(self, "_req_w", None) is None:
             return  # closed already, or the launcher never started
         assert self._req_w is not None
