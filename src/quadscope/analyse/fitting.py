@@ -562,7 +562,10 @@ def _bracket(cls: str, leading: Sequence[str], fits: Mapping[str, _ClassFit], da
         fit = fits[growth.name]
         if growth.growing and np.isfinite(fit.score) and fit.b > 0:
             k_eff = _effective_exponent(fit, data)
-            if k_ci[0] - EXPONENT_SLACK <= k_eff <= k_ci[1] + EXPONENT_SLACK:
+            # A class beyond every power is only seen by k when k's interval is pinned at
+            # its bound; an interval that merely reaches the bound says k is unidentified.
+            beyond = growth.outgrows_powers and k_ci[0] < k_eff - 1.0
+            if k_ci[0] - EXPONENT_SLACK <= k_eff <= k_ci[1] + EXPONENT_SLACK and not beyond:
                 supported.add(growth.name)
     if rising:
         supported.discard("1")
