@@ -158,9 +158,13 @@ def attribute(
         f for f, v in ser.self_s.items()
         if any(ser.total_s[i] > 0 and v[i] / ser.total_s[i] >= MIN_SHARE for i in range(len(v)))
     ]
+    # Few samples make a function noise only while its share is small too: when a
+    # whole profile is thin (a short program, a loaded machine), the function holding
+    # most of the time at n₁ is still the one to name, with an unsettled class.
     noise = [f for f in candidates
-             if v_samples(ser.self_s[f], per_sample) < MIN_FUNCTION_SAMPLES
-             or sum(1 for x in ser.self_s[f] if x > 0) < 2]
+             if not (t1 > 0 and ser.self_s[f][-1] / t1 >= CLASS_MIN_SHARE)
+             and (v_samples(ser.self_s[f], per_sample) < MIN_FUNCTION_SAMPLES
+                  or sum(1 for x in ser.self_s[f] if x > 0) < 2)]
     candidates = [f for f in candidates if f not in noise]
     grown = sum(max(v[-1] - v[0], 0.0) for v in ser.self_s.values())
     excess_pos = sum(max(linear_excess(ser.sizes, v), 0.0) for v in ser.self_s.values())
