@@ -1,9 +1,11 @@
-"""Shared fixtures: a store in tmp, a fake clock and an executor with a modelled cost."""
+"""Shared fixtures: a store in tmp, a fake clock, an executor with a modelled cost, a headless browser."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import shutil
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,3 +57,23 @@ def clock() -> FakeClock:
 
 def fake_executor(f: Callable[[int], float], clock: FakeClock) -> FakeExecutor:
     return FakeExecutor(cost_model(f), clock)
+
+
+# Debian's Chromium, started as the machine notes advise: headless, no sandbox (root),
+# and no background networking, which this machine's closed network would refuse.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium per test module, closed afterwards (skipped without one)."""
+    if not shutil.which(CHROMIUM):
+        pytest.skip("no /usr/bin/chromium: run scripts/setup")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

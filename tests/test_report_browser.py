@@ -7,7 +7,6 @@ artifacts/report.png for a person to look at.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,23 +15,9 @@ from quadscope.render.html import HtmlRenderer
 from quadscope.render.plotdata import plot_point_count, report_data
 from test_report import HOSTILE, build_analysis
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not shutil.which(CHROMIUM):
-        pytest.skip("no /usr/bin/chromium: run scripts/setup")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def test_report_in_chromium(browser, tmp_path) -> None:

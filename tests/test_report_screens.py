@@ -12,8 +12,6 @@ shows. Skipped only when /usr/bin/chromium or playwright is absent; never retrie
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,6 @@ from quadscope.profile.records import Attribution
 from quadscope.profile.stacks import Frame, StackProfile
 from quadscope.render.html import HtmlRenderer
 from test_report import synth_runs
-from test_report_browser import ARGS, CHROMIUM
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (1000, 2000, 4000, 8000, 16000, 32000, 64000)
@@ -101,17 +98,6 @@ def doctor() -> Analysis:
 
 
 KINDS = {"sweep": single, "compare": compared, "profile": profiled, "doctor": doctor}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not shutil.which(CHROMIUM):
-        pytest.skip("no /usr/bin/chromium: run scripts/setup")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def _open(browser: Any, analysis: Analysis, tmp_path: Path) -> tuple[Any, list[str]]:
