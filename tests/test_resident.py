@@ -142,3 +142,79 @@ def test_orphans_left_by_a_run_are_reaped_before_the_next() -> None:
               for c in children]
     assert "Z" not in states
     ex.close()
+
+
+def _cgroup_of(pid: int) -> str:
+    lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    return next((line[3:] for line in lines if line.startswith("0::")), "")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.integration
+def test_each_run_is_in_the_launchers_cgroup_where_one_can_be_made(tmp_path: Path) -> None:
+    """Where cgroup v2 is writable the launcher says "cgroup" and runs land in its own cgroup."""
+    ex = ProcessExecutor()
+    out = tmp_path / "cg"
+    ex.execute(["sh", "-c", f"cat /proc/self/cgroup > {out}"], 10.0)
+    assert ex._resident is not None
+    if ex.cleanup != "cgroup":
+        ex.close()
+        pytest.skip(f"no writable cgroup v2 here: cleanup is {ex.cleanup!r}")
+    launcher = ex._resident._pid
+    run_cgroup = next(line[3:] for line in out.read_text().splitlines() if line.startswith("0::"))
+    assert run_cgroup.endswith(f"/quadscope-launcher-{launcher}")
+    assert _cgroup_of(launcher) != run_cgroup  # the launcher itself stays outside
+    ex.close()
+
+
+@pytest.mark.integration
+def test_what_a_sigkilled_launcher_left_is_killed_by_the_next_one(tmp_path: Path) -> None:
+    """A run's setsid child outlives its SIGKILLed launcher; the next launcher kills it."""
+    import signal
+    import threading
+    ex = ProcessExecutor()
+    ex.execute(["/bin/true"], 10.0)
+    assert ex._resident is not None
+    if ex.cleanup != "cgroup":
+        ex.close()
+        pytest.skip(f"no writable cgroup v2 here: cleanup is {ex.cleanup!r}")
+    launcher = ex._resident._pid
+    pidfile = tmp_path / "pid"
+    argv = ["sh", "-c", f"setsid sleep 60 & echo $! > {pidfile}; sleep 60"]
+    worker = threading.Thread(target=lambda: _run_ignoring_death(ex, argv), daemon=True)
+    worker.start()
+    for _ in range(500):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        subprocess.run(["sleep", "0.01"], check=True)
+    orphan = int(pidfile.read_text())
+    try:
+        os.kill(launcher, signal.SIGKILL)
+        worker.join(10.0)
+        assert _alive(orphan)  # nobody killed it: its launcher died by SIGKILL
+        nxt = ProcessExecutor()
+        nxt.execute(["/bin/true"], 10.0)  # its start sweeps the dead launcher's cgroup
+        for _ in range(200):
+            if not _alive(orphan):
+                break
+            subprocess.run(["sleep", "0.01"], check=True)
+        assert not _alive(orphan)
+        nxt.close()
+    finally:
+        if _alive(orphan):
+            os.kill(orphan, signal.SIGKILL)
+
+
+def _run_ignoring_death(ex: ProcessExecutor, argv: list[str]) -> None:
+    """Run argv on ex, ignoring the error its launcher's death raises."""
+    try:
+        ex.execute(argv, 60.0)
+    except (RuntimeError, OSError):
+        pass

@@ -8,9 +8,10 @@
  *                                                      truncated before every run
  * EOF on fd 0 ends the launcher (exit 0); during a run it also aborts the run (below).
  *
- * Hello:    "hello CLEANUP\n", written once at start: CLEANUP is "subreaper" when every
- *           process a run starts is ours to kill (PR_SET_CHILD_SUBREAPER took), else
- *           "group" (only the run's process group is killed).
+ * Hello:    "hello CLEANUP\n", written once at start: CLEANUP is "cgroup" when every run
+ *           goes into a cgroup of ours (below), else "subreaper" when every process a run
+ *           starts is ours to kill (PR_SET_CHILD_SUBREAPER took), else "group" (only the
+ *           run's process group is killed).
  *
  * Request:  "run TIMEOUT_NS ARGC ENVC NBYTES\n" followed by NBYTES bytes holding
  *           ARGC + ENVC + 1 NUL-terminated strings: PATH, ARGV[0..ARGC-1], ENV[0..ENVC-1].
@@ -31,7 +32,17 @@
  * is measured by the child itself and taken out of WALL_NS. The wait polls a pidfd
  * (for the timeout) and fd 0; on timeout the run's process group is killed.
  *
- * No orphans: we are a child subreaper, so every process a run starts that outlives
+ * No orphans, first line: a cgroup v2 of our own, quadscope-launcher-PID beside our own
+ * cgroup, where the hierarchy lets us make one and move a process into it (checked at
+ * start with a throwaway child). Each run's child moves itself into it before exec, so
+ * every process the run starts is in it whatever it does (setsid, double fork, a
+ * subreaper of its own). After each run, when cgroup.events says it is still populated,
+ * cgroup.kill (or SIGKILL to each pid in cgroup.procs before Linux 5.14) kills them all.
+ * A launcher that was itself SIGKILLed leaves its cgroup behind: the next launcher to
+ * start kills what is left in every quadscope-launcher-PID whose PID is gone, and
+ * removes it. We remove our own at exit.
+ *
+ * No orphans, second line: we are a child subreaper, so every process a run starts that outlives
  * its parent (a background child, one that called setsid) becomes our child. After
  * each run, before replying, we SIGKILL our remaining children (read from
  * /proc/self/task/PID/children), reap them, and repeat until none is left: each
@@ -46,6 +57,7 @@
  * the terminal, and quadscope turns them into an abort through fd 0.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -58,6 +70,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -83,6 +96,7 @@ struct spawn {
     int fd[MAX_EVENTS], open_errno[MAX_EVENTS];
     struct timespec open_start, open_end;
     int exec_errno;
+    int cgroup_errno; /* joining our cgroup failed: the subreaper alone cleans up this run */
     int devnull;
     const cpu_set_t *cpus;
     sigset_t mask;
@@ -90,6 +104,133 @@ struct spawn {
 
 static long long ns_between(const struct timespec *a, const struct timespec *b) {
     return (long long)(b->tv_sec - a->tv_sec) * 1000000000LL + (b->tv_nsec - a->tv_nsec);
+}
+
+/* Our cgroup for the runs (see "No orphans"): its directory and open files, or procs -1. */
+static struct { int procs, kill, events; char dir[4096]; } cg = {-1, -1, -1, ""};
+
+#define CG_PREFIX "quadscope-launcher-"
+
+/* Where our own cgroup v2 is in the file system, into out: 0, or -1 when there is none
+ * we can name (no cgroup2 mount, or a mount whose root is not above our cgroup). */
+static int own_cgroup_dir(char *out, size_t size) {
+    char line[4096], own[4096] = "", mount[4096] = "", root[4096] = "";
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "0::", 3) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(own, sizeof own, "%s", line + 3);
+        }
+    fclose(f);
+    if (!*own || !(f = fopen("/proc/self/mountinfo", "re"))) return -1;
+    while (fgets(line, sizeof line, f)) {
+        /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS... - FSTYPE SOURCE SUPEROPTIONS */
+        char r[4096], m[4096];
+        const char *dash = strstr(line, " - ");
+        if (dash && strncmp(dash + 3, "cgroup2 ", 8) == 0
+            && sscanf(line, "%*s %*s %*s %4095s %4095s", r, m) == 2) {
+            snprintf(root, sizeof root, "%s", r);
+            snprintf(mount, sizeof mount, "%s", m);
+            break;
+        }
+    }
+    fclose(f);
+    size_t rl = strlen(root);
+    if (!*mount || strchr(mount, '\\')) return -1; /* none, or an escaped (odd) path */
+    if (strcmp(root, "/") == 0) rl = 0;
+    else if (strncmp(own, root, rl) != 0 || (own[rl] && own[rl] != '/')) return -1;
+    int n = snprintf(out, size, "%s%s", mount, own + rl);
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* 1 when the cgroup whose cgroup.events is open on fd still holds a process. */
+static int populated(int fd) {
+    char buf[256];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return 1; /* cannot tell: assume the worst */
+    buf[n] = '\0';
+    return strstr(buf, "populated 1") != NULL;
+}
+
+/* SIGKILLs every process in the cgroup at dir (kill_fd: its cgroup.kill, or -1). */
+static void kill_cgroup(const char *dir, int kill_fd) {
+    if (kill_fd >= 0 && write(kill_fd, "1", 1) == 1) return;
+    char path[4096 + 512];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    for (int round = 0; round < 100; round++) { /* a fork between read and kill: go again */
+        FILE *f = fopen(path, "re");
+        int pid, killed = 0;
+        if (!f) return;
+        while (fscanf(f, "%d", &pid) == 1) killed += kill(pid, SIGKILL) == 0;
+        fclose(f);
+        if (!killed) return;
+    }
+}
+
+/* Kills and removes the cgroups that SIGKILLed launchers left beside ours. */
+static void sweep_stale_cgroups(const char *parent) {
+    DIR *d = opendir(parent);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int pid;
+        char end;
+        if (sscanf(e->d_name, CG_PREFIX "%d%c", &pid, &end) != 1 || pid <= 0) continue;
+        if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
+        char path[4096 + 512];
+        snprintf(path, sizeof path, "%s/%s/cgroup.kill", parent, e->d_name);
+        int kfd = open(path, O_WRONLY | O_CLOEXEC);
+        snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+        kill_cgroup(path, kfd);
+        if (kfd >= 0) close(kfd);
+        for (int i = 0; i < 100 && rmdir(path) != 0 && errno == EBUSY; i++)
+            usleep(10000); /* the killed are still exiting */
+    }
+    closedir(d);
+}
+
+static void remove_cgroup(void) {
+    if (!*cg.dir) return;
+    if (cg.procs >= 0) close(cg.procs);
+    if (cg.events >= 0) close(cg.events);
+    if (cg.kill >= 0) close(cg.kill);
+    cg.procs = cg.events = cg.kill = -1;
+    rmdir(cg.dir);
+    *cg.dir = '\0';
+}
+
+/* Makes our cgroup and checks that a child can move into it: 1 when in force. */
+static int make_cgroup(void) {
+    char parent[4096];
+    if (own_cgroup_dir(parent, sizeof parent) != 0) return 0;
+    sweep_stale_cgroups(parent);
+    int n = snprintf(cg.dir, sizeof cg.dir, "%s/" CG_PREFIX "%d", parent, (int)getpid());
+    if (n <= 0 || (size_t)n >= sizeof cg.dir - 32 || mkdir(cg.dir, 0755) != 0) {
+        *cg.dir = '\0';
+        return 0;
+    }
+    char path[4096 + 512];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cg.dir);
+    cg.procs = open(path, O_WRONLY | O_CLOEXEC);
+    snprintf(path, sizeof path, "%s/cgroup.events", cg.dir);
+    cg.events = open(path, O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof path, "%s/cgroup.kill", cg.dir);
+    cg.kill = open(path, O_WRONLY | O_CLOEXEC); /* absent before Linux 5.14 */
+    int moved = 0;
+    if (cg.procs >= 0 && cg.events >= 0) {
+        pid_t pid = fork();
+        if (pid == 0) _exit(write(cg.procs, "0", 1) == 1 ? 0 : 1);
+        int status;
+        moved = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)
+                && WEXITSTATUS(status) == 0;
+    }
+    if (!moved) {
+        remove_cgroup();
+        return 0;
+    }
+    atexit(remove_cgroup);
+    return 1;
 }
 
 static int open_counter(const struct event *e) {
@@ -115,13 +256,16 @@ static int open_counter(const struct event *e) {
 /* Runs in the vforked child, on its own stack, in the launcher's memory. */
 static int child(void *arg) {
     struct spawn *s = arg;
+    /* Joining our cgroup and opening counters is harness time, taken out of WALL_NS. */
+    clock_gettime(CLOCK_MONOTONIC, &s->open_start);
+    /* Everything the run starts is in our cgroup from here; a failure leaves the subreaper. */
+    if (cg.procs >= 0 && write(cg.procs, "0", 1) != 1) s->cgroup_errno = errno;
+    for (int i = 0; i < s->nev; i++) {
+        s->fd[i] = open_counter(&s->ev[i]);
+        s->open_errno[i] = s->fd[i] < 0 ? errno : 0;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &s->open_end);
     if (s->nev > 0) {
-        clock_gettime(CLOCK_MONOTONIC, &s->open_start);
-        for (int i = 0; i < s->nev; i++) {
-            s->fd[i] = open_counter(&s->ev[i]);
-            s->open_errno[i] = s->fd[i] < 0 ? errno : 0;
-        }
-        clock_gettime(CLOCK_MONOTONIC, &s->open_end);
         /* From here on our descriptor table is our own: dup2 below must not touch the launcher's. */
         if (unshare(CLONE_FILES) != 0) { s->exec_errno = errno; _exit(127); }
     }
@@ -146,10 +290,18 @@ static int child(void *arg) {
     _exit(127);
 }
 
-/* Kills and reaps every process left of a run: the leader `pgid`'s group, then our
- * children (orphans of the run, setsid ones included) until none is left. */
-static void kill_leftovers(pid_t pgid) {
+/* Kills and reaps every process left of a run: the leader `pgid`'s group, then, when
+ * the run joined our cgroup (in_cgroup), the cgroup; then our children (orphans of the
+ * run, setsid ones included) until none is left. */
+static void kill_leftovers(pid_t pgid, int in_cgroup) {
     killpg(pgid, SIGKILL);
+    if (in_cgroup && cg.procs >= 0) {
+        if (!populated(cg.events)) { /* the usual case: only zombies, if any, to reap */
+            while (waitpid(-1, NULL, WNOHANG) > 0) {}
+            return;
+        }
+        kill_cgroup(cg.dir, cg.kill);
+    }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
     for (;;) {
@@ -188,7 +340,8 @@ static int timed_out_waiting(pid_t pid, long long timeout_ns, const struct times
         int r = parent_gone ? 0 : poll(p, 2, wait_ms);
         /* quadscope sends nothing during a run: fd 0 ready means it closed it or died */
         if (parent_gone || (r > 0 && p[1].revents)) {
-            kill_leftovers(pid);
+            kill_leftovers(pid, 0); /* the slow, thorough way: we are leaving */
+            if (cg.procs >= 0) kill_cgroup(cg.dir, cg.kill);
             exit(0);
         }
         if (r > 0) break;
@@ -217,6 +370,7 @@ static void run(struct spawn *s, long long timeout_ns) {
         exit(125);
     }
     s->exec_errno = 0;
+    s->cgroup_errno = 0;
     for (int i = 0; i < s->nev; i++) s->fd[i] = -1, s->open_errno[i] = 0;
     memset(&s->open_start, 0, sizeof s->open_start);
     memset(&s->open_end, 0, sizeof s->open_end);
@@ -241,7 +395,7 @@ static void run(struct spawn *s, long long timeout_ns) {
         if (errno != EINTR) { perror("quadscope-launcher: wait4"); exit(125); }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     long long wall_ns = ns_between(&t0, &t1) - ns_between(&s->open_start, &s->open_end);
-    kill_leftovers(pid);
+    kill_leftovers(pid, s->cgroup_errno == 0);
     char line[1024];
     int len = snprintf(line, sizeof line, "done %lld %d %d %d %lld %lld %ld %ld %ld %ld %ld",
                        wall_ns, timed_out, status, s->exec_errno,
@@ -310,6 +464,7 @@ int main(int argc, char **argv) {
     }
     /* Orphaned descendants come to us, so that no process of a run outlives it. */
     int subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+    int cgroup = make_cgroup();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_term; /* no SA_RESTART: poll and the request read return EINTR */
@@ -318,7 +473,8 @@ int main(int argc, char **argv) {
     signal(SIGHUP, SIG_IGN);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent || parent_gone) return 0; /* quadscope died before the prctl took */
-    if (dprintf(REPLY_FD, "hello %s\n", subreaper ? "subreaper" : "group") < 0) return 0;
+    if (dprintf(REPLY_FD, "hello %s\n",
+                cgroup ? "cgroup" : subreaper ? "subreaper" : "group") < 0) return 0;
     FILE *in = fdopen(REQ_FD, "rb");
     char header[256];
     char *buf = NULL;

@@ -240,7 +240,7 @@ class ProcessExecutor(SerialExecutor):
 
     @property
     def cleanup(self) -> str:
-        """What is killed after each run: "subreaper" (all it started), else "group"."""
+        """What is killed after each run: "cgroup" or "subreaper" (all it started), else "group"."""
         return self._resident.cleanup if self._resident is not None else "group"
 
     def _run_launched(self, launcher: str, path: str, job: Job) -> Measurement:

@@ -8,8 +8,10 @@ reaps it. `events` are perf event names (`meters.EVENT_CODES`) opened on every
 child; `cpus` pins every child to those CPUs. Each run's stderr goes to one
 file the launcher truncates before the run; `stderr_tail(n)` is its last n
 bytes after the run. `cleanup` says what the launcher kills after each run:
-"subreaper" (every process the run started, setsid ones included) or "group"
-(the run's process group). An exception while waiting for a run (Ctrl-C, a
+"cgroup" (every process in the run's cgroup, whatever it did; also what a
+SIGKILLed launcher left, at the next launcher's start), "subreaper" (every
+process the run started, setsid ones included) or "group" (the run's process
+group). An exception while waiting for a run (Ctrl-C, a
 SIGTERM turned into KeyboardInterrupt) closes the launcher, which kills the
 run in flight and everything it started; so does quadscope's death.
 `encode_request` and `parse_reply` are the protocol, pure, so it is tested

@@ -410,8 +410,9 @@ def _verbose(analysis: Analysis, width: int) -> Iterable[RenderableType]:
     if sw.counters_note:
         yield Text(f"counters: {visible(sw.counters_note)}", style="dim")
     if cleanup := sw.host.get("run_cleanup"):  # measure/resident.py: what no-orphans used
-        how = ("every process it started (child subreaper)" if cleanup == "subreaper"
-               else "its process group")
+        how = {"cgroup": "every process it started (a cgroup per launcher)",
+               "subreaper": "every process it started (child subreaper)"}.get(
+                   cleanup, "its process group")
         yield Text(f"after each run quadscope killed {how}", style="dim")
     for variant, fits in analysis.fits.items():
         if fits:
