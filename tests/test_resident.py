@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -188,7 +189,7 @@ def test_what_a_sigkilled_launcher_left_is_killed_by_the_next_one(tmp_path: Path
     launcher = ex._resident._pid
     pidfile = tmp_path / "pid"
     argv = ["sh", "-c", f"setsid sleep 60 & echo $! > {pidfile}; sleep 60"]
-    worker = threading.Thread(target=lambda: _run_ignoring_death(ex, argv), daemon=True)
+    worker = threading.Thread(target=_run_ignoring_death, args=(ex, argv), daemon=True)
     worker.start()
     for _ in range(500):
         if pidfile.exists() and pidfile.read_text().strip():
@@ -214,7 +215,5 @@ def test_what_a_sigkilled_launcher_left_is_killed_by_the_next_one(tmp_path: Path
 
 def _run_ignoring_death(ex: ProcessExecutor, argv: list[str]) -> None:
     """Run argv on ex, ignoring the error its launcher's death raises."""
-    try:
+    with contextlib.suppress(RuntimeError, OSError):
         ex.execute(argv, 60.0)
-    except (RuntimeError, OSError):
-        pass
