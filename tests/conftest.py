@@ -12,7 +12,7 @@ import pytest
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 
 def measurement(wall_s: float, exit_code: int = 0, **kw: float) -> Measurement:
@@ -47,7 +47,7 @@ def cost_model(f: Callable[[int], float]) -> Callable[[Sequence[str]], Measureme
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "results.db")
+    return SqliteStore(tmp_path / "results.db")
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Owner, Sweep
 from quadscope.run.runner import resume_sweep
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -90,7 +90,7 @@ def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: 
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (db.exists() and Store(db).list_sweeps()):
+        while time.monotonic() < deadline and not (db.exists() and SqliteStore(db).list_sweeps()):
             time.sleep(0.05)
         code, _, err = run_argv(["run", "--db", str(db), "--resume", "1"])
         assert code == 10, err
@@ -99,11 +99,11 @@ def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: 
         os.killpg(child.pid, signal.SIGKILL)
         child.wait(timeout=10)
     stop.touch()
-    with Store(db) as store:
+    with SqliteStore(db) as store:
         assert store.list_sweeps()[0][0].status == "running"  # killed: it could not say otherwise
     _, _, err = run_argv(["run", "--db", str(db), "--no-perf", "--resume", "1"])
     assert "being run" not in err and "Traceback" not in err, err
-    with Store(db) as store:
+    with SqliteStore(db) as store:
         [(sweep, count)] = store.list_sweeps()
         assert (sweep.status, count) == ("complete", 4)
         assert sorted(r.size_n for r in store.runs(sweep.id)) == [1, 2, 3, 4]

@@ -17,7 +17,7 @@ import pytest
 import quadscope
 from quadscope.errors import StoreError, UnknownRunError
 from quadscope.model import SCHEMA_VERSION, Measurement, Run, Sweep
-from quadscope.store import APPLICATION_ID, Store, default_db_path
+from quadscope.store import APPLICATION_ID, SqliteStore, Store, default_db_path
 
 
 def make_sweep(name: str = "sort", **kw: object) -> Sweep:
@@ -69,7 +69,7 @@ def make_run(sweep_id: int, seq: int, *, size_n: int = 100, perf: bool = True) -
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    with Store(tmp_path / "results.db") as s:
+    with SqliteStore(tmp_path / "results.db") as s:
         yield s
 
 
@@ -86,7 +86,7 @@ def test_default_db_path_env_then_cwd(tmp_path: Path) -> None:
 def test_open_creates_parent_and_marks_file_as_ours(tmp_path: Path) -> None:
     """A new path gets its parent directory, our application_id and user_version."""
     path = tmp_path / "deep" / "dir" / "results.db"
-    Store(path).close()
+    SqliteStore(path).close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID == 0x51534350
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -97,14 +97,14 @@ def test_empty_file_is_initialised(tmp_path: Path) -> None:
     """A zero-byte file is taken as a new store, not refused."""
     path = tmp_path / "results.db"
     path.touch()
-    with Store(path) as s:
+    with SqliteStore(path) as s:
         assert s.list_sweeps() == []
 
 
 def test_wal_mode_is_on(tmp_path: Path) -> None:
     """The file is in WAL journal mode, seen from an independent connection."""
     path = tmp_path / "results.db"
-    with Store(path):
+    with SqliteStore(path):
         conn = sqlite3.connect(path)
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         conn.close()
@@ -113,12 +113,12 @@ def test_wal_mode_is_on(tmp_path: Path) -> None:
 def test_sweep_and_runs_round_trip(tmp_path: Path) -> None:
     """Sweeps and runs read back equal to what was written, across a reopen."""
     path = tmp_path / "results.db"
-    with Store(path) as s:
+    with SqliteStore(path) as s:
         sweep = s.create_sweep(make_sweep())
         runs = [make_run(sweep.id, seq, perf=seq != 3) for seq in range(5)]
         for run in runs:
             s.add_run(run)
-    with Store(path) as s:
+    with SqliteStore(path) as s:
         assert s.get_sweep(sweep.id) == sweep
         got = s.runs(sweep.id)
     assert got == runs
@@ -250,7 +250,7 @@ def test_garbage_file_is_refused(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.db"
         path.write_bytes(content)
         with pytest.raises(StoreError) as e:
-            Store(path)
+            SqliteStore(path)
         assert str(e.value).startswith(
             f"{path} is not a SQLite database (corrupt, or not a quadscope store): "
         )
@@ -262,7 +262,7 @@ def test_corrupt_sqlite_body_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "results.db"
     path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
     with pytest.raises(StoreError, match=str(path)):
-        Store(path)
+        SqliteStore(path)
 
 
 def test_foreign_sqlite_db_is_refused(tmp_path: Path) -> None:
@@ -274,25 +274,25 @@ def test_foreign_sqlite_db_is_refused(tmp_path: Path) -> None:
     conn.close()
     before = path.read_bytes()
     with pytest.raises(StoreError) as e:
-        Store(path)
+        SqliteStore(path)
     assert str(e.value) == f"{path} is a SQLite database but not a quadscope store"
     assert path.read_bytes() == before
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA application_id = 1234")
     conn.close()
     with pytest.raises(StoreError, match="not a quadscope store"):
-        Store(path)
+        SqliteStore(path)
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
     """A store whose user_version exceeds SCHEMA_VERSION raises StoreError saying to upgrade."""
     path = tmp_path / "results.db"
-    Store(path).close()
+    SqliteStore(path).close()
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
     with pytest.raises(StoreError) as e:
-        Store(path)
+        SqliteStore(path)
     assert str(e.value) == (
         f"{path} was written by a newer quadscope (schema {SCHEMA_VERSION + 1}; "
         f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope"
@@ -302,7 +302,7 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
 def test_two_connections_share_one_store(tmp_path: Path) -> None:
     """Runs written through one Store are visible to another open on the same file."""
     path = tmp_path / "results.db"
-    with Store(path) as writer, Store(path) as reader:
+    with SqliteStore(path) as writer, SqliteStore(path) as reader:
         sweep = writer.create_sweep(make_sweep())
         writer.add_run(make_run(sweep.id, 0))
         assert reader.runs(sweep.id) == [make_run(sweep.id, 0)]
@@ -314,9 +314,9 @@ _CHILD = """
 import sys
 from pathlib import Path
 from quadscope.model import Measurement, Run, Sweep
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
-store = Store(Path(sys.argv[1]))
+store = SqliteStore(Path(sys.argv[1]))
 sweep = store.create_sweep(Sweep(id=0, name="victim", mode="sizes", command=("x",)))
 print(sweep.id, flush=True)
 m = Measurement(wall_s=0.5, user_s=0.25, sys_s=0.0, max_rss_bytes=1024, minor_faults=1,
@@ -363,7 +363,7 @@ def test_committed_runs_survive_kill_9(tmp_path: Path) -> None:
     sweep_id = int(lines[0])
     printed = [int(x) for x in lines[1:]]
     assert printed == list(range(20))
-    with Store(path) as s:
+    with SqliteStore(path) as s:
         stored = [r.seq for r in s.runs(sweep_id)]
         assert s._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     # The child may have committed more runs after its last line was read.
