@@ -1,4 +1,7 @@
-"""One process runs a sweep at a time: a live owner refuses a resume by name, a dead one is taken over."""
+"""One process runs a sweep at a time: a live owner refuses a resume by name, a dead one is taken over.
+
+Every test runs on both back ends (SQLite and a throwaway PostgreSQL server).
+"""
 
 from __future__ import annotations
 
@@ -8,20 +11,35 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bad_inputs import fake_measurement, run_argv
-from quadscope.errors import SweepBusyError
+from quadscope.errors import SweepBusyError, UnknownRunError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Owner, Sweep
 from quadscope.run.runner import resume_sweep
-from quadscope.store import SqliteStore, Store
+from quadscope.store import Store, open_store
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+@pytest.fixture
+def store(store_location: Path | str) -> Iterator[Store]:
+    with open_store(store_location) as s:
+        yield s
+
+
+def _sweeps(location: Path | str) -> list[tuple[Sweep, int]]:
+    try:
+        with open_store(location, readonly=True) as s:
+            return s.list_sweeps()
+    except UnknownRunError:  # not created yet
+        return []
 
 
 def _interrupted(store: Store, owner: Owner | None) -> Sweep:
@@ -77,9 +95,10 @@ def test_a_reused_pid_is_not_the_owner() -> None:
 
 
 @pytest.mark.integration
-def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: Path) -> None:
+def test_a_second_resume_is_refused_until_the_first_process_is_killed(
+        tmp_path: Path, store_location: Path | str) -> None:
     """While one `quadscope run` sweeps, `--resume` is exit 10 naming its pid; after kill -9 it resumes."""
-    db, stop = tmp_path / "r.db", tmp_path / "stop"
+    db, stop = store_location, tmp_path / "stop"
     env = {**os.environ, "PYTHONPATH": str(SRC), "XDG_CACHE_HOME": str(tmp_path)}
     # Each run waits until `stop` exists, so the first process is surely mid-sweep; a run
     # left behind by the kill ends as soon as `stop` is made (bounded: 600 polls).
@@ -90,7 +109,7 @@ def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: 
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (db.exists() and SqliteStore(db).list_sweeps()):
+        while time.monotonic() < deadline and not _sweeps(db):
             time.sleep(0.05)
         code, _, err = run_argv(["run", "--db", str(db), "--resume", "1"])
         assert code == 10, err
@@ -99,11 +118,11 @@ def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: 
         os.killpg(child.pid, signal.SIGKILL)
         child.wait(timeout=10)
     stop.touch()
-    with SqliteStore(db) as store:
+    with open_store(db) as store:
         assert store.list_sweeps()[0][0].status == "running"  # killed: it could not say otherwise
     _, _, err = run_argv(["run", "--db", str(db), "--no-perf", "--resume", "1"])
     assert "being run" not in err and "Traceback" not in err, err
-    with SqliteStore(db) as store:
+    with open_store(db) as store:
         [(sweep, count)] = store.list_sweeps()
         assert (sweep.status, count) == ("complete", 4)
         assert sorted(r.size_n for r in store.runs(sweep.id)) == [1, 2, 3, 4]
