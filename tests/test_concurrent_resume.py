@@ -21,8 +21,8 @@ from quadscope.errors import SweepBusyError, UnknownRunError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import FakeExecutor
-from quadscope.model import Owner, Sweep
-from quadscope.run.runner import resume_sweep
+from quadscope.model import Owner, Run, Sweep
+from quadscope.run.runner import STALE_AFTER_S, resume_sweep
 from quadscope.store import Store, open_store
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -72,6 +72,20 @@ def test_resume_of_a_live_sweep_names_the_process(store: Store, clock: FakeClock
                                              r"buildbox .*another host"):
         resume_sweep(sweep, executor=executor, clock=clock, store=store, alive=lambda o: True)
     assert executor.calls == () and store.runs(sweep.id) == []
+
+
+def test_a_holder_on_another_host_counts_as_alive_until_stale(store: Store, clock: FakeClock) -> None:
+    """A remote holder refuses a resume while it claimed or stored within STALE_AFTER_S; then not."""
+    sweep = _interrupted(store, Owner(pid=4242, host="farm-7", since=clock.time()))
+    store.add_run(Run(sweep.id, 0, "A", 1, 0, False, clock.time() + 100.0, fake_measurement(0.01)))
+    executor = FakeExecutor(lambda argv: fake_measurement(0.01), clock)
+    clock.advance(STALE_AFTER_S)  # within STALE_AFTER_S of the stored run
+    with pytest.raises(SweepBusyError, match=r"counts as running until it has stored nothing "
+                                             r"for 6 h: resume it there once it has ended"):
+        resume_sweep(sweep, executor=executor, clock=clock, store=store)
+    clock.advance(200.0)
+    done = resume_sweep(sweep, executor=executor, clock=clock, store=store)
+    assert done.status == "complete" and [r.seq for r in store.runs(sweep.id)] == [0, 1, 2, 3]
 
 
 def test_resume_of_a_sweep_whose_process_died(store: Store, clock: FakeClock) -> None:
