@@ -22,7 +22,15 @@ import pytest
 import quadscope
 from quadscope.errors import StoreError, UnknownRunError
 from quadscope.model import SCHEMA_VERSION, Measurement, Run, Sweep
-from quadscope.store import APPLICATION_ID, SqliteStore, Store, default_db_path, open_store
+from quadscope.store import (
+    APPLICATION_ID,
+    SqliteStore,
+    Store,
+    as_location,
+    default_db_path,
+    default_location,
+    open_store,
+)
 from quadscope.store.schema import POSTGRES, SQLITE, Dialect, table_columns
 
 
@@ -97,6 +105,16 @@ def test_default_db_path_env_then_cwd(tmp_path: Path) -> None:
     )
     assert default_db_path(tmp_path, env={"QUADSCOPE_DB": "/x/y.db"}) == Path("/x/y.db")
     assert default_db_path(tmp_path, env={"QUADSCOPE_DB": "r.db"}) == tmp_path / "r.db"
+
+
+def test_a_url_in_quadscope_db_names_a_server_not_a_file(tmp_path: Path) -> None:
+    """$QUADSCOPE_DB holding a postgresql:// or postgres:// URL is kept as the URL; a path is a Path."""
+    url = "postgresql://ci@db.example/quadscope"
+    assert default_location(tmp_path, env={"QUADSCOPE_DB": url}) == url
+    assert default_location(tmp_path, env={"QUADSCOPE_DB": "POSTGRES://x/y"}) == "POSTGRES://x/y"
+    assert default_location(tmp_path, env={"QUADSCOPE_DB": "r.db"}) == tmp_path / "r.db"
+    assert as_location("postgres://h/db") == "postgres://h/db"
+    assert as_location("postgresql.db") == Path("postgresql.db")
 
 
 def test_open_creates_parent_and_marks_file_as_ours(tmp_path: Path) -> None:

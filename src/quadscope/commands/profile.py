@@ -59,7 +59,7 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
         return Path(given)
     db = as_location(getattr(args, "db", None))
     # A store on a server has no folder of its own: the stacks go beside the default one.
-    folder = db.parent if isinstance(db, Path) else default_db_path().parent
+    folder = db.parent if isinstance(db, Path) else default_db_path(env={}).parent
     return folder / "profile" / f"sweep-{sweep.id}"
 
 
