@@ -28,7 +28,7 @@ from quadscope.measure.launcher import ProcessExecutor
 from quadscope.measure.meters import NoCounters
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,7 @@ def machine() -> dict[str, str]:
 def scratch_store() -> Iterator[Store]:
     """A results database of its own, so benchmarks never touch the user's store."""
     with tempfile.TemporaryDirectory(prefix="quadscope-bench-") as tmp:
-        store = Store(Path(tmp) / "bench.db")
+        store = SqliteStore(Path(tmp) / "bench.db")
         try:
             yield store
         finally:

@@ -28,7 +28,7 @@ from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 
 Row = tuple[tuple[str, ...], int, str]
 
@@ -43,7 +43,7 @@ def make_sandbox(root: Path) -> dict[str, str]:
     """The files the rows name, under `root`; returns the placeholder -> path map."""
     db = root / "results.db"
     clock = FakeClock(start=1000.0)
-    with Store(db) as store:
+    with SqliteStore(db) as store:
         good = FakeExecutor(lambda argv: fake_measurement(1e-6 * int(argv[-1]) ** 2), clock)
         run_sweep(SweepSpec(command=("/bin/true", "{n}"), name="good", sizes=(100, 200, 400, 800),
                             repeat=2, warmup=0), executor=good, clock=clock, store=store)

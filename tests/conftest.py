@@ -1,4 +1,4 @@
-"""Shared fixtures: a store in tmp, a fake clock, an executor with a modelled cost, a headless browser."""
+"""Shared fixtures: a store in tmp (SQLite, or either back end), a fake clock, a fake executor, a browser."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+import pg
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 
 def measurement(wall_s: float, exit_code: int = 0, **kw: float) -> Measurement:
@@ -47,7 +48,35 @@ def cost_model(f: Callable[[int], float]) -> Callable[[Sequence[str]], Measureme
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "results.db")
+    return SqliteStore(tmp_path / "results.db")
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[pg.PgServer]:
+    """One throwaway PostgreSQL server for the whole session (skipped without the binaries)."""
+    if pg.pg_bin() is None:
+        pytest.skip("no PostgreSQL server under /usr/lib/postgresql: run scripts/setup")
+    pytest.importorskip("psycopg")
+    server = pg.start_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: pg.PgServer) -> Iterator[str]:
+    """The URL of a fresh, empty database on the session's server, dropped afterwards."""
+    url = pg_server.new_database()
+    yield url
+    pg_server.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a new store goes, on each back end: a file in tmp, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return tmp_path / "results.db"
+    url: str = request.getfixturevalue("pg_url")
+    return url
 
 
 @pytest.fixture

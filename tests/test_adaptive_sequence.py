@@ -22,7 +22,7 @@ from quadscope.measure.launcher import FakeExecutor, SerialExecutor
 from quadscope.model import Measurement
 from quadscope.run.runner import resume_sweep, run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "adaptive" / "runs.json"
 
@@ -62,7 +62,7 @@ def _rows(store: Store, sweep_id: int, timeouts: list[float | None]) -> list[lis
 
 def _sweep(tmp_path: Path, cost: Callable[[int], float], spec: SweepSpec) -> dict[str, Any]:
     clock = FakeClock(start=1000.0)
-    store = Store(tmp_path / "results.db")
+    store = SqliteStore(tmp_path / "results.db")
     ex = _Recorder(FakeExecutor(cost_model(cost), clock))
     sweep = store.get_sweep(run_sweep(spec, executor=ex, clock=clock, store=store).id)
     return {"runs": _rows(store, sweep.id, ex.timeouts), "sizes": list(sweep.sizes),
@@ -71,7 +71,7 @@ def _sweep(tmp_path: Path, cost: Callable[[int], float], spec: SweepSpec) -> dic
 
 def _interrupted_then_resumed(tmp_path: Path) -> dict[str, Any]:
     clock = FakeClock(start=1000.0)
-    store = Store(tmp_path / "results.db")
+    store = SqliteStore(tmp_path / "results.db")
     cost = cost_model(_jitter(lambda n: 2e-3 + 1e-7 * n**2, (1.0, 1.3)))
     first = _Recorder(FakeExecutor(cost, clock), limit=9)
     spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=8.0, start_n=4,

@@ -9,7 +9,7 @@ import pytest
 
 from bad_inputs import ROWS, expand, guard_measuring, make_sandbox, run_argv
 from quadscope.cli import CRASH_EXIT
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 
 
 @pytest.fixture(scope="module")
@@ -49,5 +49,5 @@ def test_no_bad_run_is_saved_as_a_sweep(sandbox: dict[str, str]) -> None:
     """After every row has run, the store holds only the two sweeps the sandbox made."""
     for argv, _, _ in ROWS:
         run_argv(expand(argv, sandbox))
-    with Store(Path(sandbox["db"])) as store:
+    with SqliteStore(Path(sandbox["db"])) as store:
         assert sorted(s.name for s, _ in store.list_sweeps()) == ["allfailed", "good"]

@@ -19,7 +19,7 @@ from quadscope.render.junit import GateOutcome, JunitRenderer
 from quadscope.render.markdown import md
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -35,7 +35,7 @@ def _quadratic_sweep(db: Path, name: str) -> None:
     clock = FakeClock(start=1_700_000_000.0)
     spec = SweepSpec(command=("prog", "{n}"), name=name, repeat=3, warmup=0,
                      sizes=(1000, 2000, 4000, 8000, 16000, 32000))
-    with Store(db) as store:
+    with SqliteStore(db) as store:
         run_sweep(spec, executor=FakeExecutor(cost, clock), clock=clock, store=store)
 
 

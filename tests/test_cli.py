@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from quadscope.cli import main
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -60,7 +60,7 @@ def test_program_not_found(capsys: pytest.CaptureFixture[str], db: str) -> None:
                            "no-such-program-xyz", "{n}")
     assert code == 3
     assert "no-such-program-xyz" in one_sentence(err)
-    assert not Path(db).exists() or Store(Path(db)).list_sweeps() == []
+    assert not Path(db).exists() or SqliteStore(Path(db)).list_sweeps() == []
 
 
 def test_program_not_executable(capsys: pytest.CaptureFixture[str], db: str,
@@ -99,7 +99,7 @@ def test_foreign_database(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
 def test_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """A store written by a newer quadscope is exit 4 and says to upgrade."""
     path = tmp_path / "new.db"
-    Store(path).close()
+    SqliteStore(path).close()
     con = sqlite3.connect(path)
     con.execute("pragma user_version = 99")
     con.commit()
@@ -113,7 +113,7 @@ def test_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
                                      ["compare", "42", "43"], ["run", "--resume", "42"]])
 def test_unknown_run(capsys: pytest.CaptureFixture[str], db: str, command: list[str]) -> None:
     """An unknown RUN id is exit 5 for every command that takes one."""
-    Store(Path(db)).close()
+    SqliteStore(Path(db)).close()
     code, _, err = run_cli(capsys, *command, "--db", db)
     assert code == 5
     assert "no stored sweep with id or name '42'" in one_sentence(err)
@@ -141,7 +141,7 @@ def test_unwritable_output_is_refused_before_the_sweep(capsys: pytest.CaptureFix
                            "--json", "/proc/no/such/out.json", "--", "true", "{n}")
     assert code == 2
     assert "--json /proc/no/such/out.json: cannot create /proc/no/such" in one_sentence(err)
-    assert not Path(db).exists() or Store(Path(db)).list_sweeps() == []
+    assert not Path(db).exists() or SqliteStore(Path(db)).list_sweeps() == []
 
 
 def test_python_function_target_that_does_not_exist(capsys: pytest.CaptureFixture[str],

@@ -1,4 +1,7 @@
-"""One process runs a sweep at a time: a live owner refuses a resume by name, a dead one is taken over."""
+"""One process runs a sweep at a time: a live owner refuses a resume by name, a dead one is taken over.
+
+Every test runs on both back ends (SQLite and a throwaway PostgreSQL server).
+"""
 
 from __future__ import annotations
 
@@ -8,20 +11,35 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bad_inputs import fake_measurement, run_argv
-from quadscope.errors import SweepBusyError
+from quadscope.errors import SweepBusyError, UnknownRunError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import FakeExecutor
-from quadscope.model import Owner, Sweep
-from quadscope.run.runner import resume_sweep
-from quadscope.store import Store
+from quadscope.model import Owner, Run, Sweep
+from quadscope.run.runner import STALE_AFTER_S, resume_sweep
+from quadscope.store import Store, open_store
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+@pytest.fixture
+def store(store_location: Path | str) -> Iterator[Store]:
+    with open_store(store_location) as s:
+        yield s
+
+
+def _sweeps(location: Path | str) -> list[tuple[Sweep, int]]:
+    try:
+        with open_store(location, readonly=True) as s:
+            return s.list_sweeps()
+    except UnknownRunError:  # not created yet
+        return []
 
 
 def _interrupted(store: Store, owner: Owner | None) -> Sweep:
@@ -56,6 +74,20 @@ def test_resume_of_a_live_sweep_names_the_process(store: Store, clock: FakeClock
     assert executor.calls == () and store.runs(sweep.id) == []
 
 
+def test_a_holder_on_another_host_counts_as_alive_until_stale(store: Store, clock: FakeClock) -> None:
+    """A remote holder refuses a resume while it claimed or stored within STALE_AFTER_S; then not."""
+    sweep = _interrupted(store, Owner(pid=4242, host="farm-7", since=clock.time()))
+    store.add_run(Run(sweep.id, 0, "A", 1, 0, False, clock.time() + 100.0, fake_measurement(0.01)))
+    executor = FakeExecutor(lambda argv: fake_measurement(0.01), clock)
+    clock.advance(STALE_AFTER_S)  # within STALE_AFTER_S of the stored run
+    with pytest.raises(SweepBusyError, match=r"counts as running until it has stored nothing "
+                                             r"for 6 h: resume it there once it has ended"):
+        resume_sweep(sweep, executor=executor, clock=clock, store=store)
+    clock.advance(200.0)
+    done = resume_sweep(sweep, executor=executor, clock=clock, store=store)
+    assert done.status == "complete" and [r.seq for r in store.runs(sweep.id)] == [0, 1, 2, 3]
+
+
 def test_resume_of_a_sweep_whose_process_died(store: Store, clock: FakeClock) -> None:
     """A sweep left 'running' by a dead process (a pid that does not exist) is resumed to the end."""
     dead = Owner(pid=2**22 + 12345, host=platform.node(), start_ticks=1)
@@ -77,9 +109,10 @@ def test_a_reused_pid_is_not_the_owner() -> None:
 
 
 @pytest.mark.integration
-def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: Path) -> None:
+def test_a_second_resume_is_refused_until_the_first_process_is_killed(
+        tmp_path: Path, store_location: Path | str) -> None:
     """While one `quadscope run` sweeps, `--resume` is exit 10 naming its pid; after kill -9 it resumes."""
-    db, stop = tmp_path / "r.db", tmp_path / "stop"
+    db, stop = store_location, tmp_path / "stop"
     env = {**os.environ, "PYTHONPATH": str(SRC), "XDG_CACHE_HOME": str(tmp_path)}
     # Each run waits until `stop` exists, so the first process is surely mid-sweep; a run
     # left behind by the kill ends as soon as `stop` is made (bounded: 600 polls).
@@ -90,7 +123,7 @@ def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: 
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (db.exists() and Store(db).list_sweeps()):
+        while time.monotonic() < deadline and not _sweeps(db):
             time.sleep(0.05)
         code, _, err = run_argv(["run", "--db", str(db), "--resume", "1"])
         assert code == 10, err
@@ -99,11 +132,11 @@ def test_a_second_resume_is_refused_until_the_first_process_is_killed(tmp_path: 
         os.killpg(child.pid, signal.SIGKILL)
         child.wait(timeout=10)
     stop.touch()
-    with Store(db) as store:
+    with open_store(db) as store:
         assert store.list_sweeps()[0][0].status == "running"  # killed: it could not say otherwise
     _, _, err = run_argv(["run", "--db", str(db), "--no-perf", "--resume", "1"])
     assert "being run" not in err and "Traceback" not in err, err
-    with Store(db) as store:
+    with open_store(db) as store:
         [(sweep, count)] = store.list_sweeps()
         assert (sweep.status, count) == ("complete", 4)
         assert sorted(r.size_n for r in store.runs(sweep.id)) == [1, 2, 3, 4]

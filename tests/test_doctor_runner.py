@@ -27,7 +27,7 @@ from quadscope.errors import ToolMissingError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 MACHINE = {"kernel": "6.18", "cpu": "Test CPU", "vsyscall_mode": "xonly", "machine": "x86_64"}
 PER_CALL_S = {"vdso": 3.4e-9, "syscall": 1.3e-7, "vsyscall": 5.4e-7}
@@ -87,7 +87,7 @@ def tools_for(cost: Cost, clock: FakeClock, tmp_path: Path, **kw: Any) -> Tools:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "results.db")
+    return SqliteStore(tmp_path / "results.db")
 
 
 def test_clock_probe_runs_three_stored_sweeps_and_judges_their_fits(

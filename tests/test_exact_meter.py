@@ -18,7 +18,7 @@ from quadscope.measure.exact import PAGE_BYTES, Cachegrind, Callgrind, Instructi
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Fit, Measurement, Run
 from quadscope.run.plan import AgreeingPlan, plan_runs
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 
 
 def _env_bytes(argv: Sequence[str]) -> int:
@@ -141,7 +141,7 @@ def test_fail_above_on_instructions_gives_the_same_answer_ten_times(
         err = capsys.readouterr().err
         answers.add((code, tuple(ln for ln in err.splitlines() if "instructions" in ln)))
     assert len(answers) == 1 and next(iter(answers))[0] == 8
-    with Store(Path(db)) as store:
+    with SqliteStore(Path(db)) as store:
         counts = {tuple(sorted((r.size_n, r.value("instructions")) for r in store.runs(s.id)))
                   for s, _ in store.list_sweeps()}
     assert len(counts) == 1

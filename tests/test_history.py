@@ -24,7 +24,7 @@ from quadscope.model import Measurement, Sweep
 from quadscope.render.history_html import history_html
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 
 
 def test_changepoints_finds_one_step_and_none_in_flat_data() -> None:
@@ -98,7 +98,7 @@ def test_history_marks_linear_quadratic_linear_commits(
     _git(repo, "config", "user.name", "t")
     rng = random.Random(5)
     clock = FakeClock(start=1_700_000_000.0)
-    with Store(tmp_path / "results.db") as store:
+    with SqliteStore(tmp_path / "results.db") as store:
         for i, algo in enumerate(["linear", "quadratic", "linear"]):
             (repo / "algo.txt").write_text(algo + "\n")
             _git(repo, "add", "algo.txt")

@@ -19,7 +19,7 @@ import pytest
 
 from quadscope.cli import main
 from quadscope.measure.cbuild import compile_c
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 
 pytestmark = pytest.mark.integration
 
@@ -130,7 +130,7 @@ def test_kill_minus_9_mid_sweep_loses_nothing_and_resume_finishes(tmp_path: Path
         time.sleep(0.05)
         if db.exists():
             try:
-                with Store(db) as s:
+                with SqliteStore(db) as s:
                     sweeps = s.list_sweeps()
                     seen = sweeps[0][1] if sweeps else 0
             except Exception:  # the writer may be mid-creation; look again
@@ -138,14 +138,14 @@ def test_kill_minus_9_mid_sweep_loses_nothing_and_resume_finishes(tmp_path: Path
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     assert seen >= 5, "the sweep never got going"
-    with Store(db) as s:
+    with SqliteStore(db) as s:
         sweep = s.list_sweeps()[0][0]
         kept = s.runs(sweep.id)
     assert len(kept) >= seen
     assert len(kept) < 24
     assert [r.seq for r in kept] == list(range(len(kept)))
     assert main(["run", "--db", str(db), "--resume", str(sweep.id)]) == 0
-    with Store(db) as s:
+    with SqliteStore(db) as s:
         runs = s.runs(sweep.id)
         assert s.get_sweep(sweep.id).status == "complete"
     assert len(runs) == 24

@@ -12,7 +12,7 @@ import pytest
 
 from quadscope.cli import main
 from quadscope.interop import ImportFormatError, read_sweeps
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 
 BENCH_TEST = """
 import pytest
@@ -47,7 +47,7 @@ def test_hyperfine_parameter_scan_is_one_sweep_with_every_run(tmp_path: Path) ->
                     "true {n}"], check=True, capture_output=True, timeout=120)
     db = tmp_path / "r.db"
     assert main(["import", str(out), "--db", str(db), "--name", "hf"]) == 0
-    with Store(db) as store:
+    with SqliteStore(db) as store:
         sweep = store.get_sweep("hf")
         runs = store.runs(sweep.id)
     assert sweep.command == ("true", "{n}") and sweep.counters == "hyperfine"

@@ -24,7 +24,7 @@ from quadscope.model import Measurement
 from quadscope.render import get_renderer
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
@@ -63,7 +63,7 @@ def _text(out: bytes | Mapping[str, bytes]) -> str:
 def _pipeline(tmp_path: Path, spec: SweepSpec, cost: Callable[[Sequence[str]], Measurement],
               stem: str) -> None:
     clock = FakeClock(start=1_700_000_000.0)
-    with Store(tmp_path / "results.db") as store:
+    with SqliteStore(tmp_path / "results.db") as store:
         sweep = run_sweep(spec, executor=FakeExecutor(cost, clock), clock=clock, store=store,
                           counters="perf", host={"kernel": "6.1", "cpus": "2"})
         analysis = analyse(sweep, store.runs(sweep.id))

@@ -225,9 +225,10 @@ def test_fail_on_rejects_unknown_rules() -> None:
 
 
 def _store_sweep(db: str, name: str, power: float) -> None:
-    from quadscope.store import Store
 
-    with Store(Path(db)) as store:
+    from quadscope.store import SqliteStore
+
+    with SqliteStore(Path(db)) as store:
         sweep = store.create_sweep(Sweep(id=0, name=name, mode="sizes", command=("p", "{n}"),
                                          sizes=SIZES, repeat=3, status="complete"))
         for r in synth_runs(SIZES, 3, power=power, coef=2e-9 if power else 0.0, noise=0.02):

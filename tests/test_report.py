@@ -242,10 +242,10 @@ def test_page_for_10000_runs_is_under_3_mb() -> None:
 def test_report_command_writes_html_and_png_from_the_store(tmp_path) -> None:
     """`quadscope report RUN --html F --png D` reads a stored sweep and writes both."""
     from quadscope.commands import report
-    from quadscope.store import Store
 
     db = tmp_path / "r.db"
-    with Store(db) as store:
+    from quadscope.store import SqliteStore
+    with SqliteStore(db) as store:
         sweep = store.create_sweep(build_analysis().sweep)
         for r in synth_runs(SIZES, 3, fail_at=(5000, 1)):
             store.add_run(Run(sweep.id, r.seq, r.variant, r.size_n, r.repeat, r.warmup,

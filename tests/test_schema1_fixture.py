@@ -27,7 +27,7 @@ import pytest
 
 from quadscope.analyse.analysis import analyse
 from quadscope.render import get_renderer
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema1"
 
@@ -51,7 +51,7 @@ def _same(got: Any, want: Any, where: str = "") -> None:
 @pytest.fixture
 def old_store(tmp_path: Path) -> Store:
     shutil.copy(FIXTURE / "store-schema1.db", tmp_path / "old.db")
-    return Store(tmp_path / "old.db")
+    return SqliteStore(tmp_path / "old.db")
 
 
 def _repin(store: Store, path: Path) -> None:

@@ -1,4 +1,9 @@
-"""Tests for quadscope.store: round trips, lookups, refusing foreign files, durability."""
+"""Tests for quadscope.store on both back ends: round trips, lookups, refusals, durability.
+
+Tests taking `store` or `store_location` run on SQLite and on a throwaway
+PostgreSQL server; those about the SQLite file itself (its header, WAL,
+foreign files) take `tmp_path` and run on SQLite only.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +22,16 @@ import pytest
 import quadscope
 from quadscope.errors import StoreError, UnknownRunError
 from quadscope.model import SCHEMA_VERSION, Measurement, Run, Sweep
-from quadscope.store import APPLICATION_ID, Store, default_db_path
+from quadscope.store import (
+    APPLICATION_ID,
+    SqliteStore,
+    Store,
+    as_location,
+    default_db_path,
+    default_location,
+    open_store,
+)
+from quadscope.store.schema import POSTGRES, SQLITE, Dialect, table_columns
 
 
 def make_sweep(name: str = "sort", **kw: object) -> Sweep:
@@ -68,9 +82,19 @@ def make_run(sweep_id: int, seq: int, *, size_n: int = 100, perf: bool = True) -
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store(tmp_path / "results.db") as s:
+def store(store_location: Path | str) -> Iterator[Store]:
+    with open_store(store_location) as s:
         yield s
+
+
+def _dialect(store: Store) -> Dialect:
+    return SQLITE if isinstance(store, SqliteStore) else POSTGRES
+
+
+def _raw(store: Store, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Rows of a query run on the store's own connection, bypassing its methods."""
+    conn = store._conn  # type: ignore[attr-defined]
+    return list(conn.execute(_dialect(store).query(sql), params).fetchall())
 
 
 def test_default_db_path_env_then_cwd(tmp_path: Path) -> None:
@@ -83,10 +107,20 @@ def test_default_db_path_env_then_cwd(tmp_path: Path) -> None:
     assert default_db_path(tmp_path, env={"QUADSCOPE_DB": "r.db"}) == tmp_path / "r.db"
 
 
+def test_a_url_in_quadscope_db_names_a_server_not_a_file(tmp_path: Path) -> None:
+    """$QUADSCOPE_DB holding a postgresql:// or postgres:// URL is kept as the URL; a path is a Path."""
+    url = "postgresql://ci@db.example/quadscope"
+    assert default_location(tmp_path, env={"QUADSCOPE_DB": url}) == url
+    assert default_location(tmp_path, env={"QUADSCOPE_DB": "POSTGRES://x/y"}) == "POSTGRES://x/y"
+    assert default_location(tmp_path, env={"QUADSCOPE_DB": "r.db"}) == tmp_path / "r.db"
+    assert as_location("postgres://h/db") == "postgres://h/db"
+    assert as_location("postgresql.db") == Path("postgresql.db")
+
+
 def test_open_creates_parent_and_marks_file_as_ours(tmp_path: Path) -> None:
     """A new path gets its parent directory, our application_id and user_version."""
     path = tmp_path / "deep" / "dir" / "results.db"
-    Store(path).close()
+    SqliteStore(path).close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID == 0x51534350
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -97,28 +131,27 @@ def test_empty_file_is_initialised(tmp_path: Path) -> None:
     """A zero-byte file is taken as a new store, not refused."""
     path = tmp_path / "results.db"
     path.touch()
-    with Store(path) as s:
+    with SqliteStore(path) as s:
         assert s.list_sweeps() == []
 
 
 def test_wal_mode_is_on(tmp_path: Path) -> None:
     """The file is in WAL journal mode, seen from an independent connection."""
     path = tmp_path / "results.db"
-    with Store(path):
+    with SqliteStore(path):
         conn = sqlite3.connect(path)
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         conn.close()
 
 
-def test_sweep_and_runs_round_trip(tmp_path: Path) -> None:
+def test_sweep_and_runs_round_trip(store_location: Path | str) -> None:
     """Sweeps and runs read back equal to what was written, across a reopen."""
-    path = tmp_path / "results.db"
-    with Store(path) as s:
+    with open_store(store_location) as s:
         sweep = s.create_sweep(make_sweep())
         runs = [make_run(sweep.id, seq, perf=seq != 3) for seq in range(5)]
         for run in runs:
             s.add_run(run)
-    with Store(path) as s:
+    with open_store(store_location, readonly=True) as s:
         assert s.get_sweep(sweep.id) == sweep
         got = s.runs(sweep.id)
     assert got == runs
@@ -168,7 +201,7 @@ def test_unknown_sweep_raises(store: Store) -> None:
     with pytest.raises(UnknownRunError) as e:
         store.get_sweep("nope")
     assert str(e.value) == (
-        f"no stored sweep with id or name 'nope' in {store.path}; `quadscope list` shows them"
+        f"no stored sweep with id or name 'nope' in {store.location}; `quadscope list` shows them"
     )
     with pytest.raises(UnknownRunError, match="'42'"):
         store.get_sweep(42)
@@ -190,9 +223,8 @@ def test_update_sweep_and_set_status(store: Store) -> None:
     assert store.get_sweep(sweep.id) == chosen
     store.set_status(sweep.id, "interrupted")
     assert store.get_sweep(sweep.id) == dataclasses.replace(chosen, status="interrupted")
-    raw = store._conn.execute("SELECT status, data FROM sweeps WHERE id = ?", (sweep.id,))
-    status, data = raw.fetchone()
-    assert status == "interrupted" and '"status": "interrupted"' in data
+    [(status, data)] = _raw(store, "SELECT status, data FROM sweeps WHERE id = ?", (sweep.id,))
+    assert isinstance(data, str) and status == "interrupted" and '"status": "interrupted"' in data
     with pytest.raises(UnknownRunError):
         store.update_sweep(dataclasses.replace(chosen, id=99))
 
@@ -228,8 +260,8 @@ def test_duplicate_seq_is_refused(store: Store) -> None:
 
 def test_run_columns_follow_run_to_dict(store: Store) -> None:
     """The runs table has one column per Run.to_dict() key, in the same order."""
-    columns = [row[1] for row in store._conn.execute("PRAGMA table_info(runs)")]
-    assert columns == list(make_run(1, 0).to_dict())
+    columns = table_columns(store._conn, "runs", _dialect(store))  # type: ignore[attr-defined]
+    assert list(columns) == list(make_run(1, 0).to_dict())
 
 
 def test_blobs_round_trip(store: Store) -> None:
@@ -250,7 +282,7 @@ def test_garbage_file_is_refused(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.db"
         path.write_bytes(content)
         with pytest.raises(StoreError) as e:
-            Store(path)
+            SqliteStore(path)
         assert str(e.value).startswith(
             f"{path} is not a SQLite database (corrupt, or not a quadscope store): "
         )
@@ -262,7 +294,7 @@ def test_corrupt_sqlite_body_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "results.db"
     path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
     with pytest.raises(StoreError, match=str(path)):
-        Store(path)
+        SqliteStore(path)
 
 
 def test_foreign_sqlite_db_is_refused(tmp_path: Path) -> None:
@@ -274,35 +306,34 @@ def test_foreign_sqlite_db_is_refused(tmp_path: Path) -> None:
     conn.close()
     before = path.read_bytes()
     with pytest.raises(StoreError) as e:
-        Store(path)
+        SqliteStore(path)
     assert str(e.value) == f"{path} is a SQLite database but not a quadscope store"
     assert path.read_bytes() == before
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA application_id = 1234")
     conn.close()
     with pytest.raises(StoreError, match="not a quadscope store"):
-        Store(path)
+        SqliteStore(path)
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
     """A store whose user_version exceeds SCHEMA_VERSION raises StoreError saying to upgrade."""
     path = tmp_path / "results.db"
-    Store(path).close()
+    SqliteStore(path).close()
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
     with pytest.raises(StoreError) as e:
-        Store(path)
+        SqliteStore(path)
     assert str(e.value) == (
         f"{path} was written by a newer quadscope (schema {SCHEMA_VERSION + 1}; "
         f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope"
     )
 
 
-def test_two_connections_share_one_store(tmp_path: Path) -> None:
-    """Runs written through one Store are visible to another open on the same file."""
-    path = tmp_path / "results.db"
-    with Store(path) as writer, Store(path) as reader:
+def test_two_connections_share_one_store(store_location: Path | str) -> None:
+    """Runs written through one Store are visible to another open on the same store."""
+    with open_store(store_location) as writer, open_store(store_location) as reader:
         sweep = writer.create_sweep(make_sweep())
         writer.add_run(make_run(sweep.id, 0))
         assert reader.runs(sweep.id) == [make_run(sweep.id, 0)]
@@ -314,9 +345,9 @@ _CHILD = """
 import sys
 from pathlib import Path
 from quadscope.model import Measurement, Run, Sweep
-from quadscope.store import Store
+from quadscope.store import as_location, open_store
 
-store = Store(Path(sys.argv[1]))
+store = open_store(as_location(sys.argv[1]))
 sweep = store.create_sweep(Sweep(id=0, name="victim", mode="sizes", command=("x",)))
 print(sweep.id, flush=True)
 m = Measurement(wall_s=0.5, user_s=0.25, sys_s=0.0, max_rss_bytes=1024, minor_faults=1,
@@ -330,13 +361,12 @@ while True:
 
 
 @pytest.mark.integration
-def test_committed_runs_survive_kill_9(tmp_path: Path) -> None:
+def test_committed_runs_survive_kill_9(store_location: Path | str) -> None:
     """Every run a writer reported committed is readable after the writer is kill -9-ed mid-loop."""
-    path = tmp_path / "results.db"
     src = str(Path(quadscope.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(path)],
+        [sys.executable, "-c", _CHILD, str(store_location)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -363,9 +393,10 @@ def test_committed_runs_survive_kill_9(tmp_path: Path) -> None:
     sweep_id = int(lines[0])
     printed = [int(x) for x in lines[1:]]
     assert printed == list(range(20))
-    with Store(path) as s:
+    with open_store(store_location) as s:
         stored = [r.seq for r in s.runs(sweep_id)]
-        assert s._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        if isinstance(s, SqliteStore):
+            assert s._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     # The child may have committed more runs after its last line was read.
     assert stored[: len(printed)] == printed
     assert stored == list(range(len(stored)))

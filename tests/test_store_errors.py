@@ -16,7 +16,7 @@ from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 
 def _sweep(store: Store, clock: FakeClock, n_sizes: int = 6) -> None:
@@ -28,13 +28,13 @@ def _sweep(store: Store, clock: FakeClock, n_sizes: int = 6) -> None:
 def test_full_disk_is_one_sentence_and_keeps_every_stored_run(tmp_path: Path) -> None:
     """SQLITE_FULL mid-sweep (max_page_count) says the disk is full; the runs before it stay."""
     path = tmp_path / "r.db"
-    store = Store(path)
+    store = SqliteStore(path)
     pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
     store._conn.execute(f"PRAGMA max_page_count={pages + 2}")  # a disk with two pages left
     with pytest.raises(StoreError, match=r"the disk is full; every run stored before is kept"):
         _sweep(store, FakeClock(0.0), n_sizes=2000)
     store.close()
-    with Store(path) as again:
+    with SqliteStore(path) as again:
         [(sweep, count)] = again.list_sweeps()
         assert count > 0
         assert [r.seq for r in again.runs(sweep.id)] == list(range(count))
@@ -43,11 +43,11 @@ def test_full_disk_is_one_sentence_and_keeps_every_stored_run(tmp_path: Path) ->
 def test_a_locked_store_names_the_file_and_the_wait(tmp_path: Path) -> None:
     """A writer blocked past the busy timeout gets 'is locked', not an OperationalError."""
     path = tmp_path / "r.db"
-    Store(path).close()
+    SqliteStore(path).close()
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
-        with Store(path, busy_timeout_s=0.05) as store, \
+        with SqliteStore(path, busy_timeout_s=0.05) as store, \
                 pytest.raises(StoreError, match=rf"{path} is locked: another process"):
             _sweep(store, FakeClock(0.0))
     finally:
@@ -70,7 +70,7 @@ def test_corrupt_store_is_one_sentence_for_every_reader(tmp_path: Path, argv: li
     """A store whose pages are garbage is exit 4 with 'is corrupt' and the recovery command."""
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "r.db"
-    with Store(path) as store:
+    with SqliteStore(path) as store:
         _sweep(store, FakeClock(0.0), n_sizes=200)
     _corrupt(path)
     code, _, err = run_argv([*argv, "--db", str(path)])
@@ -101,7 +101,7 @@ def test_for_reading_refuses_an_empty_database(tmp_path: Path) -> None:
     sqlite3.connect(tmp_path / "e.db").execute("CREATE TABLE x (y)").connection.close()
     (tmp_path / "empty.db").touch()
     with pytest.raises(UnknownRunError, match="empty database"):
-        Store.for_reading(tmp_path / "empty.db")
+        SqliteStore.for_reading(tmp_path / "empty.db")
 
 
 @pytest.fixture
@@ -110,7 +110,7 @@ def readonly_tree(tmp_path: Path) -> Iterator[Path]:
     (root ignores file modes), otherwise a read-only file in a read-only folder."""
     folder = tmp_path / "ro"
     folder.mkdir()
-    with Store(folder / "r.db") as store:
+    with SqliteStore(folder / "r.db") as store:
         _sweep(store, FakeClock(0.0))
     if os.geteuid() == 0:
         mounted = subprocess.run(["mount", "--bind", str(folder), str(folder)],

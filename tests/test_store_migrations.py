@@ -1,7 +1,12 @@
-"""Tests for quadscope.store's upgrades: schema 1 -> 2 in place, new metric columns, old exports."""
+"""Tests for quadscope.store's upgrades: schema 1 -> 2 in place, new metric columns, old exports.
+
+Schema 1 only ever existed as a SQLite file, so its tests are SQLite's; the
+new-metric-column upgrade runs on both back ends.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sqlite3
@@ -14,7 +19,8 @@ from quadscope import metrics
 from quadscope.commands.stored import load_sweep
 from quadscope.errors import StoreError
 from quadscope.model import RUN_KEYS, SCHEMA_VERSION, Measurement, Run, Sweep
-from quadscope.store import Store, migrations
+from quadscope.store import SqliteStore, migrations, open_store
+from quadscope.store.schema import POSTGRES, SQLITE
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema1"
 
@@ -46,12 +52,12 @@ def test_schema1_store_is_upgraded_in_place_keeping_every_run(tmp_path: Path) ->
     path = _old_copy(tmp_path)
     before = _rows(path)
     assert _schema(path)[0] == 1 and len(before) == 681
-    Store(path).close()
+    SqliteStore(path).close()
     after = _rows(path)
     assert after == before
     assert list(after[0]) == list(RUN_KEYS)
     fresh = tmp_path / "fresh.db"
-    Store(fresh).close()
+    SqliteStore(fresh).close()
     assert _schema(path) == _schema(fresh)
     assert _schema(path)[0] == SCHEMA_VERSION == 2
 
@@ -59,9 +65,9 @@ def test_schema1_store_is_upgraded_in_place_keeping_every_run(tmp_path: Path) ->
 def test_second_open_of_an_upgraded_store_changes_nothing(tmp_path: Path) -> None:
     """Once upgraded, opening again leaves the schema and the rows as they are."""
     path = _old_copy(tmp_path)
-    Store(path).close()
+    SqliteStore(path).close()
     schema, rows = _schema(path), _rows(path)
-    with Store(path) as s:
+    with SqliteStore(path) as s:
         assert len(s.runs(1)) > 0
     assert (_schema(path), _rows(path)) == (schema, rows)
 
@@ -69,7 +75,7 @@ def test_second_open_of_an_upgraded_store_changes_nothing(tmp_path: Path) -> Non
 def test_upgraded_store_takes_runs_without_rusage(tmp_path: Path) -> None:
     """After the upgrade a run may lack every metric but wall_s: NULL is stored, None read back."""
     path = _old_copy(tmp_path)
-    with Store(path) as s:
+    with SqliteStore(path) as s:
         sweep = s.create_sweep(Sweep(id=0, name="sparse", mode="sizes", command=("x",)))
         run = Run(sweep.id, 0, "A", 5, 0, False, 0.0, Measurement(wall_s=0.5, exit_code=1))
         s.add_run(run)
@@ -89,36 +95,50 @@ def test_a_failed_upgrade_leaves_the_store_at_schema_1(
 
     monkeypatch.setitem(migrations.MIGRATIONS, 2, half_then_fail)
     with pytest.raises(StoreError) as e:
-        Store(path)
+        SqliteStore(path)
     assert str(e.value) == f"cannot upgrade {path} from schema 1 to 2: disk full"
     assert (_schema(path), _rows(path)) == (schema, rows)
 
 
-def test_a_metric_missing_from_the_table_is_added_as_nullable(tmp_path: Path) -> None:
-    """A raw metric the runs table lacks (added to the registry later) becomes a NULL column."""
-    path = tmp_path / "results.db"
-    with Store(path) as s:
+def _connect(location: Path | str) -> Any:
+    if isinstance(location, Path):
+        return sqlite3.connect(location, isolation_level=None)
+    import psycopg
+
+    return psycopg.connect(location, autocommit=True)
+
+
+def test_a_metric_missing_from_the_table_is_added_as_nullable(store_location: Path | str) -> None:
+    """A raw metric the runs table lacks (added to the registry later) becomes a NULL column, anywhere."""
+    with open_store(store_location) as s:
         sweep = s.create_sweep(Sweep(id=0, name="x", mode="sizes", command=("x",)))
         s.add_run(Run(sweep.id, 0, "A", 5, 0, False, 0.0,
                       Measurement(wall_s=0.5, context_switches=4, exit_code=0)))
-    conn = sqlite3.connect(path)
-    conn.execute("ALTER TABLE runs DROP COLUMN context_switches")
-    conn.close()
-    with Store(path) as s:
+    with contextlib.closing(_connect(store_location)) as conn:
+        conn.execute("ALTER TABLE runs DROP COLUMN context_switches")
+    with open_store(store_location, readonly=True) as s:
         assert s.runs(sweep.id)[0].measurement.context_switches is None
-    conn = sqlite3.connect(path)
-    cols = {r[1]: (r[2], r[3]) for r in conn.execute("PRAGMA table_info(runs)")}
-    conn.close()
-    assert cols["context_switches"] == ("INTEGER", 0)  # type, notnull
-    assert set(cols) == set(RUN_KEYS)
-    assert migrations.missing_metric_columns(sqlite3.connect(path)) == ()
+    with contextlib.closing(_connect(store_location)) as conn:
+        if isinstance(store_location, Path):
+            cols = {r[1]: (r[2], r[3]) for r in conn.execute("PRAGMA table_info(runs)")}
+            assert cols["context_switches"] == ("INTEGER", 0)  # type, notnull
+            dialect = SQLITE
+        else:
+            cols = {r[0]: (r[1], r[2]) for r in conn.execute(
+                "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
+                "WHERE table_name = 'runs'")}
+            assert cols["context_switches"] == ("bigint", "YES")
+            assert cols["wall_s"] == ("double precision", "NO")
+            dialect = POSTGRES
+        assert set(cols) == set(RUN_KEYS)
+        assert migrations.missing_metric_columns(conn, dialect) == ()
 
 
 def test_schema1_json_export_still_loads(tmp_path: Path) -> None:
     """`compare RUN export.json` reads a schema-1 export: its sweep and every run, as written."""
     ref = FIXTURE / "export-schema1.json"
     data = json.loads(ref.read_text())
-    with Store(tmp_path / "results.db") as s:
+    with SqliteStore(tmp_path / "results.db") as s:
         sweep, runs = load_sweep(s, str(ref))
     assert data["schema"] == 1
     assert sweep.name == data["sweep"]["name"] and len(runs) == len(data["runs"]) == 26

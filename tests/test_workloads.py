@@ -110,14 +110,14 @@ def test_demo_quick_runs_end_to_end_and_stores_both_sweeps(
     """`quadscope demo --quick` exits 0, prints both verdicts and stores two complete A/B sweeps."""
     from quadscope.cli import main
     from quadscope.commands.demo import QUICK
-    from quadscope.store import Store
 
     db = tmp_path / "results.db"
     monkeypatch.setenv("QUADSCOPE_DB", str(db))
     assert main(["demo", "--quick", "--no-perf"]) == 0
     out = capsys.readouterr().out
     assert out.count("Verdict: ") == 2
-    with Store(db) as store:
+    from quadscope.store import SqliteStore
+    with SqliteStore(db) as store:
         stored = {s.name: (s, count) for s, count in store.list_sweeps()}
     acc, acc_runs = stored["demo: log probe vs fixed"]
     ff, ff_runs = stored["demo: first-fit scan vs fixed"]

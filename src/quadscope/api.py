@@ -47,7 +47,7 @@ DEFAULT_BUDGET_S = 10.0  # an adaptive sweep's budget in a test suite: long enou
 
 def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
                    Callable[[int], Any] | None = None, repeat: int = 3, warmup: int = 1,
-                   timeout_s: float | None = None, name: str = "", db: Path | None = None,
+                   timeout_s: float | None = None, name: str = "", db: Path | str | None = None,
                    predict_n: int | None = None, seed: int = 0, fork: bool = False,
                    meter: str = "time") -> Analysis:
     """Sweep `func(setup(n))` over `sizes`, store every call, and return the Analysis.
@@ -56,14 +56,14 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
     ...                           setup=lambda n: list(range(n, 0, -1)))
     >>> analysis.fits["A"]["wall_s"].cls
     """
-    from quadscope.store import default_db_path
+    from quadscope.store import as_location
 
     label = function_label(func)
     executor, counters = _function_executor(func, setup, label=label, fork=fork, meter=meter)
     spec = SweepSpec(command=(label, "{n}"), name=name or label, sizes=tuple(sizes),
                      repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
                      seed=seed, meter=meter)
-    return _sweep(spec, executor, counters, "", db or default_db_path())
+    return _sweep(spec, executor, counters, "", as_location(db))
 
 
 def function_label(func: Callable[..., Any]) -> str:
@@ -86,15 +86,15 @@ def _function_executor(func: Callable[[Any], Any], setup: Callable[[int], Any] |
                             command=command), "valgrind"
 
 
-def _sweep(spec: SweepSpec, executor: Executor, counters: str, note: str, db: Path) -> Analysis:
+def _sweep(spec: SweepSpec, executor: Executor, counters: str, note: str, db: Path | str) -> Analysis:
     from quadscope.analyse.analysis import analyse
     from quadscope.measure.clock import SystemClock
     from quadscope.measure.host import host_info
     from quadscope.measure.provenance import collect_provenance
     from quadscope.run.runner import run_sweep
-    from quadscope.store import Store
+    from quadscope.store import open_store
 
-    with Store(db) as store:
+    with open_store(db) as store:
         host = host_info()
         sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
                           counters=counters, counters_note=note, host=host,
@@ -142,7 +142,7 @@ Target = Callable[[Any], Any] | Sequence[str]
 
 def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[int] | None = None,
                   setup: Callable[[int], Any] | None = None, metric: str | None = None,
-                  budget_s: float = DEFAULT_BUDGET_S, meter: str = "time", db: Path | None = None,
+                  budget_s: float = DEFAULT_BUDGET_S, meter: str = "time", db: Path | str | None = None,
                   report: Path | None = None,
                   undecided: Literal["fail", "pass", "skip"] = "fail", repeat: int = 3,
                   timeout_s: float | None = None, name: str = "") -> ScalingResult:
@@ -159,7 +159,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     from quadscope.analyse.headline import time_fit
     from quadscope.measure.detect import choose_measuring
     from quadscope.model import METRICS
-    from quadscope.store import DB_ENV_VAR, default_db_path
+    from quadscope.store import DB_ENV_VAR, as_location
 
     if undecided not in ("fail", "pass", "skip"):
         raise ValueError(f"undecided={undecided!r}: use 'fail', 'pass' or 'skip'")
@@ -182,7 +182,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
                      sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
                      budget_s=budget_s, meter=meter)
     with tempfile.TemporaryDirectory(prefix="quadscope-db-") as scratch:
-        configured = db or (default_db_path() if os.environ.get(DB_ENV_VAR) else None)
+        configured = as_location(db) if db or os.environ.get(DB_ENV_VAR) else None
         analysis = _sweep(spec, executor, counters, note, configured or Path(scratch) / "results.db")
     fits = analysis.fits.get("A", {})
     fit = time_fit(fits) if metric is None else fits.get(metric)

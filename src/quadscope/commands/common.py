@@ -25,18 +25,19 @@ from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries, doc
 from quadscope.errors import FitRefusedError, QuadscopeError, StoreError, UsageError
 from quadscope.model import Sweep
 from quadscope.profile.records import Attribution
-from quadscope.store import Store, default_db_path
+from quadscope.store import Store, as_location
+from quadscope.store import open_store as open_location
 
 
 def add_store_option(p: Any) -> None:
-    p.add_argument("--db", metavar="PATH", default=None,
-                   help="the results database [$QUADSCOPE_DB or .quadscope/results.db]")
+    p.add_argument("--db", metavar="PATH|URL", default=None,
+                   help="the results database: a SQLite file or a postgresql:// URL "
+                        "[$QUADSCOPE_DB or .quadscope/results.db]")
 
 
 def open_store(args: argparse.Namespace, *, readonly: bool = False) -> Store:
-    """The store `--db` names; `readonly` for commands that only read (never creates one)."""
-    path = Path(args.db) if getattr(args, "db", None) else default_db_path()
-    return Store.for_reading(path) if readonly else Store(path)
+    """The store `--db` names (a file or a URL); `readonly` to only read (never creates one)."""
+    return open_location(as_location(getattr(args, "db", None)), readonly=readonly)
 
 
 def add_output_options(p: Any) -> None:

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     repo = Path(args.repo) if args.repo else Path.cwd()
     if args.repo and not repo.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")
-    history = load_history(open_store(args), args.name, args.metric, repo)
+    history = load_history(open_store(args, readonly=True), args.name, args.metric, repo)
     table = Table(title=f"{history.name}: {history.metric} at n={history.ref_n}, in "
                         f"{'commit' if history.order == 'git' else 'time'} order",
                   title_justify="left")

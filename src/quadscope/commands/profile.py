@@ -21,7 +21,7 @@ from quadscope.errors import FitRefusedError
 from quadscope.model import Sweep
 from quadscope.profile.records import Attribution
 from quadscope.run.sizes import parse_sizes
-from quadscope.store import Store, default_db_path
+from quadscope.store import Store, as_location, default_db_path
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -57,8 +57,10 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
     given = getattr(args, "profile_out", None)
     if given:
         return Path(given)
-    db = Path(args.db) if getattr(args, "db", None) else default_db_path()
-    return db.parent / "profile" / f"sweep-{sweep.id}"
+    db = as_location(getattr(args, "db", None))
+    # A store on a server has no folder of its own: the stacks go beside the default one.
+    folder = db.parent if isinstance(db, Path) else default_db_path(env={}).parent
+    return folder / "profile" / f"sweep-{sweep.id}"
 
 
 def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:

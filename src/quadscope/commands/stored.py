@@ -85,9 +85,9 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     rows = store.list_sweeps()
     if not rows:
-        print(f"no sweeps stored in {store.path} yet; start one with `quadscope run`")
+        print(f"no sweeps stored in {store.location} yet; start one with `quadscope run`")
         return 0
-    table = Table(title=Text(f"sweeps in {visible(str(store.path))}"), title_justify="left")
+    table = Table(title=Text(f"sweeps in {visible(store.location)}"), title_justify="left")
     for col in ("id", "name", "kind", "mode", "status", "runs", "created"):
         table.add_column(col)
     for sweep, count in rows:

@@ -29,7 +29,9 @@ One process runs a sweep at a time: `run_sweep` claims the new sweep for this
 process (`store.create_sweep(owner=)`) and `resume_sweep` claims it first
 (`store.claim`), refusing with `SweepBusyError` (naming pid and host) while
 the holder is alive by `measure.host.is_alive`; the claim is released however
-the sweep ends.
+the sweep ends. A holder on another host (a shared PostgreSQL store) cannot be
+checked by pid: it counts as alive until it is stale, having neither claimed
+the sweep nor stored a run of it for STALE_AFTER_S.
 """
 
 from __future__ import annotations
@@ -185,12 +187,32 @@ def _execute(sweep: Sweep, plan: Plan, *, budget_s: float | None, done: Sequence
             store.release(sweep.id, owner)
 
 
+# Long enough for any single run (timeouts are minutes), short enough that a
+# machine that died mid-sweep does not hold it for more than a working day.
+STALE_AFTER_S = 6 * 3600.0
+
+
+def alive_unless_stale(alive: Callable[[Owner], bool], last_activity_s: float,
+                       now_s: float) -> Callable[[Owner], bool]:
+    """`alive`, except that a holder on another host idle for STALE_AFTER_S counts as gone."""
+    here = this_process().host
+
+    def check(holder: Owner) -> bool:
+        if holder.host != here and now_s - max(holder.since, last_activity_s) > STALE_AFTER_S:
+            return False
+        return alive(holder)
+
+    return check
+
+
 def busy(sweep: Sweep, holder: Owner) -> SweepBusyError:
     """The sentence for a sweep another live process is running."""
     since = dt.datetime.fromtimestamp(holder.since).strftime("%H:%M:%S") if holder.since else "?"
     here = holder.host == this_process().host
     how = (f"wait for it to end, or stop it (`kill {holder.pid}`) and resume again" if here else
-           "quadscope cannot check a process on another host: resume it there once it has ended")
+           "quadscope cannot check a process on another host, so it counts as running until it "
+           f"has stored nothing for {STALE_AFTER_S / 3600:.0f} h: resume it there once it has "
+           "ended, or here after that")
     return SweepBusyError(f"sweep {sweep.id} is being run by process {holder.pid} on host "
                           f"{holder.host or '?'} (since {since}); {how}")
 
@@ -236,7 +258,8 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     """
     check_resumable(sweep)
     owner = this_process(since=clock.time())
-    holder = store.claim(sweep.id, owner, alive)
+    last_s = max((r.started_at + r.measurement.wall_s for r in store.runs(sweep.id)), default=0.0)
+    holder = store.claim(sweep.id, owner, alive_unless_stale(alive, last_s, clock.time()))
     if holder is not None:
         raise busy(sweep, holder)
     done = store.runs(sweep.id)

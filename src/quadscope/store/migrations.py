@@ -7,7 +7,11 @@ transactional, so a failed upgrade leaves the file as it was), and sets
 keeps every row. `missing_metric_columns(conn)` names the registry's raw
 metrics the runs table lacks and `add_metric_columns(conn, names)` adds them as
 nullable columns, so a metric added to the registry later needs no migration
-of its own: old runs read it as None.
+of its own: old runs read it as None. Both take the store's `Dialect`
+(schema.py), so a PostgreSQL store gains new metric columns the same way; a
+PostgreSQL store starts at schema 2 (there never was a schema-1 one), so the
+SQLite-only rebuild below never runs there, and a migration 3 on must be
+written in the shared words of `schema` and run on both.
 
 History (model.py's schema comment says what each version means):
   2 — the runs table is rebuilt from the registry, metric columns nullable
@@ -20,10 +24,17 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from quadscope import metrics
 from quadscope.model import SCHEMA_VERSION
-from quadscope.store.schema import metric_column_sql, runs_table_sql, table_columns
+from quadscope.store.schema import (
+    SQLITE,
+    Dialect,
+    metric_column_sql,
+    runs_table_sql,
+    table_columns,
+)
 
 
 def _rebuild_runs(conn: sqlite3.Connection) -> None:
@@ -51,15 +62,15 @@ def upgrade(conn: sqlite3.Connection, version: int) -> None:
     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
 
-def missing_metric_columns(conn: sqlite3.Connection) -> tuple[str, ...]:
+def missing_metric_columns(conn: Any, dialect: Dialect = SQLITE) -> tuple[str, ...]:
     """The registry's raw metrics that the runs table has no column for, in registry order."""
-    have = set(table_columns(conn, "runs"))
+    have = set(table_columns(conn, "runs", dialect))
     return tuple(name for name in metrics.RAW_NAMES if name not in have)
 
 
-def add_metric_columns(conn: sqlite3.Connection, names: Sequence[str]) -> None:
+def add_metric_columns(conn: Any, names: Sequence[str], dialect: Dialect = SQLITE) -> None:
     """Add each named raw metric as a nullable column, in the caller's transaction."""
     for name in names:
         metric = metrics.get(name)
         assert metric.nullable, f"{name} cannot be added to stored runs that lack it"
-        conn.execute(f"ALTER TABLE runs ADD COLUMN {metric_column_sql(metric)}")
+        conn.execute(dialect.ddl(f"ALTER TABLE runs ADD COLUMN {metric_column_sql(metric)}"))

@@ -1,9 +1,9 @@
 """The results database: every sweep, every run, every attached result, and the queries on it.
 
-Contract: `Store(path)` opens (or creates) one SQLite file and refuses, with a
+Contract: `SqliteStore(path)` (a `base.Store`) opens (or creates) one SQLite file and refuses, with a
 `StoreError` naming the path, any file that is not a quadscope store or was
 written by a newer schema, and a file or folder it cannot write.
-`Store.for_reading(path)` opens an existing store read-only (SQLite `mode=ro`,
+`SqliteStore.for_reading(path)` opens an existing store read-only (SQLite `mode=ro`,
 `immutable=1` in a folder it cannot write: a read-only file system) and never
 creates one (`UnknownRunError` when there is none). Every SQLite failure in a
 method becomes a `StoreError` sentence naming the file and what to do
@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
@@ -46,8 +45,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from quadscope.errors import StoreError, UnknownRunError
 from quadscope.model import SCHEMA_VERSION, Owner, Run, Sweep
-from quadscope.store import migrations
-from quadscope.store.schema import BOOL_COLUMNS, OWNERS_SQL, RUN_COLUMNS, create_tables
+from quadscope.store import base, migrations
+from quadscope.store.base import LATEST_REFS
+from quadscope.store.schema import OWNERS_SQL, create_tables
 
 # "QSCP" in ASCII: marks the file as ours in the SQLite header (offset 68), so
 # `file(1)`-style tools and our own open can tell a quadscope store apart.
@@ -56,7 +56,7 @@ APPLICATION_ID = 0x51534350
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 DB_ENV_VAR = "QUADSCOPE_DB"
-LATEST_REFS = ("last", "latest")
+__all__ = ["APPLICATION_ID", "DB_ENV_VAR", "LATEST_REFS", "SqliteStore", "default_db_path"]
 
 def default_db_path(cwd: Path | None = None, env: Mapping[str, str] = os.environ) -> Path:
     """`$QUADSCOPE_DB` if set (relative to `cwd`), else `.quadscope/results.db` under `cwd`."""
@@ -70,11 +70,11 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _translated(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
+def _translated(method: Callable[Concatenate[SqliteStore, P], R]) -> Callable[Concatenate[SqliteStore, P], R]:
     """Turn a SQLite failure inside a store method into a `StoreError` naming the file."""
 
     @functools.wraps(method)
-    def wrapper(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+    def wrapper(self: SqliteStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as e:
@@ -130,8 +130,8 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
     return {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
-class Store:
-    """One quadscope results database. Use as a context manager, or call `close()`."""
+class SqliteStore:
+    """One quadscope results database in a SQLite file. Use as a context manager, or call `close()`."""
 
     def __init__(self, path: Path, *, busy_timeout_s: float = 30.0, readonly: bool = False) -> None:
         self.path = Path(path)
@@ -178,8 +178,12 @@ class Store:
             self._conn.close()
             raise
 
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
     @classmethod
-    def for_reading(cls, path: Path) -> Store:
+    def for_reading(cls, path: Path) -> SqliteStore:
         """Open `path` to read only: never created, never written, works on a read-only file system.
 
         A store from an older quadscope is upgraded first (that writes) when it
@@ -292,7 +296,7 @@ class Store:
     def close(self) -> None:
         self._conn.close()
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> SqliteStore:
         return self
 
     def __exit__(
@@ -318,9 +322,8 @@ class Store:
             )
             assert cur.lastrowid is not None
             stored = dataclasses.replace(sweep, id=cur.lastrowid)
-            c.execute(
-                "UPDATE sweeps SET data = ? WHERE id = ?", (_dumps(stored.to_dict()), stored.id)
-            )
+            c.execute("UPDATE sweeps SET data = ? WHERE id = ?",
+                      (base.dumps(stored.to_dict()), stored.id))
             if owner is not None:
                 self._set_owner(stored.id, owner)
         return stored
@@ -333,12 +336,9 @@ class Store:
         the sweep and `alive` says it still runs; a dead holder's claim is taken over.
         """
         with self._write() as c:
-            row = c.execute(
-                "SELECT pid, host, boot_id, start_ticks, since FROM owners WHERE sweep_id = ?",
-                (sweep_id,),
-            ).fetchone()
+            row = c.execute(base.OWNER_SELECT, (sweep_id,)).fetchone()
             if row is not None:
-                holder = Owner(int(row[0]), str(row[1]), str(row[2]), int(row[3]), float(row[4]))
+                holder = base.row_to_owner(row)
                 if (holder.pid, holder.host) != (owner.pid, owner.host) and alive(holder):
                     return holder
             self._set_owner(sweep_id, owner)
@@ -348,90 +348,46 @@ class Store:
     def release(self, sweep_id: int, owner: Owner) -> None:
         """`owner` no longer runs the sweep (a claim another process took over stays)."""
         with self._write() as c:
-            c.execute("DELETE FROM owners WHERE sweep_id = ? AND pid = ? AND host = ?",
-                      (sweep_id, owner.pid, owner.host))
+            c.execute(base.OWNER_DELETE, (sweep_id, owner.pid, owner.host))
 
     def _set_owner(self, sweep_id: int, owner: Owner) -> None:
-        self._conn.execute(
-            "INSERT OR REPLACE INTO owners (sweep_id, pid, host, boot_id, start_ticks, since) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (sweep_id, owner.pid, owner.host, owner.boot_id, owner.start_ticks, owner.since),
-        )
+        self._conn.execute(base.OWNER_UPSERT, base.owner_values(sweep_id, owner))
 
     @_translated
     def update_sweep(self, sweep: Sweep) -> None:
         """Replace the stored settings of `sweep.id` (sizes chosen later, status, ...)."""
         with self._write() as c:
-            cur = c.execute(
-                "UPDATE sweeps SET name = ?, kind = ?, status = ?, created_at = ?, data = ? "
-                "WHERE id = ?",
-                (
-                    sweep.name,
-                    sweep.kind,
-                    sweep.status,
-                    sweep.created_at,
-                    _dumps(sweep.to_dict()),
-                    sweep.id,
-                ),
-            )
+            cur = c.execute(base.SWEEP_UPDATE, (sweep.name, sweep.kind, sweep.status,
+                                                sweep.created_at, base.dumps(sweep.to_dict()),
+                                                sweep.id))
             if cur.rowcount == 0:
-                raise self._unknown(sweep.id)
+                raise base.unknown_sweep(sweep.id, self.location)
 
     @_translated
     def set_status(self, sweep_id: int, status: str) -> None:
         """Set one sweep's status (running | complete | interrupted | failed)."""
         with self._write():
             sweep = dataclasses.replace(self._sweep_by_id(sweep_id, str(sweep_id)), status=status)
-            self._conn.execute(
-                "UPDATE sweeps SET status = ?, data = ? WHERE id = ?",
-                (status, _dumps(sweep.to_dict()), sweep_id),
-            )
+            self._conn.execute(base.STATUS_UPDATE,
+                               (status, base.dumps(sweep.to_dict()), sweep_id))
 
     @_translated
     def get_sweep(self, ref: str | int) -> Sweep:
         """Look a sweep up by id ("3"), by name (the most recent), or "last"/"latest"."""
-        text = str(ref).strip()
-        row: tuple[Any, ...] | None
-        if text.lower() in LATEST_REFS:
-            row = self._conn.execute(f"{_SWEEP_SELECT} ORDER BY id DESC LIMIT 1").fetchone()
-            if row is None:
-                raise UnknownRunError(
-                    f"there is no stored sweep in {self.path} yet, so {text!r} names nothing; "
-                    "`quadscope run` records one"
-                )
-            return _row_to_sweep(row)
-        row = None
-        if text.isdigit() and int(text) < 2**63:  # SQLite integers are 64-bit
-            row = self._conn.execute(f"{_SWEEP_SELECT} WHERE id = ?", (int(text),)).fetchone()
-        if row is None:  # a name, or digits that name a sweep rather than number one
-            row = self._conn.execute(
-                f"{_SWEEP_SELECT} WHERE name = ? ORDER BY id DESC LIMIT 1", (text,)
-            ).fetchone()
-        if row is None:
-            raise self._unknown(text)
-        return _row_to_sweep(row)
+        return base.find_sweep(lambda sql, params: self._conn.execute(sql, params).fetchone(),
+                               ref, self.location)
 
     @_translated
     def list_sweeps(self) -> list[tuple[Sweep, int]]:
         """Every sweep with its stored run count (warm-ups and failures included), newest first."""
-        rows = self._conn.execute(
-            "SELECT s.id, s.name, s.kind, s.status, s.created_at, s.data, "
-            "(SELECT count(*) FROM runs r WHERE r.sweep_id = s.id) "
-            "FROM sweeps s ORDER BY s.id DESC"
-        ).fetchall()
-        return [(_row_to_sweep(row[:6]), int(row[6])) for row in rows]
+        rows = self._conn.execute(base.LIST_SWEEPS).fetchall()
+        return [(base.row_to_sweep(row[:6]), int(row[6])) for row in rows]
 
     def _sweep_by_id(self, sweep_id: int, ref: str) -> Sweep:
-        row = self._conn.execute(f"{_SWEEP_SELECT} WHERE id = ?", (sweep_id,)).fetchone()
+        row = self._conn.execute(f"{base.SWEEP_SELECT} WHERE id = ?", (sweep_id,)).fetchone()
         if row is None:
-            raise self._unknown(ref)
-        return _row_to_sweep(row)
-
-    def _unknown(self, ref: object) -> UnknownRunError:
-        return UnknownRunError(
-            f"no stored sweep with id or name {str(ref)!r} in {self.path}; "
-            "`quadscope list` shows them"
-        )
+            raise base.unknown_sweep(ref, self.location)
+        return base.row_to_sweep(row)
 
     # -- runs ----------------------------------------------------------------
 
@@ -442,26 +398,19 @@ class Store:
         A duplicate (sweep_id, seq) or an unknown sweep_id (two processes
         running one sweep) raises `StoreError`.
         """
-        d = run.to_dict()
-        values = tuple(int(d[k]) if k in BOOL_COLUMNS else d[k] for k in RUN_COLUMNS)
         with self._write() as c:
-            c.execute(_RUN_INSERT, values)
+            c.execute(base.RUN_INSERT, base.run_values(run))
 
     @_translated
     def runs(self, sweep_id: int) -> list[Run]:
         """All runs of one sweep, in execution order (by seq)."""
-        rows = self._conn.execute(
-            f"SELECT {_RUN_COLUMN_LIST} FROM runs WHERE sweep_id = ? ORDER BY seq", (sweep_id,)
-        ).fetchall()
-        return [_row_to_run(row) for row in rows]
+        rows = self._conn.execute(base.RUNS_SELECT, (sweep_id,)).fetchall()
+        return [base.row_to_run(row) for row in rows]
 
     @_translated
     def next_seq(self, sweep_id: int) -> int:
         """The seq the next run of this sweep gets: one past the highest stored, or 0."""
-        row = self._conn.execute(
-            "SELECT coalesce(max(seq) + 1, 0) FROM runs WHERE sweep_id = ?", (sweep_id,)
-        ).fetchone()
-        return int(row[0])
+        return int(self._conn.execute(base.NEXT_SEQ, (sweep_id,)).fetchone()[0])
 
     # -- blobs ---------------------------------------------------------------
 
@@ -469,29 +418,13 @@ class Store:
     def put_blob(self, sweep_id: int, key: str, obj: dict[str, Any]) -> None:
         """Attach a JSON object to a sweep under `key` (fits, doctor, culprits), replacing any."""
         with self._write() as c:
-            c.execute(
-                'INSERT INTO blobs (sweep_id, "key", json) VALUES (?, ?, ?) '
-                'ON CONFLICT (sweep_id, "key") DO UPDATE SET json = excluded.json',
-                (sweep_id, key, _dumps(obj)),
-            )
+            c.execute(base.BLOB_UPSERT, (sweep_id, key, base.dumps(obj)))
 
     @_translated
     def get_blob(self, sweep_id: int, key: str) -> dict[str, Any] | None:
         """The object stored under `key` for this sweep, or None."""
-        row = self._conn.execute(
-            'SELECT json FROM blobs WHERE sweep_id = ? AND "key" = ?', (sweep_id, key)
-        ).fetchone()
-        if row is None:
-            return None
-        obj: dict[str, Any] = json.loads(row[0])
-        return obj
-
-
-_SWEEP_SELECT = "SELECT id, name, kind, status, created_at, data FROM sweeps"
-_RUN_COLUMN_LIST = ", ".join(RUN_COLUMNS)
-_RUN_INSERT = (
-    f"INSERT INTO runs ({_RUN_COLUMN_LIST}) VALUES ({', '.join('?' for _ in RUN_COLUMNS)})"
-)
+        row = self._conn.execute(base.BLOB_SELECT, (sweep_id, key)).fetchone()
+        return None if row is None else base.blob_from_text(row[0])
 
 
 def _refuse_foreign_bytes(path: Path) -> None:
@@ -516,23 +449,3 @@ def _refuse_read_only(path: Path) -> None:
         raise StoreError(f"cannot write to {path}: the database or its folder is read-only "
                          "(or on a read-only file system); make both writable, or point --db "
                          "at another file")
-
-
-def _dumps(obj: Mapping[str, Any]) -> str:
-    # allow_nan: candidate scores may be inf; Python's json reads "Infinity" back.
-    return json.dumps(obj, sort_keys=True, allow_nan=True)
-
-
-def _row_to_sweep(row: tuple[Any, ...]) -> Sweep:
-    sweep_id, name, kind, status, created_at, data = row
-    d = json.loads(data)
-    # The columns are authoritative for the fields SQL users can query.
-    d.update(id=int(sweep_id), name=name, kind=kind, status=status, created_at=created_at)
-    return Sweep.from_dict(d)
-
-
-def _row_to_run(row: tuple[Any, ...]) -> Run:
-    d = dict(zip(RUN_COLUMNS, row, strict=True))
-    for k in BOOL_COLUMNS:
-        d[k] = bool(d[k])
-    return Run.from_dict(d)

@@ -1,0 +1,51 @@
+"""Where the store is: a SQLite file (the default) or a PostgreSQL URL, and the one factory for both.
+
+Contract: `open_store(location, readonly=)` returns the `base.Store` for a
+path (`SqliteStore`) or a `postgresql://` / `postgres://` URL
+(`PostgresStore`, whose module and psycopg load only then, so commands that
+never touch PostgreSQL start as fast as before). `default_location()` is
+`$QUADSCOPE_DB` (a URL as given, a path relative to the working directory) or
+`.quadscope/results.db`. `mask_url` (from base) hides a URL's password wherever a URL is
+shown to the user.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from quadscope.store.base import Store, mask_url
+from quadscope.store.sqlite import DB_ENV_VAR, SqliteStore, default_db_path
+
+__all__ = ["as_location", "default_location", "is_url", "mask_url", "open_store"]
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(location: str | Path) -> bool:
+    """Whether `location` names a PostgreSQL database rather than a file."""
+    return isinstance(location, str) and location.lower().startswith(URL_SCHEMES)
+
+
+def default_location(cwd: Path | None = None, env: Mapping[str, str] = os.environ) -> Path | str:
+    """`$QUADSCOPE_DB` (a URL, or a path relative to `cwd`), else `.quadscope/results.db`."""
+    configured = env.get(DB_ENV_VAR, "")
+    return configured if is_url(configured) else default_db_path(cwd, env)
+
+
+def as_location(given: str | Path | None) -> Path | str:
+    """What `--db` (or `db=`) names: a URL kept as text, a path as a Path, nothing the default."""
+    if given is None or given == "":
+        return default_location()
+    return given if is_url(given) else Path(given)
+
+
+def open_store(location: str | Path, *, readonly: bool = False) -> Store:
+    """The store at `location`; `readonly` opens an existing one to read and never creates one."""
+    if is_url(location):
+        from quadscope.store.postgres import PostgresStore
+
+        return PostgresStore(str(location), readonly=readonly)
+    path = Path(location)
+    return SqliteStore.for_reading(path) if readonly else SqliteStore(path)
