@@ -21,7 +21,11 @@ store), for:
 
 Reported: the median over rounds of runs/s for each, and its ratio to
 SQLite's with the same number of writers (rounds interleave the back ends,
-so drift on this shared machine hits all alike).
+so drift on this shared machine hits all alike); then the space one stored
+run takes on each back end, indexes included (PostgreSQL:
+`pg_total_relation_size('runs')`; SQLite: the file after a checkpoint), over
+the runs of the last round's concurrent case: the figure docs/scale.md
+multiplies out.
 
 usage: .venv/bin/python bench/store_writes.py [--rounds 3] [--runs 2000] [--writers 4] [--quick]
 """
@@ -83,7 +87,28 @@ def rate(location: str, writers: int, runs: int) -> float:
     return writers * runs / (max(e for _, e in spans) - min(s for s, _ in spans))
 
 
-def measure(rounds: int, runs: int, n_writers: int) -> dict[tuple[str, int], list[float]]:
+def _pg_runs_bytes(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE runs")
+        row = conn.execute("SELECT pg_total_relation_size('runs')").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _sqlite_bytes(path: str) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return Path(path).stat().st_size
+
+
+def measure(rounds: int, runs: int, n_writers: int,
+            sizes: dict[str, float]) -> dict[tuple[str, int], list[float]]:
+    """Runs/s per (back end, writers) over rounds; fills `sizes` with bytes per stored run."""
     server = pg.start_server(durable=True)
     results: dict[tuple[str, int], list[float]] = {}
     try:
@@ -101,6 +126,9 @@ def measure(rounds: int, runs: int, n_writers: int) -> dict[tuple[str, int], lis
                         log(f"store_writes: round {k + 1}/{rounds}, {writers} writer(s), "
                             f"{name}: {r:.0f} runs/s")
                         results.setdefault((name, writers), []).append(r)
+                    stored = 2 * writers * runs  # the durable and the async pass, one database
+                    sizes["PostgreSQL"] = _pg_runs_bytes(url) / stored
+                    sizes["SQLite"] = _sqlite_bytes(backends["SQLite (WAL, NORMAL)"]) / (stored / 2)
                     server.drop_database(url)
     finally:
         server.stop()
@@ -132,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         print("store_writes: no PostgreSQL server under /usr/lib/postgresql: run scripts/setup",
               file=sys.stderr)
         return 2
-    print(markdown(measure(rounds, runs, writers), runs))
+    sizes: dict[str, float] = {}
+    print(markdown(measure(rounds, runs, writers, sizes), runs))
+    print("\nSpace per stored run, indexes included: "
+          + ", ".join(f"{name} {b:,.0f} bytes" for name, b in sizes.items()) + ".")
     return 0
 
 
