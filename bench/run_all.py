@@ -2,12 +2,13 @@
 
 `make bench` runs this (about 30–40 minutes on a 2-core VM): accuracy.py,
 overhead.py, time_to_verdict.py, culprits.py, calibration.py, exact_meter.py,
-pyfunc.py and reliability.py, in that order. Each benchmark's
+pyfunc.py, reliability.py and store_writes.py, in that order (`--only 2,9` re-runs
+some and keeps the other sections as BENCHMARKS.md has them). Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
 after each benchmark). Benchmarks are not part of `make test`.
 
-usage: .venv/bin/python bench/run_all.py [--quick]
+usage: .venv/bin/python bench/run_all.py [--quick] [--only N,N...]
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import exact_meter
 import overhead
 import pyfunc
 import reliability
+import store_writes
 import time_to_verdict
 from common import REPO, log, machine
 
@@ -67,10 +69,21 @@ def printed(fn: Callable[[list[str]], int], argv: list[str]) -> str:
     return "\n".join(lines).strip()
 
 
+def _sections(text: str) -> dict[str, str]:
+    """BENCHMARKS.md's sections by title: what `--only` keeps."""
+    out: dict[str, str] = {}
+    for chunk in text.split("\n## ")[1:]:
+        title, _, body = chunk.partition("\n")
+        out[title.strip()] = body.strip()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true",
                    help="fewer repeats and rounds: a smoke run, not numbers to publish")
+    p.add_argument("--only", default="",
+                   help="comma-separated section numbers to re-run; the rest are kept as written")
     args = p.parse_args(argv)
     command = " ".join([".venv/bin/python", "bench/run_all.py", *map(shlex.quote, argv or
                                                                      sys.argv[1:])])
@@ -98,11 +111,17 @@ def main(argv: list[str] | None = None) -> int:
          lambda: printed(pyfunc.main, ["--quick"] if args.quick else [])),
         ("8. Reliability: bad inputs and faults",
          lambda: printed(reliability.main, ["--quick"] if args.quick else [])),
+        ("9. The store's write rate: SQLite vs PostgreSQL",
+         lambda: printed(store_writes.main, ["--quick"] if args.quick else [])),
     ]
     t0 = time.monotonic()
+    only = {int(x) for x in args.only.split(",") if x.strip()}
+    kept = _sections(OUT.read_text()) if only and OUT.exists() else {}
     for title, _ in plan:
-        sections[title] = "(not measured yet)"
+        sections[title] = kept.get(title, "(not measured yet)")
     for title, fn in plan:
+        if only and int(title.split(".", 1)[0]) not in only:
+            continue
         log(f"bench: {title}")
         sections[title] = fn()
         OUT.write_text(render(head, command, sections))
