@@ -46,7 +46,6 @@ from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import Executor, Job
 from quadscope.measure.provenance import Provenance
 from quadscope.model import Owner, Run, Sweep
-from quadscope.run.adaptive import AdaptivePlan
 from quadscope.run.plan import (
     AgreeingPlan,
     Batch,
@@ -210,6 +209,10 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
                                owner=owner)
     plan: Plan
     if spec.mode == "adaptive":
+        # Imported here, as below: the adaptive plan fits (numpy), and the CLI's parser
+        # imports this module.
+        from quadscope.run.adaptive import AdaptivePlan
+
         plan = AdaptivePlan(variants=variants(sweep), repeat=spec.repeat, warmup=spec.warmup,
                             timeout_s=spec.timeout_s, seed=spec.seed, until=spec.until,
                             start_n=spec.start_n)
@@ -243,6 +246,8 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     store.set_status(sweep.id, "running")
     plan: Plan
     if sweep.mode == "adaptive":
+        from quadscope.run.adaptive import AdaptivePlan
+
         # The sweep does not store --until or --start-n; warm-ups were run the first time.
         plan = AdaptivePlan(variants=variants(sweep), repeat=sweep.repeat, warmup=0,
                             timeout_s=sweep.timeout_s, seed=sweep.seed)
