@@ -189,7 +189,7 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
         predict_n=None if args.predict is None else parse_size(args.predict, "--predict"),
         until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
         setup=args.setup, prepare=args.prepare, cpus=parse_cpus(args.cpu),
-        meter=args.meter,
+        meter=args.meter, fork=args.fork,
     )
     check_spec(spec)
     return spec
@@ -285,7 +285,8 @@ def run(args: argparse.Namespace) -> int:
             sweep = store.get_sweep(args.resume)
             check_resumable(sweep)  # before choosing (and perhaps compiling) an executor
             executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf",
-                                        meter=sweep.meter, cpus=sweep.cpus).executor
+                                        meter=sweep.meter, fork=sweep.fork,
+                                        cpus=sweep.cpus).executor
             try:
                 sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,
                                      progress=progress)
@@ -294,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             spec = build_spec(args)
             measuring = choose_measuring(spec.command, no_perf=args.no_perf, meter=spec.meter,
-                                         fork=args.fork, cpus=spec.cpus)
+                                         fork=spec.fork, cpus=spec.cpus)
             executor, counters, note = measuring.executor, measuring.counters, measuring.note
             reader = FileReader()
             checks = read_checks(reader)

@@ -248,9 +248,9 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     if sweep.mode == "adaptive":
         from quadscope.run.adaptive import AdaptivePlan
 
-        # The sweep does not store --until or --start-n; warm-ups were run the first time.
+        # Warm-ups were run the first time, and the sizes from --start with them.
         plan = AdaptivePlan(variants=variants(sweep), repeat=sweep.repeat, warmup=0,
-                            timeout_s=sweep.timeout_s, seed=sweep.seed)
+                            timeout_s=sweep.timeout_s, seed=sweep.seed, until=sweep.until)
         spent_s = sum(r.measurement.wall_s for r in done)
         budget_s: float | None = max((sweep.budget_s or 0.0) - spent_s, 0.0)
     else:

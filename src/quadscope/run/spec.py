@@ -71,6 +71,7 @@ class SweepSpec:
     prepare: str | None = None  # shell command, untimed, before every run
     cpus: tuple[int, ...] = ()  # pin every run to these CPUs; () = not pinned
     meter: str = "time"  # "time" or "instructions" (--meter)
+    fork: bool = False  # python: targets: one forked call per run (--fork)
 
 
 def substitute(command: Sequence[str], shell: bool, size_n: int) -> list[str]:
@@ -211,4 +212,6 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
         setup=spec.setup,
         prepare=spec.prepare,
         cpus=spec.cpus,
+        fork=spec.fork,
+        until=spec.until,
     )
