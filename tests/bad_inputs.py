@@ -287,13 +287,14 @@ class Stopped(QuadscopeError):
     exit_code = 99
 
 
-MEASURING = ("quadscope.commands.run.choose_measuring",
-             "quadscope.commands.doctor.run_doctor",
+# Commands import these where used (so `quadscope --help` stays cheap): patch the source.
+MEASURING = ("quadscope.measure.detect.choose_measuring",
+             "quadscope.doctor.runner.run_doctor",
              "quadscope.commands.doctor._tools",
-             "quadscope.profile.driver.choose_sampler",  # imported where used: patch the source
+             "quadscope.profile.driver.choose_sampler",
              "quadscope.profile.driver.profile_sweep",
-             "quadscope.commands.demo.build",
-             "quadscope.commands.demo.run_sweep")
+             "quadscope.workloads.build",
+             "quadscope.run.runner.run_sweep")
 
 
 @contextlib.contextmanager

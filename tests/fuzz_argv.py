@@ -137,9 +137,8 @@ def _memo_analyses() -> contextlib.ExitStack:
         return cache[key]
 
     stack = contextlib.ExitStack()
-    for module in ("quadscope.commands.common", "quadscope.commands.stored",
-                   "quadscope.commands.run", "quadscope.commands.doctor"):
-        stack.enter_context(mock.patch(f"{module}.analyse", memo))
+    # The commands import `analyse` where they use it: patching its module reaches them all.
+    stack.enter_context(mock.patch.object(analysis_module, "analyse", memo))
     return stack
 
 
@@ -162,7 +161,7 @@ def fuzz(count: int, seed: int, sandbox: dict[str, str]) -> FuzzResult:
     t0 = time.monotonic()
     parser = build_parser()
     with guard_measuring(Stopped), _memo_analyses(), _stub_renderers(), _in(cwd), \
-            mock.patch("quadscope.cli.build_parser", lambda: parser), \
+            mock.patch("quadscope.cli.build_parser", lambda *_: parser), \
             mock.patch.dict(os.environ, {"XDG_CACHE_HOME": str(cwd / ".cache"),
                                          "QUADSCOPE_DB": str(Path(sandbox["db"]))}):
         for _ in range(count):

@@ -83,6 +83,36 @@ def test_it(scaling, tmp_path):
     result.assert_outcomes(passed=1)
 
 
+def test_marker_with_a_target_gates_the_test(pytester: pytest.Pytester) -> None:
+    """`@pytest.mark.scales(f, at_most=...)` fails a quadratic f before the body, under --strict-markers."""
+    result = _run(pytester, f'''
+import pytest
+
+@pytest.mark.scales(quadratic, at_most="n log n", sizes={QUADRATIC_SIZES},
+                    setup=lambda n: list(range(n)))
+def test_it():
+    raise AssertionError("the body runs only after the gate passed")
+''', "--strict-markers")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ScalingError: gate failed: * grows as *faster than the "
+                                 "allowed n log n*", "*sizes: 100, 200, 400, 800, 1600, 3200*"])
+    assert "the body runs only" not in result.stdout.str()
+
+
+def test_marker_without_a_target_gives_check_its_defaults(pytester: pytest.Pytester) -> None:
+    """`@pytest.mark.scales(at_most=..., sizes=...)` are the defaults of `scaling.check` in the test."""
+    result = _run(pytester, f'''
+import pytest
+
+@pytest.mark.scales(at_most="n^3", sizes={QUADRATIC_SIZES}, repeat=1)
+def test_it(scaling):
+    result = scaling.check(quadratic, setup=lambda n: list(range(n)))
+    assert (result.outcome, max(result.analysis.sweep.sizes)) == ("pass", 3200)
+    assert "n³" in result.message
+''', "--strict-markers")
+    result.assert_outcomes(passed=1)
+
+
 def test_undecided_skips_unless_strict(pytester: pytest.Pytester) -> None:
     """An undecided gate skips the test with its sentence; --quadscope-strict fails it instead."""
     body = '''

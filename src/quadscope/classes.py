@@ -2,7 +2,9 @@
 
 Contract: `REGISTRY` holds the built-in `GrowthClass`es simplest first; `NAMES`
 is their names in that order, and `INCONCLUSIVE` the verdict that is none of
-them. Everything here is pure: numpy in, numpy out, no I/O. A `GrowthClass`
+them. Everything here is pure: numpy in, numpy out, no I/O; numpy itself is imported
+where a curve is first evaluated, not with the module, so the names and orders
+(all that `quadscope --help` reads) cost no numpy. A `GrowthClass`
 evaluates its own curve (`evaluate`, the one place a + b·f(n) is computed),
 maps costs back to n (`linearise`), normalises itself for fitting
 (`normalised`) and renames its size variable (`named`, "n log n" -> "i log i").
@@ -43,15 +45,17 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 INCONCLUSIVE = "inconclusive"
 
 # A class is fitted on f(n)/f(n_max); a size whose ratio is below this carries no shape.
 VISIBLE_RATIO = 1e-9
 
-Curve = Callable[[np.ndarray], np.ndarray]
+Curve = Callable[["np.ndarray"], "np.ndarray"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +111,7 @@ class GrowthClass:
         ln_c = math.log(c)
         return replace(
             self, base=c, f=lambda n: _exp_ln(_float(n) * ln_c),
-            inverse=lambda u: np.log(np.maximum(u, np.finfo(float).tiny)) / ln_c,
+            inverse=lambda u: _log_base(u, ln_c),
             ratio=lambda n, n_ref: _exp_ln((_float(n) - n_ref) * ln_c),
             scaled=lambda b, n: _exp_scaled(b, _float(n) * ln_c),
             max_n=_LN_MAX / ln_c,
@@ -127,6 +131,8 @@ class GrowthClass:
         self, a: float | np.ndarray, b: float | np.ndarray, n: Sequence[float] | np.ndarray
     ) -> np.ndarray:
         """a + b·f(n), shaped (*a.shape, n.size): vectorised over a and b, safe where f overflows."""
+        import numpy as np
+
         a_ = np.asarray(a, dtype=float)[..., None]
         b_ = np.asarray(b, dtype=float)[..., None]
         n_ = np.asarray(n, dtype=float)
@@ -135,6 +141,8 @@ class GrowthClass:
 
     def normalised(self, n: np.ndarray, n_ref: float) -> tuple[np.ndarray, float] | None:
         """(f(n)/f(n_ref), f(n_ref)), or None when the class cannot be fitted at these sizes."""
+        import numpy as np
+
         if n_ref > self.max_n:
             return None
         f_ref = float(self.f(np.array([n_ref]))[0])
@@ -152,6 +160,8 @@ class GrowthClass:
         Negative (y − a)/b are clipped to 0 first, results to ≥ 0. Without an
         inverse (the constant), or with b ≤ 0, every entry is NaN.
         """
+        import numpy as np
+
         y = np.asarray(values, dtype=float)
         if self.inverse is None or b <= 0:
             return np.full(y.shape, np.nan)
@@ -220,13 +230,54 @@ class Registry:
         return Registry(tuple(sorted((*self.classes, extra), key=lambda c: c.order)))
 
 
+# The curves import numpy where they run: a repeated import is a dictionary look-up.
 def _float(n: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return np.asarray(n, dtype=float)
 
 
 def _log_n(n: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     # Logs are natural; log n is clipped at n = 1 so that it never goes negative.
-    return np.log(np.maximum(n, 1.0))
+    return np.log(np.maximum(_float(n), 1.0))
+
+
+def _ones(n: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.ones_like(_float(n))
+
+
+def _sqrt(n: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.sqrt(np.maximum(_float(n), 0.0))
+
+
+def _square(u: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.square(u)
+
+
+def _exp(u: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.exp(u)
+
+
+def _root(u: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.sqrt(u)
+
+
+def _cube_root(u: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.cbrt(u)
 
 
 # cⁿ is only fitted while c^n_max is representable with room to spare: e^700 < 1.8e308.
@@ -234,23 +285,41 @@ _LN_MAX = 700.0
 
 
 def _exp_ln(x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     with np.errstate(over="ignore"):
         return np.exp(x)
 
 
 def _exp_scaled(b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     # b·eˣ as e^(x + ln b): finite wherever the product is, far past e^709.
     with np.errstate(divide="ignore", over="ignore"):
         return np.where(b > 0, np.exp(x + np.log(np.where(b > 0, b, 1.0))), 0.0)
 
 
+def _log_base(u: np.ndarray, ln_c: float) -> np.ndarray:
+    import numpy as np
+
+    return np.log(np.maximum(u, np.finfo(float).tiny)) / ln_c
+
+
+def _log_grid(lo: float, hi: float, count: int) -> tuple[float, ...]:
+    # As numpy's exp(linspace(log lo, log hi, count)): evenly in log, both ends exact.
+    ln_lo, ln_hi = math.log(lo), math.log(hi)
+    step = (ln_hi - ln_lo) / (count - 1)
+    return (*(math.exp(ln_lo + i * step) for i in range(count - 1)), math.exp(ln_hi))
+
+
 # Bases an exponential is fitted over: ×1.05 to ×4 per step, evenly in log c, then refined.
-_BASES = tuple(float(c) for c in np.exp(np.linspace(np.log(1.05), np.log(4.0), 48)))
+_BASES = _log_grid(1.05, 4.0, 48)
 
 
 def _inverse_n_log_n(u: np.ndarray) -> np.ndarray:
     # Imported here: every module that reads a Fit imports this one, and scipy.special
     # takes a quarter of a second to load.
+    import numpy as np
     from scipy.special import lambertw
 
     # n·ln n = u  ⇔  n = u / W(u) for u > 0 (Lambert W, principal branch).
@@ -264,22 +333,21 @@ def _inverse_n_log_n(u: np.ndarray) -> np.ndarray:
 # be fooled (and growing a program that really is constant costs nothing extra), and
 # n and n log n differ by a factor log n that needs decades to show.
 _BUILTIN = (
-    GrowthClass("1", "1", "constant", (0.0, 0.0), lambda n: np.ones_like(_float(n)),
+    GrowthClass("1", "1", "constant", (0.0, 0.0), _ones,
                 n_coef=1, total="K", settling_span=1000.0),
-    GrowthClass("log n", "log n", "logarithmic", (0.0, 1.0), lambda n: _log_n(_float(n)),
-                inverse=np.exp, total="K log K", settling_span=1000.0),
-    GrowthClass("sqrt n", "√n", "square root", (0.5, 0.0),
-                lambda n: np.sqrt(np.maximum(_float(n), 0.0)),
-                inverse=np.square, total="K^1.5", settling_span=100.0),
+    GrowthClass("log n", "log n", "logarithmic", (0.0, 1.0), _log_n,
+                inverse=_exp, total="K log K", settling_span=1000.0),
+    GrowthClass("sqrt n", "√n", "square root", (0.5, 0.0), _sqrt,
+                inverse=_square, total="K^1.5", settling_span=100.0),
     GrowthClass("n", "n", "linear", (1.0, 0.0), _float,
                 inverse=lambda u: u, total="K²", settling_span=100.0),
     GrowthClass("n log n", "n log n", "linearithmic", (1.0, 1.0),
-                lambda n: _float(n) * _log_n(_float(n)),
+                lambda n: _float(n) * _log_n(n),
                 inverse=_inverse_n_log_n, total="K² log K", settling_span=100.0),
     GrowthClass("n^2", "n²", "quadratic", (2.0, 0.0), lambda n: _float(n) ** 2,
-                inverse=np.sqrt, total="K³"),
+                inverse=_root, total="K³"),
     GrowthClass("n^3", "n³", "cubic", (3.0, 0.0), lambda n: _float(n) ** 3,
-                inverse=np.cbrt, total="K⁴"),
+                inverse=_cube_root, total="K⁴"),
     GrowthClass("c^n", "cⁿ", "exponential", (math.inf, 0.0), lambda n: _exp_ln(_float(n) * math.log(2)),
                 n_coef=3, total="c^K", aliases=("2^n",), bases=_BASES, min_visible_sizes=3,
                 max_n=_LN_MAX / math.log(2)).with_base(2.0),

@@ -8,6 +8,14 @@ same way, exit 143 and 129. An
 OSError the environment raised is one sentence and exit 4; any other
 exception is a bug: one sentence naming a file with its traceback
 (`crash.save_traceback`) and exit CRASH_EXIT (70).
+
+Start-up: `COMMANDS` is the table of contents, one row per sub-command (its
+name, its module and its line in `quadscope --help`). `main` builds the
+options of the one sub-command named in argv and lists the others by name
+and help only, so `quadscope --help` and `--version` import no command
+module (no numpy, scipy, matplotlib: tests/test_startup.py), and `quadscope
+run ...` imports the run command alone. `build_parser()` with no argument
+builds every sub-command in full (shell completion, tests).
 """
 
 from __future__ import annotations
@@ -19,24 +27,51 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from quadscope import __version__
 from quadscope.errors import QuadscopeError, Stopped, exit_codes
 
 CRASH_EXIT = 70  # EX_SOFTWARE (sysexits.h): an internal error, not the user's
 
-# One line per sub-command module; each has register(subparsers) and run(args).
-COMMAND_MODULES: tuple[str, ...] = (
-    "quadscope.commands.run",
-    "quadscope.commands.stored",
-    "quadscope.commands.report",
-    "quadscope.commands.demo",
-    "quadscope.commands.profile",
-    "quadscope.commands.doctor",
-    "quadscope.commands.history",
-    "quadscope.commands.imports",
-    "quadscope.commands.completion",
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A sub-command: `module` has register(subparsers) and run(args); `help` is its line."""
+
+    name: str
+    module: str
+    help: str
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("run", "quadscope.commands.run",
+            "sweep a command over n and fit how every metric grows"),
+    Command("list", "quadscope.commands.stored", "list stored sweeps"),
+    Command("show", "quadscope.commands.stored",
+            "re-fit and print a stored sweep (no re-running)"),
+    Command("export", "quadscope.commands.stored",
+            "write the report files of a stored sweep (no re-running)"),
+    Command("compare", "quadscope.commands.stored",
+            "compare two stored sweeps: class, constant or offset"),
+    Command("report", "quadscope.commands.report",
+            "write an HTML report and/or PNG plots of a stored sweep (nothing is re-run)"),
+    Command("demo", "quadscope.commands.demo",
+            "measure two built-in before/after stories (about 2 minutes; --quick: seconds)"),
+    Command("profile", "quadscope.commands.profile",
+            "sample a stored sweep and name the functions that make it grow"),
+    Command("doctor", "quadscope.commands.doctor",
+            "reproduce known Linux performance pathologies and check this machine for them"),
+    Command("history", "quadscope.commands.history",
+            "a named sweep across commits: class, exponent and cost at a reference n"),
+    Command("import", "quadscope.commands.imports",
+            "store hyperfine --parameter-scan or pytest-benchmark JSON as sweeps"),
+    Command("completion", "quadscope.commands.completion",
+            "print a bash or zsh completion script"),
 )
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(c.module for c in COMMANDS))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,7 +81,27 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"quadscope: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Registering:
+    """The sub-parsers action as `register(sub)` sees it: each command's help comes from COMMANDS."""
+
+    def __init__(self, sub: Any) -> None:
+        self._sub = sub
+        self.added: set[str] = set()
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        self.added.add(name)
+        listed = {c.name: c.help for c in COMMANDS}
+        parser: argparse.ArgumentParser = self._sub.add_parser(
+            name, help=listed.get(name), **kwargs)
+        return parser
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, just that sub-command's module is imported and its options built.
+
+    The other sub-commands are listed (name and help) but take no options, which is
+    all `--help`, `--version` and a usage error need. `only=""` builds none.
+    """
     parser = _Parser(
         prog="quadscope",
         description="Empirical scaling profiler: sweep a command over n and fit how it grows.",
@@ -55,9 +110,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"quadscope {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    registering = _Registering(sub)
+    wanted = [c.module for c in COMMANDS if only is None or c.name == only]
+    for name in COMMAND_MODULES if only is None else dict.fromkeys(wanted):
+        importlib.import_module(name).register(registering)
+    for c in COMMANDS:
+        if c.name not in registering.added:
+            sub.add_parser(c.name, help=c.help)
     return parser
+
+
+def _command_named(args: Sequence[str]) -> str:
+    """The sub-command argv names (its first word that is not an option), or ""."""
+    for arg in args:
+        if arg == "--":
+            break
+        if not arg.startswith("-"):
+            return arg if arg in {c.name for c in COMMANDS} else ""
+    return ""
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -93,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arg.startswith("--") and arg.endswith("=--"):  # argparse would pass a list on
             print(f"quadscope: {arg}: an option's value cannot be `--`", file=sys.stderr)
             return 2
-    parser = build_parser()
+    parser = build_parser(_command_named(args_given))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already explained

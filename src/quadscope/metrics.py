@@ -98,8 +98,11 @@ REGISTRY: tuple[Metric, ...] = (
            ("ru_nvcsw",)),
     Metric("involuntary_ctx_switches", "count", RUSAGE, "involuntary context switches", True,
            ("ru_nivcsw",)),
-    Metric("instructions", "count", PERF, "retired instructions", True, ("instructions",)),
-    Metric("cycles", "count", PERF, "CPU cycles", True, ("cycles", "cpu-cycles")),
+    # Hardware events count user space only (perf's instructions:u; see launcher.c).
+    Metric("instructions", "count", PERF, "retired user-space instructions (instructions:u)",
+           True, ("instructions",)),
+    Metric("cycles", "count", PERF, "user-space CPU cycles (cycles:u)", True,
+           ("cycles", "cpu-cycles")),
     Metric("page_faults", "count", PERF, "page faults", True, ("page-faults", "faults")),
     Metric("context_switches", "count", PERF, "context switches", True,
            ("context-switches", "cs")),

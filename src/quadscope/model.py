@@ -188,7 +188,9 @@ class Sweep:
     planned list (empty in adaptive mode until sizes are chosen). `id` is 0
     until the store assigns one. `setup` (once per size, before its runs) and
     `prepare` (before every run) are shell commands holding `{n}`, run untimed;
-    `cpus` the CPUs every run was pinned to (empty: not pinned).
+    `cpus` the CPUs every run was pinned to (empty: not pinned); `fork` that a
+    python: target ran as one forked call per run (`--fork`), and `until` the
+    metrics an adaptive sweep waits for: both are reused by `--resume`.
     """
 
     id: int
@@ -215,6 +217,8 @@ class Sweep:
     setup: str | None = None
     prepare: str | None = None
     cpus: tuple[int, ...] = ()
+    fork: bool = False
+    until: tuple[str, ...] = ()
     # Provenance, for `quadscope history` (see measure/provenance.py); "" when unknown.
     git_commit: str = ""  # full hash of HEAD in the working directory's repository
     git_branch: str = ""  # "" on a detached HEAD
@@ -227,6 +231,7 @@ class Sweep:
         d["vs_command"] = None if self.vs_command is None else list(self.vs_command)
         d["sizes"] = list(self.sizes)
         d["cpus"] = list(self.cpus)
+        d["until"] = list(self.until)
         return d
 
     @classmethod
@@ -238,6 +243,7 @@ class Sweep:
         kw["sizes"] = tuple(int(s) for s in kw.get("sizes", ()))
         kw["host"] = dict(kw.get("host") or {})
         kw["cpus"] = tuple(int(c) for c in kw.get("cpus", ()))
+        kw["until"] = tuple(str(m) for m in kw.get("until", ()))
         return cls(**kw)
 
 

@@ -8,6 +8,13 @@ the test with the sentence naming the n that would decide, unless
 failed gate fails the test with the verdict, the exponent and its interval,
 the sizes and the report's path. The package is imported only when a test
 asks for the fixture, so the plugin costs other test runs nothing.
+
+The marker `@pytest.mark.scales(...)` (declared in `pytest_configure`, so it
+passes `--strict-markers`) takes `assert_scales`'s arguments. With a target,
+`@pytest.mark.scales(f, at_most="n", sizes=[...])`, the test is gated on f
+before its body runs (a failed gate is the test's failure); without one,
+`@pytest.mark.scales(at_most="n", budget_s=5)`, its keywords are the defaults
+of every `scaling.check` in that test (a keyword given to `check` wins).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ if TYPE_CHECKING:
     from quadscope.api import ScalingResult
 
 STRICT_OPTION = "--quadscope-strict"
+MARKER = "scales"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -30,19 +38,52 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="quadscope: fail a test whose scaling gate is undecided instead of skipping it")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}(target=None, at_most='n log n', **options): quadscope gates the "
+        "test on how target grows (assert_scales's options); without a target, the defaults "
+        "of scaling.check in this test")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A marker that names a target needs the fixture, whether the test asks for it or not.
+    for item in items:
+        marker = item.get_closest_marker(MARKER)
+        names = getattr(item, "fixturenames", None)
+        if marker is not None and marker.args and names is not None and "scaling" not in names:
+            names.append("scaling")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """Gate a test whose marker names a target before its body runs, as part of the test."""
+    marker = item.get_closest_marker(MARKER)
+    if marker is not None and marker.args:
+        scaling: Scaling = item.funcargs["scaling"]  # type: ignore[attr-defined]
+        scaling.check(*marker.args)
+
+
 class Scaling:
     """The `scaling` fixture's value: `check` gates one target per call."""
 
-    def __init__(self, tmp_path: Path, strict: bool) -> None:
+    def __init__(self, tmp_path: Path, strict: bool, defaults: dict[str, Any] | None = None) -> None:
         self._tmp_path = tmp_path
         self._strict = strict
+        self._defaults = dict(defaults or {})
         self._checks = 0
 
-    def check(self, target: Callable[[Any], Any] | Sequence[str], at_most: str = "n log n",
+    def check(self, target: Callable[[Any], Any] | Sequence[str], at_most: str | None = None,
               **options: Any) -> ScalingResult:
-        """Sweep `target` and fail the test unless it grows within `at_most` (see assert_scales)."""
+        """Sweep `target` and fail the test unless it grows within `at_most` (see assert_scales).
+
+        Keywords the test's `scales` marker gives are the defaults; `at_most` is
+        "n log n" when neither says.
+        """
         from quadscope.api import ScalingSkipped, assert_scales
 
+        options = {**self._defaults, **options}
+        at_most = at_most or options.pop("at_most", "n log n")
+        options.pop("at_most", None)
         self._checks += 1
         options.setdefault("report", self._tmp_path / f"scaling-{self._checks}.html")
         options.setdefault("undecided", "fail" if self._strict else "skip")
@@ -55,4 +96,6 @@ class Scaling:
 @pytest.fixture
 def scaling(tmp_path: Path, request: pytest.FixtureRequest) -> Scaling:
     """Gate a test on how a function or command grows: `scaling.check(f, at_most="n")`."""
-    return Scaling(tmp_path, bool(request.config.getoption(STRICT_OPTION)))
+    marker = request.node.get_closest_marker(MARKER)
+    return Scaling(tmp_path, bool(request.config.getoption(STRICT_OPTION)),
+                   dict(marker.kwargs) if marker is not None else None)

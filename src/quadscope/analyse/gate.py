@@ -20,13 +20,15 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from quadscope.analyse.analysis import Analysis
 from quadscope.analyse.headline import label, time_fit
 from quadscope.classes import NAMES, REGISTRY
 from quadscope.errors import GATE_FAILED_EXIT, GATE_UNDECIDED_EXIT, UsageError
 from quadscope.model import METRICS, Fit
+
+if TYPE_CHECKING:
+    from quadscope.analyse.analysis import Analysis
 
 GATE_EXIT = GATE_FAILED_EXIT
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"

@@ -18,10 +18,9 @@ metric, or a count that never exceeded 1, reads "1" with no exponent, never
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
-
-import numpy as np
 
 from quadscope import metrics
 from quadscope.classes import REGISTRY, GrowthClass
@@ -128,11 +127,13 @@ def growth_fraction(fit: Fit, n_max: float | None) -> float:
     growth = REGISTRY.of(fit.cls if fit.confident else fit.best, fit.coefficients)
     if n_max is None or growth is None or not growth.growing:
         return 0.0 if growth is not None and not growth.growing else 1.0
+    import numpy as np  # here, not at the top: the CLI's parser reads this module
+
     a, b = fit.coefficients.get("a", 0.0), fit.coefficients.get("b", 0.0)
     with np.errstate(over="ignore", invalid="ignore"):
         grow = float(growth.evaluate(0.0, b, np.array([float(n_max)]))[0])
     total = a + grow
-    return grow / total if total > 0 and np.isfinite(total) else 1.0
+    return grow / total if total > 0 and math.isfinite(total) else 1.0
 
 
 def _k(fit: Fit, symmetric: bool) -> str:
@@ -141,7 +142,7 @@ def _k(fit: Fit, symmetric: bool) -> str:
 
 
 def _spread(fit: Fit) -> float:
-    lo, hi = fit.exponent_ci or (0.0, np.inf)
+    lo, hi = fit.exponent_ci or (0.0, math.inf)
     return hi - lo
 
 
@@ -238,6 +239,8 @@ def accumulated_total(fit: Fit, launches: int) -> str:
     Returns a clause such as "K launches cost about K × 1.02 ms plus a part
     growing as K² (0.61 s + 0.05 s over the 600 measured)".
     """
+    import numpy as np
+
     from quadscope.units import fmt_value  # units is light, but only this needs it
 
     growth = REGISTRY.get(fit.cls if fit.confident else fit.best)

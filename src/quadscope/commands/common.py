@@ -17,16 +17,16 @@ import statistics
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from quadscope import render
-from quadscope.analyse.analysis import Analysis, analyse
-from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries, doctor_from_dict
 from quadscope.errors import FitRefusedError, QuadscopeError, StoreError, UsageError
-from quadscope.model import Sweep
-from quadscope.profile.records import Attribution
-from quadscope.store import Store, as_location
-from quadscope.store import open_store as open_location
+
+if TYPE_CHECKING:  # imported where used: building the parser must stay cheap (cli.py)
+    from quadscope.analyse.analysis import Analysis
+    from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
+    from quadscope.model import Sweep
+    from quadscope.store import Store
 
 
 def add_store_option(p: Any) -> None:
@@ -37,6 +37,9 @@ def add_store_option(p: Any) -> None:
 
 def open_store(args: argparse.Namespace, *, readonly: bool = False) -> Store:
     """The store `--db` names (a file or a URL); `readonly` to only read (never creates one)."""
+    from quadscope.store import as_location
+    from quadscope.store import open_store as open_location
+
     return open_location(as_location(getattr(args, "db", None)), readonly=readonly)
 
 
@@ -184,6 +187,10 @@ def print_analysis(analysis: Analysis, args: argparse.Namespace | None = None) -
 
 def analyse_stored(store: Store, sweep: Sweep) -> Analysis:
     """`analyse` of a stored sweep, with the profile and doctor results attached to it."""
+    from quadscope.analyse.analysis import analyse
+    from quadscope.doctor.records import doctor_from_dict
+    from quadscope.profile.records import Attribution
+
     profile = _blob(store, sweep.id, "profile", Attribution.from_dict)
     doctor = _blob(store, sweep.id, "doctor", doctor_from_dict)
     return analyse(sweep, store.runs(sweep.id), profile=profile, doctor=doctor,
@@ -211,6 +218,8 @@ def probe_series(
     store: Store, doctor: DoctorReport | ProbeResult | None
 ) -> dict[str, tuple[ProbeSeries, ...]]:
     """Each probe's plot lines: median wall_s per size of each of its stored sweeps."""
+    from quadscope.doctor.records import DoctorReport
+
     if doctor is None:
         return {}
     probes = doctor.results if isinstance(doctor, DoctorReport) else (doctor,)
@@ -223,6 +232,8 @@ def probe_series(
 
 
 def _probe_lines(store: Store, probe: ProbeResult) -> tuple[ProbeSeries, ...]:
+    from quadscope.doctor.records import ProbeSeries
+
     sweeps = probe.details.get("sweeps")
     if not isinstance(sweeps, Mapping):
         return ()

@@ -17,8 +17,7 @@ SHELLS = ("bash", "zsh")
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("completion", help="print a bash or zsh completion script",
-                       description="Prints a completion script generated from quadscope's "
+    p = sub.add_parser("completion", description="Prints a completion script generated from quadscope's "
                        "options: `quadscope completion bash > /etc/bash_completion.d/quadscope`")
     p.add_argument("shell", choices=SHELLS, help="the shell to complete in")
     p.set_defaults(func=run)

@@ -23,9 +23,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.analyse.headline import (
     accumulated_total,
     bracket_text,
@@ -35,15 +34,12 @@ from quadscope.analyse.headline import (
     trivial,
 )
 from quadscope.commands.common import add_store_option, open_store, print_analysis
-from quadscope.measure.clock import SystemClock
-from quadscope.measure.detect import choose_measuring
-from quadscope.measure.host import host_info
-from quadscope.measure.provenance import collect_provenance
-from quadscope.model import Fit
-from quadscope.run.runner import run_sweep
-from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
-from quadscope.workloads import WORKLOADS, build
+
+if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
+    from quadscope.analyse.analysis import Analysis
+    from quadscope.model import Fit
+    from quadscope.run.spec import SweepSpec
+    from quadscope.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +62,6 @@ QUICK = DemoPlan(launches=300, sizes=(1000, 2000, 4000, 8000, 16000), repeat=3)
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
-        help="measure two built-in before/after stories (about 2 minutes; --quick: seconds)",
         description="Builds small C programs with known scaling bugs and their fixes, sweeps "
         "them and prints quadscope's verdicts. The sweeps are stored like any other.",
     )
@@ -79,7 +74,13 @@ def register(sub: Any) -> None:
 
 
 def _sweep(spec: SweepSpec, store: Store, no_perf: bool) -> Analysis:
+    from quadscope.analyse.analysis import analyse
     from quadscope.commands.run import RichProgress  # the same progress bar as `quadscope run`
+    from quadscope.measure.clock import SystemClock
+    from quadscope.measure.detect import choose_measuring
+    from quadscope.measure.host import host_info
+    from quadscope.measure.provenance import collect_provenance
+    from quadscope.run.runner import run_sweep
 
     measuring = choose_measuring(no_perf=no_perf)
     executor, counters, note = measuring.executor, measuring.counters, measuring.note
@@ -135,6 +136,9 @@ def sizes_sentence(analysis: Analysis) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from quadscope.run.spec import SweepSpec
+    from quadscope.workloads import WORKLOADS, build
+
     plan = QUICK if args.quick else FULL
     store = open_store(args)
     t0 = time.monotonic()

@@ -22,10 +22,9 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quadscope import render
-from quadscope.analyse.analysis import analyse
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
@@ -36,16 +35,13 @@ from quadscope.commands.common import (
     write_output,
     write_outputs,
 )
-from quadscope.doctor import dirscan, probe_names, select
-from quadscope.doctor.base import Probe
-from quadscope.doctor.compare import compare_reports, machine_label
-from quadscope.doctor.machine import fs_type_of, machine_info
-from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult
-from quadscope.doctor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S, Tools, run_doctor
+from quadscope.doctor import DEFAULT_BUDGET_S, QUICK_BUDGET_S, dirscan, probe_names, select
 from quadscope.errors import UsageError
-from quadscope.measure.clock import SystemClock
-from quadscope.measure.detect import choose_measuring
-from quadscope.run.spec import check_seconds
+
+if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
+    from quadscope.doctor.base import Probe
+    from quadscope.doctor.records import DoctorReport, ProbeResult
+    from quadscope.doctor.runner import Tools
 
 EPILOG = f"""\
 probes: {", ".join(probe_names())}
@@ -63,7 +59,6 @@ SAVE_FORMAT = "json"  # the renderer whose file `--vs` reads back
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "doctor",
-        help="reproduce known Linux performance pathologies and check this machine for them",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -112,6 +107,8 @@ def register(sub: Any) -> None:
 
 
 def load_report(path: str) -> DoctorReport:
+    from quadscope.doctor.records import DoctorReport
+
     try:
         data = json.loads(Path(path).read_text())
     except OSError as e:
@@ -133,6 +130,8 @@ def load_report(path: str) -> DoctorReport:
 
 def dirscan_on(path: str, probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
     """`probes` with dirscan pointed at the user's directory `path` (counted here, never written)."""
+    from quadscope.doctor.machine import fs_type_of
+
     if dirscan.PROBE.name not in {p.name for p in probes}:
         raise UsageError("--dir is for the dirscan probe; add dirscan to --only")
     if "{" in path:
@@ -169,6 +168,9 @@ class _StderrProgress:
 
 
 def _tools(no_perf: bool) -> Tools:
+    from quadscope.doctor.runner import Tools
+    from quadscope.measure.detect import choose_measuring
+
     plain = choose_measuring(no_perf=True)
     if no_perf:
         return Tools(executor=plain.executor, counters_note="perf was turned off with --no-perf")
@@ -178,6 +180,14 @@ def _tools(no_perf: bool) -> Tools:
 
 
 def run(args: argparse.Namespace) -> int:
+    from quadscope.analyse.analysis import analyse
+    from quadscope.doctor.compare import compare_reports, machine_label
+    from quadscope.doctor.machine import machine_info
+    from quadscope.doctor.records import MachineComparison
+    from quadscope.doctor.runner import run_doctor
+    from quadscope.measure.clock import SystemClock
+    from quadscope.run.spec import check_seconds
+
     probes = select(args.only.split(","))
     if args.dir is not None:
         probes = dirscan_on(args.dir, probes)

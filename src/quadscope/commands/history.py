@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.errors import UnknownRunError, UsageError
-from quadscope.measure.provenance import commit_order
-from quadscope.model import METRICS
+from quadscope.metrics import NAMES as METRICS
 
 if TYPE_CHECKING:
     from quadscope.analyse.history import History, HistoryPoint
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "history", help="a named sweep across commits: class, exponent and cost at a reference n",
+        "history",
         description="Lines up every stored sweep called NAME in git's commit order and marks "
         "where the growth class changed or the constant stepped (a changepoint test).")
     p.add_argument("name", metavar="NAME", help="the --name the sweeps were stored under")
@@ -48,6 +47,7 @@ def load_history(store: Any, name: str, metric: str, repo: Path) -> History:
     """The History of every sweep named `name` in `store`, in `repo`'s commit order."""
     from quadscope.analyse.analysis import analyse
     from quadscope.analyse.history import build_history, order_sweeps, reference_n
+    from quadscope.measure.provenance import commit_order
 
     sweeps = [s for s, count in store.list_sweeps()
               if s.name == name and s.kind == "sweep" and count]

@@ -22,7 +22,7 @@ from quadscope.errors import UsageError
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "import", help="store hyperfine --parameter-scan or pytest-benchmark JSON as sweeps",
+        "import",
         description="Reads `hyperfine --parameter-scan N ... --export-json FILE` or "
         "`pytest --benchmark-json FILE` (rounds included with --benchmark-save-data) and "
         "stores it as sweeps, fitted and reported like any other.")

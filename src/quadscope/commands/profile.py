@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.errors import FitRefusedError
-from quadscope.model import Sweep
-from quadscope.profile.records import Attribution
-from quadscope.run.sizes import parse_sizes
-from quadscope.store import Store, as_location, default_db_path
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from rich.table import Table
     from rich.text import Text
+
+    from quadscope.model import Sweep
+    from quadscope.profile.records import Attribution
+    from quadscope.store import Store
 
 EPILOG = """\
 examples:
@@ -38,8 +38,7 @@ written to --out, by default beside the results database.
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("profile", help="sample a stored sweep and name the functions that "
-                       "make it grow", epilog=EPILOG,
+    p = sub.add_parser("profile", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_ref", metavar="RUN", help="a sweep id, name, or `last`")
     p.add_argument("--sizes", dest="profile_sizes", metavar="SPEC", default=None,
@@ -54,6 +53,8 @@ def register(sub: Any) -> None:
 
 
 def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
+    from quadscope.store import as_location, default_db_path
+
     given = getattr(args, "profile_out", None)
     if given:
         return Path(given)
@@ -66,6 +67,7 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
 def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:
     # The samplers and the fitting they use (scipy) load only when a profile is taken.
     from quadscope.profile.driver import choose_sampler, profile_sweep
+    from quadscope.run.sizes import parse_sizes
 
     spec = getattr(args, "profile_sizes", None)
     sizes = parse_sizes(spec) if spec is not None else None

@@ -26,7 +26,6 @@ from quadscope.commands.common import (
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "report",
-        help="write an HTML report and/or PNG plots of a stored sweep (nothing is re-run)",
         description="Reads RUN (an id, a name, or 'last') from the results database and writes "
         "the report files the output options ask for; with none, quadscope-<id>.html.",
     )

@@ -14,10 +14,9 @@ import shlex
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from quadscope.analyse.analysis import Analysis, analyse, refuse_if_nothing
-from quadscope.analyse.gate import add_gate_option, check_gates, parse_gates
+from quadscope.analyse.gate import add_gate_option
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
@@ -28,27 +27,15 @@ from quadscope.commands.common import (
     write_outputs,
 )
 from quadscope.errors import Stopped, StoreError, UsageError
-from quadscope.measure.clock import SystemClock
-from quadscope.measure.detect import choose_measuring
-from quadscope.measure.host import host_info
-from quadscope.measure.launcher import resolve_program
-from quadscope.measure.provenance import collect_provenance
-from quadscope.measure.pyfunc import PREFIX, resolve_function
-from quadscope.measure.system import (
-    STAT,
-    Check,
-    FileReader,
-    StealTime,
-    cpu_times,
-    host_facts,
-    parse_cpu_list,
-    read_checks,
-)
-from quadscope.model import Run, Sweep
-from quadscope.profile.records import Attribution
-from quadscope.run.runner import check_resumable, resume_sweep, run_sweep
-from quadscope.run.sizes import parse_size, parse_sizes
-from quadscope.run.spec import METERS, SweepSpec, check_spec
+from quadscope.run.spec import METERS
+
+if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
+    from quadscope.analyse.analysis import Analysis
+    from quadscope.measure.system import Check
+    from quadscope.model import Run, Sweep
+    from quadscope.profile.records import Attribution
+    from quadscope.run.spec import SweepSpec
+
 
 EPILOG = """\
 examples:
@@ -66,8 +53,7 @@ A second command after a standalone --vs inside the tail is swept as B:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("run", help="sweep a command over n and fit how every metric grows",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser("run", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("sizes")
     g.add_argument("--sizes", metavar="SPEC",
                    help="100,200,400 | 1e3..1e6 (doubling) | 1e3..1e6*4 | 0..1000+100")
@@ -142,6 +128,8 @@ def split_command(tail: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]
 
 def parse_cpus(text: str | None) -> tuple[int, ...]:
     """`--cpu LIST` as CPU numbers this process may use; UsageError otherwise."""
+    from quadscope.measure.system import parse_cpu_list
+
     if text is None:
         return ()
     try:
@@ -156,6 +144,11 @@ def parse_cpus(text: str | None) -> tuple[int, ...]:
 
 
 def build_spec(args: argparse.Namespace) -> SweepSpec:
+    from quadscope.measure.launcher import resolve_program
+    from quadscope.measure.pyfunc import PREFIX, resolve_function
+    from quadscope.run.sizes import parse_size, parse_sizes
+    from quadscope.run.spec import SweepSpec, check_spec
+
     command, vs_tail = split_command(args.command)
     if not command or not command[0].strip():
         raise UsageError("no command to sweep: put it after `--`, e.g. quadscope run -- prog {n}")
@@ -196,7 +189,7 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
         predict_n=None if args.predict is None else parse_size(args.predict, "--predict"),
         until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
         setup=args.setup, prepare=args.prepare, cpus=parse_cpus(args.cpu),
-        meter=args.meter,
+        meter=args.meter, fork=args.fork,
     )
     check_spec(spec)
     return spec
@@ -273,6 +266,15 @@ class RichProgress:
 
 
 def run(args: argparse.Namespace) -> int:
+    from quadscope.analyse.analysis import analyse
+    from quadscope.analyse.gate import parse_gates
+    from quadscope.measure.clock import SystemClock
+    from quadscope.measure.detect import choose_measuring
+    from quadscope.measure.host import host_info
+    from quadscope.measure.provenance import collect_provenance
+    from quadscope.measure.system import STAT, FileReader, StealTime, cpu_times, host_facts, read_checks
+    from quadscope.run.runner import check_resumable, resume_sweep, run_sweep
+
     parse_gates(args.fail_above)  # refuse bad gates and paths before spending time on a sweep
     check_outputs(args)
     store = open_store(args)
@@ -283,7 +285,8 @@ def run(args: argparse.Namespace) -> int:
             sweep = store.get_sweep(args.resume)
             check_resumable(sweep)  # before choosing (and perhaps compiling) an executor
             executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf",
-                                        meter=sweep.meter, cpus=sweep.cpus).executor
+                                        meter=sweep.meter, fork=sweep.fork,
+                                        cpus=sweep.cpus).executor
             try:
                 sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,
                                      progress=progress)
@@ -292,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             spec = build_spec(args)
             measuring = choose_measuring(spec.command, no_perf=args.no_perf, meter=spec.meter,
-                                         fork=args.fork, cpus=spec.cpus)
+                                         fork=spec.fork, cpus=spec.cpus)
             executor, counters, note = measuring.executor, measuring.counters, measuring.note
             reader = FileReader()
             checks = read_checks(reader)
@@ -353,6 +356,9 @@ def profile_after_sweep(args: argparse.Namespace, sweep: Sweep, store: Any) -> A
 
 def finish(args: argparse.Namespace, analysis: Analysis) -> int:
     """Print, write the requested files, refuse an empty fit, apply the CI gates."""
+    from quadscope.analyse.analysis import refuse_if_nothing
+    from quadscope.analyse.gate import check_gates
+
     print_analysis(analysis, args)
     write_outputs(args, analysis)
     refuse_if_nothing(analysis)

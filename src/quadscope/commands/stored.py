@@ -15,11 +15,9 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from quadscope.analyse.ab_gate import decide, exit_code, parse_fail_on
-from quadscope.analyse.analysis import Analysis, analyse
-from quadscope.analyse.gate import add_gate_option, check_gates
+from quadscope.analyse.gate import add_gate_option
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
@@ -32,18 +30,20 @@ from quadscope.commands.common import (
     write_outputs,
 )
 from quadscope.errors import StoreError, UnknownRunError, UsageError
-from quadscope.model import SCHEMA_VERSION, Run, Sweep
-from quadscope.run.sizes import parse_size
-from quadscope.store import Store
 from quadscope.textsafe import visible
+
+if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
+    from quadscope.analyse.analysis import Analysis
+    from quadscope.model import Run, Sweep
+    from quadscope.store import Store
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("list", help="list stored sweeps")
+    p = sub.add_parser("list")
     add_store_option(p)
     p.set_defaults(func=run_list)
 
-    p = sub.add_parser("show", help="re-fit and print a stored sweep (no re-running)")
+    p = sub.add_parser("show")
     p.add_argument("ref", metavar="RUN", help="sweep id, name, or 'last'")
     p.add_argument("--predict", default=None, metavar="N",
                    help="extrapolate every metric to this size")
@@ -53,13 +53,13 @@ def register(sub: Any) -> None:
     add_view_options(p)
     p.set_defaults(func=run_show)
 
-    p = sub.add_parser("export", help="write the report files of a stored sweep (no re-running)")
+    p = sub.add_parser("export")
     p.add_argument("ref", metavar="RUN", help="sweep id, name, or 'last'")
     add_store_option(p)
     add_output_options(p)
     p.set_defaults(func=run_export)
 
-    p = sub.add_parser("compare", help="compare two stored sweeps: class, constant or offset")
+    p = sub.add_parser("compare")
     p.add_argument("ref_a", metavar="RUN_A", help="id, name, 'last', or an exported .json")
     p.add_argument("ref_b", metavar="RUN_B",
                    help="id, name, 'last', or an exported .json (e.g. from another machine)")
@@ -106,6 +106,9 @@ def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Ana
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from quadscope.analyse.gate import check_gates
+    from quadscope.run.sizes import parse_size
+
     predict_n = None if args.predict is None else parse_size(args.predict, "--predict")
     analysis = stored_analysis(open_store(args, readonly=True), args.ref, predict_n)
     print_analysis(analysis, args)
@@ -137,6 +140,8 @@ def _store(store: Store | Callable[[], Store]) -> Store:
 
 def _load_export(ref: str) -> tuple[Sweep, list[Run]]:
     """A sweep exported with `--json`, every field checked for its type."""
+    from quadscope.model import SCHEMA_VERSION, Run, Sweep
+
     try:
         data = json.loads(Path(ref).read_text())
     except OSError as exc:
@@ -180,6 +185,8 @@ def check_types(sweep: Sweep, runs: list[Run]) -> None:
 
 def combined(store: Store | Callable[[], Store], ref_a: str, ref_b: str) -> Analysis:
     """Two sweeps as one A/B sweep: A's runs as variant A, B's main runs as variant B."""
+    from quadscope.analyse.analysis import analyse
+
     a, all_a = load_sweep(store, ref_a)
     b, all_b = load_sweep(store, ref_b)
     if (a.mode == "accumulate") != (b.mode == "accumulate"):
@@ -200,6 +207,8 @@ def combined(store: Store | Callable[[], Store], ref_a: str, ref_b: str) -> Anal
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from quadscope.analyse.ab_gate import decide, exit_code, parse_fail_on
+
     rules = parse_fail_on(args.fail_on)
     # Two exported files need no database: it is opened only if a ref names a stored sweep.
     opener = functools.cache(lambda: open_store(args, readonly=True))

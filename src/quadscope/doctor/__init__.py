@@ -2,7 +2,9 @@
 
 Contract: `PROBES` lists every probe in the order the doctor runs them (cheap
 and most telling first); `probe_names()` their names; `select(names)` the
-probes a `--only` list names, raising `UsageError` for an unknown one. Each
+probes a `--only` list names, raising `UsageError` for an unknown one;
+`DEFAULT_BUDGET_S` and `QUICK_BUDGET_S` the time all probes share (here, not
+in `runner`, so the CLI's help reads them without loading the runner). Each
 probe lives in its own module with its contract in the docstring; `runner`
 executes them through the ordinary sweep, counter and fitting machinery.
 """
@@ -22,6 +24,9 @@ from quadscope.doctor import (
 )
 from quadscope.doctor.base import Probe, ProbeResult
 from quadscope.errors import UsageError
+
+DEFAULT_BUDGET_S = 120.0
+QUICK_BUDGET_S = 30.0
 
 PROBES: tuple[Probe, ...] = (
     clock.PROBE,
@@ -52,4 +57,4 @@ def select(names: Sequence[str]) -> tuple[Probe, ...]:
     return tuple(p for p in PROBES if p.name in wanted)
 
 
-__all__ = ["PROBES", "Probe", "ProbeResult", "probe_names", "select"]
+__all__ = ["DEFAULT_BUDGET_S", "PROBES", "QUICK_BUDGET_S", "Probe", "ProbeResult", "probe_names", "select"]

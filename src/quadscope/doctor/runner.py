@@ -53,8 +53,6 @@ from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
 BLOB_KEY = "doctor"
-DEFAULT_BUDGET_S = 120.0
-QUICK_BUDGET_S = 30.0
 _MIN_RUN_S = 0.05
 
 

@@ -2,6 +2,12 @@
  *
  * Usage:   quadscope-launcher [-c CPU,CPU,...] [EVENT ...]
  *          EVENT = TYPE:CONFIG, a perf_event_attr type and config (e.g. 1:2 = page faults).
+ *          Hardware events (TYPE 0: instructions, cycles) count user space only, as perf's
+ *          instructions:u: the kernel's share is another program's work (page zeroing,
+ *          I/O) that varies from run to run and with kernel.perf_event_paranoid, and
+ *          Valgrind, the exact meter's other counter, counts user space too. Software
+ *          events (page faults, context switches) count the kernel's side as well, unless
+ *          perf_event_paranoid forbids it (then they fall back to user space, as perf does).
  * File descriptors, set up by quadscope (measure/resident.py):
  *   0  requests, one per run, from quadscope        1  replies, one line per request
  *   2  the launcher's own complaints                3  the file each run's stderr goes to:
@@ -243,6 +249,10 @@ static int open_counter(const struct event *e) {
     a.enable_on_exec = 1;
     a.inherit = 1;
     a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    if (e->type == PERF_TYPE_HARDWARE) {  /* instructions:u (see the top of this file) */
+        a.exclude_kernel = 1;
+        a.exclude_hv = 1;
+    }
     int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0 && (errno == EACCES || errno == EPERM)) {
         /* perf_event_paranoid 2 allows user-space counts only, as `perf stat` falls back to :u */

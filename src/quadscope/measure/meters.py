@@ -2,7 +2,8 @@
 
 Contract: a `CounterBackend` says which perf events (perf's names, the
 registry's perf metrics) the resident launcher opens on every child with
-perf_event_open (`launcher.c`: disabled, enable_on_exec, inherit), and the
+perf_event_open (`launcher.c`: disabled, enable_on_exec, inherit; hardware
+events user space only, as perf's `instructions:u`), and the
 name `Sweep.counters` records: `PerfEventCounters` counts them ("perf"),
 `NoCounters` counts nothing ("rusage"). Counts cover the child from its exec
 and every descendant; an event the machine cannot count is None, never 0.

@@ -20,9 +20,8 @@ report` uses when no output option is given.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from quadscope.analyse.analysis import Analysis
 from quadscope.render.csv import CsvRenderer
 from quadscope.render.folded import FoldedRenderer
 from quadscope.render.html import HtmlRenderer
@@ -57,6 +56,9 @@ RENDERERS: tuple[type[Renderer], ...] = (
     SpeedscopeRenderer,
     FoldedRenderer,
 )
+
+if TYPE_CHECKING:
+    from quadscope.analyse.analysis import Analysis
 
 DEFAULT_REPORT = "html"
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import TYPE_CHECKING
 
-from quadscope.analyse.analysis import Analysis
 from quadscope.model import RUN_KEYS
+
+if TYPE_CHECKING:
+    from quadscope.analyse.analysis import Analysis
 
 
 def columns() -> list[str]:

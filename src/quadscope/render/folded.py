@@ -8,8 +8,12 @@ the tree the profile stored. A sweep with no profile raises a `UsageError`.
 
 from __future__ import annotations
 
-from quadscope.analyse.analysis import Analysis
+from typing import TYPE_CHECKING
+
 from quadscope.render.speedscope import profile_tree
+
+if TYPE_CHECKING:
+    from quadscope.analyse.analysis import Analysis
 
 
 class FoldedRenderer:

@@ -29,12 +29,14 @@ import json
 from collections.abc import Iterable, Mapping
 from html import escape
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quadscope import __version__
-from quadscope.analyse.analysis import Analysis
 from quadscope.classes import REGISTRY
-from quadscope.render.plotdata import ReportData, report_data
+
+if TYPE_CHECKING:
+    from quadscope.analyse.analysis import Analysis
+    from quadscope.render.plotdata import ReportData
 
 
 def _asset(name: str) -> str:
@@ -71,6 +73,10 @@ class HtmlRenderer:
         self.title = title
 
     def render(self, analysis: Analysis) -> bytes:
+        # Imported here: plot data needs numpy, and the CLI imports every renderer
+        # to build its options (`quadscope --help` must not load numpy).
+        from quadscope.render.plotdata import report_data
+
         data = report_data(analysis)
         script = _asset("report.js")
         scripts = [script]

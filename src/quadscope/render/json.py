@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from quadscope.analyse.analysis import Analysis
 from quadscope.doctor.records import DoctorReport
+
+if TYPE_CHECKING:
+    from quadscope.analyse.analysis import Analysis
 
 
 def _finite(obj: Any) -> Any:

@@ -22,20 +22,15 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from quadscope.analyse.analysis import Analysis
-from quadscope.render.plotdata import (
-    BAND_ALPHA,
-    POINT_ALPHA,
-    ReportData,
-    layer_points,
-    report_data,
-)
 from quadscope.textsafe import mpl_text
 from quadscope.units import fmt_bytes, fmt_count, fmt_seconds
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from quadscope.analyse.analysis import Analysis
+    from quadscope.render.plotdata import ReportData
 
 
 def safe_name(text: str) -> str:
@@ -57,9 +52,11 @@ class PngRenderer:
         self.dpi = dpi
 
     def render(self, analysis: Analysis) -> dict[str, bytes]:
-        # matplotlib is imported here, not at the top: the CLI imports every renderer
-        # to build its options, and should not pay for matplotlib unless PNGs are asked.
+        # matplotlib and the plot data (numpy) are imported here, not at the top: the CLI
+        # imports every renderer to build its options, and pays for them only for PNGs.
         from matplotlib.figure import Figure
+
+        from quadscope.render.plotdata import report_data
 
         data = report_data(analysis)
         out: dict[str, bytes] = {}
@@ -107,6 +104,8 @@ class PngRenderer:
 
 def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
     """Draw one plot spec (see plotdata) on `ax`, layer by layer, as the page's script does."""
+    from quadscope.render.plotdata import BAND_ALPHA, POINT_ALPHA, layer_points
+
     drawn = 0  # data-bearing artists: a log axis with none cannot be scaled
     for layer in plot["layers"]:
         kind, color = layer["type"], layer.get("color")

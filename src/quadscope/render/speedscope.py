@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from quadscope.analyse.analysis import Analysis
 from quadscope.errors import UsageError
 from quadscope.textsafe import command_text
+
+if TYPE_CHECKING:
+    from quadscope.analyse.analysis import Analysis
 
 
 def profile_tree(analysis: Analysis, flag: str) -> Mapping[str, Any]:

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from quadscope import metrics
-from quadscope.analyse.analysis import Analysis
 from quadscope.analyse.change import BETTER, WORSE, class_label
 from quadscope.analyse.headline import MATERIAL_GROWTH, exponent_text, growth_fraction, trivial
 from quadscope.classes import INCONCLUSIVE, REGISTRY
@@ -47,6 +46,8 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.table import Table
     from rich.text import Text
+
+    from quadscope.analyse.analysis import Analysis
 
 # rich is imported inside the functions that draw: the renderer registry imports
 # this module to build `quadscope --help`, which must start at once.

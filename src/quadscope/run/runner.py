@@ -48,7 +48,6 @@ from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import Executor, Job
 from quadscope.measure.provenance import Provenance
 from quadscope.model import Owner, Run, Sweep
-from quadscope.run.adaptive import AdaptivePlan
 from quadscope.run.plan import (
     AgreeingPlan,
     Batch,
@@ -232,6 +231,10 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
                                owner=owner)
     plan: Plan
     if spec.mode == "adaptive":
+        # Imported here, as below: the adaptive plan fits (numpy), and the CLI's parser
+        # imports this module.
+        from quadscope.run.adaptive import AdaptivePlan
+
         plan = AdaptivePlan(variants=variants(sweep), repeat=spec.repeat, warmup=spec.warmup,
                             timeout_s=spec.timeout_s, seed=spec.seed, until=spec.until,
                             start_n=spec.start_n)
@@ -266,9 +269,11 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     store.set_status(sweep.id, "running")
     plan: Plan
     if sweep.mode == "adaptive":
-        # The sweep does not store --until or --start-n; warm-ups were run the first time.
+        from quadscope.run.adaptive import AdaptivePlan
+
+        # Warm-ups were run the first time, and the sizes from --start with them.
         plan = AdaptivePlan(variants=variants(sweep), repeat=sweep.repeat, warmup=0,
-                            timeout_s=sweep.timeout_s, seed=sweep.seed)
+                            timeout_s=sweep.timeout_s, seed=sweep.seed, until=sweep.until)
         spent_s = sum(r.measurement.wall_s for r in done)
         budget_s: float | None = max((sweep.budget_s or 0.0) - spent_s, 0.0)
     else:

@@ -24,14 +24,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from quadscope import metrics
 from quadscope.errors import UsageError
-from quadscope.measure.clock import Clock
-from quadscope.measure.provenance import Provenance
-from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
 from quadscope.model import Sweep
 from quadscope.run.sizes import MAX_SIZE, MAX_SIZES
+
+if TYPE_CHECKING:  # and pyfunc where used: the CLI's parser reads METERS from here
+    from quadscope.measure.clock import Clock
+    from quadscope.measure.provenance import Provenance
 
 # Bounds past which a number is a typo, not a plan: a week of time, a thousand
 # repeats. They keep nan, inf and 1e300 out of the store before anything runs.
@@ -69,6 +71,7 @@ class SweepSpec:
     prepare: str | None = None  # shell command, untimed, before every run
     cpus: tuple[int, ...] = ()  # pin every run to these CPUs; () = not pinned
     meter: str = "time"  # "time" or "instructions" (--meter)
+    fork: bool = False  # python: targets: one forked call per run (--fork)
 
 
 def substitute(command: Sequence[str], shell: bool, size_n: int) -> list[str]:
@@ -121,6 +124,8 @@ def check_name(name: str) -> None:
 
 
 def _check_python_target(cmd: Sequence[str], mode: str) -> None:
+    from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
+
     placeholder = "{i}" if mode == "accumulate" else "{n}"
     if cmd[0].startswith(PYTHON_PREFIX) and tuple(cmd[1:]) != (placeholder,):
         raise UsageError(f"a python: target is called with the size alone: "
@@ -163,6 +168,8 @@ def check_spec(spec: SweepSpec) -> None:
     if unknown:
         raise UsageError(f"--until names no metric {', '.join(repr(m) for m in unknown)}; "
                          f"choose from {', '.join(metrics.NAMES)}")
+    from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
+
     if any(c.startswith(PYTHON_PREFIX) for c in (spec.command[0], *(spec.vs_command or ("",)))) \
             and (spec.setup or spec.prepare):
         raise UsageError("--setup and --prepare run shell commands before a program's runs; "
@@ -174,6 +181,8 @@ def check_spec(spec: SweepSpec) -> None:
 def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: str,
               host: dict[str, str], provenance: Provenance | None = None) -> Sweep:
     """The record to store for `spec`, created now by `clock`; the store assigns its id."""
+    from quadscope.measure.provenance import Provenance
+
     where = provenance or Provenance()
     return Sweep(
         id=0,
@@ -203,4 +212,6 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
         setup=spec.setup,
         prepare=spec.prepare,
         cpus=spec.cpus,
+        fork=spec.fork,
+        until=spec.until,
     )
