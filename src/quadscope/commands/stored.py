@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from quadscope.analyse.ab_gate import decide, exit_code, parse_fail_on
+from quadscope.analyse.ab_gate import add_fail_on_option, parse_fail_on
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.analyse.gate import add_gate_option, check_gates
 from quadscope.commands.common import (
@@ -25,6 +25,7 @@ from quadscope.commands.common import (
     add_store_option,
     add_view_options,
     analyse_stored,
+    apply_fail_on,
     asked_outputs,
     open_store,
     outputs_hint,
@@ -63,10 +64,7 @@ def register(sub: Any) -> None:
     p.add_argument("ref_a", metavar="RUN_A", help="id, name, 'last', or an exported .json")
     p.add_argument("ref_b", metavar="RUN_B",
                    help="id, name, 'last', or an exported .json (e.g. from another machine)")
-    p.add_argument("--fail-on", action="append", default=[], metavar="RULE",
-                   help="gate CI on the change: 'class' (B grows faster than A) or "
-                        "'slower=1.1' (B/A's 95%% interval above 1.1); exit 8 fails, "
-                        "9 undecided (repeatable)")
+    add_fail_on_option(p)
     add_store_option(p)
     add_output_options(p)
     add_view_options(p)
@@ -210,10 +208,7 @@ def run_compare(args: argparse.Namespace) -> int:
         return 6
     print_analysis(analysis, args)
     write_outputs(args, analysis)
-    outcomes = decide(analysis, rules)
-    for o in outcomes:
-        print(f"quadscope: gate {o.outcome}: {visible(o.sentence)}", file=sys.stderr)
-    return exit_code(outcomes)
+    return apply_fail_on(rules, analysis)
 
 
 __all__ = ["combined", "load_sweep", "stored_analysis"]

@@ -40,7 +40,7 @@ from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
 from quadscope.profile.records import Culprit
 from quadscope.render.doctor import doctor_text
-from quadscope.textsafe import command_text, visible
+from quadscope.textsafe import command_text, shorten, visible
 from quadscope.units import fmt_count, fmt_value
 
 if TYPE_CHECKING:
@@ -204,20 +204,22 @@ def headline(analysis: Analysis) -> list[Text]:
     return out
 
 
-def _sweep_line(analysis: Analysis) -> Text:
+def _sweep_line(analysis: Analysis, width: int) -> Text:
     sw = analysis.sweep
     sizes = sorted({r.size_n for r in analysis.runs if not r.warmup})
     word = "launches" if sw.mode == "accumulate" else "n"
     span = f"{word} {fmt_count(sizes[0])}..{fmt_count(sizes[-1])} ({len(sizes)} sizes)" \
         if sizes else "no sizes"
-    name = f" {visible(sw.name)}" if sw.name else ""
     extra = [f"{k} {visible(v)}" for k, v in (("setup", sw.setup), ("prepare", sw.prepare)) if v]
     if sw.cpus:
         extra.append(f"CPUs {','.join(map(str, sw.cpus))}")
     if sw.meter != "time":
         extra.append(f"meter {sw.meter} ({sw.counters})")
-    tail = "".join(f" · {e}" for e in extra)
-    return _line(f"sweep {sw.id}{name} · {span} · {len(analysis.runs)} runs{tail}", "dim")
+    tail = f" · {span} · {len(analysis.runs)} runs" + "".join(f" · {e}" for e in extra)
+    # The name yields to the facts: cut so the line fits, never below 20 characters.
+    room = max(width - len(f"sweep {sw.id} ") - len(tail), 20)
+    name = f" {shorten(visible(sw.name), room)}" if sw.name else ""
+    return _line(f"sweep {sw.id}{name}{tail}", "dim")
 
 
 def compact_table(analysis: Analysis, shown: Sequence[str], width: int) -> Table | None:
@@ -368,7 +370,7 @@ def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
 def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
                 ) -> Iterable[RenderableType]:
     yield from headline(analysis)
-    yield _sweep_line(analysis)
+    yield _sweep_line(analysis, width)
     word = analysis.size_word
     if verbose:
         yield from _verbose(analysis, width)

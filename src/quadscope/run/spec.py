@@ -32,6 +32,7 @@ from quadscope.measure.provenance import Provenance
 from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
 from quadscope.model import Sweep
 from quadscope.run.sizes import MAX_SIZE, MAX_SIZES
+from quadscope.textsafe import command_text, shorten
 
 # Bounds past which a number is a typo, not a plan: a week of time, a thousand
 # repeats. They keep nan, inf and 1e300 out of the store before anything runs.
@@ -39,6 +40,7 @@ MAX_SECONDS = 7 * 24 * 3600.0
 MAX_REPEAT = 1000
 MAX_SEED = 2**63 - 1
 MAX_NAME_CHARS = 200
+NAME_CHARS = 80  # a default name (the command) is cut to one line of a terminal
 LATEST_NAMES = ("last", "latest")  # refs `quadscope show` reads as the newest sweep
 
 METERS = ("time", "instructions")
@@ -177,7 +179,8 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
     where = provenance or Provenance()
     return Sweep(
         id=0,
-        name=spec.name or " ".join(spec.command)[:80],
+        # Named as the user would type the command, so a copied name still runs.
+        name=spec.name or shorten(command_text(spec.command, spec.shell), NAME_CHARS),
         mode=spec.mode,
         command=spec.command,
         shell=spec.shell,
