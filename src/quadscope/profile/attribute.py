@@ -158,7 +158,8 @@ def attribute(
     per_sample = ordered[-1].samples / t1 if t1 > 0 else 0.0
     candidates = [
         f for f, v in ser.self_s.items()
-        if f != STARTUP and any(ser.total_s[i] > 0 and v[i] / ser.total_s[i] >= MIN_SHARE for i in range(len(v)))
+        if f != STARTUP
+        and any(ser.total_s[i] > 0 and v[i] / ser.total_s[i] >= MIN_SHARE for i in range(len(v)))
     ]
     # Few samples make a function noise only while its share is small too: when a
     # whole profile is thin (a short program, a loaded machine), the function holding
@@ -241,7 +242,8 @@ def _other(noise: Sequence[Frame], ser: Series, t1: float, grown: float) -> Culp
     if t1 <= 0 or self_s[-1] / t1 < MIN_SHARE:
         return None
     growth = sum(max(ser.self_s[f][-1] - ser.self_s[f][0], 0.0) for f in noise)
-    return Culprit(symbol=f"{OTHER} ({len(noise)} function{'s' if len(noise) != 1 else ''}, few samples)", dso="",
+    many = "s" if len(noise) != 1 else ""
+    return Culprit(symbol=f"{OTHER} ({len(noise)} function{many}, few samples)", dso="",
                    self_class=INCONCLUSIVE, self_exponent=None, self_exponent_ci=None,
                    share_at_max=self_s[-1] / t1,
                    growth_share=growth / grown if grown > 0 else 0.0, superlinear_share=0.0,

@@ -33,8 +33,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from quadscope.profile.faults import FaultReport
-from quadscope.profile.sampler import Overhead
 from quadscope.profile.records import Culprit
+from quadscope.profile.sampler import Overhead
 from quadscope.profile.stacks import UNKNOWN, Frame, Stack, StackProfile
 
 _PY = re.compile(r"^python(\d(\.\d+)?)?$")
@@ -146,7 +146,8 @@ class PySpySampler:
         while runs < self.max_runs:
             raw = out_dir / f"pyspy-n{size_n}-{runs}.txt"
             t0 = time.monotonic()
-            subprocess.run([*self._record(rate), "-o", str(raw), "--", *argv], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            subprocess.run([*self._record(rate), "-o", str(raw), "--", *argv],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, check=False, timeout=self.timeout_s)
             wall_total += time.monotonic() - t0
             runs += 1
