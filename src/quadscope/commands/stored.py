@@ -85,14 +85,24 @@ def run_list(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no sweeps stored in {store.path} yet; start one with `quadscope run`")
         return 0
+    console = Console(highlight=False)
+    # One line per sweep: a long name (a command) is cut to the room the other columns
+    # leave, never wrapped over four lines; narrower than 80, kind and mode give way.
+    narrow = console.width < 80
+    cols = ("id", "name", "status", "runs", "created") if narrow else (
+        "id", "name", "kind", "mode", "status", "runs", "created")
     table = Table(title=Text(f"sweeps in {visible(str(store.path))}"), title_justify="left")
-    for col in ("id", "name", "kind", "mode", "status", "runs", "created"):
-        table.add_column(col)
+    for col in cols:
+        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=len(col),
+                         max_width=max(12, console.width - (45 if narrow else 62))
+                         if col == "name" else None)
     for sweep, count in rows:
         when = dt.datetime.fromtimestamp(sweep.created_at).strftime("%Y-%m-%d %H:%M")
-        table.add_row(str(sweep.id), Text(visible(sweep.name)), sweep.kind, sweep.mode,
-                      sweep.status, str(count), when)
-    Console(highlight=False).print(table)
+        cells = {"id": str(sweep.id), "name": Text(visible(sweep.name)), "kind": sweep.kind,
+                 "mode": sweep.mode, "status": sweep.status, "runs": str(count),
+                 "created": when}
+        table.add_row(*(cells[c] for c in cols))
+    console.print(table)
     return 0
 
 
