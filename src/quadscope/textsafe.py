@@ -40,13 +40,19 @@ def visible_lines(text: str) -> str:
     return "\n".join(visible(line) for line in text.split("\n"))
 
 
+_PLACEHOLDER = re.compile(r"\{[ni]\}")
 _C_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", "'": "\\'"}
 
 
 def _quote(arg: str) -> str:
-    """shlex.quote, or bash's $'...' quoting when the argument holds a control character."""
+    """shlex.quote, or bash's $'...' quoting when the argument holds a control character.
+
+    The size placeholders `{n}` and `{i}` stay bare, as typed: bash expands
+    braces only around a comma or `..`, so `./prog {n}` means what it shows.
+    """
     if not _UNSAFE.search(arg):
-        return shlex.quote(arg)
+        bare = _PLACEHOLDER.sub("n", arg)
+        return arg if bare and shlex.quote(bare) == bare else shlex.quote(arg)
     body = "".join(_C_ESCAPES.get(ch) or (_escape(m) if (m := _UNSAFE.fullmatch(ch)) else ch)
                    for ch in arg)
     return f"$'{body}'"

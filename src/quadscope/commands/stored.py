@@ -98,9 +98,9 @@ def run_list(args: argparse.Namespace) -> int:
                          if col == "name" else None)
     for sweep, count in rows:
         when = dt.datetime.fromtimestamp(sweep.created_at).strftime("%Y-%m-%d %H:%M")
-        cells = {"id": str(sweep.id), "name": Text(visible(sweep.name)), "kind": sweep.kind,
-                 "mode": sweep.mode, "status": sweep.status, "runs": str(count),
-                 "created": when}
+        cells: dict[str, str | Text] = {
+            "id": str(sweep.id), "name": Text(visible(sweep.name)), "kind": sweep.kind,
+            "mode": sweep.mode, "status": sweep.status, "runs": str(count), "created": when}
         table.add_row(*(cells[c] for c in cols))
     console.print(table)
     return 0
