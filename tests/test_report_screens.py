@@ -25,6 +25,7 @@ from quadscope.profile.flamegraph import render_svg
 from quadscope.profile.flametree import flame_tree
 from quadscope.profile.records import Attribution
 from quadscope.profile.stacks import Frame, StackProfile
+from quadscope.profile.startup import fold_startup
 from quadscope.render.html import HtmlRenderer
 from test_report import synth_runs
 
@@ -57,7 +58,7 @@ def compared() -> Analysis:
 
 def _profiles() -> list[StackProfile]:
     base = (Frame("_start", PY), Frame("Py_RunMain", PY))
-    imports = base + tuple(Frame(f"_find_and_load_{i}", "<frozen importlib>") for i in range(9))
+    imports = base + tuple(Frame(f"_find_and_load_{i}", "<frozen importlib._bootstrap>") for i in range(9))
     module = (*base, Frame("<module>", "<string>"))
     insert = (*module, Frame("list.insert", PY), Frame("__memmove_avx_unaligned_erms", LIBC))
     out = []
@@ -72,7 +73,7 @@ def _profiles() -> list[StackProfile]:
 
 def profiled() -> Analysis:
     a = single()
-    profs = _profiles()
+    profs = list(fold_startup(_profiles()).profiles)  # as profile_sweep does
     res = attribute(profs)
     classes = {Frame(c.symbol, c.dso): c.self_class for c in res.culprits}
     profile = Attribution(12, tuple(p.size_n for p in profs), "perf", "cpu-clock",
@@ -158,6 +159,8 @@ def test_report_kind_reads_right_in_chromium(browser: Any, tmp_path: Path, kind:
         assert after > 1.5 * before
         page.fill("#qs-flame-search", "memmove")
         assert "1 frame(s)" in page.inner_text("#qs-flame-info")
+        hit = page.locator("#qs-flame g.frame[name*='memmove'] rect").first
+        assert hit.evaluate("r => getComputedStyle(r).fill") == "rgb(255, 191, 0)"  # shown
         page.fill("#qs-flame-search", "")
         page.click("#qs-flame-reset")
         page.wait_for_timeout(400)

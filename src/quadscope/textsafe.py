@@ -9,8 +9,9 @@ stderr is printed as text and never reaches the terminal raw. Rich markup is
 not this module's business: renderers put user text in `rich.text.Text`,
 which never parses markup. `command_text(argv, shell)` is the command as the
 user would type it in bash (`shlex.quote` per argument; an argument holding a
-control character in bash's `$'...'` form, so it stays one safe line). `mpl_text(s)` is `visible(s)`
-with matplotlib's mathtext dollar signs escaped, for PNG titles.
+control character in bash's `$'...'` form, so it stays one safe line).
+`shorten(s, width)` cuts a long label at a word boundary with `…`. `mpl_text(s)`
+is `visible(s)` with matplotlib's mathtext dollar signs escaped, for PNG titles.
 """
 
 from __future__ import annotations
@@ -39,13 +40,19 @@ def visible_lines(text: str) -> str:
     return "\n".join(visible(line) for line in text.split("\n"))
 
 
+_PLACEHOLDER = re.compile(r"\{[ni]\}")
 _C_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", "'": "\\'"}
 
 
 def _quote(arg: str) -> str:
-    """shlex.quote, or bash's $'...' quoting when the argument holds a control character."""
+    """shlex.quote, or bash's $'...' quoting when the argument holds a control character.
+
+    The size placeholders `{n}` and `{i}` stay bare, as typed: bash expands
+    braces only around a comma or `..`, so `./prog {n}` means what it shows.
+    """
     if not _UNSAFE.search(arg):
-        return shlex.quote(arg)
+        bare = _PLACEHOLDER.sub("n", arg)
+        return arg if bare and shlex.quote(bare) == bare else shlex.quote(arg)
     body = "".join(_C_ESCAPES.get(ch) or (_escape(m) if (m := _UNSAFE.fullmatch(ch)) else ch)
                    for ch in arg)
     return f"$'{body}'"
@@ -61,9 +68,18 @@ def command_text(argv: Sequence[str], shell: bool = False) -> str:
     return " ".join(_quote(a) for a in argv)
 
 
+def shorten(text: str, width: int) -> str:
+    """`text` cut to at most `width` characters: at the last space that keeps half of it, then `…`."""
+    if len(text) <= width:
+        return text
+    cut = text[: max(width - 1, 0)]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= width // 2 else cut).rstrip() + "…"
+
+
 def mpl_text(text: str) -> str:
     """`visible(text)` with `$` escaped, so matplotlib draws it literally instead of as math."""
     return visible(text).replace("$", r"\$")
 
 
-__all__ = ["command_text", "mpl_text", "visible", "visible_lines"]
+__all__ = ["command_text", "mpl_text", "shorten", "visible", "visible_lines"]

@@ -1,6 +1,7 @@
-"""CI gates on an A/B comparison: `compare --fail-on class` and `--fail-on slower=RATIO`.
+"""CI gates on an A/B comparison: `--fail-on class` and `--fail-on slower=RATIO`.
 
-Contract: `parse_fail_on(items)` turns the option's values into `AbRule`s (a
+Contract: `add_fail_on_option(parser)` declares the option for `compare` and
+`run --vs` alike; `parse_fail_on(items)` turns the option's values into `AbRule`s (a
 `UsageError` names a bad one); `decide(analysis, rules)` is a pure function
 returning one `AbOutcome` per rule, each "pass", "fail" or "undecided" with
 one sentence that says why, and for "undecided" what would decide it.
@@ -27,12 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from quadscope.analyse.analysis import Analysis
 from quadscope.classes import REGISTRY
 from quadscope.errors import UsageError
 from quadscope.model import METRICS, Fit
 from quadscope.units import fmt_count
+
+if TYPE_CHECKING:  # only annotations: `--fail-on` is added to parsers that must build fast
+    from quadscope.analyse.analysis import Analysis
 
 FAIL_EXIT = 8
 UNDECIDED_EXIT = 9
@@ -51,6 +55,16 @@ class AbRule:
 class AbOutcome:
     outcome: str  # PASS | FAIL | UNDECIDED
     sentence: str
+
+
+FAIL_ON_HELP = ("gate CI on the change from A to B: 'class' (B grows faster than A) or "
+                "'slower=1.1' (B/A's 95%% interval above 1.1); exit 8 fails, 9 undecided "
+                "(repeatable)")
+
+
+def add_fail_on_option(p: Any) -> None:
+    """`--fail-on RULE` for the commands that compare a B with an A (`compare`, `run --vs`)."""
+    p.add_argument("--fail-on", action="append", default=[], metavar="RULE", help=FAIL_ON_HELP)
 
 
 def parse_fail_on(items: Sequence[str]) -> list[AbRule]:
@@ -160,5 +174,5 @@ def exit_code(outcomes: Sequence[AbOutcome]) -> int:
     return 0
 
 
-__all__ = ["FAIL_EXIT", "UNDECIDED_EXIT", "AbOutcome", "AbRule", "decide", "exit_code",
-           "parse_fail_on"]
+__all__ = ["FAIL_EXIT", "UNDECIDED_EXIT", "AbOutcome", "AbRule", "add_fail_on_option", "decide",
+           "exit_code", "parse_fail_on"]

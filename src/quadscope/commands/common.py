@@ -15,12 +15,13 @@ import os
 import shutil
 import statistics
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from quadscope import render
 from quadscope.errors import FitRefusedError, QuadscopeError, StoreError, UsageError
+from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # imported where used: building the parser must stay cheap (cli.py)
     from quadscope.analyse.analysis import Analysis
@@ -129,6 +130,16 @@ def gate_outcomes(args: argparse.Namespace, analysis: Analysis) -> list[Any]:
         outcomes.append(GateOutcome(f"{analysis.sweep.name or 'sweep'}: {item}", outcome,
                                     message))
     return outcomes
+
+
+def apply_fail_on(rules: Sequence[Any], analysis: Analysis) -> int:
+    """Judge each `--fail-on` rule (`analyse.ab_gate`), one sentence each; the exit code."""
+    from quadscope.analyse.ab_gate import decide, exit_code
+
+    outcomes = decide(analysis, rules)
+    for o in outcomes:
+        print(f"quadscope: gate {o.outcome}: {visible(o.sentence)}", file=sys.stderr)
+    return exit_code(outcomes)
 
 
 def write_output(r: type[render.Renderer], path: str, analysis: Analysis,

@@ -34,6 +34,7 @@ from quadscope.analyse.headline import (
     trivial,
 )
 from quadscope.commands.common import add_store_option, open_store, print_analysis
+from quadscope.units import fmt_count
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from quadscope.analyse.analysis import Analysis
@@ -127,12 +128,43 @@ def accumulate_sentence(analysis: Analysis, launches: int) -> str:
 
 
 def sizes_sentence(analysis: Analysis) -> str:
-    """What the fits of story 2 say."""
+    """What story 2 shows: A's class, then how much faster B is and how that gap grows with n.
+
+    The gap is the measured B/A wall-time ratio at the smallest and the largest
+    n: it says what the fix is worth even when B's own class is not settled
+    (its runs are mostly process start-up, so its bracket stays wide).
+    """
     b = _fit(analysis, "B")
-    tail = (" (at these n its linear work is still hidden under process start-up)"
-            if b is not None and b.cls == "1" else "")
-    return (f"Verdict: the scanning allocator's wall time {_grows(_fit(analysis, 'A'), 'n')}; "
-            f"the fixed one's {_grows(b, 'n')}{tail}.")
+    says = f"Verdict: the scanning allocator's wall time {_grows(_fit(analysis, 'A'), 'n')}"
+    comp = analysis.comparison
+    wall = next((m for m in comp.metrics if m.metric == "wall_s"), None) if comp else None
+    ratios = sorted(wall.ratios, key=lambda r: r.size_n) if wall else []
+    if ratios and ratios[-1].ratio > 0:
+        first, last = ratios[0], ratios[-1]
+        says += f"; the fixed one is {_faster(last.ratio)} at n = {fmt_count(last.size_n)}"
+        if len(ratios) > 1 and first.ratio > 0 and first.ratio > 1.5 * last.ratio:
+            says += f" (against {_faster(first.ratio)} at n = {fmt_count(first.size_n)})"
+    else:
+        says += "; the fixed one's could not be compared"
+    if b is None:
+        return says + "."
+    if trivial(b):
+        own = "its own time stays flat: at these n it is process start-up"
+    elif b.confident:
+        own = f"its own time grows as {label(b.cls, 'n')}"
+    else:
+        bracket = f" ({bracket_text(b, 'n')})" if bracketed(b) else ""
+        own = f"its own class is not settled at these n{bracket}"
+        if b.reason.startswith("start-up cost dominates"):
+            own += ": its runs are mostly process start-up"
+    return f"{says}; {own}."
+
+
+def _faster(ratio: float) -> str:
+    """B/A in words: 0.0041 -> "244× faster", 0.5 -> "2.0× faster", 2.0 -> "2.0× slower"."""
+    factor = 1 / ratio if ratio <= 1 else ratio
+    times = f"{factor:.0f}×" if factor >= 10 else f"{factor:.1f}×"
+    return f"{times} {'faster' if ratio <= 1 else 'slower'}"
 
 
 def run(args: argparse.Namespace) -> int:

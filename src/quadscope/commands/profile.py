@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.errors import FitRefusedError
+from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
-    from rich.table import Table
     from rich.text import Text
 
     from quadscope.model import Sweep
@@ -99,54 +99,41 @@ def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attr
     return attribution
 
 
-def culprits_table(a: Attribution, limit: int = 10) -> Table:
-    from rich.table import Table
-    from rich.text import Text
-
-    n0, n1 = a.sizes[0], a.sizes[-1]
-    table = Table(title=f"culprits: what makes it grow (n={n0}..{n1}, {a.sampler})",
-                  title_justify="left")
-    for col in ("#", "symbol", "dso", "class", "k", "share at max n", "share of growth",
-                "call path"):
-        table.add_column(col, overflow="fold")
-    for i, c in enumerate(a.culprits[:limit], 1):
-        k = "—" if c.self_exponent is None else f"{c.self_exponent:.2f}"
-        path = " → ".join(c.call_path[-4:])
-        if len(c.call_path) > 4:
-            path = "… → " + path
-        name = c.symbol + (f" ← {c.user_caller}" if c.user_caller else "")
-        table.add_row(str(i), Text(name), Text(Path(c.dso).name or c.dso), c.self_class, k,
-                      f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}", Text(path))
-    return table
-
-
 def footer(a: Attribution) -> list[Text]:
     from rich.text import Text
 
-    out = [Text(f"flame graph: {a.flame_svg_path}"),
-           Text("folded stacks: " + ", ".join(a.folded), style="dim")]
+    out = [Text(f"flame graph: {visible(a.flame_svg_path)}")]
+    if a.folded:
+        where = Path(a.folded[0]).parent
+        out.append(Text(f"folded stacks: {visible(str(where))}/folded-n<N>.txt, one per size", style="dim"))
     for s in a.fault_sentences:
-        out.append(Text(f"page faults: {s}", style="bold"))
+        out.append(Text(f"page faults: {visible(s)}", style="bold"))
     if a.overhead:
         o = a.overhead
         out.append(Text(
             f"profiler overhead at n={o['size_n']}: {o['plain_wall_s']:.3f} s → "
-            f"{o['profiled_wall_s']:.3f} s under perf ({o['ratio']:.2f}×), plus "
-            f"{o['startup_s']:.1f} s per recording to start perf", style="dim"))
+            f"{o['profiled_wall_s']:.3f} s under {a.sampler} ({o['ratio']:.2f}×), plus "
+            f"{o['startup_s']:.1f} s per recording to start it", style="dim"))
     for note in a.notes:
-        out.append(Text(f"note: {note}", style="yellow"))
+        out.append(Text(f"note: {visible(note)}", style="yellow"))
     return out
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.text import Text
+
+    from quadscope.render.terminal import culprits_table
 
     with open_store(args) as store:
         sweep = store.get_sweep(args.run_ref)
         attribution = _profile(args, sweep, store)
     console = Console(highlight=False)
-    if attribution.culprits:
-        console.print(culprits_table(attribution))
+    n0, n1 = attribution.sizes[0], attribution.sizes[-1]
+    console.print(Text(f"sampled at n = {n0}..{n1} with {attribution.sampler}", style="dim"))
+    table = culprits_table(attribution.culprits, console.width, limit=10)
+    if table is not None:
+        console.print(table)
     else:
         console.print("no function holds a visible share of the time at the largest n")
     for item in footer(attribution):

@@ -16,17 +16,19 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from quadscope.analyse.ab_gate import add_fail_on_option, parse_fail_on
 from quadscope.analyse.gate import add_gate_option
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
     add_view_options,
+    apply_fail_on,
     check_outputs,
     open_store,
     print_analysis,
     write_outputs,
 )
-from quadscope.errors import Stopped, StoreError, UsageError
+from quadscope.errors import GATE_FAILED_EXIT, Stopped, StoreError, UsageError
 from quadscope.run.spec import METERS
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
@@ -107,6 +109,7 @@ def register(sub: Any) -> None:
     add_store_option(o)
     add_output_options(o)
     add_gate_option(o)
+    add_fail_on_option(o)
     add_view_options(o)
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- PROG ARG... ({n} is the size)")
     p.set_defaults(func=run)
@@ -276,6 +279,7 @@ def run(args: argparse.Namespace) -> int:
     from quadscope.run.runner import check_resumable, resume_sweep, run_sweep
 
     parse_gates(args.fail_above)  # refuse bad gates and paths before spending time on a sweep
+    check_fail_on(args)
     check_outputs(args)
     store = open_store(args)
     progress = RichProgress()
@@ -354,6 +358,15 @@ def profile_after_sweep(args: argparse.Namespace, sweep: Sweep, store: Any) -> A
     return profile_stored(args, sweep, store)
 
 
+def check_fail_on(args: argparse.Namespace) -> None:
+    """`--fail-on` judges B against A: refuse it before the sweep when there is no B."""
+    if not parse_fail_on(args.fail_on) or args.resume:
+        return
+    if args.vs is None and args.vs_shell is None and split_command(args.command)[1] is None:
+        raise UsageError("--fail-on judges the change from A to B: give the second command "
+                         "with --vs, or use --fail-above to gate one command's class")
+
+
 def finish(args: argparse.Namespace, analysis: Analysis) -> int:
     """Print, write the requested files, refuse an empty fit, apply the CI gates."""
     from quadscope.analyse.analysis import refuse_if_nothing
@@ -362,4 +375,8 @@ def finish(args: argparse.Namespace, analysis: Analysis) -> int:
     print_analysis(analysis, args)
     write_outputs(args, analysis)
     refuse_if_nothing(analysis)
-    return check_gates(args, analysis)
+    code = check_gates(args, analysis)
+    rules = parse_fail_on(getattr(args, "fail_on", []) or [])
+    ab = apply_fail_on(rules, analysis) if rules else 0
+    # A failed gate outranks an undecided one, whichever option judged it.
+    return max(code, ab, key=lambda c: (c == GATE_FAILED_EXIT, c))

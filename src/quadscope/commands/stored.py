@@ -17,12 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from quadscope.analyse.ab_gate import add_fail_on_option
 from quadscope.analyse.gate import add_gate_option
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
     add_view_options,
     analyse_stored,
+    apply_fail_on,
     asked_outputs,
     open_store,
     outputs_hint,
@@ -63,10 +65,7 @@ def register(sub: Any) -> None:
     p.add_argument("ref_a", metavar="RUN_A", help="id, name, 'last', or an exported .json")
     p.add_argument("ref_b", metavar="RUN_B",
                    help="id, name, 'last', or an exported .json (e.g. from another machine)")
-    p.add_argument("--fail-on", action="append", default=[], metavar="RULE",
-                   help="gate CI on the change: 'class' (B grows faster than A) or "
-                        "'slower=1.1' (B/A's 95%% interval above 1.1); exit 8 fails, "
-                        "9 undecided (repeatable)")
+    add_fail_on_option(p)
     add_store_option(p)
     add_output_options(p)
     add_view_options(p)
@@ -87,14 +86,24 @@ def run_list(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no sweeps stored in {store.location} yet; start one with `quadscope run`")
         return 0
+    console = Console(highlight=False)
+    # One line per sweep: a long name (a command) is cut to the room the other columns
+    # leave, never wrapped over four lines; narrower than 80, kind and mode give way.
+    narrow = console.width < 80
+    cols = ("id", "name", "status", "runs", "created") if narrow else (
+        "id", "name", "kind", "mode", "status", "runs", "created")
     table = Table(title=Text(f"sweeps in {visible(store.location)}"), title_justify="left")
-    for col in ("id", "name", "kind", "mode", "status", "runs", "created"):
-        table.add_column(col)
+    for col in cols:
+        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=len(col),
+                         max_width=max(12, console.width - (45 if narrow else 62))
+                         if col == "name" else None)
     for sweep, count in rows:
         when = dt.datetime.fromtimestamp(sweep.created_at).strftime("%Y-%m-%d %H:%M")
-        table.add_row(str(sweep.id), Text(visible(sweep.name)), sweep.kind, sweep.mode,
-                      sweep.status, str(count), when)
-    Console(highlight=False).print(table)
+        cells: dict[str, str | Text] = {
+            "id": str(sweep.id), "name": Text(visible(sweep.name)), "kind": sweep.kind,
+            "mode": sweep.mode, "status": sweep.status, "runs": str(count), "created": when}
+        table.add_row(*(cells[c] for c in cols))
+    console.print(table)
     return 0
 
 
@@ -207,7 +216,7 @@ def combined(store: Store | Callable[[], Store], ref_a: str, ref_b: str) -> Anal
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from quadscope.analyse.ab_gate import decide, exit_code, parse_fail_on
+    from quadscope.analyse.ab_gate import parse_fail_on
 
     rules = parse_fail_on(args.fail_on)
     # Two exported files need no database: it is opened only if a ref names a stored sweep.
@@ -219,10 +228,7 @@ def run_compare(args: argparse.Namespace) -> int:
         return 6
     print_analysis(analysis, args)
     write_outputs(args, analysis)
-    outcomes = decide(analysis, rules)
-    for o in outcomes:
-        print(f"quadscope: gate {o.outcome}: {visible(o.sentence)}", file=sys.stderr)
-    return exit_code(outcomes)
+    return apply_fail_on(rules, analysis)
 
 
 __all__ = ["combined", "load_sweep", "stored_analysis"]

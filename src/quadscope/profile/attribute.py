@@ -22,7 +22,8 @@ start-up as "expected growth" and drove every share to 0 for a quadratic
 Python program whose start-up dominates at n₀.)
 A function ranks only when its own samples can carry a series: at least
 `MIN_FUNCTION_SAMPLES` samples at the largest size and seen at two sizes or
-more; the others are folded into one `OTHER` row.
+more; the others are folded into one `OTHER` row. Interpreter start-up, once
+`startup.fold_startup` has folded it into `STARTUP`, never ranks.
 Both shares are normalised by the sum of the *positive* parts over every
 function, not by the total's net change: when some functions shrink, the net
 change is smaller than the growth of the others, and dividing by it gave
@@ -54,6 +55,7 @@ from quadscope.model import Fit
 from quadscope.profile.perfscript import is_kernel_dso
 from quadscope.profile.records import Culprit
 from quadscope.profile.stacks import Frame, Stack, StackProfile
+from quadscope.profile.startup import STARTUP
 
 SUPERLINEAR_MIN = 0.05
 MIN_SHARE = 0.005  # functions below this share at every size are not fitted
@@ -156,7 +158,8 @@ def attribute(
     per_sample = ordered[-1].samples / t1 if t1 > 0 else 0.0
     candidates = [
         f for f, v in ser.self_s.items()
-        if any(ser.total_s[i] > 0 and v[i] / ser.total_s[i] >= MIN_SHARE for i in range(len(v)))
+        if f != STARTUP
+        and any(ser.total_s[i] > 0 and v[i] / ser.total_s[i] >= MIN_SHARE for i in range(len(v)))
     ]
     # Few samples make a function noise only while its share is small too: when a
     # whole profile is thin (a short program, a loaded machine), the function holding
@@ -239,7 +242,8 @@ def _other(noise: Sequence[Frame], ser: Series, t1: float, grown: float) -> Culp
     if t1 <= 0 or self_s[-1] / t1 < MIN_SHARE:
         return None
     growth = sum(max(ser.self_s[f][-1] - ser.self_s[f][0], 0.0) for f in noise)
-    return Culprit(symbol=f"{OTHER} ({len(noise)} function(s), too few samples each)", dso="",
+    many = "s" if len(noise) != 1 else ""
+    return Culprit(symbol=f"{OTHER} ({len(noise)} function{many}, few samples)", dso="",
                    self_class=INCONCLUSIVE, self_exponent=None, self_exponent_ci=None,
                    share_at_max=self_s[-1] / t1,
                    growth_share=growth / grown if grown > 0 else 0.0, superlinear_share=0.0,

@@ -3,7 +3,9 @@
 Contract: `profile_sweep(sweep, sizes, sampler=..., out_dir=..., runs=...)`
 re-runs the sweep's command (variant A) under `sampler` at `sizes` (default:
 `choose_sizes` over the sizes the sweep measured), writes
-`out_dir/folded-n<N>.txt` per size and `out_dir/flame-diff.svg`, samples page
+`out_dir/folded-n<N>.txt` per size (as sampled) and `out_dir/flame-diff.svg`
+(interpreter start-up folded into one frame when it does not grow:
+`startup.fold_startup`), samples page
 faults at the largest size when the sweep's fault counts call for it
 (`should_sample_faults`: perf's page_faults when stored, else rusage's),
 measures the profiler's overhead once, and returns an `Attribution`; it
@@ -17,6 +19,7 @@ plan the sampling rate.
 from __future__ import annotations
 
 import math
+import shlex
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,10 +30,19 @@ from quadscope.profile.attribute import FitFn, attribute
 from quadscope.profile.flamegraph import render_svg
 from quadscope.profile.flametree import flame_tree
 from quadscope.profile.perf import PerfSampler, PerfSetup, detect_perf
-from quadscope.profile.python import PySpySampler, find_pyspy, python_argv, python_version
+from quadscope.profile.python import (
+    NATIVE_FAILED,
+    PySpySampler,
+    find_pyspy,
+    interpreter_note,
+    pyspy_native_works,
+    python_argv,
+    python_version,
+)
 from quadscope.profile.records import Attribution
 from quadscope.profile.sampler import Sampler
 from quadscope.profile.stacks import Frame, StackProfile, write_folded
+from quadscope.profile.startup import fold_startup
 from quadscope.run.spec import substitute
 
 DEFAULT_SIZE_COUNT = 5
@@ -116,7 +128,8 @@ def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None) -> Sampl
             return PerfSampler(setup or detect_perf(), python_perf=True)
         pyspy = find_pyspy()
         if pyspy:
-            return PySpySampler(pyspy)
+            native = pyspy_native_works(pyspy, argv[0])
+            return PySpySampler(pyspy, native=native, notes=() if native else (NATIVE_FAILED,))
         s = setup or detect_perf()
         why = (f"Python functions are not shown: {argv[0]} is Python "
                f"{'.'.join(map(str, version)) if version else '(unknown version)'}, which has no "
@@ -153,11 +166,17 @@ def profile_sweep(
         profiles.append(prof)
         folded.append(str(write_folded(out_dir / f"folded-n{n}.txt", prof.stacks)))
         notes.extend(x for x in (*prof.notes, *symbol_notes(prof)) if x not in notes)
+    startup = fold_startup(profiles)
+    if startup.note:
+        notes.append(startup.note)
+    profiles = list(startup.profiles)
     result = attribute(profiles, fit=fit, seed=sweep.seed)
     notes.extend(result.notes)
+    if sampler.name.startswith("py-spy") and (why := interpreter_note(result.culprits)):
+        notes.append(why)
     classes = {Frame(c.symbol, c.dso): c.self_class for c in result.culprits}
     svg = render_svg(profiles[0], profiles[-1], classes=classes,
-                     title=f"quadscope: {' '.join(sweep.command)}")
+                     title=f"quadscope: {shlex.join(sweep.command)}")
     svg_path = out_dir / "flame-diff.svg"
     svg_path.write_text(svg)
     top = chosen[-1]

@@ -32,6 +32,7 @@ from typing import Any
 from quadscope.profile.attribute import linear_excess, two_point_exponent
 from quadscope.profile.flamegraph import MIN_FRAME_SAMPLES, Node, build_tree
 from quadscope.profile.stacks import Frame, StackProfile
+from quadscope.profile.startup import STARTUP
 
 MIN_SHARE = 0.001  # nodes below 0.1% of the total are not kept
 CHAIN_SHARE = 0.98  # a child holding this much of its parent continues the parent's chain
@@ -58,7 +59,9 @@ def flame_tree(small: StackProfile, large: StackProfile, *,
                   cls: str | None) -> dict[str, Any]:
         noise = node.large_samples < MIN_FRAME_SAMPLES
         excess = 0.0
-        if not noise and total_excess > 0:
+        # Start-up is folded only once its cost was found not to grow (`startup`):
+        # what is left of its excess is sampling noise, so it is drawn neutral.
+        if not noise and total_excess > 0 and (name, dso) != (STARTUP.symbol, STARTUP.dso):
             excess = excess_of(node, mid) / total_excess
         k = two_point_exponent(n0, n1, node.small_s, node.large_s)
         out: dict[str, Any] = {

@@ -7,7 +7,17 @@ interpreter (`python3 script.py`, `/usr/bin/python3.11 -m mod`).
 py-spy (`PySpySampler`, folded stacks of Python frames), else perf on the
 interpreter's C functions with a sentence saying why. `parse_pyspy_raw`
 reads py-spy's `--format raw` output (folded, `func (file:line)` frames). Line
-numbers are dropped so one function is one frame.
+numbers are dropped so one function is one frame; an unsymbolised native
+address (`0x7f.. (libz.so)`) is that object's unknown code, one frame per
+object, not one per address.
+
+py-spy runs with `--native` when `pyspy_native_works` (one short probe
+recording of the same interpreter: it needs ptrace and an unwinder, which some
+containers deny), so the C functions of extension modules (zlib's `deflate`,
+numpy's loops) appear under the Python frame that called them; else without
+it, and the sampler's name and notes say which was used. py-spy never shows
+the interpreter's own C functions (libpython: `list.insert`'s loop), only C
+outside it: `interpreter_note` says so when a Python frame holds the growth.
 """
 
 from __future__ import annotations
@@ -23,8 +33,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from quadscope.profile.faults import FaultReport
+from quadscope.profile.records import Culprit
 from quadscope.profile.sampler import Overhead
-from quadscope.profile.stacks import Frame, Stack, StackProfile
+from quadscope.profile.stacks import UNKNOWN, Frame, Stack, StackProfile
 
 _PY = re.compile(r"^python(\d(\.\d+)?)?$")
 _PYSPY_FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::\d+)?\)$")
@@ -61,20 +72,62 @@ def parse_pyspy_raw(lines: Iterable[str]) -> dict[Stack, int]:
             if not name:
                 continue
             m = _PYSPY_FRAME.match(name)
-            frames.append(Frame(m.group("func"), m.group("file")) if m else Frame(name, "[python]"))
+            if m is None:
+                frames.append(Frame(name, "[python]"))
+            elif m.group("func").startswith("0x"):
+                frames.append(Frame(UNKNOWN, m.group("file")))
+            else:
+                frames.append(Frame(m.group("func"), m.group("file")))
+        # py-spy --native starts each stack at libc's unsymbolised entry (__libc_start_call_main):
+        # a frame that says nothing and would only add a level to every stack.
+        while len(frames) > 1 and not frames[0].known:
+            frames.pop(0)
         st = tuple(frames) or (Frame("[idle]", "[python]"),)
         out[st] = out.get(st, 0) + int(count)
     return out
 
 
+NATIVE_FAILED = ("py-spy's --native mode does not work here (it needs ptrace and stack "
+                 "unwinding): only Python frames are shown, not the C functions under them")
+
+
+def pyspy_native_works(pyspy: str, interpreter: str) -> bool:
+    """Whether `py-spy record --native` records `interpreter` running a short loop here."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "probe.txt"
+        try:
+            done = subprocess.run(
+                [pyspy, "record", "--native", "-r", "200", "-f", "raw", "-o", str(out), "--",
+                 interpreter, "-c", "sum(range(3_000_000))"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                check=False, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return done.returncode == 0 and out.exists() and out.stat().st_size > 0
+
+
+def is_python_file(dso: str) -> bool:
+    """Whether a py-spy frame's file is Python source (`q.py`, `<string>`), not a C object."""
+    return dso.endswith(".py") or (dso.startswith("<") and dso.endswith(">"))
+
+
+def interpreter_note(culprits: Sequence[Culprit]) -> str | None:
+    """A sentence when the top culprit is a Python frame: its C work inside libpython is hidden."""
+    if not culprits or not is_python_file(culprits[0].dso):
+        return None
+    return (f"{culprits[0].symbol}'s own time is the interpreter running it: bytecode, or "
+            "built-ins such as list.insert whose C functions py-spy does not show; under "
+            "Python 3.12+ quadscope profiles through perf -X perf, which names them")
+
+
 class PySpySampler:
     """py-spy record at `rate_hz`, repeated until `target_samples` (weights are sample counts)."""
 
-    name = "py-spy"
-
     def __init__(self, pyspy: str, *, target_samples: int = 1000, max_rate_hz: int = 1000,
                  timeout_s: float | None = 600.0, notes: tuple[str, ...] = (),
-                 max_runs: int = 10) -> None:
+                 max_runs: int = 10, native: bool = False) -> None:
+        self.native = native
+        self.name = "py-spy --native" if native else "py-spy"
         self.max_runs = max_runs
         self.pyspy = pyspy
         self.target_samples = target_samples
@@ -93,8 +146,8 @@ class PySpySampler:
         while runs < self.max_runs:
             raw = out_dir / f"pyspy-n{size_n}-{runs}.txt"
             t0 = time.monotonic()
-            subprocess.run([self.pyspy, "record", "-r", str(rate), "-f", "raw", "-o", str(raw),
-                            "--", *argv], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            subprocess.run([*self._record(rate), "-o", str(raw), "--", *argv],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, check=False, timeout=self.timeout_s)
             wall_total += time.monotonic() - t0
             runs += 1
@@ -113,6 +166,10 @@ class PySpySampler:
                       out_dir: Path) -> FaultReport | None:
         return None
 
+    def _record(self, rate_hz: int) -> list[str]:
+        native = ["--native"] if self.native else []
+        return [self.pyspy, "record", *native, "-r", str(rate_hz), "-f", "raw"]
+
     def overhead(self, argv: Sequence[str], *, size_n: int) -> Overhead | None:
         def timed(cmd: Sequence[str]) -> float:
             t0 = time.monotonic()
@@ -121,8 +178,7 @@ class PySpySampler:
             return time.monotonic() - t0
 
         with tempfile.TemporaryDirectory() as tmp:
-            rec = [self.pyspy, "record", "-r", str(self.max_rate_hz), "-f", "raw", "-o",
-                   f"{tmp}/o.txt", "--"]
+            rec = [*self._record(self.max_rate_hz), "-o", f"{tmp}/o.txt", "--"]
             startup = timed([*rec, "true"])
             plain = timed(argv)
             profiled = timed([*rec, *argv])

@@ -19,6 +19,7 @@ from typing import Any
 from quadscope.analyse.change import class_label
 from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
 from quadscope.profile.records import Attribution, Culprit
+from quadscope.profile.stacks import UNKNOWN
 
 # One palette for every renderer: the HTML CSS/JS and matplotlib read these.
 PALETTE: dict[str, str] = {
@@ -130,7 +131,8 @@ def _culprit_row(c: Culprit) -> dict[str, str]:
     if c.self_exponent is not None and c.self_exponent_ci is not None:
         k += f" [{c.self_exponent_ci[0]:.2f}, {c.self_exponent_ci[1]:.2f}]"
     path = list(c.call_path)
-    cells = (c.symbol, c.dso, class_label(c.self_class), k, f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}",
+    symbol = c.call_path[-1] if c.symbol == UNKNOWN and c.call_path else c.symbol  # [libc.so.6]
+    cells = (symbol, c.dso, class_label(c.self_class), k, f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}",
              f"{c.superlinear_share:.1%}", " → ".join((["…"] if len(path) > 5 else []) + path[-5:]))
     return dict(zip(_CULPRIT_HEADINGS, cells, strict=True))
 

@@ -175,7 +175,8 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         reasons = [r for r in data.table if r["reason"]]
         if reasons:
             yield "<ul class=\"notes\">" + "".join(
-                f"<li>{_e(r['variant'])} {_e(r['metric'])}: {_e(r['reason'])}</li>"
+                f"<li>{_e(r['variant']) + ' ' if two else ''}{_e(r['metric'])}: "
+                f"{_e(r['reason'])}</li>"
                 for r in reasons) + "</ul>"
 
     if data.sections:

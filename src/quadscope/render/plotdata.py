@@ -48,8 +48,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quadscope.analyse.analysis import Analysis
+from quadscope.analyse.headline import class_text
 from quadscope.measure.host import shown_host
-from quadscope.model import METRICS
+from quadscope.model import METRICS, Fit
 from quadscope.render.extras import PALETTE as PALETTE
 from quadscope.render.extras import (
     culprits_table,
@@ -253,9 +254,16 @@ def report_data(analysis: Analysis) -> ReportData:
     comparison: tuple[dict[str, Any], ...] = ()
     ratio_plots: dict[str, dict[str, Any]] = {}
     if analysis.comparison is not None:
+        fits_a, fits_b = analysis.fits.get("A", {}), analysis.fits.get("B", {})
+
+        def shown(fit: Fit | None, stored: str) -> str:
+            # As the headline and the terminal write it: "n²", a bracket "n or n log n".
+            return stored if fit is None else class_text(fit, word)
+
         comparison = tuple(
             {"metric": mc.metric, "summary": mc.summary, "change": mc.change,
-             "class_a": mc.class_a, "class_b": mc.class_b,
+             "class_a": shown(fits_a.get(mc.metric), mc.class_a),
+             "class_b": shown(fits_b.get(mc.metric), mc.class_b),
              "crossover": "—" if mc.crossover_n is None else f"{word} ≈ {mc.crossover_n:.4g}"}
             for mc in sorted(analysis.comparison.metrics,
                              key=lambda mc: METRICS.index(mc.metric)

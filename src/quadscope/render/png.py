@@ -18,6 +18,7 @@ pyplot, so no global state is touched and the backend need not be chosen.
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -144,6 +145,8 @@ def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
     if not drawn:
         ax.text(0.5, 0.5, "nothing to draw on these axes", transform=ax.transAxes,
                 ha="center", va="center", fontsize=8, color="#6b7280")
+        ax.set_xticks([])  # an empty panel's default -0.04..0.04 ticks mean nothing
+        ax.set_yticks([])
     else:
         if plot["xlog"]:
             ax.set_xscale("log")
@@ -160,7 +163,7 @@ def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
     seen: dict[str, Any] = {}
     for h, lab in zip(handles, labels, strict=True):
         seen.setdefault(lab, h)
-    if seen and not plot.get("small"):
+    if seen and drawn and not plot.get("small"):
         ax.legend(seen.values(), seen.keys(), fontsize=6.5, loc="best", framealpha=0.8)
 
 
@@ -169,7 +172,13 @@ _UNIT_FORMAT = {"s": fmt_seconds, "bytes": fmt_bytes, "count": fmt_count}
 
 def _unit_ticks(ax: Axes, plot: Mapping[str, Any]) -> None:
     """Tick labels in the axis's unit (20 ms, 4 MiB, 64k), never 1.7e+07."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import (
+        FixedLocator,
+        FuncFormatter,
+        LogLocator,
+        MaxNLocator,
+        NullFormatter,
+    )
 
     for axis, unit, log in ((ax.xaxis, plot.get("xunit", ""), plot["xlog"]),
                             (ax.yaxis, plot.get("yunit", ""), plot["ylog"])):
@@ -177,9 +186,23 @@ def _unit_ticks(ax: Axes, plot: Mapping[str, Any]) -> None:
         if fmt is None:
             continue
         axis.set_major_formatter(FuncFormatter(lambda v, _pos, f=fmt: f(v)))
-        if log:
+        if log and unit == "bytes":  # 64 KiB, 128 KiB, …: round in the unit shown
+            axis.set_major_locator(LogLocator(base=2, numticks=9))
+            axis.set_minor_formatter(NullFormatter())
+        elif log:
             axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=8))
             axis.set_minor_formatter(NullFormatter())
+        elif unit == "bytes" and axis.get_scale() == "linear":  # 13 MiB, 14 MiB: not 1e6 steps
+            lo, hi = axis.get_view_interval()
+            top = max(abs(lo), abs(hi))
+            scale = 1024.0 ** max(0, min(4, int(math.log(top, 1024)))) if top >= 1 else 1.0
+            nice = MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(lo / scale, hi / scale)
+            axis.set_major_locator(FixedLocator([t * scale for t in nice]))
+        elif unit == "count" and axis.get_scale() == "linear":  # no 0.015 of a fault
+            lo, hi = axis.get_view_interval()
+            whole = range(math.ceil(lo), math.floor(hi) + 1)
+            axis.set_major_locator(FixedLocator(list(whole)) if len(whole) <= 3
+                                   else MaxNLocator(nbins="auto", integer=True))
 
 
 __all__ = ["PngRenderer", "draw_plot", "safe_name"]

@@ -38,8 +38,9 @@ from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
 from quadscope.profile.records import Culprit
+from quadscope.profile.stacks import UNKNOWN
 from quadscope.render.doctor import doctor_text
-from quadscope.textsafe import command_text, visible
+from quadscope.textsafe import command_text, shorten, visible
 from quadscope.units import fmt_count, fmt_value
 
 if TYPE_CHECKING:
@@ -205,20 +206,22 @@ def headline(analysis: Analysis) -> list[Text]:
     return out
 
 
-def _sweep_line(analysis: Analysis) -> Text:
+def _sweep_line(analysis: Analysis, width: int) -> Text:
     sw = analysis.sweep
     sizes = sorted({r.size_n for r in analysis.runs if not r.warmup})
     word = "launches" if sw.mode == "accumulate" else "n"
     span = f"{word} {fmt_count(sizes[0])}..{fmt_count(sizes[-1])} ({len(sizes)} sizes)" \
         if sizes else "no sizes"
-    name = f" {visible(sw.name)}" if sw.name else ""
     extra = [f"{k} {visible(v)}" for k, v in (("setup", sw.setup), ("prepare", sw.prepare)) if v]
     if sw.cpus:
         extra.append(f"CPUs {','.join(map(str, sw.cpus))}")
     if sw.meter != "time":
         extra.append(f"meter {sw.meter} ({sw.counters})")
-    tail = "".join(f" · {e}" for e in extra)
-    return _line(f"sweep {sw.id}{name} · {span} · {len(analysis.runs)} runs{tail}", "dim")
+    tail = f" · {span} · {len(analysis.runs)} runs" + "".join(f" · {e}" for e in extra)
+    # The name yields to the facts: cut so the line fits, never below 20 characters.
+    room = max(width - len(f"sweep {sw.id} ") - len(tail), 20)
+    name = f" {shorten(visible(sw.name), room)}" if sw.name else ""
+    return _line(f"sweep {sw.id}{name}{tail}", "dim")
 
 
 def compact_table(analysis: Analysis, shown: Sequence[str], width: int) -> Table | None:
@@ -262,12 +265,13 @@ def compact_table(analysis: Analysis, shown: Sequence[str], width: int) -> Table
     return fit_columns(None, cols, rows, width)
 
 
-def short_note(fit: Fit, word: str) -> str:
+def short_note(fit: Fit, word: str, compact: bool = False) -> str:
     """One short note for an unsettled fit: what would settle it, else its reason."""
     if fit.confident:
         return ""
     if fit.decide_n:
-        return f"not settled; a sweep to {word} = {fmt_count(fit.decide_n)} would decide"
+        to = "" if compact else "a sweep to "
+        return f"not settled; {to}{word} = {fmt_count(fit.decide_n)} would decide"
     return f"not settled: {fit.reason}" if fit.reason else "not settled"
 
 
@@ -335,12 +339,16 @@ def failures_table(analysis: Analysis, width: int) -> Table | None:
 
 
 def culprit_name(c: Culprit) -> str:
-    """The culprit with the frame that called it: `list.insert → memmove`, `memset ← touch`."""
+    """The culprit with the frame that called it: `list.insert → memmove`, `memset ← touch`.
+
+    A function without a symbol is named by its object, as in the flame graph: `[libc.so.6]`.
+    """
+    symbol = c.call_path[-1] if c.symbol == UNKNOWN and c.call_path else c.symbol
     if c.user_caller:
-        return f"{c.symbol} ← {c.user_caller}"
+        return f"{symbol} ← {c.user_caller}"
     if len(c.call_path) >= 2:
-        return f"{c.call_path[-2]} → {c.symbol}"
-    return c.symbol
+        return f"{c.call_path[-2]} → {symbol}"
+    return symbol
 
 
 def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
@@ -369,7 +377,7 @@ def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
 def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
                 ) -> Iterable[RenderableType]:
     yield from headline(analysis)
-    yield _sweep_line(analysis)
+    yield _sweep_line(analysis, width)
     word = analysis.size_word
     if verbose:
         yield from _verbose(analysis, width)
@@ -386,7 +394,11 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
             if fit is not None and (note := short_note(fit, word)):
                 notes.setdefault((variant, note), []).append(metric)
     for (variant, note), names in notes.items():
-        yield _line(f"{variant + ' ' if two else ''}{', '.join(names)}: {note}", "yellow")
+        line = f"{variant + ' ' if two else ''}{', '.join(names)}: {note}"
+        if len(line) > width:  # the same note in fewer words before any is cut
+            fit = analysis.fits[variant][names[0]]
+            line = f"{variant + ' ' if two else ''}{', '.join(names)}: {short_note(fit, word, True)}"
+        yield _line(line, "yellow")
     extra = []
     hidden = sum(1 for fs in analysis.fits.values() for m in fs if m not in shown)
     if hidden:
@@ -466,6 +478,7 @@ class TerminalRenderer:
 
     def _report(self, analysis: Analysis) -> str:
         from rich.console import Console
+        from rich.text import Text
         buf = io.StringIO()
         console = Console(file=buf, force_terminal=self.color, width=self.width,
                           color_system="standard" if self.color else None, highlight=False,
@@ -473,5 +486,9 @@ class TerminalRenderer:
         items = headline(analysis)[:1] if self.quiet else renderables(
             analysis, self.width, self.verbose)
         for item in items:
-            console.print(item)
+            # console.print wraps a Text whatever its own no_wrap says: pass it on.
+            if isinstance(item, Text) and item.no_wrap:
+                console.print(item, no_wrap=True, overflow=item.overflow or "ellipsis")
+            else:
+                console.print(item)
         return buf.getvalue()

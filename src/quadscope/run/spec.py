@@ -30,6 +30,7 @@ from quadscope import metrics
 from quadscope.errors import UsageError
 from quadscope.model import Sweep
 from quadscope.run.sizes import MAX_SIZE, MAX_SIZES
+from quadscope.textsafe import command_text, shorten
 
 if TYPE_CHECKING:  # and pyfunc where used: the CLI's parser reads METERS from here
     from quadscope.measure.clock import Clock
@@ -41,6 +42,7 @@ MAX_SECONDS = 7 * 24 * 3600.0
 MAX_REPEAT = 1000
 MAX_SEED = 2**63 - 1
 MAX_NAME_CHARS = 200
+NAME_CHARS = 80  # a default name (the command) is cut to one line of a terminal
 LATEST_NAMES = ("last", "latest")  # refs `quadscope show` reads as the newest sweep
 
 METERS = ("time", "instructions")
@@ -186,7 +188,8 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
     where = provenance or Provenance()
     return Sweep(
         id=0,
-        name=spec.name or " ".join(spec.command)[:80],
+        # Named as the user would type the command, so a copied name still runs.
+        name=spec.name or shorten(command_text(spec.command, spec.shell), NAME_CHARS),
         mode=spec.mode,
         command=spec.command,
         shell=spec.shell,

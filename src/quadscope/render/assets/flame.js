@@ -12,8 +12,11 @@
 
   // Colour is each frame's share of the growth beyond linear: red carries it,
   // blue grows slower than linear, grey is linear; too few samples: neutral.
+  // A search hit is amber: d3-flame-graph marks it (d.highlight) and leaves the
+  // colour to the mapper, so without this a search found frames but showed none.
   function colour(d) {
     var x = d.data, e = x.excess || 0, t;
+    if (d.highlight) return "rgb(255,191,0)";
     if (x.noise) return "rgb(222,220,214)";
     if (Math.abs(e) < 0.02) return "rgb(200,204,210)";
     t = Math.sqrt(Math.min(Math.abs(e), 1));
@@ -31,6 +34,7 @@
       lines.push((100 * (x.excess || 0)).toFixed(1) + "% of the growth beyond linear");
     }
     if (x.collapsed) lines.push(x.collapsed + " frames collapsed into one");
+    if (x.name === "start-up" && x.dso === "[interpreter]") lines.push("interpreter start-up (imports, site, encodings): it does not grow with n, so it is one frame");
     return lines.join("\n");
   }
 
