@@ -41,10 +41,10 @@ from quadscope.doctor.base import Probe
 from quadscope.doctor.compare import compare_reports, machine_label
 from quadscope.doctor.machine import fs_type_of, machine_info
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult
-from quadscope.doctor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S, Tools, run_doctor
+from quadscope.doctor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S, default_tools, run_doctor
 from quadscope.errors import UsageError
+from quadscope.fleet import add_fleet_options
 from quadscope.measure.clock import SystemClock
-from quadscope.measure.detect import choose_measuring
 from quadscope.run.spec import check_seconds
 
 EPILOG = f"""\
@@ -108,6 +108,7 @@ def register(sub: Any) -> None:
     )
     add_output_options(p)
     add_store_option(p)
+    add_fleet_options(p)
     p.set_defaults(func=run)
 
 
@@ -168,13 +169,7 @@ class _StderrProgress:
         )
 
 
-def _tools(no_perf: bool) -> Tools:
-    plain = choose_measuring(no_perf=True)
-    if no_perf:
-        return Tools(executor=plain.executor, counters_note="perf was turned off with --no-perf")
-    best = choose_measuring()
-    perf = best.executor if best.counters == "perf" else None
-    return Tools(executor=plain.executor, perf_executor=perf, counters_note=best.note)
+_tools = default_tools  # a module attribute, so a test can replace it
 
 
 def run(args: argparse.Namespace) -> int:
@@ -187,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
         else (QUICK_BUDGET_S if args.quick else DEFAULT_BUDGET_S)
     )
     check_seconds("--budget", budget_s)
+    if args.fleet:
+        from quadscope.commands.fleet import doctor_fleet
+
+        return doctor_fleet(args, probes, budget_s)
     there = load_report(args.vs) if args.vs else None  # fail before measuring for minutes
     check_outputs(args)
     machine = machine_info().to_dict()

@@ -28,6 +28,7 @@ from quadscope.commands.common import (
     write_outputs,
 )
 from quadscope.errors import Stopped, StoreError, UsageError
+from quadscope.fleet import add_fleet_options
 from quadscope.measure.clock import SystemClock
 from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import host_info
@@ -122,6 +123,7 @@ def register(sub: Any) -> None:
     add_output_options(o)
     add_gate_option(o)
     add_view_options(o)
+    add_fleet_options(p.add_argument_group("fleet"))
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- PROG ARG... ({n} is the size)")
     p.set_defaults(func=run)
 
@@ -155,7 +157,9 @@ def parse_cpus(text: str | None) -> tuple[int, ...]:
     return cpus
 
 
-def build_spec(args: argparse.Namespace) -> SweepSpec:
+def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
+    """The sweep the options ask for; `resolve=False` leaves finding the program to each
+    --fleet node, which may have it where this machine does not."""
     command, vs_tail = split_command(args.command)
     if not command or not command[0].strip():
         raise UsageError("no command to sweep: put it after `--`, e.g. quadscope run -- prog {n}")
@@ -181,7 +185,7 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
         raise UsageError("--accumulate counts launches with --runs; it takes no --sizes")
     mode = "accumulate" if args.accumulate else ("sizes" if args.sizes is not None else "adaptive")
     sizes = parse_sizes(args.sizes) if args.sizes is not None else ()
-    for cmd, shell in ((command, args.shell), (vs, vs_shell)):
+    for cmd, shell in ((command, args.shell), (vs, vs_shell)) if resolve else ():
         if cmd and cmd[0].startswith(PREFIX):
             if "" not in sys.path:
                 sys.path.insert(0, "")  # like `python -m`: modules in the working directory
@@ -273,6 +277,10 @@ class RichProgress:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.fleet:
+        from quadscope.commands.fleet import run_fleet
+
+        return run_fleet(args, build_spec(args, resolve=False))
     parse_gates(args.fail_above)  # refuse bad gates and paths before spending time on a sweep
     check_outputs(args)
     store = open_store(args)
