@@ -94,8 +94,9 @@ def _answers(address: str, timeout_s: float) -> None:
     try:
         with socket.create_connection((host, port), timeout=timeout_s):
             pass
-    except OSError as e:
-        why = "no answer" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+    except (OSError, UnicodeError) as e:  # UnicodeError: a host name no resolver accepts
+        why = ("no answer" if isinstance(e, TimeoutError)
+               else getattr(e, "strerror", None) or str(e))
         raise FleetError(f"the Ray cluster at {address} does not answer ({why}); check the "
                          "address, or start one with `ray start --head`") from None
 
