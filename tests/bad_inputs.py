@@ -271,10 +271,13 @@ def expand(argv: Sequence[str], paths: dict[str, str]) -> list[str]:
 
 def run_argv(argv: Sequence[str]) -> tuple[int, str, str]:
     """`cli.main(argv)` with its output captured: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
+    # stdout has a byte buffer, as a real one does: `--markdown -` writes bytes to it.
+    raw = io.BytesIO()
+    out, err = io.TextIOWrapper(raw, encoding="utf-8", write_through=True), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
+    out.flush()
+    return code, raw.getvalue().decode("utf-8", "replace"), err.getvalue()
 
 
 class Reached(AssertionError):

@@ -69,6 +69,12 @@ class SetupError(QuadscopeError):
     exit_code = 3
 
 
+class FleetError(QuadscopeError):
+    """The Ray cluster given to --fleet did not answer, or has no node to run on."""
+
+    exit_code = 11
+
+
 # Codes that are not errors raised here: the CLI's own and the CI gates' (analyse/gate.py).
 OTHER_EXIT_CODES: dict[int, str] = {
     0: "success (every gate passed)",
@@ -77,6 +83,7 @@ OTHER_EXIT_CODES: dict[int, str] = {
     70: "quadscope itself failed: one sentence and the path of the saved traceback",
     129: "stopped by SIGHUP (the terminal closed); every finished run is stored",
     130: "interrupted (Ctrl-C); every finished run is stored",
+    12: "--fleet: some nodes did not finish (each is named); the others' results are stored",
     143: "stopped by SIGTERM; every finished run is stored",
 }
 
@@ -119,3 +126,4 @@ def _subclasses(cls: type[QuadscopeError]) -> list[type[QuadscopeError]]:
 # `compare --fail-on`) that failed, and one the data cannot decide yet.
 GATE_FAILED_EXIT = 8
 GATE_UNDECIDED_EXIT = 9
+PARTIAL_FLEET_EXIT = 12

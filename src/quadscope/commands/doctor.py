@@ -37,6 +37,7 @@ from quadscope.commands.common import (
 )
 from quadscope.doctor import DEFAULT_BUDGET_S, QUICK_BUDGET_S, dirscan, probe_names, select
 from quadscope.errors import UsageError
+from quadscope.fleet import add_fleet_options
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from quadscope.doctor.base import Probe
@@ -103,6 +104,7 @@ def register(sub: Any) -> None:
     )
     add_output_options(p)
     add_store_option(p)
+    add_fleet_options(p)
     p.set_defaults(func=run)
 
 
@@ -168,15 +170,10 @@ class _StderrProgress:
 
 
 def _tools(no_perf: bool) -> Tools:
-    from quadscope.doctor.runner import Tools
-    from quadscope.measure.detect import choose_measuring
+    """The real executors (`doctor.runner.default_tools`); a module attribute a test replaces."""
+    from quadscope.doctor.runner import default_tools
 
-    plain = choose_measuring(no_perf=True)
-    if no_perf:
-        return Tools(executor=plain.executor, counters_note="perf was turned off with --no-perf")
-    best = choose_measuring()
-    perf = best.executor if best.counters == "perf" else None
-    return Tools(executor=plain.executor, perf_executor=perf, counters_note=best.note)
+    return default_tools(no_perf)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -197,6 +194,10 @@ def run(args: argparse.Namespace) -> int:
         else (QUICK_BUDGET_S if args.quick else DEFAULT_BUDGET_S)
     )
     check_seconds("--budget", budget_s)
+    if args.fleet:
+        from quadscope.commands.fleet import doctor_fleet
+
+        return doctor_fleet(args, probes, budget_s)
     there = load_report(args.vs) if args.vs else None  # fail before measuring for minutes
     check_outputs(args)
     machine = machine_info().to_dict()

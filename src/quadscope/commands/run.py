@@ -29,6 +29,7 @@ from quadscope.commands.common import (
     write_outputs,
 )
 from quadscope.errors import GATE_FAILED_EXIT, Stopped, StoreError, UsageError
+from quadscope.fleet import add_fleet_options
 from quadscope.run.spec import METERS
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
@@ -111,6 +112,7 @@ def register(sub: Any) -> None:
     add_gate_option(o)
     add_fail_on_option(o)
     add_view_options(o)
+    add_fleet_options(p.add_argument_group("fleet"))
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- PROG ARG... ({n} is the size)")
     p.set_defaults(func=run)
 
@@ -146,7 +148,9 @@ def parse_cpus(text: str | None) -> tuple[int, ...]:
     return cpus
 
 
-def build_spec(args: argparse.Namespace) -> SweepSpec:
+def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
+    """The sweep the options ask for; `resolve=False` leaves finding the program to each
+    --fleet node, which may have it where this machine does not."""
     from quadscope.measure.launcher import resolve_program
     from quadscope.measure.pyfunc import PREFIX, resolve_function
     from quadscope.run.sizes import parse_size, parse_sizes
@@ -177,7 +181,7 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
         raise UsageError("--accumulate counts launches with --runs; it takes no --sizes")
     mode = "accumulate" if args.accumulate else ("sizes" if args.sizes is not None else "adaptive")
     sizes = parse_sizes(args.sizes) if args.sizes is not None else ()
-    for cmd, shell in ((command, args.shell), (vs, vs_shell)):
+    for cmd, shell in ((command, args.shell), (vs, vs_shell)) if resolve else ():
         if cmd and cmd[0].startswith(PREFIX):
             if "" not in sys.path:
                 sys.path.insert(0, "")  # like `python -m`: modules in the working directory
@@ -278,6 +282,10 @@ def run(args: argparse.Namespace) -> int:
     from quadscope.measure.system import STAT, FileReader, StealTime, cpu_times, host_facts, read_checks
     from quadscope.run.runner import check_resumable, resume_sweep, run_sweep
 
+    if args.fleet:
+        from quadscope.commands.fleet import run_fleet
+
+        return run_fleet(args, build_spec(args, resolve=False))
     parse_gates(args.fail_above)  # refuse bad gates and paths before spending time on a sweep
     check_fail_on(args)
     check_outputs(args)

@@ -45,6 +45,7 @@ from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import FitRefusedError, QuadscopeError
 from quadscope.measure.cbuild import compile_c
 from quadscope.measure.clock import Clock
+from quadscope.measure.detect import choose_measuring
 from quadscope.measure.host import boot_flags
 from quadscope.measure.launcher import Executor, SerialExecutor
 from quadscope.model import Fit, Measurement, Run, Sweep
@@ -109,6 +110,16 @@ class Tools:
     aux: Callable[[Sequence[str], float], str] = run_aux
     scratch_root: str | None = None  # where {bin} and {tmp} are made; None = system temp
     jobs: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+
+
+def default_tools(no_perf: bool) -> Tools:
+    """The real executors: plain for every variant, perf for those that ask when it works here."""
+    plain = choose_measuring(no_perf=True)
+    if no_perf:
+        return Tools(executor=plain.executor, counters_note="perf was turned off with --no-perf")
+    best = choose_measuring()
+    perf = best.executor if best.counters == "perf" else None
+    return Tools(executor=plain.executor, perf_executor=perf, counters_note=best.note)
 
 
 class _OverBudget(Exception):

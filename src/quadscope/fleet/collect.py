@@ -1,0 +1,180 @@
+"""The driver's side of a fleet: store what each node sends, as it arrives, and say what died.
+
+Contract: only the `Store` methods every back end has (create_sweep, add_run,
+update_sweep, set_status, put_blob) are used, and only from the calling
+thread. Every stored sweep carries its machine in `host` ("hostname",
+"ray_node_id", beside the kernel and provenance the node measured) and its
+node's label in its name.
+
+- `store_doctor(store, node)` copies a node's doctor sweeps, runs and blobs
+  into `store` under new ids, rewriting the sweep ids the blobs hold, and
+  returns the node's `DoctorReport` pointing at the stored summary.
+- `stream_sweeps(store, streams, progress)` consumes one event stream per
+  node (each iterated in its own thread, so a slow node never holds back a
+  fast one) and stores each run the moment it arrives. A stream that raises
+  (the node died, its worker crashed, the task became unschedulable) leaves
+  its sweep "interrupted" with every run already received; a node that
+  reports "failed" before starting has no sweep. Returns one `NodeOutcome`
+  per node, in the order given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import queue
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from quadscope.doctor.records import DoctorReport
+from quadscope.fleet.cluster import FleetNode
+from quadscope.fleet.tasks import NodeDoctor, NodeEvent
+from quadscope.model import Sweep
+from quadscope.store import Store
+
+
+def _machine_host(sweep: Sweep, node: FleetNode, hostname: str) -> dict[str, str]:
+    return {**sweep.host, "hostname": hostname or node.hostname, "ray_node_id": node.node_id}
+
+
+def _remap(obj: Any, ids: Mapping[int, int]) -> Any:
+    """A doctor blob with its sweep ids (summary_sweep_id, details.sweeps) rewritten."""
+    if not isinstance(obj, dict):
+        return obj
+    out = dict(obj)
+    if isinstance(out.get("summary_sweep_id"), int):
+        out["summary_sweep_id"] = ids.get(out["summary_sweep_id"], 0)
+    if "probes" in out:
+        out["probes"] = [_remap(p, ids) for p in out["probes"]]
+    details = out.get("details")
+    if isinstance(details, dict) and isinstance(details.get("sweeps"), dict):
+        out["details"] = {**details, "sweeps": {k: ids.get(int(v), 0)
+                                                for k, v in details["sweeps"].items()}}
+    return out
+
+
+def store_doctor(store: Store, node: FleetNode, result: NodeDoctor) -> DoctorReport:
+    ids: dict[int, int] = {}
+    for copied in result.sweeps:
+        s = copied.sweep
+        name = f"{s.name}@{node.label}" if s.name == "doctor" else s.name
+        stored = store.create_sweep(dataclasses.replace(
+            s, name=name, host=_machine_host(s, node, result.node.hostname)))
+        ids[s.id] = stored.id
+        for run in copied.runs:
+            store.add_run(dataclasses.replace(run, sweep_id=stored.id))
+    for copied in result.sweeps:
+        for key, blob in copied.blobs.items():
+            store.put_blob(ids[copied.sweep.id], key, _remap(blob, ids))
+    return DoctorReport.from_dict(_remap(result.report.to_dict(), ids))
+
+
+@dataclass(frozen=True, slots=True)
+class NodeOutcome:
+    """How one node's sweep ended: stored as `sweep_id` (0: never started) with `runs` runs."""
+
+    node: FleetNode
+    status: str  # complete | interrupted | failed | died
+    sweep_id: int = 0
+    runs: int = 0
+    total_runs: int | None = None
+    error: str = ""
+
+    @property
+    def sentence(self) -> str:
+        """One line for the user; empty for a node whose sweep completed."""
+        of = f" of {self.total_runs}" if self.total_runs else ""
+        kept = (f"; its runs are kept as sweep {self.sweep_id}, marked interrupted"
+                if self.sweep_id else "")
+        if self.status == "died":
+            return f"node {self.node.label} died after {self.runs}{of} runs{kept} ({self.error})"
+        if self.status == "failed" and not self.sweep_id:
+            return f"node {self.node.label} could not run the sweep: {self.error}"
+        if self.status in ("failed", "interrupted"):
+            return f"node {self.node.label} stopped after {self.runs}{of} runs{kept}: {self.error}"
+        return ""
+
+
+class FleetProgress(Protocol):
+    def arrived(self, node: FleetNode, runs: int, total_runs: int | None) -> None: ...
+
+
+class NoFleetProgress:
+    def arrived(self, node: FleetNode, runs: int, total_runs: int | None) -> None:
+        pass
+
+
+_DONE = object()
+
+
+def _pump(node: FleetNode, stream: Iterable[NodeEvent],
+          out: queue.Queue[tuple[FleetNode, Any]], died: Callable[[BaseException], str]) -> None:
+    try:
+        for event in stream:
+            out.put((node, event))
+    except Exception as e:  # Ray's errors for a dead node or worker; told to the main thread
+        out.put((node, died(e)))
+    out.put((node, _DONE))
+
+
+@dataclass
+class _Tally:
+    sweep: Sweep | None = None
+    runs: int = 0
+    total_runs: int | None = None
+    status: str = "died"
+    error: str = "its stream ended before the sweep did"
+
+
+def stream_sweeps(store: Store, streams: Sequence[tuple[FleetNode, Iterable[NodeEvent]]],
+                  died: Callable[[BaseException], str], name: str = "",
+                  progress: FleetProgress | None = None) -> tuple[NodeOutcome, ...]:
+    """Store every node's runs as they arrive (see the module docstring)."""
+    progress = progress or NoFleetProgress()
+    out: queue.Queue[tuple[FleetNode, Any]] = queue.Queue()
+    tallies = {n.node_id: _Tally() for n, _ in streams}
+    threads = [threading.Thread(target=_pump, args=(n, s, out, died), daemon=True,
+                                name=f"quadscope-fleet-{n.label}") for n, s in streams]
+    for t in threads:
+        t.start()
+    open_streams = len(threads)
+    try:
+        while open_streams:
+            node, item = out.get()
+            tally = tallies[node.node_id]
+            if item is _DONE:
+                open_streams -= 1
+            elif isinstance(item, str):
+                tally.status, tally.error = "died", item
+            else:
+                _store_event(store, node, item, tally, name)
+                progress.arrived(node, tally.runs, tally.total_runs)
+    finally:
+        for t_node, _ in streams:
+            tally = tallies[t_node.node_id]
+            if tally.sweep is not None and tally.status != "complete":
+                store.set_status(tally.sweep.id, "interrupted")
+    return tuple(NodeOutcome(n, t.status, t.sweep.id if t.sweep else 0, t.runs, t.total_runs,
+                             t.error)
+                 for n, _ in streams for t in [tallies[n.node_id]])
+
+
+def _store_event(store: Store, node: FleetNode, event: NodeEvent, tally: _Tally,
+                 name: str) -> None:
+    if event.kind == "started" and event.sweep is not None:
+        s = event.sweep
+        label = f"{name or 'fleet'}@{node.label}"
+        tally.sweep = store.create_sweep(dataclasses.replace(
+            s, name=label, status="running", host=_machine_host(s, node, event.node.hostname)))
+        tally.total_runs = event.total_runs
+    elif event.kind == "run" and event.run is not None and tally.sweep is not None:
+        store.add_run(dataclasses.replace(event.run, sweep_id=tally.sweep.id))
+        tally.runs += 1
+    elif event.kind == "ended" and event.sweep is not None and tally.sweep is not None:
+        ended = dataclasses.replace(event.sweep, id=tally.sweep.id, name=tally.sweep.name,
+                                    host=tally.sweep.host)
+        store.update_sweep(ended)
+        tally.sweep, tally.status, tally.error = ended, "complete", ""
+    elif event.kind == "failed":
+        tally.status, tally.error = "failed", event.error

@@ -1,0 +1,334 @@
+"""`--fleet`: outlier rules and stream storing on fakes; doctor and run on a real two-node Ray cluster.
+
+The cluster is a head and a second worker node on this machine (told apart by
+Ray node id and the custom resource `qs_second`), started once for the module
+in fresh temp directories on a random port, and stopped by killing exactly the
+processes whose command lines name those directories, and their children.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from quadscope.cli import build_parser, main
+from quadscope.commands.run import build_spec
+from quadscope.doctor.records import DoctorReport, ProbeResult
+from quadscope.errors import ToolMissingError
+from quadscope.fleet.cluster import FleetNode, import_ray, nodes_from_ray
+from quadscope.fleet.collect import stream_sweeps
+from quadscope.fleet.outliers import Machine, judge, table
+from quadscope.fleet.tasks import NodeEvent, NodeIdentity
+from quadscope.model import Measurement, Run, Sweep
+from quadscope.store import SqliteStore
+
+SRC = str(Path(__file__).parents[1] / "src")
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+# -- outliers (pure) ----------------------------------------------------------
+
+def _machine(label: str, verdict: str, cost_ns: float, kernel: str = "6.12",
+             vsyscall: str = "none") -> Machine:
+    result = ProbeResult("clock", "time()", "1", "x", verdict, f"time() costs {cost_ns} ns.",
+                         {"numbers": {"time_ns_per_call": cost_ns}})
+    report = DoctorReport((result,), {"kernel": kernel, "vsyscall_mode": vsyscall,
+                                      "cpu": "same cpu"}, True, 30.0, 1.0)
+    return Machine(label, report)
+
+
+def test_verdict_outliers_are_named_with_what_they_share() -> None:
+    """Machines whose verdict differs from a strict majority are a finding naming their kernel."""
+    fleet = [_machine(f"m{i:02}", "ok", 20.0 + i % 3) for i in range(37)]
+    fleet += [_machine(f"x{i}", "pathological", 3100.0, "6.1", "xonly") for i in range(3)]
+    findings = judge(fleet)
+    assert findings[0].machines == ("x0", "x1", "x2")
+    assert findings[0].sentence.startswith(
+        "3 of 40 machines: clock pathological where 37 are ok: time() costs 3100.0 ns")
+    assert findings[0].sentence.endswith("(x0, x1, x2) — kernel 6.1 with vsyscall=xonly")
+    number = findings[1]
+    assert number.machines == ("x0", "x1", "x2")
+    assert "time_ns_per_call up to 148× the fleet median" in number.sentence
+
+
+def test_a_fleet_of_equals_has_no_outlier() -> None:
+    """Small noise on identical machines (MAD near zero) is not a finding: the ratio gate holds."""
+    fleet = [_machine(f"m{i}", "ok", 20.0 * (1 + 0.01 * i)) for i in range(10)]
+    assert judge(fleet) == ()
+    assert "*" not in table(fleet, judge(fleet))
+
+
+def test_a_split_fleet_has_no_verdict_outlier() -> None:
+    """Two halves with different verdicts have no majority to stand out from."""
+    fleet = [_machine("a", "ok", 20.0), _machine("b", "slow", 20.0)]
+    assert judge(fleet) == ()
+
+
+def test_table_marks_outlying_cells() -> None:
+    """The machine × probe table stars the outliers' cells only."""
+    fleet = [_machine(f"m{i}", "ok", 20.0) for i in range(4)] + [_machine("z", "slow", 20.0)]
+    lines = table(fleet, judge(fleet)).splitlines()
+    assert lines[0].split() == ["machine", "kernel", "clock"]
+    assert lines[-1].split() == ["z", "6.12", "slow*"]
+    assert lines[1].split() == ["m0", "6.12", "ok"]
+
+
+# -- storing streams (fakes) --------------------------------------------------
+
+def _run(seq: int) -> Run:
+    return Run(sweep_id=1, seq=seq, variant="A", size_n=seq + 1, repeat=0, warmup=False,
+               started_at=0.0, measurement=Measurement(wall_s=0.01, exit_code=0))
+
+
+class _NodeDied(Exception):
+    pass
+
+
+def _stream(node: NodeIdentity, runs: int, die: bool) -> Iterator[NodeEvent]:
+    sweep = Sweep(id=1, name="", mode="sizes", command=("prog", "{n}"), sizes=(1, 2, 3))
+    yield NodeEvent("started", node, sweep=sweep, total_runs=30)
+    for i in range(runs):
+        yield NodeEvent("run", node, run=_run(i))
+    if die:
+        raise _NodeDied("the node it was running on is dead")
+    yield NodeEvent("ended", node, sweep=sweep.__class__(**{**_fields(sweep), "status": "complete"}))
+
+
+def _fields(sweep: Sweep) -> dict[str, object]:
+    return {f: getattr(sweep, f) for f in sweep.__dataclass_fields__}
+
+
+def test_a_dying_stream_keeps_its_runs_and_is_reported(tmp_path: Path) -> None:
+    """Runs received before a node died stay stored, the sweep marked interrupted, with a sentence."""
+    a, b = FleetNode("aa" * 8, "hosta", "", label="hosta"), FleetNode("bb" * 8, "hostb", "",
+                                                                     label="hostb")
+    with SqliteStore(tmp_path / "q.db") as store:
+        outcomes = stream_sweeps(store, [
+            (a, _stream(NodeIdentity(a.node_id, "hosta", 1), 30, die=False)),
+            (b, _stream(NodeIdentity(b.node_id, "hostb", 2), 14, die=True)),
+        ], died=lambda e: f"{type(e).__name__}: {e}", name="job")
+        ok, dead = outcomes
+        assert (ok.status, ok.runs, store.get_sweep(ok.sweep_id).status) == ("complete", 30,
+                                                                             "complete")
+        assert (dead.status, dead.runs, len(store.runs(dead.sweep_id))) == ("died", 14, 14)
+        assert store.get_sweep(dead.sweep_id).status == "interrupted"
+        assert store.get_sweep(dead.sweep_id).host["ray_node_id"] == b.node_id
+        assert store.get_sweep(ok.sweep_id).name == "job@hosta"
+        assert dead.sentence == (f"node hostb died after 14 of 30 runs; its runs are kept as sweep "
+                                 f"{dead.sweep_id}, marked interrupted (_NodeDied: the node it "
+                                 "was running on is dead)")
+
+
+def test_nodes_sharing_a_hostname_are_told_apart_by_node_id() -> None:
+    """Two live nodes on one host get hostname:node-id labels; dead nodes are left out."""
+    listing = [{"NodeID": "1234567890ab", "NodeManagerHostname": "vm", "Alive": True},
+               {"NodeID": "abcdef012345", "NodeManagerHostname": "vm", "Alive": True},
+               {"NodeID": "ffffffffffff", "NodeManagerHostname": "vm", "Alive": False}]
+    assert [n.label for n in nodes_from_ray(listing)] == ["vm:12345678", "vm:abcdef01"]
+
+
+def test_without_ray_fleet_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Ray installed: one sentence with the pip command."""
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ToolMissingError, match=r"pip install 'quadscope\[fleet\]'"):
+        import_ray()
+
+
+def test_an_address_that_does_not_answer_is_one_sentence(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A closed port: exit 11 and one line, well within the connect bound."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
+    t0 = time.monotonic()
+    code = main(["doctor", "--fleet", f"127.0.0.1:{port}"])
+    err = capsys.readouterr().err.strip()
+    assert code == 11
+    assert err.startswith(f"quadscope: the Ray cluster at 127.0.0.1:{port} does not answer")
+    assert len(err.splitlines()) == 1
+    assert time.monotonic() - t0 < 20
+
+
+# -- a real two-node cluster ----------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _pids_under(roots: list[str]) -> list[int]:
+    """Processes whose command line names one of `roots`, and all their descendants."""
+    parents: dict[int, int] = {}
+    found: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        parents[int(entry.name)] = ppid
+        if any(r in cmdline for r in roots):
+            found.add(int(entry.name))
+    grew = True
+    while grew:
+        kids = {pid for pid, ppid in parents.items() if ppid in found} - found
+        grew = bool(kids)
+        found |= kids
+    return sorted(found)
+
+
+def _raylet_pid(temp_dir: str) -> int:
+    for pid in _pids_under([temp_dir]):
+        try:
+            if "raylet/raylet" in Path(f"/proc/{pid}/cmdline").read_bytes().decode():
+                return pid
+        except OSError:
+            continue
+    raise AssertionError(f"no raylet under {temp_dir}")
+
+
+class Cluster:
+    def __init__(self, address: str, head_dir: str, worker_dir: str, started_s: float) -> None:
+        self.address, self.head_dir, self.worker_dir = address, head_dir, worker_dir
+        self.started_s = started_s
+
+    def worker_node_id(self) -> str:
+        import ray
+
+        return next(n["NodeID"] for n in ray.nodes()
+                    if n["Alive"] and n["Resources"].get("qs_second"))
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    if shutil.which(RAY) is None:
+        pytest.skip("ray is not installed: pip install 'ray>=2.40'")
+    head_dir = tempfile.mkdtemp(prefix="qsray-h")
+    worker_dir = tempfile.mkdtemp(prefix="qsray-w")
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": SRC, "RAY_USAGE_STATS_ENABLED": "0",
+           "RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3"}
+    common = ["--num-cpus", "1", "--object-store-memory", str(100 * 2**20),
+              "--disable-usage-stats"]
+    t0 = time.monotonic()
+    try:
+        subprocess.run([RAY, "start", "--head", "--port", str(port), "--temp-dir", head_dir,
+                        "--include-dashboard=false", "--dashboard-port", str(_free_port()),
+                        *common], env=env, check=True, capture_output=True, timeout=60)
+        subprocess.run([RAY, "start", "--address", f"127.0.0.1:{port}", "--temp-dir",
+                        worker_dir, "--resources", '{"qs_second": 1}', *common],
+                       env=env, check=True, capture_output=True, timeout=60)
+        yield Cluster(f"127.0.0.1:{port}", head_dir, worker_dir, time.monotonic() - t0)
+    finally:
+        import ray
+
+        ray.shutdown()
+        pids = _pids_under([head_dir, worker_dir])
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(head_dir, ignore_errors=True)
+        shutil.rmtree(worker_dir, ignore_errors=True)
+
+
+def _node_ids(store: SqliteStore, name_prefix: str) -> dict[str, Sweep]:
+    return {s.host["ray_node_id"]: s for s, _ in store.list_sweeps()
+            if s.name.startswith(name_prefix)}
+
+
+@pytest.mark.integration
+def test_run_fleet_stores_each_nodes_whole_sweep(
+        cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each node sweeps the whole plan on itself; the driver stores one complete sweep per node."""
+    db = tmp_path / "q.db"
+    code = main(["run", "--fleet", cluster.address, "--db", str(db), "--sizes", "1,2,4,8",
+                 "--repeat", "3", "--warmup", "0", "--no-perf", "--name", "echo",
+                 "--", "/bin/echo", "{n}"])
+    out = capsys.readouterr().out
+    assert code == 0
+    with SqliteStore(db) as store:
+        sweeps = _node_ids(store, "echo@")
+        assert len(sweeps) == 2 and cluster.worker_node_id() in sweeps
+        for s in sweeps.values():
+            assert s.status == "complete"
+            assert len(store.runs(s.id)) == 12
+    assert "machines against" in out
+
+
+@pytest.mark.integration
+def test_fleet_label_chooses_the_nodes(cluster: Cluster, tmp_path: Path) -> None:
+    """--fleet-label with a custom resource keeps only the node that has it."""
+    db = tmp_path / "q.db"
+    code = main(["run", "--fleet", cluster.address, "--fleet-label", "qs_second", "--db",
+                 str(db), "--sizes", "1,2,4,8", "--repeat", "3", "--warmup", "0", "--no-perf",
+                 "--name", "lab", "--", "/bin/echo", "{n}"])
+    assert code == 0
+    with SqliteStore(db) as store:
+        assert list(_node_ids(store, "lab@")) == [cluster.worker_node_id()]
+
+
+@pytest.mark.integration
+def test_doctor_fleet_stores_each_machines_report(
+        cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each node's doctor results come back and are stored per machine, in a machine × probe table."""
+    db = tmp_path / "q.db"
+    code = main(["doctor", "--fleet", cluster.address, "--db", str(db), "--only", "clock",
+                 "--quick", "--budget", "6", "--no-perf"])
+    out = capsys.readouterr().out
+    assert code == 0
+    with SqliteStore(db) as store:
+        summaries = _node_ids(store, "doctor@")
+        assert len(summaries) == 2 and cluster.worker_node_id() in summaries
+        for s in summaries.values():
+            blob = store.get_blob(s.id, "doctor")
+            assert blob is not None and blob["summary_sweep_id"] == s.id
+            assert blob["machine"]["ray_node_id"] == s.host["ray_node_id"]
+            for sweep_id in blob["probes"][0]["details"].get("sweeps", {}).values():
+                assert store.get_sweep(sweep_id).host["ray_node_id"] == s.host["ray_node_id"]
+    assert out.splitlines()[0].split()[:3] == ["machine", "kernel", "clock"]
+
+
+@pytest.mark.integration
+def test_a_node_killed_mid_run_is_reported_and_its_runs_kept(
+        cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Killing the worker's raylet mid-sweep: the head completes, the worker's runs stay, exit 12."""
+    from quadscope.commands.fleet import run_fleet
+
+    victim = cluster.worker_node_id()
+    raylet = _raylet_pid(cluster.worker_dir)
+
+    class KillAfterThree:
+        def arrived(self, node: FleetNode, runs: int, total_runs: int | None) -> None:
+            if node.node_id == victim and runs == 3:
+                os.kill(raylet, signal.SIGKILL)
+
+    args: argparse.Namespace = build_parser().parse_args(
+        ["run", "--fleet", cluster.address, "--db", str(tmp_path / "q.db"), "--sizes",
+         "1..32", "--repeat", "5", "--warmup", "0", "--no-perf", "--name", "kill", "--shell",
+         "--", "sleep 0.1; : {n}"])
+    code = run_fleet(args, build_spec(args, resolve=False), progress=KillAfterThree())
+    err = capsys.readouterr().err
+    assert code == 12
+    with SqliteStore(tmp_path / "q.db") as store:
+        sweeps = _node_ids(store, "kill@")
+        dead = sweeps[victim]
+        kept = len(store.runs(dead.id))
+        assert dead.status == "interrupted" and 3 <= kept < 30
+        assert [s.status for k, s in sweeps.items() if k != victim] == ["complete"]
+    assert f"died after {kept} of 30 runs; its runs are kept as sweep {dead.id}, marked " \
+           "interrupted" in err
