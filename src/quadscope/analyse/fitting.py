@@ -30,12 +30,13 @@ Method, in order:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import kendalltau
 
+from quadscope.analyse.regime import Regime, find_regime
 from quadscope.analyse.stats import (
     RELATIVE_RESOLUTION,
     Groups,
@@ -587,14 +588,31 @@ def fit_metric(
 
     `r2` is the weighted R² of the reported class on the per-size medians, with
     the same weights as the fit. `n_points` counts the finite runs used. The
-    candidates are the classes of `registry`, in its order.
+    candidates are the classes of `registry`, in its order. When the growth
+    changes regime inside the sizes (`quadscope.analyse.regime`), the fit is
+    the upper regime's, fitted on the sizes above the change alone, and
+    `regime_n`, `regime_below` and `regime_k` say where and from what.
     """
+    return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
+                      registry=registry, split=True, settle=True)
+
+
+def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
+               predict_n: int | None, seed: int, n_boot: int, registry: Registry,
+               split: bool, settle: bool) -> Fit:
+    """`fit_metric`; `split` looks for a change of regime, and without `settle` a class is only a bracket."""
     names = registry.names
     data = _prepare(metric, sizes, values)
     rng = np.random.default_rng(seed)
     k, a_pl, b_pl_norm, chi_pl = _power_point(data)
     fitted_pl = a_pl + b_pl_norm * (data.n / data.n[-1]) ** k
     raw = _fit_classes(data, registry)
+    if split:
+        singles = [(chi_pl, 3)] + [(v[2], v[3].n_coef) for v in raw.values() if v is not None]
+        regime = find_regime(data.n, data.y, data.w, singles, repeated=data.repeated)
+        if regime is not None:
+            return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
+                          n_boot=n_boot, registry=registry)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
@@ -700,6 +718,8 @@ def fit_metric(
                 f"grow n to {_fmt_n(decide_n)} to see which one dominates"
             )
 
+    if not settle and cls != INCONCLUSIVE:
+        cls = INCONCLUSIVE  # too few sizes to settle a class: the caller says why
     if cls == INCONCLUSIVE and chosen == "1" and trend is None:
         # Nothing rises: the bracket runs from constant up to the fastest hidden growth.
         grown = [g.name for g, _ in hidden] + shaky
@@ -764,3 +784,46 @@ def fit_metric(
         at_least=at_least,
         at_most=at_most,
     )
+
+
+# The upper regime settles a class only with this many sizes above the change;
+# with fewer it is at best a bracket.
+MIN_UPPER_SIZES = 4
+
+
+def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
+           predict_n: int | None, seed: int, n_boot: int, registry: Registry) -> Fit:
+    """The fit of a metric that changes regime: the upper regime's, fitted on its sizes alone.
+
+    One class is not extrapolated across the change. Below MIN_UPPER_SIZES
+    sizes above it the upper class is at best a bracket, and with two it is
+    not fitted at all; either way `decide_n` asks for the sizes that would
+    settle it (adaptive mode grows n towards them).
+    """
+    x = np.asarray(sizes, dtype=float)
+    v = np.asarray(values, dtype=float)
+    above = x > regime.n_break
+    opts = {"seed": seed, "n_boot": n_boot, "registry": registry, "split": False}
+    lower = _fit_range(metric, x[~above], v[~above], predict_n=None, settle=True, **opts)
+    at = nice_n(regime.n_break)
+    hi_n = float(np.max(x[np.isfinite(x) & np.isfinite(v)]))
+    short = MIN_UPPER_SIZES - regime.sizes_above
+    decide_n = nice_n(hi_n * 2.0**short) if short > 0 else None
+    marks = {"regime_n": at, "regime_below": lower.cls if lower.confident else "",
+             "regime_k": (regime.k_below, regime.k_above)}
+    change = (f"the growth changes near n = {_fmt_n(at)} (k ≈ {regime.k_below:.1f} below, "
+              f"{regime.k_above:.1f} above)")
+    if regime.sizes_above < 3:
+        whole = _fit_range(metric, x, v, predict_n=predict_n, settle=False, **opts)
+        return replace(whole, cls=INCONCLUSIVE, at_least="", at_most="", decide_n=decide_n,
+                       reason=f"{change} and only {regime.sizes_above} sizes lie above it; "
+                              f"grow n to {_fmt_n(decide_n or hi_n)} to fit the growth there",
+                       **marks)
+    upper = _fit_range(metric, x[above], v[above], predict_n=predict_n, settle=short <= 0, **opts)
+    if short > 0:
+        reason = (f"{change} and only {regime.sizes_above} sizes lie above it; grow n to "
+                  f"{_fmt_n(decide_n or hi_n)} to settle the class there")
+        return replace(upper, reason=reason, decide_n=max(decide_n or 0, upper.decide_n or 0),
+                       **marks)
+    return replace(upper, reason=upper.reason and f"above a change of regime near n = "
+                   f"{_fmt_n(at)}: {upper.reason}", **marks)
