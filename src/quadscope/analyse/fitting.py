@@ -36,7 +36,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import kendalltau
 
-from quadscope.analyse.regime import Regime, find_regime
+from quadscope.analyse.regime import MIN_UPPER_SIZES, Regime, find_regime
 from quadscope.analyse.stats import (
     RELATIVE_RESOLUTION,
     Groups,
@@ -786,10 +786,6 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     )
 
 
-# The upper regime settles a class only with this many sizes above the change;
-# with fewer it is at best a bracket.
-MIN_UPPER_SIZES = 4
-
 
 def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
            predict_n: int | None, seed: int, n_boot: int, registry: Registry) -> Fit:
@@ -823,7 +819,20 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
     if short > 0:
         reason = (f"{change} and only {regime.sizes_above} sizes lie above it; grow n to "
                   f"{_fmt_n(decide_n or hi_n)} to settle the class there")
-        return replace(upper, reason=reason, decide_n=max(decide_n or 0, upper.decide_n or 0),
-                       **marks)
+        lo, hi = upper.at_least, upper.at_most
+        if lo and hi and lower.at_least and lower.at_most:
+            # Just above a change, the cost still carries what was spent below it (an offset
+            # that may be negative, which a ≥ 0 cannot follow), so a few sizes overstate or
+            # understate the new growth: the bracket reaches back to the neighbour of the
+            # regime below.
+            order = registry.index
+            if regime.k_above > regime.k_below:
+                near = registry.classes[min(order(lower.at_most) + 1, len(registry) - 1)].name
+                lo = min(lo, near, key=order)
+            else:
+                near = registry.classes[max(order(lower.at_least) - 1, 0)].name
+                hi = max(hi, near, key=order)
+        return replace(upper, reason=reason, at_least=lo, at_most=hi,
+                       decide_n=max(decide_n or 0, upper.decide_n or 0), **marks)
     return replace(upper, reason=upper.reason and f"above a change of regime near n = "
                    f"{_fmt_n(at)}: {upper.reason}", **marks)

@@ -46,6 +46,9 @@ MIN_BEND = 0.5
 # Sizes a side needs: below, an offset and a slope; above, a slope with one check.
 MIN_BELOW = 3
 MIN_ABOVE = 2
+# The upper regime settles a class only with this many sizes above the change;
+# with fewer it is at best a bracket (fitting), and adaptive mode grows n for more.
+MIN_UPPER_SIZES = 4
 # Coefficients of the broken law: a, b, k1, k2 and the breakpoint.
 N_COEF = 5
 _K_COARSE = np.linspace(0.0, 4.0, 41)
@@ -126,4 +129,4 @@ def find_regime(n: np.ndarray, y: np.ndarray, w: np.ndarray,
     return Regime(nb, k1, k2, delta, int(np.sum(n > nb)))
 
 
-__all__ = ["MIN_ABOVE", "Regime", "broken_fit", "find_regime"]
+__all__ = ["MIN_ABOVE", "MIN_UPPER_SIZES", "Regime", "broken_fit", "find_regime"]
