@@ -113,7 +113,7 @@ def _score(truth: str, cls: str, lo: str, hi: str) -> str:
 
 
 def _scenario(index: int) -> Scenario:
-    """The `index`-th cell of the grid: CV = i % 3, outlier (i // 3) % 2, drift (i // 6) % 2, offset (i // 12) % 3."""
+    """The grid's `index`-th cell: CV i % 3,outlier (i // 3) % 2, drift (i // 6) % 2, offset (i // 12) % 3."""
     return Scenario(cv=CVS[index % len(CVS)], outlier=5.0 if (index // 3) % 2 else 0.0,
                     drift=0.1 if (index // 6) % 2 else 0.0,
                     offset_share=OFFSETS[(index // 12) % len(OFFSETS)])

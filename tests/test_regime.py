@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.conftest import measurement
 
 from quadscope.analyse.fitting import fit_metric
 from quadscope.analyse.headline import verdict_line
 from quadscope.model import Fit, Run
 from quadscope.run.adaptive import AdaptivePlan
 from quadscope.workloads.synthetic import Scenario, broken_truth, simulate, truth_for
-from tests.conftest import measurement
 
 SIZES = tuple(1000 * 2**i for i in range(10))
 

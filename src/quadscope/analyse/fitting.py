@@ -799,23 +799,27 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
     x = np.asarray(sizes, dtype=float)
     v = np.asarray(values, dtype=float)
     above = x > regime.n_break
-    opts = {"seed": seed, "n_boot": n_boot, "registry": registry, "split": False}
-    lower = _fit_range(metric, x[~above], v[~above], predict_n=None, settle=True, **opts)
+
+    def part(keep: np.ndarray, predict: int | None, settle: bool) -> Fit:
+        return _fit_range(metric, x[keep], v[keep], predict_n=predict, seed=seed, n_boot=n_boot,
+                          registry=registry, split=False, settle=settle)
+
+    lower = part(~above, None, True)
     at = nice_n(regime.n_break)
     hi_n = float(np.max(x[np.isfinite(x) & np.isfinite(v)]))
     short = MIN_UPPER_SIZES - regime.sizes_above
     decide_n = nice_n(hi_n * 2.0**short) if short > 0 else None
-    marks = {"regime_n": at, "regime_below": lower.cls if lower.confident else "",
-             "regime_k": (regime.k_below, regime.k_above)}
+    below = lower.cls if lower.confident else ""
+    ks = (regime.k_below, regime.k_above)
     change = (f"the growth changes near n = {_fmt_n(at)} (k ≈ {regime.k_below:.1f} below, "
               f"{regime.k_above:.1f} above)")
     if regime.sizes_above < 3:
-        whole = _fit_range(metric, x, v, predict_n=predict_n, settle=False, **opts)
+        whole = part(np.ones(x.size, dtype=bool), predict_n, False)
         return replace(whole, cls=INCONCLUSIVE, at_least="", at_most="", decide_n=decide_n,
                        reason=f"{change} and only {regime.sizes_above} sizes lie above it; "
                               f"grow n to {_fmt_n(decide_n or hi_n)} to fit the growth there",
-                       **marks)
-    upper = _fit_range(metric, x[above], v[above], predict_n=predict_n, settle=short <= 0, **opts)
+                       regime_n=at, regime_below=below, regime_k=ks)
+    upper = part(above, predict_n, short <= 0)
     if short > 0:
         reason = (f"{change} and only {regime.sizes_above} sizes lie above it; grow n to "
                   f"{_fmt_n(decide_n or hi_n)} to settle the class there")
@@ -833,6 +837,7 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
                 near = registry.classes[max(order(lower.at_least) - 1, 0)].name
                 hi = max(hi, near, key=order)
         return replace(upper, reason=reason, at_least=lo, at_most=hi,
-                       decide_n=max(decide_n or 0, upper.decide_n or 0), **marks)
+                       decide_n=max(decide_n or 0, upper.decide_n or 0),
+                       regime_n=at, regime_below=below, regime_k=ks)
     return replace(upper, reason=upper.reason and f"above a change of regime near n = "
-                   f"{_fmt_n(at)}: {upper.reason}", **marks)
+                   f"{_fmt_n(at)}: {upper.reason}", regime_n=at, regime_below=below, regime_k=ks)
