@@ -223,8 +223,10 @@ def markdown(outcomes: Sequence[Outcome], per_class: int, elapsed_s: float) -> s
             lines.append(f"| {law} | {c['right']} | {c['bracket']} | {c['bare']} | "
                          f"**{c['wrong']}** | {cover} | {sum(o.regime for o in mine)} |")
         single = [o for o in mine_p if o.law in LAWS]
-        lines += ["", f"Confidently wrong: **{_rate(mine_p, lambda o: o.kind == 'wrong')}** "
-                      f"(goal ≤ 0.5%); bare: {_rate(mine_p, lambda o: o.kind == 'bare')}.",
+        broken = [o for o in mine_p if o.law in BROKEN]
+        lines += ["", f"Confidently wrong on single laws: **{_rate(single, lambda o: o.kind == 'wrong')}"
+                      f"** (goal ≤ 0.5%); bare: {_rate(single, lambda o: o.kind == 'bare')}. On laws "
+                      f"that change regime: {_rate(broken, lambda o: o.kind == 'wrong')}.",
                   "False changes of regime on single laws at 5% CV: "
                   f"**{_rate([o for o in single if o.cv == 0.05], lambda o: o.regime)}** "
                   f"(goal ≤ 1%); at any CV: {_rate(single, lambda o: o.regime)}."]
