@@ -4,7 +4,17 @@ Simulated sweeps (quadscope.workloads.synthetic) of every true law — constant,
 log n, √n, n, n log n, n², n³ and an exponential — with log-normal noise at
 1%, 5% and 20% CV, one planted outlier in half of them, slow drift in half,
 and a start-up offset drawn from none, a third or four fifths of the smallest
-run. Each is fitted by `fit_metric` exactly as a stored sweep would be.
+run, in both protocols:
+* fixed — each law's own sizes, 3 interleaved repeats, fitted by `fit_metric`
+  exactly as a stored sweep would be;
+* adaptive — the default protocol: `run_sweep` in adaptive mode with the
+  default 30 s budget and 3 repeats, from the law's smallest size, on a fake
+  clock whose executor returns the disturbed cost of each run (the plan stops
+  at its own verdict: optional stopping is part of what is calibrated); the
+  stored runs are then fitted as `quadscope show` would.
+Laws that change regime (linear turning quadratic, a per-element cost that
+steps up) are simulated too, scored against the class above the change: the
+growth for large n.
 
 Each verdict is scored against the truth:
 * right class — the settled class is the true one;
@@ -13,18 +23,21 @@ Each verdict is scored against the truth:
 * confidently wrong — a settled class that is not the truth, or a bracket that
   excludes it. Goal: at most 0.5% of sweeps.
 For the power laws (√n, n, n², n³) the 95% interval of the free exponent k
-should hold the true k 93–97% of the time.
+should hold the true k 93–97% of the time. A change of regime named on a
+single law is a false one: goal at most 1% at 5% CV.
 
-usage: .venv/bin/python bench/calibration.py [--per-class 1000] [--jobs 2] [--quick]
+usage: .venv/bin/python bench/calibration.py [--per-class 1000] [--jobs 2]
+           [--protocol fixed|adaptive|both] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +46,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from quadscope.analyse.analysis import fit_runs
 from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE, REGISTRY
-from quadscope.workloads.synthetic import Scenario, simulate, truth_for
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.launcher import FakeExecutor
+from quadscope.model import Fit, Measurement
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
+from quadscope.store import Store
+from quadscope.workloads.synthetic import Scenario, Truth, broken_truth, cost, simulate, truth_for
 
 # True law -> (the class that names it, sizes of a fixed sweep, true exponent or None).
 LAWS: dict[str, tuple[str, tuple[int, ...], float | None]] = {
@@ -48,6 +68,24 @@ LAWS: dict[str, tuple[str, tuple[int, ...], float | None]] = {
     "n^3": ("n^3", tuple(100 * 2**i for i in range(6)), 3.0),
     "exp": ("c^n", tuple(range(10, 24, 2)), None),
 }
+# Laws that change regime: (law below, law above, threshold, jump in slope, upper class).
+_BROKEN_SIZES = tuple(1000 * 2**i for i in range(10))
+BROKEN: dict[str, tuple[str, str, float, float, str]] = {
+    "n → n² at 16k": ("n", "n^2", 16_000.0, 1.0, "n^2"),
+    "n → n² at 64k": ("n", "n^2", 64_000.0, 1.0, "n^2"),
+    "n, ×4 per element at 16k": ("n", "n", 16_000.0, 4.0, "n"),
+    "n², ×4 per step at 16k": ("n^2", "n^2", 16_000.0, 4.0, "n^2"),
+}
+# Adaptive protocol: each law from its smallest size, scaled to cost `top_s` at `ref_n`.
+ADAPTIVE: dict[str, tuple[int, int, float]] = {
+    "1": (1000, 10**6, 0.05), "log n": (1000, 10**6, 0.05), "sqrt n": (1000, 10**6, 0.1),
+    "n": (1000, 10**6, 0.5), "n log n": (1000, 10**6, 0.5), "n^2": (100, 10**4, 0.5),
+    "n^3": (10, 1000, 0.5), "exp": (10, 30, 0.5),
+    "n → n² at 16k": (1000, 10**6, 0.5), "n → n² at 64k": (1000, 10**6, 0.5),
+    "n, ×4 per element at 16k": (1000, 10**6, 0.5), "n², ×4 per step at 16k": (100, 10**5, 0.5),
+}
+BUDGET_S = 30.0
+EXP_BASE = 1.6
 CVS = (0.01, 0.05, 0.2)
 OFFSETS = (0.0, 0.33, 0.8)
 REPEAT = 3
@@ -56,11 +94,13 @@ REPEAT = 3
 @dataclass(frozen=True, slots=True)
 class Outcome:
     law: str
+    protocol: str  # fixed | adaptive
     cv: float
     scenario: str
     kind: str  # right | bracket | bare | wrong
     covered: bool | None  # the k interval holds the true k (power laws only)
     verdict: str
+    regime: bool  # a change of regime was named
 
 
 def _score(truth: str, cls: str, lo: str, hi: str) -> str:
@@ -72,71 +112,128 @@ def _score(truth: str, cls: str, lo: str, hi: str) -> str:
     return "bracket" if a <= i <= b else "wrong"
 
 
-def one(law: str, index: int, seed: int) -> Outcome:
-    """The `index`-th simulated sweep of `law`: its scenario cycles through the grid."""
-    truth_cls, sizes, k_true = LAWS[law]
-    rng = np.random.default_rng([seed, index, list(LAWS).index(law)])
-    cv = CVS[index % len(CVS)]
-    outlier = 5.0 if (index // 3) % 2 else 0.0
-    drift = 0.1 if (index // 6) % 2 else 0.0
-    offset = OFFSETS[(index // 12) % len(OFFSETS)]
-    scenario = Scenario(cv=cv, outlier=outlier, drift=drift, offset_share=offset)
-    truth = truth_for(law, sizes, offset)
-    ns, vs = simulate(truth, scenario, sizes, REPEAT, rng)
-    fit = fit_metric("wall_s", ns, vs, seed=index)
-    kind = _score(truth_cls, fit.cls, fit.at_least, fit.at_most)
-    covered = None
-    if k_true is not None and fit.exponent_ci is not None:
-        covered = fit.exponent_ci[0] <= k_true <= fit.exponent_ci[1]
-    elif k_true is not None:
-        covered = False
-    label = (f"outlier×{outlier:g} " if outlier else "") + (f"drift {drift:.0%} " if drift else "")
-    label += f"offset {offset:.0%}"
-    verdict = fit.cls if fit.cls != INCONCLUSIVE else f"[{fit.at_least} … {fit.at_most}]"
-    return Outcome(law, cv, label, kind, covered, verdict)
+def _scenario(index: int) -> Scenario:
+    """The grid's `index`-th cell: CV i % 3,outlier (i // 3) % 2, drift (i // 6) % 2, offset (i // 12) % 3."""
+    return Scenario(cv=CVS[index % len(CVS)], outlier=5.0 if (index // 3) % 2 else 0.0,
+                    drift=0.1 if (index // 6) % 2 else 0.0,
+                    offset_share=OFFSETS[(index // 12) % len(OFFSETS)])
 
 
-def _batch(args: tuple[str, Sequence[int], int]) -> list[Outcome]:
-    law, indices, seed = args
-    return [one(law, i, seed) for i in indices]
+def _truth(law: str, sizes: Sequence[int], offset: float, top_s: float = 0.5) -> tuple[Truth, str]:
+    """The simulated truth of `law` over `sizes`, and the class it should be judged as."""
+    if law in BROKEN:
+        below, above, threshold, jump, upper = BROKEN[law]
+        return broken_truth(below, above, sizes, threshold, jump, offset, top_s=top_s), upper
+    return truth_for(law, sizes, offset, base=EXP_BASE, top_s=top_s), LAWS[law][0]
 
 
-def run(per_class: int, jobs: int, seed: int = 0) -> list[Outcome]:
+def _adaptive_runs(truth: Truth, scenario: Scenario, start_n: int, rng: np.random.Generator):  # type: ignore[no-untyped-def]
+    """The runs an adaptive sweep with the default budget stores, on a fake clock."""
+    disturbed = cost(truth, scenario, rng, expected_runs=60)
+
+    def measure(argv: Sequence[str]) -> Measurement:
+        return Measurement(wall_s=disturbed(int(argv[-1])), exit_code=0)
+
+    clock = FakeClock(start=1000.0)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "sim.db")
+        spec = SweepSpec(command=("sim", "{n}"), mode="adaptive", budget_s=BUDGET_S,
+                         start_n=start_n, repeat=REPEAT)
+        sweep = run_sweep(spec, executor=FakeExecutor(measure, clock), clock=clock, store=store)
+        runs = [r for r in store.runs(sweep.id) if not r.warmup and r.measurement.ok]
+        store.close()
+    return runs
+
+
+def one(law: str, index: int, seed: int, protocol: str = "fixed") -> Outcome:
+    """The `index`-th simulated sweep of `law` in `protocol`: its scenario cycles through the grid."""
+    sizes = _BROKEN_SIZES if law in BROKEN else LAWS[law][1]
+    k_true = None if law in BROKEN else LAWS[law][2]
+    keys = [*LAWS, *BROKEN]
+    rng = np.random.default_rng([seed, index, keys.index(law), protocol == "adaptive"])
+    scenario = _scenario(index)
+    fit: Fit | None
+    if protocol == "fixed":
+        truth, truth_cls = _truth(law, sizes, scenario.offset_share)
+        ns, vs = simulate(truth, scenario, sizes, REPEAT, rng)
+        fit = fit_metric("wall_s", ns, vs, seed=index)
+    else:
+        start_n, ref_n, top_s = ADAPTIVE[law]
+        truth, truth_cls = _truth(law, (start_n, ref_n), scenario.offset_share, top_s)
+        runs = _adaptive_runs(truth, scenario, start_n, rng)
+        fit = fit_runs(runs, seed=0, metrics=("wall_s",))[0].get("wall_s")
+    if fit is None:
+        kind, verdict, covered, regime = "bare", "no fit", None, False
+    else:
+        kind = _score(truth_cls, fit.cls, fit.at_least, fit.at_most)
+        verdict = fit.cls if fit.cls != INCONCLUSIVE else f"[{fit.at_least} … {fit.at_most}]"
+        covered = None
+        if k_true is not None:
+            ci = fit.exponent_ci
+            covered = ci is not None and ci[0] <= k_true <= ci[1]
+        regime = fit.regime_n is not None
+    label = (f"outlier×{scenario.outlier:g} " if scenario.outlier else "") + (
+        f"drift {scenario.drift:.0%} " if scenario.drift else "")
+    label += f"offset {scenario.offset_share:.0%}"
+    return Outcome(law, protocol, scenario.cv, label, kind, covered, verdict, regime)
+
+
+def _batch(args: tuple[str, Sequence[int], int, str]) -> list[Outcome]:
+    law, indices, seed, protocol = args
+    return [one(law, i, seed, protocol) for i in indices]
+
+
+def run(per_class: int, jobs: int, seed: int = 0, protocols: Sequence[str] = ("fixed",),
+        laws: Sequence[str] = (*LAWS, *BROKEN)) -> list[Outcome]:
     chunks = []
-    for law in LAWS:
-        idx = list(range(per_class))
-        step = max(1, per_class // (4 * jobs))
-        chunks += [(law, idx[i:i + step], seed) for i in range(0, per_class, step)]
+    for protocol in protocols:
+        for law in laws:
+            idx = list(range(per_class))
+            step = max(1, per_class // (4 * jobs))
+            chunks += [(law, idx[i:i + step], seed, protocol) for i in range(0, per_class, step)]
     if jobs <= 1:
         return [o for c in chunks for o in _batch(c)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return [o for part in pool.map(_batch, chunks) for o in part]
 
 
+def _rate(outcomes: Sequence[Outcome], pick: Callable[[Outcome], bool]) -> str:
+    hits = [o for o in outcomes if pick(o)]
+    return f"{len(hits)} of {len(outcomes)} ({len(hits) / max(len(outcomes), 1):.2%})"
+
+
 def markdown(outcomes: Sequence[Outcome], per_class: int, elapsed_s: float) -> str:
     lines = [
-        f"{per_class} simulated fixed sweeps per true law ({REPEAT} repeats per size), noise "
-        "CV 1% / 5% / 20%, an outlier (×5) in half, 10% drift in half, start-up offset 0 / ⅓ / ⅘ "
-        f"of the smallest run; {len(outcomes)} fits in {elapsed_s:.0f} s.",
-        "",
-        "| true law | right class | right bracket | bare | confidently wrong | k covered (95%) |",
-        "|---|---|---|---|---|---|",
+        f"{per_class} simulated sweeps per true law and protocol ({REPEAT} repeats per size; "
+        f"adaptive: default {BUDGET_S:.0f} s budget), noise CV 1% / 5% / 20%, an outlier (×5) in "
+        "half, 10% drift in half, start-up offset 0 / ⅓ / ⅘ of the smallest run; "
+        f"{len(outcomes)} sweeps in {elapsed_s:.0f} s.",
     ]
-    for law in LAWS:
-        mine = [o for o in outcomes if o.law == law]
-        c = Counter(o.kind for o in mine)
-        cov = [o.covered for o in mine if o.covered is not None]
-        cover = f"{sum(cov) / len(cov):.1%}" if cov else "—"
-        lines.append(f"| {law} | {c['right']} | {c['bracket']} | {c['bare']} | "
-                     f"**{c['wrong']}** | {cover} |")
-    total = Counter(o.kind for o in outcomes)
-    n = max(len(outcomes), 1)
-    lines += ["", f"Confidently wrong: **{total['wrong']} of {len(outcomes)} "
-                  f"({total['wrong'] / n:.2%})** (goal ≤ 0.5%); bare: {total['bare'] / n:.1%}."]
-    wrong = [o for o in outcomes if o.kind == "wrong"][:12]
-    if wrong:
-        lines += ["", "Confidently wrong (first 12):", ""]
-        lines += [f"- {o.law}, CV {o.cv:.0%}, {o.scenario}: {o.verdict}" for o in wrong]
+    for protocol in dict.fromkeys(o.protocol for o in outcomes):
+        mine_p = [o for o in outcomes if o.protocol == protocol]
+        lines += ["", f"### {protocol} protocol", "",
+                  "| true law | right class | right bracket | bare | confidently wrong "
+                  "| k covered (95%) | regime named |",
+                  "|---|---|---|---|---|---|---|"]
+        for law in dict.fromkeys(o.law for o in mine_p):
+            mine = [o for o in mine_p if o.law == law]
+            c = Counter(o.kind for o in mine)
+            cov = [o.covered for o in mine if o.covered is not None]
+            cover = f"{sum(cov) / len(cov):.1%}" if cov else "—"
+            lines.append(f"| {law} | {c['right']} | {c['bracket']} | {c['bare']} | "
+                         f"**{c['wrong']}** | {cover} | {sum(o.regime for o in mine)} |")
+        single = [o for o in mine_p if o.law in LAWS]
+        broken = [o for o in mine_p if o.law in BROKEN]
+        lines += ["", f"Confidently wrong on single laws: **{_rate(single, lambda o: o.kind == 'wrong')}"
+                      f"** (goal ≤ 0.5%); bare: {_rate(single, lambda o: o.kind == 'bare')}. On laws "
+                      f"that change regime: {_rate(broken, lambda o: o.kind == 'wrong')}.",
+                  "False changes of regime on single laws at 5% CV: "
+                  f"**{_rate([o for o in single if o.cv == 0.05], lambda o: o.regime)}** "
+                  f"(goal ≤ 1%); at any CV: {_rate(single, lambda o: o.regime)}."]
+        wrong = [o for o in mine_p if o.kind == "wrong"][:12]
+        if wrong:
+            lines += ["", "Confidently wrong (first 12):", ""]
+            lines += [f"- {o.law}, CV {o.cv:.0%}, {o.scenario}: {o.verdict}" for o in wrong]
     return "\n".join(lines)
 
 
@@ -145,13 +242,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-class", type=int, default=1000)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="36 sweeps per law")
+    p.add_argument("--protocol", choices=("fixed", "adaptive", "both"), default="both")
+    p.add_argument("--quick", action="store_true",
+                   help="36 fixed and 6 adaptive sweeps per law")
     args = p.parse_args(argv)
-    per_class = 36 if args.quick else args.per_class
+    protocols = ("fixed", "adaptive") if args.protocol == "both" else (args.protocol,)
     t0 = time.monotonic()
-    outcomes = run(per_class, args.jobs, args.seed)
+    outcomes: list[Outcome] = []
+    for protocol in protocols:
+        per_class = (36 if protocol == "fixed" else 6) if args.quick else args.per_class
+        outcomes += run(per_class, args.jobs, args.seed, (protocol,))
     print("## Calibration: simulated sweeps of known truth\n")
-    print(markdown(outcomes, per_class, time.monotonic() - t0))
+    print(markdown(outcomes, args.per_class if not args.quick else 36, time.monotonic() - t0))
     return 0
 
 

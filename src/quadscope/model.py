@@ -316,6 +316,9 @@ class Fit:
     would decide it, when one can be named. `at_least` and `at_most` bracket
     the classes the data support at 95% (both equal `cls` when it is settled):
     an inconclusive fit bracketed "n" … "n log n" still says "not quadratic".
+    When the growth changes regime inside the sizes, `regime_n` says where,
+    `regime_below` and `regime_k` what it was below, and every other field
+    describes the upper regime alone (the verdict for large n).
     """
 
     metric: str
@@ -332,6 +335,9 @@ class Fit:
     best: str = ""  # the best-scoring class, even when the verdict is inconclusive
     at_least: str = ""  # the slowest class the data support ("" when not bracketed)
     at_most: str = ""  # the fastest class the data support
+    regime_n: int | None = None  # where the growth changes regime, when it does in the sizes
+    regime_below: str = ""  # the class below that change ("" when not settled)
+    regime_k: tuple[float, float] | None = None  # the exponents below and above it
 
     @property
     def confident(self) -> bool:
@@ -353,12 +359,17 @@ class Fit:
             "reason": self.reason,
             "decide_n": self.decide_n,
             "prediction": None if self.prediction is None else self.prediction.to_dict(),
+            "regime": None if self.regime_n is None else {
+                "n": self.regime_n, "below": self.regime_below,
+                "k": None if self.regime_k is None else list(self.regime_k)},
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Fit:
         ci = d.get("exponent_ci")
         pred = d.get("prediction")
+        regime = d.get("regime") or {}
+        ks = regime.get("k")
         return cls(
             metric=d["metric"],
             cls=d["class"],
@@ -375,6 +386,9 @@ class Fit:
             reason=d.get("reason", ""),
             decide_n=d.get("decide_n"),
             prediction=None if pred is None else Prediction.from_dict(pred),
+            regime_n=regime.get("n"),
+            regime_below=regime.get("below", ""),
+            regime_k=None if ks is None else (float(ks[0]), float(ks[1])),
         )
 
 

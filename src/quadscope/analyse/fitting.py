@@ -30,12 +30,13 @@ Method, in order:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import kendalltau
 
+from quadscope.analyse.regime import MIN_UPPER_SIZES, Regime, find_regime
 from quadscope.analyse.stats import (
     RELATIVE_RESOLUTION,
     Groups,
@@ -587,14 +588,31 @@ def fit_metric(
 
     `r2` is the weighted R² of the reported class on the per-size medians, with
     the same weights as the fit. `n_points` counts the finite runs used. The
-    candidates are the classes of `registry`, in its order.
+    candidates are the classes of `registry`, in its order. When the growth
+    changes regime inside the sizes (`quadscope.analyse.regime`), the fit is
+    the upper regime's, fitted on the sizes above the change alone, and
+    `regime_n`, `regime_below` and `regime_k` say where and from what.
     """
+    return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
+                      registry=registry, split=True, settle=True)
+
+
+def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
+               predict_n: int | None, seed: int, n_boot: int, registry: Registry,
+               split: bool, settle: bool) -> Fit:
+    """`fit_metric`; `split` looks for a change of regime, and without `settle` a class is only a bracket."""
     names = registry.names
     data = _prepare(metric, sizes, values)
     rng = np.random.default_rng(seed)
     k, a_pl, b_pl_norm, chi_pl = _power_point(data)
     fitted_pl = a_pl + b_pl_norm * (data.n / data.n[-1]) ** k
     raw = _fit_classes(data, registry)
+    if split:
+        singles = [(chi_pl, 3)] + [(v[2], v[3].n_coef) for v in raw.values() if v is not None]
+        regime = find_regime(data.n, data.y, data.w, singles, repeated=data.repeated)
+        if regime is not None:
+            return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
+                          n_boot=n_boot, registry=registry)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
@@ -700,6 +718,8 @@ def fit_metric(
                 f"grow n to {_fmt_n(decide_n)} to see which one dominates"
             )
 
+    if not settle and cls != INCONCLUSIVE:
+        cls = INCONCLUSIVE  # too few sizes to settle a class: the caller says why
     if cls == INCONCLUSIVE and chosen == "1" and trend is None:
         # Nothing rises: the bracket runs from constant up to the fastest hidden growth.
         grown = [g.name for g, _ in hidden] + shaky
@@ -764,3 +784,60 @@ def fit_metric(
         at_least=at_least,
         at_most=at_most,
     )
+
+
+
+def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
+           predict_n: int | None, seed: int, n_boot: int, registry: Registry) -> Fit:
+    """The fit of a metric that changes regime: the upper regime's, fitted on its sizes alone.
+
+    One class is not extrapolated across the change. Below MIN_UPPER_SIZES
+    sizes above it the upper class is at best a bracket, and with two it is
+    not fitted at all; either way `decide_n` asks for the sizes that would
+    settle it (adaptive mode grows n towards them).
+    """
+    x = np.asarray(sizes, dtype=float)
+    v = np.asarray(values, dtype=float)
+    above = x > regime.n_break
+
+    def part(keep: np.ndarray, predict: int | None, settle: bool) -> Fit:
+        return _fit_range(metric, x[keep], v[keep], predict_n=predict, seed=seed, n_boot=n_boot,
+                          registry=registry, split=False, settle=settle)
+
+    lower = part(~above, None, True)
+    at = nice_n(regime.n_break)
+    hi_n = float(np.max(x[np.isfinite(x) & np.isfinite(v)]))
+    short = MIN_UPPER_SIZES - regime.sizes_above
+    decide_n = nice_n(hi_n * 2.0**short) if short > 0 else None
+    below = lower.cls if lower.confident else ""
+    ks = (regime.k_below, regime.k_above)
+    change = (f"the growth changes near n = {_fmt_n(at)} (k ≈ {regime.k_below:.1f} below, "
+              f"{regime.k_above:.1f} above)")
+    if regime.sizes_above < 3:
+        whole = part(np.ones(x.size, dtype=bool), predict_n, False)
+        return replace(whole, cls=INCONCLUSIVE, at_least="", at_most="", decide_n=decide_n,
+                       reason=f"{change} and only {regime.sizes_above} sizes lie above it; "
+                              f"grow n to {_fmt_n(decide_n or hi_n)} to fit the growth there",
+                       regime_n=at, regime_below=below, regime_k=ks)
+    upper = part(above, predict_n, short <= 0)
+    if short > 0:
+        reason = (f"{change} and only {regime.sizes_above} sizes lie above it; grow n to "
+                  f"{_fmt_n(decide_n or hi_n)} to settle the class there")
+        lo, hi = upper.at_least, upper.at_most
+        if lo and hi and lower.at_least and lower.at_most:
+            # Just above a change, the cost still carries what was spent below it (an offset
+            # that may be negative, which a ≥ 0 cannot follow), so a few sizes overstate or
+            # understate the new growth: the bracket reaches back to the neighbour of the
+            # regime below.
+            order = registry.index
+            if regime.k_above > regime.k_below:
+                near = registry.classes[min(order(lower.at_most) + 1, len(registry) - 1)].name
+                lo = min(lo, near, key=order)
+            else:
+                near = registry.classes[max(order(lower.at_least) - 1, 0)].name
+                hi = max(hi, near, key=order)
+        return replace(upper, reason=reason, at_least=lo, at_most=hi,
+                       decide_n=max(decide_n or 0, upper.decide_n or 0),
+                       regime_n=at, regime_below=below, regime_k=ks)
+    return replace(upper, reason=upper.reason and f"above a change of regime near n = "
+                   f"{_fmt_n(at)}: {upper.reason}", regime_n=at, regime_below=below, regime_k=ks)

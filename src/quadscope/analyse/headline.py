@@ -9,7 +9,8 @@ bracket and what it rules out ("wall time grows as n or n log n — not quadrati
 (k = 1.03 [0.98, 1.09])"). Another metric joins only when it grows faster than
 the time, or when its growth is a story on its own (the kernel's share, page
 faults or peak memory growing faster than n); none ever speaks over a time
-verdict that is not settled. `class_text` and `exponent_text` are the one
+verdict that is not settled. A change of regime inside the sizes is named:
+"quadratic: wall time grows as n² above n ≈ 130,000 (below: n)". `class_text` and `exponent_text` are the one
 place a class cell and an exponent cell are written, for every renderer: a flat
 metric, or a count that never exceeded 1, reads "1" with no exponent, never
 "k ≥ 4" or 2ⁿ. Words and symbols come from the class registry (`label`,
@@ -164,13 +165,30 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
     return cpu if agree and noisier else wall
 
 
+def regime_text(fit: Fit, size_word: str = "n") -> str:
+    """" above n ≈ 130,000 (below: n)", ", with a step near n ≈ 130,000", or "" with no change."""
+    if fit.regime_n is None:
+        return ""
+    where = f"{size_word} ≈ {fit.regime_n:,}"
+    if fit.regime_below and fit.regime_below in (fit.cls, fit.at_least, fit.at_most):
+        return f", with a step near {where}"
+    if fit.regime_below:
+        below = label(fit.regime_below, size_word)
+    elif fit.regime_k is not None:
+        below = f"k ≈ {fit.regime_k[0]:.1f}"
+    else:
+        below = "not settled"
+    return f" above {where} (below: {below})"
+
+
 def _time_clause(fit: Fit, size_word: str) -> str:
     who = metric_words(fit.metric)
-    if trivial(fit):
+    if trivial(fit) and fit.regime_n is None:
         return f"constant: {who} does not grow with {size_word}"
     if fit.confident:
         growth = REGISTRY[fit.cls]
-        return f"{growth.words}: {_grows(fit.metric)} as {label(fit.cls, size_word)}{_k(fit, True)}"
+        return (f"{growth.words}: {_grows(fit.metric)} as {label(fit.cls, size_word)}"
+                f"{regime_text(fit, size_word)}{_k(fit, True)}")
     if bracketed(fit):
         hi = REGISTRY.index(fit.at_most)
         lo = REGISTRY.index(fit.at_least)
@@ -180,7 +198,8 @@ def _time_clause(fit: Fit, size_word: str) -> str:
             rule = f"faster than {label(REGISTRY.classes[lo - 1].name, size_word)}"
         else:
             rule = "nothing ruled out"
-        return f"{_grows(fit.metric)} as {bracket_text(fit, size_word)} — {rule}{_k(fit, False)}"
+        return (f"{_grows(fit.metric)} as {bracket_text(fit, size_word)}"
+                f"{regime_text(fit, size_word)} — {rule}{_k(fit, False)}")
     return f"{who}: growth not settled yet: {fit.reason}" if fit.reason else (
         f"{who}: growth not settled yet")
 
@@ -227,7 +246,7 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n", n_max: float | N
 
 
 __all__ = ["accumulated_total", "bracket_text", "class_text", "exponent_text", "growth_fraction", "label",
-           "metric_words", "time_fit", "trivial", "verdict_line"]
+           "metric_words", "regime_text", "time_fit", "trivial", "verdict_line"]
 
 
 def accumulated_total(fit: Fit, launches: int) -> str:

@@ -27,8 +27,9 @@ size that does not finish in it becomes a ceiling: n goes back to the geometric
 middle between it and the largest size that did, and later sizes halve the
 gap to the ceiling (in log n) rather than jump past it, so steep growth
 (exponential, n³) still gets its sizes within the budget. A fit that names a
-size beyond those measured (`decide_n`, where a regime change will report
-itself too; see `_wants_larger`) keeps n growing towards it while affordable.
+size beyond those measured (`decide_n`; a change of regime with too few
+sizes above it names one too, see `_wants_larger`) keeps n growing towards it
+while affordable.
 Where the verdicts are not yet reached and growth is over, it adds repeats at the
 sizes whose spread is widest (relative median absolute deviation), in a
 shuffled order, A and B alternating. Given earlier runs (a resumed sweep) it
@@ -45,6 +46,7 @@ from collections.abc import Generator, Sequence
 import numpy as np
 
 from quadscope.analyse.analysis import fit_runs
+from quadscope.analyse.regime import MIN_UPPER_SIZES
 from quadscope.classes import REGISTRY
 from quadscope.model import Fit, Run
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
@@ -260,8 +262,17 @@ class AdaptivePlan:
         return width <= 1 and not (self._wants_larger(fit) and self.affordable(fit.decide_n or 0))
 
     def _wants_larger(self, fit: Fit) -> bool:
-        """The fit names a size beyond those measured that would decide it (or a regime beyond)."""
-        return bool(fit.decide_n) and (fit.decide_n or 0) > max(self.sizes(), default=0)
+        """The fit names a size beyond those measured that would decide it.
+
+        A change of regime with fewer than MIN_UPPER_SIZES sizes above it
+        always does (fitting names the size that would give them): its upper
+        class, the verdict for large n, is at best a bracket until then, so
+        growth goes on past the change while the budget affords it.
+        """
+        top = max(self.sizes(), default=0)
+        if fit.regime_n is not None and sum(n > fit.regime_n for n in self.sizes()) < MIN_UPPER_SIZES:
+            return True
+        return bool(fit.decide_n) and (fit.decide_n or 0) > top
 
     def refine(self) -> Generator[Batch, None, bool]:
         """One more run per variant at the widest-spread sizes (up to 3), shuffled.

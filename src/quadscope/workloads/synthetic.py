@@ -39,19 +39,53 @@ _LAWS: dict[str, Callable[[float, float], float]] = {
 
 @dataclass(frozen=True, slots=True)
 class Truth:
-    """cost(n) = a + b·f(n); for law "exp", f(n) = base^n."""
+    """cost(n) = a + b·f(n); for law "exp", f(n) = base^n.
+
+    With `upper_law`, the cost changes regime at `threshold` and stays
+    continuous: beyond it each further unit of f_upper costs `upper_b`, i.e.
+    cost(n) = cost(threshold) + upper_b·(f_upper(n) − f_upper(threshold)), as
+    when a per-element cost steps up once a buffer passes malloc's mmap threshold.
+    """
 
     law: str
     a: float
     b: float
     base: float = 2.0
+    upper_law: str = ""
+    upper_b: float = 0.0
+    threshold: float = math.inf
 
     def __post_init__(self) -> None:
-        if self.law not in _LAWS:
-            raise ValueError(f"unknown law {self.law!r}; one of {', '.join(_LAWS)}")
+        for law in (self.law, self.upper_law or self.law):
+            if law not in _LAWS:
+                raise ValueError(f"unknown law {law!r}; one of {', '.join(_LAWS)}")
 
     def at(self, n: float) -> float:
-        return self.a + self.b * _LAWS[self.law](float(n), self.base)
+        below = self.a + self.b * _LAWS[self.law](min(float(n), self.threshold), self.base)
+        if not self.upper_law or n <= self.threshold:
+            return below
+        up = _LAWS[self.upper_law]
+        return below + self.upper_b * (up(float(n), self.base) - up(self.threshold, self.base))
+
+
+def broken_truth(law: str, upper_law: str, sizes: Sequence[int], threshold: float,
+                 jump: float, offset_share: float = 0.0, *, top_s: float = 0.5) -> Truth:
+    """A law that changes regime at `threshold`: `law` below, `upper_law` above.
+
+    `jump` is how much steeper the cost rises just above the threshold than
+    just below it (the ratio of the two laws' slopes there); the whole is
+    scaled so the cost at the largest size is `top_s`.
+    """
+    f, g = _LAWS[law], _LAWS[upper_law]
+    h = 1e-6 * threshold
+    slope_f = (f(threshold + h, 2.0) - f(threshold - h, 2.0)) / (2 * h)
+    slope_g = (g(threshold + h, 2.0) - g(threshold - h, 2.0)) / (2 * h)
+    lower = truth_for(law, sizes, offset_share, top_s=1.0)
+    unit = Truth(law, lower.a, lower.b, upper_law=upper_law,
+                 upper_b=jump * lower.b * slope_f / slope_g, threshold=threshold)
+    scale = top_s / unit.at(max(sizes))
+    return Truth(law, unit.a * scale, unit.b * scale, upper_law=upper_law,
+                 upper_b=unit.upper_b * scale, threshold=threshold)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,4 +162,4 @@ def cost(truth: Truth, scenario: Scenario, rng: np.random.Generator,
     return one
 
 
-__all__ = ["Scenario", "Truth", "cost", "simulate", "truth_for"]
+__all__ = ["Scenario", "Truth", "broken_truth", "cost", "simulate", "truth_for"]
