@@ -54,7 +54,7 @@ from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Fit, Measurement
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
+from quadscope.store import SqliteStore
 from quadscope.workloads.synthetic import Scenario, Truth, broken_truth, cost, simulate, truth_for
 
 # True law -> (the class that names it, sizes of a fixed sweep, true exponent or None).
@@ -136,7 +136,7 @@ def _adaptive_runs(truth: Truth, scenario: Scenario, start_n: int, rng: np.rando
 
     clock = FakeClock(start=1000.0)
     with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp) / "sim.db")
+        store = SqliteStore(Path(tmp) / "sim.db")
         spec = SweepSpec(command=("sim", "{n}"), mode="adaptive", budget_s=BUDGET_S,
                          start_n=start_n, repeat=REPEAT)
         sweep = run_sweep(spec, executor=FakeExecutor(measure, clock), clock=clock, store=store)
