@@ -2,7 +2,7 @@
 
 `make bench` runs this (about 30–40 minutes on a 2-core VM): accuracy.py,
 overhead.py, time_to_verdict.py, culprits.py, calibration.py, exact_meter.py,
-pyfunc.py, reliability.py and store_writes.py, in that order (`--only 2,9` re-runs
+pyfunc.py, reliability.py, store_writes.py and startup.py, in that order (`--only 2,9` re-runs
 some and keeps the other sections as BENCHMARKS.md has them). Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
@@ -31,6 +31,7 @@ import exact_meter
 import overhead
 import pyfunc
 import reliability
+import startup
 import store_writes
 import time_to_verdict
 from common import REPO, log, machine
@@ -113,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
          lambda: printed(reliability.main, ["--quick"] if args.quick else [])),
         ("9. The store's write rate: SQLite vs PostgreSQL",
          lambda: printed(store_writes.main, ["--quick"] if args.quick else [])),
+        ("10. CLI start-up: quadscope --help against Python itself",
+         lambda: printed(startup.main, ["--quick"] if args.quick else [])),
     ]
     t0 = time.monotonic()
     only = {int(x) for x in args.only.split(",") if x.strip()}
