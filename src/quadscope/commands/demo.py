@@ -33,6 +33,7 @@ from quadscope.analyse.headline import (
     label,
     trivial,
 )
+from quadscope.classes import REGISTRY
 from quadscope.commands.common import add_store_option, open_store, print_analysis
 from quadscope.units import fmt_count
 
@@ -110,6 +111,15 @@ def _grows(fit: Fit | None, size_word: str) -> str:
         return "is constant"
     if fit.confident:
         return f"grows as {label(fit.cls, size_word)}{k}"
+    if bracketed(fit) and REGISTRY.index(fit.at_most) - REGISTRY.index(fit.at_least) >= 3:
+        # A wide bracket (√i … i², log i … cⁱ on a loaded machine) names no class: saying
+        # "grows as log i … cⁱ" would read as a claim of exponential growth.
+        fits = f"anything from {label(fit.at_least, size_word)} to {label(fit.at_most, size_word)} fits"
+        k_only = k.strip(" ()")
+        if fit.exponent_ci is not None and fit.exponent_ci[0] > 0:
+            return f"grows ({k_only}; {fits})"
+        where = "launches" if size_word == "i" else "sizes"
+        return f"has no class settled over these {where} ({fits}; {k_only})"
     if bracketed(fit):
         return f"grows as {bracket_text(fit, size_word)}{k}"
     return f"is not settled yet{k}"

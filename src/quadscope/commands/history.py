@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.errors import UnknownRunError, UsageError
 from quadscope.metrics import NAMES as METRICS
+from quadscope.textsafe import visible
 
 if TYPE_CHECKING:
     from quadscope.analyse.history import History, HistoryPoint
@@ -80,35 +81,56 @@ def mark(p: HistoryPoint) -> str:
     return "; ".join(parts)
 
 
+def _history_row(p: HistoryPoint, metric: str, narrow: bool) -> list[str]:
+    """One sweep's cells; narrow drops the 95% intervals so the row fits 80 columns."""
+    from quadscope.units import fmt_value
+
+    k = "—" if p.exponent is None or p.exponent_ci is None else f"{p.exponent:.2f}" + (
+        "" if narrow else f" [{p.exponent_ci[0]:.2f}, {p.exponent_ci[1]:.2f}]")
+    cost = "—" if p.cost is None else fmt_value(metric, p.cost) + (
+        "" if narrow else f" [{fmt_value(metric, p.cost_lo or 0)}, {fmt_value(metric, p.cost_hi or 0)}]")
+    when = dt.datetime.fromtimestamp(p.created_at).strftime("%Y-%m-%d %H:%M")
+    return [str(p.sweep_id), commit_label(p), p.branch, when, p.cls, k, cost, mark(p)]
+
+
+def _fitting_columns(heads: list[str], rows: list[list[str]], width: int) -> list[int]:
+    """The columns to show: `when`, then `branch`, then `sweep` go first when the terminal is narrow."""
+    keep = list(range(len(heads)))
+    for drop in (3, 2, 0):
+        need = sum(max([len(heads[i]), *(len(r[i]) for r in rows)]) + 3 for i in keep) + 1
+        if need <= width:
+            break
+        keep.remove(drop)
+    return keep
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console  # here, not at the top: `quadscope --help` stays instant
     from rich.table import Table
-
-    from quadscope.units import fmt_value
+    from rich.text import Text
 
     repo = Path(args.repo) if args.repo else Path.cwd()
     if args.repo and not repo.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")
     history = load_history(open_store(args, readonly=True), args.name, args.metric, repo)
-    table = Table(title=f"{history.name}: {history.metric} at n={history.ref_n}, in "
-                        f"{'commit' if history.order == 'git' else 'time'} order",
-                  title_justify="left")
-    for col in ("sweep", "commit", "branch", "when", "class", "k [95%]", "cost at n", "change"):
-        table.add_column(col, overflow="fold")
-    for p in history.points:
-        k = "—" if p.exponent is None or p.exponent_ci is None else \
-            f"{p.exponent:.2f} [{p.exponent_ci[0]:.2f}, {p.exponent_ci[1]:.2f}]"
-        cost = "—" if p.cost is None else \
-            f"{fmt_value(history.metric, p.cost)} [{fmt_value(history.metric, p.cost_lo or 0)}, " \
-            f"{fmt_value(history.metric, p.cost_hi or 0)}]"
-        when = dt.datetime.fromtimestamp(p.created_at).strftime("%Y-%m-%d %H:%M")
-        table.add_row(str(p.sweep_id), commit_label(p), p.branch, when, p.cls, k, cost,
-                      f"[bold red]{mark(p)}[/]" if mark(p) else "")
+    console = Console(highlight=False)
+    rows = [_history_row(p, history.metric, console.width < 80) for p in history.points]
+    heads = ["sweep", "commit", "branch", "when", "class", "k [95%]", "cost at n", "change"]
+    keep = _fitting_columns(heads, rows, console.width)
+    title = Text(visible(f"{history.name}: {history.metric} at n={history.ref_n}, in "
+                         f"{'commit' if history.order == 'git' else 'time'} order"))
+    table = Table(title=title, title_justify="left")
+    for i in keep:
+        table.add_column(heads[i], no_wrap=True, overflow="ellipsis")
+    for p, row in zip(history.points, rows, strict=True):
+        # Branch names and sweep names are the user's: shown literally, never as markup.
+        cells = [Text(visible(c), style="bold red" if i == 7 and mark(p) else "") for i, c in enumerate(row)]
+        table.add_row(*(cells[i] for i in keep))
     console = Console(highlight=False)
     console.print(table)
     if history.order == "time":
-        console.print(f"note: {repo} is not a git repository: sweeps are in time order "
-                      "(give --repo to order them by commit)", style="dim")
+        console.print(Text(f"note: {visible(str(repo))} is not a git repository: sweeps are in time order "
+                      "(give --repo to order them by commit)", style="dim"))
     if args.html:
         from quadscope.render.history_html import history_html
 

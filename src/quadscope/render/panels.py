@@ -214,7 +214,8 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
         name = class_label(cls, word)
         flabel = (f"best candidate {name} (not settled)" if dash
                   else "fit: constant" if cls == "1" else f"fit: a + b·{name}") + suffix
-        cost.insert(0, {"type": "band", "x": rnd_list(ns), "lo": rnd_list(lo),
+        # Every metric is a time, a size or a count: a run cannot fall below 0.
+        cost.insert(0, {"type": "band", "x": rnd_list(ns), "lo": rnd_list(np.maximum(lo, 0.0)),
                         "hi": rnd_list(hi), "color": color,
                         "label": "95% of single runs fall here" + suffix})
         cost.insert(1, {"type": "line", "x": rnd_list(ns), "y": rnd_list(yhat), "color": color,
@@ -224,13 +225,20 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
             fit_at = shape.evaluate(a, b, ns_run)
             tiny = 1e-12 * max(float(np.nanmax(np.abs(arr))), 1e-300)
             rel = (arr - fit_at) / np.maximum(np.abs(fit_at), tiny) * 100.0
-        resid.append({"type": "points", "rows": v, "y": rnd_list(rel), "color": color,
-                      "label": label, "marker": "o", "name": "residual %", "metric": metric})
+        if np.any(np.abs(fit_at) > tiny):  # against a fit of 0, a relative error is 1e14 %: noise
+            resid.append({"type": "points", "rows": v, "y": rnd_list(rel), "color": color,
+                          "label": label, "marker": "o", "name": "residual %", "metric": metric})
         if not shape.growing or b <= 0:
-            growth.append({"type": "points", "rows": v, "y": metric, "color": color,
-                           "label": label, "marker": "o", "name": metric})
-            growth.append({"type": "line", "x": rnd_list(ns), "y": rnd_list(yhat),
-                           "color": color, "label": flabel, "dash": dash})
+            positive = arr > 0
+            growth.append({"type": "points", "rows": v, "color": color, "label": label,
+                           "marker": "o", "name": metric, "metric": metric,
+                           "y": rnd_list(np.where(positive, arr, np.nan))})
+            if (floor := _floor_layer(ns_run[~positive & np.isfinite(arr)], color, "y = 0")) is not None:
+                growth.append(floor)
+            if np.nanmin(yhat) > 1e-6 * float(np.nanmax(arr, initial=0.0)):
+                # A fit of (nearly) 0 has no place on a log axis: it would stretch it over decades.
+                growth.append({"type": "line", "x": rnd_list(ns), "y": rnd_list(yhat),
+                               "color": color, "label": flabel, "dash": dash})
             continue
         growing_any = True
         part = arr - a
@@ -303,7 +311,8 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
         resid.insert(0, {"type": "hline", "y": 0, "color": PALETTE["ref"], "dash": True,
                          "label": "no error"})
         plots.append({"id": f"{metric}-resid", "kind": "resid", "metric": metric,
-                      "xlog": False, "ylog": False, "xlabel": word, "xunit": "count",
+                      "xlog": geo, "ylog": False, "xlabel": word + (" (log)" if geo else ""),
+                      "xunit": "count",
                       "yunit": "", "ylabel": "residual (y − fit)/fit, %", "layers": resid,
                       "small": True,
                       "title": f"residuals of {metric}: a pattern means the wrong class"})

@@ -136,13 +136,37 @@
     return out;
   }
 
+  // Byte axes tick in binary units, as the PNG does: 64 KiB, 128 KiB on a log axis
+  // (powers of 2), 13 MiB, 14 MiB on a linear one (steps round in the unit shown).
+  function byteLogTicks(lo, hi) {
+    var l2 = Math.LOG10E / Math.LOG2E;  // log10(2)
+    var a = Math.ceil(lo / l2), b = Math.floor(hi / l2), step = Math.max(1, Math.ceil((b - a + 1) / 8));
+    var out = [];
+    for (var e = a; e <= b; e += step) out.push(e * l2);
+    if (out.length >= 2) return out;
+    return byteLinearTicks(Math.pow(10, lo), Math.pow(10, hi), 4)
+      .filter(function (v) { return v > 0; }).map(Math.log10);
+  }
+
+  function byteLinearTicks(lo, hi, count) {
+    var top = Math.max(Math.abs(lo), Math.abs(hi)), scale = 1;
+    while (scale < 1099511627776 && top >= scale * 1024) scale *= 1024;
+    return linearTicks(lo / scale, hi / scale, count).map(function (t) { return t * scale; });
+  }
+
+  function axisTicks(log, unit, lo, hi, count) {
+    if (unit === "bytes") return log ? byteLogTicks(lo, hi) : byteLinearTicks(lo, hi, count);
+    return log ? logTicks(lo, hi) : linearTicks(lo, hi, count);
+  }
+
   function Plot(holder, spec) {
     this.spec = spec;
     this.holder = holder;
     this.cache = spec.layers.map(function (l) { return l.type === "points" ? layerPoints(spec, l) : null; });
     this.home = homeView(spec, this.cache);
     this.view = this.home.slice();
-    this.W = 520;
+    // As wide as the column on a phone (text stays 10 px, not shrunk to 5), at most 520.
+    this.W = Math.max(300, Math.min(520, holder.clientWidth || 520));
     this.H = spec.small ? 170 : 310;
     this.svg = el("svg", { viewBox: "0 0 " + this.W + " " + this.H, "class": "qs-plot",
       "data-plot": spec.id, role: "img", width: this.W, height: this.H });
@@ -173,8 +197,8 @@
     var axes = el("g", { "class": "axes" }, svg);
     el("rect", { x: M.l, y: M.t, width: W - M.l - M.r, height: H - M.t - M.b, "class": "frame" }, axes);
     var ix = itf(spec.xlog), iy = itf(spec.ylog);
-    var xt = spec.xlog ? logTicks(v[0], v[1]) : linearTicks(v[0], v[1], 6);
-    var yt = spec.ylog ? logTicks(v[2], v[3]) : linearTicks(v[2], v[3], spec.small ? 3 : 5);
+    var xt = axisTicks(spec.xlog, spec.xunit, v[0], v[1], 6);
+    var yt = axisTicks(spec.ylog, spec.yunit, v[2], v[3], spec.small ? 3 : 5);
     xt.forEach(function (t) {
       var val = spec.xlog ? ix(t) : t, X = self.sx(val);
       el("line", { x1: X, x2: X, y1: M.t, y2: H - M.b, "class": "grid" }, axes);
