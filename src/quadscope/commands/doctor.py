@@ -159,7 +159,9 @@ def dirscan_on(path: str, probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
 
 class _StderrProgress:
     def probe_started(self, name: str, slice_s: float) -> None:
-        print(f"doctor: {name} (up to {slice_s:.0f} s) …", file=sys.stderr, flush=True)
+        # The budget may already be spent (the probe then runs its smallest check only).
+        room = f"up to {slice_s:.0f} s" if slice_s >= 0.5 else "budget spent: smallest check"
+        print(f"doctor: {name} ({room}) …", file=sys.stderr, flush=True)
 
     def probe_done(self, result: ProbeResult, elapsed_s: float) -> None:
         print(

@@ -2,7 +2,8 @@
 
 Contract: `doctor_text(report, vs, color=, width=) -> str` is what `quadscope
 doctor` prints and `quadscope show` of a doctor summary sweep shows: the
-machine line, the probe table (probe, measured, class, cost, verdict), one
+budget line, the machine line, the probe table (probe, measured, class,
+cost, verdict; `measured` only from `WIDE` columns), one
 finding per probe, the `--vs` sentences when there are any, and the summary
 sweep's id. The terminal renderer calls it for an `Analysis` whose `doctor`
 is a `DoctorReport`; only the CLI prints it.
@@ -13,6 +14,8 @@ from __future__ import annotations
 import io
 
 from quadscope.doctor.records import DoctorReport, MachineComparison
+
+WIDE = 120  # columns from which the table also shows what each probe measured
 
 _VERDICT_STYLE = {"ok": "green", "slow": "yellow", "pathological": "bold red", "skipped": "dim"}
 
@@ -25,23 +28,31 @@ def doctor_text(
     # renderers for their flags) stays instant.
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=color, no_color=not color, width=width,
                   highlight=False, soft_wrap=False)
     m = report.machine
-    con.print(
-        f"quadscope doctor — {m.get('kernel', '?')}, {m.get('libc', '?')}, "
-        f"{m.get('cpu', '?')} ×{m.get('cpus', '?')}"
-        f"{' (quick)' if report.quick else ''}: {report.elapsed_s:.0f} s of "
-        f"{report.budget_s:.0f} s"
-    )
+    con.print(Text(f"quadscope doctor{' (quick)' if report.quick else ''}: "
+                   f"{report.elapsed_s:.0f} s of {report.budget_s:.0f} s"))
+    con.print(Text(f"{m.get('kernel', '?')} · {m.get('libc', '?')} · "
+                   f"{m.get('cpu', '?')} ×{m.get('cpus', '?')}", overflow="ellipsis"),
+              no_wrap=True)
+    # The description of what each probe measured needs a wide terminal; the findings
+    # below say it again in words, so narrower terminals drop it rather than fold words.
+    cols = ("probe", "measured", "class", "cost", "verdict") if width >= WIDE else (
+        "probe", "class", "cost", "verdict")
     table = Table(show_edge=False, pad_edge=False, expand=False)
-    for col in ("probe", "measured", "class", "cost", "verdict"):
-        table.add_column(col, overflow="fold")
+    for col in cols:
+        fixed = col in ("probe", "verdict")
+        table.add_column(col, no_wrap=fixed, overflow="ellipsis" if fixed else "fold",
+                         min_width=len(col) if not fixed else None)
     for r in report.results:
-        style = _VERDICT_STYLE.get(r.verdict, "")
-        table.add_row(r.probe, r.measured, r.cls, r.cost, f"[{style}]{r.verdict}[/]")
+        cells = {"probe": Text(r.probe), "measured": Text(r.measured), "class": Text(r.cls),
+                 "cost": Text(r.cost),
+                 "verdict": Text(r.verdict, style=_VERDICT_STYLE.get(r.verdict, ""))}
+        table.add_row(*(cells[c] for c in cols))
     con.print(table)
     con.print()
     con.print("findings:")
