@@ -123,6 +123,7 @@ def test_schema1_doctor_summary_renders_as_the_doctor_report(old_store: Store) -
     path.write_text(json.dumps(doc))
     assert load_report(str(path)) == summary.doctor
     text = get_renderer("terminal", width=120).render(summary).decode()
-    assert text.startswith("quadscope doctor — 6.18.44-fc-v782, glibc 2.36, AMD EPYC ×2 (quick)")
+    assert text.startswith("quadscope doctor (quick): ")
+    assert "\n6.18.44-fc-v782 · glibc 2.36 · AMD EPYC ×2\n" in text
     assert "\nfindings:\n  clock: a legacy vsyscall time() costs 671 ns" in text
     assert text.endswith("stored as sweep 24 (`quadscope list` shows each probe's sweeps)\n")

@@ -410,11 +410,11 @@ def _explain_tie(
         pct = max(1, int(np.ceil(100 * frac)))
         reason = (
             f"start-up cost dominates every size: the growing part is under {pct}% of the total "
-            f"at n = {_fmt_n(hi_n)}; {target} to tell {c1.cls} from {c2.cls}"
+            f"at n = {_fmt_n(hi_n)}; {target} to tell {c1.growth.label} from {c2.growth.label}"
         )
     else:
         reason = (
-            f"{c1.cls} and {c2.cls} fit about equally well over {_decades(lo_n, hi_n)} of n "
+            f"{c1.growth.label} and {c2.growth.label} fit about equally well over {_decades(lo_n, hi_n)} of n "
             f"({_fmt_n(lo_n)}–{_fmt_n(hi_n)}); {target} to tell them apart"
         )
     return reason, decide_n
