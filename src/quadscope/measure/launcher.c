@@ -45,9 +45,9 @@
  * cost, not the program's, and differs from harness to harness. hyperfine -N times
  * from before Rust's Command::spawn (which opens /dev/null, builds the
  * environment, and whose glibc posix_spawn resets every signal's disposition in
- * the child) to after waitpid, so on /bin/true it reads some 100-150 us more than
- * we do; bench/overhead.py splits both windows with a probe program and shows
- * where the difference lies (the part from exec to reap agrees).
+ * the child) to after waitpid, so on a tiny program it reads more than we do, by
+ * that spawn cost; bench/overhead.py splits both windows with a probe program and
+ * measures it (the part from exec to reap agrees).
  *
  * No orphans, first line: a cgroup v2 of our own, quadscope-launcher-PID beside our own
  * cgroup, where the hierarchy lets us make one and move a process into it (checked at
