@@ -8,8 +8,10 @@ Two parts, both printed as Markdown (the `## Culprits` section of BENCHMARKS.md)
    the share of the profile's wall time spent turning perf data into samples
    (`perf script` streamed into our parser; goal ≤ 10%).
 2. Speed: one perf.data file (the quadratic workload, sampled at a high rate)
-   is processed by quadscope (`perf script` with the fixed field list, then
-   our parser, folding and per-function series) and by the named peer
+   is processed by quadscope (`perf script` with the fixed field list and
+   --no-inline streamed into our parser as the sampler does, then folding and
+   per-function series; "parse only" times the same on perf script's text
+   already read) and by the named peer
    `perf report --stdio` (with its default call-graph processing), in the same
    run, 3 times each; we report samples per second and the ratio of medians.
 
@@ -33,7 +35,7 @@ from common import log, machine, table
 from quadscope.model import Sweep
 from quadscope.profile.attribute import series
 from quadscope.profile.driver import choose_sizes, profile_sweep
-from quadscope.profile.perf import PerfSampler, detect_perf
+from quadscope.profile.perf import PerfSampler, detect_perf, script_argv
 from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
 from quadscope.profile.stacks import StackProfile, fold
 from quadscope.workloads import WORKLOADS, build
@@ -93,6 +95,14 @@ def accuracy(sampler: TimedSampler, quick: bool) -> tuple[list[list[object]], in
     return rows, first, total
 
 
+def to_series(data: PerfData, event: str) -> int:
+    """Stacks, folding and per-function series of parsed perf data; the samples counted."""
+    st, n_samples = stacks(data)
+    fold(st)
+    series([StackProfile(1, st, n_samples, event, 1.0)])
+    return n_samples
+
+
 def speed(setup_perf: str, event: str, runs: int = 3) -> tuple[list[list[object]], str]:
     w = WORKLOADS["linear_quadratic"]
     exe = build(w.name)
@@ -107,23 +117,25 @@ def speed(setup_perf: str, event: str, runs: int = 3) -> tuple[list[list[object]
         n_samples = 0
         for _ in range(runs):
             t0 = time.monotonic()
-            text = subprocess.run([setup_perf, "script", "-i", str(data), "-F", SCRIPT_FIELDS],
+            # As the sampler does: perf script streamed into the parser (the two overlap).
+            with subprocess.Popen(script_argv(setup_perf, data, SCRIPT_FIELDS),
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                  errors="replace") as proc:
+                assert proc.stdout is not None
+                n_samples = to_series(parse(proc.stdout), event)
+            ours.append(time.monotonic() - t0)
+            text = subprocess.run(script_argv(setup_perf, data, SCRIPT_FIELDS),
                                   capture_output=True, text=True, check=True).stdout
             t1 = time.monotonic()
-            d = parse(text.splitlines())
-            st, n_samples = stacks(d)
-            fold(st)
-            series([StackProfile(1, st, n_samples, event, 1.0)])
+            to_series(parse(text.splitlines(keepends=True)), event)
             t2 = time.monotonic()
             subprocess.run([setup_perf, "report", "--stdio", "-i", str(data)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-            t3 = time.monotonic()
-            ours.append(t2 - t0)
             parse_only.append(t2 - t1)
-            peer.append(t3 - t2)
+            peer.append(time.monotonic() - t2)
     o, p, r = (statistics.median(x) for x in (ours, parse_only, peer))
     rows = [
-        ["quadscope: perf script + parse + fold + series", f"{o:.3f}", f"{n_samples / o:,.0f}",
+        ["quadscope: perf script streamed into parse, + fold + series", f"{o:.3f}", f"{n_samples / o:,.0f}",
          f"{r / o:.2f}×"],
         ["quadscope: parse + fold + series only", f"{p:.3f}", f"{n_samples / p:,.0f}",
          f"{r / p:.2f}×"],

@@ -33,10 +33,21 @@
  * also shares our descriptor table (CLONE_FILES): it opens each counter on itself
  * (pid 0, disabled, enable_on_exec, inherit, close-on-exec), so the descriptors land
  * in our table, then unshares the table and execs; the kernel enables the counters
- * at the exec and folds in every descendant. No pipe holds the child, so the
- * window is the spawn..wait4 of hyperfine; the time the child spent opening counters
- * is measured by the child itself and taken out of WALL_NS. The wait polls a pidfd
- * (for the timeout) and fd 0; on timeout the run's process group is killed.
+ * at the exec and folds in every descendant. The wait polls a pidfd (for the
+ * timeout) and fd 0; on timeout the run's process group is killed.
+ *
+ * What WALL_NS is: from the child's execve to wait4's return in the launcher, i.e.
+ * loading the program (execve, the dynamic loader), running it, its exit (tearing
+ * down its memory) and the reap. The child reads the clock as its last act before
+ * execve, in the memory it shares with us. Left out is everything before execve:
+ * creating the process and the harness's own set-up of it (joining the cgroup,
+ * opening counters, process group, descriptors, signals), which is the harness's
+ * cost, not the program's, and differs from harness to harness. hyperfine -N times
+ * from before Rust's Command::spawn (which opens /dev/null, builds the
+ * environment, and whose glibc posix_spawn resets every signal's disposition in
+ * the child) to after waitpid, so on a tiny program it reads more than we do, by
+ * that spawn cost; bench/overhead.py splits both windows with a probe program and
+ * measures it (the part from exec to reap agrees).
  *
  * No orphans, first line: a cgroup v2 of our own, quadscope-launcher-PID beside our own
  * cgroup, where the hierarchy lets us make one and move a process into it (checked at
@@ -100,7 +111,7 @@ struct spawn {
     int nev;
     const struct event *ev;
     int fd[MAX_EVENTS], open_errno[MAX_EVENTS];
-    struct timespec open_start, open_end;
+    struct timespec exec_start; /* the child's last clock reading before execve */
     int exec_errno;
     int cgroup_errno; /* joining our cgroup failed: the subreaper alone cleans up this run */
     int devnull;
@@ -266,15 +277,12 @@ static int open_counter(const struct event *e) {
 /* Runs in the vforked child, on its own stack, in the launcher's memory. */
 static int child(void *arg) {
     struct spawn *s = arg;
-    /* Joining our cgroup and opening counters is harness time, taken out of WALL_NS. */
-    clock_gettime(CLOCK_MONOTONIC, &s->open_start);
     /* Everything the run starts is in our cgroup from here; a failure leaves the subreaper. */
     if (cg.procs >= 0 && write(cg.procs, "0", 1) != 1) s->cgroup_errno = errno;
     for (int i = 0; i < s->nev; i++) {
         s->fd[i] = open_counter(&s->ev[i]);
         s->open_errno[i] = s->fd[i] < 0 ? errno : 0;
     }
-    clock_gettime(CLOCK_MONOTONIC, &s->open_end);
     if (s->nev > 0) {
         /* From here on our descriptor table is our own: dup2 below must not touch the launcher's. */
         if (unshare(CLONE_FILES) != 0) { s->exec_errno = errno; _exit(127); }
@@ -295,6 +303,7 @@ static int child(void *arg) {
         _exit(127);
     }
     sigprocmask(SIG_SETMASK, &s->mask, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &s->exec_start); /* WALL_NS starts here (see the top) */
     execve(s->path, s->argv, s->envp);
     s->exec_errno = errno;
     _exit(127);
@@ -382,8 +391,7 @@ static void run(struct spawn *s, long long timeout_ns) {
     s->exec_errno = 0;
     s->cgroup_errno = 0;
     for (int i = 0; i < s->nev; i++) s->fd[i] = -1, s->open_errno[i] = 0;
-    memset(&s->open_start, 0, sizeof s->open_start);
-    memset(&s->open_end, 0, sizeof s->open_end);
+    memset(&s->exec_start, 0, sizeof s->exec_start);
     /* No signal may run a handler in the child while it borrows our memory. */
     sigset_t all;
     sigfillset(&all);
@@ -404,7 +412,7 @@ static void run(struct spawn *s, long long timeout_ns) {
     while (wait4(pid, &status, 0, &ru) < 0)
         if (errno != EINTR) { perror("quadscope-launcher: wait4"); exit(125); }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    long long wall_ns = ns_between(&t0, &t1) - ns_between(&s->open_start, &s->open_end);
+    long long wall_ns = s->exec_errno ? 0 : ns_between(&s->exec_start, &t1);
     kill_leftovers(pid, s->cgroup_errno == 0);
     char line[1024];
     int len = snprintf(line, sizeof line, "done %lld %d %d %d %lld %lld %ld %ld %ld %ld %ld",

@@ -116,6 +116,14 @@ def detect_perf(*, probe_faults: bool = True) -> PerfSetup:
                      tuple(notes))
 
 
+def script_argv(perf: str, data_path: Path, fields: str) -> list[str]:
+    """`perf script` as the sampler runs it. --no-inline: inline frames cost an
+    addr2line per address on binaries with debug info, and the parser drops them
+    (they carry no ip)."""
+    return [perf, "script", "-i", str(data_path), "-F", fields, "--no-inline",
+            "--show-task-events", "--show-mmap-events"]
+
+
 def plan_frequency(expected_s: float | None, target_samples: int, max_freq_hz: int,
                    max_repeats: int) -> tuple[int, int]:
     """(frequency in Hz, repeats) to get about 1.5 × target samples from a run of expected_s."""
@@ -163,8 +171,7 @@ class PerfSampler:
         return self.script(data_path, extra_fields), wall_s
 
     def script(self, data_path: Path, extra_fields: str = "") -> PerfData:
-        cmd = [self.setup.perf, "script", "-i", str(data_path), "-F", SCRIPT_FIELDS + extra_fields,
-               "--show-task-events", "--show-mmap-events"]
+        cmd = script_argv(self.setup.perf, data_path, SCRIPT_FIELDS + extra_fields)
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True, errors="replace") as proc:
             assert proc.stdout is not None

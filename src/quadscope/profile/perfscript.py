@@ -94,67 +94,80 @@ def _frame_line(line: str) -> tuple[int, str, str] | None:
     return ip, rest[:idx] or UNKNOWN, rest[idx + 2 : -1]
 
 
+def _sample(header: str, raw_chain: tuple[str, ...],
+            frames: dict[str, tuple[int, str, str] | None]) -> PerfSample | None:
+    """The sample of one header line and its callchain lines, or None for no header."""
+    head = _HEADER.match(header.rstrip("\n"))
+    if head is None:
+        return None
+    chain: list[tuple[int, str, str]] = []
+    for raw in raw_chain:
+        try:
+            frame = frames[raw]
+        except KeyError:
+            frame = frames[raw] = _frame_line(raw)
+        if frame is not None:
+            chain.append(frame)
+    comm, pid, tid, period, event, rest = head.groups()
+    rest = rest or ""
+    addr = None
+    trace: dict[str, int] = {}
+    if "=" in rest:
+        trace = {k: int(v, 0) for k, v in _TRACE_FIELD.findall(rest)}
+        addr = trace.get("address")
+    elif rest:
+        first = rest.split(" ", 1)[0]
+        try:
+            addr = int(first, 16)
+        except ValueError:
+            addr = None
+        if not chain:  # recorded without -g: ip sym (dso) sit on the header line
+            frame = _frame_line(rest)
+            if frame is not None:
+                chain.append(frame)
+    return PerfSample(comm, int(pid), int(tid), int(period), event, tuple(chain), addr, trace)
+
+
 def parse(lines: Iterable[str]) -> PerfData:
-    """Samples, mmaps and execs from `perf script` text, in file order."""
+    """Samples, mmaps and execs from `perf script` text, in file order.
+
+    Streams: `lines` may be a pipe from perf script, read while perf writes.
+    """
     samples: list[PerfSample] = []
     mmaps: list[MmapRecord] = []
     execs: list[int] = []
-    head: re.Match[str] | None = None
-    chain: list[tuple[int, str, str]] = []
-    # A profile repeats a few hundred distinct frame lines tens of thousands of
-    # times: each is parsed once (3x faster parsing on the culprits benchmark).
-    seen: dict[str, tuple[int, str, str] | None] = {}
+    header: str | None = None
+    raw_chain: list[str] = []
+    # A profile repeats a few hundred distinct frame lines, and a few thousand
+    # distinct (header, callchain) samples, tens of thousands of times: each is
+    # parsed once and the same frozen PerfSample shared (stacks() relies on it).
+    frames: dict[str, tuple[int, str, str] | None] = {}
+    made: dict[tuple[str, tuple[str, ...]], PerfSample | None] = {}
 
     def flush() -> None:
-        if head is None:
+        if header is None:
             return
-        comm, pid, tid, period, event, rest = head.groups()
-        rest = rest or ""
-        addr = None
-        trace: dict[str, int] = {}
-        if "=" in rest:
-            trace = {k: int(v, 0) for k, v in _TRACE_FIELD.findall(rest)}
-            addr = trace.get("address")
-        elif rest:
-            first = rest.split(" ", 1)[0]
-            try:
-                addr = int(first, 16)
-            except ValueError:
-                addr = None
-            if not chain:  # recorded without -g: ip sym (dso) sit on the header line
-                frame = _frame_line(rest)
-                if frame is not None:
-                    chain.append(frame)
-        samples.append(
-            PerfSample(
-                comm,
-                int(pid),
-                int(tid),
-                int(period),
-                event,
-                tuple(chain),
-                addr,
-                trace,
-            )
-        )
+        key = (header, tuple(raw_chain))
+        try:
+            sample = made[key]
+        except KeyError:
+            sample = made[key] = _sample(header, key[1], frames)
+        if sample is not None:
+            samples.append(sample)
 
     for raw in lines:
         if not raw:
             continue
         if raw[0] in " \t":  # a callchain frame, or a blank line (parsed as no frame)
-            if head is not None:
-                try:
-                    frame = seen[raw]
-                except KeyError:
-                    frame = seen[raw] = _frame_line(raw)
-                if frame is not None:
-                    chain.append(frame)
+            if header is not None and not raw.isspace():
+                raw_chain.append(raw)
             continue
         if raw.isspace():
             continue
+        flush()
+        raw_chain = []
+        header = None
         if "PERF_RECORD_" in raw:
-            flush()
-            head, chain = None, []
             if m := _MMAP.search(raw):
                 mmaps.append(
                     MmapRecord(int(m.group("pid")), int(m.group("start"), 16),
@@ -163,9 +176,7 @@ def parse(lines: Iterable[str]) -> PerfData:
             elif m := _EXEC.search(raw):
                 execs.append(int(m.group("pid")))
             continue
-        flush()
-        chain = []
-        head = _HEADER.match(raw.rstrip("\n"))
+        header = raw
     flush()
     return PerfData(tuple(samples), tuple(mmaps), tuple(execs))
 
@@ -227,18 +238,24 @@ def stacks(
 ) -> tuple[dict[Stack, int], int]:
     """Summed period per root-first stack, and the number of samples counted."""
     skip = set(exclude_pids)
-    out: dict[Stack, int] = {}
-    # Samples share few distinct chains: each is turned into a stack once.
-    made: dict[tuple[tuple[int, str, str], ...], Stack] = {}
+    # parse() shares one chain tuple among equal samples: keyed by identity (the
+    # chains live in `data`, so no id is reused), each becomes a stack once and
+    # periods add up without hashing a stack of Frames per sample.
+    made: dict[int, Stack] = {}
+    sums: dict[int, tuple[Stack, int]] = {}
     n = 0
     for s in data.samples:
         if s.pid in skip or (event is not None and s.event != event):
             continue
-        st = made.get(s.chain)
+        st = made.get(id(s.chain))
         if st is None:
-            st = made[s.chain] = sample_stack(s, resolver) or (Frame(UNKNOWN, UNKNOWN),)
-        out[st] = out.get(st, 0) + s.period
+            st = made[id(s.chain)] = sample_stack(s, resolver) or (Frame(UNKNOWN, UNKNOWN),)
+        acc = sums.get(id(st))
+        sums[id(st)] = (st, s.period if acc is None else acc[1] + s.period)
         n += 1
+    out: dict[Stack, int] = {}
+    for st, period in sums.values():  # equal stacks from different chains meet here
+        out[st] = out.get(st, 0) + period
     return out, n
 
 
