@@ -348,8 +348,10 @@ class AdaptivePlan:
                 return
         growing = True
         confirming = False  # a refinement round to look again before growing on
+        looked_again = False  # at most one such round per size: then growth goes on
         while not self.budget_out and self.remaining_s > 0:
             if growing and not confirming:
+                looked_again = False
                 beyond = (self._ceiling is not None and n >= self._ceiling) or (
                     n in self.sizes() and n >= MAX_SIZE)
                 # Two finished sizes are enough to price the next one.
@@ -376,10 +378,10 @@ class AdaptivePlan:
             confident, decide = self.verdicts_confident(growing)
             if confident and self._enough_repeats():
                 return
-            if growing and self._first_look and (yield from self.refine()):
+            if growing and self._first_look and not looked_again and (yield from self.refine()):
                 # Reached at this look only: look again after one more run at the
                 # widest-spread sizes, not after a larger size (×4 the time so far for n²).
-                confirming = True
+                confirming = looked_again = True
                 continue
             below_ceiling = self._ceiling is None or n < self._ceiling
             if (not growing and decide and decide > max(self.sizes()) and below_ceiling
