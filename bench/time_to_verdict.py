@@ -1,140 +1,239 @@
 """Time to verdict: adaptive mode against a fixed doubling grid with 10 repeats.
 
-For each workload of a subset of the accuracy suite, two sweeps run back to
-back (their order alternating from one workload to the next):
+For every workload of the accuracy suite (quadscope.workloads.SUITE), two
+sweeps run back to back (their order alternating from one workload to the next):
 
 * fixed grid — n doubling from the workload's smallest suggested size up to
-  its largest, `--repeat 10`, one warm-up: what a careful user would run by
-  hand. Its time to verdict is the whole sweep's wall time: a fixed grid
-  gives its verdict only at the end.
+  its largest (its suggested sizes themselves where they step by a constant,
+  as the exponential ones do: doubling 12 → 24 would leave two sizes),
+  `--repeat 10`, one warm-up: what a careful user would run by hand. Its time
+  to verdict is the whole sweep's wall time: a fixed grid gives its verdict
+  only at the end.
 * adaptive — `SweepSpec(mode="adaptive", budget_s=B, start_n=smallest,
-  until=("wall_s",))`: quadscope grows n and adds repeats only until the wall_s
-  verdict is confident. Its time is run_sweep's wall time.
+  until=("wall_s",))` with the default repeats: quadscope grows n and adds
+  repeats only until the wall_s verdict is reached. Its time is run_sweep's
+  wall time.
 
-A sweep counts only if its final wall_s verdict is correct and confident;
-otherwise its time is shown as "—" and the ratio is not computed. Reported:
-seconds for each, the ratio adaptive / fixed per workload and its median.
-Goal: median ratio ≤ 1/3.
+Each final wall_s verdict is scored as bench/accuracy.py scores it: a right
+class or a right bracket (at most two neighbouring classes holding the truth)
+is a correct verdict; a settled class or a bracket that excludes the truth is
+confidently wrong; anything else is inconclusive. Reported: per workload the
+seconds, verdict, sizes and runs of each protocol and the ratio adaptive /
+fixed; the median ratio over the workloads where both reached a correct
+verdict; and for each protocol how many verdicts were correct, wrong and
+inconclusive. Goal: median ratio ≤ 1/3, no wrong verdict.
 
-usage: .venv/bin/python bench/time_to_verdict.py [--budget 30] [--only name,name]
+`--simulate` replaces the real programs by their simulated cost (each
+workload's law, scaled so its largest suggested size takes 0.5 s, plus 1 ms
+of start-up and 5% log-normal noise) on a fake clock: seconds, not minutes,
+to see where a policy spends its time. `--quick` runs QUICK only.
+
+usage: .venv/bin/python bench/time_to_verdict.py [--quick] [--simulate] [--budget 30]
+           [--only name,name]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from accuracy import NONE, RIGHT_BRACKET, RIGHT_CLASS, WRONG, Verdict, kind
 from common import Swept, log, medians_by_size, scratch_store, sweep, table
 
+from quadscope.analyse.analysis import analyse
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.launcher import FakeExecutor
+from quadscope.model import Measurement
+from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.workloads import WORKLOADS, build
+from quadscope.store import SqliteStore
+from quadscope.workloads import SUITE, WORKLOADS, Workload, build
+from quadscope.workloads.synthetic import Scenario, Truth, cost, truth_for
 
-SUBSET = ("linear", "sort", "insertion_sort", "first_fit", "cubic", "sqrt", "memory",
-          "linear_quadratic")
 GRID_REPEAT = 10
+BUDGET_S = 30.0
+# --quick: one workload of each speed of growth, the slow-to-settle ones included.
+QUICK = ("constant", "sqrt", "sort", "insertion_sort", "cubic", "fibonacci", "short_linear")
+# --simulate: what a run costs beyond the law (process start-up), and the noise.
+SIM_START_S = 1e-3
+SIM_SCENARIO = Scenario(cv=0.05)
+SIM_EXP_BASE = {"exponential": 2.0, "fibonacci": 1.618}
 
 
-def doubling(lo: int, hi: int) -> tuple[int, ...]:
-    sizes, n = [], lo
+def grid_sizes(sizes: Sequence[int]) -> tuple[int, ...]:
+    """n doubling over the suggested range, or the suggested sizes where they step by a constant."""
+    lo, hi = sizes[0], sizes[-1]
+    if len(sizes) > 2 and len({b - a for a, b in itertools.pairwise(sizes)}) == 1:
+        return tuple(sizes)
+    out, n = [], lo
     while n <= hi:
-        sizes.append(n)
+        out.append(n)
         n *= 2
-    return tuple(sizes)
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    seconds: float
+    verdict: Verdict | None
+    sizes: int
+    runs: int
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
     name: str
     expected: str
-    fixed_s: float
-    fixed_verdict: str
-    fixed_ok: bool
-    adaptive_s: float
-    adaptive_verdict: str
-    adaptive_ok: bool
-    adaptive_sizes: int
-    adaptive_runs: int
+    fixed: Outcome
+    adaptive: Outcome
     adaptive_medians: str  # "n: median wall_s" per size, to diagnose a wrong verdict
+
+    def kind(self, which: str) -> str:
+        return kind(self.name, getattr(self, which).verdict)
 
     @property
     def ratio(self) -> float | None:
-        if self.fixed_ok and self.adaptive_ok and self.fixed_s > 0:
-            return self.adaptive_s / self.fixed_s
+        good = (RIGHT_CLASS, RIGHT_BRACKET)
+        if self.kind("fixed") in good and self.kind("adaptive") in good and self.fixed.seconds > 0:
+            return self.adaptive.seconds / self.fixed.seconds
         return None
 
 
-def _ok(name: str, swept: Swept) -> bool:
-    return WORKLOADS[name].verdict_kind(swept.verdict()) == "correct"
+def _specs(w: Workload, argv: tuple[str, ...], budget_s: float) -> tuple[SweepSpec, SweepSpec]:
+    grid = SweepSpec(command=argv, name=f"ttv grid {w.name}", mode="sizes",
+                     sizes=grid_sizes(w.sizes), repeat=GRID_REPEAT, warmup=1, timeout_s=30.0)
+    adaptive = SweepSpec(command=argv, name=f"ttv adaptive {w.name}", mode="adaptive",
+                         budget_s=budget_s, start_n=w.sizes[0], until=("wall_s",),
+                         timeout_s=30.0)
+    return grid, adaptive
 
 
-def measure(names: tuple[str, ...], budget_s: float) -> list[Row]:
+def _outcome(swept: Swept) -> Outcome:
+    fit = swept.analysis.fits.get("A", {}).get("wall_s")
+    measured = swept.analysis.measured()
+    return Outcome(swept.elapsed_s, None if fit is None else Verdict(fit.cls, fit.at_least,
+                                                                      fit.at_most),
+                   len({r.size_n for r in measured}), len(measured))
+
+
+def _row(w: Workload, fixed: Swept, adaptive: Swept) -> Row:
+    sizes, medians = medians_by_size(adaptive.analysis)
+    trace = ", ".join(f"{n}: {m * 1e3:.1f} ms" for n, m in zip(sizes, medians, strict=True))
+    row = Row(w.name, w.expected, _outcome(fixed), _outcome(adaptive), trace)
+    for which in ("fixed", "adaptive"):
+        o: Outcome = getattr(row, which)
+        log(f"time-to-verdict: {w.name} {which}: {o.seconds:.1f} s, "
+            f"{o.verdict.text() if o.verdict else '∅'} ({row.kind(which)}), "
+            f"{o.sizes} sizes, {o.runs} runs")
+    return row
+
+
+def measure(names: Sequence[str], budget_s: float) -> list[Row]:
     rows = []
     with scratch_store() as store:
         for k, name in enumerate(names):
             w = WORKLOADS[name]
-            argv = w.argv(build(name))
-            grid = SweepSpec(command=argv, name=f"ttv grid {name}", mode="sizes",
-                             sizes=doubling(w.sizes[0], w.sizes[-1]), repeat=GRID_REPEAT,
-                             warmup=1, timeout_s=30.0)
-            adaptive = SweepSpec(command=argv, name=f"ttv adaptive {name}", mode="adaptive",
-                                 budget_s=budget_s, start_n=w.sizes[0], until=("wall_s",),
-                                 timeout_s=30.0)
+            grid, adaptive = _specs(w, w.argv(build(name)), budget_s)
             if k % 2 == 0:
                 fixed_sw, adapt_sw = sweep(grid, store), sweep(adaptive, store)
             else:
                 adapt_sw = sweep(adaptive, store)
                 fixed_sw = sweep(grid, store)
-            measured = adapt_sw.analysis.measured()
-            sizes, medians = medians_by_size(adapt_sw.analysis)
-            trace = ", ".join(f"{n}: {m * 1e3:.1f} ms" for n, m in zip(sizes, medians, strict=True))
-            row = Row(name, w.expected, fixed_sw.elapsed_s, fixed_sw.verdict(),
-                      _ok(name, fixed_sw), adapt_sw.elapsed_s, adapt_sw.verdict(),
-                      _ok(name, adapt_sw), len({r.size_n for r in measured}), len(measured), trace)
-            log(f"time-to-verdict: {name}: grid {row.fixed_s:.1f} s ({row.fixed_verdict}), "
-                f"adaptive {row.adaptive_s:.1f} s ({row.adaptive_verdict}, "
-                f"{row.adaptive_sizes} sizes, {row.adaptive_runs} runs)")
-            rows.append(row)
+            rows.append(_row(w, fixed_sw, adapt_sw))
     return rows
 
 
-def markdown(rows: list[Row], budget_s: float) -> str:
-    def secs(ok: bool, s: float, verdict: str) -> str:
-        return f"{s:.1f} s ({verdict})" if ok else f"— ({verdict} after {s:.1f} s)"
+def sim_truth(w: Workload) -> Truth:
+    """The workload's law over its suggested sizes: 0.5 s at the largest, plus start-up."""
+    law = "exp" if w.expected == "c^n" else w.expected
+    t = truth_for(law, w.sizes, 0.0, base=SIM_EXP_BASE.get(w.name, 2.0))
+    return Truth(t.law, t.a + SIM_START_S, t.b, t.base)
+
+
+def _simulated(spec: SweepSpec, truth: Truth, seed: int) -> Swept:
+    disturbed = cost(truth, SIM_SCENARIO, np.random.default_rng(seed), expected_runs=100)
+
+    def one(argv: Sequence[str]) -> Measurement:
+        return Measurement(wall_s=disturbed(int(argv[-1])), exit_code=0)
+
+    clock = FakeClock(start=1000.0)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SqliteStore(Path(tmp) / "sim.db")
+        sw = run_sweep(spec, executor=FakeExecutor(one, clock), clock=clock, store=store)
+        swept = Swept(analyse(sw, store.runs(sw.id)), clock.monotonic() - 1000.0)
+        store.close()
+    return swept
+
+
+def simulate(names: Sequence[str], budget_s: float, seed: int = 0) -> list[Row]:
+    rows = []
+    for k, name in enumerate(names):
+        w = WORKLOADS[name]
+        grid, adaptive = _specs(w, ("sim", "{n}"), budget_s)
+        truth = sim_truth(w)
+        rows.append(_row(w, _simulated(grid, truth, seed + k),
+                         _simulated(adaptive, truth, seed + k)))
+    return rows
+
+
+def markdown(rows: list[Row], budget_s: float, simulated: bool) -> str:
+    def cell(r: Row, which: str) -> str:
+        o: Outcome = getattr(r, which)
+        text = o.verdict.text() if o.verdict else "no verdict"
+        mark = {RIGHT_CLASS: "✓", RIGHT_BRACKET: "✓[]", WRONG: "✗", NONE: "∅"}.get(
+            r.kind(which), "?")
+        return f"{o.seconds:.1f} s ({text} {mark}), {o.sizes} sizes / {o.runs} runs"
 
     body = table(
         ["workload", "expected", f"fixed doubling grid, ×{GRID_REPEAT}", "adaptive",
-         "adaptive sizes / runs", "adaptive / fixed"],
-        [[r.name, r.expected, secs(r.fixed_ok, r.fixed_s, r.fixed_verdict),
-          secs(r.adaptive_ok, r.adaptive_s, r.adaptive_verdict),
-          f"{r.adaptive_sizes} / {r.adaptive_runs}",
+         "adaptive / fixed"],
+        [[r.name, r.expected, cell(r, "fixed"), cell(r, "adaptive"),
           "—" if r.ratio is None else f"{r.ratio:.2f}"] for r in rows],
     )
+    counts = []
+    for which in ("fixed", "adaptive"):
+        kinds = [r.kind(which) for r in rows]
+        right = sum(k in (RIGHT_CLASS, RIGHT_BRACKET) for k in kinds)
+        wrong = kinds.count(WRONG)
+        total = sum(getattr(r, which).seconds for r in rows)
+        counts.append([which, right, wrong, len(kinds) - right - wrong, f"{total:.0f} s"])
+    summary = table(["protocol", "correct (class or bracket)", "confidently wrong",
+                     "inconclusive", "total time"], counts)
     ratios = [r.ratio for r in rows if r.ratio is not None]
     med = f"**{statistics.median(ratios):.2f}**" if ratios else "—"
-    wrong = [f"- {r.name}: adaptive said {r.adaptive_verdict} from median wall_s "
-             f"{r.adaptive_medians}"
-             for r in rows
-             if WORKLOADS[r.name].verdict_kind(r.adaptive_verdict) == "wrong"]
+    wrong_rows = [f"- {r.name}: adaptive said {r.adaptive.verdict.text()} from median wall_s "
+                  f"{r.adaptive_medians}" for r in rows
+                  if r.kind("adaptive") == WRONG and r.adaptive.verdict]
     tail = ("\n\nConfidently wrong adaptive verdicts, with the data they came from:\n\n"
-            + "\n".join(wrong)) if wrong else ""
-    return (f"Adaptive budget {budget_s:.0f} s, watching wall_s only. Median ratio adaptive / "
-            f"fixed over the {len(ratios)} workloads where both reached a correct verdict: "
-            f"{med} (goal ≤ 0.33).\n\n" + body + tail)
+            + "\n".join(wrong_rows)) if wrong_rows else ""
+    how = ("Simulated on a fake clock (each law scaled to 0.5 s at the largest suggested size, "
+           f"{SIM_START_S * 1e3:.0f} ms start-up, {SIM_SCENARIO.cv:.0%} noise). ") if simulated else ""
+    return (f"{how}{len(rows)} workloads; adaptive budget {budget_s:.0f} s, watching wall_s only. "
+            f"Median ratio adaptive / fixed over the {len(ratios)} workloads where both reached "
+            f"a correct verdict: {med} (goal ≤ 0.33).\n\n" + summary + "\n\n" + body + tail)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--budget", type=float, default=30.0)
+    p.add_argument("--budget", type=float, default=BUDGET_S)
+    p.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
+    p.add_argument("--simulate", action="store_true",
+                   help="simulated costs on a fake clock instead of the real programs")
     p.add_argument("--only", default="", help="comma-separated workload names")
     args = p.parse_args(argv)
-    names = tuple(args.only.split(",")) if args.only else SUBSET
-    rows = measure(names, args.budget)
-    print(markdown(rows, args.budget))
+    names = tuple(args.only.split(",")) if args.only else QUICK if args.quick else SUITE
+    rows = (simulate if args.simulate else measure)(names, args.budget)
+    print(markdown(rows, args.budget, args.simulate))
     return 0
 
 

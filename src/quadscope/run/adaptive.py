@@ -15,11 +15,17 @@ geometrically from `start_n` (by 4 while start-up cost still dominates, then by
 whose runs hit the user's `--timeout`, and once four or more sizes are in,
 re-fits after every step and stops once the time verdict is reached (wall_s,
 or the `--until` metrics): its class, or a bracket of two neighbouring classes
-that no affordable size could narrow, the same at two steps in a row (stopping
+that no affordable size could narrow, the same at two looks in a row (stopping
 at the first good-looking verdict is optional stopping, which inflates false
-confidence). Each next size is priced by extrapolating the medians measured so
-far (a power law or, where the growth steepens, an exponential, over the last
-sizes): a step in n may multiply the predicted time by at most COST_STEP
+confidence: Armitage, McPherson & Rowe, "Repeated significance tests on
+accumulating data", JRSS A 132, 1969). The second look comes from one more run
+at the widest-spread sizes, not from a larger size: in sequential designs the
+confirming look is whatever new data is cheapest, and a larger size costs ×4
+the time so far for n² (bench/time_to_verdict.py --simulate: 75% of the
+sweep's time on bubble sort went to that step). Each next size is priced by
+extrapolating the medians measured so far (a power law or, where the local
+slope is steeper than any polynomial class, K_EXP_PRICE, and steepens, an
+exponential, over the last sizes): a step in n may multiply the predicted time by at most COST_STEP
 (and, short of MIN_SIZES sizes, is shortened until it fits in half the budget
 left); no size is started that does not fit there; while growing,
 a run's timeout is also capped at GROWTH_SLACK times its predicted time, and a
@@ -61,6 +67,8 @@ MAX_REPEATS = 10
 MIN_STEP = 0.125
 # The steepest local power law the pricing of a next size believes.
 K_PRICE = 12.0
+# Only a local power law steeper than this may be priced as an exponential.
+K_EXP_PRICE = 4.0
 # A growth step may multiply the predicted run time by at most this much (runs
 # predicted under CHEAP_S excepted): steep growth then takes small steps in n.
 COST_STEP = 16.0
@@ -122,7 +130,10 @@ def estimate_wall_s(runs: Sequence[Run], n: int) -> float:
     k = min(max(float(k), 1.0), K_PRICE)
     power_resid = y - (c + k * np.log(x))
     power = math.exp(float(np.log(med[last]) + k * math.log(n / last)))
-    if len(sizes) >= 3:
+    # Only a slope steeper than any polynomial class may be an exponential: on three noisy
+    # sizes of a linear cost the exponential fits better about as often as not, and its
+    # extrapolation (×10⁵ to n = 180e6 from 8e6..32e6, measured) ended growth at once.
+    if len(sizes) >= 3 and k > K_EXP_PRICE:
         beta, c_e = np.polyfit(x, y, 1)
         exp_resid = y - (c_e + beta * x)
         if float(beta) > 0 and float(exp_resid @ exp_resid) < float(power_resid @ power_resid):
@@ -156,6 +167,7 @@ class AdaptivePlan:
         self.remaining_s = 0.0
         self._previous: list[tuple[str, str, str]] = []  # verdicts at the last check
         self._ceiling: int | None = None  # a size that did not finish: never reached again
+        self._first_look = False  # the verdicts are reached at this check, not at the last
         self._steps = self._go()
 
     @property
@@ -252,6 +264,7 @@ class AdaptivePlan:
                     reached = False
         held = seen == self._previous
         self._previous = seen
+        self._first_look = reached and not held and bool(seen)
         return reached and held and bool(seen), decide
 
     def _narrow(self, fit: Fit) -> bool:
@@ -334,8 +347,11 @@ class AdaptivePlan:
             if not (yield from self._hand_over(warmups)):
                 return
         growing = True
+        confirming = False  # a refinement round to look again before growing on
+        looked_again = False  # at most one such round per size: then growth goes on
         while not self.budget_out and self.remaining_s > 0:
-            if growing:
+            if growing and not confirming:
+                looked_again = False
                 beyond = (self._ceiling is not None and n >= self._ceiling) or (
                     n in self.sizes() and n >= MAX_SIZE)
                 # Two finished sizes are enough to price the next one.
@@ -358,9 +374,15 @@ class AdaptivePlan:
                 if not growing:
                     return  # cannot reach enough sizes: the fit will say why
                 continue
+            confirming = False
             confident, decide = self.verdicts_confident(growing)
             if confident and self._enough_repeats():
                 return
+            if growing and self._first_look and not looked_again and (yield from self.refine()):
+                # Reached at this look only: look again after one more run at the
+                # widest-spread sizes, not after a larger size (×4 the time so far for n²).
+                confirming = looked_again = True
+                continue
             below_ceiling = self._ceiling is None or n < self._ceiling
             if (not growing and decide and decide > max(self.sizes()) and below_ceiling
                     and not self.user_timeout_hit and self.affordable(n)):
