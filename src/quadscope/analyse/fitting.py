@@ -414,7 +414,8 @@ def _explain_tie(
         )
     else:
         reason = (
-            f"{c1.growth.label} and {c2.growth.label} fit about equally well over {_decades(lo_n, hi_n)} of n "
+            f"{c1.growth.label} and {c2.growth.label} fit about equally well over "
+            f"{_decades(lo_n, hi_n)} of n "
             f"({_fmt_n(lo_n)}–{_fmt_n(hi_n)}); {target} to tell them apart"
         )
     return reason, decide_n
