@@ -36,6 +36,7 @@ from quadscope.profile.faults import FaultReport
 from quadscope.profile.records import Culprit
 from quadscope.profile.sampler import Overhead
 from quadscope.profile.stacks import UNKNOWN, Frame, Stack, StackProfile
+from quadscope.profile.startup import NO_PYTHON_FRAME
 
 _PY = re.compile(r"^python(\d(\.\d+)?)?$")
 _PYSPY_FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::\d+)?\)$")
@@ -82,7 +83,9 @@ def parse_pyspy_raw(lines: Iterable[str]) -> dict[Stack, int]:
         # a frame that says nothing and would only add a level to every stack.
         while len(frames) > 1 and not frames[0].known:
             frames.pop(0)
-        st = tuple(frames) or (Frame("[idle]", "[python]"),)
+        # An empty stack is a sample taken while no Python frame existed: the interpreter
+        # starting up or shutting down (startup.py folds it when it does not grow).
+        st = tuple(frames) or (NO_PYTHON_FRAME,)
         out[st] = out.get(st, 0) + int(count)
     return out
 

@@ -10,8 +10,9 @@ one node beside the program's own work.
 Two tests, both required. A stack is a start-up *candidate* when one of its
 frames is the interpreter loading itself: the import system
 (`importlib._bootstrap`, `_bootstrap_external`, `zipimport`), `site`,
-`encodings`, CPython's own init/finalize entry points or the dynamic loader
-(`STARTUP_MARKERS`). Names alone are not enough: a program that imports a
+`encodings`, CPython's own init/finalize entry points, the dynamic loader, or
+py-spy's samples with no Python frame at all (`STARTUP_MARKERS`,
+`STARTUP_SYMBOLS`). Names alone are not enough: a program that imports a
 module per item, or does its work at import time, pays that import cost at
 every n and then it is the culprit, not noise. So the candidates are folded
 only when their summed self time does not grow with n: the least-squares
@@ -47,7 +48,10 @@ STARTUP_MARKERS = (
     "importlib/_bootstrap",  # a CPython built without frozen modules
     "/site.py",
 )
+# py-spy's samples taken while no Python frame exists (profile/python.py).
+NO_PYTHON_FRAME = Frame("[no Python frame]", "[python]")
 STARTUP_SYMBOLS = frozenset({
+    NO_PYTHON_FRAME.symbol,
     "Py_InitializeFromConfig", "Py_InitializeEx", "pyinit_main", "Py_FinalizeEx",
     "_dl_start", "_dl_start_user", "dl_main", "_dl_relocate_object",
 })
