@@ -26,12 +26,14 @@ import pytest
 from quadscope.cli import build_parser, main
 from quadscope.commands.run import build_spec
 from quadscope.doctor.records import DoctorReport, ProbeResult
-from quadscope.errors import ToolMissingError
+from quadscope.errors import ToolMissingError, UsageError
 from quadscope.fleet.cluster import FleetNode, import_ray, nodes_from_ray
 from quadscope.fleet.collect import stream_sweeps
-from quadscope.fleet.outliers import Machine, judge, table
+from quadscope.fleet import check_resume_here
+from quadscope.fleet.outliers import FleetDoctor, Machine, judge, table
 from quadscope.fleet.tasks import NodeEvent, NodeIdentity
 from quadscope.model import Measurement, Run, Sweep
+from quadscope.render import get_renderer
 from quadscope.store import SqliteStore
 
 SRC = str(Path(__file__).parents[1] / "src")
@@ -83,6 +85,81 @@ def test_table_marks_outlying_cells() -> None:
     assert lines[0].split() == ["machine", "kernel", "clock"]
     assert lines[-1].split() == ["z", "6.12", "slow*"]
     assert lines[1].split() == ["m0", "6.12", "ok"]
+
+
+PROBES = ("clock", "spawn-size", "spawn-drift", "exit-parallel", "mmap", "notify-buffer",
+          "dirscan")
+
+
+def _wide_machine(label: str, verdict: str) -> Machine:
+    results = tuple(ProbeResult(p, "1", "x", "y", verdict if p == "mmap" else "ok", f"{p} fine.",
+                                {}) for p in PROBES)
+    return Machine(label, DoctorReport(results, {"kernel": "6.12.38+deb13-cloud-amd64",
+                                                 "hostname": label[:14], "ray_node_id": "ab" * 8},
+                                       True, 30.0, 1.0, summary_sweep_id=7))
+
+
+def _wide_fleet() -> FleetDoctor:
+    machines = tuple(_wide_machine(f"ip-10-0-12-{i:02}:0123abcd", "ok") for i in range(5))
+    machines += (_wide_machine("ip-10-0-12-99:0123abcd", "pathological"),)
+    return FleetDoctor("head:6379", machines, judge(machines))
+
+
+def test_the_machine_by_probe_table_fits_80_columns() -> None:
+    """All seven probes and long labels: short verdicts, numbered probes and a legend, <= 80 wide."""
+    fleet = _wide_fleet()
+    lines = table(fleet.machines, fleet.findings, 80).splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0].split()[:3] == ["machine", "kernel", "p1"]
+    assert lines[6].split()[-3:] == ["path*", "ok", "ok"]
+    assert "p5 mmap" in " ".join(lines[7:]) and "path = pathological" in " ".join(lines[7:])
+    assert table(fleet.machines, fleet.findings, 200).splitlines()[0].split()[2] == "clock"
+
+
+def test_fleet_outputs_hold_the_table_and_findings() -> None:
+    """JSON, Markdown, CSV and HTML of doctor --fleet: every machine, the outliers, the findings."""
+    import csv
+    import json
+
+    fleet = _wide_fleet()
+    doc = json.loads(get_renderer("json").render_fleet(fleet))  # type: ignore[attr-defined]
+    assert (doc["kind"], doc["schema"], len(doc["machines"])) == ("doctor-fleet", 2, 6)
+    assert doc["machines"][5]["outliers"] == ["mmap"]
+    assert doc["machines"][5]["report"]["kind"] == "doctor"
+    assert doc["findings"][0]["machines"] == ["ip-10-0-12-99:0123abcd"]
+    markdown = get_renderer("markdown").render_fleet(fleet).decode()  # type: ignore[attr-defined]
+    assert "| machine | kernel | clock | spawn-size |" in markdown
+    assert r"| ip-10-0-12-99:0123abcd | 6.12.38\+deb13-cloud-amd64 | ok |" in markdown
+    assert "**pathological**" in markdown
+    assert markdown.splitlines()[-1].startswith("- 1 of 6 machines: mmap pathological")
+    text = get_renderer("csv").render_fleet(fleet).decode()  # type: ignore[attr-defined]
+    rows = list(csv.DictReader(text.splitlines()))
+    assert len(rows) == 6 * 7
+    assert [r["machine"] for r in rows if r["outlier"] == "1"] == ["ip-10-0-12-99:0123abcd"]
+    page = get_renderer("html").render_fleet(fleet).decode()  # type: ignore[attr-defined]
+    assert '<b class="out">pathological*</b>' in page and "<li>1 of 6 machines" in page
+
+
+def test_doctor_fleet_refuses_an_output_without_a_fleet_form(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--png with --fleet: one sentence naming the outputs that work, before any connection."""
+    code = main(["doctor", "--fleet", "127.0.0.1:1", "--png", str(tmp_path / "p")])
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and len(err.splitlines()) == 1
+    assert err == ("quadscope: --png has no fleet form; doctor --fleet writes --json, --csv, "
+                   "--html or --markdown")
+
+
+def test_a_fleet_sweep_resumes_only_on_its_machine() -> None:
+    """--resume of a sweep a fleet node measured: refused elsewhere, allowed on that host."""
+    sweep = Sweep(id=12, name="job@n7", mode="sizes", command=("p",), sizes=(1,),
+                  host={"hostname": "n7", "ray_node_id": "0123456789ab"})
+    with pytest.raises(UsageError, match=r"^sweep 12 was measured on fleet node n7 \(Ray node "
+                       r"01234567\); .* run `quadscope run --resume 12` on n7 with the same --db"):
+        check_resume_here(sweep, "laptop")
+    check_resume_here(sweep, "n7")
+    check_resume_here(Sweep(id=3, name="", mode="sizes", command=("p",), sizes=(1,),
+                            host={"hostname": "elsewhere"}), "laptop")
 
 
 # -- storing streams (fakes) --------------------------------------------------
