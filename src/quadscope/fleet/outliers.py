@@ -208,7 +208,7 @@ def _legend(fleet: FleetDoctor, short: bool, numbered: bool, width: int) -> list
     parts = [f"p{i} {p}" for i, p in enumerate(fleet.probes(), 1)] if numbered else []
     if short:
         parts += [f"{v} = {k}" for k, v in SHORT_VERDICTS.items()]
-    return textwrap.wrap(", ".join(parts), width) if parts else []
+    return textwrap.wrap(", ".join(parts), width, break_on_hyphens=False) if parts else []
 
 
 def table(machines: Sequence[Machine], findings: Sequence[Finding], width: int = 80) -> str:
