@@ -26,12 +26,14 @@ import pytest
 from quadscope.cli import build_parser, main
 from quadscope.commands.run import build_spec
 from quadscope.doctor.records import DoctorReport, ProbeResult
-from quadscope.errors import ToolMissingError
+from quadscope.errors import ToolMissingError, UsageError
+from quadscope.fleet import check_resume_here
 from quadscope.fleet.cluster import FleetNode, import_ray, nodes_from_ray
 from quadscope.fleet.collect import stream_sweeps
-from quadscope.fleet.outliers import Machine, judge, table
+from quadscope.fleet.outliers import FleetDoctor, Machine, judge, table
 from quadscope.fleet.tasks import NodeEvent, NodeIdentity
 from quadscope.model import Measurement, Run, Sweep
+from quadscope.render import get_renderer
 from quadscope.store import SqliteStore
 
 SRC = str(Path(__file__).parents[1] / "src")
@@ -83,6 +85,81 @@ def test_table_marks_outlying_cells() -> None:
     assert lines[0].split() == ["machine", "kernel", "clock"]
     assert lines[-1].split() == ["z", "6.12", "slow*"]
     assert lines[1].split() == ["m0", "6.12", "ok"]
+
+
+PROBES = ("clock", "spawn-size", "spawn-drift", "exit-parallel", "mmap", "notify-buffer",
+          "dirscan")
+
+
+def _wide_machine(label: str, verdict: str) -> Machine:
+    results = tuple(ProbeResult(p, "1", "x", "y", verdict if p == "mmap" else "ok", f"{p} fine.",
+                                {}) for p in PROBES)
+    return Machine(label, DoctorReport(results, {"kernel": "6.12.38+deb13-cloud-amd64",
+                                                 "hostname": label[:14], "ray_node_id": "ab" * 8},
+                                       True, 30.0, 1.0, summary_sweep_id=7))
+
+
+def _wide_fleet() -> FleetDoctor:
+    machines = tuple(_wide_machine(f"ip-10-0-12-{i:02}:0123abcd", "ok") for i in range(5))
+    machines += (_wide_machine("ip-10-0-12-99:0123abcd", "pathological"),)
+    return FleetDoctor("head:6379", machines, judge(machines))
+
+
+def test_the_machine_by_probe_table_fits_80_columns() -> None:
+    """All seven probes and long labels: short verdicts, numbered probes and a legend, <= 80 wide."""
+    fleet = _wide_fleet()
+    lines = table(fleet.machines, fleet.findings, 80).splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0].split()[:3] == ["machine", "kernel", "p1"]
+    assert lines[6].split()[-3:] == ["path*", "ok", "ok"]
+    assert "p5 mmap" in " ".join(lines[7:]) and "path = pathological" in " ".join(lines[7:])
+    assert table(fleet.machines, fleet.findings, 200).splitlines()[0].split()[2] == "clock"
+
+
+def test_fleet_outputs_hold_the_table_and_findings() -> None:
+    """JSON, Markdown, CSV and HTML of doctor --fleet: every machine, the outliers, the findings."""
+    import csv
+    import json
+
+    fleet = _wide_fleet()
+    doc = json.loads(get_renderer("json").render_fleet(fleet))  # type: ignore[attr-defined]
+    assert (doc["kind"], doc["schema"], len(doc["machines"])) == ("doctor-fleet", 2, 6)
+    assert doc["machines"][5]["outliers"] == ["mmap"]
+    assert doc["machines"][5]["report"]["kind"] == "doctor"
+    assert doc["findings"][0]["machines"] == ["ip-10-0-12-99:0123abcd"]
+    markdown = get_renderer("markdown").render_fleet(fleet).decode()  # type: ignore[attr-defined]
+    assert "| machine | kernel | clock | spawn-size |" in markdown
+    assert r"| ip-10-0-12-99:0123abcd | 6.12.38\+deb13-cloud-amd64 | ok |" in markdown
+    assert "**pathological**" in markdown
+    assert markdown.splitlines()[-1].startswith("- 1 of 6 machines: mmap pathological")
+    text = get_renderer("csv").render_fleet(fleet).decode()  # type: ignore[attr-defined]
+    rows = list(csv.DictReader(text.splitlines()))
+    assert len(rows) == 6 * 7
+    assert [r["machine"] for r in rows if r["outlier"] == "1"] == ["ip-10-0-12-99:0123abcd"]
+    page = get_renderer("html").render_fleet(fleet).decode()  # type: ignore[attr-defined]
+    assert '<b class="out">pathological*</b>' in page and "<li>1 of 6 machines" in page
+
+
+def test_doctor_fleet_refuses_an_output_without_a_fleet_form(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--png with --fleet: one sentence naming the outputs that work, before any connection."""
+    code = main(["doctor", "--fleet", "127.0.0.1:1", "--png", str(tmp_path / "p")])
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and len(err.splitlines()) == 1
+    assert err == ("quadscope: --png has no fleet form; doctor --fleet writes --json, --csv, "
+                   "--html or --markdown")
+
+
+def test_a_fleet_sweep_resumes_only_on_its_machine() -> None:
+    """--resume of a sweep a fleet node measured: refused elsewhere, allowed on that host."""
+    sweep = Sweep(id=12, name="job@n7", mode="sizes", command=("p",), sizes=(1,),
+                  host={"hostname": "n7", "ray_node_id": "0123456789ab"})
+    with pytest.raises(UsageError, match=r"^sweep 12 was measured on fleet node n7 \(Ray node "
+                       r"01234567\); .* run `quadscope run --resume 12` on n7 with the same --db"):
+        check_resume_here(sweep, "laptop")
+    check_resume_here(sweep, "n7")
+    check_resume_here(Sweep(id=3, name="", mode="sizes", command=("p",), sizes=(1,),
+                            host={"hostname": "elsewhere"}), "laptop")
 
 
 # -- storing streams (fakes) --------------------------------------------------
@@ -159,6 +236,26 @@ def test_an_address_that_does_not_answer_is_one_sentence(
     assert err.startswith(f"quadscope: the Ray cluster at 127.0.0.1:{port} does not answer")
     assert len(err.splitlines()) == 1
     assert time.monotonic() - t0 < 20
+
+
+def test_a_port_that_is_not_ray_gives_one_line_not_rays_retries() -> None:
+    """A listening non-Ray port: one sentence on stderr naming the log of Ray's own messages."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)  # connections complete in the kernel's backlog; nothing ever answers
+        port = s.getsockname()[1]
+        script = ("import sys, quadscope.fleet.cluster as c; c.CONNECT_TIMEOUT_S = 2.0; "
+                  "from quadscope.cli import main; "
+                  f"sys.exit(main(['doctor', '--fleet', '127.0.0.1:{port}']))")
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PYTHONPATH": SRC})
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 11 and len(err) == 1, done.stderr
+    assert err[0].startswith(f"quadscope: the Ray cluster at 127.0.0.1:{port} answered but did "
+                             "not accept a driver within 2 s")
+    log = err[0].rpartition("(Ray's messages: ")[2].rstrip(")")
+    if log != err[0]:
+        Path(log).unlink()
 
 
 # -- a real two-node cluster ----------------------------------------------------
@@ -253,8 +350,10 @@ def _node_ids(store: SqliteStore, name_prefix: str) -> dict[str, Sweep]:
 
 @pytest.mark.integration
 def test_run_fleet_stores_each_nodes_whole_sweep(
-        cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Each node sweeps the whole plan on itself; the driver stores one complete sweep per node."""
+        cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each node sweeps the whole plan on itself, stored whole; the report fits 80 columns."""
+    monkeypatch.setenv("COLUMNS", "80")
     db = tmp_path / "q.db"
     code = main(["run", "--fleet", cluster.address, "--db", str(db), "--sizes", "1,2,4,8",
                  "--repeat", "3", "--warmup", "0", "--no-perf", "--name", "echo",
@@ -268,6 +367,7 @@ def test_run_fleet_stores_each_nodes_whole_sweep(
             assert s.status == "complete"
             assert len(store.runs(s.id)) == 12
     assert "machines against" in out
+    assert max(len(line) for line in out.splitlines()) <= 80, out
 
 
 @pytest.mark.integration
@@ -303,6 +403,85 @@ def test_doctor_fleet_stores_each_machines_report(
     assert out.splitlines()[0].split()[:3] == ["machine", "kernel", "clock"]
 
 
+# -- one PostgreSQL store for the fleet ----------------------------------------
+
+def since_sql(verdict_param: bool = False) -> str:
+    """The "since when" query of docs/fleet.md, its verdict a parameter when asked."""
+    text = (Path(__file__).parents[1] / "docs" / "fleet.md").read_text()
+    sql = text.split("```sql\n", 1)[1].split("```", 1)[0]
+    return sql.replace("'pathological'", "%(verdict)s") if verdict_param else sql
+
+
+def _since(url: str, verdict: str = "pathological") -> list[tuple[str, str, float, int]]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(f"SELECT machine, probe, extract(epoch FROM since)::float, checks "  # type: ignore[arg-type]
+                            f"FROM ({since_sql(True).rstrip().rstrip(';')}) AS q",
+                            {"verdict": verdict}).fetchall()
+    return [tuple(r) for r in rows]  # type: ignore[misc]
+
+
+def test_the_documented_since_query_finds_each_machines_current_streak(pg_url: str) -> None:
+    """docs/fleet.md's SQL: the start of each machine's latest pathological streak, on PostgreSQL."""
+    from quadscope.store import open_store
+
+    history = {"m1": ["ok", "pathological", "pathological"], "m2": ["pathological", "ok"],
+               "m3": ["pathological", "ok", "pathological"], "m4": ["ok", "ok", "ok"]}
+    with open_store(pg_url) as store:
+        for machine, verdicts in history.items():
+            for i, verdict in enumerate(verdicts):
+                sweep = store.create_sweep(Sweep(
+                    id=0, name=f"doctor@{machine}", mode="sizes", command=("doctor",), sizes=(1,),
+                    kind="doctor", host={"hostname": machine}, created_at=100.0 * (i + 1)))
+                store.put_blob(sweep.id, "doctor", {"probes": [
+                    {"probe": "clock", "verdict": verdict}, {"probe": "mmap", "verdict": "ok"}]})
+    assert _since(pg_url) == [("m1", "clock", 200.0, 2), ("m3", "clock", 300.0, 1)]
+
+
+@pytest.mark.integration
+def test_a_fleet_sweeps_and_checks_into_one_postgresql_store(
+        cluster: Cluster, pg_url: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """run and doctor --fleet into PostgreSQL; list, compare, history and the SQL read them back."""
+    import json
+
+    from quadscope.store import open_store
+
+    assert main(["run", "--fleet", cluster.address, "--db", pg_url, "--sizes", "1,2,4,8",
+                 "--repeat", "3", "--warmup", "0", "--no-perf", "--name", "pg",
+                 "--", "/bin/echo", "{n}"]) == 0
+    with open_store(pg_url) as store:
+        sweeps = _node_ids(store, "pg@")  # type: ignore[arg-type]
+        assert cluster.worker_node_id() in sweeps and len(sweeps) == 2
+        assert all(len(store.runs(s.id)) == 12 and s.status == "complete"
+                   for s in sweeps.values())
+    a, b = sorted(sweeps.values(), key=lambda s: s.id)
+    capsys.readouterr()
+    assert main(["list", "--db", pg_url]) == 0
+    listed = capsys.readouterr().out
+    assert a.name in listed and b.name in listed
+    assert main(["compare", str(a.id), str(b.id), "--db", pg_url, "--quiet"]) == 0
+    assert main(["history", b.name, "--db", pg_url]) == 0
+    assert b.name in capsys.readouterr().out
+    report = tmp_path / "fleet.json"
+    assert main(["doctor", "--fleet", cluster.address, "--db", pg_url, "--only", "clock",
+                 "--quick", "--budget", "6", "--no-perf", "--json", str(report),
+                 "--markdown", str(tmp_path / "fleet.md")]) == 0
+    doc = json.loads(report.read_text())
+    assert doc["kind"] == "doctor-fleet" and len(doc["machines"]) == 2
+    with open_store(pg_url) as store:
+        for m in doc["machines"]:
+            assert store.get_sweep(m["sweep_id"]).name == f"doctor@{m['label']}"
+    verdict = doc["machines"][0]["report"]["probes"][0]["verdict"]
+    rows = _since(pg_url, verdict)
+    # Both nodes run on this host: by hostname they are one machine, checked once or twice.
+    clock = [r for r in rows if r[1] == "clock"]
+    assert [r[0] for r in clock] == [socket.gethostname()] and 1 <= clock[0][3] <= 2
+    assert (tmp_path / "fleet.md").read_text().startswith("### quadscope doctor --fleet")
+
+
+# Last: it kills the worker node the tests above need.
 @pytest.mark.integration
 def test_a_node_killed_mid_run_is_reported_and_its_runs_kept(
         cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -152,7 +152,11 @@ def write_output(r: type[render.Renderer], path: str, analysis: Analysis,
     options: dict[str, Any] = {}
     if getattr(r, "reads_gates", False):
         options["gates"] = gate_outcomes(args, analysis) if args is not None else ()
-    out = r(**options).render(analysis)
+    emit(r, path, r(**options).render(analysis))
+
+
+def emit(r: type[render.Renderer], path: str, out: bytes | Mapping[str, bytes]) -> None:
+    """What renderer `r` made, written at `path` (`-`: stdout; see `write_output`)."""
     if isinstance(out, bytes) and path == STDOUT:
         sys.stdout.buffer.write(out)
         sys.stdout.flush()

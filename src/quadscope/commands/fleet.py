@@ -3,7 +3,9 @@
 Contract: connect (bounded, `fleet.cluster.connect`) -> choose the live nodes
 (`--fleet-label`) -> one task per node, pinned to it -> store on this machine
 what each node sends (`fleet.collect`) -> print. `doctor_fleet` prints the
-machine × probe table and one sentence per outlier (`fleet.outliers`);
+machine × probe table (as wide as the terminal) and one sentence per outlier
+(`fleet.outliers`), and writes them with every output option whose renderer
+has a fleet form (`render.fleet`; any other is refused before connecting);
 `run_fleet` prints each machine's verdict, then how every machine differs
 from the first (by label) that completed: class changes first, then
 constants, then offsets (`analyse.compare` through `stored.combined`). A node
@@ -16,18 +18,21 @@ did.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import textwrap
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
-from quadscope.commands.common import open_store
+from quadscope import render
+from quadscope.commands.common import STDOUT, asked_outputs, check_outputs, emit, open_store
 from quadscope.doctor.base import Probe
 from quadscope.errors import PARTIAL_FLEET_EXIT, FleetError, UsageError
 from quadscope.fleet.cluster import FleetNode, alive_nodes, connect, parse_label, pinned, select_nodes
 from quadscope.fleet.collect import FleetProgress, NodeOutcome, store_doctor, stream_sweeps
-from quadscope.fleet.outliers import Machine, judge, table
+from quadscope.fleet.outliers import FleetDoctor, Machine, judge, table
 from quadscope.fleet.tasks import NodeEvent, doctor_on_node, sweep_on_node
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
@@ -63,6 +68,13 @@ def doctor_fleet(args: argparse.Namespace, probes: Sequence[Probe], budget_s: fl
     for flag in ("dir", "vs", "save"):
         if getattr(args, flag, None):
             raise UsageError(f"--{flag} is for one machine; it cannot go with --fleet")
+    outputs = asked_outputs(args)
+    fleet_flags = [r.flag for r in render.file_renderers() if hasattr(r, "render_fleet")]
+    for r, _ in outputs:
+        if not hasattr(r, "render_fleet"):
+            raise UsageError(f"{r.flag} has no fleet form; doctor --fleet writes "
+                             f"{', '.join(fleet_flags[:-1])} or {fleet_flags[-1]}")
+    check_outputs(args)
     ray, nodes = _fleet(args)
     task = ray.remote(doctor_on_node)
     names = [p.name for p in probes]
@@ -94,15 +106,22 @@ def doctor_fleet(args: argparse.Namespace, probes: Sequence[Probe], budget_s: fl
     if not machines:
         raise FleetError(f"no node of {args.fleet} finished the doctor")
     machines.sort(key=lambda m: m.label)
-    findings = judge(machines)
-    print(table(machines, findings))
-    print()
-    if findings:
-        for f in findings:
-            print(f"* {f.sentence}")
-    else:
-        print(f"no outlier among {len(machines)} machines")
+    fleet = FleetDoctor(args.fleet, tuple(machines), judge(machines))
+    if not any(path == STDOUT for _, path in outputs):
+        width = _width()
+        print(table(fleet.machines, fleet.findings, width))
+        print()
+        for f in fleet.findings:
+            print(textwrap.fill(f.sentence, width, initial_indent="* ", subsequent_indent="  "))
+        if not fleet.findings:
+            print(f"no outlier among {len(machines)} machines")
+    for r, path in outputs:
+        emit(r, path, r().render_fleet(fleet))  # type: ignore[attr-defined]
     return PARTIAL_EXIT if lost else 0
+
+
+def _width() -> int:
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
 class _StderrProgress:
@@ -156,17 +175,25 @@ def _print_machines(store: Store, outcomes: Sequence[NodeOutcome]) -> None:
     for o in kept:
         sweep = store.get_sweep(o.sweep_id)
         analysis = analyse(sweep, store.runs(o.sweep_id))
-        print(f"{o.node.label} (sweep {o.sweep_id}, {o.status}): {analysis.verdict}")
+        _print(f"{o.node.label} (sweep {o.sweep_id}, {o.status}): {analysis.verdict}")
     done = [o for o in kept if o.status == "complete"]
     if len(done) < 2:
         return
     base = done[0]
-    print(f"\nmachines against {base.node.label} (A = {base.node.label}, B = each machine):")
+    print()
+    _print(f"machines against {base.node.label} (A = {base.node.label}, B = each machine):")
     for o in done[1:]:
         comparison = combined(store, str(base.sweep_id), str(o.sweep_id)).comparison
         changed = sorted((m for m in (comparison.metrics if comparison else ())
                           if m.change in CHANGE_ORDER), key=lambda m: CHANGE_ORDER.index(m.change))
         if not changed:
-            print(f"  {o.node.label}: no change detected")
+            _print(f"  {o.node.label}: no change detected")
         for m in changed:
-            print(f"  {o.node.label}: {m.summary}")
+            _print(f"  {o.node.label}: {m.summary}")
+
+
+def _print(line: str) -> None:
+    """One line of the machine comparison, folded at the terminal's width under its indent."""
+    indent = " " * (len(line) - len(line.lstrip()) + 2)
+    print(textwrap.fill(line.strip(), _width(), initial_indent=line[:len(line) - len(line.lstrip())],
+                        subsequent_indent=indent, break_on_hyphens=False))

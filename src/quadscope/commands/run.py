@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import platform
 import shlex
 import signal
 import sys
@@ -275,6 +276,7 @@ class RichProgress:
 def run(args: argparse.Namespace) -> int:
     from quadscope.analyse.analysis import analyse
     from quadscope.analyse.gate import parse_gates
+    from quadscope.fleet import check_resume_here
     from quadscope.measure.clock import SystemClock
     from quadscope.measure.detect import choose_measuring
     from quadscope.measure.host import host_info
@@ -296,6 +298,7 @@ def run(args: argparse.Namespace) -> int:
             refuse_new_settings(args)
             sweep = store.get_sweep(args.resume)
             check_resumable(sweep)  # before choosing (and perhaps compiling) an executor
+            check_resume_here(sweep, platform.node())
             executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf",
                                         meter=sweep.meter, fork=sweep.fork,
                                         cpus=sweep.cpus).executor

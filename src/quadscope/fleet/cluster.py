@@ -6,7 +6,12 @@ paths call it, so `quadscope --help` never loads it); without Ray it raises
 first opens a plain TCP connection to the address (a cluster that does not
 answer is one sentence within `timeout_s`, not a hang: `ray.init` retries its
 GCS connection for a long time), then runs `ray.init` in a daemon thread
-joined with the same bound; either failure is a `FleetError`. `alive_nodes()`
+joined with the same bound; either failure is a `FleetError`. While it
+connects, file descriptor 2 goes to a log file: Ray's C++ client writes a
+line per failed attempt straight to it, which would bury the one sentence.
+The log is deleted on success and named in the sentence on failure; after a
+timeout (the thread still retrying) fd 2 stays on it and `sys.stderr` moves
+to a copy of the terminal's descriptor. `alive_nodes()`
 lists the cluster's live nodes as `FleetNode` records with a short unique
 `label` (the hostname, plus the node id's first 8 hex digits when two nodes
 share a hostname, as a head and a worker on one machine do);
@@ -20,7 +25,10 @@ confound its fit.
 from __future__ import annotations
 
 import logging
+import os
 import socket
+import sys
+import tempfile
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -101,8 +109,44 @@ def _answers(address: str, timeout_s: float) -> None:
                          "address, or start one with `ray start --head`") from None
 
 
-def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> ModuleType:
-    """Join the running cluster at `address` within `timeout_s`; Ray, connected."""
+class _Fd2Log:
+    """File descriptor 2 redirected to a log file until `restore()` (see the module docstring)."""
+
+    def __init__(self) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="quadscope-ray-connect-", suffix=".log")
+        sys.stderr.flush()
+        self._saved = os.dup(2)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def restore(self, keep: bool) -> str:
+        """Put fd 2 back; the log's path when `keep` and it holds anything, else ""."""
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        return self._kept(keep)
+
+    def abandon(self) -> str:
+        """Leave fd 2 on the log (a thread still writes there); `sys.stderr` to the terminal."""
+        if sys.stderr is sys.__stderr__:
+            sys.stderr = os.fdopen(self._saved, "w", buffering=1)
+            return self._kept(True)
+        return self.restore(keep=True)  # stderr is captured (tests): nothing to move
+
+    def _kept(self, keep: bool) -> str:
+        if keep and os.path.getsize(self.path):
+            return self.path
+        os.unlink(self.path)
+        return ""
+
+
+def _see(log: str) -> str:
+    return f" (Ray's messages: {log})" if log else ""
+
+
+def connect(address: str, timeout_s: float | None = None) -> ModuleType:
+    """Join the running cluster at `address` within `timeout_s` (CONNECT_TIMEOUT_S); Ray, connected."""
+    timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
     ray = import_ray()
     if address.strip() != "auto":
         _answers(address, timeout_s)
@@ -116,15 +160,17 @@ def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> ModuleType:
             failure.append(e)
 
     worker = threading.Thread(target=init, name="quadscope-ray-init", daemon=True)
+    log = _Fd2Log()
     worker.start()
     worker.join(timeout_s)
     if worker.is_alive():
         raise FleetError(f"the Ray cluster at {address} answered but did not accept a driver "
                          f"within {timeout_s:.0f} s; check that it runs Ray "
-                         f"{ray.__version__}")
+                         f"{ray.__version__}{_see(log.abandon())}")
+    kept = log.restore(keep=bool(failure))
     if failure:
         first = (str(failure[0]).strip().splitlines() or [type(failure[0]).__name__])[0]
-        raise FleetError(f"cannot join the Ray cluster at {address}: {first[:300]}")
+        raise FleetError(f"cannot join the Ray cluster at {address}: {first[:300]}{_see(kept)}")
     return ray
 
 

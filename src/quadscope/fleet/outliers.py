@@ -1,8 +1,12 @@
 """Which machines of a fleet stand out in the doctor's results, in one sentence per finding.
 
 Contract: pure functions of each machine's `DoctorReport`. `judge(machines)`
-returns the `Finding`s, worst first; `table(machines, findings)` the
-machine × probe text table with every outlying cell marked `*`.
+returns the `Finding`s, worst first; `table(machines, findings, width)` the
+machine × probe text table with every outlying cell marked `*`, made to fit
+`width` columns (80 by default) by shortening, in turn, the verdicts
+("path", "skip"), then the probe names (numbered, with a legend), then by
+leaving out the kernel column; `FleetDoctor` is the whole result the
+renderers write (`render.fleet`).
 
 Two rules, applied per probe over the machines that ran it (skipped ones
 do not vote):
@@ -155,20 +159,64 @@ def judge(machines: Sequence[Machine]) -> tuple[Finding, ...]:
     return tuple(sorted(findings, key=lambda f: -f.severity))
 
 
-def table(machines: Sequence[Machine], findings: Sequence[Finding]) -> str:
-    """Machines down, probes across, each cell the verdict; `*` marks an outlier."""
-    probes: list[str] = []
-    for m in machines:
-        probes += [r.probe for r in m.report.results if r.probe not in probes]
-    marked = {(f.probe, label) for f in findings for label in f.machines}
-    rows = [["machine", "kernel", *probes]]
-    for m in machines:
-        cells = [m.label, str(m.report.machine.get("kernel") or "?")]
+@dataclass(frozen=True, slots=True)
+class FleetDoctor:
+    """`doctor --fleet`'s result: the cluster address, each machine's report, the findings."""
+
+    address: str
+    machines: tuple[Machine, ...]
+    findings: tuple[Finding, ...]
+
+    def probes(self) -> list[str]:
+        """Every probe any machine ran, in the order first met."""
+        probes: list[str] = []
+        for m in self.machines:
+            probes += [r.probe for r in m.report.results if r.probe not in probes]
+        return probes
+
+    def outlying(self, probe: str, label: str) -> bool:
+        return any(f.probe == probe and label in f.machines for f in self.findings)
+
+
+SHORT_VERDICTS = {"pathological": "path", "skipped": "skip"}
+
+
+def _layout(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows]
+
+
+def _rows(fleet: FleetDoctor, short: bool, numbered: bool, kernel: bool) -> list[list[str]]:
+    probes = fleet.probes()
+    heads = [f"p{i}" for i in range(1, len(probes) + 1)] if numbered else probes
+    rows = [["machine", *(["kernel"] if kernel else []), *heads]]
+    for m in fleet.machines:
+        cells = [m.label, *([str(m.report.machine.get("kernel") or "?")] if kernel else [])]
         for p in probes:
             r = m.result(p)
-            cell = r.verdict if r is not None else "—"
-            cells.append(cell + ("*" if (p, m.label) in marked else ""))
+            cell = "—" if r is None else SHORT_VERDICTS.get(r.verdict, r.verdict) if short \
+                else r.verdict
+            cells.append(cell + ("*" if fleet.outlying(p, m.label) else ""))
         rows.append(cells)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+    return rows
+
+
+def _legend(fleet: FleetDoctor, short: bool, numbered: bool, width: int) -> list[str]:
+    import textwrap
+
+    parts = [f"p{i} {p}" for i, p in enumerate(fleet.probes(), 1)] if numbered else []
+    if short:
+        parts += [f"{v} = {k}" for k, v in SHORT_VERDICTS.items()]
+    return textwrap.wrap(", ".join(parts), width, break_on_hyphens=False) if parts else []
+
+
+def table(machines: Sequence[Machine], findings: Sequence[Finding], width: int = 80) -> str:
+    """Machines down, probes across, each cell the verdict; `*` marks an outlier; `width` wide."""
+    fleet = FleetDoctor("", tuple(machines), tuple(findings))
+    steps = ((False, False, True), (True, False, True), (True, True, True), (True, True, False))
+    for short, numbered, kernel in steps:
+        lines = _layout(_rows(fleet, short, numbered, kernel))
+        if max(len(line) for line in lines) <= width:
+            break
+    return "\n".join(lines + _legend(fleet, short, numbered, width))

@@ -14,7 +14,9 @@ makes one with its own options (the terminal's `color` and `width`). A doctor
 summary (an `Analysis` whose `doctor` is a `DoctorReport`) goes through the
 same renderers: the terminal prints the doctor's table, JSON writes the
 report `doctor --vs` reads. `DEFAULT_REPORT` is the renderer `quadscope
-report` uses when no output option is given.
+report` uses when no output option is given. A renderer that also has a
+`render_fleet(fleet) -> bytes` method writes `doctor --fleet`'s machine ×
+probe table (`render.fleet`); `doctor --fleet` refuses the others.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from quadscope.model import RUN_KEYS
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.fleet.outliers import FleetDoctor
 
 
 def columns() -> list[str]:
@@ -32,3 +33,9 @@ class CsvRenderer:
             row = run.to_dict()
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
         return out.getvalue().encode("utf-8")
+
+    def render_fleet(self, fleet: FleetDoctor) -> bytes:
+        """`doctor --fleet`: one row per machine × probe (`render.fleet`)."""
+        from quadscope.render.fleet import fleet_csv
+
+        return fleet_csv(fleet)

@@ -36,6 +36,7 @@ from quadscope.classes import REGISTRY
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.fleet.outliers import FleetDoctor
     from quadscope.render.plotdata import ReportData
 
 
@@ -71,6 +72,12 @@ class HtmlRenderer:
 
     def __init__(self, *, title: str | None = None) -> None:
         self.title = title
+
+    def render_fleet(self, fleet: FleetDoctor) -> bytes:
+        """`doctor --fleet`: the machine × probe table and the findings (`render.fleet`)."""
+        from quadscope.render.fleet import fleet_html
+
+        return fleet_html(fleet)
 
     def render(self, analysis: Analysis) -> bytes:
         # Imported here: plot data needs numpy, and the CLI imports every renderer

@@ -2,7 +2,8 @@
 
 A doctor summary (`analysis.doctor` is a `DoctorReport`) is written as the
 report's own dict (`kind: doctor`, `probes`, `machine`), the file
-`quadscope doctor --vs` reads.
+`quadscope doctor --vs` reads. `render_fleet` writes `doctor --fleet`'s result
+(`render.fleet`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from quadscope.doctor.records import DoctorReport
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.fleet.outliers import FleetDoctor
 
 
 def _finite(obj: Any) -> Any:
@@ -44,3 +46,9 @@ class JsonRenderer:
                else analysis.to_dict())
         text = json.dumps(_finite(doc), indent=self.indent, allow_nan=False) + "\n"
         return text.encode("utf-8")
+
+    def render_fleet(self, fleet: FleetDoctor) -> bytes:
+        from quadscope.render.fleet import fleet_dict
+
+        text = json.dumps(_finite(fleet_dict(fleet)), indent=self.indent, allow_nan=False)
+        return (text + "\n").encode("utf-8")

@@ -21,6 +21,7 @@ from quadscope.units import fmt_value
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.fleet.outliers import FleetDoctor
     from quadscope.model import Fit
 
 # Characters Markdown (or the HTML GitHub allows in it) could read as syntax.
@@ -103,3 +104,9 @@ class MarkdownRenderer:
 
     def render(self, analysis: Analysis) -> bytes:
         return "\n".join(_lines(analysis)).encode("utf-8")
+
+    def render_fleet(self, fleet: FleetDoctor) -> bytes:
+        """`doctor --fleet`: the machine × probe table and the findings (`render.fleet`)."""
+        from quadscope.render.fleet import fleet_markdown
+
+        return fleet_markdown(fleet, md)
