@@ -82,9 +82,15 @@ def class_cell(fit: Fit, word: str) -> Text:
     return Text(text, style="yellow")
 
 
-def k_cell(fit: Fit, interval: bool = False) -> str:
-    """k with its half-width (or its interval), "—" for a flat metric (analyse.headline's rule)."""
-    return exponent_text(fit, symmetric=not interval) or "—"
+def k_cell(fit: Fit, interval: bool = False, peak: float | None = None) -> str:
+    """k with its half-width (or its interval), "—" for a flat metric (analyse.headline's rule:
+    a count whose `peak`, its largest value, never passed 1 has no exponent worth showing)."""
+    return exponent_text(fit, peak, symmetric=not interval) or "—"
+
+
+def _peaks(analysis: Analysis, variant: str) -> dict[str, float]:
+    from quadscope.analyse.analysis import peaks
+    return peaks([r for r in analysis.runs if r.variant == variant])
 
 
 def _grows(fit: Fit) -> bool:
@@ -253,9 +259,10 @@ def compact_table(analysis: Analysis, shown: Sequence[str], width: int) -> Table
     if predict is not None:
         cols.append(Column(f"at {word} = {fmt_count(predict)}", 3, True))
     rows = []
+    top = _peaks(analysis, "A")
     for m in shown:
         fit = fits_a[m]
-        row: list[str | Text] = [m, class_cell(fit, word), k_cell(fit),
+        row: list[str | Text] = [m, class_cell(fit, word), k_cell(fit, peak=top.get(m)),
                                  fmt_value(m, median_at_max(analysis, "A", m))]
         if predict is not None:
             p = fit.prediction
@@ -284,10 +291,11 @@ def full_table(analysis: Analysis, variant: str, width: int) -> Table:
     if predict is not None:
         cols.append(Column(f"at {word} = {fmt_count(predict)} [95%]", 4, True))
     rows: list[list[str | Text]] = []
+    top = _peaks(analysis, variant)
     for metric, fit in sorted(analysis.fits.get(variant, {}).items(),
                               key=lambda kv: METRICS.index(kv[0]) if kv[0] in METRICS else 99):
         row: list[str | Text] = [
-            metric, class_cell(fit, word), k_cell(fit, interval=True),
+            metric, class_cell(fit, word), k_cell(fit, interval=True, peak=top.get(metric)),
             fmt_value(metric, fit.coefficients.get("a")),
             f"{fit.coefficients.get('b', 0.0):.3g}",
             "—" if fit.r2 is None else f"{fit.r2:.3f}",
