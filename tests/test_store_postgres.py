@@ -23,7 +23,7 @@ from bad_inputs import run_argv
 from quadscope.errors import StoreError, UnknownRunError
 from quadscope.model import SCHEMA_VERSION, Measurement, Owner, Run, Sweep
 from quadscope.store import mask_url, open_store
-from quadscope.store.postgres import META_TABLE
+from quadscope.store.postgres import META_TABLE, PostgresStore
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -148,6 +148,27 @@ def test_two_claimants_of_one_sweep_get_it_one_at_a_time(pg_url: str) -> None:
     winners = [r for r in results if r is None]
     assert len(results) == 6 and len(winners) == 1
     assert len({(r.pid, r.host) for r in results if r is not None}) == 1
+
+
+def test_a_store_created_by_another_process_while_we_look_is_ours(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer creates the store between our two catalogue reads: we open it, not refuse."""
+    created: list[bool] = []
+
+    def after_first_read(read):  # type: ignore[no-untyped-def]
+        def wrapped(self):  # type: ignore[no-untyped-def]
+            result = read(self)
+            if not created:
+                created.append(True)
+                open_store(pg_url).close()  # another writer commits the whole store now
+            return result
+        return wrapped
+
+    monkeypatch.setattr(PostgresStore, "_meta", after_first_read(PostgresStore._meta))
+    monkeypatch.setattr(PostgresStore, "_tables", after_first_read(PostgresStore._tables))
+    with open_store(pg_url) as store:
+        assert store.list_sweeps() == []
+    assert created == [True]
 
 
 RUNS_PER_WRITER = 30

@@ -170,8 +170,13 @@ class PostgresStore:
                 f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope")
 
     def _check_and_init(self) -> None:
+        # Tables before meta: both are committed in one transaction, so once a reader sees
+        # the tables the next statement sees the meta row too. Read the other way round, a
+        # store created between the two reads looked like tables without a marker (found by
+        # bench/store_writes.py's four writers opening one empty database at once).
+        tables = self._tables()
         meta = self._meta()
-        self._refuse(meta, self._tables())
+        self._refuse(meta, tables)
         if meta is None and self.readonly:
             raise UnknownRunError(f"there is no quadscope store in {self._where} yet: "
                                   "`quadscope run --db URL` records one there")
@@ -181,8 +186,9 @@ class PostgresStore:
         with self._write() as c:
             # Under the lock, another process may have done it all since we looked.
             c.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK_KEY,))
+            tables = self._tables()
             meta = self._meta()
-            self._refuse(meta, self._tables())
+            self._refuse(meta, tables)
             if meta is None:
                 create_tables(c, POSTGRES)
                 c.execute(POSTGRES.ddl(_META_SQL))
