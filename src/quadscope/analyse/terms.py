@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import nnls
-from scipy.stats import f as f_dist
+from scipy.stats import chi2
 
 from quadscope.analyse.regime import N_COEF, REGIME_DELTA, Regime, breaks_of
 from quadscope.analyse.stats import RELATIVE_RESOLUTION, nice_n, nnls2, qaicc
@@ -49,7 +49,7 @@ TERM_DELTA = 10.0
 # The second term must also be this share of the cost at n_max to be worth a note.
 TERM_SHARE = 0.05
 # Chow's test rejects the forecast of the top sizes at this level.
-TOP_ALPHA = 0.001
+TOP_ALPHA = 0.01
 # Sizes left out at the top, and sizes the rest must keep.
 TOP_DROPS = (2, 3)
 MIN_KEPT = 5
@@ -149,8 +149,10 @@ def _forecast_p(x: np.ndarray, y: np.ndarray, w: np.ndarray, kept: int,
     xt = x[kept:]
     r = y[kept:] - xt @ coef
     v = np.diag(1.0 / w[kept:]) + xt @ cov @ xt.T
-    stat = float(r @ np.linalg.solve(v, r)) / (r.size * c_hat)
-    return float(f_dist.sf(stat, r.size, dof)), float(np.sum(r))
+    # χ² rather than Chow's F: with five to eight sizes below, F's few degrees of freedom
+    # for ĉ would hide even a doubling of the cost at the top.
+    stat = float(r @ np.linalg.solve(v, r)) / c_hat
+    return float(chi2.sf(stat, r.size)), float(np.sum(r))
 
 
 def top_change(growth: GrowthClass, n: np.ndarray, y: np.ndarray, w: np.ndarray,
