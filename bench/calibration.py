@@ -28,7 +28,7 @@ should hold the true k 93–97% of the time. A change of regime named on a
 single law is a false one: goal at most 1% at 5% CV.
 
 usage: .venv/bin/python bench/calibration.py [--per-class 1000] [--jobs 2]
-           [--protocol fixed|adaptive|both] [--laws 'n,n^2'] [--quick]
+           [--protocol fixed|adaptive|both] [--laws 'n;n^2'] [--quick]
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--protocol", choices=("fixed", "adaptive", "both"), default="both")
-    p.add_argument("--laws", default="", help="only these true laws, comma-separated")
+    p.add_argument("--laws", default="", help="only these true laws, separated by ;")
     p.add_argument("--quick", action="store_true",
                    help="36 fixed and 6 adaptive sweeps per law")
     args = p.parse_args(argv)
@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     for protocol in protocols:
         per_class = (36 if protocol == "fixed" else 6) if args.quick else args.per_class
-        chosen = [law.strip() for law in args.laws.split(",") if law.strip()] or [*LAWS, *BROKEN, *TWO]
+        chosen = [law.strip() for law in args.laws.split(";") if law.strip()] or [*LAWS, *BROKEN, *TWO]
         outcomes += run(per_class, args.jobs, args.seed, (protocol,), chosen)
     print("## Calibration: simulated sweeps of known truth\n")
     print(markdown(outcomes, args.per_class if not args.quick else 36, time.monotonic() - t0))

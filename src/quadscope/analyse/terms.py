@@ -19,7 +19,8 @@ questions of a verdict before it lets it stand:
 * `top_change` — Chow's predictive test (Chow, "Tests of equality between
   sets of coefficients in two linear regressions", Econometrica 28, 1960): the
   verdict's class fitted without the top two or three sizes must forecast them
-  within their noise and the forecast's own uncertainty. When it does not, a
+  within their noise and the forecast's own uncertainty (against χ², and only
+  a departure that grows with n, all on one side, counts). When it does not, a
   change of regime near the top cannot be excluded, even where too few sizes
   lie above it for the broken law to win, and the verdict becomes a bracket
   reaching the local exponent of the top sizes.
@@ -45,9 +46,11 @@ from quadscope.analyse.stats import RELATIVE_RESOLUTION, nice_n, nnls2, qaicc
 from quadscope.classes import GrowthClass, Registry
 
 # ΔQAICc a second growth term must gain (calibrated on single laws: bench/calibration.py).
-TERM_DELTA = 10.0
+TERM_DELTA = 16.0
 # The second term must also be this share of the cost at n_max to be worth a note.
 TERM_SHARE = 0.05
+# Sizes a step needs above it: a free offset and a slope, and one size to check them.
+STEP_ABOVE = 3
 # Chow's test rejects the forecast of the top sizes at this level.
 TOP_ALPHA = 0.01
 # Sizes left out at the top, and sizes the rest must keep.
@@ -96,7 +99,8 @@ def find_step(n: np.ndarray, y: np.ndarray, w: np.ndarray, singles: Sequence[tup
               registry: Registry, *, repeated: bool, select: float) -> Regime | None:
     """A step in the cost with the same class on both sides, when it beats every single model."""
     m = int(n.size)
-    breaks = breaks_of(n)
+    # A free offset and a slope need a third size above the step to be checked at all.
+    breaks = np.asarray([nb for nb in breaks_of(n) if np.sum(n > nb) >= STEP_ABOVE])
     if m - N_COEF - 1 < 1 or not singles or breaks.size == 0:
         return None
     found: list[tuple[float, float, str]] = []  # the best (χ², breakpoint) of each class
@@ -152,6 +156,11 @@ def _forecast_p(x: np.ndarray, y: np.ndarray, w: np.ndarray, kept: int,
     # χ² rather than Chow's F: with five to eight sizes below, F's few degrees of freedom
     # for ĉ would hide even a doubling of the cost at the top.
     stat = float(r @ np.linalg.solve(v, r)) / c_hat
+    # A change of regime departs further at each larger size, all on one side;
+    # noise at the top rarely does, so a departure of another shape is not one.
+    rel = r / np.maximum(np.abs(y[kept:]), np.finfo(float).tiny)
+    if not (np.all(rel > 0) or np.all(rel < 0)) or np.any(np.diff(np.abs(rel)) <= 0):
+        return 1.0, float(np.sum(r))
     return float(chi2.sf(stat, r.size)), float(np.sum(r))
 
 
