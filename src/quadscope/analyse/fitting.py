@@ -607,10 +607,10 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     raw = _fit_classes(data, registry)
     if split:
         singles = [(chi_pl, 3)] + [(v[2], v[3].n_coef) for v in raw.values() if v is not None]
-        singles += pair_chis(data.n, data.y, data.w, registry)  # two growth terms are no change
         regime = find_regime(data.n, data.y, data.w, singles, repeated=data.repeated)
-        step = find_step(data.n, data.y, data.w, singles, registry, repeated=data.repeated,
-                         select=SELECT_DELTA)
+        # A step must also beat two growth terms, whose sum it can otherwise mimic.
+        step = find_step(data.n, data.y, data.w, singles + pair_chis(data.n, data.y, data.w, registry),
+                         registry, repeated=data.repeated, select=SELECT_DELTA)
         if step is not None and (regime is None or step.delta > regime.delta):
             regime = step  # the same class on both sides fits better than a bend
         if regime is not None:

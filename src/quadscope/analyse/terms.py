@@ -35,7 +35,7 @@ questions of a verdict before it lets it stand:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import nnls
@@ -224,6 +224,7 @@ class SecondTerm:
     share: float  # h's share of the fitted cost at n_max
     cross_n: float | None  # where h would equal f (None: beyond any practical n)
     gain: float  # ΔQAICc over the single class
+    fastest: str = ""  # the fastest second term that also gains ≥ TERM_DELTA (the bracket's top)
 
 
 def _pair(f: GrowthClass, h: GrowthClass, n: np.ndarray, y: np.ndarray,
@@ -256,6 +257,7 @@ def second_term(chosen: GrowthClass, registry: Registry, n: np.ndarray, y: np.nd
     order = registry.index
     powers = [g for g in registry if g.growing and not g.bases]
     best: SecondTerm | None = None
+    fastest = ""
     for f in (g for g in powers if order(g.name) <= order(chosen.name)):
         for h in (g for g in powers if order(g.name) > order(chosen.name)):
             pair = _pair(f, h, n, y, w)
@@ -272,7 +274,10 @@ def second_term(chosen: GrowthClass, registry: Registry, n: np.ndarray, y: np.nd
             if gain < TERM_DELTA or h_top <= 0 or f_top <= 0 or total <= 0:
                 continue
             share = float(h_top / total)
-            if share < TERM_SHARE or (best is not None and gain <= best.gain):
+            if share < TERM_SHARE:
+                continue
+            fastest = max(fastest, h.name, key=lambda c: order(c) if c else -1)
+            if best is not None and gain <= best.gain:
                 continue
             grid = np.logspace(np.log10(n[-1]), np.log10(max_n), 400)
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -281,7 +286,7 @@ def second_term(chosen: GrowthClass, registry: Registry, n: np.ndarray, y: np.nd
             over = np.nonzero(hv >= fv)[0]
             best = SecondTerm(f.name, h.name, share, float(grid[over[0]]) if over.size else None,
                               gain)
-    return best
+    return None if best is None else replace(best, fastest=fastest)
 
 
 def fmt_n(n: float) -> str:
@@ -320,7 +325,7 @@ def doubt(growth: GrowthClass, n: np.ndarray, y: np.ndarray, w: np.ndarray, chi_
     cross = nice_n(term.cross_n) if term.cross_n is not None else None
     where = (f"it would overtake the {term.first} term near n = {fmt_n(cross)}" if cross
              else "no practical n would let it dominate")
-    return Doubt(min(growth.name, term.first, key=order), term.cls,
+    return Doubt(min(growth.name, term.first, key=order), term.fastest or term.cls,
                  f"a {registry[term.cls].words} term is present but small at these n "
                  f"({term.share:.0%} of the cost at n = {fmt_n(float(n[-1]))}): {where}",
                  cross)
