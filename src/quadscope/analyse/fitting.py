@@ -609,8 +609,10 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         singles = [(chi_pl, 3)] + [(v[2], v[3].n_coef) for v in raw.values() if v is not None]
         regime = find_regime(data.n, data.y, data.w, singles, repeated=data.repeated)
         # A step must also beat two growth terms, whose sum it can otherwise mimic.
+        # With one run per size the noise is judged against a smooth fit, too loosely for a
+        # discontinuous candidate: a step is only looked for among repeated runs.
         step = find_step(data.n, data.y, data.w, singles + pair_chis(data.n, data.y, data.w, registry),
-                         registry, repeated=data.repeated, select=SELECT_DELTA)
+                         registry, repeated=data.repeated, select=SELECT_DELTA) if data.repeated else None
         if step is not None and (regime is None or step.delta > regime.delta):
             regime = step  # the same class on both sides fits better than a bend
         if regime is not None:
@@ -723,7 +725,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
 
     doubted = None
     if split and chosen != "1":
-        # A change near the top or a small faster term: see quadscope.analyse.terms.
+        # A small faster term under the verdict's: see quadscope.analyse.terms.
         doubted = doubt(fits[chosen].growth, data.n, data.y, data.w, fits[chosen].chi2, registry,
                         repeated=data.repeated, max_n=MAX_DECIDE_N)
         if doubted is not None:
@@ -876,7 +878,7 @@ def _step(metric: str, sizes: np.ndarray, values: np.ndarray, name: str, lower: 
     is only among the choices, the bracket reaches down to it. None when the
     upper sizes rule it out.
     """
-    data = _prepare(metric, sizes, values)
+    data = _prepare(metric, sizes.tolist(), values.tolist())
     near = step_classes(data.n, data.y, data.w, registry, delta=SELECT_DELTA,
                         repeated=data.repeated)
     if name not in near:

@@ -1,10 +1,10 @@
-"""Costs a single class a + b·f(n) misreads: a step, a change at the top, two growth terms.
+"""Costs a single class a + b·f(n) misreads: a step in the cost, two growth terms.
 
 Contract: pure numpy/scipy on per-size medians n, y and weights w (1/σ²) that
-fitting prepared; no I/O. Fitting (`quadscope.analyse.fitting`) asks three
+fitting prepared; no I/O. Fitting (`quadscope.analyse.fitting`) asks these
 questions of a verdict before it lets it stand:
 
-* `step_class` — above a change of regime, does the class below with a free
+* `step_classes` — above a change of regime, does the class below with a free
   (possibly negative) offset explain the upper sizes? A per-element cost that
   steps up (T = c·n below n_b, 4c·n − 3c·n_b above) leaves a negative offset
   a ≥ 0 cannot follow, so the upper sizes alone read as a faster class. Each
@@ -16,18 +16,9 @@ questions of a verdict before it lets it stand:
   coefficients with the breakpoint, as the broken power law of
   `quadscope.analyse.regime`, and held to the same ΔQAICc ≥ REGIME_DELTA over
   every single model, calibrated the same way (no false steps on single laws).
-* `top_change` — Chow's predictive test (Chow, "Tests of equality between
-  sets of coefficients in two linear regressions", Econometrica 28, 1960): the
-  verdict's class fitted without the top two or three sizes must forecast them
-  within their noise and the forecast's own uncertainty (against χ², and only
-  a departure that grows with n, all on one side, counts). When it does not, a
-  change of regime near the top cannot be excluded, even where too few sizes
-  lie above it for the broken law to win, and the verdict becomes a bracket
-  reaching the local exponent of the top sizes.
 * `second_term` — a + c·f(n) + b·h(n), a, b, c ≥ 0, f no faster than the
-  verdict's class and h faster: a
-  small superlinear term under a large linear one (1000·n + n²/10 below
-  n = 10⁴) shows as curvature a single class absorbs. When the second term
+  verdict's class and h faster: a small superlinear term under a large
+  linear one (1000·n + n²/10 below n = 10⁴) shows as curvature a single class absorbs. When the second term
   gains ΔQAICc ≥ TERM_DELTA, the verdict is the bracket [f … h] and the n where
   h would overtake f is named.
 """
@@ -39,7 +30,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import nnls
-from scipy.stats import chi2
 
 from quadscope.analyse.regime import N_COEF, REGIME_DELTA, Regime, breaks_of
 from quadscope.analyse.stats import RELATIVE_RESOLUTION, nice_n, nnls2, qaicc
@@ -51,18 +41,6 @@ TERM_DELTA = 16.0
 TERM_SHARE = 0.05
 # Sizes a step needs above it: a free offset and a slope, and one size to check them.
 STEP_ABOVE = 3
-# Chow's test rejects the forecast of the top sizes at this level.
-TOP_ALPHA = 0.01
-# Sizes left out at the top, and sizes the rest must keep.
-TOP_DROPS = (2, 3)
-MIN_KEPT = 5
-# The top sizes' local exponent is widened by this much before a bracket is read from it.
-TOP_SLACK = 0.3
-
-
-def _design(growth: GrowthClass, n: np.ndarray, n_ref: float) -> np.ndarray | None:
-    norm = growth.normalised(n, n_ref)
-    return None if norm is None else np.stack([np.ones(n.size), norm[0]], axis=1)
 
 
 def free_offset(growth: GrowthClass, n: np.ndarray, y: np.ndarray,
@@ -131,71 +109,6 @@ def find_step(n: np.ndarray, y: np.ndarray, w: np.ndarray, singles: Sequence[tup
     return Regime(nb, k, k, delta, int(np.sum(n > nb)), step=name)
 
 
-@dataclass(frozen=True, slots=True)
-class TopChange:
-    """The top `dropped` sizes depart from the class fitted below them (p < TOP_ALPHA)."""
-
-    dropped: int
-    k_top: tuple[float, float]  # the local exponent of the top sizes, widened by TOP_SLACK
-    upward: bool
-
-
-def _forecast_p(x: np.ndarray, y: np.ndarray, w: np.ndarray, kept: int,
-                repeated: bool) -> tuple[float, float]:
-    """(p, Σ residuals) of Chow's predictive test: the sizes past `kept` against the first `kept`."""
-    sw = np.sqrt(w[:kept])
-    xk = x[:kept] * sw[:, None]
-    coef, *_ = np.linalg.lstsq(xk, y[:kept] * sw, rcond=None)
-    dof = kept - 2
-    c_hat = float((w[:kept] * (y[:kept] - x[:kept] @ coef) ** 2).sum()) / dof
-    c_hat = max(c_hat, 1.0) if repeated else max(c_hat, 1e-12)
-    cov = np.linalg.pinv(xk.T @ xk)  # (XᵀWX)⁻¹: the forecast's own uncertainty
-    xt = x[kept:]
-    r = y[kept:] - xt @ coef
-    v = np.diag(1.0 / w[kept:]) + xt @ cov @ xt.T
-    # χ² rather than Chow's F: with five to eight sizes below, F's few degrees of freedom
-    # for ĉ would hide even a doubling of the cost at the top.
-    stat = float(r @ np.linalg.solve(v, r)) / c_hat
-    # A change of regime departs further at each larger size, all on one side;
-    # noise at the top rarely does, so a departure of another shape is not one.
-    rel = r / np.maximum(np.abs(y[kept:]), np.finfo(float).tiny)
-    if not (np.all(rel > 0) or np.all(rel < 0)) or np.any(np.diff(np.abs(rel)) <= 0):
-        return 1.0, float(np.sum(r))
-    return float(chi2.sf(stat, r.size)), float(np.sum(r))
-
-
-def top_change(growth: GrowthClass, n: np.ndarray, y: np.ndarray, w: np.ndarray,
-               *, repeated: bool) -> TopChange | None:
-    """The change near the top of the sizes a `growth` verdict cannot exclude, or None."""
-    for drop in TOP_DROPS:
-        kept = n.size - drop
-        if kept < MIN_KEPT:
-            return None
-        x = _design(growth, n, float(n[kept - 1]))
-        if x is None:
-            continue
-        p, side = _forecast_p(x, y, w, kept, repeated)
-        if p < TOP_ALPHA:
-            return TopChange(drop, _local_k(n[kept - 1:], y[kept - 1:], w[kept - 1:]), side > 0)
-    return None
-
-
-def _local_k(n: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
-    """The weighted log-log slope of the top sizes with a 2-SE interval, widened by TOP_SLACK."""
-    ok = y > 0
-    if ok.sum() < 2:
-        return (0.0, np.inf)
-    ln, ly = np.log(n[ok]), np.log(y[ok])
-    wl = w[ok] * y[ok] ** 2  # the variance of log y is σ²/y²
-    xm = (wl * ln).sum() / wl.sum()
-    sxx = float((wl * (ln - xm) ** 2).sum())
-    k = float((wl * (ln - xm) * ly).sum()) / sxx
-    resid = ly - (ly * wl).sum() / wl.sum() - k * (ln - xm)
-    c_hat = max(float((wl * resid**2).sum()) / max(ok.sum() - 2, 1), 1.0)
-    se = float(np.sqrt(c_hat / sxx))
-    return (k - 2 * se - TOP_SLACK, k + 2 * se + TOP_SLACK)
-
-
 def local_slope(growth: GrowthClass, n_lo: float, n_hi: float) -> float:
     """d log f / d log n of a class between two sizes (∞ for a class beyond every power)."""
     if growth.outgrows_powers:
@@ -204,15 +117,6 @@ def local_slope(growth: GrowthClass, n_lo: float, n_hi: float) -> float:
     if not np.all(f > 0):
         return 0.0
     return float(np.log(f[1] / f[0]) / np.log(n_hi / n_lo))
-
-
-def classes_within(k: tuple[float, float], registry: Registry, n_lo: float, n_hi: float
-                   ) -> tuple[str, str]:
-    """(slowest, fastest) class whose local slope between n_lo and n_hi reaches into [k_lo, k_hi]."""
-    slopes = [(g.name, 0.0 if not g.growing else local_slope(g, n_lo, n_hi)) for g in registry]
-    lo = next((name for name, s in slopes if s >= k[0]), slopes[-1][0])
-    hi = next((name for name, s in slopes if s >= k[1]), slopes[-1][0])
-    return lo, hi
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,19 +209,8 @@ class Doubt:
 
 def doubt(growth: GrowthClass, n: np.ndarray, y: np.ndarray, w: np.ndarray, chi_single: float,
           registry: Registry, *, repeated: bool, max_n: float) -> Doubt | None:
-    """A change near the top or a hidden second term that a confident `growth` cannot exclude."""
+    """A hidden second growth term that a `growth` verdict cannot exclude, or None."""
     order = registry.index
-    top = top_change(growth, n, y, w, repeated=repeated)
-    if top is not None:
-        start = float(n[-top.dropped - 1])
-        lo, hi = classes_within(top.k_top, registry, start, float(n[-1]))
-        decide = nice_n(4 * float(n[-1]))
-        return Doubt(
-            min(growth.name, lo, key=order), max(growth.name, hi, key=order),
-            f"the top {top.dropped} sizes run {'above' if top.upward else 'below'} what "
-            f"{growth.name} fitted below them predicts (Chow's test, p < {TOP_ALPHA:g}), so the "
-            f"growth may change near n = {fmt_n(start)}; grow n to {fmt_n(decide)} to see the "
-            f"growth there", decide)
     term = second_term(growth, registry, n, y, w, chi_single,
                        1.0 if repeated else RELATIVE_RESOLUTION**2, max_n=max_n)
     if term is None:
@@ -331,6 +224,5 @@ def doubt(growth: GrowthClass, n: np.ndarray, y: np.ndarray, w: np.ndarray, chi_
                  cross)
 
 
-__all__ = ["Doubt", "SecondTerm", "TopChange", "classes_within", "doubt", "find_step", "fmt_n",
-           "free_offset", "pair_chis",
-           "second_term", "step_classes", "top_change"]
+__all__ = ["Doubt", "SecondTerm", "doubt", "find_step", "fmt_n", "free_offset", "pair_chis",
+           "second_term", "step_classes"]

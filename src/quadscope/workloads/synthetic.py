@@ -42,8 +42,9 @@ class Truth:
     """cost(n) = a + b·f(n); for law "exp", f(n) = base^n.
 
     With `extra_law`, a second growth term extra_b·f_extra(n) adds to every
-    size (a small quadratic under a large linear cost). With `upper_law`, the cost changes regime at `threshold` and stays
-    continuous: beyond it each further unit of f_upper costs `upper_b`, i.e.
+    size (a small quadratic under a large linear cost). With `upper_law`, the
+    cost changes regime at `threshold` and stays continuous: beyond it each
+    further unit of f_upper costs `upper_b`, i.e.
     cost(n) = cost(threshold) + upper_b·(f_upper(n) − f_upper(threshold)), as
     when a per-element cost steps up once a buffer passes malloc's mmap threshold.
     """
