@@ -14,7 +14,8 @@ run, in both protocols:
   stored runs are then fitted as `quadscope show` would.
 Laws that change regime (linear turning quadratic, a per-element cost that
 steps up) are simulated too, scored against the class above the change: the
-growth for large n.
+growth for large n; so are two growth terms (a + c·n + b·n² with the terms
+equal at or beyond the top size), scored against the faster term.
 
 Each verdict is scored against the truth:
 * right class — the settled class is the true one;
@@ -27,7 +28,7 @@ should hold the true k 93–97% of the time. A change of regime named on a
 single law is a false one: goal at most 1% at 5% CV.
 
 usage: .venv/bin/python bench/calibration.py [--per-class 1000] [--jobs 2]
-           [--protocol fixed|adaptive|both] [--quick]
+           [--protocol fixed|adaptive|both] [--laws 'n;n^2'] [--quick]
 """
 
 from __future__ import annotations
@@ -55,7 +56,15 @@ from quadscope.model import Fit, Measurement
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 from quadscope.store import SqliteStore
-from quadscope.workloads.synthetic import Scenario, Truth, broken_truth, cost, simulate, truth_for
+from quadscope.workloads.synthetic import (
+    Scenario,
+    Truth,
+    broken_truth,
+    cost,
+    simulate,
+    truth_for,
+    two_terms,
+)
 
 # True law -> (the class that names it, sizes of a fixed sweep, true exponent or None).
 LAWS: dict[str, tuple[str, tuple[int, ...], float | None]] = {
@@ -76,6 +85,14 @@ BROKEN: dict[str, tuple[str, str, float, float, str]] = {
     "n, ×4 per element at 16k": ("n", "n", 16_000.0, 4.0, "n"),
     "n², ×4 per step at 16k": ("n^2", "n^2", 16_000.0, 4.0, "n^2"),
 }
+# Two growth terms: (law, extra law, where they cross as a multiple of the top size, class).
+# A term that crosses beyond the top is small at these n: the verdict must not be the law.
+_TWO_SIZES = tuple(1000 * 2**i for i in range(8))
+TWO: dict[str, tuple[str, str, float, str]] = {
+    "n + n², equal at the top": ("n", "n^2", 1.0, "n^2"),
+    "n + n², equal at 4× the top": ("n", "n^2", 4.0, "n^2"),
+    "n + n³, equal at 2× the top": ("n", "n^3", 2.0, "n^3"),
+}
 # Adaptive protocol: each law from its smallest size, scaled to cost `top_s` at `ref_n`.
 ADAPTIVE: dict[str, tuple[int, int, float]] = {
     "1": (1000, 10**6, 0.05), "log n": (1000, 10**6, 0.05), "sqrt n": (1000, 10**6, 0.1),
@@ -83,6 +100,8 @@ ADAPTIVE: dict[str, tuple[int, int, float]] = {
     "n^3": (10, 1000, 0.5), "exp": (10, 30, 0.5),
     "n → n² at 16k": (1000, 10**6, 0.5), "n → n² at 64k": (1000, 10**6, 0.5),
     "n, ×4 per element at 16k": (1000, 10**6, 0.5), "n², ×4 per step at 16k": (100, 10**5, 0.5),
+    "n + n², equal at the top": (1000, 128_000, 0.5), "n + n², equal at 4× the top": (1000, 128_000, 0.5),
+    "n + n³, equal at 2× the top": (1000, 128_000, 0.5),
 }
 BUDGET_S = 30.0
 EXP_BASE = 1.6
@@ -124,6 +143,9 @@ def _truth(law: str, sizes: Sequence[int], offset: float, top_s: float = 0.5) ->
     if law in BROKEN:
         below, above, threshold, jump, upper = BROKEN[law]
         return broken_truth(below, above, sizes, threshold, jump, offset, top_s=top_s), upper
+    if law in TWO:
+        first, second, cross, faster = TWO[law]
+        return two_terms(first, second, sizes, cross * max(sizes), offset, top_s=top_s), faster
     return truth_for(law, sizes, offset, base=EXP_BASE, top_s=top_s), LAWS[law][0]
 
 
@@ -147,9 +169,9 @@ def _adaptive_runs(truth: Truth, scenario: Scenario, start_n: int, rng: np.rando
 
 def one(law: str, index: int, seed: int, protocol: str = "fixed") -> Outcome:
     """The `index`-th simulated sweep of `law` in `protocol`: its scenario cycles through the grid."""
-    sizes = _BROKEN_SIZES if law in BROKEN else LAWS[law][1]
-    k_true = None if law in BROKEN else LAWS[law][2]
-    keys = [*LAWS, *BROKEN]
+    sizes = _BROKEN_SIZES if law in BROKEN else _TWO_SIZES if law in TWO else LAWS[law][1]
+    k_true = LAWS[law][2] if law in LAWS else None
+    keys = [*LAWS, *BROKEN, *TWO]
     rng = np.random.default_rng([seed, index, keys.index(law), protocol == "adaptive"])
     scenario = _scenario(index)
     fit: Fit | None
@@ -184,7 +206,7 @@ def _batch(args: tuple[str, Sequence[int], int, str]) -> list[Outcome]:
 
 
 def run(per_class: int, jobs: int, seed: int = 0, protocols: Sequence[str] = ("fixed",),
-        laws: Sequence[str] = (*LAWS, *BROKEN)) -> list[Outcome]:
+        laws: Sequence[str] = (*LAWS, *BROKEN, *TWO)) -> list[Outcome]:
     chunks = []
     for protocol in protocols:
         for law in laws:
@@ -224,9 +246,11 @@ def markdown(outcomes: Sequence[Outcome], per_class: int, elapsed_s: float) -> s
                          f"**{c['wrong']}** | {cover} | {sum(o.regime for o in mine)} |")
         single = [o for o in mine_p if o.law in LAWS]
         broken = [o for o in mine_p if o.law in BROKEN]
+        two = [o for o in mine_p if o.law in TWO]
         lines += ["", f"Confidently wrong on single laws: **{_rate(single, lambda o: o.kind == 'wrong')}"
                       f"** (goal ≤ 0.5%); bare: {_rate(single, lambda o: o.kind == 'bare')}. On laws "
-                      f"that change regime: {_rate(broken, lambda o: o.kind == 'wrong')}.",
+                      f"that change regime: {_rate(broken, lambda o: o.kind == 'wrong')}; with two growth "
+                      f"terms: {_rate(two, lambda o: o.kind == 'wrong')}.",
                   "False changes of regime on single laws at 5% CV: "
                   f"**{_rate([o for o in single if o.cv == 0.05], lambda o: o.regime)}** "
                   f"(goal ≤ 1%); at any CV: {_rate(single, lambda o: o.regime)}."]
@@ -243,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--protocol", choices=("fixed", "adaptive", "both"), default="both")
+    p.add_argument("--laws", default="", help="only these true laws, separated by ;")
     p.add_argument("--quick", action="store_true",
                    help="36 fixed and 6 adaptive sweeps per law")
     args = p.parse_args(argv)
@@ -251,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     for protocol in protocols:
         per_class = (36 if protocol == "fixed" else 6) if args.quick else args.per_class
-        outcomes += run(per_class, args.jobs, args.seed, (protocol,))
+        chosen = [law.strip() for law in args.laws.split(";") if law.strip()] or [*LAWS, *BROKEN, *TWO]
+        outcomes += run(per_class, args.jobs, args.seed, (protocol,), chosen)
     print("## Calibration: simulated sweeps of known truth\n")
     print(markdown(outcomes, args.per_class if not args.quick else 36, time.monotonic() - t0))
     return 0

@@ -51,6 +51,8 @@ from quadscope.analyse.stats import (
     qaicc,
 )
 from quadscope.analyse.stats import median_by_size as median_by_size
+from quadscope.analyse.terms import doubt, find_step, free_offset, pair_chis, step_classes
+from quadscope.analyse.terms import fmt_n as _fmt_n
 from quadscope.classes import INCONCLUSIVE, REGISTRY, GrowthClass, Registry
 from quadscope.errors import FitRefusedError
 from quadscope.model import Candidate, Fit, Prediction
@@ -377,10 +379,6 @@ def _decades(lo: float, hi: float) -> str:
     return f"{span:.1f} decades"
 
 
-def _fmt_n(n: float) -> str:
-    return f"{int(n):d}" if n < 1e7 else f"{n:.3g}"
-
-
 def _divergence_n(c1: _ClassFit, c2: _ClassFit, n_max: float, tol: float) -> int | None:
     """Smallest n > n_max where the two fitted curves differ by more than `tol` (relative)."""
     grid = np.logspace(np.log10(n_max), np.log10(MAX_DECIDE_N), 400)[1:]
@@ -611,6 +609,13 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     if split:
         singles = [(chi_pl, 3)] + [(v[2], v[3].n_coef) for v in raw.values() if v is not None]
         regime = find_regime(data.n, data.y, data.w, singles, repeated=data.repeated)
+        # A step must also beat two growth terms, whose sum it can otherwise mimic.
+        # With one run per size the noise is judged against a smooth fit, too loosely for a
+        # discontinuous candidate: a step is only looked for among repeated runs.
+        step = find_step(data.n, data.y, data.w, singles + pair_chis(data.n, data.y, data.w, registry),
+                         registry, repeated=data.repeated, select=SELECT_DELTA) if data.repeated else None
+        if step is not None and (regime is None or step.delta > regime.delta):
+            regime = step  # the same class on both sides fits better than a bend
         if regime is not None:
             return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
                           n_boot=n_boot, registry=registry)
@@ -719,6 +724,14 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                 f"grow n to {_fmt_n(decide_n)} to see which one dominates"
             )
 
+    doubted = None
+    if split and chosen != "1":
+        # A small faster term under the verdict's: see quadscope.analyse.terms.
+        doubted = doubt(fits[chosen].growth, data.n, data.y, data.w, fits[chosen].chi2, registry,
+                        repeated=data.repeated, max_n=MAX_DECIDE_N)
+        if doubted is not None:
+            reason = f"{reason}; {doubted.reason}" if cls == INCONCLUSIVE else doubted.reason
+            cls, decide_n = INCONCLUSIVE, max(decide_n or 0, doubted.decide_n or 0) or None
     if not settle and cls != INCONCLUSIVE:
         cls = INCONCLUSIVE  # too few sizes to settle a class: the caller says why
     if cls == INCONCLUSIVE and chosen == "1" and trend is None:
@@ -730,6 +743,9 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
             cls, [*leading, *loo_leading], fits, data, k_ci, registry=registry,
             rising=cls == INCONCLUSIVE and chosen == "1" and trend is not None
             and trend[1] < BRACKET_TREND_P)
+        if doubted is not None:
+            at_least = min(filter(None, (at_least, doubted.at_least)), key=registry.index)
+            at_most = max(filter(None, (at_most, doubted.at_most)), key=registry.index)
     report = fits[cls if cls != INCONCLUSIVE else best]
     if cls == INCONCLUSIVE and chosen == "1":
         report = fits["1"]
@@ -821,6 +837,12 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
                               f"grow n to {_fmt_n(decide_n or hi_n)} to fit the growth there",
                        regime_n=at, regime_below=below, regime_k=ks)
     upper = part(above, predict_n, short <= 0)
+    same = lower.cls if lower.confident and registry[lower.cls].growing else regime.step
+    if same and not (upper.at_least and registry.index(upper.at_least) <= registry.index(same)
+                     <= registry.index(upper.at_most)):
+        stepped = _step(metric, x[above], v[above], same, lower, upper, regime, short, registry)
+        if stepped is not None:
+            return stepped
     if short > 0:
         reason = (f"{change} and only {regime.sizes_above} sizes lie above it; grow n to "
                   f"{_fmt_n(decide_n or hi_n)} to settle the class there")
@@ -842,3 +864,38 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
                        regime_n=at, regime_below=below, regime_k=ks)
     return replace(upper, reason=upper.reason and f"above a change of regime near n = "
                    f"{_fmt_n(at)}: {upper.reason}", regime_n=at, regime_below=below, regime_k=ks)
+
+
+def _step(metric: str, sizes: np.ndarray, values: np.ndarray, name: str, lower: Fit, upper: Fit,
+          regime: Regime, short: int, registry: Registry) -> Fit | None:
+    """The upper regime read as class `name` with a free offset: a step, not a new class.
+
+    `name` is the settled class below the change, or the class of the step
+    candidate. A per-element cost that steps up leaves the upper sizes a
+    negative offset, which a ≥ 0 cannot follow, so they read as a faster class
+    on their own (`quadscope.analyse.terms`). When `name` with a free offset is
+    what the upper sizes choose, alone, the class below is settled as the same,
+    and enough sizes lie above, the verdict is that class with a step; when it
+    is only among the choices, the bracket reaches down to it. None when the
+    upper sizes rule it out.
+    """
+    data = _prepare(metric, sizes.tolist(), values.tolist())
+    near = step_classes(data.n, data.y, data.w, registry, delta=SELECT_DELTA,
+                        repeated=data.repeated)
+    if name not in near:
+        return None
+    at = nice_n(regime.n_break)
+    a, b, _ = free_offset(registry[name], data.n, data.y, data.w)
+    ratio = b / lower.coefficients["b"] if lower.coefficients.get("b", 0.0) > 0 else float("nan")
+    step = (f"the cost steps near n = {_fmt_n(at)}: {name} on both sides, the growing part "
+            f"×{ratio:.2g} above it")
+    where = dict(regime_n=at, regime_below=name, regime_k=(regime.k_below, regime.k_above))
+    if near == [name] and short <= 0 and lower.cls == name:
+        return replace(upper, cls=name, at_least=name, at_most=name, exponent=lower.exponent,
+                       exponent_ci=lower.exponent_ci, coefficients={"a": a, "b": b},
+                       reason=step, decide_n=None, best=name, **where)  # type: ignore[arg-type]
+    lo = min(filter(None, (name, upper.at_least)), key=registry.index)
+    hi = max(filter(None, (name, upper.at_most, near[0])), key=registry.index)
+    return replace(upper, cls=INCONCLUSIVE, at_least=lo, at_most=hi,
+                   reason=f"{step}, or it changes to faster growth; {upper.reason}".rstrip("; "),
+                   **where)  # type: ignore[arg-type]

@@ -65,9 +65,11 @@ class Regime:
     k_above: float
     delta: float  # ΔQAICc of the broken law over the best single model
     sizes_above: int
+    step: str = ""  # the class on both sides when the change is a step (quadscope.analyse.terms)
 
 
-def _breaks(n: np.ndarray) -> np.ndarray:
+def breaks_of(n: np.ndarray) -> np.ndarray:
+    """The breakpoints tried: three in each gap between sizes, MIN_BELOW below, MIN_ABOVE above."""
     logs = np.log(n)
     out = np.asarray([np.exp(logs[j] + t * (logs[j + 1] - logs[j]))
                       for j in range(MIN_BELOW - 1, n.size - MIN_ABOVE) for t in _GAP_POINTS])
@@ -89,7 +91,7 @@ def _chi(n: np.ndarray, y: np.ndarray, w: np.ndarray, breaks: np.ndarray,
 
 def broken_fit(n: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float, float, float] | None:
     """(χ², n_b, k1, k2) of the best continuous broken power law, None with too few sizes."""
-    breaks = _breaks(n)
+    breaks = breaks_of(n)
     if breaks.size == 0:
         return None
     chi = np.stack([_chi(n, y, w, breaks[i : i + 1], _K_COARSE, _K_COARSE)[0]
@@ -129,4 +131,5 @@ def find_regime(n: np.ndarray, y: np.ndarray, w: np.ndarray,
     return Regime(nb, k1, k2, delta, int(np.sum(n > nb)))
 
 
-__all__ = ["MIN_ABOVE", "MIN_UPPER_SIZES", "Regime", "broken_fit", "find_regime"]
+__all__ = ["MIN_ABOVE", "MIN_UPPER_SIZES", "N_COEF", "REGIME_DELTA", "Regime", "breaks_of",
+           "broken_fit", "find_regime"]

@@ -41,8 +41,10 @@ _LAWS: dict[str, Callable[[float, float], float]] = {
 class Truth:
     """cost(n) = a + b·f(n); for law "exp", f(n) = base^n.
 
-    With `upper_law`, the cost changes regime at `threshold` and stays
-    continuous: beyond it each further unit of f_upper costs `upper_b`, i.e.
+    With `extra_law`, a second growth term extra_b·f_extra(n) adds to every
+    size (a small quadratic under a large linear cost). With `upper_law`, the
+    cost changes regime at `threshold` and stays continuous: beyond it each
+    further unit of f_upper costs `upper_b`, i.e.
     cost(n) = cost(threshold) + upper_b·(f_upper(n) − f_upper(threshold)), as
     when a per-element cost steps up once a buffer passes malloc's mmap threshold.
     """
@@ -54,14 +56,18 @@ class Truth:
     upper_law: str = ""
     upper_b: float = 0.0
     threshold: float = math.inf
+    extra_law: str = ""  # a second growth term, cost + extra_b·f_extra(n) at every n
+    extra_b: float = 0.0
 
     def __post_init__(self) -> None:
-        for law in (self.law, self.upper_law or self.law):
+        for law in (self.law, self.upper_law or self.law, self.extra_law or self.law):
             if law not in _LAWS:
                 raise ValueError(f"unknown law {law!r}; one of {', '.join(_LAWS)}")
 
     def at(self, n: float) -> float:
         below = self.a + self.b * _LAWS[self.law](min(float(n), self.threshold), self.base)
+        if self.extra_law:
+            below += self.extra_b * _LAWS[self.extra_law](float(n), self.base)
         if not self.upper_law or n <= self.threshold:
             return below
         up = _LAWS[self.upper_law]
@@ -86,6 +92,18 @@ def broken_truth(law: str, upper_law: str, sizes: Sequence[int], threshold: floa
     scale = top_s / unit.at(max(sizes))
     return Truth(law, unit.a * scale, unit.b * scale, upper_law=upper_law,
                  upper_b=unit.upper_b * scale, threshold=threshold)
+
+
+def two_terms(law: str, extra_law: str, sizes: Sequence[int], cross_n: float,
+              offset_share: float = 0.0, *, top_s: float = 0.5) -> Truth:
+    """a + b·f(n) + c·g(n) with the two growth terms equal at `cross_n`, scaled to `top_s` at the top."""
+    f, g = _LAWS[law], _LAWS[extra_law]
+    lower = truth_for(law, sizes, offset_share, top_s=1.0)
+    unit = Truth(law, lower.a, lower.b, extra_law=extra_law,
+                 extra_b=lower.b * f(cross_n, 2.0) / g(cross_n, 2.0))
+    scale = top_s / unit.at(max(sizes))
+    return Truth(law, unit.a * scale, unit.b * scale, extra_law=extra_law,
+                 extra_b=unit.extra_b * scale)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,4 +180,4 @@ def cost(truth: Truth, scenario: Scenario, rng: np.random.Generator,
     return one
 
 
-__all__ = ["Scenario", "Truth", "broken_truth", "cost", "simulate", "truth_for"]
+__all__ = ["Scenario", "Truth", "broken_truth", "cost", "simulate", "truth_for", "two_terms"]
