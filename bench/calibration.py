@@ -225,8 +225,12 @@ def _rate(outcomes: Sequence[Outcome], pick: Callable[[Outcome], bool]) -> str:
 
 
 def markdown(outcomes: Sequence[Outcome], per_class: int, elapsed_s: float) -> str:
+    counts = {p: sum(o.protocol == p for o in outcomes) // max(1, len({o.law for o in outcomes
+                                                                       if o.protocol == p}))
+              for p in dict.fromkeys(o.protocol for o in outcomes)}
+    per = " and ".join(f"{n} {p}" for p, n in counts.items()) or str(per_class)
     lines = [
-        f"{per_class} simulated sweeps per true law and protocol ({REPEAT} repeats per size; "
+        f"{per} simulated sweeps per true law ({REPEAT} repeats per size; "
         f"adaptive: default {BUDGET_S:.0f} s budget), noise CV 1% / 5% / 20%, an outlier (×5) in "
         "half, 10% drift in half, start-up offset 0 / ⅓ / ⅘ of the smallest run; "
         f"{len(outcomes)} sweeps in {elapsed_s:.0f} s.",
@@ -267,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--protocol", choices=("fixed", "adaptive", "both"), default="both")
+    p.add_argument("--adaptive-per-class", type=int, default=None,
+                   help="sweeps per law in the adaptive protocol (each is a whole simulated "
+                        "adaptive run, ~1-3 s): default --per-class")
     p.add_argument("--laws", default="", help="only these true laws, separated by ;")
     p.add_argument("--quick", action="store_true",
                    help="36 fixed and 6 adaptive sweeps per law")
@@ -275,7 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     outcomes: list[Outcome] = []
     for protocol in protocols:
-        per_class = (36 if protocol == "fixed" else 6) if args.quick else args.per_class
+        if args.quick:
+            per_class = 36 if protocol == "fixed" else 6
+        elif protocol == "adaptive" and args.adaptive_per_class is not None:
+            per_class = args.adaptive_per_class
+        else:
+            per_class = args.per_class
         chosen = [law.strip() for law in args.laws.split(";") if law.strip()] or [*LAWS, *BROKEN, *TWO]
         outcomes += run(per_class, args.jobs, args.seed, (protocol,), chosen)
     print("## Calibration: simulated sweeps of known truth\n")
