@@ -89,7 +89,9 @@ def test_quadratic_program_is_n_squared(tmp_path: Path) -> None:
     classes = {m: data["fits"][m]["class"] for m in ("wall_s", "user_s", "cpu_s")}
     assert set(classes.values()) <= {"n^2", "inconclusive"}, classes
     lo, hi = data["fits"]["wall_s"]["exponent_ci"]
-    assert lo > 1.5 and hi > 1.8, (lo, hi)
+    # Clear of linear, not tight: over a 32× range with 4 repeats the calibrated interval
+    # is about ±0.3 wide, and its lower end was seen from 1.46 to 1.76 on one machine.
+    assert lo > 1.2 and hi > 1.8, (lo, hi)
 
 
 def test_failing_sizes_are_reported_and_left_out(tmp_path: Path,
