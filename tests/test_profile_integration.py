@@ -104,7 +104,12 @@ def test_run_profile_diagnoses_vsyscall_faults(
     kernel = [c for c in doc["profile"]["culprits"] if c["dso"] == "[kernel.kallsyms]"]
     if setup.kernel:
         assert kernel, doc["profile"]["culprits"]
-    assert all(c["user_caller"] == "tick_loop" for c in kernel), kernel
+    # The kernel's leading rows are the vsyscall faults, named after tick_loop; a thin row
+    # further down may be the process's own start-up (exec's page faults), caller _start.
+    leading = [c for c in kernel if c["share_at_max"] >= 0.05]
+    assert all(c["user_caller"] == "tick_loop" for c in leading), kernel
+    if setup.kernel:
+        assert leading, kernel
 
 
 def test_overhead_is_measured(setup: PerfSetup) -> None:
