@@ -15,9 +15,12 @@ to round so drift on this shared machine hits all alike; each runs
   measured time the mean of the stored runs' wall_s.
 * quadscope without counters: the same with `NoCounters` (`--no-perf`).
 
-Both quadscope rows run with the no-orphans protection on, as it always is: after
-every run the launcher kills the run's group and reads its children list
-(`/proc/self/task/PID/children`); the cleanup in force is printed under the table.
+Both quadscope rows run with the no-orphans protection on, as it always is: each
+run joins the launcher's cgroup where cgroup v2 is writable (else the launcher
+reads its children list after every run); the cleanup in force is printed under
+the table. Making that cgroup is a one-time cost per launcher (~20 ms: the first
+move of a process into a new cgroup), which `run_all.py` spreads over 300 runs
+per round, a small sweep's worth.
 
 Reported: for each quadscope variant the per-round ratio to hyperfine of the
 per-run cost and of the measured time, medians over rounds (paired: each

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
          lambda: accuracy.markdown(
              accuracy.measure(acc_names, repeat, acc_budget), repeat, acc_budget)),
         ("2. Harness overhead: quadscope vs hyperfine -N on /bin/true",
-         lambda: overhead.markdown(overhead.measure(3 * rounds, 100), 100)),
+         lambda: overhead.markdown(overhead.measure(3 * rounds, 300), 300)),
         ("3. Time to verdict: adaptive vs a fixed doubling grid",
          lambda: time_to_verdict.markdown(
              time_to_verdict.measure(time_to_verdict.SUBSET, budget), budget)),
