@@ -100,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         ("2. Harness overhead: quadscope vs hyperfine -N on /bin/true",
          lambda: overhead.markdown(overhead.measure(3 * rounds, 300), 300)),
         ("3. Time to verdict: adaptive vs a fixed doubling grid",
-         lambda: time_to_verdict.markdown(
-             time_to_verdict.measure(time_to_verdict.SUBSET, budget), budget)),
+         lambda: printed(time_to_verdict.main,
+                         ["--quick", "--budget", str(budget)] if args.quick
+                         else ["--budget", str(budget)])),
         ("4. Culprits: does `quadscope profile` name the function that grows?",
          lambda: printed(culprits.main, ["--quick"] if args.quick else [])),
         ("5. Calibration: simulated sweeps of known truth",
