@@ -99,6 +99,12 @@ def run_values(run: Run) -> tuple[Any, ...]:
     return tuple(int(d[k]) if k in BOOL_COLUMNS else d[k] for k in RUN_COLUMNS)
 
 
+def sweep_update_values(sweep: Sweep) -> tuple[Any, ...]:
+    """SWEEP_UPDATE's parameters for `sweep`: its columns, its JSON, then its id."""
+    return (sweep.name, sweep.kind, sweep.status, sweep.created_at, dumps(sweep.to_dict()),
+            sweep.id)
+
+
 def owner_values(sweep_id: int, owner: Owner) -> tuple[Any, ...]:
     return (sweep_id, owner.pid, owner.host, owner.boot_id, owner.start_ticks, owner.since)
 

@@ -357,9 +357,7 @@ class SqliteStore:
     def update_sweep(self, sweep: Sweep) -> None:
         """Replace the stored settings of `sweep.id` (sizes chosen later, status, ...)."""
         with self._write() as c:
-            cur = c.execute(base.SWEEP_UPDATE, (sweep.name, sweep.kind, sweep.status,
-                                                sweep.created_at, base.dumps(sweep.to_dict()),
-                                                sweep.id))
+            cur = c.execute(base.SWEEP_UPDATE, base.sweep_update_values(sweep))
             if cur.rowcount == 0:
                 raise base.unknown_sweep(sweep.id, self.location)
 
