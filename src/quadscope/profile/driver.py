@@ -5,7 +5,9 @@ re-runs the sweep's command (variant A) under `sampler` at `sizes` (default:
 `choose_sizes` over the sizes the sweep measured), writes
 `out_dir/folded-n<N>.txt` per size (as sampled) and `out_dir/flame-diff.svg`
 (interpreter start-up folded into one frame when it does not grow:
-`startup.fold_startup`), samples page
+`startup.fold_startup`; for a Python before 3.12 sampled by py-spy and perf
+together, perf's C chains placed under the Python frame: `native.splice_native`),
+samples page
 faults at the largest size when the sweep's fault counts call for it
 (`should_sample_faults`: perf's page_faults when stored, else rusage's),
 measures the profiler's overhead once, and returns an `Attribution`; it
@@ -25,10 +27,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from quadscope.analyse.fitting import fit_metric
+from quadscope.errors import ToolMissingError
 from quadscope.model import Run, Sweep
 from quadscope.profile.attribute import FitFn, attribute
 from quadscope.profile.flamegraph import render_svg
 from quadscope.profile.flametree import flame_tree
+from quadscope.profile.native import PythonNativeSampler, splice_native
 from quadscope.profile.perf import PerfSampler, PerfSetup, detect_perf
 from quadscope.profile.python import (
     NATIVE_FAILED,
@@ -129,7 +133,11 @@ def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None) -> Sampl
         pyspy = find_pyspy()
         if pyspy:
             native = pyspy_native_works(pyspy, argv[0])
-            return PySpySampler(pyspy, native=native, notes=() if native else (NATIVE_FAILED,))
+            spy = PySpySampler(pyspy, native=native, notes=() if native else (NATIVE_FAILED,))
+            try:  # perf, when it works, adds the interpreter's C functions (see native.py)
+                return PythonNativeSampler(spy, PerfSampler(setup or detect_perf()))
+            except ToolMissingError:
+                return spy
         s = setup or detect_perf()
         why = (f"Python functions are not shown: {argv[0]} is Python "
                f"{'.'.join(map(str, version)) if version else '(unknown version)'}, which has no "
@@ -166,7 +174,10 @@ def profile_sweep(
         profiles.append(prof)
         folded.append(str(write_folded(out_dir / f"folded-n{n}.txt", prof.stacks)))
         notes.extend(x for x in (*prof.notes, *symbol_notes(prof)) if x not in notes)
-    startup = fold_startup(profiles)
+    merged, spliced = splice_native(profiles)
+    if spliced:
+        notes.append(spliced)
+    startup = fold_startup(merged)
     if startup.note:
         notes.append(startup.note)
     profiles = list(startup.profiles)

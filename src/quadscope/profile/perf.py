@@ -12,7 +12,11 @@ at `max_freq_hz` is repeated inside one `perf record` (a /bin/sh loop, whose
 own samples are dropped by pid), because perf record itself costs about a
 second to start. Call graphs use frame pointers (`--call-graph fp`): DWARF
 unwinding copies 8 KiB of stack per sample and is 10–50× heavier; the callers
-fp walks skip at leaves are put back by `callsite`.
+fp walks skip at leaves are put back by `callsite`. The exception is Python
+3.12+ under `-X perf` (`python_perf`): CPython is built without frame
+pointers, so an fp walk stops at the leaf (`list_insert`, no Python frame
+above it); DWARF unwinding (`DWARF_CALL_GRAPH`, at most `DWARF_MAX_FREQ_HZ`)
+reaches the `py::func:file` trampoline frames.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from quadscope.profile.sampler import Overhead
 from quadscope.profile.stacks import StackProfile
 
 INSTALL_PERF = "install linux-perf (`apt-get install linux-perf`); the sweep's results still stand"
+DWARF_CALL_GRAPH = "dwarf,16384"
+DWARF_MAX_FREQ_HZ = 2000  # 16 KiB of stack per sample: keep perf.data to tens of MiB
 _TIMED_SH = 's=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo "$s $e"'
 _REPEAT_SH = 'i=0; while [ "$i" -lt "$0" ]; do "$@" >/dev/null; i=$((i+1)); done'
 
@@ -147,9 +153,17 @@ class PerfSampler:
         self.timeout_s = timeout_s
         self.python_perf = python_perf  # insert -X perf (Python 3.12+ trampolines)
         self.resolver = ElfCallSites()
+        self.call_graph = DWARF_CALL_GRAPH if python_perf else "fp"
+        self.max_freq_hz = min(setup.max_freq_hz, DWARF_MAX_FREQ_HZ) if python_perf \
+            else setup.max_freq_hz
 
     def _argv(self, argv: Sequence[str], repeats: int) -> list[str]:
         cmd = list(argv)
+        # perf record searches PATH itself, with /usr/lib/perf-core put first, and was seen
+        # to run /usr/bin/python3.11 where the sweep ran pyenv's python3: resolve the program
+        # here, as the launcher does for the timed runs, so both run the same one.
+        if cmd and "/" not in cmd[0] and (found := shutil.which(cmd[0])):
+            cmd[0] = found
         if self.python_perf:
             cmd = [cmd[0], "-X", "perf", *cmd[1:]]
         if repeats > 1:
@@ -181,12 +195,12 @@ class PerfSampler:
     def sample(self, argv: Sequence[str], *, size_n: int, reference_s: float | None,
                out_dir: Path) -> StackProfile:
         out_dir.mkdir(parents=True, exist_ok=True)
-        freq, repeats = plan_frequency(reference_s, self.target_samples, self.setup.max_freq_hz,
+        freq, repeats = plan_frequency(reference_s, self.target_samples, self.max_freq_hz,
                                        self.max_repeats)
         data_path = out_dir / f"perf-n{size_n}.data"
         for attempt in range(2):
             data, wall_s = self._record(
-                ["-e", self.setup.event, "-F", str(freq), "--call-graph", "fp"],
+                ["-e", self.setup.event, "-F", str(freq), "--call-graph", self.call_graph],
                 argv, repeats, data_path)
             exclude = data.exec_pids[:1] if repeats > 1 else ()
             st, n = stacks(data, exclude_pids=exclude, resolver=self.resolver)
@@ -194,7 +208,7 @@ class PerfSampler:
                 break
             # Too few: the run was shorter than the sweep said. Re-plan from what was seen.
             seen_s = max(n, 1) / freq / repeats
-            freq, repeats = plan_frequency(seen_s, self.target_samples, self.setup.max_freq_hz,
+            freq, repeats = plan_frequency(seen_s, self.target_samples, self.max_freq_hz,
                                            self.max_repeats)
         total_ns = sum(st.values())
         # cpu-clock periods are nanoseconds of CPU: without a measured time, use theirs.
@@ -233,7 +247,7 @@ class PerfSampler:
 
         with tempfile.TemporaryDirectory(prefix="quadscope-perf-") as tmp:
             rec = [self.setup.perf, "record", "-q", "-B", "-N", "-e", self.setup.event, "-F",
-                   str(min(self.setup.max_freq_hz, 10000)), "--call-graph", "fp", "-o",
+                   str(min(self.max_freq_hz, 10000)), "--call-graph", self.call_graph, "-o",
                    f"{tmp}/o.data", "--"]
             timed = ["/bin/sh", "-c", _TIMED_SH, "sh", *self._argv(argv, 1)]
             startup = statistics.median(run([*rec, "true"])[1] for _ in range(runs))
