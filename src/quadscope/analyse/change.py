@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from quadscope.analyse.headline import bracket_text, bracketed
 from quadscope.classes import REGISTRY
 from quadscope.model import Comparison, Fit, MetricComparison
 from quadscope.units import fmt_count
@@ -52,8 +53,8 @@ def class_label(cls: str, size_word: str = "n") -> str:
 def _fit_label(fit: Fit, size_word: str) -> str:
     if fit.confident:
         return class_label(fit.cls, size_word)
-    if fit.at_least and fit.at_most and fit.at_least != fit.at_most:
-        return f"{class_label(fit.at_least, size_word)}…{class_label(fit.at_most, size_word)}"
+    if bracketed(fit) and fit.at_least != fit.at_most:
+        return bracket_text(fit, size_word)  # "n or n log n", as the tables write it
     return f"{class_label(fit.best, size_word)}?" if fit.best else "?"
 
 

@@ -33,7 +33,14 @@ from typing import TYPE_CHECKING
 
 from quadscope import metrics
 from quadscope.analyse.change import BETTER, WORSE, class_label
-from quadscope.analyse.headline import MATERIAL_GROWTH, exponent_text, growth_fraction, trivial
+from quadscope.analyse.headline import (
+    MATERIAL_GROWTH,
+    bracket_text,
+    bracketed,
+    exponent_text,
+    growth_fraction,
+    trivial,
+)
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
@@ -69,14 +76,14 @@ def class_style(cls: str) -> str:
 
 
 def class_cell(fit: Fit, word: str) -> Text:
-    """The class as a person reads it: "n²", a bracket "n…n log n?" or "n²?" when unsettled."""
+    """The class as a person reads it: "n²", a bracket "n or n log n?" or "n²?" when unsettled."""
     from rich.text import Text
     if trivial(fit):
         return Text("1", style=class_style("1"))
     if fit.confident:
         return Text(class_label(fit.cls, word), style=class_style(fit.cls))
-    if fit.at_least and fit.at_most and fit.at_least != fit.at_most:
-        text = f"{class_label(fit.at_least, word)}…{class_label(fit.at_most, word)}?"
+    if bracketed(fit) and fit.at_least != fit.at_most:
+        text = f"{bracket_text(fit, word)}?"  # the headline's and the HTML's words
     else:
         text = f"{class_label(fit.best, word)}?" if fit.best else "?"
     return Text(text, style="yellow")
