@@ -146,3 +146,26 @@ def test_missing_perf_is_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda _name: None)
     with pytest.raises(ToolMissingError, match="install linux-perf"):
         detect_perf()
+
+
+@pytest.mark.skipif(find_pyspy() is None, reason="py-spy is not installed")
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ is profiled by perf -X perf")
+def test_list_insert_shows_its_c_function_under_the_python_frame(
+        setup: PerfSetup, tmp_path: Path) -> None:
+    """A loop of l.insert(0, i) on Python 3.11: the culprit is libpython's insert (or memmove)
+    under <listcomp>, from perf's stacks spliced under py-spy's, not <listcomp> itself."""
+    from quadscope.profile.native import PythonNativeSampler
+
+    pyspy = find_pyspy()
+    assert pyspy is not None
+    code = "import sys; l=[]; [l.insert(0, i) for i in range(int(sys.argv[1]))]"
+    sweep = Sweep(id=1, name="py", mode="sizes", command=(sys.executable, "-c", code, "{n}"))
+    sampler = PythonNativeSampler(PySpySampler(pyspy, target_samples=200, max_runs=3),
+                                  PerfSampler(setup, target_samples=300, max_repeats=3))
+    a = profile_sweep(sweep, (5000, 10000, 20000, 40000), sampler=sampler,
+                      out_dir=tmp_path / "out", measure_overhead=False)
+    top = a.culprits[0]
+    assert top.symbol in ("list_insert", "ins1") or "memmove" in top.symbol, a.culprits[:3]
+    assert "libpython" in top.dso or "libc" in top.dso
+    assert top.call_path[-2] == "<listcomp>"
+    assert any("come from perf recordings" in note for note in a.notes)

@@ -17,7 +17,10 @@ containers deny), so the C functions of extension modules (zlib's `deflate`,
 numpy's loops) appear under the Python frame that called them; else without
 it, and the sampler's name and notes say which was used. py-spy never shows
 the interpreter's own C functions (libpython: `list.insert`'s loop), only C
-outside it: `interpreter_note` says so when a Python frame holds the growth.
+outside it: `driver.choose_sampler` therefore pairs py-spy with perf when perf
+works (`native.PythonNativeSampler`, which places perf's C chains under the
+Python frame), and `interpreter_note` says so when a Python frame still holds
+the growth.
 """
 
 from __future__ import annotations
