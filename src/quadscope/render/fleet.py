@@ -94,11 +94,15 @@ def fleet_html(fleet: FleetDoctor) -> bytes:
         f"<li>No outlier among {len(fleet.machines)} machines.</li>"
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-            f"style-src 'unsafe-inline'\"><title>{e(title)}</title><style>"
+            f"style-src 'unsafe-inline'\"><meta name=\"viewport\" "
+            f"content=\"width=device-width, initial-scale=1\"><title>{e(title)}</title><style>"
             "body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}.out{color:#b91c1c}"
-            f"</style></head><body><h1>{e(title)}</h1><table><tr>{head}</tr>{''.join(rows)}"
-            f"</table><h2>Findings</h2><ul>{findings}</ul></body></html>\n")
+            # A phone-wide window scrolls the table alone, not the whole page.
+            ".wide{overflow-x:auto}h1{overflow-wrap:anywhere}"
+            f"</style></head><body><h1>{e(title)}</h1><div class=\"wide\"><table><tr>{head}"
+            f"</tr>{''.join(rows)}</table></div><h2>Findings</h2><ul>{findings}</ul>"
+            "</body></html>\n")
     return page.encode("utf-8")
 
 

@@ -23,8 +23,9 @@ from quadscope.units import fmt_value
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{padding:.25em .6em;border-bottom:1px solid #ddd;
-text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}tr.change td{color:#b00}
-.mono{font-family:ui-monospace,monospace}svg text{font-size:11px;fill:#444}"""
+text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}tr.change td{color:#b00}
+.mono{font-family:ui-monospace,monospace}svg text{font-size:11px;fill:#444}
+.wide{overflow-x:auto}svg{max-width:100%;height:auto}"""
 
 _W, _H, _PAD = 760, 260, 48
 
@@ -107,12 +108,13 @@ def history_html(history: History) -> bytes:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">\n"
         f"<meta name=\"generator\" content=\"quadscope {_e(__version__)}\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
         f"<h1>{_e(title)}</h1>\n<p>{len(history.points)} sweeps in {_e(order)}; "
         f"{changes} change(s) marked: a class change, or a step in the constant found by "
         "a changepoint test (optimal partitioning, BIC penalty) on the log cost at "
-        f"n={history.ref_n}.</p>\n{_plot(history)}\n<table><thead><tr>"
+        f"n={history.ref_n}.</p>\n{_plot(history)}\n<div class=\"wide\"><table><thead><tr>"
         + "".join(f"<th>{_e(h)}</th>" for h in head)
-        + "</tr></thead><tbody>" + "".join(_rows(history)) + "</tbody></table>\n"
+        + "</tr></thead><tbody>" + "".join(_rows(history)) + "</tbody></table></div>\n"
         "</body>\n</html>\n"
     ).encode()
