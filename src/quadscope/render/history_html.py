@@ -23,7 +23,8 @@ from quadscope.units import fmt_value
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{padding:.25em .6em;border-bottom:1px solid #ddd;
-text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}tr.change td{color:#b00}
+text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tr.change td{color:#b00}
 .mono{font-family:ui-monospace,monospace}svg text{font-size:11px;fill:#444}
 .wide{overflow-x:auto}svg{max-width:100%;height:auto}"""
 
