@@ -117,17 +117,17 @@ def test_history_marks_linear_quadratic_linear_commits(
     assert history.order == "git" and history.ref_n == 32000
     assert [p.commit for p in history.points] == [c for c in commits for _ in range(2)]
     assert [p.cls for p in history.points] == ["n", "n", "n^2", "n^2", "n", "n"]
-    assert [p.class_changed for p in history.points] == ["", "", "n → n^2", "", "n^2 → n", ""]
+    assert [p.class_changed for p in history.points] == ["", "", "n → n²", "", "n² → n", ""]
     steps = [p.step for p in history.points]
     assert [s is not None for s in steps] == [False, False, True, False, True, False]
     assert steps[2] is not None and steps[2] > 5 and steps[4] is not None and steps[4] < 0.2
     page = history_html(history).decode()
-    assert page.count("<tr class=\"change\">") == 2 and "n → n^2" in page and "<script" not in page
+    assert page.count("<tr class=\"change\">") == 2 and "n → n²" in page and "<script" not in page
     html = tmp_path / "history.html"
     monkeypatch.setenv("COLUMNS", "200")  # one table row per line, whatever runs the tests
     assert main(["history", "hot", "--db", str(tmp_path / "results.db"), "--repo", str(repo),
                  "--html", str(html)]) == 0
-    assert "class n → n^2" in capsys.readouterr().out and html.read_text() == page
+    assert "class n → n²" in capsys.readouterr().out and html.read_text() == page
     assert main(["history", "cold", "--db", str(tmp_path / "results.db")]) == 5
 
 

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from quadscope.analyse.change import class_label
 from quadscope.classes import INCONCLUSIVE
 from quadscope.model import Fit, Sweep
 
@@ -61,7 +62,7 @@ class HistoryPoint:
     cost: float | None  # the fitted cost at the reference n
     cost_lo: float | None
     cost_hi: float | None
-    class_changed: str = ""  # "n → n²" where the class changed, else ""
+    class_changed: str = ""  # "n → n²" (labels) where the class changed, else ""
     step: float | None = None  # the ratio of the new segment's cost to the previous one's
 
 
@@ -167,7 +168,7 @@ def build_history(entries: Sequence[tuple[Sweep, Fit | None]], *, name: str, met
         changed = ""
         if cls != INCONCLUSIVE:
             if last_cls and cls != last_cls:
-                changed = f"{last_cls} → {cls}"
+                changed = f"{class_label(last_cls)} → {class_label(cls)}"
             last_cls = cls
         c = costs[i]
         points.append(HistoryPoint(

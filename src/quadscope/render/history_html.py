@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from html import escape
 
 from quadscope import __version__
+from quadscope.analyse.change import class_label
 from quadscope.analyse.history import History, HistoryPoint
 from quadscope.units import fmt_value
 
@@ -74,7 +75,7 @@ def _plot(history: History) -> str:
             out.append(f"<line x1=\"{x(i):.1f}\" x2=\"{x(i):.1f}\" y1=\"{y(p.cost_lo):.1f}\" "
                        f"y2=\"{y(p.cost_hi):.1f}\" stroke=\"{colour}\"/>")
         out.append(f"<circle cx=\"{x(i):.1f}\" cy=\"{y(p.cost):.1f}\" r=\"4\" fill=\"{colour}\">"
-                   f"<title>{_e(p.commit[:10])} {_e(p.cls)} {_e(_mark(p))}</title></circle>")
+                   f"<title>{_e(p.commit[:10])} {_e(class_label(p.cls))} {_e(_mark(p))}</title></circle>")
         out.append(f"<text x=\"{x(i) - 20:.1f}\" y=\"{_H - _PAD + 16}\" class=\"mono\">"
                    f"{_e(p.commit[:7] or p.sweep_id)}</text>")
     out.append("</svg>")
@@ -90,7 +91,7 @@ def _rows(history: History) -> Iterable[str]:
             f"{fmt_value(history.metric, p.cost_hi)}]")
         when = dt.datetime.fromtimestamp(p.created_at).strftime("%Y-%m-%d %H:%M")
         cells = [str(p.sweep_id), (p.commit[:10] or "—") + ("+dirty" if p.dirty else ""),
-                 p.branch, when, p.machine, p.cls, k, cost, _mark(p)]
+                 p.branch, when, p.machine, class_label(p.cls), k, cost, _mark(p)]
         cls = " class=\"change\"" if _mark(p) else ""
         yield f"<tr{cls}>" + "".join(
             f"<td class=\"{'mono' if j == 1 else 'num' if j in (6, 7) else ''}\">{_e(c)}</td>"
