@@ -95,8 +95,14 @@ BLOB_SELECT = 'SELECT json FROM blobs WHERE sweep_id = ? AND "key" = ?'
 
 def run_values(run: Run) -> tuple[Any, ...]:
     """The runs-table row of `run`, in RUN_COLUMNS order (booleans as 0/1)."""
-    d = run.to_dict()
-    return tuple(int(d[k]) if k in BOOL_COLUMNS else d[k] for k in RUN_COLUMNS)
+    # Run.to_dict's values without its dicts: this is on every run's path.
+    m = run.measurement
+    fields = {"sweep_id": run.sweep_id, "seq": run.seq, "variant": run.variant,
+              "size_n": run.size_n, "repeat": run.repeat, "warmup": int(run.warmup),
+              "started_at": run.started_at, "exit_code": m.exit_code,
+              "timed_out": int(m.timed_out), "stderr_tail": m.stderr_tail}
+    values = m.values
+    return tuple(fields[k] if k in fields else values[k] for k in RUN_COLUMNS)
 
 
 def sweep_update_values(sweep: Sweep) -> tuple[Any, ...]:

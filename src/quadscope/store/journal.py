@@ -44,9 +44,13 @@ def _prefix(db_path: Path) -> str:
     return f"{db_path.name}{_INFIX}"
 
 
+# One encoder for every line: json.dumps with options builds a new one per call.
+# allow_nan: a metric may be inf or NaN; json reads "Infinity"/"NaN" back.
+_ENCODER = json.JSONEncoder(allow_nan=True, separators=(",", ":"))
+
+
 def _line(obj: Sequence[Any]) -> bytes:
-    # allow_nan: a metric may be inf or NaN; json reads "Infinity"/"NaN" back.
-    return (json.dumps(obj, allow_nan=True, separators=(",", ":")) + "\n").encode()
+    return (_ENCODER.encode(obj) + "\n").encode()
 
 
 class RunJournal:
