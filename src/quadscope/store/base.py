@@ -26,7 +26,14 @@ LATEST_REFS = ("last", "latest")
 
 
 class Store(Protocol):
-    """One quadscope results database; each write is its own committed transaction."""
+    """One quadscope results database.
+
+    Each write is its own committed transaction, except `add_run`: once it
+    returns the run survives the writer's death (kill -9 included), but it may
+    reach the tables later, in a batch: PostgreSQL commits it at once; SQLite
+    journals it and commits within its batch interval, before any other method
+    of the same store answers, at `close()`, or at the next open after a kill.
+    """
 
     @property
     def location(self) -> str: ...
