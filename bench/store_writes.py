@@ -1,16 +1,17 @@
-"""The store's write rate: runs/s for `add_run` committed one at a time, SQLite against PostgreSQL.
+"""The store's write rate: runs/s through `add_run`, SQLite against PostgreSQL.
 
 Each writer is a process that opens the store, creates its own sweep, waits
-for the others, then stores R runs with `add_run`, each its own committed
-transaction, as `quadscope run` stores them. The rate is all writers' runs
+for the others, then stores R runs with `add_run`, as `quadscope run` stores them (PostgreSQL:
+each its own committed transaction; SQLite: journaled, committed in batches). The rate is all writers' runs
 over the wall time from the first writer's first run to the last writer's
 last. Measured with 1 writer and with N writers at once (N processes into
 one SQLite file, or into one PostgreSQL database: a fleet sweeping into one
 store), for:
 
 * SQLite: a file in a scratch folder, WAL with `synchronous=NORMAL` (the
-  store's settings: a commit is not fsync-ed, so an OS crash may lose the
-  last few).
+  store's settings: each run journaled with one write(2), committed in
+  batches every 0.1 s; nothing fsync-ed, so an OS crash may lose the last
+  few).
 * PostgreSQL, durable: a throwaway server (tests/pg.py, Debian's binaries,
   Unix socket) with the server's defaults: each commit waits for its WAL
   flush (`synchronous_commit = on`).

@@ -250,11 +250,13 @@ def test_next_seq_for_resume(store: Store) -> None:
 
 
 def test_duplicate_seq_is_refused(store: Store) -> None:
-    """A second run with the same (sweep_id, seq) is a StoreError and changes nothing."""
+    """A second run with the same (sweep_id, seq) is a StoreError (at the latest from the next
+    method, once its batch is committed) and changes nothing."""
     sweep = store.create_sweep(make_sweep())
     store.add_run(make_run(sweep.id, 0))
     with pytest.raises(StoreError, match="only one process"):
         store.add_run(make_run(sweep.id, 0, size_n=999))
+        store.next_seq(sweep.id)
     assert [r.size_n for r in store.runs(sweep.id)] == [100]
 
 
@@ -332,10 +334,12 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 def test_two_connections_share_one_store(store_location: Path | str) -> None:
-    """Runs written through one Store are visible to another open on the same store."""
+    """Runs written through one Store are visible to another open once the writer has committed
+    them (any other method of the writer commits the runs it journaled)."""
     with open_store(store_location) as writer, open_store(store_location) as reader:
         sweep = writer.create_sweep(make_sweep())
         writer.add_run(make_run(sweep.id, 0))
+        assert writer.next_seq(sweep.id) == 1
         assert reader.runs(sweep.id) == [make_run(sweep.id, 0)]
         reader.put_blob(sweep.id, "doctor", {"ok": True})
         assert writer.get_blob(sweep.id, "doctor") == {"ok": True}

@@ -55,6 +55,8 @@ RUN_KEYS: tuple[str, ...] = (
     "sweep_id", "seq", "variant", "size_n", "repeat", "warmup", "started_at", *MEASUREMENT_KEYS,
 )
 
+_RAW_NAME_SET = frozenset(metrics.RAW_NAMES)  # built once: every measurement is checked against it
+
 Number = float | int
 
 
@@ -84,7 +86,7 @@ class Measurement:
         **by_name: Number | None,
     ) -> None:
         given = {**(values or {}), **by_name}
-        unknown = sorted(set(given) - set(metrics.RAW_NAMES))
+        unknown = sorted(given.keys() - _RAW_NAME_SET)
         if unknown:
             raise TypeError(f"Measurement has no raw metric {', '.join(unknown)}")
         if given.get("wall_s") is None:

@@ -62,11 +62,13 @@ from quadscope.measure.meters import CounterBackend, NoCounters, counts_by_metri
 from quadscope.measure.resident import ResidentLauncher, build_launcher
 from quadscope.model import Measurement
 
+_RUSAGE_METRICS = metrics.by_source(metrics.RUSAGE)
+
 
 def rusage_values(ru: Callable[[str], float]) -> dict[str, float | int]:
     """Each rusage metric of the registry from `ru(field)`, a struct rusage field's value."""
     out: dict[str, float | int] = {}
-    for m in metrics.by_source(metrics.RUSAGE):
+    for m in _RUSAGE_METRICS:
         v = ru(m.events[0]) * m.scale
         out[m.name] = int(v) if m.integral else float(v)
     return out

@@ -36,6 +36,7 @@ from quadscope.measure.meters import EVENT_CODES
 # The reply's fields before the counts, in launcher.c's order.
 _DONE_FIELDS = ("wall_ns", "timed_out", "status", "errno", "utime_us", "stime_us",
                 "ru_maxrss", "ru_minflt", "ru_majflt", "ru_nvcsw", "ru_nivcsw")
+_RU_FIELDS = _DONE_FIELDS[6:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,9 @@ def parse_reply(line: str, events: Sequence[str]) -> Reply:
     parts = line.split()
     if not parts or parts[0] != "done" or len(parts) != 1 + len(_DONE_FIELDS) + len(events):
         raise RuntimeError(f"the quadscope launcher replied {line!r}")
-    f = dict(zip(_DONE_FIELDS, (int(x) for x in parts[1:1 + len(_DONE_FIELDS)]), strict=True))
+    # Indexing, not a dict of every field: this runs once per run of every sweep.
+    wall_ns, timed_out, status, errno, utime_us, stime_us, *ru = map(
+        int, parts[1:1 + len(_DONE_FIELDS)])
     counts: dict[str, int | None] = {}
     errnos: dict[str, int] = {}
     for event, token in zip(events, parts[1 + len(_DONE_FIELDS):], strict=True):
@@ -80,11 +83,10 @@ def parse_reply(line: str, events: Sequence[str]) -> Reply:
             counts[event], errnos[event] = None, int(token[1:])
         else:
             counts[event] = None if token == "-" else int(token)
-    rusage = {k: float(v) for k, v in f.items() if k.startswith("ru_")}
-    rusage["ru_utime"] = f["utime_us"] / 1e6
-    rusage["ru_stime"] = f["stime_us"] / 1e6
-    return Reply(f["wall_ns"], bool(f["timed_out"]), f["status"], f["errno"], rusage, counts,
-                 errnos)
+    rusage = dict(zip(_RU_FIELDS, map(float, ru), strict=True))
+    rusage["ru_utime"] = utime_us / 1e6
+    rusage["ru_stime"] = stime_us / 1e6
+    return Reply(wall_ns, bool(timed_out), status, errno, rusage, counts, errnos)
 
 
 def launcher_source() -> str:
@@ -151,6 +153,8 @@ class ResidentLauncher:
     def stderr_tail(self, tail_bytes: int) -> str:
         """The last `tail_bytes` the latest run wrote to stderr."""
         size = os.fstat(self._stderr.fileno()).st_size
+        if size == 0:
+            return ""  # most runs write nothing: no read
         start = max(0, size - tail_bytes)
         return os.pread(self._stderr.fileno(), size - start, start).decode("utf-8", "replace")
 

@@ -94,6 +94,10 @@ class Runner:
         self._seq = store.next_seq(sweep.id)
         self._t0 = clock.monotonic()
         self._set_up: set[int] = set()  # sizes whose --setup has been handed out
+        # (variant, size) -> the job's argv, env and --prepare: built once, as a sweep
+        # runs each size many times and this is on every run's path.
+        self._commands: dict[tuple[str, int], tuple[tuple[str, ...], tuple[tuple[str, str], ...],
+                                                    tuple[str, ...] | None]] = {}
 
     def run(self, plan: Plan, budget_s: float | None = None) -> None:
         """Batches from `plan` until it is done or `budget_s` of the clock is spent."""
@@ -109,16 +113,21 @@ class Runner:
 
     def _job(self, variant: str, size_n: int, timeout_s: float | None) -> Job:
         sw = self.sweep
-        command, shell = ((sw.vs_command, sw.vs_shell) if variant == "B"
-                          else (sw.command, sw.shell))
-        assert command is not None
+        commands = self._commands.get((variant, size_n))
+        if commands is None:
+            command, shell = ((sw.vs_command, sw.vs_shell) if variant == "B"
+                              else (sw.command, sw.shell))
+            assert command is not None
+            prepare = (None if sw.prepare is None
+                       else tuple(substitute((sw.prepare,), True, size_n)))
+            commands = self._commands[(variant, size_n)] = (
+                tuple(substitute(command, shell, size_n)), size_padding(command, size_n), prepare)
+        argv, env, prepare = commands
         setup = None
         if sw.setup is not None and size_n not in self._set_up:
             self._set_up.add(size_n)
             setup = tuple(substitute((sw.setup,), True, size_n))
-        prepare = None if sw.prepare is None else tuple(substitute((sw.prepare,), True, size_n))
-        return Job(tuple(substitute(command, shell, size_n)), timeout_s,
-                   env=size_padding(command, size_n), setup=setup, prepare=prepare)
+        return Job(argv, timeout_s, env=env, setup=setup, prepare=prepare)
 
     def _run_batch(self, batch: Batch) -> None:
         jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s) for s in batch]

@@ -26,7 +26,14 @@ LATEST_REFS = ("last", "latest")
 
 
 class Store(Protocol):
-    """One quadscope results database; each write is its own committed transaction."""
+    """One quadscope results database.
+
+    Each write is its own committed transaction, except `add_run`: once it
+    returns the run survives the writer's death (kill -9 included), but it may
+    reach the tables later, in a batch: PostgreSQL commits it at once; SQLite
+    journals it and commits within its batch interval, before any other method
+    of the same store answers, at `close()`, or at the next open after a kill.
+    """
 
     @property
     def location(self) -> str: ...
@@ -95,8 +102,14 @@ BLOB_SELECT = 'SELECT json FROM blobs WHERE sweep_id = ? AND "key" = ?'
 
 def run_values(run: Run) -> tuple[Any, ...]:
     """The runs-table row of `run`, in RUN_COLUMNS order (booleans as 0/1)."""
-    d = run.to_dict()
-    return tuple(int(d[k]) if k in BOOL_COLUMNS else d[k] for k in RUN_COLUMNS)
+    # Run.to_dict's values without its dicts: this is on every run's path.
+    m = run.measurement
+    fields = {"sweep_id": run.sweep_id, "seq": run.seq, "variant": run.variant,
+              "size_n": run.size_n, "repeat": run.repeat, "warmup": int(run.warmup),
+              "started_at": run.started_at, "exit_code": m.exit_code,
+              "timed_out": int(m.timed_out), "stderr_tail": m.stderr_tail}
+    values = m.values
+    return tuple(fields[k] if k in fields else values[k] for k in RUN_COLUMNS)
 
 
 def sweep_update_values(sweep: Sweep) -> tuple[Any, ...]:

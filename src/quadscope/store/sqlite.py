@@ -10,15 +10,27 @@ method becomes a `StoreError` sentence naming the file and what to do
 (`store_error`: read-only, full disk, locked, corrupt, I/O). An older store is upgraded in place, in one
 transaction (`migrations.upgrade`), and a raw metric the registry has gained
 since the file was written becomes a nullable column; the tables themselves
-are declared in `schema`. Each write is its own committed transaction, so a
-run passed to `add_run` is on disk before the call returns. Nothing here
-prints, measures or fits. Tables and columns are documented in docs/schema.md.
+are declared in `schema`. Each write but `add_run` is its own committed
+transaction. Nothing here prints, measures or fits. Tables and columns are
+documented in docs/schema.md.
+
+Runs in batches: `add_run` appends the run to this store's journal
+(`journal.RunJournal`, a file beside the database) with one write(2), and
+commits the runs journaled so far in one transaction once `batch_s` has passed
+since the last commit (so a slow sweep commits every run at once, a fast one
+every `batch_s`), before any other method of this store answers, and at
+`close()`. A writable open first commits (and removes) the journal of any
+writer that died before committing (`journal.replay_orphans`), and
+`for_reading` opens writable to do so when one is there, so every command that
+reads a sweep sees all its runs; another process sees a live sweep's runs at
+most `batch_s` late.
 
 Durability: the database is in WAL mode with `synchronous=NORMAL`. A commit
-appends the transaction to the `-wal` file with write(2) before returning, so
-once `add_run` returns the run survives the writer being killed (`kill -9`,
-Ctrl-C, a crash); the next open replays the WAL. Only an operating-system crash
-or power loss can lose the last few commits, never corrupt the file (see
+appends the transaction to the `-wal` file with write(2) before returning, and
+a journal line is written with write(2) before `add_run` returns, so a
+finished run survives the writer being killed (`kill -9`, Ctrl-C, a crash);
+the next open replays the WAL and the journal. Only an operating-system crash
+or power loss can lose the last runs or commits, never corrupt the file (see
 https://www.sqlite.org/wal.html and the `synchronous` pragma documentation).
 
 Concurrency: several processes may share one file (a sweep and the doctor, say).
@@ -34,9 +46,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import functools
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,9 +59,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from quadscope.errors import StoreError, UnknownRunError
 from quadscope.model import SCHEMA_VERSION, Owner, Run, Sweep
-from quadscope.store import base, migrations
+from quadscope.store import base, journal, migrations
 from quadscope.store.base import LATEST_REFS
-from quadscope.store.schema import OWNERS_SQL, create_tables
+from quadscope.store.schema import OWNERS_SQL, RUN_COLUMNS, create_tables
 
 # "QSCP" in ASCII: marks the file as ours in the SQLite header (offset 68), so
 # `file(1)`-style tools and our own open can tell a quadscope store apart.
@@ -56,6 +70,10 @@ APPLICATION_ID = 0x51534350
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 DB_ENV_VAR = "QUADSCOPE_DB"
+# Runs are committed at most this often: a commit (50-200 µs, a checkpoint
+# several ms) then costs a fast sweep ~0.1% of its time, and a reader in
+# another process sees a live sweep at most this late.
+BATCH_S = 0.1
 __all__ = ["APPLICATION_ID", "DB_ENV_VAR", "LATEST_REFS", "SqliteStore", "default_db_path"]
 
 def default_db_path(cwd: Path | None = None, env: Mapping[str, str] = os.environ) -> Path:
@@ -79,6 +97,22 @@ def _translated(method: Callable[Concatenate[SqliteStore, P], R]) -> Callable[Co
             return method(self, *args, **kwargs)
         except sqlite3.Error as e:
             raise store_error(self.path, e, self._busy_timeout_s) from e
+        except OSError as e:  # the journal's write
+            raise store_error(self.path, sqlite3.OperationalError(
+                "disk is full" if e.errno == errno.ENOSPC else f"disk I/O error: {e}"),
+                self._busy_timeout_s) from e
+
+    return wrapper
+
+
+def _committed(method: Callable[Concatenate[SqliteStore, P], R]) -> Callable[Concatenate[SqliteStore, P], R]:
+    """Commit the journaled runs first, so the method sees (and orders after) every run stored."""
+
+    @functools.wraps(method)
+    def wrapper(self: SqliteStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self._pending:
+            self._commit_pending()
+        return method(self, *args, **kwargs)
 
     return wrapper
 
@@ -133,10 +167,15 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
 class SqliteStore:
     """One quadscope results database in a SQLite file. Use as a context manager, or call `close()`."""
 
-    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0, readonly: bool = False) -> None:
+    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0, readonly: bool = False,
+                 batch_s: float = BATCH_S) -> None:
         self.path = Path(path)
         self.readonly = readonly
         self._busy_timeout_s = busy_timeout_s
+        self._batch_s = batch_s
+        self._journal: journal.RunJournal | None = None  # made at the first add_run
+        self._pending: list[tuple[Any, ...]] = []  # journaled, not yet committed
+        self._committed_at_s = time.monotonic()
         if readonly and not self.path.is_file():
             raise UnknownRunError(
                 f"there is no results database at {self.path}"
@@ -171,6 +210,7 @@ class SqliteStore:
                 )
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
+            journal.replay_orphans(self.path, self._commit_orphan)
         except sqlite3.Error as e:
             self._conn.close()
             raise store_error(self.path, e, busy_timeout_s) from e
@@ -190,6 +230,9 @@ class SqliteStore:
         can be; a read-only one that would need it is refused with the fix.
         """
         store = cls(path, readonly=True)
+        if journal.has_orphans(store.path) and os.access(Path(path).parent, os.W_OK):
+            store.close()
+            return cls(path)  # which commits the runs a killed writer journaled
         if store._needs_upgrade():
             store.close()
             if not os.access(path, os.W_OK) or not os.access(Path(path).parent, os.W_OK):
@@ -294,7 +337,19 @@ class SqliteStore:
     # -- lifecycle -----------------------------------------------------------
 
     def close(self) -> None:
-        self._conn.close()
+        """Commit the journaled runs and close; if that commit fails, the journal stays for the next open."""
+        keep = True
+        try:
+            if self._pending:
+                self._commit_pending()
+            keep = False
+        except sqlite3.Error:
+            pass  # the journal stays: the next open commits its runs
+        finally:
+            if self._journal is not None:
+                self._journal.close(keep=keep)
+                self._journal = None
+            self._conn.close()
 
     def __enter__(self) -> SqliteStore:
         return self
@@ -310,6 +365,7 @@ class SqliteStore:
     # -- sweeps --------------------------------------------------------------
 
     @_translated
+    @_committed
     def create_sweep(self, sweep: Sweep, owner: Owner | None = None) -> Sweep:
         """Store a new sweep; return it with the id the store assigned (a given id is ignored).
 
@@ -329,6 +385,7 @@ class SqliteStore:
         return stored
 
     @_translated
+    @_committed
     def claim(self, sweep_id: int, owner: Owner, alive: Callable[[Owner], bool]) -> Owner | None:
         """Make `owner` the process running the sweep, unless another live one is.
 
@@ -345,6 +402,7 @@ class SqliteStore:
         return None
 
     @_translated
+    @_committed
     def release(self, sweep_id: int, owner: Owner) -> None:
         """`owner` no longer runs the sweep (a claim another process took over stays)."""
         with self._write() as c:
@@ -354,6 +412,7 @@ class SqliteStore:
         self._conn.execute(base.OWNER_UPSERT, base.owner_values(sweep_id, owner))
 
     @_translated
+    @_committed
     def update_sweep(self, sweep: Sweep) -> None:
         """Replace the stored settings of `sweep.id` (sizes chosen later, status, ...)."""
         with self._write() as c:
@@ -362,6 +421,7 @@ class SqliteStore:
                 raise base.unknown_sweep(sweep.id, self.location)
 
     @_translated
+    @_committed
     def set_status(self, sweep_id: int, status: str) -> None:
         """Set one sweep's status (running | complete | interrupted | failed)."""
         with self._write():
@@ -370,12 +430,14 @@ class SqliteStore:
                                (status, base.dumps(sweep.to_dict()), sweep_id))
 
     @_translated
+    @_committed
     def get_sweep(self, ref: str | int) -> Sweep:
         """Look a sweep up by id ("3"), by name (the most recent), or "last"/"latest"."""
         return base.find_sweep(lambda sql, params: self._conn.execute(sql, params).fetchone(),
                                ref, self.location)
 
     @_translated
+    @_committed
     def list_sweeps(self) -> list[tuple[Sweep, int]]:
         """Every sweep with its stored run count (warm-ups and failures included), newest first."""
         rows = self._conn.execute(base.LIST_SWEEPS).fetchall()
@@ -391,21 +453,57 @@ class SqliteStore:
 
     @_translated
     def add_run(self, run: Run) -> None:
-        """Store one finished run and commit at once, so a later crash cannot lose it.
+        """Store one finished run: journaled before returning, committed in a batch (module docstring).
 
         A duplicate (sweep_id, seq) or an unknown sweep_id (two processes
-        running one sweep) raises `StoreError`.
+        running one sweep) raises `StoreError` at the commit of its batch.
         """
+        values = base.run_values(run)
+        if self._journal is None:
+            self._journal = journal.RunJournal.create(self.path, RUN_COLUMNS)
+        self._journal.append(values)
+        self._pending.append(values)
+        if time.monotonic() - self._committed_at_s >= self._batch_s:
+            self._commit_pending()
+
+    def _commit_pending(self) -> None:
+        pending, refused = self._pending, None
+        try:
+            with self._write() as c:
+                c.executemany(base.RUN_INSERT, pending)
+        except sqlite3.IntegrityError:
+            # Another process stored one of these runs: keep the others, refuse that one.
+            for row in pending:
+                try:
+                    with self._write() as c:
+                        c.execute(base.RUN_INSERT, row)
+                except sqlite3.IntegrityError as e:
+                    refused = refused or e
+        self._pending = []
+        self._committed_at_s = time.monotonic()
+        if self._journal is not None:
+            self._journal.clear()
+        if refused is not None:
+            raise refused
+
+    def _commit_orphan(self, columns: tuple[str, ...], rows: journal.Rows) -> None:
+        # OR IGNORE: its writer may have committed some rows before it died.
+        known = [c for c in columns if c in set(RUN_COLUMNS)]
+        index = [columns.index(c) for c in known]
+        sql = (f"INSERT OR IGNORE INTO runs ({', '.join(known)}) "
+               f"VALUES ({', '.join('?' for _ in known)})")
         with self._write() as c:
-            c.execute(base.RUN_INSERT, base.run_values(run))
+            c.executemany(sql, [tuple(row[i] for i in index) for row in rows])
 
     @_translated
+    @_committed
     def runs(self, sweep_id: int) -> list[Run]:
         """All runs of one sweep, in execution order (by seq)."""
         rows = self._conn.execute(base.RUNS_SELECT, (sweep_id,)).fetchall()
         return [base.row_to_run(row) for row in rows]
 
     @_translated
+    @_committed
     def next_seq(self, sweep_id: int) -> int:
         """The seq the next run of this sweep gets: one past the highest stored, or 0."""
         return int(self._conn.execute(base.NEXT_SEQ, (sweep_id,)).fetchone()[0])
@@ -413,12 +511,14 @@ class SqliteStore:
     # -- blobs ---------------------------------------------------------------
 
     @_translated
+    @_committed
     def put_blob(self, sweep_id: int, key: str, obj: dict[str, Any]) -> None:
         """Attach a JSON object to a sweep under `key` (fits, doctor, culprits), replacing any."""
         with self._write() as c:
             c.execute(base.BLOB_UPSERT, (sweep_id, key, base.dumps(obj)))
 
     @_translated
+    @_committed
     def get_blob(self, sweep_id: int, key: str) -> dict[str, Any] | None:
         """The object stored under `key` for this sweep, or None."""
         row = self._conn.execute(base.BLOB_SELECT, (sweep_id, key)).fetchone()
