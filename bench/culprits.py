@@ -8,8 +8,9 @@ Two parts, both printed as Markdown (the `## Culprits` section of BENCHMARKS.md)
    the share of the profile's wall time spent turning perf data into samples
    (`perf script` streamed into our parser; goal ≤ 10%).
 2. Speed: one perf.data file (the quadratic workload, sampled at a high rate)
-   is processed by quadscope (`perf script` with the fixed field list and
-   --no-inline streamed into our parser as the sampler does, then folding and
+   is processed by quadscope (`perf script` with the fixed field list,
+   --no-inline and --kallsyms /dev/null streamed into our parser, which names
+   kernel frames from the table the sampler reads once per profile, then folding and
    per-function series; "parse only" times the same on perf script's text
    already read) and by the named peer
    `perf report --stdio` (with its default call-graph processing), in the same
@@ -21,6 +22,7 @@ Usage: .venv/bin/python bench/culprits.py [--quick]
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import subprocess
 import sys
@@ -35,7 +37,8 @@ from common import log, machine, table
 from quadscope.model import Sweep
 from quadscope.profile.attribute import series
 from quadscope.profile.driver import choose_sizes, profile_sweep
-from quadscope.profile.perf import PerfSampler, detect_perf, script_argv
+from quadscope.profile.kallsyms import read_kernel_symbols
+from quadscope.profile.perf import PerfSampler, PerfSetup, detect_perf, script_argv
 from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
 from quadscope.profile.stacks import StackProfile, fold
 from quadscope.workloads import WORKLOADS, build
@@ -103,7 +106,14 @@ def to_series(data: PerfData, event: str) -> int:
     return n_samples
 
 
-def speed(setup_perf: str, event: str, runs: int = 3) -> tuple[list[list[object]], str]:
+def speed(setup: PerfSetup, runs: int = 3) -> tuple[list[list[object]], str]:
+    setup_perf, event = setup.perf, setup.event
+    # As the sampler does: the kernel's symbols read once per profile (in a thread
+    # overlapping the first recording), perf script told not to load them.
+    t_k = time.monotonic()
+    kernel = read_kernel_symbols() if setup.kernel else None
+    kernel_s = time.monotonic() - t_k
+    script = functools.partial(script_argv, own_kernel_symbols=kernel is not None)
     w = WORKLOADS["linear_quadratic"]
     exe = build(w.name)
     with tempfile.TemporaryDirectory(prefix="quadscope-bench-speed-") as tmp:
@@ -118,16 +128,16 @@ def speed(setup_perf: str, event: str, runs: int = 3) -> tuple[list[list[object]
         for _ in range(runs):
             t0 = time.monotonic()
             # As the sampler does: perf script streamed into the parser (the two overlap).
-            with subprocess.Popen(script_argv(setup_perf, data, SCRIPT_FIELDS),
+            with subprocess.Popen(script(setup_perf, data, SCRIPT_FIELDS),
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                   errors="replace") as proc:
                 assert proc.stdout is not None
-                n_samples = to_series(parse(proc.stdout), event)
+                n_samples = to_series(parse(proc.stdout, kernel), event)
             ours.append(time.monotonic() - t0)
-            text = subprocess.run(script_argv(setup_perf, data, SCRIPT_FIELDS),
+            text = subprocess.run(script(setup_perf, data, SCRIPT_FIELDS),
                                   capture_output=True, text=True, check=True).stdout
             t1 = time.monotonic()
-            to_series(parse(text.splitlines(keepends=True)), event)
+            to_series(parse(text.splitlines(keepends=True), kernel), event)
             t2 = time.monotonic()
             subprocess.run([setup_perf, "report", "--stdio", "-i", str(data)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
@@ -140,6 +150,8 @@ def speed(setup_perf: str, event: str, runs: int = 3) -> tuple[list[list[object]
         ["quadscope: parse + fold + series only", f"{p:.3f}", f"{n_samples / p:,.0f}",
          f"{r / p:.2f}×"],
         ["perf report --stdio (peer)", f"{r:.3f}", f"{n_samples / r:,.0f}", "1.00×"],
+        ["quadscope: kernel symbol table, read once per profile (not in the rows above)",
+         f"{kernel_s:.3f}", "—", "—"],
     ]
     return rows, f"{n_samples} samples with call chains, median of {runs} runs"
 
@@ -151,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     setup = detect_perf(probe_faults=False)
     sampler = TimedSampler(setup, target_samples=1000, max_repeats=20)
     rows, first, total = accuracy(sampler, args.quick)
-    speed_rows, what = speed(setup.perf, setup.event)
+    speed_rows, what = speed(setup)
     m = machine()
     print("## Culprits\n")
     print(f"`bench/culprits.py` on {m['date']}: {m['nproc']} cores, kernel {m['kernel']}, "

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import measurement
 
-from quadscope.analyse.analysis import time_outgrows_instructions
+from quadscope.analyse.analysis import count_growth, time_outgrows_instructions
 from quadscope.cli import main
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.exact import PAGE_BYTES, Cachegrind, Callgrind, InstructionMeter, hold_still
@@ -121,6 +121,20 @@ def test_note_when_time_surely_outgrows_instructions() -> None:
     assert time_outgrows_instructions({"wall_s": _fit("n", "n", "n"),
                                        "instructions": _fit("n", "n", "n")}) == ""
     assert time_outgrows_instructions({"wall_s": _fit("n^2", "n^2", "n^2")}) == ""
+
+
+def test_note_when_time_grows_and_counts_barely_move() -> None:
+    """Counts within 1% over the sweep (too little to class) beside growing time: the note
+    says so; counts that grew more, or time that may be flat, say nothing."""
+    flat = [_run(10, 0, 126614), _run(10, 1, 126614), _run(50, 0, 126636), _run(50, 1, 126636)]
+    growth = count_growth(flat)
+    assert growth == 126636 / 126614
+    fits = {"wall_s": _fit("n", "n", "n log n"), "instructions": _fit("inconclusive", "1", "n^3")}
+    assert "instructions changed by 0.02% over the sizes" in time_outgrows_instructions(fits, growth)
+    assert time_outgrows_instructions(fits, 1.5) == ""
+    assert time_outgrows_instructions({**fits, "wall_s": _fit("inconclusive", "1", "n")},
+                                      growth) == ""
+    assert count_growth([_run(10, 0, None)]) is None
 
 
 @pytest.mark.integration

@@ -16,6 +16,7 @@ the instructions counted (`time_outgrows_instructions`): time stays the headline
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -171,18 +172,43 @@ def fit_runs(
     return fits, notes
 
 
-def time_outgrows_instructions(fits: Mapping[str, Fit]) -> str:
+# Instruction counts that move less than this over the whole sweep do not grow: an exact
+# meter still sees a few instructions of bookkeeping vary with n, too little to class.
+FLAT_COUNT_GROWTH = 1.01
+
+
+def count_growth(runs: Sequence[Run], metric: str = "instructions") -> float | None:
+    """Median `metric` at the largest size over its median at the smallest; None without counts."""
+    at: dict[int, list[float]] = {}
+    for r in runs:
+        v = getattr(r.measurement, metric)
+        if v is not None:
+            at.setdefault(r.size_n, []).append(float(v))
+    if len(at) < 2:
+        return None
+    lo, hi = statistics.median(at[min(at)]), statistics.median(at[max(at)])
+    return hi / lo if lo > 0 else None
+
+
+def time_outgrows_instructions(fits: Mapping[str, Fit], growth: float | None = None) -> str:
     """A note when wall time surely grows faster than the instructions counted, else "".
 
     Surely: the slowest class the wall-time data support is above the fastest
     the instruction counts support (each fit's 95% bracket, `at_least` and
-    `at_most`; a settled class is its own bracket).
+    `at_most`; a settled class is its own bracket); or wall time surely grows
+    while the counts moved by less than 1% over the sweep (`growth`, from
+    `count_growth`), a change too small to class.
     """
     wall, count = fits.get("wall_s"), fits.get("instructions")
     if wall is None or count is None:
         return ""
     slowest = wall.at_least or (wall.cls if wall.confident else "")
     fastest = count.at_most or (count.cls if count.confident else "")
+    if slowest and growth is not None and growth <= FLAT_COUNT_GROWTH and REGISTRY.index(slowest) > 0:
+        return (f"wall_s grows at least as {slowest} but instructions changed by "
+                f"{abs(growth - 1):.2%} over the sizes: the extra time is not in instructions "
+                "executed (kernel work, page zeroing, cache misses); read the wall_s verdict, "
+                "and sys_s and minor_faults for the cause")
     if not slowest or not fastest or REGISTRY.index(slowest) <= REGISTRY.index(fastest):
         return ""
     return (f"wall_s grows at least as {slowest} but instructions at most as {fastest}: the "
@@ -222,7 +248,8 @@ def analyse(
             continue
         f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed)
         fits[variant] = f
-        if sweep.meter == "instructions" and (outgrows := time_outgrows_instructions(f)):
+        if sweep.meter == "instructions" and (
+                outgrows := time_outgrows_instructions(f, count_growth(good))):
             n.append(outgrows)
         notes.extend(f"{variant}: {x}" if len(variants) > 1 else x for x in n)
     size_word = "i" if sweep.mode == "accumulate" else "n"

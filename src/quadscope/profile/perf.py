@@ -29,12 +29,14 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from quadscope.errors import ToolMissingError
 from quadscope.profile.callsite import ElfCallSites
 from quadscope.profile.faults import FaultReport, classify_faults
+from quadscope.profile.kallsyms import KernelSymbols, read_kernel_symbols
 from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
 from quadscope.profile.sampler import Overhead
 from quadscope.profile.stacks import StackProfile
@@ -122,12 +124,17 @@ def detect_perf(*, probe_faults: bool = True) -> PerfSetup:
                      tuple(notes))
 
 
-def script_argv(perf: str, data_path: Path, fields: str) -> list[str]:
+def script_argv(perf: str, data_path: Path, fields: str, *,
+                own_kernel_symbols: bool = False) -> list[str]:
     """`perf script` as the sampler runs it. --no-inline: inline frames cost an
     addr2line per address on binaries with debug info, and the parser drops them
-    (they carry no ip)."""
-    return [perf, "script", "-i", str(data_path), "-F", fields, "--no-inline",
+    (they carry no ip). With `own_kernel_symbols` perf skips loading the kernel's
+    symbols (`--kallsyms /dev/null`, about 0.1 s a run) and the parser names kernel
+    frames from a table read once (`kallsyms`); also right when kernel frames are
+    not recorded at all."""
+    argv = [perf, "script", "-i", str(data_path), "-F", fields, "--no-inline",
             "--show-task-events", "--show-mmap-events"]
+    return [*argv, "--kallsyms", os.devnull] if own_kernel_symbols else argv
 
 
 def plan_frequency(expected_s: float | None, target_samples: int, max_freq_hz: int,
@@ -156,6 +163,17 @@ class PerfSampler:
         self.call_graph = DWARF_CALL_GRAPH if python_perf else "fp"
         self.max_freq_hz = min(setup.max_freq_hz, DWARF_MAX_FREQ_HZ) if python_perf \
             else setup.max_freq_hz
+        self._kernel_symbols: Future[KernelSymbols | None] | None = None
+
+    def _load_kernel_symbols(self) -> None:
+        """Start reading the kernel's symbols once, in a thread that overlaps the first
+        recording (perf record mostly waits on the workload), unless no kernel frame
+        can be recorded."""
+        if self._kernel_symbols is not None or not self.setup.kernel:
+            return
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quadscope-kallsyms")
+        self._kernel_symbols = pool.submit(read_kernel_symbols)
+        pool.shutdown(wait=False)
 
     def _argv(self, argv: Sequence[str], repeats: int) -> list[str]:
         cmd = list(argv)
@@ -174,6 +192,7 @@ class PerfSampler:
                 data_path: Path, extra_fields: str = "") -> tuple[PerfData, float]:
         cmd = [self.setup.perf, "record", "-q", "-B", "-N", *event_args, "-o", str(data_path),
                "--", *self._argv(argv, repeats)]
+        self._load_kernel_symbols()
         t0 = time.monotonic()
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, check=False,
@@ -185,11 +204,14 @@ class PerfSampler:
         return self.script(data_path, extra_fields), wall_s
 
     def script(self, data_path: Path, extra_fields: str = "") -> PerfData:
-        cmd = script_argv(self.setup.perf, data_path, SCRIPT_FIELDS + extra_fields)
+        """`perf script` on one recording streamed into the parser."""
+        kernel = None if self._kernel_symbols is None else self._kernel_symbols.result()
+        cmd = script_argv(self.setup.perf, data_path, SCRIPT_FIELDS + extra_fields,
+                          own_kernel_symbols=kernel is not None or not self.setup.kernel)
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True, errors="replace") as proc:
             assert proc.stdout is not None
-            data = parse(proc.stdout)
+            data = parse(proc.stdout, kernel)
         return data
 
     def sample(self, argv: Sequence[str], *, size_n: int, reference_s: float | None,

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from quadscope.profile.callsite import CallSiteResolver
+from quadscope.profile.kallsyms import KernelSymbols
 from quadscope.profile.stacks import (
     KERNEL_DSO,
     UNKNOWN,
@@ -94,8 +95,18 @@ def _frame_line(line: str) -> tuple[int, str, str] | None:
     return ip, rest[:idx] or UNKNOWN, rest[idx + 2 : -1]
 
 
+def _named(frame: tuple[int, str, str] | None,
+           kernel: KernelSymbols | None) -> tuple[int, str, str] | None:
+    """The frame with its kernel symbol filled in from `kernel` when perf left it unknown."""
+    if kernel is None or frame is None or frame[1] != UNKNOWN or frame[2] != KERNEL_DSO:
+        return frame
+    named = kernel.lookup(frame[0])
+    return frame if named is None else (frame[0], *named)
+
+
 def _sample(header: str, raw_chain: tuple[str, ...],
-            frames: dict[str, tuple[int, str, str] | None]) -> PerfSample | None:
+            frames: dict[str, tuple[int, str, str] | None],
+            kernel: KernelSymbols | None) -> PerfSample | None:
     """The sample of one header line and its callchain lines, or None for no header."""
     head = _HEADER.match(header.rstrip("\n"))
     if head is None:
@@ -105,7 +116,7 @@ def _sample(header: str, raw_chain: tuple[str, ...],
         try:
             frame = frames[raw]
         except KeyError:
-            frame = frames[raw] = _frame_line(raw)
+            frame = frames[raw] = _named(_frame_line(raw), kernel)
         if frame is not None:
             chain.append(frame)
     comm, pid, tid, period, event, rest = head.groups()
@@ -122,16 +133,18 @@ def _sample(header: str, raw_chain: tuple[str, ...],
         except ValueError:
             addr = None
         if not chain:  # recorded without -g: ip sym (dso) sit on the header line
-            frame = _frame_line(rest)
+            frame = _named(_frame_line(rest), kernel)
             if frame is not None:
                 chain.append(frame)
     return PerfSample(comm, int(pid), int(tid), int(period), event, tuple(chain), addr, trace)
 
 
-def parse(lines: Iterable[str]) -> PerfData:
+def parse(lines: Iterable[str], kernel: KernelSymbols | None = None) -> PerfData:
     """Samples, mmaps and execs from `perf script` text, in file order.
 
     Streams: `lines` may be a pipe from perf script, read while perf writes.
+    With `kernel`, kernel frames perf printed as [unknown] are named from it
+    (the sampler runs perf script with `--kallsyms /dev/null`: see `kallsyms`).
     """
     samples: list[PerfSample] = []
     mmaps: list[MmapRecord] = []
@@ -151,7 +164,7 @@ def parse(lines: Iterable[str]) -> PerfData:
         try:
             sample = made[key]
         except KeyError:
-            sample = made[key] = _sample(header, key[1], frames)
+            sample = made[key] = _sample(header, key[1], frames, kernel)
         if sample is not None:
             samples.append(sample)
 
