@@ -22,6 +22,10 @@ Method, in order:
    margin of the winner, fewer than `MIN_SUPPORT` of bootstrap replicates reach
    the same verdict, or the free exponent's interval contradicts the class.
    "1" needs no bootstrap support (it is the null), only a span of a decade.
+   A time whose growth adds at most HIDDEN_SHARE across the sizes (at the
+   bootstrap's 97.5th percentile) is practically flat: drift between runs
+   does as much, so neither the growth nor "1" is settled and the bracket
+   runs from "1" to the growth found (`_negligible`).
 4. Intervals (exponent k, prediction) come from a bootstrap over runs within
    each size, or over standardised residuals when there is one run per size
    (Efron & Tibshirani, An Introduction to the Bootstrap, 1993, §8–9).
@@ -791,12 +795,13 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     # too little across the sizes to tell from drift settles neither it nor a constant.
     grower = chosen if chosen != "1" else (
         min(names[1:], key=lambda c: fits[c].score) if trend is not None else "")
-    flat = _negligible(data, boot, fits[grower]) if grower and _drifts(metric) else None
-    if flat is not None:
-        share, decide_n = flat
+    negligible = _negligible(data, boot, fits[grower]) if grower and _drifts(metric) else None
+    if negligible is not None:
+        share, decide_n = negligible
         target = (f"grow n to {_fmt_n(decide_n)} to see whether it keeps growing" if decide_n
                   else "no practical n would show it")
-        reason = (f"the runs grow as {fits[grower].growth.label} by at most {share:.0%} of the "
+        most = f"at most {share:.0%}" if share >= 0.01 else "under 1%"
+        reason = (f"the runs grow as {fits[grower].growth.label} by {most} of the "
                   f"cost over n = {_fmt_n(lo_n)}–{_fmt_n(hi_n)}, too little to tell from drift "
                   f"between runs: it may be constant; {target}")
         cls, trend = INCONCLUSIVE, None
@@ -813,11 +818,11 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
             cls, decide_n = INCONCLUSIVE, max(decide_n or 0, doubted.decide_n or 0) or None
     if not settle and cls != INCONCLUSIVE:
         cls = INCONCLUSIVE  # too few sizes to settle a class: the caller says why
-    if cls == INCONCLUSIVE and ((chosen == "1" and trend is None) or flat is not None):
+    if cls == INCONCLUSIVE and ((chosen == "1" and trend is None) or negligible is not None):
         # Nothing rises, or too little to count: as for a settled "1", whose bracket holds no
         # class a negligible b would also fit, the bracket runs from constant up to the
         # growth found and the fastest growth the runs could hide.
-        grown = [g.name for g, _ in hidden] + shaky + ([grower] if flat is not None else [])
+        grown = [g.name for g, _ in hidden] + shaky + ([grower] if negligible is not None else [])
         at_least, at_most = "1", max(grown, key=registry.index, default="1")
     else:
         at_least, at_most = _bracket(
