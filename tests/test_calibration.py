@@ -60,3 +60,15 @@ def test_a_step_of_the_per_element_cost_is_read_as_a_step() -> None:
     """n with the per-element cost ×4 at 16k, 1% noise: the class n with a step, or a bracket holding n."""
     outcomes = [one("n, ×4 per element at 16k", index, seed=7) for index in (0, 3, 12)]
     assert all(o.kind in ("right", "bracket") and o.regime for o in outcomes), outcomes
+
+
+def test_adaptive_constant_under_drift_is_not_log_n_and_log_n_is_still_found() -> None:
+    """Adaptive, 1% noise with 10% drift: the constant is never a confident log n; log n still is."""
+    # Index 6: CV 1%, drift 10%, no offset; index 18: the same with a third of the cost as offset.
+    # Before the flat rule, seed 0 index 6 came out a confident log n.
+    flat = [one("1", index, seed=0, protocol="adaptive") for index in (6, 18)]
+    assert [o.verdict for o in flat if o.kind != "right"] == ["[1 … log n]"] * sum(
+        o.kind != "right" for o in flat), flat
+    assert all(o.kind in ("right", "bracket") for o in flat), flat
+    slow = [one("log n", index, seed=0, protocol="adaptive") for index in (6, 18)]
+    assert [o.verdict for o in slow] == ["log n", "log n"], slow

@@ -322,3 +322,17 @@ def test_old_name_of_the_exponential_still_resolves() -> None:
     """A fit stored as "2^n" (schema 1) and `--fail-above 2^n` still find the exponential class."""
     assert REGISTRY["2^n"].name == "c^n"
     assert REGISTRY.index("2^n") == REGISTRY.index("c^n")
+
+
+def test_a_rise_of_a_few_percent_in_time_is_not_log_n() -> None:
+    """wall_s rising 5% as log n over six decades at 0.5% noise: bracket [1 … log n], never log n."""
+    sizes = [10.0 ** (3 + i / 2) for i in range(13)]
+    rise = 0.05 / np.log(sizes[-1] / sizes[0])
+    rng = np.random.default_rng(3)
+    n = [s for s in sizes for _ in range(3)]
+    y = [(1.0 + rise * np.log(s / sizes[0])) * np.exp(0.005 * rng.standard_normal()) for s in n]
+    fit = fit_metric("wall_s", n, y)
+    assert (fit.cls, fit.at_least, fit.at_most) == (INCONCLUSIVE, "1", "log n"), fit
+    grown = [(1.0 + 0.4 * np.log(s / sizes[0]) / np.log(sizes[-1] / sizes[0]))
+             * np.exp(0.005 * rng.standard_normal()) for s in n]
+    assert fit_metric("wall_s", n, grown).cls == "log n"

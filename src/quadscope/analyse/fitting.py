@@ -22,6 +22,10 @@ Method, in order:
    margin of the winner, fewer than `MIN_SUPPORT` of bootstrap replicates reach
    the same verdict, or the free exponent's interval contradicts the class.
    "1" needs no bootstrap support (it is the null), only a span of a decade.
+   A time whose growth adds at most HIDDEN_SHARE across the sizes (at the
+   bootstrap's 97.5th percentile) is practically flat: drift between runs
+   does as much, so neither the growth nor "1" is settled and the bracket
+   runs from "1" to the growth found (`_negligible`).
 4. Intervals (exponent k, prediction) come from a bootstrap over runs within
    each size, or over standardised residuals when there is one run per size
    (Efron & Tibshirani, An Introduction to the Bootstrap, 1993, §8–9).
@@ -55,6 +59,7 @@ from quadscope.analyse.terms import doubt, find_step, free_offset, pair_chis, st
 from quadscope.analyse.terms import fmt_n as _fmt_n
 from quadscope.classes import INCONCLUSIVE, REGISTRY, GrowthClass, Registry
 from quadscope.errors import FitRefusedError
+from quadscope.metrics import find as find_metric
 from quadscope.model import Candidate, Fit, Prediction
 
 # Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";
@@ -419,6 +424,30 @@ def _explain_tie(
     return reason, decide_n
 
 
+def _rise(data: _Data, boot: np.ndarray, growth: GrowthClass,
+          b: float | None = None) -> tuple[float, float, float] | None:
+    """(point, upper, b_upper): the rise of a `growth` term across the sizes, as shares of the cost.
+
+    The rise is what b·f(n) adds from the smallest size to the largest, over
+    the median cost; the upper value takes b_upper, the 97.5th percentile of
+    the bootstrap b, the point value `b` (the fit on the data) when given. None
+    when the class cannot be fitted here or the cost is not positive.
+    """
+    if growth.normalised(data.n, float(data.n[-1])) is None:
+        return None
+    _, b_s = _boot_class(growth, data, boot)
+    b_hi = float(np.nanpercentile(b_s, 97.5)) if b_s.size else 0.0
+    level = float(np.median(data.y))
+    if not np.isfinite(b_hi) or level <= 0:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = growth.evaluate(0.0, 1.0, data.n[[0, -1]])
+        unit = float(span[-1] - span[0]) / level
+    if not np.isfinite(unit):
+        return None
+    return max(b or 0.0, 0.0) * unit, max(b_hi, 0.0) * unit, b_hi
+
+
 def _hidden(data: _Data, boot: np.ndarray, growth: GrowthClass) -> tuple[float, int | None] | None:
     """(share, n) when the runs cannot rule out a `growth` term above HIDDEN_SHARE of the cost.
 
@@ -428,22 +457,64 @@ def _hidden(data: _Data, boot: np.ndarray, growth: GrowthClass) -> tuple[float, 
     is where such a term would add as much again as the constant part, so
     growing to it settles the question (None when no practical n does).
     """
-    if growth.normalised(data.n, float(data.n[-1])) is None:
+    rise = _rise(data, boot, growth)
+    if rise is None or rise[1] <= HIDDEN_SHARE:
         return None
-    _, b_s = _boot_class(growth, data, boot)
-    b_hi = float(np.nanpercentile(b_s, 97.5)) if b_s.size else 0.0
+    _, share, b_hi = rise
     level = float(np.median(data.y))
-    if not np.isfinite(b_hi) or b_hi <= 0 or level <= 0:
-        return None
     base = growth.evaluate(0.0, b_hi, data.n[[0, -1]])
-    share = float(base[-1] - base[0]) / level
-    if not np.isfinite(share) or share <= HIDDEN_SHARE:
-        return None
     grid = np.logspace(np.log10(2 * data.n[-1]), np.log10(MAX_DECIDE_N), 200)
     with np.errstate(over="ignore", invalid="ignore"):
         added = growth.evaluate(0.0, b_hi, grid) - base[0]
     reach = np.nonzero(added >= level)[0]
     return share, (nice_n(float(grid[reach[0]])) if reach.size else None)
+
+
+def _hidden_walk(data: _Data, boot: np.ndarray, fits: Mapping[str, _ClassFit],
+                 registry: Registry) -> list[tuple[GrowthClass, tuple[float, int | None]]]:
+    """The growing classes the runs could hide above HIDDEN_SHARE, with `_hidden`'s (share, n).
+
+    Slow growth hides first: the walk goes up from the slowest class while each could hide.
+    """
+    hidden = []
+    for g in (g for g in registry if g.growing):
+        if (h := _hidden(data, boot, fits[g.name].growth)) is None:
+            break
+        hidden.append((g, h))
+    return hidden
+
+
+def _negligible(data: _Data, boot: np.ndarray, fit: _ClassFit) -> tuple[float, int | None] | None:
+    """(upper rise, n) when the growth `fit` finds adds at most HIDDEN_SHARE across the sizes.
+
+    A rise that small is within what a sweep's own drift produces: machine
+    state shifts timings by several percent between runs and set-ups
+    (Mytkowicz et al., "Producing wrong data without doing anything obviously
+    wrong!", ASPLOS 2009; Kalibera & Jones, "Rigorous benchmarking in
+    reasonable time", ISMM 2013), and in adaptive mode n grows with time, so
+    drift rises with log n. The growth is then practically equivalent to none
+    (an equivalence margin, as in Schuirmann's two one-sided tests, J.
+    Pharmacokinet. Biopharm. 15, 1987): neither it nor a constant is settled.
+    The n returned is where the fitted term would add 2·HIDDEN_SHARE, so
+    growing to it shows the growth if it is real (None beyond MAX_DECIDE_N).
+    """
+    if not fit.growth.growing:
+        return None
+    rise = _rise(data, boot, fit.growth, fit.b)
+    if rise is None or rise[1] > HIDDEN_SHARE:
+        return None
+    level = float(np.median(data.y))
+    grid = np.logspace(np.log10(2 * data.n[-1]), np.log10(MAX_DECIDE_N), 200)
+    with np.errstate(over="ignore", invalid="ignore"):
+        added = fit.growth.evaluate(0.0, fit.b, grid) - fit.growth.evaluate(0.0, fit.b, data.n[:1])
+    reach = np.nonzero(added >= 2 * HIDDEN_SHARE * level)[0]
+    return rise[1], (nice_n(float(grid[reach[0]])) if reach.size else None)
+
+
+def _drifts(metric: str) -> bool:
+    """Whether `metric` is a time: clocks drift with the machine's state, counts of events do not."""
+    found = find_metric(metric)
+    return found is not None and found.unit == "s"
 
 
 def _rising(sizes: Sequence[float], values: Sequence[float]) -> tuple[float, float] | None:
@@ -673,11 +744,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
             reason = f"leaving one size out turns {chosen} into {other}, so one size carries it: {reason}"
     elif chosen == "1":
         trend = _rising(sizes, values)
-        # Slow growth hides first: walk up from the slowest class while each could hide.
-        for g in (g for g in registry if g.growing):
-            if (h := _hidden(data, boot, fits[g.name].growth)) is None:
-                break
-            hidden.append((g, h))
+        hidden = _hidden_walk(data, boot, fits, registry)
         if trend is None and k_ci[0] > 0.5 and data.y[0] > 0 and data.y[-1] > 1.5 * data.y[0]:
             # Too few points for a rank test, yet the exponent's interval excludes flat
             # and the cost grew by half: not evidence of a constant.
@@ -724,6 +791,23 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                 f"grow n to {_fmt_n(decide_n)} to see which one dominates"
             )
 
+    # Growth found (the chosen class, or the best growing one where the runs rise) that adds
+    # too little across the sizes to tell from drift settles neither it nor a constant.
+    grower = chosen if chosen != "1" else (
+        min(names[1:], key=lambda c: fits[c].score) if trend is not None else "")
+    negligible = _negligible(data, boot, fits[grower]) if grower and _drifts(metric) else None
+    if negligible is not None:
+        share, decide_n = negligible
+        target = (f"grow n to {_fmt_n(decide_n)} to see whether it keeps growing" if decide_n
+                  else "no practical n would show it")
+        most = f"at most {share:.0%}" if share >= 0.01 else "under 1%"
+        reason = (f"the runs grow as {fits[grower].growth.label} by {most} of the "
+                  f"cost over n = {_fmt_n(lo_n)}–{_fmt_n(hi_n)}, too little to tell from drift "
+                  f"between runs: it may be constant; {target}")
+        cls, trend = INCONCLUSIVE, None
+        if not hidden:
+            hidden = _hidden_walk(data, boot, fits, registry)
+
     doubted = None
     if split and chosen != "1":
         # A small faster term under the verdict's: see quadscope.analyse.terms.
@@ -734,9 +818,11 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
             cls, decide_n = INCONCLUSIVE, max(decide_n or 0, doubted.decide_n or 0) or None
     if not settle and cls != INCONCLUSIVE:
         cls = INCONCLUSIVE  # too few sizes to settle a class: the caller says why
-    if cls == INCONCLUSIVE and chosen == "1" and trend is None:
-        # Nothing rises: the bracket runs from constant up to the fastest hidden growth.
-        grown = [g.name for g, _ in hidden] + shaky
+    if cls == INCONCLUSIVE and ((chosen == "1" and trend is None) or negligible is not None):
+        # Nothing rises, or too little to count: as for a settled "1", whose bracket holds no
+        # class a negligible b would also fit, the bracket runs from constant up to the
+        # growth found and the fastest growth the runs could hide.
+        grown = [g.name for g, _ in hidden] + shaky + ([grower] if negligible is not None else [])
         at_least, at_most = "1", max(grown, key=registry.index, default="1")
     else:
         at_least, at_most = _bracket(

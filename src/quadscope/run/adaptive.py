@@ -142,6 +142,24 @@ def estimate_wall_s(runs: Sequence[Run], n: int) -> float:
     return power
 
 
+def _flat(fit: Fit) -> bool:
+    """The verdict is a bracket from the constant up to at most the slowest growth (1 … log n).
+
+    Such a metric is flat but for a slow term its runs cannot rule out. Past
+    the constant's settling span, more n does not narrow that bracket: with
+    sizes spread evenly in log n, the standard error of a log n term's rise
+    across the sizes is about σ·Δf / (sd(f)·√m), where Δf/sd(f) does not change
+    with the span (σ a median's noise, m the sizes; the least-squares slope's
+    variance, e.g. Draper & Smith, Applied Regression Analysis, 3rd ed.,
+    1998, §1.4). Only more runs shrink it, and a drift between runs, which
+    rises with log n as n grows with time, only grows with more n: adaptive
+    mode stops there and reports the bracket.
+    """
+    names = REGISTRY.names
+    return (not fit.confident and fit.at_least == names[0] and fit.at_most in names
+            and REGISTRY.index(fit.at_most) <= 1)
+
+
 class AdaptivePlan:
     """The adaptive policy (see the module docstring) as a `Plan`.
 
@@ -253,11 +271,15 @@ class AdaptivePlan:
                                metrics=self.until or (TIME_METRIC,))
             for fit in fits.values():
                 seen.append((fit.cls, fit.at_least, fit.at_most))
-                # A slow-growth verdict is final only over its class's settling span.
-                settles = REGISTRY.get(fit.cls)
+                # A slow-growth verdict is final only over its class's settling span, and so
+                # is a flat bracket over the constant's.
+                flat = _flat(fit)
+                settles = REGISTRY.get(fit.cls) or (REGISTRY.classes[0] if flat else None)
                 if growing and settles is not None and span < settles.settling_span:
                     reached = False
                     continue
+                if flat:
+                    continue  # beyond that span, more n cannot narrow it (see _flat)
                 if self._wants_larger(fit):
                     decide = max(decide or 0, fit.decide_n or 0)
                 if not fit.confident and not self._narrow(fit):
