@@ -159,3 +159,23 @@ def test_fail_above_on_instructions_gives_the_same_answer_ten_times(
         counts = {tuple(sorted((r.size_n, r.value("instructions")) for r in store.runs(s.id)))
                   for s, _ in store.list_sweeps()}
     assert len(counts) == 1
+
+
+def test_headline_says_when_time_outgrows_the_instructions() -> None:
+    """An instruction-meter sweep whose wall time grows as n while its count stays put:
+    the headline keeps the time verdict first and adds that time outgrows the count."""
+    from quadscope.analyse.analysis import OUTGROWS_HEADLINE, analyse
+    from quadscope.model import Sweep
+
+    runs = []
+    for i, n in enumerate([1000, 2000, 4000, 8000, 16000, 32000]):
+        for r in range(3):
+            wall = 1e-3 + n * 1e-6 * (1 + 0.01 * ((r * 7 + i) % 3 - 1))
+            m = Measurement({**measurement(wall).values, "instructions": 126614}, exit_code=0)
+            runs.append(Run(sweep_id=1, seq=len(runs), variant="A", size_n=n, repeat=r,
+                            warmup=False, started_at=0.0, measurement=m))
+    timed = Sweep(id=1, name="zero", mode="sizes", command=("z", "{n}"))
+    counted = Sweep(id=1, name="zero", mode="sizes", command=("z", "{n}"), meter="instructions")
+    verdict = analyse(counted, runs).verdict
+    assert verdict.endswith(OUTGROWS_HEADLINE) and verdict.index("wall") < verdict.index(";")
+    assert OUTGROWS_HEADLINE not in analyse(timed, runs).verdict

@@ -190,6 +190,12 @@ def count_growth(runs: Sequence[Run], metric: str = "instructions") -> float | N
     return hi / lo if lo > 0 else None
 
 
+# The headline's clause when `time_outgrows_instructions` finds something: short, the
+# note (shown with -v, and in JSON) gives the numbers.
+OUTGROWS_HEADLINE = ("; time outgrows the instructions counted: look at sys_s and "
+                     "minor_faults")
+
+
 def time_outgrows_instructions(fits: Mapping[str, Fit], growth: float | None = None) -> str:
     """A note when wall time surely grows faster than the instructions counted, else "".
 
@@ -232,6 +238,7 @@ def analyse(
     runs = tuple(sorted(runs, key=lambda r: r.seq))
     failures = tuple(r for r in runs if not r.warmup and not r.measurement.ok)
     variants = ["A"] + (["B"] if sweep.vs_command is not None else [])
+    extra_verdict = ""  # said after the headline: the instruction meter never replaces time
     fits: dict[str, dict[str, Fit]] = {}
     notes: list[str] = []
     measured = {v: [r for r in runs if r.variant == v and not r.warmup and r.measurement.ok]
@@ -251,11 +258,14 @@ def analyse(
         if sweep.meter == "instructions" and (
                 outgrows := time_outgrows_instructions(f, count_growth(good))):
             n.append(outgrows)
+            if variant == "A":
+                extra_verdict = OUTGROWS_HEADLINE
         notes.extend(f"{variant}: {x}" if len(variants) > 1 else x for x in n)
     size_word = "i" if sweep.mode == "accumulate" else "n"
     n_max = max((r.size_n for r in measured["A"]), default=None)
     verdict = verdict_line(fits.get("A", {}), size_word,
                            None if n_max is None else float(n_max), peaks(measured["A"]))
+    verdict += extra_verdict
     comparison = None
     if "B" in fits and fits["A"] and fits["B"]:
         from quadscope.analyse.compare import compare  # only A/B sweeps need it
