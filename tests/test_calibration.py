@@ -60,9 +60,3 @@ def test_a_step_of_the_per_element_cost_is_read_as_a_step() -> None:
     """n with the per-element cost ×4 at 16k, 1% noise: the class n with a step, or a bracket holding n."""
     outcomes = [one("n, ×4 per element at 16k", index, seed=7) for index in (0, 3, 12)]
     assert all(o.kind in ("right", "bracket") and o.regime for o in outcomes), outcomes
-
-
-def test_a_bracket_reaches_up_to_a_faster_term_it_cannot_exclude() -> None:
-    """n + n² (equal at 4× the top), 1-20% noise: sweeps once bracketed [n … n log n] now hold n²."""
-    outcomes = [one("n + n², equal at 4× the top", index, seed=0) for index in (1, 2, 5, 7, 8)]
-    assert [o for o in outcomes if o.kind == "wrong"] == []

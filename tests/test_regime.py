@@ -101,15 +101,3 @@ def test_adaptive_wants_sizes_above_a_change_of_regime() -> None:
     assert plan._wants_larger(_fit_with(regime_n=10, regime_below="n", regime_k=(1.0, 2.0)))
     assert not plan._wants_larger(_fit_with(regime_n=3, regime_below="n", regime_k=(1.0, 2.0)))
     assert not plan._wants_larger(_fit_with())
-
-
-def test_reach_names_the_fastest_term_the_data_cannot_exclude() -> None:
-    """Exact n + n²/5e5 over 1k-128k: the bracket n … n log n reaches n²; exact n reaches nothing."""
-    from quadscope.analyse.terms import reach
-    from quadscope.classes import REGISTRY
-
-    n = np.array([1000.0 * 2**i for i in range(8)])
-    w = 1.0 / (0.01 * (n + n**2 / 5e5)) ** 2
-    two = reach(REGISTRY["n"], REGISTRY["n log n"], REGISTRY, n, n + n**2 / 5e5, w, 1.0)
-    one = reach(REGISTRY["n"], REGISTRY["n log n"], REGISTRY, n, 5.0 * n, 1.0 / (0.01 * 5.0 * n) ** 2, 1.0)
-    assert (two, one) == ("n^2", "")

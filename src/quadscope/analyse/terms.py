@@ -25,12 +25,12 @@ questions of a verdict before it lets it stand:
   cannot exclude as a material share of the cost at n_max. An unsettled
   verdict says "somewhere in [f … h]", and a faster term under a slower one
   (n + n²/10⁵ at 20% noise reads as "n or n log n") must not fall outside it.
-  For each f among the bracket's own classes, the χ² of a + c·f(n) + b·h(n)
-  profiled at an h term worth REACH_SHARE of the fitted cost at n_max (the
-  smallest such term: χ² is convex in b), the best over f, is compared with the
-  best free pair over all f and h (a profile likelihood-ratio test, Wilks
-  1938, on the quasi-likelihood scale of Burnham & Anderson 2002, §6.2, ĉ from
-  that best pair); h is excluded when the best f still falls REACH_CHI2 short.
+  For each f no faster than the bracket's top, the χ² of a + c·f(n) + b·h(n)
+  (f one of the bracket's own classes) profiled at an h term worth REACH_SHARE of the fitted cost at n_max (the
+  smallest such term: χ² is convex in b) is compared with the free pair's
+  (a one-sided likelihood-ratio test, Wilks 1938, on the quasi-likelihood
+  scale of Burnham & Anderson 2002, §6.2); h is excluded only when every f
+  rejects it at REACH_CHI2.
 """
 
 from __future__ import annotations
@@ -221,24 +221,27 @@ def reach(bottom: GrowthClass, top: GrowthClass, registry: Registry, n: np.ndarr
     """
     order = registry.index
     powers = [g for g in registry if g.growing and not g.bases]
-    slower = [g for g in powers if order(bottom.name) <= order(g.name) <= order(top.name)]
-    best = np.inf  # the free pairs' best χ², the reference of the profile and of ĉ
-    profiled: dict[str, float] = {}  # per h, the best χ² with h's term held at REACH_SHARE
+    found = ""
     for h in (g for g in powers if order(g.name) > order(top.name)):
         nh = h.normalised(n, float(n[-1]))
-        for f in slower:
+        if nh is None:
+            continue
+        for f in (g for g in powers if order(bottom.name) <= order(g.name) <= order(top.name)):
             pair = _pair(f, h, n, y, w)
             nf = f.normalised(n, float(n[-1]))
-            if pair is None or nf is None or nh is None:
+            if pair is None or nf is None:
                 continue
             coef, chi = pair
-            best = min(best, chi)
             b_min = REACH_SHARE * float(coef.sum())  # coefficients are each term's value at n_max
-            chi_at = chi if coef[2] >= b_min else float(nnls2(nf[0], y - b_min * nh[0], w)[2])
-            profiled[h.name] = min(profiled.get(h.name, np.inf), chi_at)
-    c_hat = max(best / max(n.size - 3, 1), c_floor)
-    kept = [name for name, chi_at in profiled.items() if (chi_at - best) / c_hat <= REACH_CHI2]
-    return max(kept, key=order, default="")
+            if coef[2] >= b_min:
+                found = h.name
+                break
+            chi_at = float(nnls2(nf[0], y - b_min * nh[0], w)[2])
+            c_hat = max(chi / max(n.size - 3, 1), c_floor)
+            if (chi_at - chi) / c_hat <= REACH_CHI2:
+                found = h.name
+                break
+    return found
 
 
 def fmt_n(n: float) -> str:
