@@ -749,7 +749,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         top = registry.get(at_most) if cls == INCONCLUSIVE and data.m >= 4 else None
         if top is not None and top.growing and not top.bases:
             # An unsettled verdict's top is the fastest term the data cannot exclude.
-            at_most = reach(registry[at_least or at_most], top, registry, data.n, data.y, data.w,
+            at_most = reach(top, registry, data.n, data.y, data.w,
                             1.0 if data.repeated else RELATIVE_RESOLUTION**2) or at_most
     report = fits[cls if cls != INCONCLUSIVE else best]
     if cls == INCONCLUSIVE and chosen == "1":

@@ -26,7 +26,7 @@ questions of a verdict before it lets it stand:
   verdict says "somewhere in [f … h]", and a faster term under a slower one
   (n + n²/10⁵ at 20% noise reads as "n or n log n") must not fall outside it.
   For each f no faster than the bracket's top, the χ² of a + c·f(n) + b·h(n)
-  (f one of the bracket's own classes) profiled at an h term worth REACH_SHARE of the fitted cost at n_max (the
+  profiled at an h term worth REACH_SHARE of the fitted cost at n_max (the
   smallest such term: χ² is convex in b) is compared with the free pair's
   (a one-sided likelihood-ratio test, Wilks 1938, on the quasi-likelihood
   scale of Burnham & Anderson 2002, §6.2); h is excluded only when every f
@@ -55,9 +55,8 @@ STEP_ABOVE = 4
 # A term this share of the cost at n_max is material: a bracket reaches up to its class
 # until the data exclude it (calibrated on two-term laws: bench/calibration.py).
 REACH_SHARE = 0.1
-# Δχ²/ĉ that excludes it: χ²₁'s 95th percentile, a one-sided test at 2.5% (a true term
-# larger than REACH_SHARE is excluded far less often).
-REACH_CHI2 = 3.84
+# Δχ²/ĉ that excludes it: χ²₁'s 99th percentile, a one-sided test at 0.5%.
+REACH_CHI2 = 6.63
 
 
 def free_offset(growth: GrowthClass, n: np.ndarray, y: np.ndarray,
@@ -210,12 +209,9 @@ def second_term(chosen: GrowthClass, registry: Registry, n: np.ndarray, y: np.nd
     return None if best is None else replace(best, fastest=fastest)
 
 
-def reach(bottom: GrowthClass, top: GrowthClass, registry: Registry, n: np.ndarray, y: np.ndarray,
-          w: np.ndarray, c_floor: float) -> str:
+def reach(top: GrowthClass, registry: Registry, n: np.ndarray, y: np.ndarray, w: np.ndarray,
+          c_floor: float) -> str:
     """The fastest class above `top` whose term at REACH_SHARE of the cost the data cannot exclude.
-
-    The slower term f is one of the bracket's own classes, `bottom` to `top`:
-    a slower one could offset a faster h and let any h pass.
 
     "" when every faster term is excluded (see the module docstring).
     """
@@ -226,7 +222,7 @@ def reach(bottom: GrowthClass, top: GrowthClass, registry: Registry, n: np.ndarr
         nh = h.normalised(n, float(n[-1]))
         if nh is None:
             continue
-        for f in (g for g in powers if order(bottom.name) <= order(g.name) <= order(top.name)):
+        for f in (g for g in powers if order(g.name) <= order(top.name)):
             pair = _pair(f, h, n, y, w)
             nf = f.normalised(n, float(n[-1]))
             if pair is None or nf is None:
