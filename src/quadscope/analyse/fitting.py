@@ -51,7 +51,7 @@ from quadscope.analyse.stats import (
     qaicc,
 )
 from quadscope.analyse.stats import median_by_size as median_by_size
-from quadscope.analyse.terms import doubt, find_step, free_offset, pair_chis, reach, step_classes
+from quadscope.analyse.terms import doubt, find_step, free_offset, pair_chis, step_classes
 from quadscope.analyse.terms import fmt_n as _fmt_n
 from quadscope.classes import INCONCLUSIVE, REGISTRY, GrowthClass, Registry
 from quadscope.errors import FitRefusedError
@@ -746,11 +746,6 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         if doubted is not None:
             at_least = min(filter(None, (at_least, doubted.at_least)), key=registry.index)
             at_most = max(filter(None, (at_most, doubted.at_most)), key=registry.index)
-        top = registry.get(at_most) if cls == INCONCLUSIVE and data.m >= 4 else None
-        if top is not None and top.growing and not top.bases:
-            # An unsettled verdict's top is the fastest term the data cannot exclude.
-            at_most = reach(top, registry, data.n, data.y, data.w,
-                            1.0 if data.repeated else RELATIVE_RESOLUTION**2) or at_most
     report = fits[cls if cls != INCONCLUSIVE else best]
     if cls == INCONCLUSIVE and chosen == "1":
         report = fits["1"]

@@ -21,16 +21,6 @@ questions of a verdict before it lets it stand:
   linear one (1000·n + n²/10 below n = 10⁴) shows as curvature a single class absorbs. When the second term
   gains ΔQAICc ≥ TERM_DELTA, the verdict is the bracket [f … h] and the n where
   h would overtake f is named.
-* `reach` — the top of a bracket: the fastest class h whose term the data
-  cannot exclude as a material share of the cost at n_max. An unsettled
-  verdict says "somewhere in [f … h]", and a faster term under a slower one
-  (n + n²/10⁵ at 20% noise reads as "n or n log n") must not fall outside it.
-  For each f no faster than the bracket's top, the χ² of a + c·f(n) + b·h(n)
-  profiled at an h term worth REACH_SHARE of the fitted cost at n_max (the
-  smallest such term: χ² is convex in b) is compared with the free pair's
-  (a one-sided likelihood-ratio test, Wilks 1938, on the quasi-likelihood
-  scale of Burnham & Anderson 2002, §6.2); h is excluded only when every f
-  rejects it at REACH_CHI2.
 """
 
 from __future__ import annotations
@@ -52,11 +42,6 @@ TERM_SHARE = 0.05
 # Sizes a step needs above it: a free offset and a slope, checked at two more sizes (with
 # three, one noisy size at the top passes for a step on a clean n², tests/test_compare.py).
 STEP_ABOVE = 4
-# A term this share of the cost at n_max is material: a bracket reaches up to its class
-# until the data exclude it (calibrated on two-term laws: bench/calibration.py).
-REACH_SHARE = 0.1
-# Δχ²/ĉ that excludes it: χ²₁'s 99th percentile, a one-sided test at 0.5%.
-REACH_CHI2 = 6.63
 
 
 def free_offset(growth: GrowthClass, n: np.ndarray, y: np.ndarray,
@@ -209,37 +194,6 @@ def second_term(chosen: GrowthClass, registry: Registry, n: np.ndarray, y: np.nd
     return None if best is None else replace(best, fastest=fastest)
 
 
-def reach(top: GrowthClass, registry: Registry, n: np.ndarray, y: np.ndarray, w: np.ndarray,
-          c_floor: float) -> str:
-    """The fastest class above `top` whose term at REACH_SHARE of the cost the data cannot exclude.
-
-    "" when every faster term is excluded (see the module docstring).
-    """
-    order = registry.index
-    powers = [g for g in registry if g.growing and not g.bases]
-    found = ""
-    for h in (g for g in powers if order(g.name) > order(top.name)):
-        nh = h.normalised(n, float(n[-1]))
-        if nh is None:
-            continue
-        for f in (g for g in powers if order(g.name) <= order(top.name)):
-            pair = _pair(f, h, n, y, w)
-            nf = f.normalised(n, float(n[-1]))
-            if pair is None or nf is None:
-                continue
-            coef, chi = pair
-            b_min = REACH_SHARE * float(coef.sum())  # coefficients are each term's value at n_max
-            if coef[2] >= b_min:
-                found = h.name
-                break
-            chi_at = float(nnls2(nf[0], y - b_min * nh[0], w)[2])
-            c_hat = max(chi / max(n.size - 3, 1), c_floor)
-            if (chi_at - chi) / c_hat <= REACH_CHI2:
-                found = h.name
-                break
-    return found
-
-
 def fmt_n(n: float) -> str:
     return f"{int(n):d}" if n < 1e7 else f"{n:.3g}"
 
@@ -272,4 +226,4 @@ def doubt(growth: GrowthClass, n: np.ndarray, y: np.ndarray, w: np.ndarray, chi_
 
 
 __all__ = ["Doubt", "SecondTerm", "doubt", "find_step", "fmt_n", "free_offset", "pair_chis",
-           "reach", "second_term", "step_classes"]
+           "second_term", "step_classes"]
