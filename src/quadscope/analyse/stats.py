@@ -115,29 +115,36 @@ def nnls2(g: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.n
     Squares Problems, 1974, ch. 23). `g`, `y`, `w` broadcast together; the
     last axis runs over points.
     """
-    g, y, w = np.broadcast_arrays(g, y, w)
-    sw = w.sum(-1)
-    gm = (w * g).sum(-1) / sw
-    ym = (w * y).sum(-1) / sw
-    gc = g - gm[..., None]
-    sgg = (w * gc * gc).sum(-1)
-    sgy = (w * gc * (y - ym[..., None])).sum(-1)
+    # What depends on g alone (or on y alone) is computed at its own shape, not the
+    # broadcast one: a bootstrap of B replicates against a grid of K curves then costs
+    # (B, K) sums only where g and y meet. Each row is summed in the same order as
+    # over the broadcast arrays, so the results are the same to the last bit.
+    gw, wg = np.broadcast_arrays(g, w)
+    yw, wy = np.broadcast_arrays(y, w)
+    sw_g, sw_y = wg.sum(-1), wy.sum(-1)
+    wgv = wg * gw
+    gm = wgv.sum(-1) / sw_g
+    ym = (wy * yw).sum(-1) / sw_y
+    gc = gw - gm[..., None]
+    wgc = wg * gc
+    sgg = (wgc * gc).sum(-1)
+    yc = yw - ym[..., None]
+    sgy = (wgc * yc).sum(-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        b_in = np.where(sgg > 1e-14 * sw * np.max(np.abs(g), axis=-1) ** 2, sgy / sgg, -1.0)
+        b_in = np.where(sgg > 1e-14 * sw_g * np.max(np.abs(gw), axis=-1) ** 2, sgy / sgg, -1.0)
         a_in = ym - b_in * gm
-        gg = (w * g * g).sum(-1)
-        b_face = np.where(gg > 0, np.maximum((w * g * y).sum(-1) / gg, 0.0), 0.0)
+        gg = (wgv * gw).sum(-1)
+        b_face = np.where(gg > 0, np.maximum((wgv * yw).sum(-1) / gg, 0.0), 0.0)
     a_face = np.maximum(ym, 0.0)
 
-    def rss(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        r = y - a[..., None] - b[..., None] * g
-        return (w * r * r).sum(-1)
-
     interior_ok = (a_in >= 0) & (b_in >= 0)
-    zeros = np.zeros_like(sw)
-    rss_in = np.where(interior_ok, rss(np.where(interior_ok, a_in, 0.0), np.maximum(b_in, 0.0)), np.inf)
-    rss_a0 = rss(zeros, b_face)  # a = 0 face
-    rss_b0 = rss(a_face, zeros)  # b = 0 face
+    a_ok = np.where(interior_ok, a_in, 0.0)
+    r_in = yw - a_ok[..., None] - np.maximum(b_in, 0.0)[..., None] * gw
+    rss_in = np.where(interior_ok, (w * r_in * r_in).sum(-1), np.inf)
+    r_a0 = yw - b_face[..., None] * gw  # a = 0 face
+    rss_a0 = (w * r_a0 * r_a0).sum(-1)
+    r_b0 = yw - a_face[..., None]  # b = 0 face: y − a − 0·g, as long as g is finite
+    rss_b0 = np.where(np.all(np.isfinite(gw), axis=-1), (wy * r_b0 * r_b0).sum(-1), np.nan)
     a = np.where(interior_ok, a_in, 0.0)
     b = np.where(interior_ok, b_in, 0.0)
     best = rss_in
