@@ -4,6 +4,7 @@ The plan itself is also asked directly: it sees only the runs and budget it is t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -12,7 +13,7 @@ from tests.conftest import fake_executor
 
 from quadscope.measure.clock import FakeClock
 from quadscope.model import Run
-from quadscope.run.adaptive import AdaptivePlan, estimate_wall_s
+from quadscope.run.adaptive import AdaptivePlan, _level, estimate_wall_s
 from quadscope.run.plan import PlannedRun, Scheduled
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
@@ -182,3 +183,11 @@ def test_a_constant_program_never_grows_n_past_the_largest_exact_size(store: Sto
     sizes = {r.size_n for r in store.runs(sweep.id)}
     assert max(sizes) <= MAX_SIZE
     assert sweep.status == "complete"
+
+
+def test_level_shrugs_off_one_odd_size_but_not_log_n_growth() -> None:
+    """Flat medians with one slow size count as level; a log n rise over 3 decades does not."""
+    sizes = [1000 * 4**i for i in range(6)]
+    odd = {sizes[2]: 1.5}
+    assert _level(_history(lambda n: 0.001 * odd.get(n, 1.0), sizes), "wall_s")
+    assert not _level(_history(lambda n: 0.001 * (1 + 0.1 * math.log(n)), sizes), "wall_s")

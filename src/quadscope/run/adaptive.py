@@ -15,7 +15,9 @@ geometrically from `start_n` (by 4 while start-up cost still dominates, then by
 whose runs hit the user's `--timeout`, and once four or more sizes are in,
 re-fits after every step and stops once the time verdict is reached (wall_s,
 or the `--until` metrics): its class, or a bracket of two neighbouring classes
-that no affordable size could narrow, the same at two looks in a row (stopping
+that no affordable size could narrow, or, over the constant's settling span, a
+bracket from "1" whose medians rise by at most the drift margin (`_flat`,
+`_level`), the same at two looks in a row (stopping
 at the first good-looking verdict is optional stopping, which inflates false
 confidence: Armitage, McPherson & Rowe, "Repeated significance tests on
 accumulating data", JRSS A 132, 1969). The second look comes from one more run
@@ -160,6 +162,50 @@ def _flat(fit: Fit) -> bool:
             and REGISTRY.index(fit.at_most) <= 1)
 
 
+def _level(runs: Sequence[Run], metric: str) -> bool:
+    """No growing class rises above HIDDEN_SHARE of the cost in a robust fit to the medians.
+
+    A flat metric's bracket may still reach far up (1 … n³) when the runs
+    cannot pin the exponent, and more n does not narrow it (see `_flat`). The
+    medians per size shrug off single slow runs, and the Theil–Sen slope of
+    the medians against each growing class's f(n) (Sen, "Estimates of the
+    regression coefficient based on Kendall's tau", JASA 63, 1968) shrugs off
+    an outlying median: when that slope times f's span adds at most
+    HIDDEN_SHARE of the median level for every class, the metric shows no
+    growth beyond the margin fitting itself allows as drift (`_negligible`).
+    One size below the largest may be left out (the first, say, measured on a
+    colder machine): a single odd size must not keep n growing, while real
+    growth rises across the others too. The largest is never left out: growth
+    hidden under a start-up cost shows there first.
+    """
+    # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
+    from scipy.stats import theilslopes
+
+    from quadscope.analyse.fitting import HIDDEN_SHARE
+
+    med = _medians(runs, metric)
+    all_sizes = np.array(sorted(med), dtype=float)
+    all_values = np.array([med[n] for n in sorted(med)])
+
+    def rises(keep: np.ndarray) -> bool:
+        sizes, values = all_sizes[keep], all_values[keep]
+        level = float(np.median(values))
+        if not level > 0:
+            return True
+        for growth in (g for g in REGISTRY if g.growing):
+            scaled = growth.normalised(sizes, float(sizes[-1]))
+            if scaled is None:
+                continue  # not fittable at these sizes, as in fitting
+            g = scaled[0]
+            if float(theilslopes(values, g)[0]) * float(g[-1] - g[0]) > HIDDEN_SHARE * level:
+                return True
+        return False
+
+    if all_sizes.size <= MIN_SIZES:
+        return False
+    return any(not rises(np.arange(all_sizes.size) != out) for out in range(all_sizes.size - 1))
+
+
 class AdaptivePlan:
     """The adaptive policy (see the module docstring) as a `Plan`.
 
@@ -269,11 +315,16 @@ class AdaptivePlan:
         for v in self.variants:
             fits, _ = fit_runs(self.measured(v), seed=self.seed,
                                metrics=self.until or (TIME_METRIC,))
-            for fit in fits.values():
-                seen.append((fit.cls, fit.at_least, fit.at_most))
+            for metric, fit in fits.items():
+                # A bracket from "1" over the constant's settling span whose medians do not
+                # rise is flat too, whatever its top: its looks agree on that, not its top.
+                level = (not fit.confident and fit.at_least == REGISTRY.names[0]
+                         and span >= REGISTRY.classes[0].settling_span
+                         and _level(self.measured(v), metric))
+                seen.append(("flat", "", "") if level else (fit.cls, fit.at_least, fit.at_most))
                 # A slow-growth verdict is final only over its class's settling span, and so
                 # is a flat bracket over the constant's.
-                flat = _flat(fit)
+                flat = _flat(fit) or level
                 settles = REGISTRY.get(fit.cls) or (REGISTRY.classes[0] if flat else None)
                 if growing and settles is not None and span < settles.settling_span:
                     reached = False
