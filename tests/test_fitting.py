@@ -336,3 +336,23 @@ def test_a_rise_of_a_few_percent_in_time_is_not_log_n() -> None:
     grown = [(1.0 + 0.4 * np.log(s / sizes[0]) / np.log(sizes[-1] / sizes[0]))
              * np.exp(0.005 * rng.standard_normal()) for s in n]
     assert fit_metric("wall_s", n, grown).cls == "log n"
+
+
+def test_a_bracket_is_not_capped_below_what_the_free_exponent_reached() -> None:
+    """Tick-sampled user time (zeros, then 10-50 ms) whose free power law pins at the
+    top of its search: the runs outgrow every power tried, so "n² … n³" would exclude
+    what they show. Seen on a real sweep (and a real Fibonacci, "1 … n³" at k = 4)."""
+    n = [1000] * 3 + [2000] * 3 + [4000] * 3 + [8000] * 3
+    y = [0.001456, 0, 0, 0, 0, 0.003526, 0.011184, 0.009024, 0.014086, 0.025352, 0.050043, 0.035461]
+    fit = fit_metric("user_s", n, y)
+    assert fit.cls == INCONCLUSIVE
+    assert fit.exponent is not None and fit.exponent >= 3.99
+    assert fit.at_most == "c^n"
+
+
+def test_a_flat_count_keeps_its_capped_bracket() -> None:
+    """Context switches of 0 or 1 read as "1", never widened to 2ⁿ."""
+    n = [1000] * 3 + [2000] * 3 + [4000] * 3 + [8000] * 3
+    y = [0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0]
+    fit = fit_metric("involuntary_ctx_switches", n, y)
+    assert fit.at_most != "c^n"

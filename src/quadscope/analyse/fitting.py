@@ -832,6 +832,15 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         if doubted is not None:
             at_least = min(filter(None, (at_least, doubted.at_least)), key=registry.index)
             at_most = max(filter(None, (at_most, doubted.at_most)), key=registry.index)
+    fastest = next((g.name for g in registry if g.outgrows_powers), "")
+    if (cls == INCONCLUSIVE and trend is not None and at_most and fastest
+            and k >= K_GRID[-1] - 1e-9 and registry.index(best) >= registry.index(at_most)
+            and registry.index(at_most) < registry.index(fastest)):
+        # The free power law's best k sits at the top of its search: the runs outgrow every
+        # power tried, so a bracket capped at a power contradicts them (seen on a real
+        # Fibonacci sweep: "1 … n³" at k = 4). Widening is the honest side. Only when the
+        # best class is the bracket's top: a 0/1 count whose best is "1" keeps its cap.
+        at_most = fastest
     report = fits[cls if cls != INCONCLUSIVE else best]
     if cls == INCONCLUSIVE and chosen == "1":
         report = fits["1"]

@@ -159,7 +159,9 @@ def _table(analysis: Analysis, word: str) -> list[dict[str, Any]]:
                         f"(95% {fmt_value(metric, p.lo)} – {fmt_value(metric, p.hi)})")
             rows.append({
                 "variant": v, "metric": metric,
-                "class": metric_verdict({v: fit}, word).replace("grows as ", "").split(" (k")[0],
+                # As the terminal, the headline and the A/B table write it: "1", "n²",
+                # "n or n log n" (the row is marked unsettled).
+                "class": class_text(fit, word),
                 "confident": fit.confident, "k": k,
                 "a": "—" if co is None else fmt_value(metric, co[1]),
                 "b": "—" if co is None else f"{co[2]:.4g}",
