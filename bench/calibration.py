@@ -225,10 +225,16 @@ def _rate(outcomes: Sequence[Outcome], pick: Callable[[Outcome], bool]) -> str:
 
 
 def markdown(outcomes: Sequence[Outcome], per_class: int, elapsed_s: float) -> str:
-    counts = {p: sum(o.protocol == p for o in outcomes) // max(1, len({o.law for o in outcomes
-                                                                       if o.protocol == p}))
-              for p in dict.fromkeys(o.protocol for o in outcomes)}
-    per = " and ".join(f"{n} {p}" for p, n in counts.items()) or str(per_class)
+    def per_law(protocol: str, single: bool) -> int:
+        mine = [o for o in outcomes if o.protocol == protocol and (o.law in LAWS) == single]
+        return len(mine) // max(1, len({o.law for o in mine}))
+
+    parts = []
+    for protocol in dict.fromkeys(o.protocol for o in outcomes):
+        single, mixed = per_law(protocol, True), per_law(protocol, False)
+        parts.append(f"{single} {protocol}" if mixed in (0, single) else
+                     f"{single} {protocol} ({mixed} per law that changes regime or has two terms)")
+    per = " and ".join(parts) or str(per_class)
     lines = [
         f"{per} simulated sweeps per true law ({REPEAT} repeats per size; "
         f"adaptive: default {BUDGET_S:.0f} s budget), noise CV 1% / 5% / 20%, an outlier (×5) in "
@@ -273,7 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--protocol", choices=("fixed", "adaptive", "both"), default="both")
     p.add_argument("--adaptive-per-class", type=int, default=None,
                    help="sweeps per law in the adaptive protocol (each is a whole simulated "
-                        "adaptive run, ~1-3 s): default --per-class")
+                        "adaptive run, ~0.1-1 s): default --per-class")
+    p.add_argument("--adaptive-per-mixed", type=int, default=None,
+                   help="adaptive sweeps per law that changes regime or has two growth terms "
+                        "(the slowest to simulate): default --adaptive-per-class")
     p.add_argument("--laws", default="", help="only these true laws, separated by ;")
     p.add_argument("--quick", action="store_true",
                    help="36 fixed and 6 adaptive sweeps per law")
@@ -289,7 +298,16 @@ def main(argv: list[str] | None = None) -> int:
         else:
             per_class = args.per_class
         chosen = [law.strip() for law in args.laws.split(";") if law.strip()] or [*LAWS, *BROKEN, *TWO]
-        outcomes += run(per_class, args.jobs, args.seed, (protocol,), chosen)
+        mixed = [law for law in chosen if law not in LAWS]
+        per_mixed = per_class
+        if protocol == "adaptive" and not args.quick and args.adaptive_per_mixed is not None:
+            per_mixed = args.adaptive_per_mixed
+        if per_mixed != per_class and mixed:
+            outcomes += run(per_class, args.jobs, args.seed, (protocol,),
+                            [law for law in chosen if law in LAWS])
+            outcomes += run(per_mixed, args.jobs, args.seed, (protocol,), mixed)
+        else:
+            outcomes += run(per_class, args.jobs, args.seed, (protocol,), chosen)
     print("## Calibration: simulated sweeps of known truth\n")
     print(markdown(outcomes, args.per_class if not args.quick else 36, time.monotonic() - t0))
     return 0

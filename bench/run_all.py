@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
          lambda: printed(culprits.main, ["--quick"] if args.quick else [])),
         ("5. Calibration: simulated sweeps of known truth",
          lambda: printed(calibration.main, ["--quick"] if args.quick else
-                         ["--per-class", "1000", "--adaptive-per-class", "40"])),
+                         ["--per-class", "1000", "--adaptive-per-class", "1000",
+                          "--adaptive-per-mixed", "200"])),
         ("6. The exact meter: instructions against wall time",
          lambda: printed(exact_meter.main, ["--quick"] if args.quick else [])),
         ("7. Python functions: in-process timing against pyperf",
