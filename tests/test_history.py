@@ -6,10 +6,13 @@ import random
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from quadscope.analyse.history import (
+    History,
+    HistoryPoint,
     between_sweep_scatter,
     changepoints,
     order_sweeps,
@@ -133,11 +136,63 @@ def test_history_marks_linear_quadratic_linear_commits(
 
 def test_history_page_escapes_stored_strings() -> None:
     """A branch or name holding markup is written as text, never as markup."""
-    from quadscope.analyse.history import History, HistoryPoint
-
     p = HistoryPoint(sweep_id=1, commit="", branch="<b>x</b>", dirty=False, created_at=0.0,
                      machine="<img src=x>", meter="", cls="n", exponent=None, exponent_ci=None,
                      cost=None, cost_lo=None, cost_hi=None)
     page = history_html(History("<script>", "wall_s", 10, "time", 0.0, (p,))).decode()
     assert "<b>x</b>" not in page and "<img" not in page and "<script>" not in page
     assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def _point(i: int, cost: float, cls: str = "n", changed: str = "",
+           step: float | None = None) -> HistoryPoint:
+    return HistoryPoint(i, f"{i:07x}abcdef0123", "main", False, 1.7e9 + 3600 * i, "box (Xeon)",
+                        "time", cls, 1.0, (0.9, 1.1), cost, cost * 0.95, cost * 1.05, changed,
+                        step)
+
+
+# Six sweeps, the first at the least cost (its value label once touched it); forty, whose
+# commit labels would overlap if each were drawn.
+FEW = History("hot", "wall_s", 32000, "git", 0.05, (
+    _point(1, 0.0135), _point(2, 0.0137), _point(3, 0.21, "n^2", "n → n²", 15.3),
+    _point(4, 0.205, "n^2"), _point(5, 0.0139, "n", "n² → n", 0.07), _point(6, 0.0134)))
+MANY = History("hot", "max_rss_bytes", 32000, "git", 0.05, tuple(
+    _point(i, 1.3e7 * (1 + 0.01 * (i % 3)) * (4 if i > 20 else 1), step=4.0 if i == 21 else None)
+    for i in range(1, 41)))
+
+# Pairs of overlapping boxes among the plot's labels and points (screen coordinates).
+OVERLAPS_JS = """() => {
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const texts = [...document.querySelectorAll('svg text')].map(e => [e.textContent, box(e)]);
+  const dots = [...document.querySelectorAll('svg circle')].map((e, i) => ['point ' + i, box(e)]);
+  const hit = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+  const out = [];
+  texts.forEach(([t, a], i) => {
+    texts.slice(i + 1).forEach(([u, b]) => { if (hit(a, b)) out.push([t, u]); });
+    dots.forEach(([u, b]) => { if (hit(a, b)) out.push([t, u]); });
+  });
+  return [texts.length, out];
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1280, 400])
+@pytest.mark.parametrize("history", [FEW, MANY], ids=["few", "many"])
+def test_history_plot_labels_touch_nothing_and_the_page_fits(
+        browser: Any, tmp_path: Path, history: History, width: int) -> None:
+    """In Chromium no label of the history plot overlaps a point or another label, the
+    changed commits are labelled, and at 400 px nothing sticks out but inside a scroll box."""
+    from test_report_screens import OVERFLOW_JS
+
+    path = tmp_path / "history.html"
+    path.write_bytes(history_html(history))
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.set_default_timeout(15_000)
+    page.goto(path.as_uri())
+    count, overlaps = page.evaluate(OVERLAPS_JS)
+    assert overlaps == [] and count >= 5  # the title, two values and two commits at least
+    labels = page.eval_on_selector_all("svg text.mono", "els => els.map(e => e.textContent)")
+    assert {p.commit[:7] for p in history.changes} <= set(labels)
+    scroll, view, bad = page.evaluate(OVERFLOW_JS)
+    assert (scroll, bad) == (view, [])
+    page.close()

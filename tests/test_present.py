@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
 from quadscope.analyse.ab_gate import (
     FAIL_EXIT,
@@ -30,6 +31,7 @@ from quadscope.measure.host import boot_flags, shown_host
 from quadscope.model import Sweep
 from quadscope.render import get_renderer
 from quadscope.render.plotdata import plot_point_count, report_data
+from quadscope.render.terminal import fit_words
 from quadscope.textsafe import command_text, mpl_text, visible
 from test_report import SIZES, synth_runs
 
@@ -76,6 +78,55 @@ def test_clean_quadratic_is_at_most_twelve_lines_at_60_columns(quad: Analysis) -
     lines = _text(quad, 60).splitlines()
     assert len(lines) <= 12
     assert lines[0].startswith(quad.verdict[:20])
+
+
+def test_a_long_headline_breaks_between_clauses_never_inside_a_bracket() -> None:
+    """An unsettled verdict and an undecided change, as real sweeps print them, break after
+    ";" or ":" or before "—" or "(", the interval whole, continuations indented."""
+    verdict = "wall time grows as 1 … n³ — not exponential (k = 1.42 [0.00, 4.00])"
+    assert fit_words(verdict, 80) == verdict
+    assert fit_words(verdict, 60) == ("wall time grows as 1 … n³ — not exponential\n"
+                                      "  (k = 1.42 [0.00, 4.00])")
+    change = ("B against A is undecided: A's class is not settled (1 … n³ → 1 … n³); "
+              "1.51× faster at n = 16k")
+    assert fit_words(change, 80) == ("B against A is undecided: A's class is not settled "
+                                     "(1 … n³ → 1 … n³);\n  1.51× faster at n = 16k")
+    assert fit_words(change, 60) == ("B against A is undecided: A's class is not settled\n"
+                                     "  (1 … n³ → 1 … n³); 1.51× faster at n = 16k")
+    assert fit_words("x" * 70 + " y", 60) == "x" * 70 + "\n  y"  # cut by the caller
+
+
+def _unsettled() -> Analysis:
+    """A noisy A/B sweep over 1.2 decades: no class settled, the change 85 columns long."""
+    sizes = (1000, 2000, 4000, 8000, 16000)
+    sweep = Sweep(id=3, name="x", mode="sizes", command=("prog", "{n}"),
+                  vs_command=("b", "{n}"), sizes=sizes, repeat=2)
+    runs = synth_runs(sizes, 2, power=2.0, coef=1e-12, noise=0.3) + synth_runs(
+        sizes, 2, variant="B", power=1.0, coef=1e-9, noise=0.3, seed=2, start_seq=100)
+    return analyse(sweep, runs)
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_an_unsettled_ab_report_fits_the_width(width: int) -> None:
+    """A noisy A/B sweep: no line wider than the terminal, and the headline, lines
+    rejoined, is the change and the verdict word for word."""
+    a = _unsettled()
+    assert a.change is not None and len(a.change.text) > 80
+    text = _text(a, width)
+    assert max(cell_len(line) for line in text.splitlines()) <= width
+    head = text.split("\nsweep 3 ")[0]
+    assert " ".join(line.strip() for line in head.splitlines()) == f"{a.change.text} {a.verdict}"
+    quiet = _text(a, width, quiet=True)
+    assert quiet.count("\n") == 2 and " ".join(quiet.split("\n  ")) == a.change.text + "\n"
+
+
+def test_html_verdict_box_is_neutral_while_the_time_is_unsettled(quad: Analysis) -> None:
+    """Green means settled and linear or slower, red settled and faster; an unsettled time
+    verdict is neither (it was green when nothing had settled)."""
+    page = get_renderer("html").render(_unsettled())
+    assert isinstance(page, bytes) and b'<p class="verdict open" id="verdict">' in page
+    clean = get_renderer("html").render(quad)
+    assert isinstance(clean, bytes) and b'<p class="verdict" id="verdict">' in clean
 
 
 def test_verbose_shows_every_metric_and_quiet_only_the_headline(quad: Analysis) -> None:

@@ -167,3 +167,46 @@ def test_report_kind_reads_right_in_chromium(browser: Any, tmp_path: Path, kind:
     assert errors == []
     _keep(page, kind)
     page.close()
+
+
+# Every element inside the viewport, or inside a box that scrolls sideways: what a phone
+# shows without the whole page sliding. Shared with test_history's page check.
+OVERFLOW_JS = """() => {
+  const W = document.documentElement.clientWidth, bad = [];
+  for (const e of document.querySelectorAll('body *')) {
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.right <= W + 1) continue;
+    let c = e.parentElement, boxed = false;
+    for (; c && c !== document.body; c = c.parentElement) {
+      const o = getComputedStyle(c).overflowX;
+      if (o === 'auto' || o === 'scroll') { boxed = true; break; }
+    }
+    if (!boxed) bad.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+                        + ' right ' + Math.round(r.right));
+  }
+  return [document.documentElement.scrollWidth, W, bad.slice(0, 10)];
+}"""
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_report_kind_reads_at_400_px(browser: Any, tmp_path: Path, kind: str) -> None:
+    """At 400 px nothing sticks out of the page but inside a scroll box, and the comparison
+    (the compare kind) stacks its rows: each summary as wide as the page, none scrolled."""
+    path = tmp_path / "report.html"
+    path.write_bytes(HtmlRenderer().render(KINDS[kind]()))
+    page = browser.new_page(viewport={"width": 400, "height": 900})
+    page.set_default_timeout(15_000)
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready]")
+    scroll, width, bad = page.evaluate(OVERFLOW_JS)
+    assert (scroll, bad) == (width, [])
+    if kind == "compare":
+        boxes = page.eval_on_selector_all(
+            "table.stack td[data-label='summary']",
+            "els => els.map(e => [e.getBoundingClientRect().width, "
+            "e.closest('.wide').scrollWidth - e.closest('.wide').clientWidth])")
+        assert boxes and all(w >= 0.8 * width - 24 and spill == 0 for w, spill in boxes), boxes
+    shots = ROOT / "artifacts" / "screens"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"{kind}-400.png"), full_page=True)
+    page.close()

@@ -32,6 +32,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from quadscope import __version__
+from quadscope.analyse.headline import time_fit
 from quadscope.classes import REGISTRY
 
 if TYPE_CHECKING:
@@ -126,18 +127,35 @@ def _figure(plot: Mapping[str, Any], cls: str = "figure") -> str:
 
 
 def _table(head: Iterable[str], rows: Iterable[Iterable[str]], num: set[int] | None = None,
-           row_cls: Iterable[str] | None = None) -> str:
-    num = num or set()
-    out = ["<table><thead><tr>", *(f"<th>{_e(h)}</th>" for h in head), "</tr></thead><tbody>"]
+           row_cls: Iterable[str] | None = None, *, nowrap: set[int] | None = None,
+           stack: bool = False) -> str:
+    """A table in a horizontal scroll box, so a narrow screen scrolls it instead of
+    squeezing its columns to a word a line. `stack`: a table with a prose column, which
+    report.css lays out as one card per row on a narrow screen, each cell led by its
+    column's name (`data-label`)."""
+    head = list(head)
+    num, nowrap = num or set(), nowrap or set()
+    table = "<table class=\"stack\">" if stack else "<table>"
+    out = [f"<div class=\"wide\">{table}<thead><tr>",
+           *(f"<th class=\"nw\">{_e(h)}</th>" if j in nowrap else f"<th>{_e(h)}</th>"
+             for j, h in enumerate(head)), "</tr></thead><tbody>"]
     classes = list(row_cls) if row_cls is not None else None
     for i, row in enumerate(rows):
         rc = f" class=\"{_e(classes[i])}\"" if classes and classes[i] else ""
         out.append(f"<tr{rc}>")
         for j, cell in enumerate(row):
-            out.append(f"<td class=\"num\">{_e(cell)}</td>" if j in num else f"<td>{_e(cell)}</td>")
+            cls = "num" if j in num else "nw" if j in nowrap else ""
+            attrs = (f" class=\"{cls}\"" if cls else "") + (
+                f" data-label=\"{_e(head[j])}\"" if stack and j < len(head) else "")
+            out.append(f"<td{attrs}>{_e(cell)}</td>")
         out.append("</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
+
+
+def _summary(metric: str, text: str) -> str:
+    """The comparison's summary without its leading "metric: ", which its row already names."""
+    return text.removeprefix(f"{metric}: ")
 
 
 def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
@@ -146,9 +164,14 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         # The A/B result leads: it is what `--vs` and `compare` are for.
         yield (f"<p class=\"change change-{_e(data.change['direction'])}\" id=\"change\">"
                f"{_e(data.change['text'])}</p>")
+    fits_a = analysis.fits.get("A", {})
     calm = all((growth := REGISTRY.get(f.cls)) is not None and growth.linear_or_slower
-               for f in analysis.fits.get("A", {}).values() if f.confident)
-    yield f"<p class=\"verdict{' calm' if calm else ''}\" id=\"verdict\">{_e(data.verdict)}</p>"
+               for f in fits_a.values() if f.confident)
+    # The verdict leads with the time: while its class is not settled the box is neither
+    # green nor red (green used to say "all clear" for a sweep that had settled nothing).
+    time = time_fit(fits_a)
+    tone = " open" if time is None or not time.confident else " calm" if calm else ""
+    yield f"<p class=\"verdict{tone}\" id=\"verdict\">{_e(data.verdict)}</p>"
     yield "<dl class=\"facts\">"
     for k, v in data.facts:
         cls = " class=\"mono\"" if k in ("command", "vs (B)") else ""
@@ -160,7 +183,8 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
                "ends with B/A against " + _e(data.size_word) + ".</p>")
         yield _table(["metric", "change", "class A", "class B", "crossover", "summary"],
                      ([c["metric"], c["change"], c["class_a"], c["class_b"], c["crossover"],
-                       c["summary"]] for c in data.comparison))
+                       _summary(c["metric"], c["summary"])] for c in data.comparison),
+                     nowrap={0, 1, 2, 3, 4}, stack=True)
     if data.notes:
         yield "<ul class=\"notes\">" + "".join(f"<li>{_e(n)}</li>" for n in data.notes) + "</ul>"
 
@@ -178,7 +202,8 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
             rows.append(cells)
             classes.append("" if r["confident"] else "inconclusive")
         off = 1 if two else 0
-        yield _table(head, rows, num={off + 3, off + 4, off + 5, off + 7}, row_cls=classes)
+        yield _table(head, rows, num={off + 3, off + 4, off + 5, off + 7}, row_cls=classes,
+                     nowrap={off + 1, off + 2})
         reasons = [r for r in data.table if r["reason"]]
         if reasons:
             yield "<ul class=\"notes\">" + "".join(
@@ -222,19 +247,21 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
     if data.doctor:
         yield "<section id=\"doctor\"><h2>Doctor</h2>"
         heads = list(dict.fromkeys(h for p in data.doctor for h in p["cells"]))
-        yield "<table><thead><tr><th>probe</th>"
+        # Stacked on a narrow screen, as the comparison is: its findings are prose.
+        yield "<div class=\"wide\"><table class=\"stack\"><thead><tr><th>probe</th>"
         yield "".join(f"<th>{_e(h)}</th>" for h in heads) + "<th>plot</th></tr></thead><tbody>"
         for p in data.doctor:
             figure = _figure(p["plot"], "probe-plot") if p["plot"] else ""
-            row_html = "".join(f"<td>{_e(p['cells'].get(h, ''))}</td>" for h in heads)
+            row_html = "".join(f"<td data-label=\"{_e(h)}\">{_e(p['cells'].get(h, ''))}</td>"
+                               for h in heads)
             yield (f"<tr class=\"verdict-{_e(p['verdict'])}\"><td>{_e(p['name'])}</td>"
                    f"{row_html}<td>{figure}</td></tr>")
-        yield "</tbody></table></section>"
+        yield "</tbody></table></div></section>"
 
     if data.failures:
         yield f"<h2>Failed runs ({len(data.failures)})</h2>"
         yield ("<p class=\"hint\">Drawn as grey crosses in the cost plots; never fitted.</p>")
-        yield "<table><thead><tr><th>run #</th><th>variant</th><th>" + _e(data.size_word)
+        yield "<div class=\"wide\"><table><thead><tr><th>run #</th><th>variant</th><th>" + _e(data.size_word)
         yield "</th><th>repeat</th><th>exit</th><th>stderr (tail)</th></tr></thead><tbody>"
         for f in data.failures[:200]:
             code = f"{f['exit_code']}" + (" (timed out)" if f["timed_out"] else "")
@@ -242,7 +269,7 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
                    f"<td class=\"num\">{_e(f['size_n'])}</td><td class=\"num\">{_e(f['repeat'])}"
                    f"</td><td class=\"num\">{_e(code)}</td>"
                    f"<td><pre class=\"stderr\">{_e(f['stderr_tail'])}</pre></td></tr>")
-        yield "</tbody></table>"
+        yield "</tbody></table></div>"
         if len(data.failures) > 200:
             yield (f"<p class=\"hint\">{len(data.failures) - 200} more failures: "
                    "`quadscope show` lists them all.</p>")

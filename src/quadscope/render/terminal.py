@@ -208,15 +208,63 @@ def _label(analysis: Analysis, variant: str) -> str:
     return f"A: {cmd}" if sw.vs_command is not None else cmd
 
 
-def headline(analysis: Analysis) -> list[Text]:
-    """The change (for A/B) and the verdict, each one styled line."""
+def headline(analysis: Analysis, width: int = 10_000) -> list[Text]:
+    """The change (for A/B) and the verdict, each one styled paragraph that fits `width`
+    (`fit_words`): one line when it can, else broken between clauses."""
     from rich.text import Text
     out = []
     change = analysis.change
     if change is not None:
-        out.append(Text(visible(change.text), style=CHANGE_STYLE.get(change.direction, "bold")))
-    out.append(Text(visible(analysis.verdict), style="bold" if change is None else ""))
+        out.append(Text(fit_words(visible(change.text), width),
+                        style=CHANGE_STYLE.get(change.direction, "bold"),
+                        no_wrap=True, overflow="ellipsis"))
+    out.append(Text(fit_words(visible(analysis.verdict), width),
+                    style="bold" if change is None else "", no_wrap=True, overflow="ellipsis"))
     return out
+
+
+def _breaks(text: str) -> list[tuple[int, int]]:
+    """(index of a space, how good a break it is: 0 between clauses, 1 between words, 2
+    inside brackets). Clauses end after ";" or ":" or before "—" or "(" outside brackets,
+    so "(k = 1.42 [0.00, 4.00])" and "(1 … n³ → 1 … n³)" stay whole when they can."""
+    out, depth = [], 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(depth - 1, 0)
+        elif ch == " ":
+            if depth:
+                out.append((i, 2))
+            else:
+                clause = text[i - 1:i] in (";", ":") or text[i + 1:i + 2] in ("—", "(")
+                out.append((i, 0 if clause else 1))
+    return out
+
+
+def fit_words(text: str, width: int, indent: str = "  ") -> str:
+    """`text` in lines of at most `width` columns, continuations indented, broken only at
+    spaces: between clauses where that leaves a line at least a third full, else between
+    words outside brackets, else anywhere. A word longer than the line stays whole (and
+    the caller cuts it with an ellipsis): a terminal that wraps it would break it anyway."""
+    lines: list[str] = []
+    rest, room = text, width
+    while len(rest) > room:
+        spaces = [(i, q) for i, q in _breaks(rest) if i <= room]
+        pick = None
+        for level in (0, 1, 2):
+            fits = [i for i, q in spaces if q <= level and (level == 2 or i >= room // 3)]
+            if fits:
+                pick = max(fits)
+                break
+        if pick is None:  # no space before the edge: break at the first one after it
+            pick = next((i for i, _ in _breaks(rest)), None)
+            if pick is None:
+                break
+        lines.append(rest[:pick])
+        rest, room = rest[pick + 1:], width - len(indent)
+    lines.append(rest)
+    return ("\n" + indent).join(lines)
 
 
 def _sweep_line(analysis: Analysis, width: int) -> Text:
@@ -391,7 +439,7 @@ def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
 
 def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
                 ) -> Iterable[RenderableType]:
-    yield from headline(analysis)
+    yield from headline(analysis, width)
     yield _sweep_line(analysis, width)
     word = analysis.size_word
     if verbose:
@@ -413,7 +461,7 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
         if len(line) > width:  # the same note in fewer words before any is cut
             fit = analysis.fits[variant][names[0]]
             line = f"{variant + ' ' if two else ''}{', '.join(names)}: {short_note(fit, word, True)}"
-        yield _line(line, "yellow")
+        yield _line(fit_words(line, width), "yellow")  # still too long: two lines, not "dec…"
     extra = []
     hidden = sum(1 for fs in analysis.fits.values() for m in fs if m not in shown)
     if hidden:
@@ -498,7 +546,7 @@ class TerminalRenderer:
         console = Console(file=buf, force_terminal=self.color, width=self.width,
                           color_system="standard" if self.color else None, highlight=False,
                           markup=False, emoji=False)
-        items = headline(analysis)[:1] if self.quiet else renderables(
+        items = headline(analysis, self.width)[:1] if self.quiet else renderables(
             analysis, self.width, self.verbose)
         for item in items:
             # console.print wraps a Text whatever its own no_wrap says: pass it on.
