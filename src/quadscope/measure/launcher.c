@@ -302,6 +302,14 @@ static int make_cgroup(void) {
                             && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 #endif
     }
+    if (cg.clone3 && cg.kill >= 0) {
+        /* Not with clone3: once cgroup.kill has been written, Linux (seen on 6.18)
+         * SIGKILLs every later child forked into the cgroup by CLONE_INTO_CGROUP at
+         * birth (its fork-time check of the cgroup's kill count misfires), so each
+         * pid in cgroup.procs gets SIGKILL instead. */
+        close(cg.kill);
+        cg.kill = -1;
+    }
     if (!moved && cg.procs >= 0 && cg.events >= 0) {
         pid_t pid = fork();
         if (pid == 0) _exit(write(cg.procs, "0", 1) == 1 ? 0 : 1);
