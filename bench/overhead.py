@@ -18,9 +18,10 @@ to round so drift on this shared machine hits all alike; each runs
 Both quadscope rows run with the no-orphans protection on, as it always is: each
 run joins the launcher's cgroup where cgroup v2 is writable (else the launcher
 reads its children list after every run); the cleanup in force is printed under
-the table. Making that cgroup is a one-time cost per launcher (~20 ms: the first
-move of a process into a new cgroup), which `run_all.py` spreads over 300 runs
-per round, a small sweep's worth.
+the table. Each run is forked straight into that cgroup (clone3); without clone3
+the child joins it by writing cgroup.procs, whose first move after an idle spell
+costs ~10 ms per launcher (an RCU grace period), spread here over 300 runs per
+round, a small sweep's worth.
 
 Reported: for each quadscope variant the per-round ratio to hyperfine of the
 per-run cost and of the measured time, medians over rounds (paired: each
