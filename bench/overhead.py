@@ -18,21 +18,21 @@ to round so drift on this shared machine hits all alike; each runs
 Both quadscope rows run with the no-orphans protection on, as it always is: each
 run joins the launcher's cgroup where cgroup v2 is writable (else the launcher
 reads its children list after every run); the cleanup in force is printed under
-the table. Making that cgroup is a one-time cost per launcher (~20 ms: the first
-move of a process into a new cgroup), which `run_all.py` spreads over 300 runs
-per round, a small sweep's worth.
+the table. Each run is forked straight into that cgroup (clone3); without clone3
+the child joins it by writing cgroup.procs, whose first move after an idle spell
+costs ~10 ms per launcher (an RCU grace period), spread here over 300 runs per
+round, a small sweep's worth.
 
 Reported: for each quadscope variant the per-round ratio to hyperfine of the
 per-run cost and of the measured time, medians over rounds (paired: each
 round's ratio cancels the machine's drift between rounds). Goals: per-run
 cost ≤ 1.1× with counters and ≤ 1.05× without; measured time within 5%.
 
-The two measured times are not the same window (launcher.c's header): quadscope's
-opens at the child's execve, hyperfine's before its Command::spawn. A second
-table (overhead_split.py) splits both on a probe program: the part measured
-alike, from the exec taking over to the reap, and what each tool counts before
-it; the difference of the latter is hyperfine's own spawn cost, which quadscope
-leaves out rather than pads in.
+The two measured times are the same window (launcher.c's header): each opens
+just before its spawn call (hyperfine's Command::spawn, the launcher's clone3)
+and closes when its wait returns. A second table (overhead_split.py) splits both
+on a probe program at the exec: the part measured alike, from the exec taking
+over to the reap, and each tool's spawn cost before it.
 
 usage: .venv/bin/python bench/overhead.py [--rounds 11] [--runs 300] [--quick]
 """
@@ -167,20 +167,20 @@ def split_markdown(splits: list[Split], runs: int) -> str:
                                ("hyperfine", "hyperfine -N"))]
     hf = [s for s in splits if s.tool == "hyperfine"]
     mine = [s for s in splits if s.tool == "no counters"]
-    spawn_us = statistics.median(h.before_us - m.before_us for h, m in zip(hf, mine, strict=True))
     alike = statistics.median(m.exec_to_reap_us / h.exec_to_reap_us
                               for h, m in zip(hf, mine, strict=True))
+    spawn = statistics.median(m.before_us / h.before_us for h, m in zip(hf, mine, strict=True))
     wall = statistics.median(m.wall_us / h.wall_us for h, m in zip(hf, mine, strict=True))
     n_rounds = len(hf)
     return (f"Where the measured wall times differ: {n_rounds} interleaved rounds × {runs} runs "
             "of a probe program as small as /bin/true; medians in µs.\n\n"
-            + table(["", "reported wall", "exec took → reap", "counted before exec took",
+            + table(["", "reported wall", "exec took → reap", "spawn (before exec took)",
                      "main()"], rows)
-            + f"\n\nhyperfine's own spawn cost (its Command::spawn set-up and glibc's "
-            f"posix_spawn, before the child's exec takes over), counted by hyperfine and not "
-            f"by quadscope: **{spawn_us:.0f} µs** per run, {spawn_us / med('hyperfine', 'wall_us'):.0%} "
-            f"of hyperfine's reading; quadscope's reading / hyperfine's: {wall:.3f} whole, "
-            f"**{alike:.3f}** on the part both measure alike (exec took → reap).")
+            + f"\n\nBoth windows open before the spawn call, so each counts its own spawn "
+            f"cost. quadscope without counters / hyperfine, paired by round: {wall:.3f} whole, "
+            f"**{spawn:.3f}** on the spawn (hyperfine: Command::spawn's set-up and glibc's "
+            f"posix_spawn; quadscope: clone3 into its cgroup and the child's set-up), "
+            f"**{alike:.3f}** from the exec taking over to the reap.")
 
 
 def main(argv: list[str] | None = None) -> int:

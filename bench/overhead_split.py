@@ -8,16 +8,17 @@ counters, interleaved, and returns one `Split` per tool and round. Nothing
 here prints.
 
 How the windows are split: an LD_PRELOAD shim in the timing process (hyperfine,
-or the launcher) reads the same clock around its spawn call (glibc's
-posix_spawn for hyperfine, clone for the launcher) and its wait (waitpid,
-wait4). The spawn call returns once the child's execve has replaced its memory,
-so "exec took -> reap" (spawn's return to wait's return) is measured the same
-way for both tools; the rest of each reported wall time is what the tool counts
-before that point. For quadscope that is the first half of execve (its window
-opens at the child's execve, launcher.c); for hyperfine it is Rust's
-Command::spawn set-up (opening /dev/null, building the environment), glibc's
-posix_spawn (a stack mapped, every signal's disposition reset in the child)
-and the same first half of execve: hyperfine's own spawn cost.
+or the launcher) reads the same clock around its spawn call and at its wait's
+return (waitpid, wait4). For hyperfine the spawn call is glibc's posix_spawn;
+the launcher spawns by a raw clone3 (launcher.c) that no shim sees, so its mark
+is the entry of the poll it calls right after the spawn returns (glibc's clone
+when it falls back to it). The spawn returns once the child's execve has
+replaced its memory, so "exec took -> reap" is measured the same way for both
+tools; the rest of each reported wall time is what the tool counts before that
+point: both open their window before the spawn, so it is each tool's spawn cost
+(for hyperfine, Rust's Command::spawn set-up, glibc's posix_spawn and the first
+half of execve; for quadscope, the clone into its cgroup, the child's set-up
+and the same first half of execve).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ SHIM_C = r"""
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,15 +101,23 @@ int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...) {
     if (!real) real = (clone_fn)dlsym(RTLD_NEXT, "clone");
     mark('S'); int r = real(fn, stack, flags, arg); mark('E'); return r;
 }
+/* The launcher's mark after its (raw, unseen) clone3: the poll that follows it. */
+static int spawned_since_wait;
+int poll(struct pollfd *fds, nfds_t n, int timeout) {
+    static int (*real)(struct pollfd *, nfds_t, int);
+    if (!real) real = (int (*)(struct pollfd *, nfds_t, int))dlsym(RTLD_NEXT, "poll");
+    if (!spawned_since_wait) { mark('P'); spawned_since_wait = 1; }
+    return real(fds, n, timeout);
+}
 pid_t waitpid(pid_t pid, int *status, int options) {
     static pid_t (*real)(pid_t, int *, int);
     if (!real) real = (pid_t (*)(pid_t, int *, int))dlsym(RTLD_NEXT, "waitpid");
-    pid_t r = real(pid, status, options); mark('W'); return r;
+    pid_t r = real(pid, status, options); mark('W'); spawned_since_wait = 0; return r;
 }
 pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru) {
     static pid_t (*real)(pid_t, int *, int, struct rusage *);
     if (!real) real = (pid_t (*)(pid_t, int *, int, struct rusage *))dlsym(RTLD_NEXT, "wait4");
-    pid_t r = real(pid, status, options, ru); mark('W'); return r;
+    pid_t r = real(pid, status, options, ru); mark('W'); spawned_since_wait = 0; return r;
 }
 """
 
@@ -133,13 +143,16 @@ def _windows(log: Path, stamps: Path, walls_ns: Sequence[float]) -> tuple[float,
     """Medians (µs) of reported wall, exec-took-to-reap and main() over the last len(walls) runs."""
     spans: list[float] = []
     start = None
+    spawned = False  # a spawn call's return ("E") seen since the last wait
     for line in log.read_text().splitlines():
         what, t = line.split()
         if what == "E":
-            start = int(t)
+            start, spawned = int(t), True
+        elif what == "P" and not spawned and start is None:
+            start = int(t)  # the launcher's raw clone3: the poll right after it
         elif what == "W" and start is not None:
             spans.append(int(t) - start)
-            start = None
+            start, spawned = None, False
     mains = [int(b) - int(a) for a, b in (ln.split() for ln in stamps.read_text().splitlines())]
     n = len(walls_ns)
     if len(spans) < n or len(mains) < n:

@@ -176,6 +176,17 @@ def test_each_run_is_in_the_launchers_cgroup_where_one_can_be_made(tmp_path: Pat
 
 
 @pytest.mark.integration
+def test_runs_after_a_cgroup_cleanup_still_run() -> None:
+    """A run whose setsid child the cleanup kills leaves the next runs unharmed (exit 0)."""
+    ex = ProcessExecutor()
+    first = ex.execute(["sh", "-c", "setsid sleep 30 & sleep 0.01"], 10.0)
+    after = [ex.execute(["/bin/true"], 10.0) for _ in range(3)]
+    ex.close()
+    assert first.exit_code == 0
+    assert [m.exit_code for m in after] == [0, 0, 0]
+
+
+@pytest.mark.integration
 def test_what_a_sigkilled_launcher_left_is_killed_by_the_next_one(tmp_path: Path) -> None:
     """A run's setsid child outlives its SIGKILLed launcher; the next launcher kills it."""
     import signal

@@ -28,26 +28,34 @@
  *           when the event was opened but never ran, "!E" when opening it failed with errno E.
  *           ERRNO is non-zero when the program could not be executed (nothing ran).
  *
- * How a run goes: the clock starts, then clone(CLONE_VM | CLONE_VFORK) as posix_spawn
- * does (no page tables copied for a child that only execs). When counting, the child
- * also shares our descriptor table (CLONE_FILES): it opens each counter on itself
- * (pid 0, disabled, enable_on_exec, inherit, close-on-exec), so the descriptors land
- * in our table, then unshares the table and execs; the kernel enables the counters
- * at the exec and folds in every descendant. The wait polls a pidfd (for the
- * timeout) and fd 0; on timeout the run's process group is killed.
+ * How a run goes: the clock starts, then the child is spawned with CLONE_VM | CLONE_VFORK
+ * as posix_spawn does (no page tables copied for a child that only execs): by
+ * clone3 straight into our cgroup (CLONE_INTO_CGROUP, with a pidfd) where the
+ * kernel allows it, else by clone, the child then joining the cgroup itself. The
+ * child sets up its process group, parent-death signal, signals and descriptors,
+ * and execs. The wait polls the pidfd (for the timeout) and fd 0; on timeout the
+ * run's process group is killed.
  *
- * What WALL_NS is: from the child's execve to wait4's return in the launcher, i.e.
- * loading the program (execve, the dynamic loader), running it, its exit (tearing
- * down its memory) and the reap. The child reads the clock as its last act before
- * execve, in the memory it shares with us. Left out is everything before execve:
- * creating the process and the harness's own set-up of it (joining the cgroup,
- * opening counters, process group, descriptors, signals), which is the harness's
- * cost, not the program's, and differs from harness to harness. hyperfine -N times
- * from before Rust's Command::spawn (which opens /dev/null, builds the
- * environment, and whose glibc posix_spawn resets every signal's disposition in
- * the child) to after waitpid, so on a tiny program it reads more than we do, by
- * that spawn cost; bench/overhead.py splits both windows with a probe program and
- * measures it (the part from exec to reap agrees).
+ * Counting: each EVENT is opened once, at start, on the launcher itself (pid 0,
+ * disabled, enable_on_exec, inherit, close-on-exec), as `perf stat` opens its
+ * counters on the workload it forks. Every run's child inherits a disabled copy
+ * at the clone; the kernel enables it at the child's exec, copies it into every
+ * descendant, and adds each copy's count back to our event when its process
+ * exits. Our own copy is never enabled (we never exec), so a run's count is our
+ * event's reading after the run's processes are all reaped, less its reading
+ * before the spawn: the run's program from its exec on, descendants included.
+ * No perf_event_open per run: creating and freeing a software event flips a
+ * kernel static key each time, which patches kernel text on every CPU (~100 µs
+ * of IPIs on a 2-core VM).
+ *
+ * What WALL_NS is: from just before the spawn to wait4's return in the launcher,
+ * hyperfine -N's window (it times Command::spawn to waitpid): creating the
+ * process and its set-up above, loading the program (execve, the dynamic loader),
+ * running it, its exit (tearing down its memory, and counters when counting)
+ * and the reap. Left out: reading the counters and cleaning up after the reap,
+ * and, without clone3, the child's write to cgroup.procs (timed by the child and
+ * taken off: the cgroup lock's wait, milliseconds at times, is not the program's). bench/overhead.py compares it with hyperfine's on /bin/true, and
+ * bench/overhead_split.py splits both windows at the exec with a probe program.
  *
  * No orphans, first line: a cgroup v2 of our own, quadscope-launcher-PID beside our own
  * cgroup, where the hierarchy lets us make one and move a process into it (checked at
@@ -57,9 +65,10 @@
  * cgroup.kill (or SIGKILL to each pid in cgroup.procs before Linux 5.14) kills them all.
  * A launcher that was itself SIGKILLed leaves its cgroup behind: the next launcher to
  * start kills what is left in every quadscope-launcher-PID whose PID is gone, and
- * removes it. We remove our own at exit. Cost: the first move into a new cgroup (the
- * start-up check) took ~20 ms on a 2-core VM, once per launcher; each run's move after
- * that, tens of microseconds, before the exec and so outside WALL_NS.
+ * removes it. We remove our own at exit. Cost: with clone3 (Linux 5.7, x86-64), none
+ * to speak of: the child is forked into the cgroup. Writing cgroup.procs instead (the
+ * fallback, and the start-up check without clone3) takes the cgroup write lock:
+ * ~10 ms for the first move after an idle spell (an RCU grace period), ~50 µs after.
  *
  * No orphans, second line: we are a child subreaper, so every process a run starts that outlives
  * its parent (a background child, one that called setsid) becomes our child. After
@@ -111,14 +120,57 @@ struct spawn {
     const char *path;
     char **argv, **envp;
     int nev;
-    const struct event *ev;
-    int fd[MAX_EVENTS], open_errno[MAX_EVENTS];
-    struct timespec exec_start; /* the child's last clock reading before execve */
+    const int *fd, *open_errno; /* the counters, open on the launcher for its life */
     int exec_errno;
     int cgroup_errno; /* joining our cgroup failed: the subreaper alone cleans up this run */
+    int join_cgroup;  /* the child writes itself into cgroup.procs (no CLONE_INTO_CGROUP) */
+    long long join_ns; /* how long that write took: left out of WALL_NS */
     int devnull;
     const cpu_set_t *cpus;
     sigset_t mask;
+};
+
+/* clone3(2) with a stack of the caller's, as glibc's posix_spawn does it, but with
+ * CLONE_INTO_CGROUP: glibc's clone() cannot pass that, and joining a cgroup by
+ * writing cgroup.procs takes the cgroup write lock, whose RCU grace period costs
+ * ~10 ms whenever no move happened in the last few ms (the first run of a sweep)
+ * and ~50 µs otherwise; a fork into the cgroup takes neither. The child runs
+ * fn(arg) on the new stack and exits with its return value; the parent gets the
+ * child's pid or -errno. x86-64 only (the syscall instruction and its registers);
+ * elsewhere the child writes cgroup.procs. */
+#if defined(__x86_64__) && defined(SYS_clone3)
+#define HAVE_SPAWN_CLONE3 1
+__asm__(".text\n"
+        ".type qs_spawn_clone3,@function\n"
+        "qs_spawn_clone3:\n"
+        "  mov %rdx, %r8\n"   /* fn and arg outlive the syscall (it clobbers rcx, r11) */
+        "  mov %rcx, %r9\n"
+        "  mov $435, %eax\n"  /* SYS_clone3 */
+        "  syscall\n"
+        "  test %rax, %rax\n"
+        "  jnz 1f\n"
+        "  xor %ebp, %ebp\n"  /* the child, on its own stack: the outermost frame */
+        "  mov %r9, %rdi\n"
+        "  call *%r8\n"
+        "  mov %eax, %edi\n"
+        "  mov $60, %eax\n"   /* SYS_exit */
+        "  syscall\n"
+        "  hlt\n"
+        "1: ret\n"
+        ".size qs_spawn_clone3, .-qs_spawn_clone3\n");
+long qs_spawn_clone3(void *args, size_t size, int (*fn)(void *), void *arg);
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+
+/* struct clone_args of linux/sched.h up to `cgroup` (CLONE_ARGS_SIZE_VER2). */
+struct qs_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+             set_tid, set_tid_size, cgroup;
 };
 
 static long long ns_between(const struct timespec *a, const struct timespec *b) {
@@ -126,7 +178,8 @@ static long long ns_between(const struct timespec *a, const struct timespec *b) 
 }
 
 /* Our cgroup for the runs (see "No orphans"): its directory and open files, or procs -1. */
-static struct { int procs, kill, events; char dir[4096]; } cg = {-1, -1, -1, ""};
+static struct { int procs, kill, events, dirfd, clone3; char dir[4096]; } cg =
+    {-1, -1, -1, -1, 0, ""};
 
 #define CG_PREFIX "quadscope-launcher-"
 
@@ -214,7 +267,9 @@ static void remove_cgroup(void) {
     if (cg.procs >= 0) close(cg.procs);
     if (cg.events >= 0) close(cg.events);
     if (cg.kill >= 0) close(cg.kill);
-    cg.procs = cg.events = cg.kill = -1;
+    if (cg.dirfd >= 0) close(cg.dirfd);
+    cg.procs = cg.events = cg.kill = cg.dirfd = -1;
+    cg.clone3 = 0;
     rmdir(cg.dir);
     *cg.dir = '\0';
 }
@@ -236,11 +291,33 @@ static int make_cgroup(void) {
     cg.events = open(path, O_RDONLY | O_CLOEXEC);
     snprintf(path, sizeof path, "%s/cgroup.kill", cg.dir);
     cg.kill = open(path, O_WRONLY | O_CLOEXEC); /* absent before Linux 5.14 */
-    int moved = 0;
+    cg.dirfd = open(cg.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int moved = 0, status;
     if (cg.procs >= 0 && cg.events >= 0) {
+#ifdef HAVE_SPAWN_CLONE3
+        /* A child forked into the cgroup (Linux 5.7): then every run is spawned so. */
+        struct qs_clone_args ca;
+        memset(&ca, 0, sizeof ca);
+        ca.flags = CLONE_INTO_CGROUP;
+        ca.exit_signal = SIGCHLD;
+        ca.cgroup = (uint64_t)cg.dirfd;
+        long pid = cg.dirfd >= 0 ? syscall(SYS_clone3, &ca, sizeof ca) : -1;
+        if (pid == 0) _exit(0);
+        cg.clone3 = moved = pid > 0 && waitpid((pid_t)pid, &status, 0) == pid
+                            && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+#endif
+    }
+    if (cg.clone3 && cg.kill >= 0) {
+        /* Not with clone3: once cgroup.kill has been written, Linux (seen on 6.18)
+         * SIGKILLs every later child forked into the cgroup by CLONE_INTO_CGROUP at
+         * birth (its fork-time check of the cgroup's kill count misfires), so each
+         * pid in cgroup.procs gets SIGKILL instead. */
+        close(cg.kill);
+        cg.kill = -1;
+    }
+    if (!moved && cg.procs >= 0 && cg.events >= 0) {
         pid_t pid = fork();
         if (pid == 0) _exit(write(cg.procs, "0", 1) == 1 ? 0 : 1);
-        int status;
         moved = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)
                 && WEXITSTATUS(status) == 0;
     }
@@ -279,15 +356,16 @@ static int open_counter(const struct event *e) {
 /* Runs in the vforked child, on its own stack, in the launcher's memory. */
 static int child(void *arg) {
     struct spawn *s = arg;
-    /* Everything the run starts is in our cgroup from here; a failure leaves the subreaper. */
-    if (cg.procs >= 0 && write(cg.procs, "0", 1) != 1) s->cgroup_errno = errno;
-    for (int i = 0; i < s->nev; i++) {
-        s->fd[i] = open_counter(&s->ev[i]);
-        s->open_errno[i] = s->fd[i] < 0 ? errno : 0;
-    }
-    if (s->nev > 0) {
-        /* From here on our descriptor table is our own: dup2 below must not touch the launcher's. */
-        if (unshare(CLONE_FILES) != 0) { s->exec_errno = errno; _exit(127); }
+    /* Everything the run starts is in our cgroup from here; a failure leaves the subreaper.
+     * (Spawned by clone3, the child was born in it.) */
+    if (s->join_cgroup) {
+        /* The write takes the cgroup write lock (see "No orphans"): milliseconds at
+         * times, the harness's and not the program's, so it is left out of WALL_NS. */
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        if (write(cg.procs, "0", 1) != 1) s->cgroup_errno = errno;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        s->join_ns = ns_between(&a, &b);
     }
     setpgid(0, 0);
     /* The run's leader dies with us even if we are SIGKILLed (kept across exec). */
@@ -305,7 +383,6 @@ static int child(void *arg) {
         _exit(127);
     }
     sigprocmask(SIG_SETMASK, &s->mask, NULL);
-    clock_gettime(CLOCK_MONOTONIC, &s->exec_start); /* WALL_NS starts here (see the top) */
     execve(s->path, s->argv, s->envp);
     s->exec_errno = errno;
     _exit(127);
@@ -344,8 +421,9 @@ static void kill_leftovers(pid_t pgid, int in_cgroup) {
 
 /* Waits for the child to exit: 1 when the deadline passed first, else 0. When fd 0
  * says quadscope is gone (EOF) or SIGTERM came, kills the run and exits. */
-static int timed_out_waiting(pid_t pid, long long timeout_ns, const struct timespec *t0) {
-    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+static int timed_out_waiting(pid_t pid, int pfd, long long timeout_ns,
+                             const struct timespec *t0) {
+    if (pfd < 0) pfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pfd < 0) { perror("quadscope-launcher: pidfd_open"); exit(125); }
     struct pollfd p[2] = {{pfd, POLLIN, 0}, {REQ_FD, POLLIN, 0}};
     int expired = 0;
@@ -372,49 +450,81 @@ static int timed_out_waiting(pid_t pid, long long timeout_ns, const struct times
     return expired;
 }
 
-/* Formats one counter for the reply: the count scaled for multiplexing, "-" or "!E". */
-static int format_count(char *out, size_t size, int fd, int open_errno) {
+/* A counter's value, time enabled and time running (all its runs' so far): 0, or -1. */
+static int read_counter(int fd, uint64_t v[3]) {
+    v[0] = v[1] = v[2] = 0;
+    return fd >= 0 && read(fd, v, 3 * sizeof *v) == (ssize_t)(3 * sizeof *v) ? 0 : -1;
+}
+
+/* Formats one counter for the reply: the run's count (after - before), scaled for
+ * multiplexing, "-" when it never ran, or "!E" when it could not be opened. */
+static int format_count(char *out, size_t size, int fd, int open_errno,
+                        const uint64_t before[3]) {
     if (fd < 0) return snprintf(out, size, " !%d", open_errno);
-    uint64_t v[3] = {0, 0, 0}; /* value, time enabled, time running */
-    ssize_t got = read(fd, v, sizeof v);
-    close(fd);
-    if (got != (ssize_t)sizeof v || v[2] == 0) return snprintf(out, size, " -");
-    unsigned long long count = v[2] < v[1] ? (unsigned long long)((double)v[0] * v[1] / v[2]) : v[0];
+    uint64_t v[3];
+    if (read_counter(fd, v) != 0 || v[2] == before[2]) return snprintf(out, size, " -");
+    uint64_t value = v[0] - before[0], enabled = v[1] - before[1], running = v[2] - before[2];
+    unsigned long long count = running < enabled
+        ? (unsigned long long)((double)value * (double)enabled / (double)running) : value;
     return snprintf(out, size, " %llu", count);
 }
 
 static void run(struct spawn *s, long long timeout_ns) {
     static char stack[64 * 1024] __attribute__((aligned(16)));
-    /* Each run's stderr starts empty; the child's fd 2 shares this file's offset. */
-    if (ftruncate(RUN_STDERR_FD, 0) != 0 || lseek(RUN_STDERR_FD, 0, SEEK_SET) < 0) {
+    /* Each run's stderr starts empty (the child's fd 2 shares this file's offset); most
+     * runs write nothing, and an empty file needs no truncating. */
+    struct stat st;
+    if (fstat(RUN_STDERR_FD, &st) != 0
+        || (st.st_size != 0 && (ftruncate(RUN_STDERR_FD, 0) != 0
+                                || lseek(RUN_STDERR_FD, 0, SEEK_SET) < 0))) {
         perror("quadscope-launcher: stderr file");
         exit(125);
     }
     s->exec_errno = 0;
     s->cgroup_errno = 0;
-    for (int i = 0; i < s->nev; i++) s->fd[i] = -1, s->open_errno[i] = 0;
-    memset(&s->exec_start, 0, sizeof s->exec_start);
+    s->join_cgroup = cg.procs >= 0 && !cg.clone3;
+    s->join_ns = 0;
+    uint64_t before[MAX_EVENTS][3];
+    for (int i = 0; i < s->nev; i++) read_counter(s->fd[i], before[i]);
     /* No signal may run a handler in the child while it borrows our memory. */
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &s->mask);
-    int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | (s->nev > 0 ? CLONE_FILES : 0);
+    int pidfd = -1;
     struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    pid_t pid = clone(child, stack + sizeof stack, flags, s);
+    clock_gettime(CLOCK_MONOTONIC, &t0); /* WALL_NS starts here (see the top) */
+    pid_t pid;
+#ifdef HAVE_SPAWN_CLONE3
+    if (cg.clone3) {
+        struct qs_clone_args ca;
+        memset(&ca, 0, sizeof ca);
+        ca.flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_INTO_CGROUP;
+        ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+        ca.exit_signal = SIGCHLD;
+        ca.stack = (uint64_t)(uintptr_t)stack;
+        ca.stack_size = sizeof stack;
+        ca.cgroup = (uint64_t)cg.dirfd;
+        long r = qs_spawn_clone3(&ca, sizeof ca, child, s);
+        if (r < 0) errno = (int)-r;
+        pid = r < 0 ? -1 : (pid_t)r;
+    } else
+#endif
+        pid = clone(child, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
     sigprocmask(SIG_SETMASK, &s->mask, NULL);
     if (pid < 0) { perror("quadscope-launcher: clone"); exit(125); }
     int timed_out = 0;
     if (!s->exec_errno) { /* the child set up its group before exec, so killpg finds it */
-        timed_out = timed_out_waiting(pid, timeout_ns, &t0);
+        timed_out = timed_out_waiting(pid, pidfd, timeout_ns, &t0);
         if (timed_out) killpg(pid, SIGKILL);
+    } else if (pidfd >= 0) {
+        close(pidfd);
     }
     int status = 0;
     struct rusage ru;
     while (wait4(pid, &status, 0, &ru) < 0)
         if (errno != EINTR) { perror("quadscope-launcher: wait4"); exit(125); }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    long long wall_ns = s->exec_errno ? 0 : ns_between(&s->exec_start, &t1);
+    long long wall_ns = s->exec_errno ? 0 : ns_between(&t0, &t1) - s->join_ns;
     kill_leftovers(pid, s->cgroup_errno == 0);
     char line[1024];
     int len = snprintf(line, sizeof line, "done %lld %d %d %d %lld %lld %ld %ld %ld %ld %ld",
@@ -423,7 +533,8 @@ static void run(struct spawn *s, long long timeout_ns) {
                        (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
                        ru.ru_maxrss, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw);
     for (int i = 0; i < s->nev; i++)
-        len += format_count(line + len, sizeof line - (size_t)len, s->fd[i], s->open_errno[i]);
+        len += format_count(line + len, sizeof line - (size_t)len, s->fd[i], s->open_errno[i],
+                            before[i]);
     line[len++] = '\n';
     for (int off = 0; off < len;) {
         ssize_t w = write(REPLY_FD, line + off, (size_t)(len - off));
@@ -476,7 +587,6 @@ int main(int argc, char **argv) {
         }
         events[s.nev].config = config;
     }
-    s.ev = events;
     s.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (s.devnull < 0 || fcntl(RUN_STDERR_FD, F_SETFD, FD_CLOEXEC) != 0) {
         perror("quadscope-launcher: setup");
@@ -485,6 +595,31 @@ int main(int argc, char **argv) {
     /* Orphaned descendants come to us, so that no process of a run outlives it. */
     int subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
     int cgroup = make_cgroup();
+    /* The counters, opened once on ourselves and inherited by every run (see the top).
+     * A dummy event that is not inherited keeps each child's copies from being a clone
+     * of our context: the kernel swaps equal (cloned) contexts between parent and
+     * child at a context switch, and the child's exec would then enable, and clear
+     * enable_on_exec on, our own events instead of its copies. */
+    static int counter_fd[MAX_EVENTS], counter_errno[MAX_EVENTS];
+    int keep_apart = -1, keep_errno = 0;
+    if (s.nev > 0) {
+        struct perf_event_attr a;
+        memset(&a, 0, sizeof a);
+        a.size = sizeof a;
+        a.type = PERF_TYPE_SOFTWARE;
+        a.config = PERF_COUNT_SW_DUMMY;
+        a.disabled = 1;
+        a.exclude_kernel = 1;
+        a.exclude_hv = 1;
+        keep_apart = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        keep_errno = keep_apart < 0 ? errno : 0;
+    }
+    for (int i = 0; i < s.nev; i++) {
+        counter_fd[i] = keep_apart < 0 ? -1 : open_counter(&events[i]);
+        counter_errno[i] = keep_apart < 0 ? keep_errno : counter_fd[i] < 0 ? errno : 0;
+    }
+    s.fd = counter_fd;
+    s.open_errno = counter_errno;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_term; /* no SA_RESTART: poll and the request read return EINTR */

@@ -13,30 +13,31 @@ runs each job's untimed commands (`run_untimed`) and then the job
 (`execute_job`), lazily, so a caller that stops iterating starts no further
 run. An executor that runs a batch elsewhere (a remote node) overrides
 `execute_many` alone, and runs the untimed commands there too. `argv` is run
-directly, never through a shell (shell mode is the caller's
-`["/bin/sh", "-c", s]`), in a new process group, with stdin and stdout on
-/dev/null and only the last `stderr_tail_bytes` of stderr kept; the
-environment is quadscope's (as it was at the executor's first run), with a
-job's `env` added. `wall_s` spans the child alone: from just before
-its spawn to its reaping. The rusage fields are wait4's for that child and its
-reaped descendants. On timeout the whole process group gets SIGKILL, is
-reaped, and the measurement says `timed_out=True`. No process a run starts
-outlives it: `cleanup` names how (see `resident`; the posix_spawn fallback
-kills the run's group after each run, so it misses setsid children). A
-program that is missing or not executable raises `ProgramError` before anything runs.
+directly, never through a shell (shell mode is the caller's `["/bin/sh", "-c",
+s]`), in a new process group, with stdin and stdout on /dev/null and only the
+last `stderr_tail_bytes` of stderr kept; the environment is quadscope's (as it
+was at the executor's first run), with a job's `env` added. `wall_s` spans the
+child alone: from just before its spawn to its reaping, hyperfine -N's window
+(launcher.c). The rusage fields are wait4's for that child and its reaped
+descendants. On timeout the whole process group gets SIGKILL, is reaped, and
+the measurement says `timed_out=True`. No process a run starts outlives it:
+`cleanup` names how (see `resident`; the posix_spawn fallback kills the run's
+group after each run, so it misses setsid children). A program that is missing
+or not executable raises `ProgramError` before anything runs.
 
-How: `ProcessExecutor` hands every run to one resident C launcher
-(`resident`, `launcher.c`), started at its first run and kept for the
-executor's life. Spawning from that small process, not from quadscope, matters
-beyond speed: on Linux `exec` records the exec'ing process's old peak RSS into
-the new program's rusage, so a child forked straight from quadscope (30+ MB
-with numpy) would report quadscope's peak as its own `ru_maxrss`. The launcher
-also opens the counter backend's perf events on each child, enforces the
-timeout and reaps the group. Without a C compiler the executor falls back to
-`os.posix_spawn` from quadscope (clock around spawn..wait4, pidfd for the
-timeout), whose max_rss_bytes has quadscope's peak RSS as a floor, and which
-cannot count: asking it to count raises `ToolMissingError`; its `--cpu`
-pinning pins quadscope itself, which the child inherits.
+How: `ProcessExecutor` hands every run to one resident C launcher (`resident`,
+`launcher.c`), started at its first run and kept for the executor's life.
+Spawning from that small process, not from quadscope, matters beyond speed: on
+Linux `exec` records the exec'ing process's old peak RSS into the new
+program's rusage, so a child forked straight from quadscope (30+ MB with
+numpy) would report quadscope's peak as its own `ru_maxrss`. The launcher also
+counts the counter backend's perf events on each child (opened once, inherited
+by every run), enforces the timeout and reaps the group. Without a C compiler
+the executor falls back to `os.posix_spawn` from quadscope (clock around
+spawn..wait4, pidfd for the timeout), whose max_rss_bytes has quadscope's peak
+RSS as a floor, and which cannot count: asking it to count raises
+`ToolMissingError`; its `--cpu` pinning pins quadscope itself, which the child
+inherits.
 
 Overhead: `bench/overhead.py` measures it against `hyperfine -N`.
 """

@@ -1,8 +1,9 @@
 """Which perf events each child is counted for, and the names they go by.
 
 Contract: a `CounterBackend` says which perf events (perf's names, the
-registry's perf metrics) the resident launcher opens on every child with
-perf_event_open (`launcher.c`: disabled, enable_on_exec, inherit; hardware
+registry's perf metrics) the resident launcher counts on every child with
+perf_event_open (`launcher.c`: opened once on the launcher, disabled,
+enable_on_exec, inherit, so each child's copy counts from its exec; hardware
 events user space only, as perf's `instructions:u`), and the
 name `Sweep.counters` records: `PerfEventCounters` counts them ("perf"),
 `NoCounters` counts nothing ("rusage"). Counts cover the child from its exec
@@ -14,9 +15,9 @@ count. Choosing a backend for this machine is `detect`'s job.
 `parse_perf_csv` reads `perf stat -x,` output: the tests use it to check the
 launcher's counts against `perf stat` on the same program.
 
-Overhead, /bin/true on the 2-core VM: opening four counters (two of which fail
-here, being hardware events on a VM) takes the child ~10 µs before its exec;
-that time is measured by the child and taken out of wall_s (see launcher.c).
+Overhead: no perf_event_open per run; the kernel's work for the inherited
+copies (created at the spawn, enabled at the exec, folded back at the exit) is
+inside wall_s, as it is inside `perf stat`'s (bench/overhead.py measures it).
 """
 
 from __future__ import annotations

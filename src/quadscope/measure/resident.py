@@ -33,10 +33,10 @@ from importlib import resources
 from quadscope.errors import ToolMissingError
 from quadscope.measure.meters import EVENT_CODES
 
-# The reply's fields before the counts, in launcher.c's order.
+# The reply's fields before the counts, in launcher.c's order (parse_reply unpacks them).
 _DONE_FIELDS = ("wall_ns", "timed_out", "status", "errno", "utime_us", "stime_us",
                 "ru_maxrss", "ru_minflt", "ru_majflt", "ru_nvcsw", "ru_nivcsw")
-_RU_FIELDS = _DONE_FIELDS[6:]
+_MAX_CACHED_REQUESTS = 4096  # distinct (command, size) requests kept encoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +73,9 @@ def parse_reply(line: str, events: Sequence[str]) -> Reply:
     parts = line.split()
     if not parts or parts[0] != "done" or len(parts) != 1 + len(_DONE_FIELDS) + len(events):
         raise RuntimeError(f"the quadscope launcher replied {line!r}")
-    # Indexing, not a dict of every field: this runs once per run of every sweep.
-    wall_ns, timed_out, status, errno, utime_us, stime_us, *ru = map(
-        int, parts[1:1 + len(_DONE_FIELDS)])
+    # Unpacked by hand, not a dict of every field: this runs once per run of every sweep.
+    (wall_ns, timed_out, status, errno, utime_us, stime_us, maxrss, minflt, majflt, nvcsw,
+     nivcsw) = map(int, parts[1:1 + len(_DONE_FIELDS)])
     counts: dict[str, int | None] = {}
     errnos: dict[str, int] = {}
     for event, token in zip(events, parts[1 + len(_DONE_FIELDS):], strict=True):
@@ -83,9 +83,9 @@ def parse_reply(line: str, events: Sequence[str]) -> Reply:
             counts[event], errnos[event] = None, int(token[1:])
         else:
             counts[event] = None if token == "-" else int(token)
-    rusage = dict(zip(_RU_FIELDS, map(float, ru), strict=True))
-    rusage["ru_utime"] = utime_us / 1e6
-    rusage["ru_stime"] = stime_us / 1e6
+    rusage = {"ru_maxrss": float(maxrss), "ru_minflt": float(minflt),
+              "ru_majflt": float(majflt), "ru_nvcsw": float(nvcsw), "ru_nivcsw": float(nivcsw),
+              "ru_utime": utime_us / 1e6, "ru_stime": stime_us / 1e6}
     return Reply(wall_ns, bool(timed_out), status, errno, rusage, counts, errnos)
 
 
@@ -131,6 +131,8 @@ class ResidentLauncher:
         self._req_w: int | None = req_w
         self._rep_r = rep_r
         self._buf = b""
+        self._requests: dict[tuple[str, tuple[str, ...], tuple[bytes, ...], float | None],
+                             bytes] = {}
         hello = self._read_line().split()
         if hello[:1] != ["hello"] or len(hello) != 2:
             self.close()
@@ -141,7 +143,14 @@ class ResidentLauncher:
             timeout_s: float | None) -> Reply:
         """Spawn one run, wait for it, and return what the launcher measured."""
         assert self._req_w is not None, "run() after close()"
-        request = memoryview(encode_request(path, argv, env, timeout_s))
+        # A sweep sends each size's request many times: encoded once (a few µs a run).
+        key = (path, tuple(argv), tuple(env), timeout_s)
+        encoded = self._requests.get(key)
+        if encoded is None:
+            if len(self._requests) >= _MAX_CACHED_REQUESTS:
+                self._requests.clear()
+            encoded = self._requests[key] = encode_request(path, argv, env, timeout_s)
+        request = memoryview(encoded)
         try:
             while request:
                 request = request[os.write(self._req_w, request):]
