@@ -20,7 +20,9 @@ Method, in order:
    a more complex class must beat every simpler one by ΔQAICc ≥ `SELECT_DELTA`.
    The verdict is `INCONCLUSIVE` whenever another growing class is within that
    margin of the winner, fewer than `MIN_SUPPORT` of bootstrap replicates reach
-   the same verdict, or the free exponent's interval contradicts the class.
+   the same verdict, or the free exponent's interval contradicts the class;
+   in that last case the bracket also holds the classes just below and just
+   above k (`_straddle`), so a k of 1.6 reads "n log n … n²", never "n² … n²".
    "1" needs no bootstrap support (it is the null), only a span of a decade.
    A time whose growth adds at most HIDDEN_SHARE across the sizes (at the
    bootstrap's 97.5th percentile) is practically flat: drift between runs
@@ -541,6 +543,26 @@ def _effective_exponent(cf: _ClassFit, data: _Data) -> float:
     return float(_power_grid(data.n, cf.curve(data.n), data.w)[0])
 
 
+def _straddle(k: float, fits: Mapping[str, _ClassFit], data: _Data,
+              registry: Registry) -> tuple[str, str]:
+    """The fastest class whose effective exponent is at most k, and the slowest at least k.
+
+    Either is "" when no fitted class lies on that side; a class beyond every
+    power is left out (its effective exponent is the top of k's search).
+    """
+    below, above = "", ""
+    for growth in registry:
+        fit = fits[growth.name]
+        if growth.outgrows_powers or not np.isfinite(fit.score):
+            continue
+        k_eff = _effective_exponent(fit, data) if growth.growing and fit.b > 0 else 0.0
+        if k_eff <= k:
+            below = growth.name
+        elif not above:
+            above = growth.name
+    return below, above
+
+
 # Leave-one-out drops at most this many blocks of neighbouring sizes, so a sweep
 # of 600 launches (one size each) is checked in 20 refits, not 600.
 MAX_LEAVE_OUT = 20
@@ -719,6 +741,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     support = float(np.mean(verdicts == names.index(chosen)))
     cls, reason, decide_n = chosen, "", None
     trend: tuple[float, float] | None = None
+    straddle: tuple[str, str] | None = None
     hidden: list[tuple[GrowthClass, tuple[float, int | None]]] = []
     rivals = [c for c in leading if c not in (chosen, "1")] if chosen != "1" else []
     if chosen == "1":
@@ -783,6 +806,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     else:
         k_eff = _effective_exponent(fits[chosen], data)
         if k_eff < k_ci[0] - EXPONENT_SLACK or k_eff > k_ci[1] + EXPONENT_SLACK:
+            straddle = _straddle(k, fits, data, registry)
             cls = INCONCLUSIVE
             decide_n = nice_n(10 * hi_n)
             reason = (
@@ -832,6 +856,10 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         if doubted is not None:
             at_least = min(filter(None, (at_least, doubted.at_least)), key=registry.index)
             at_most = max(filter(None, (at_most, doubted.at_most)), key=registry.index)
+        if straddle:
+            # k lies between two classes and the verdict is neither: the bracket holds both.
+            at_least = min(filter(None, (at_least, straddle[0])), key=registry.index)
+            at_most = max(filter(None, (at_most, straddle[1])), key=registry.index)
     fastest = next((g.name for g in registry if g.outgrows_powers), "")
     if (cls == INCONCLUSIVE and trend is not None and at_most and fastest
             and k >= K_GRID[-1] - 1e-9 and registry.index(best) >= registry.index(at_most)
