@@ -356,3 +356,21 @@ def test_a_flat_count_keeps_its_capped_bracket() -> None:
     y = [0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0]
     fit = fit_metric("involuntary_ctx_switches", n, y)
     assert fit.at_most != "c^n"
+
+
+@pytest.mark.parametrize(("k", "below", "above"), [(1.6, "n log n", "n^2"), (2.5, "n^2", "n^3")])
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_an_exponent_between_two_classes_brackets_both(k: float, below: str, above: str,
+                                                       repeats: int) -> None:
+    """n^k between two classes, 2% noise: neither settles, and the bracket holds both neighbours.
+
+    The best class misses k by more than EXPONENT_SLACK, so the verdict was
+    already unsettled, but its bracket held the best class alone ("n² … n²"
+    for n^1.6): a bracket that excludes the class just below k.
+    """
+    rng = np.random.default_rng(0)
+    n = np.repeat(1000 * 2.0 ** np.arange(10), repeats)
+    y = n**k * np.exp(0.02 * rng.standard_normal(n.size))
+    fit = fit_metric("wall_s", n, y)
+    assert fit.cls == INCONCLUSIVE, fit
+    assert (fit.at_least, fit.at_most) == (below, above), fit

@@ -20,7 +20,13 @@ Method, in order:
    a more complex class must beat every simpler one by ΔQAICc ≥ `SELECT_DELTA`.
    The verdict is `INCONCLUSIVE` whenever another growing class is within that
    margin of the winner, fewer than `MIN_SUPPORT` of bootstrap replicates reach
-   the same verdict, or the free exponent's interval contradicts the class.
+   the same verdict, or the free exponent's interval contradicts the class;
+   in that last case the bracket also holds the classes just below and just
+   above k (`_straddle`), so a k of 1.6 reads "n log n … n²", never "n² … n²".
+   With repeated runs, a growing verdict must also follow the local slopes of
+   the upper half of the sizes (`quadscope.analyse.slopes`): a cost per
+   element that rises through the caches, or a staircase of steps, is a
+   bracket reaching down to the class of the lowest local slope.
    "1" needs no bootstrap support (it is the null), only a span of a decade.
    A time whose growth adds at most HIDDEN_SHARE across the sizes (at the
    bootstrap's 97.5th percentile) is practically flat: drift between runs
@@ -41,6 +47,7 @@ from scipy.optimize import least_squares
 from scipy.stats import kendalltau
 
 from quadscope.analyse.regime import MIN_UPPER_SIZES, Regime, find_regime
+from quadscope.analyse.slopes import swing
 from quadscope.analyse.stats import (
     RELATIVE_RESOLUTION,
     Groups,
@@ -541,6 +548,26 @@ def _effective_exponent(cf: _ClassFit, data: _Data) -> float:
     return float(_power_grid(data.n, cf.curve(data.n), data.w)[0])
 
 
+def _straddle(k: float, fits: Mapping[str, _ClassFit], data: _Data,
+              registry: Registry) -> tuple[str, str]:
+    """The fastest class whose effective exponent is at most k, and the slowest at least k.
+
+    Either is "" when no fitted class lies on that side; a class beyond every
+    power is left out (its effective exponent is the top of k's search).
+    """
+    below, above = "", ""
+    for growth in registry:
+        fit = fits[growth.name]
+        if growth.outgrows_powers or not np.isfinite(fit.score):
+            continue
+        k_eff = _effective_exponent(fit, data) if growth.growing and fit.b > 0 else 0.0
+        if k_eff <= k:
+            below = growth.name
+        elif not above:
+            above = growth.name
+    return below, above
+
+
 # Leave-one-out drops at most this many blocks of neighbouring sizes, so a sweep
 # of 600 launches (one size each) is checked in 20 refits, not 600.
 MAX_LEAVE_OUT = 20
@@ -719,6 +746,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     support = float(np.mean(verdicts == names.index(chosen)))
     cls, reason, decide_n = chosen, "", None
     trend: tuple[float, float] | None = None
+    straddle: tuple[str, str] | None = None
     hidden: list[tuple[GrowthClass, tuple[float, int | None]]] = []
     rivals = [c for c in leading if c not in (chosen, "1")] if chosen != "1" else []
     if chosen == "1":
@@ -783,6 +811,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     else:
         k_eff = _effective_exponent(fits[chosen], data)
         if k_eff < k_ci[0] - EXPONENT_SLACK or k_eff > k_ci[1] + EXPONENT_SLACK:
+            straddle = _straddle(k, fits, data, registry)
             cls = INCONCLUSIVE
             decide_n = nice_n(10 * hi_n)
             reason = (
@@ -808,6 +837,24 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         if not hidden:
             hidden = _hidden_walk(data, boot, fits, registry)
 
+    # A class that bends like the whole sweep but not like each stretch of it (cache levels,
+    # a staircase) is not settled: see quadscope.analyse.slopes.
+    swung = None
+    judged = cls if cls != INCONCLUSIVE else best
+    if data.repeated and chosen != "1" and negligible is None and registry[judged].growing:
+        swung = swing(data.n, data.y, data.w, fits[judged].curve(data.n), registry)
+        if swung is not None:
+            decide_n = max(decide_n or 0, nice_n(10 * hi_n))
+            why = (f"the local slope swings from k = {swung.low:.2f} (n = "
+                   f"{_fmt_n(swung.n_low[0])}–{_fmt_n(swung.n_low[1])}) to {swung.high:.2f} "
+                   f"(n = {_fmt_n(swung.n_high[0])}–{_fmt_n(swung.n_high[1])}), more than noise "
+                   f"allows for {fits[judged].growth.label}: a cost per element that rises with n "
+                   f"(cache levels) or steps up; the class may be as slow as "
+                   f"{registry[swung.at_least].label}; grow n to {_fmt_n(decide_n)} to see "
+                   f"where it levels off")
+            reason = f"{reason}; {why}" if cls == INCONCLUSIVE and reason else why
+            cls = INCONCLUSIVE
+
     doubted = None
     if split and chosen != "1":
         # A small faster term under the verdict's: see quadscope.analyse.terms.
@@ -832,6 +879,13 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         if doubted is not None:
             at_least = min(filter(None, (at_least, doubted.at_least)), key=registry.index)
             at_most = max(filter(None, (at_most, doubted.at_most)), key=registry.index)
+        if straddle:
+            # k lies between two classes and the verdict is neither: the bracket holds both.
+            at_least = min(filter(None, (at_least, straddle[0])), key=registry.index)
+            at_most = max(filter(None, (at_most, straddle[1])), key=registry.index)
+        if swung is not None:
+            at_least = min(filter(None, (at_least, swung.at_least)), key=registry.index)
+            at_most = max(filter(None, (at_most, judged)), key=registry.index)
     fastest = next((g.name for g in registry if g.outgrows_powers), "")
     if (cls == INCONCLUSIVE and trend is not None and at_most and fastest
             and k >= K_GRID[-1] - 1e-9 and registry.index(best) >= registry.index(at_most)
