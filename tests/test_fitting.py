@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -374,3 +376,32 @@ def test_an_exponent_between_two_classes_brackets_both(k: float, below: str, abo
     fit = fit_metric("wall_s", n, y)
     assert fit.cls == INCONCLUSIVE, fit
     assert (fit.at_least, fit.at_most) == (below, above), fit
+
+
+def _drifting_rounds(law: Callable[[np.ndarray], np.ndarray], seed: int) -> tuple[list[int], list[float]]:
+    """3 interleaved rounds over 1k..128k, each in random order, 1% noise, the machine 10%
+    slower by the last run than the first (as calibration's drift scenario)."""
+    rng = np.random.default_rng(seed)
+    sizes = [1000 * 2**i for i in range(8)]
+    order = [int(n) for _ in range(3) for n in rng.permutation(sizes)]
+    drift = 1.0 + 0.1 * np.arange(len(order)) / (len(order) - 1)
+    values = law(np.array(order, dtype=float)) * drift * np.exp(0.01 * rng.standard_normal(len(order)))
+    return order, [float(v) for v in values]
+
+
+def test_drift_between_rounds_does_not_hide_a_growing_second_term() -> None:
+    # n + n²/(4·128k): the quadratic term is a fifth of the cost at the top. Drift between
+    # the rounds is common to every size, so it must not pass for noise that hides it.
+    top = 128_000
+    for seed in range(6):
+        ns, vs = _drifting_rounds(lambda n: n + n * n / (4 * top), seed)
+        fit = fit_metric("wall_s", ns, vs, seed=seed)
+        assert REGISTRY.index(fit.at_most) >= REGISTRY.index("n^2"), (seed, fit.cls, fit.at_most)
+
+
+def test_drift_between_rounds_leaves_a_linear_cost_below_quadratic() -> None:
+    for seed in range(6):
+        ns, vs = _drifting_rounds(lambda n: 1e-6 * n, seed)
+        fit = fit_metric("wall_s", ns, vs, seed=seed)
+        assert REGISTRY.index(fit.at_least) <= REGISTRY.index("n") <= REGISTRY.index(fit.at_most)
+        assert REGISTRY.index(fit.at_most) < REGISTRY.index("n^2"), (seed, fit.cls, fit.at_most)

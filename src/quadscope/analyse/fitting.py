@@ -8,7 +8,9 @@ Method, in order:
 1. Runs are grouped by size and reduced to medians. Each median is weighted by
    1/σ², σ being its standard error from that size's spread shrunk halfway
    towards the relative spread of neighbouring sizes (and never below half of
-   it), so that a size whose repeats happen to agree cannot dominate. With one
+   it), so that a size whose repeats happen to agree cannot dominate. The
+   spread leaves out what every size's r-th run shares (drift between the
+   rounds of an interleaved sweep: `_round_free_spreads`). With one
    run per size (accumulate mode) σ is relative to a first power-law fit: timing
    noise is roughly multiplicative.
 2. Each class of the registry (`quadscope.classes`) is fitted as a + b·f(n), a, b ≥ 0 (non-negative least
@@ -122,7 +124,10 @@ def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float]) -> _D
         floor = RELATIVE_RESOLUTION * np.maximum(np.abs(y), 1e-3 * scale)
     repeated = bool(np.median(groups.counts) >= 2)
     if repeated:
-        spread = np.where(groups.counts > 1, group_spreads(groups.padded, groups.counts), np.nan)
+        spread = _round_free_spreads(groups)
+        if spread is None:
+            spread = np.where(groups.counts > 1, group_spreads(groups.padded, groups.counts),
+                              np.nan)
         rel = spread / np.maximum(np.abs(y), floor)
         local = np.zeros(y.size)
         for j in range(y.size):
@@ -145,6 +150,31 @@ def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float]) -> _D
         smooth = a + b * (groups.sizes / groups.sizes[-1]) ** k
         sigma = np.maximum(np.abs(smooth), floor)
     return _Data(groups, groups.sizes, y, 1.0 / sigma**2, repeated)
+
+
+def _round_free_spreads(groups: Groups) -> np.ndarray | None:
+    """Each size's spread of runs once what every size's r-th run shares is taken out.
+
+    Runs are grouped in the order they ran, so a size's r-th run belongs to the
+    r-th round of an interleaved sweep (the r-th repeat of a batch in an
+    adaptive one). A machine that drifts between rounds moves every size's
+    r-th run alike: that part of the spread is the same factor at every size,
+    so it cannot bend the curve, yet counted as noise it would weigh every
+    size as less precise than it is and hide a growth term that 1% noise shows
+    plainly. Fitted in logs, two-way without interaction (size + round; the
+    round effect by medians, so one outlier does not move it). None unless
+    every size has the same number (≥ 3) of positive runs at ≥ 4 sizes.
+    """
+    m, r = groups.padded.shape
+    if m < 4 or r < 3 or not np.all(groups.counts == r) or not np.all(groups.padded > 0):
+        return None
+    logs = np.log(groups.padded)
+    centred = logs - logs.mean(axis=1, keepdims=True)
+    rounds = np.median(centred, axis=0)
+    resid = centred - (rounds - rounds.mean())
+    # A row's residuals keep (r − 1)(m − 1)/m of its degrees of freedom.
+    rel = np.sqrt((resid**2).sum(axis=1) / ((r - 1) * (m - 1) / m))
+    return rel * np.abs(group_medians(groups.padded, groups.counts))
 
 
 def _replicates(data: _Data, fitted: np.ndarray, rng: np.random.Generator, n_boot: int,
