@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import fake_executor, measurement
 
 import quadscope.run.adaptive as adaptive
-from quadscope.analyse.analysis import analyse
+from quadscope.analyse.analysis import analyse, fit_runs
 from quadscope.measure.clock import FakeClock
 from quadscope.model import Run
 from quadscope.run.adaptive import MAX_SKIPPED_LOOKS, MIN_SIZES, estimate_wall_s
@@ -121,3 +121,28 @@ def test_steep_growth_makes_up_its_sizes_below_the_largest(store: Store, clock: 
             order.append(r.size_n)
     assert len(order) >= MIN_SIZES
     assert max(order[:MIN_SIZES]) == order[1]
+
+
+# The runs of a calibration sweep (n → n² at 64k, 1% noise) that stopped at 128k on a
+# confident "n", the largest size 25% above the line (bench/calibration.py, adaptive).
+_BENDS = {1000: (6.385e-05, 6.359e-05, 6.379e-05), 2000: (1.266e-4, 1.289e-4, 1.27e-4),
+          2828: (1.831e-4, 1.816e-4, 1.82e-4), 4000: (2.536e-4, 2.54e-4, 2.578e-4),
+          8000: (5.021e-4, 5.152e-4, 5.124e-4), 16000: (1.02e-3, 1.023e-3, 1.018e-3),
+          32000: (2.049e-3, 2.014e-3, 2.005e-3), 64000: (4.062e-3, 4.076e-3, 4.087e-3),
+          128000: (1.038e-2, 1.02e-2, 9.954e-3)}
+
+
+def _runs(values: dict[int, tuple[float, ...]]) -> list[Run]:
+    flat = [(n, rep, v) for n, vs in values.items() for rep, v in enumerate(vs)]
+    return [Run(1, i, "A", n, rep, False, 0.0, measurement(v)) for i, (n, rep, v) in enumerate(flat)]
+
+
+def test_a_verdict_the_largest_size_climbs_away_from_does_not_stop_growth() -> None:
+    """The fit says "n" with the top size out; the slope 64k → 128k (1.3) says look further."""
+    runs = _runs(_BENDS)
+    fit = fit_runs(runs, metrics=("wall_s",))[0]["wall_s"]
+    assert fit.cls == "n" and fit.confident
+    assert adaptive._bends_up(runs, "wall_s", fit)
+    # The same sizes on the line, with the same 1% noise: nothing holds the verdict back.
+    line = _runs({n: (6.3e-8 * n, 6.4e-8 * n, 6.5e-8 * n) for n in _BENDS})
+    assert not adaptive._bends_up(line, "wall_s", fit_runs(line, metrics=("wall_s",))[0]["wall_s"])

@@ -109,6 +109,12 @@ TIME_METRIC = "wall_s"
 LOOK_BOOT = 50
 # While growing, at most this many steps in a row go without a look (see `_look_due`).
 MAX_SKIPPED_LOOKS = 2
+# A verdict does not stop growth while the slope between the two largest sizes exceeds its
+# exponent interval's top by BEND_SLACK plus BEND_Z standard errors (see `_bends_up`); a
+# median's relative noise is taken as at least BEND_MIN_CV.
+BEND_Z = 3.0
+BEND_SLACK = 0.1
+BEND_MIN_CV = 0.01
 
 
 def _medians(runs: Sequence[Run], metric: str = "wall_s") -> dict[int, float]:
@@ -232,6 +238,40 @@ def _level(runs: Sequence[Run], metric: str) -> bool:
     if all_sizes.size <= MIN_SIZES:
         return False
     return any(not rises(np.arange(all_sizes.size) != out) for out in range(all_sizes.size - 1))
+
+
+def _bends_up(runs: Sequence[Run], metric: str, fit: Fit) -> bool:
+    """The cost between the two largest sizes rises faster than the verdict allows.
+
+    A cost that steepens just below the largest size (a change of regime, n → n²
+    at 64k) shows first as one top size above the fit, and a fit over many
+    sizes below it, each agreeing with the lower regime, can stay confident in
+    it with that one size left out (calibration, adaptive: "n" at 128k, 25%
+    above the line at 1% noise). The local slope ln(m₂/m₁)/ln(n₂/n₁) of the
+    two largest sizes' medians is compared with the top of the verdict's
+    exponent interval; a median's standard error is about 1.25·σ/√r (σ from
+    the runs' median absolute deviation, ×1.4826, at least BEND_MIN_CV). An
+    exponential verdict, or one with no exponent, is never held back: nothing
+    grows faster.
+    """
+    if fit.exponent_ci is None or REGISTRY.names[-1] in (fit.cls, fit.at_most):
+        return False
+    by: dict[int, list[float]] = defaultdict(list)
+    for r in runs:
+        v = r.value(metric)
+        if v is not None and v > 0:
+            by[r.size_n].append(v)
+    if len(by) < 2:
+        return False
+    lo, hi = sorted(by)[-2:]
+    span = math.log(hi / lo)
+    m_lo, m_hi = float(np.median(by[lo])), float(np.median(by[hi]))
+    var = 0.0
+    for vals, med in ((by[lo], m_lo), (by[hi], m_hi)):
+        cv = max(1.4826 * float(np.median(np.abs(np.asarray(vals) - med))) / med, BEND_MIN_CV)
+        var += (1.2533 * cv) ** 2 / len(vals)
+    local = math.log(m_hi / m_lo) / span
+    return local > fit.exponent_ci[1] + BEND_SLACK + BEND_Z * math.sqrt(var) / span
 
 
 class AdaptivePlan:
@@ -407,6 +447,8 @@ class AdaptivePlan:
                     decide = max(decide or 0, fit.decide_n or 0)
                 if not fit.confident and not self._narrow(fit):
                     reached = False
+                elif growing and _bends_up(self.measured(v), metric, fit):
+                    reached = False  # the top steepens: a larger size tells more
         return reached, seen, decide
 
     def _look_due(self) -> bool:
