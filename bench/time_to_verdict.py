@@ -24,12 +24,16 @@ verdict; and for each protocol how many verdicts were correct, wrong and
 inconclusive. Goal: median ratio ≤ 1/3, no wrong verdict.
 
 `--simulate` replaces the real programs by their simulated cost (each
-workload's law, scaled so its largest suggested size takes 0.5 s, plus 1 ms
-of start-up and 5% log-normal noise) on a fake clock: seconds, not minutes,
-to see where a policy spends its time. `--quick` runs QUICK only.
+workload's law, scaled so its largest suggested size takes 0.5 s, or
+`--sim-top` s, plus 1 ms of start-up and 5% log-normal noise) on a fake
+clock: seconds, not minutes,
+to see where a policy spends its time. With `--charge-analysis` the fake clock
+also moves by the real time quadscope itself takes (planning, fitting the runs
+so far, storing): what a sweep of runs that cost nothing to launch would take
+on this machine. `--quick` runs QUICK only.
 
-usage: .venv/bin/python bench/time_to_verdict.py [--quick] [--simulate] [--budget 30]
-           [--only name,name]
+usage: .venv/bin/python bench/time_to_verdict.py [--quick]
+           [--simulate [--charge-analysis] [--sim-top 0.5]] [--budget 30] [--only name,name]
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import itertools
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +71,7 @@ BUDGET_S = 30.0
 QUICK = ("constant", "sqrt", "sort", "insertion_sort", "cubic", "fibonacci", "short_linear")
 # --simulate: what a run costs beyond the law (process start-up), and the noise.
 SIM_START_S = 1e-3
+SIM_TOP_S = 0.5  # a law's cost at its largest suggested size (--sim-top)
 SIM_SCENARIO = Scenario(cv=0.05)
 SIM_EXP_BASE = {"exponential": 2.0, "fibonacci": 1.618}
 
@@ -153,40 +159,57 @@ def measure(names: Sequence[str], budget_s: float) -> list[Row]:
     return rows
 
 
-def sim_truth(w: Workload) -> Truth:
-    """The workload's law over its suggested sizes: 0.5 s at the largest, plus start-up."""
+def sim_truth(w: Workload, top_s: float = SIM_TOP_S) -> Truth:
+    """The workload's law over its suggested sizes: `top_s` at the largest, plus start-up."""
     law = "exp" if w.expected == "c^n" else w.expected
-    t = truth_for(law, w.sizes, 0.0, base=SIM_EXP_BASE.get(w.name, 2.0))
+    t = truth_for(law, w.sizes, 0.0, base=SIM_EXP_BASE.get(w.name, 2.0), top_s=top_s)
     return Truth(t.law, t.a + SIM_START_S, t.b, t.base)
 
 
-def _simulated(spec: SweepSpec, truth: Truth, seed: int) -> Swept:
+class ChargedClock(FakeClock):
+    """A fake clock that also moves with the real time passed since it was made."""
+
+    def __init__(self, start: float) -> None:
+        super().__init__(start)
+        self._real0 = time.perf_counter()
+
+    def monotonic(self) -> float:
+        return super().monotonic() + time.perf_counter() - self._real0
+
+    def time(self) -> float:
+        return self.monotonic()
+
+
+def _simulated(spec: SweepSpec, truth: Truth, seed: int, charge: bool = False) -> Swept:
     disturbed = cost(truth, SIM_SCENARIO, np.random.default_rng(seed), expected_runs=100)
 
     def one(argv: Sequence[str]) -> Measurement:
         return Measurement(wall_s=disturbed(int(argv[-1])), exit_code=0)
 
-    clock = FakeClock(start=1000.0)
+    clock = ChargedClock(start=1000.0) if charge else FakeClock(start=1000.0)
     with tempfile.TemporaryDirectory() as tmp:
         store = SqliteStore(Path(tmp) / "sim.db")
         sw = run_sweep(spec, executor=FakeExecutor(one, clock), clock=clock, store=store)
-        swept = Swept(analyse(sw, store.runs(sw.id)), clock.monotonic() - 1000.0)
+        elapsed_s = clock.monotonic() - 1000.0  # as `sweep` times a real one: before analysing
+        swept = Swept(analyse(sw, store.runs(sw.id)), elapsed_s)
         store.close()
     return swept
 
 
-def simulate(names: Sequence[str], budget_s: float, seed: int = 0) -> list[Row]:
+def simulate(names: Sequence[str], budget_s: float, seed: int = 0,
+             charge: bool = False, top_s: float = SIM_TOP_S) -> list[Row]:
     rows = []
     for k, name in enumerate(names):
         w = WORKLOADS[name]
         grid, adaptive = _specs(w, ("sim", "{n}"), budget_s)
-        truth = sim_truth(w)
-        rows.append(_row(w, _simulated(grid, truth, seed + k),
-                         _simulated(adaptive, truth, seed + k)))
+        truth = sim_truth(w, top_s)
+        rows.append(_row(w, _simulated(grid, truth, seed + k, charge),
+                         _simulated(adaptive, truth, seed + k, charge)))
     return rows
 
 
-def markdown(rows: list[Row], budget_s: float, simulated: bool) -> str:
+def markdown(rows: list[Row], budget_s: float, simulated: bool, charged: bool = False,
+             top_s: float = SIM_TOP_S) -> str:
     def cell(r: Row, which: str) -> str:
         o: Outcome = getattr(r, which)
         text = o.verdict.text() if o.verdict else "no verdict"
@@ -216,8 +239,10 @@ def markdown(rows: list[Row], budget_s: float, simulated: bool) -> str:
                   if r.kind("adaptive") == WRONG and r.adaptive.verdict]
     tail = ("\n\nConfidently wrong adaptive verdicts, with the data they came from:\n\n"
             + "\n".join(wrong_rows)) if wrong_rows else ""
-    how = ("Simulated on a fake clock (each law scaled to 0.5 s at the largest suggested size, "
-           f"{SIM_START_S * 1e3:.0f} ms start-up, {SIM_SCENARIO.cv:.0%} noise). ") if simulated else ""
+    how = (f"Simulated on a fake clock (each law scaled to {top_s:g} s at the largest suggested size, "
+           f"{SIM_START_S * 1e3:.0f} ms start-up, {SIM_SCENARIO.cv:.0%} noise"
+           + ("; the clock also charged with quadscope's own real time" if charged else "")
+           + "). ") if simulated else ""
     return (f"{how}{len(rows)} workloads; adaptive budget {budget_s:.0f} s, watching wall_s only. "
             f"Median ratio adaptive / fixed over the {len(ratios)} workloads where both reached "
             f"a correct verdict: {med} (goal ≤ 0.33).\n\n" + summary + "\n\n" + body + tail)
@@ -229,11 +254,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     p.add_argument("--simulate", action="store_true",
                    help="simulated costs on a fake clock instead of the real programs")
+    p.add_argument("--charge-analysis", action="store_true",
+                   help="with --simulate: the fake clock also moves by quadscope's own real time")
+    p.add_argument("--sim-top", type=float, default=SIM_TOP_S,
+                   help="with --simulate: each law's cost in seconds at its largest suggested size")
     p.add_argument("--only", default="", help="comma-separated workload names")
     args = p.parse_args(argv)
     names = tuple(args.only.split(",")) if args.only else QUICK if args.quick else SUITE
-    rows = (simulate if args.simulate else measure)(names, args.budget)
-    print(markdown(rows, args.budget, args.simulate))
+    rows = (simulate(names, args.budget, charge=args.charge_analysis, top_s=args.sim_top)
+            if args.simulate else measure(names, args.budget))
+    print(markdown(rows, args.budget, args.simulate, args.charge_analysis, args.sim_top))
     return 0
 
 

@@ -88,7 +88,7 @@ def _interrupted_then_resumed(tmp_path: Path) -> dict[str, Any]:
 
 
 SCENARIOS: dict[str, Callable[[Path], dict[str, Any]]] = {
-    # No --timeout: while growing, a run's timeout is 8× its predicted time (≥ 1 s), so the
+    # No --timeout: while growing, a run's timeout is 8× its predicted time (≥ 0.5 s), so the
     # steep cubic no longer spends the whole budget on its last size (it did before issue 9).
     "noisy_cubic_hits_budget": lambda tmp: _sweep(
         tmp, _jitter(lambda n: 1e-3 + 1e-9 * n**3, (0.5, 1.5)),

@@ -154,8 +154,13 @@ def fit_runs(
     predict_n: int | None = None,
     seed: int = 0,
     metrics: Sequence[str] = METRICS,
+    n_boot: int | None = None,
 ) -> tuple[dict[str, Fit], list[str]]:
-    """Fit every metric that was counted; notes say which could not be fitted and why."""
+    """Fit every metric that was counted; notes say which could not be fitted and why.
+
+    `n_boot` (bootstrap replicates) defaults to `fit_metric`'s, as every report uses;
+    fewer serve only adaptive mode's intermediate looks (see `run.adaptive`).
+    """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
     from quadscope.analyse.fitting import fit_metric
 
@@ -166,7 +171,10 @@ def fit_runs(
         if not values:
             continue
         try:
-            fits[metric] = fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed)
+            fits[metric] = (fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed)
+                            if n_boot is None else
+                            fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed,
+                                       n_boot=n_boot))
         except FitRefusedError as exc:
             notes.append(str(exc))  # the message already names the metric
     return fits, notes

@@ -12,32 +12,43 @@ go in one batch when what is left covers one more run than the step holds at
 `--timeout`: then the budget cannot bind inside the step. It grows n
 geometrically from `start_n` (by 4 while start-up cost still dominates, then by
 2), measures `repeat` runs of each variant per size, ends growth at a size
-whose runs hit the user's `--timeout`, and once four or more sizes are in,
-re-fits after every step and stops once the time verdict is reached (wall_s,
-or the `--until` metrics): its class, or a bracket of two neighbouring classes
-that no affordable size could narrow, or, over the constant's settling span, a
-bracket from "1" whose medians rise by at most the drift margin (`_flat`,
-`_level`), the same at two looks in a row (stopping
-at the first good-looking verdict is optional stopping, which inflates false
-confidence: Armitage, McPherson & Rowe, "Repeated significance tests on
-accumulating data", JRSS A 132, 1969). The second look comes from one more run
-at the widest-spread sizes, not from a larger size: in sequential designs the
-confirming look is whatever new data is cheapest, and a larger size costs ×4
-the time so far for n² (bench/time_to_verdict.py --simulate: 75% of the
-sweep's time on bubble sort went to that step). Each next size is priced by
-extrapolating the medians measured so far (a power law or, where the local
-slope is steeper than any polynomial class, K_EXP_PRICE, and steepens, an
-exponential, over the last sizes): a step in n may multiply the predicted time by at most COST_STEP
-(and, short of MIN_SIZES sizes, is shortened until it fits in half the budget
-left); no size is started that does not fit there; while growing,
-a run's timeout is also capped at GROWTH_SLACK times its predicted time, and a
-size that does not finish in it becomes a ceiling: n goes back to the geometric
-middle between it and the largest size that did, and later sizes halve the
-gap to the ceiling (in log n) rather than jump past it, so steep growth
-(exponential, n³) still gets its sizes within the budget. A fit that names a
-size beyond those measured (`decide_n`; a change of regime with too few
-sizes above it names one too, see `_wants_larger`) keeps n growing towards it
-while affordable.
+whose runs hit the user's `--timeout`. Short of the MIN_SIZES sizes a fit
+needs, once the cost grows, it makes them up below the largest size rather
+than above it (`_fill_in`: a size below costs a fraction of one above). Once
+four or more sizes are in, it looks (re-fits) after growth steps and stops
+once the time verdict is reached (wall_s, or the `--until` metrics): its
+class, or a bracket of two neighbouring classes that no affordable size could
+narrow, or, over the constant's settling span, a bracket from "1" whose
+medians rise by at most the drift margin (`_flat`, `_level`), the same at two
+looks in a row (stopping at the first good-looking verdict is optional
+stopping, which inflates false confidence: Armitage, McPherson & Rowe,
+"Repeated significance tests on accumulating data", JRSS A 132, 1969). A look
+fits with LOOK_BOOT bootstrap replicates; one that would stop the sweep is
+fitted again as the report fits it, and that fit decides. Looks cost real
+time, read off the budget: one is skipped while the runs since the last have
+cost less than it did, at most MAX_SKIPPED_LOOKS steps in a row (`_look_due`).
+The second look comes from one more run at the widest-spread sizes, not from
+a larger size: in sequential designs the confirming look is whatever new data
+is cheapest, and a larger size costs ×4 the time so far for n²
+(bench/time_to_verdict.py --simulate: 75% of the sweep's time on bubble sort
+went to that step). Each next size is priced by extrapolating the medians
+measured so far (a power law or, where the local slope is steeper than any
+polynomial class, K_EXP_PRICE, the dearer of it and the exponential through
+the last two sizes): a step in n may multiply the predicted time by at most
+COST_STEP (about e, the cheapest ratio when the size a verdict needs is
+unknown: the sizes' costs sum to about r/(r−1) of the last, which itself
+overshoots the needed one by (r−1)/ln r on average) and, short of MIN_SIZES
+sizes, is shortened until it fits in half the budget left; no size is started
+that does not fit there, and a new size whose first runs show its other
+repeats past that (a price is an extrapolation) keeps those runs alone and
+ends growth. While growing, a run's timeout is also capped at GROWTH_SLACK
+times its predicted time, and a size that does not finish in it becomes a
+ceiling: n goes back to the geometric middle between it and the largest size
+that did, and later sizes halve the gap to the ceiling (in log n) rather
+than jump past it, so steep growth (exponential, n³) still gets its sizes
+within the budget. A fit that names a size beyond those measured (`decide_n`;
+a change of regime with too few sizes above it names one too, see
+`_wants_larger`) keeps n growing towards it while affordable.
 Where the verdicts are not yet reached and growth is over, it adds repeats at the
 sizes whose spread is widest (relative median absolute deviation), in a
 shuffled order, A and B alternating. Given earlier runs (a resumed sweep) it
@@ -46,6 +57,7 @@ goes on from the size after the largest measured, without warm-ups.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections import defaultdict
@@ -72,17 +84,37 @@ K_PRICE = 12.0
 # Only a local power law steeper than this may be priced as an exponential.
 K_EXP_PRICE = 4.0
 # A growth step may multiply the predicted run time by at most this much (runs
-# predicted under CHEAP_S excepted): steep growth then takes small steps in n.
-COST_STEP = 16.0
+# predicted under CHEAP_S excepted): steep growth then takes small steps in n. Steps
+# multiplying the cost by r cost r/(r−1)·(r−1)/ln r = r/ln r times the size a verdict
+# needs, least at r = e (2.72); 4 costs 2.9, the 16 used before 5.8.
+COST_STEP = 4.0
 CHEAP_S = 0.1
+# Short of MIN_SIZES sizes, one between those measured is taken first once the largest
+# size costs this many times the smallest: start-up cost no longer dominates.
+FILL_RATIO = 2.0
 # The sizes the next run's time is extrapolated from.
 PREDICT_SIZES = 3
 # While growing, a run may take this many times its predicted time before it
-# counts as not finishing (never less than MIN_GROWTH_TIMEOUT_S: tiny runs are noisy).
+# counts as not finishing (never less than MIN_GROWTH_TIMEOUT_S: tiny runs are noisy,
+# and a run cut off makes its size a ceiling; but a floor of a second made each blind
+# step into an exponential cost a second, while 0.25 s cut off 0.1 s runs on a machine
+# loaded ×3, measured).
 GROWTH_SLACK = 8.0
-MIN_GROWTH_TIMEOUT_S = 1.0
+MIN_GROWTH_TIMEOUT_S = 0.5
 # The metric adaptive mode waits for unless --until names others: the headline's time.
 TIME_METRIC = "wall_s"
+# Bootstrap replicates of a look that cannot stop the sweep; a look that would stop it
+# is fitted again with the full analysis's (fit_metric's default), so a sweep stops on
+# the verdict its report shows.
+LOOK_BOOT = 50
+# While growing, at most this many steps in a row go without a look (see `_look_due`).
+MAX_SKIPPED_LOOKS = 2
+# A verdict does not stop growth while the slope between the two largest sizes exceeds its
+# exponent interval's top by BEND_SLACK plus BEND_Z standard errors (see `_bends_up`); a
+# median's relative noise is taken as at least BEND_MIN_CV.
+BEND_Z = 3.0
+BEND_SLACK = 0.1
+BEND_MIN_CV = 0.01
 
 
 def _medians(runs: Sequence[Run], metric: str = "wall_s") -> dict[int, float]:
@@ -113,10 +145,14 @@ def _relative_spread(runs: Sequence[Run], metric: str = "wall_s") -> dict[int, f
 def estimate_wall_s(runs: Sequence[Run], n: int) -> float:
     """Wall time at n, extrapolated from the medians of up to the last PREDICT_SIZES sizes.
 
-    Both log t = α + k·log n (k ≥ 1: at least linear) and log t = α + β·n
-    (exponential) are fitted by least squares; the exponential is believed when
-    it fits better, i.e. when the log-log slope steepens with n. With one size
-    the growth is taken as linear.
+    The local power law log t = α + k·log n (k ≥ 1: at least linear) is
+    fitted by least squares. Where its slope is steeper than any polynomial
+    class (K_EXP_PRICE), the cost may be exponential, and the price is the
+    dearer of the power law and the exponential through the last two sizes:
+    sizes whose start-up cost still shows flatten both fits, and a cⁿ priced
+    too cheaply costs a size whose runs take several times their price
+    (bench/time_to_verdict.py --simulate: the whole budget on one size). With
+    one size the growth is taken as linear.
     """
     med = {m: t for m, t in _medians(runs).items() if m > 0 and t > 0}
     if not med:
@@ -127,20 +163,18 @@ def estimate_wall_s(runs: Sequence[Run], n: int) -> float:
         return med[last] * n / last
     x = np.array(sizes, dtype=float)
     y = np.log([med[m] for m in sizes])
-    k, c = np.polyfit(np.log(x), y, 1)
+    k = float(np.polyfit(np.log(x), y, 1)[0])
     # Pricing, not fitting: a steep local slope (exponential growth) is believed up to K_PRICE.
-    k = min(max(float(k), 1.0), K_PRICE)
-    power_resid = y - (c + k * np.log(x))
+    k = min(max(k, 1.0), K_PRICE)
     power = math.exp(float(np.log(med[last]) + k * math.log(n / last)))
     # Only a slope steeper than any polynomial class may be an exponential: on three noisy
-    # sizes of a linear cost the exponential fits better about as often as not, and its
-    # extrapolation (×10⁵ to n = 180e6 from 8e6..32e6, measured) ended growth at once.
-    if len(sizes) >= 3 and k > K_EXP_PRICE:
-        beta, c_e = np.polyfit(x, y, 1)
-        exp_resid = y - (c_e + beta * x)
-        if float(beta) > 0 and float(exp_resid @ exp_resid) < float(power_resid @ power_resid):
+    # sizes of a linear cost an exponential fits about as well, and its extrapolation
+    # (×10⁵ to n = 180e6 from 8e6..32e6, measured) ended growth at once.
+    if k > K_EXP_PRICE:
+        beta = float(y[-1] - y[-2]) / float(x[-1] - x[-2])
+        if beta > 0:
             with np.errstate(over="ignore"):
-                return max(power, float(med[last] * np.exp(min(float(beta) * (n - last), 700.0))))
+                return max(power, float(med[last] * np.exp(min(beta * (n - last), 700.0))))
     return power
 
 
@@ -206,6 +240,40 @@ def _level(runs: Sequence[Run], metric: str) -> bool:
     return any(not rises(np.arange(all_sizes.size) != out) for out in range(all_sizes.size - 1))
 
 
+def _bends_up(runs: Sequence[Run], metric: str, fit: Fit) -> bool:
+    """The cost between the two largest sizes rises faster than the verdict allows.
+
+    A cost that steepens just below the largest size (a change of regime, n → n²
+    at 64k) shows first as one top size above the fit, and a fit over many
+    sizes below it, each agreeing with the lower regime, can stay confident in
+    it with that one size left out (calibration, adaptive: "n" at 128k, 25%
+    above the line at 1% noise). The local slope ln(m₂/m₁)/ln(n₂/n₁) of the
+    two largest sizes' medians is compared with the top of the verdict's
+    exponent interval; a median's standard error is about 1.25·σ/√r (σ from
+    the runs' median absolute deviation, ×1.4826, at least BEND_MIN_CV). An
+    exponential verdict, or one with no exponent, is never held back: nothing
+    grows faster.
+    """
+    if fit.exponent_ci is None or REGISTRY.names[-1] in (fit.cls, fit.at_most):
+        return False
+    by: dict[int, list[float]] = defaultdict(list)
+    for r in runs:
+        v = r.value(metric)
+        if v is not None and v > 0:
+            by[r.size_n].append(v)
+    if len(by) < 2:
+        return False
+    lo, hi = sorted(by)[-2:]
+    span = math.log(hi / lo)
+    m_lo, m_hi = float(np.median(by[lo])), float(np.median(by[hi]))
+    var = 0.0
+    for vals, med in ((by[lo], m_lo), (by[hi], m_hi)):
+        cv = max(1.4826 * float(np.median(np.abs(np.asarray(vals) - med))) / med, BEND_MIN_CV)
+        var += (1.2533 * cv) ** 2 / len(vals)
+    local = math.log(m_hi / m_lo) / span
+    return local > fit.exponent_ci[1] + BEND_SLACK + BEND_Z * math.sqrt(var) / span
+
+
 class AdaptivePlan:
     """The adaptive policy (see the module docstring) as a `Plan`.
 
@@ -231,7 +299,16 @@ class AdaptivePlan:
         self.remaining_s = 0.0
         self._previous: list[tuple[str, str, str]] = []  # verdicts at the last check
         self._ceiling: int | None = None  # a size that did not finish: never reached again
+        self._cut: set[int] = set()  # sizes whose repeats the budget could not afford
         self._first_look = False  # the verdicts are reached at this check, not at the last
+        # What looks cost, read off the budget: the budget left when the last look was
+        # taken, how much of it that look took, and the steps grown since it.
+        self._look_at_s: float | None = None
+        self._look_s = 0.0
+        self._looked = False  # a look was taken since the last batch was handed out
+        self._told: tuple[float, int] | None = None  # (remaining_s, runs) at the last call
+        self._skipped = 0
+        self._fits: dict[tuple[str, int, int | None], dict[str, Fit]] = {}
         self._steps = self._go()
 
     @property
@@ -241,6 +318,13 @@ class AdaptivePlan:
     def next_batch(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
         if remaining_s is None:
             raise ValueError("an adaptive plan needs a budget")
+        if self._looked and self._told is not None:
+            # The budget fell by the look, the batch after it and the harness around it.
+            before_s, before_runs = self._told
+            ran_s = sum(r.measurement.wall_s for r in history[before_runs:])
+            self._look_s = max(before_s - remaining_s - ran_s, 0.0)
+            self._looked = False
+        self._told = (remaining_s, len(history))
         self.runs = history
         self.history = [r for r in history if not r.warmup]
         self.remaining_s = remaining_s
@@ -288,11 +372,18 @@ class AdaptivePlan:
         if cap_s is None:
             yield from self._hand_over(planned)
             return
-        # A new size's first runs go alone: if they do not finish, its other repeats are not run.
+        # A new size's first runs go alone: if they do not finish, its other repeats are not
+        # run; nor are they when the first runs, now measured, show them past what the
+        # budget affords (a price is only an extrapolation): n then grows no further.
         first = len(self.variants)
         yield from self._hand_over(planned[:first], cap_s)
-        if not self.user_timeout_hit:
-            yield from self._hand_over(planned[first:], cap_s)
+        if self.user_timeout_hit:
+            return
+        if planned[first:] and not self.affordable(n, len(planned) - first):
+            self._ceiling = n if self._ceiling is None else min(self._ceiling, n)
+            self._cut.add(n)
+            return
+        yield from self._hand_over(planned[first:], cap_s)
 
     def growth_cap_s(self, n: int) -> float | None:
         """How long a run at a new size n may take before it counts as not finishing."""
@@ -305,17 +396,38 @@ class AdaptivePlan:
 
         Reached: a settled class, or a bracket of two neighbouring classes whose
         deciding size is out of reach (`_wants_larger`); and the same verdicts
-        as at the previous check.
+        as at the previous look. A look fits with LOOK_BOOT bootstrap replicates;
+        one that would stop the sweep is taken again with the full analysis's, and
+        that one decides.
         """
+        reached, seen, decide = self._look(growing, LOOK_BOOT)
+        if reached and seen == self._previous:
+            reached, seen, decide = self._look(growing, None)
+        held = seen == self._previous
+        self._previous = seen
+        self._first_look = reached and not held and bool(seen)
+        self._looked, self._look_at_s, self._skipped = True, self.remaining_s, 0
+        return reached and held and bool(seen), decide
+
+    def _fit(self, variant: str, n_boot: int | None) -> dict[str, Fit]:
+        """The watched metrics' fits to a variant's runs so far; the same runs are fitted once."""
+        runs = self.measured(variant)
+        key = (variant, len(runs), n_boot)
+        if key not in self._fits:
+            self._fits[key] = fit_runs(runs, seed=self.seed, metrics=self.until or (TIME_METRIC,),
+                                       n_boot=n_boot)[0]
+        return self._fits[key]
+
+    def _look(self, growing: bool,
+              n_boot: int | None) -> tuple[bool, list[tuple[str, str, str]], int | None]:
+        """(reached, the verdicts seen, the largest decide_n asked for) from one fit per variant."""
         decide: int | None = None
         sizes = self.sizes()
         span = sizes[-1] / max(sizes[0], 1)
         reached = True
         seen: list[tuple[str, str, str]] = []
         for v in self.variants:
-            fits, _ = fit_runs(self.measured(v), seed=self.seed,
-                               metrics=self.until or (TIME_METRIC,))
-            for metric, fit in fits.items():
+            for metric, fit in self._fit(v, n_boot).items():
                 # A bracket from "1" over the constant's settling span whose medians do not
                 # rise is flat too, whatever its top: its looks agree on that, not its top.
                 level = (not fit.confident and fit.at_least == REGISTRY.names[0]
@@ -335,10 +447,27 @@ class AdaptivePlan:
                     decide = max(decide or 0, fit.decide_n or 0)
                 if not fit.confident and not self._narrow(fit):
                     reached = False
-        held = seen == self._previous
-        self._previous = seen
-        self._first_look = reached and not held and bool(seen)
-        return reached and held and bool(seen), decide
+                elif growing and _bends_up(self.measured(v), metric, fit):
+                    reached = False  # the top steepens: a larger size tells more
+        return reached, seen, decide
+
+    def _look_due(self) -> bool:
+        """Whether a look is worth its cost after this growth step.
+
+        A look (fitting the runs so far) costs real time, read off the budget as
+        what the budget lost around it beyond its runs' wall time: about a
+        tenth of a second, many times what a step of millisecond runs costs, so
+        looking after every step can cost a sweep of fast runs most of its time.
+        A look is taken once the sweep has spent at least the last look's cost
+        since it (the break-even rule of ski rental: looks then cost at most
+        about as much as everything else; Karlin, Manasse, Rudolph & Sleator,
+        "Competitive snoopy caching", Algorithmica 3, 1988), and after at most
+        MAX_SKIPPED_LOOKS steps without one, so n does not run far past its
+        verdict. On a fake clock looks cost nothing and come after every step.
+        """
+        if self._look_at_s is None or self._skipped >= MAX_SKIPPED_LOOKS:
+            return True
+        return self._look_at_s - self.remaining_s - self._look_s >= self._look_s
 
     def _narrow(self, fit: Fit) -> bool:
         """A bracket of at most two neighbouring classes that no affordable size narrows."""
@@ -370,7 +499,8 @@ class AdaptivePlan:
             if r.variant == "A":
                 counts[r.size_n] += 1
         cap = max(MAX_REPEATS, 3 * self.repeat)
-        spread = {n: s for n, s in _relative_spread(self.measured()).items() if counts[n] < cap}
+        spread = {n: s for n, s in _relative_spread(self.measured()).items()
+                  if counts[n] < cap and n not in self._cut}
         if not spread:
             return False
         widest = sorted(spread, key=lambda n: spread[n], reverse=True)[:3]
@@ -379,9 +509,10 @@ class AdaptivePlan:
                                     for v in self.variants])
         return True
 
-    def affordable(self, n: int) -> bool:
-        cost = estimate_wall_s(self.measured(), n) * self.repeat * len(self.variants)
-        return cost < 0.5 * self.remaining_s
+    def affordable(self, n: int, runs: int | None = None) -> bool:
+        """Whether `runs` runs at n (a size's repeats of every variant) fit in half the budget left."""
+        runs = self.repeat * len(self.variants) if runs is None else runs
+        return estimate_wall_s(self.measured(), n) * runs < 0.5 * self.remaining_s
 
     def next_size(self, n: int) -> int:
         med = _medians(self.measured())
@@ -401,6 +532,29 @@ class AdaptivePlan:
             # Below a size that did not finish, approach it by halving the gap (in log n).
             return self._between(n, self._ceiling) or self._ceiling
         return grown
+
+    def _fill_in(self, n: int) -> int | None:
+        """Short of MIN_SIZES sizes, one between two measured ones, once the cost grows.
+
+        A fit needs MIN_SIZES sizes, and once the cost grows a size below the
+        largest costs less than one above it (×COST_STEP at most, for steep
+        growth; the middle costs a fraction of the largest): the sizes are made
+        up below, at the geometric middle of the widest gap (as in `_between`),
+        once the largest size's median is more than FILL_RATIO times the
+        smallest's, or n is more than the budget affords. While start-up cost
+        dominates, growth goes on (by FAST_GROWTH, see `next_size`): the span
+        is what is missing, and sizes cost the same anywhere.
+        """
+        done = sorted({r.size_n for r in self.measured()})
+        if not 2 <= len(done) < MIN_SIZES:
+            return None
+        med = _medians(self.measured())
+        if med[done[-1]] <= FILL_RATIO * med[done[0]] and self.affordable(n):
+            return None
+        tried = set(self.sizes())
+        middles = [(hi / max(lo, 1), mid) for lo, hi in itertools.pairwise(done)
+                   if (mid := self._between(lo, hi)) is not None and mid not in tried]
+        return max(middles)[1] if middles else None
 
     def _between(self, lo: int, hi: int) -> int | None:
         """The geometric middle of lo and hi, if it is a step worth measuring from both.
@@ -425,27 +579,38 @@ class AdaptivePlan:
         while not self.budget_out and self.remaining_s > 0:
             if growing and not confirming:
                 looked_again = False
-                beyond = (self._ceiling is not None and n >= self._ceiling) or (
-                    n in self.sizes() and n >= MAX_SIZE)
-                # Two finished sizes are enough to price the next one.
-                if beyond or (self._finished() >= 2 and not self.affordable(n)):
-                    growing = False
-                    continue
-                yield from self.measure_size(n, self.repeat, self.growth_cap_s(n))
-                if self.user_timeout_hit:
-                    growing = False
-                    back = self.step_back(n)
-                    if back is not None:
-                        n, growing = back, True
+                fill = self._fill_in(n)
+                if fill is not None:
+                    # Made up below the largest size: looked at before growing on, and n
+                    # priced again with what the new size shows (never dearer than before).
+                    yield from self.measure_size(fill, self.repeat)
+                    if self.measured():
+                        n = min(n, self.next_size(max(r.size_n for r in self.measured())))
+                else:
+                    beyond = (self._ceiling is not None and n >= self._ceiling) or (
+                        n in self.sizes() and n >= MAX_SIZE)
+                    # Two finished sizes are enough to price the next one.
+                    if beyond or (self._finished() >= 2 and not self.affordable(n)):
+                        growing = False
                         continue
-                n = self.next_size(n)
-                if not self.measured():
-                    if len(self.sizes()) >= MIN_SIZES:
-                        return  # every run so far failed: growing further only burns budget
-                    continue
+                    yield from self.measure_size(n, self.repeat, self.growth_cap_s(n))
+                    if self.user_timeout_hit:
+                        growing = False
+                        back = self.step_back(n)
+                        if back is not None:
+                            n, growing = back, True
+                            continue
+                    n = self.next_size(n)
+                    if not self.measured():
+                        if len(self.sizes()) >= MIN_SIZES:
+                            return  # every run so far failed: growing further only burns budget
+                        continue
             if self._finished() < MIN_SIZES:
                 if not growing:
                     return  # cannot reach enough sizes: the fit will say why
+                continue
+            if growing and not confirming and not self._look_due():
+                self._skipped += 1
                 continue
             confirming = False
             confident, decide = self.verdicts_confident(growing)
@@ -484,7 +649,8 @@ class AdaptivePlan:
         return len({r.size_n for r in self.measured()})
 
     def _enough_repeats(self) -> bool:
+        """Every size has --repeat runs, but for one whose repeats the budget could not afford."""
         counts: dict[int, int] = defaultdict(int)
         for r in self.measured():
             counts[r.size_n] += 1
-        return all(c >= self.repeat for c in counts.values())
+        return all(c >= self.repeat for n, c in counts.items() if n not in self._cut)
