@@ -117,6 +117,26 @@ class GrowthClass:
             max_n=_LN_MAX / ln_c,
         )
 
+    def normalised_bases(self, n: np.ndarray, n_ref: float,
+                         cs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`with_base(c).normalised(n, n_ref)` for every base c in `cs` at once.
+
+        Returns g, shaped (len(cs), n.size), and whether each row can be fitted
+        (where `normalised` would return None, the row is all NaN and False).
+        """
+        import numpy as np
+
+        if not self.bases:
+            raise ValueError(f"{self.name} has no base to fit")
+        ln_c = np.log(np.asarray(cs, dtype=float))[:, None]
+        n_ = np.asarray(n, dtype=float)[None, :]
+        with np.errstate(over="ignore"):
+            g = np.exp((n_ - n_ref) * ln_c)
+        ok = (n_ref * ln_c[:, 0] <= _LN_MAX) & np.isfinite(np.exp(np.minimum(n_ref * ln_c[:, 0],
+                                                                           _LN_MAX)))
+        ok &= np.count_nonzero(g >= VISIBLE_RATIO, axis=1) >= self.min_visible_sizes
+        return np.where(ok[:, None], g, np.nan), ok
+
     def phrase(self) -> str:
         """How a person would say it: "quadratic", or "exponential, ×1.62 per step"."""
         if self.base is not None:

@@ -74,6 +74,9 @@ from quadscope.model import Candidate, Fit, Prediction
 # Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";
 # we take the top of that band: below it the more complex class is not clearly better.
 SELECT_DELTA = 6.0
+# The exponential's base: rounds of finer grids after the class's own (see `_fit_base`).
+BASE_ROUNDS = 3
+BASE_POINTS = 33
 # How far (in exponent units) the free power law's 95% interval may miss the
 # class's own effective exponent before the class is distrusted.
 EXPONENT_SLACK = 0.3
@@ -338,30 +341,31 @@ def _fit_one(growth: GrowthClass, data: _Data) -> _Raw | None:
 
 
 def _fit_base(growth: GrowthClass, data: _Data) -> _Raw | None:
-    """The best base c of an exponential a + b·cⁿ: a grid over c, then a golden-section search."""
-    tried = [(fit, c) for c in growth.bases if (fit := _fit_one(growth.with_base(c), data))]
-    if not tried:
-        return None
-    best, c0 = min(tried, key=lambda t: t[0][2])
-    i = growth.bases.index(c0)
-    lo = np.log(growth.bases[max(i - 1, 0)])
-    hi = np.log(growth.bases[min(i + 1, len(growth.bases) - 1)])
-    ratio = (np.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(24):  # shrinks the bracket by 0.618²⁴ ≈ 1e-5 of one grid step
-        x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-        f1 = _fit_one(growth.with_base(float(np.exp(x1))), data)
-        f2 = _fit_one(growth.with_base(float(np.exp(x2))), data)
-        r1 = f1[2] if f1 else np.inf
-        r2 = f2[2] if f2 else np.inf
-        if r1 <= r2:
-            hi = x2
-            if f1 and r1 < best[2]:
-                best = f1
-        else:
-            lo = x1
-            if f2 and r2 < best[2]:
-                best = f2
-    return best
+    """The best base c of an exponential a + b·cⁿ: the grid over c, then finer grids.
+
+    Each round fits every base of a grid in one batched `nnls2` and narrows
+    to the two grid steps around the best; BASE_ROUNDS rounds of BASE_POINTS
+    points leave c to (2/(BASE_POINTS − 1))^BASE_ROUNDS of one step of the
+    class's own grid (~2e-5).
+    """
+    n_ref = float(data.n[-1])
+    ln_grid = np.log(np.asarray(growth.bases, dtype=float))
+    best_ln, best_rss = np.nan, np.inf
+    cand = ln_grid
+    for _ in range(BASE_ROUNDS + 1):
+        g, ok = growth.normalised_bases(data.n, n_ref, np.exp(cand))
+        if np.any(ok):
+            _, _, rss = nnls2(g[ok], data.y, data.w)
+            i = int(np.argmin(rss))
+            if rss[i] < best_rss:
+                best_ln, best_rss = float(cand[ok][i]), float(rss[i])
+        if not np.isfinite(best_ln):
+            return None
+        step = (cand[1] - cand[0]) if cand.size > 1 else 0.0
+        lo = max(best_ln - step, ln_grid[0])
+        hi = min(best_ln + step, ln_grid[-1])
+        cand = np.linspace(lo, hi, BASE_POINTS)
+    return _fit_one(growth.with_base(float(np.exp(best_ln))), data)
 
 
 def _fit_classes(data: _Data, registry: Registry) -> dict[str, _Raw | None]:
