@@ -8,9 +8,11 @@ they are run, and the sizes a fit needs are made up below the largest.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 from tests.conftest import fake_executor, measurement
 
@@ -146,3 +148,25 @@ def test_a_verdict_the_largest_size_climbs_away_from_does_not_stop_growth() -> N
     # The same sizes on the line, with the same 1% noise: nothing holds the verdict back.
     line = _runs({n: (6.3e-8 * n, 6.4e-8 * n, 6.5e-8 * n) for n in _BENDS})
     assert not adaptive._bends_up(line, "wall_s", fit_runs(line, metrics=("wall_s",))[0]["wall_s"])
+
+
+def test_a_machine_that_drifts_over_an_adaptive_sweep_does_not_tilt_k(
+        store: Store, clock: FakeClock) -> None:
+    """Linear cost, 1% noise, the machine 10% slower by the 60th run: sizes grow with time, so
+    the drift would pass for growth; the smallest size is run again after each growth step,
+    and the fit takes the drift those runs show out. The interval for k holds 1."""
+    calls = itertools.count()
+    rng = np.random.default_rng(3)
+
+    def cost(n: int) -> float:
+        drift = 1.0 + 0.1 * min(next(calls) / 59, 1.0)
+        return float(1e-3 + 4e-7 * n) * drift * math.exp(0.01 * float(rng.standard_normal()))
+
+    sweep_id = _sweep(store, clock, cost, start_n=1000)
+    runs = [r for r in store.runs(sweep_id) if not r.warmup]
+    smallest = min(r.size_n for r in runs)
+    at_smallest = [r.seq for r in runs if r.size_n == smallest]
+    later = [r.seq for r in runs if r.size_n > 4 * smallest]
+    assert later and max(at_smallest) > min(later)  # revisited after growing
+    fit = fit_runs(runs, seed=0, metrics=("wall_s",))[0]["wall_s"]
+    assert fit.exponent_ci is not None and fit.exponent_ci[0] <= 1.0 <= fit.exponent_ci[1], fit

@@ -48,6 +48,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import kendalltau
 
+from quadscope.analyse.drift import detrend
 from quadscope.analyse.regime import MIN_UPPER_SIZES, Regime, find_regime
 from quadscope.analyse.slopes import swing
 from quadscope.analyse.stats import (
@@ -723,7 +724,11 @@ def fit_metric(
     changes regime inside the sizes (`quadscope.analyse.regime`), the fit is
     the upper regime's, fitted on the sizes above the change alone, and
     `regime_n`, `regime_below` and `regime_k` say where and from what.
+    `values` are in the order the runs ran: a time's steady drift over that
+    order is taken out first (`quadscope.analyse.drift`).
     """
+    if _drifts(metric):  # a time: the machine's drift over the runs' order is not growth
+        values = detrend(sizes, values)
     return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
                       registry=registry, split=True, settle=True)
 

@@ -385,6 +385,21 @@ class AdaptivePlan:
             return
         yield from self._hand_over(planned[first:], cap_s)
 
+    def _anchor(self) -> Generator[Batch, None, None]:
+        """One more run of each variant at the smallest size, after a growth step.
+
+        Sizes grow with time, so a machine that drifts over the sweep would
+        pass for growth; the smallest size, run again after each step, shows
+        the drift alone, and the fit takes it out (`quadscope.analyse.drift`).
+        It is the cheapest run there is.
+        """
+        measured = self.measured()
+        if len({r.size_n for r in measured}) < 2:
+            return
+        n0 = min(r.size_n for r in measured)
+        done = sum(1 for r in self.history if r.variant == "A" and r.size_n == n0)
+        yield from self._hand_over([PlannedRun(v, n0, done) for v in self.variants])
+
     def growth_cap_s(self, n: int) -> float | None:
         """How long a run at a new size n may take before it counts as not finishing."""
         if not self.measured():
@@ -594,6 +609,8 @@ class AdaptivePlan:
                         growing = False
                         continue
                     yield from self.measure_size(n, self.repeat, self.growth_cap_s(n))
+                    if not self.user_timeout_hit:
+                        yield from self._anchor()
                     if self.user_timeout_hit:
                         growing = False
                         back = self.step_back(n)

@@ -1,0 +1,52 @@
+"""Drift over a sweep's course is estimated from sizes measured at separate times, and taken out."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from quadscope.analyse.drift import detrend, drift_rate
+
+
+def _interleaved(drift: float, seed: int, outlier: bool = False) -> tuple[list[float], list[float]]:
+    rng = np.random.default_rng(seed)
+    sizes = [1000.0 * 2**i for i in range(8)]
+    order = [n for _ in range(3) for n in rng.permutation(sizes)]
+    t = np.arange(len(order))
+    values = (1e-6 * np.array(order) * (1 + drift * t / (len(order) - 1))
+              * np.exp(0.01 * rng.standard_normal(len(order))))
+    if outlier:
+        values[5] *= 5
+    return [float(n) for n in order], [float(v) for v in values]
+
+
+def test_a_steady_drift_is_found_and_taken_out() -> None:
+    for seed in range(5):
+        sizes, values = _interleaved(0.10, seed)
+        rate = drift_rate(sizes, values)
+        assert rate is not None
+        per_run = np.log(1.10) / (len(values) - 1)
+        assert abs(rate[0] - per_run) < 4 * rate[1] + 0.2 * per_run
+        fixed = np.array(detrend(sizes, values))
+        # The same size's runs, once 10% apart from first round to last, now agree to ~1-2%.
+        n0 = sizes[0]
+        same = fixed[np.array(sizes) == n0]
+        assert same.max() / same.min() < 1.05
+
+
+def test_no_drift_leaves_the_runs_alone_and_one_wild_run_is_not_a_drift() -> None:
+    for seed in range(5):
+        sizes, values = _interleaved(0.0, seed, outlier=True)
+        assert detrend(sizes, values) == values
+
+
+def test_sizes_run_in_one_burst_each_give_no_estimate() -> None:
+    sizes = [float(n) for n in (1000, 2000, 4000, 8000) for _ in range(3)]
+    values = [1e-6 * n * (1 + 0.01 * i) for i, n in enumerate(sizes)]
+    assert drift_rate(sizes, values) is None
+    assert detrend(sizes, values) == values
+
+
+def test_zero_or_missing_values_are_not_detrended() -> None:
+    sizes, values = _interleaved(0.10, 0)
+    values[3] = 0.0
+    assert detrend(sizes, values) == values
