@@ -108,3 +108,16 @@ def test_one_entry_adds_a_class_that_fitting_selects() -> None:
     assert (builtin.cls, builtin.best) == (INCONCLUSIVE, "n log n")
     _, b, _, _ = bootstrap_class("n^1.5", sizes, values, registry=extended)
     assert b == pytest.approx(1e-6, rel=0.1)
+
+
+def test_normalised_bases_is_with_base_normalised_row_by_row() -> None:
+    """The batched base search sees exactly what one base at a time would."""
+    exp = REGISTRY["c^n"]
+    for n in (np.arange(10.0, 26.0, 2.0), np.array([1000.0, 2000.0, 4000.0])):
+        cs = np.array(exp.bases)
+        g, ok = exp.normalised_bases(n, float(n[-1]), cs)
+        for row, flag, c in zip(g, ok, cs, strict=True):
+            one = exp.with_base(float(c)).normalised(n, float(n[-1]))
+            assert flag == (one is not None)
+            if one is not None:
+                assert np.allclose(row, one[0], rtol=1e-12, atol=0)
