@@ -409,3 +409,14 @@ def test_commands_and_default_names_read_as_typed() -> None:
     short = SweepSpec(command=("./a b", "{n}"), mode="sizes", sizes=(1, 2, 3))
     assert new_sweep(short, clock=FakeClock(), counters="none", counters_note="",
                      host={}).name == "'./a b' {n}"
+
+
+def test_large_counts_keep_a_unit_and_never_read_as_an_exponent_of_one() -> None:
+    """A deciding n of 10¹² read "1e+03G"; 999.7k rounds up to the next unit, not to "1e+03k"."""
+    from quadscope.units import fmt_count
+
+    assert fmt_count(1e12) == "1T"
+    assert fmt_count(2.5e13) == "25T"
+    assert fmt_count(999_700) == "1M"
+    assert fmt_count(1020) == "1.02k"
+    assert fmt_count(4e20) == "4e+20"

@@ -45,8 +45,11 @@ def fmt_count(v: float) -> str:
     a = abs(v)
     if a < 1e-6:  # counts are whole numbers; a fitted 5e-18 is zero
         return "0"
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if a >= scale:
+    if a >= 1e18:
+        return f"{v:.3g}"
+    shown = float(f"{a:.3g}")  # 999.7k shows as 1M, not "1e+03k"
+    for unit, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if shown >= scale:
             return f"{v / scale:.3g}{unit}"
     if v == int(v):
         return f"{int(v)}"
