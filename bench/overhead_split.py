@@ -11,14 +11,14 @@ How the windows are split: an LD_PRELOAD shim in the timing process (hyperfine,
 or the launcher) reads the same clock around its spawn call and at its wait's
 return (waitpid, wait4). For hyperfine the spawn call is glibc's posix_spawn;
 the launcher spawns by a raw clone3 (launcher.c) that no shim sees, so its mark
-is the entry of the poll it calls right after the spawn returns (glibc's clone
-when it falls back to it). The spawn returns once the child's execve has
-replaced its memory, so "exec took -> reap" is measured the same way for both
-tools; the rest of each reported wall time is what the tool counts before that
-point: both open their window before the spawn, so it is each tool's spawn cost
-(for hyperfine, Rust's Command::spawn set-up, glibc's posix_spawn and the first
-half of execve; for quadscope, the clone into its cgroup, the child's set-up
-and the same first half of execve).
+is the entry of the last poll it calls before its wait returns, the one right
+after the spawn returns (glibc's clone when it falls back to it). The spawn
+returns once the child's execve has replaced its memory, so "exec took -> reap"
+is measured the same way for both tools; the rest of each reported wall time is
+what the tool counts before that point: both open their window before the
+spawn, so it is each tool's spawn cost (for hyperfine, Rust's Command::spawn
+set-up, glibc's posix_spawn and the first half of execve; for quadscope, the
+clone into its cgroup, the child's set-up and the same first half of execve).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quadscope.measure.cbuild import compile_c
-from quadscope.measure.resident import ResidentLauncher, build_launcher
+from quadscope.measure.resident import Request, ResidentLauncher, build_launcher
 
 PROBE_C = r"""
 #include <fcntl.h>
@@ -101,23 +101,23 @@ int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...) {
     if (!real) real = (clone_fn)dlsym(RTLD_NEXT, "clone");
     mark('S'); int r = real(fn, stack, flags, arg); mark('E'); return r;
 }
-/* The launcher's mark after its (raw, unseen) clone3: the poll that follows it. */
-static int spawned_since_wait;
+/* The launcher's mark after its (raw, unseen) clone3: the poll that follows it (the
+ * last one before the wait; every poll is marked). */
 int poll(struct pollfd *fds, nfds_t n, int timeout) {
     static int (*real)(struct pollfd *, nfds_t, int);
     if (!real) real = (int (*)(struct pollfd *, nfds_t, int))dlsym(RTLD_NEXT, "poll");
-    if (!spawned_since_wait) { mark('P'); spawned_since_wait = 1; }
+    mark('P');
     return real(fds, n, timeout);
 }
 pid_t waitpid(pid_t pid, int *status, int options) {
     static pid_t (*real)(pid_t, int *, int);
     if (!real) real = (pid_t (*)(pid_t, int *, int))dlsym(RTLD_NEXT, "waitpid");
-    pid_t r = real(pid, status, options); mark('W'); spawned_since_wait = 0; return r;
+    pid_t r = real(pid, status, options); mark('W'); return r;
 }
 pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru) {
     static pid_t (*real)(pid_t, int *, int, struct rusage *);
     if (!real) real = (pid_t (*)(pid_t, int *, int, struct rusage *))dlsym(RTLD_NEXT, "wait4");
-    pid_t r = real(pid, status, options, ru); mark('W'); spawned_since_wait = 0; return r;
+    pid_t r = real(pid, status, options, ru); mark('W'); return r;
 }
 """
 
@@ -148,8 +148,10 @@ def _windows(log: Path, stamps: Path, walls_ns: Sequence[float]) -> tuple[float,
         what, t = line.split()
         if what == "E":
             start, spawned = int(t), True
-        elif what == "P" and not spawned and start is None:
-            start = int(t)  # the launcher's raw clone3: the poll right after it
+        elif what == "P" and not spawned:
+            # The launcher's raw clone3: the last poll before the wait (the first is
+            # its check, before the spawn, that quadscope has not hung up).
+            start = int(t)
         elif what == "W" and start is not None:
             spans.append(int(t) - start)
             start, spawned = None, False
@@ -187,9 +189,9 @@ def _launcher(tool: str, events: Sequence[str], probe: Path, shim: Path, tmp: Pa
         os.environ.clear()
         os.environ.update(saved)
     try:
-        env = [b"QUADSCOPE_PROBE_STAMP=" + os.fsencode(stamps)]
-        walls = [launcher.run(str(probe), [str(probe)], env, None).wall_ns
-                 for _ in range(WARMUP + runs)]
+        request = Request(str(probe), (str(probe),),
+                          (b"QUADSCOPE_PROBE_STAMP=" + os.fsencode(stamps),), None)
+        walls = [r.wall_ns for r in launcher.run_many([request] * (WARMUP + runs))]
     finally:
         launcher.close()
     return Split(tool, *_windows(log, stamps, walls[WARMUP:]))

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,14 @@ from quadscope.errors import ProgramError
 from quadscope.measure.detect import detect_counters
 from quadscope.measure.launcher import Job, ProcessExecutor
 from quadscope.measure.meters import NoCounters, PerfEventCounters, parse_perf_csv
-from quadscope.measure.resident import encode_request, parse_reply
+from quadscope.measure.resident import (
+    Reply,
+    Request,
+    ResidentLauncher,
+    build_launcher,
+    encode_request,
+    parse_reply,
+)
 
 MiB = 1024 * 1024
 PY = sys.executable
@@ -36,7 +44,7 @@ def test_a_nul_inside_an_argument_is_refused() -> None:
 
 def test_reply_fields_and_counts() -> None:
     """A done line gives wall, status, rusage in seconds/KiB, counts, None and open errnos."""
-    line = "done 1500 0 768 0 2000 500 1400 49 0 2 1 17 - !2"
+    line = "done 1500 0 768 0 2000 500 1400 49 0 2 1 17 - !2 0"
     r = parse_reply(line, ("page-faults", "context-switches", "instructions"))
     assert (r.wall_ns, r.timed_out, r.status, r.errno) == (1500, False, 768, 0)
     assert r.rusage == {"ru_maxrss": 1400.0, "ru_minflt": 49.0, "ru_majflt": 0.0,
@@ -48,7 +56,7 @@ def test_reply_fields_and_counts() -> None:
 def test_a_reply_of_the_wrong_shape_is_an_error() -> None:
     """A line with too few counts is not silently misread."""
     with pytest.raises(RuntimeError, match="replied"):
-        parse_reply("done 1 0 0 0 0 0 0 0 0 0 0", ("page-faults",))
+        parse_reply("done 1 0 0 0 0 0 0 0 0 0 0 0", ("page-faults",))
 
 
 # --- real processes ---------------------------------------------------------
@@ -228,3 +236,92 @@ def _run_ignoring_death(ex: ProcessExecutor, argv: list[str]) -> None:
     """Run argv on ex, ignoring the error its launcher's death raises."""
     with contextlib.suppress(RuntimeError, OSError):
         ex.execute(argv, 60.0)
+
+
+# --- batches ----------------------------------------------------------------
+
+
+def _launcher(**kw: object) -> ResidentLauncher:
+    return ResidentLauncher(build_launcher(), **kw)  # type: ignore[arg-type]
+
+
+def _sh(script: str) -> Request:
+    return Request("/bin/sh", ("sh", "-c", script), (), 10.0)
+
+
+@pytest.mark.integration
+def test_a_batch_replies_in_order_each_with_its_own_stderr_tail() -> None:
+    """Runs of a batch go back to back; each reply carries that run's stderr end, not a later one's."""
+    launcher = _launcher(tail_bytes=7)
+    try:
+        replies = list(launcher.run_many(
+            [_sh(f"echo 0123456789-run-{k:02d} >&2; exit {k}") for k in range(20)]))
+    finally:
+        launcher.close()
+    assert [os.waitstatus_to_exitcode(r.status) for r in replies] == list(range(20))
+    assert [r.stderr_tail for r in replies] == [f"run-{k:02d}\n" for k in range(20)]
+    quiet = _launcher()
+    try:
+        assert [r.stderr_tail for r in quiet.run_many([_sh("true")] * 3)] == ["", "", ""]
+    finally:
+        quiet.close()
+
+
+@pytest.mark.integration
+def test_ctrl_c_in_a_batch_keeps_the_runs_that_ended_and_starts_no_more(tmp_path: Path) -> None:
+    """An exception thrown into a batch yields the finished runs' replies, then re-raises;
+    the launcher is closed and runs no request it had not started."""
+    log = tmp_path / "log"
+    launcher = _launcher()
+    batch = launcher.run_many([_sh(f"echo x >> {log}; sleep 0.01")] * 200)
+    got = [next(batch)]
+    import time
+    time.sleep(0.3)  # the launcher goes on meanwhile: replies wait in the pipe
+    with pytest.raises(KeyboardInterrupt):
+        for reply in _thrown(batch, KeyboardInterrupt()):
+            got.append(reply)
+    assert launcher.closed
+    assert len(got) >= 5  # the runs that ended while quadscope slept were not lost
+    started = len(log.read_text().splitlines())
+    assert started - len(got) <= 1  # at most the run in flight, killed
+    time.sleep(0.1)
+    assert len(log.read_text().splitlines()) == started  # and nothing after it
+
+
+def _thrown(batch: Generator[Reply, None, None], exc: BaseException) -> Iterator[Reply]:
+    yield batch.throw(exc)
+    yield from batch
+
+
+@pytest.mark.integration
+def test_a_program_that_cannot_run_in_a_batch_stops_it_and_the_next_batch_runs(
+        tmp_path: Path) -> None:
+    """ProgramError at the bad run; the executor starts a fresh launcher for the next batch."""
+    script = tmp_path / "script"
+    script.write_text("#!/quadscope/no/such/interpreter\n")
+    script.chmod(0o755)
+    ex = ProcessExecutor()
+    jobs = [Job(("/bin/true",), 10.0), Job((str(script),), 10.0), Job(("/bin/true",), 10.0)]
+    got = []
+    with pytest.raises(ProgramError, match="could not be run"):
+        for m in ex.execute_many(jobs):
+            got.append(m)
+    assert [m.exit_code for m in got] == [0]
+    assert [m.exit_code for m in ex.execute_many([Job(("/bin/true",), 10.0)] * 3)] == [0, 0, 0]
+    ex.close()
+
+
+@pytest.mark.integration
+def test_untimed_commands_run_in_their_place_within_a_batch(tmp_path: Path) -> None:
+    """A job with --prepare splits the batch: its prepare runs right before it, in order."""
+    log = tmp_path / "log"
+    ex = ProcessExecutor()
+
+    def job(k: int, prepare: bool = False) -> Job:
+        return Job(("sh", "-c", f"echo run{k} >> {log}"), 10.0,
+                   prepare=("sh", "-c", f"echo prep{k} >> {log}") if prepare else None)
+
+    ms = list(ex.execute_many([job(0), job(1), job(2, True), job(3), job(4, True)]))
+    ex.close()
+    assert [m.exit_code for m in ms] == [0] * 5
+    assert log.read_text().split() == ["run0", "run1", "prep2", "run2", "run3", "prep4", "run4"]

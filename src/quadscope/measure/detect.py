@@ -42,7 +42,7 @@ from quadscope.measure.launcher import Executor, ProcessExecutor
 from quadscope.measure.meters import EVENTS, CounterBackend, NoCounters, PerfEventCounters
 from quadscope.measure.pycount import count_command
 from quadscope.measure.pyfunc import PREFIX, FunctionExecutor
-from quadscope.measure.resident import ResidentLauncher, build_launcher
+from quadscope.measure.resident import Request, ResidentLauncher, build_launcher
 
 _HARDWARE = ("instructions", "cycles")
 _DENIED = (errno.EACCES, errno.EPERM)
@@ -83,7 +83,7 @@ def detect_counters() -> tuple[CounterBackend, str]:
     except ToolMissingError as e:
         return NoCounters(), f"{str(e).rstrip('.')}; counting with perf_event_open is off"
     try:
-        reply = launcher.run("/bin/true", ["/bin/true"], [], 10.0)
+        reply = launcher.run(Request("/bin/true", ("/bin/true",), (), 10.0))
     finally:
         launcher.close()
     counted = tuple(e for e in EVENTS if e not in reply.open_errnos)

@@ -1,6 +1,7 @@
 /* quadscope's resident launcher: one process per executor that spawns and measures every run.
  *
- * Usage:   quadscope-launcher [-c CPU,CPU,...] [EVENT ...]
+ * Usage:   quadscope-launcher [-t TAIL_BYTES] [-c CPU,CPU,...] [EVENT ...]
+ *          TAIL_BYTES: how much of the end of each run's stderr its reply carries (0).
  *          EVENT = TYPE:CONFIG, a perf_event_attr type and config (e.g. 1:2 = page faults).
  *          Hardware events (TYPE 0: instructions, cycles) count user space only, as perf's
  *          instructions:u: the kernel's share is another program's work (page zeroing,
@@ -9,10 +10,13 @@
  *          events (page faults, context switches) count the kernel's side as well, unless
  *          perf_event_paranoid forbids it (then they fall back to user space, as perf does).
  * File descriptors, set up by quadscope (measure/resident.py):
- *   0  requests, one per run, from quadscope        1  replies, one line per request
+ *   0  requests, one per run, from quadscope        1  replies, one per request
  *   2  the launcher's own complaints                3  the file each run's stderr goes to:
- *                                                      truncated before every run
- * EOF on fd 0 ends the launcher (exit 0); during a run it also aborts the run (below).
+ *                                                      emptied after every run
+ * Requests are served in order, one run at a time; quadscope may write a batch of them
+ * ahead, and each is read only when the run before it has been replied to.
+ * EOF on fd 0 ends the launcher (exit 0); a hang-up of fd 0 during a run (quadscope
+ * closed it or died, whatever requests are still unread) also aborts the run (below).
  *
  * Hello:    "hello CLEANUP\n", written once at start: CLEANUP is "cgroup" when every run
  *           goes into a cgroup of ours (below), else "subreaper" when every process a run
@@ -24,7 +28,8 @@
  *           The run's environment is the launcher's own (inherited when it started) followed
  *           by ENV's "NAME=VALUE" entries. TIMEOUT_NS is -1 for no limit.
  * Reply:    "done WALL_NS TIMED_OUT STATUS ERRNO UTIME_US STIME_US MAXRSS_KB MINFLT MAJFLT
- *            NVCSW NIVCSW C1 .. Ck\n", one Ci per EVENT in the order given: the count, "-"
+ *            NVCSW NIVCSW C1 .. Ck TAIL\n" and then TAIL bytes, the end of what the run
+ *           wrote to stderr (at most TAIL_BYTES). One Ci per EVENT in the order given: the count, "-"
  *           when the event was opened but never ran, "!E" when opening it failed with errno E.
  *           ERRNO is non-zero when the program could not be executed (nothing ran).
  *
@@ -127,6 +132,7 @@ struct spawn {
     long long join_ns; /* how long that write took: left out of WALL_NS */
     int devnull;
     const cpu_set_t *cpus;
+    size_t tail_bytes; /* how much of each run's stderr the reply carries, at most */
     sigset_t mask;
 };
 
@@ -425,7 +431,9 @@ static int timed_out_waiting(pid_t pid, int pfd, long long timeout_ns,
                              const struct timespec *t0) {
     if (pfd < 0) pfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pfd < 0) { perror("quadscope-launcher: pidfd_open"); exit(125); }
-    struct pollfd p[2] = {{pfd, POLLIN, 0}, {REQ_FD, POLLIN, 0}};
+    /* fd 0 is polled for hang-up alone (events 0): quadscope may have written the
+     * next requests already (a batch), and those are no reason to stop this run. */
+    struct pollfd p[2] = {{pfd, POLLIN, 0}, {REQ_FD, 0, 0}};
     int expired = 0;
     for (;;) {
         int wait_ms = -1;
@@ -437,7 +445,7 @@ static int timed_out_waiting(pid_t pid, int pfd, long long timeout_ns,
             wait_ms = (int)((left + 999999) / 1000000);
         }
         int r = parent_gone ? 0 : poll(p, 2, wait_ms);
-        /* quadscope sends nothing during a run: fd 0 ready means it closed it or died */
+        /* fd 0 hung up: quadscope closed it or died */
         if (parent_gone || (r > 0 && p[1].revents)) {
             kill_leftovers(pid, 0); /* the slow, thorough way: we are leaving */
             if (cg.procs >= 0) kill_cgroup(cg.dir, cg.kill);
@@ -469,17 +477,18 @@ static int format_count(char *out, size_t size, int fd, int open_errno,
     return snprintf(out, size, " %llu", count);
 }
 
+/* Writes all of buf to the reply pipe; exits when quadscope is gone (nobody to report to). */
+static void reply(const char *buf, size_t len) {
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(REPLY_FD, buf + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) exit(0);
+        off += (size_t)w;
+    }
+}
+
 static void run(struct spawn *s, long long timeout_ns) {
     static char stack[64 * 1024] __attribute__((aligned(16)));
-    /* Each run's stderr starts empty (the child's fd 2 shares this file's offset); most
-     * runs write nothing, and an empty file needs no truncating. */
-    struct stat st;
-    if (fstat(RUN_STDERR_FD, &st) != 0
-        || (st.st_size != 0 && (ftruncate(RUN_STDERR_FD, 0) != 0
-                                || lseek(RUN_STDERR_FD, 0, SEEK_SET) < 0))) {
-        perror("quadscope-launcher: stderr file");
-        exit(125);
-    }
     s->exec_errno = 0;
     s->cgroup_errno = 0;
     s->join_cgroup = cg.procs >= 0 && !cg.clone3;
@@ -535,12 +544,27 @@ static void run(struct spawn *s, long long timeout_ns) {
     for (int i = 0; i < s->nev; i++)
         len += format_count(line + len, sizeof line - (size_t)len, s->fd[i], s->open_errno[i],
                             before[i]);
-    line[len++] = '\n';
-    for (int off = 0; off < len;) {
-        ssize_t w = write(REPLY_FD, line + off, (size_t)(len - off));
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) exit(0); /* quadscope is gone: nobody to report to */
-        off += (int)w;
+    /* The last tail_bytes the run wrote to stderr follow the line; the file is then
+     * emptied for the next run (the child's fd 2 shared its offset). Most runs write
+     * nothing: one fstat. */
+    struct stat st;
+    if (fstat(RUN_STDERR_FD, &st) != 0) { perror("quadscope-launcher: stderr file"); exit(125); }
+    size_t tail = st.st_size < (off_t)s->tail_bytes ? (size_t)st.st_size : s->tail_bytes;
+    len += snprintf(line + len, sizeof line - (size_t)len, " %zu\n", tail);
+    reply(line, (size_t)len);
+    if (st.st_size != 0) {
+        char buf[4096];
+        for (size_t off = 0; off < tail;) {
+            size_t want = tail - off < sizeof buf ? tail - off : sizeof buf;
+            ssize_t r = pread(RUN_STDERR_FD, buf, want, st.st_size - (off_t)tail + (off_t)off);
+            if (r <= 0) { perror("quadscope-launcher: stderr file"); exit(125); }
+            reply(buf, (size_t)r);
+            off += (size_t)r;
+        }
+        if (ftruncate(RUN_STDERR_FD, 0) != 0 || lseek(RUN_STDERR_FD, 0, SEEK_SET) < 0) {
+            perror("quadscope-launcher: stderr file");
+            exit(125);
+        }
     }
 }
 
@@ -571,6 +595,16 @@ int main(int argc, char **argv) {
     struct spawn s;
     memset(&s, 0, sizeof s);
     int a = 1;
+    if (a + 1 < argc && strcmp(argv[a], "-t") == 0) {
+        char *end;
+        unsigned long long t = strtoull(argv[a + 1], &end, 10);
+        if (*end || end == argv[a + 1] || t > (1u << 20)) {
+            fprintf(stderr, "quadscope-launcher: bad stderr tail size %s\n", argv[a + 1]);
+            return 2;
+        }
+        s.tail_bytes = (size_t)t;
+        a += 2;
+    }
     if (a + 1 < argc && strcmp(argv[a], "-c") == 0) {
         if (parse_cpus(argv[a + 1], &cpus) != 0) {
             fprintf(stderr, "quadscope-launcher: bad CPU list %s\n", argv[a + 1]);
@@ -672,6 +706,9 @@ int main(int argc, char **argv) {
         env[nbase + nenv] = NULL;
         s.argv = ptrs;
         s.envp = env;
+        /* A batch's next request may have been buffered before quadscope went away. */
+        struct pollfd hup = {REQ_FD, 0, 0};
+        if (poll(&hup, 1, 0) > 0 || parent_gone) return 0;
         run(&s, timeout_ns);
     }
     return 0;

@@ -60,7 +60,7 @@ from quadscope import metrics
 from quadscope.errors import ProgramError, SetupError, ToolMissingError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.meters import CounterBackend, NoCounters, counts_by_metric
-from quadscope.measure.resident import ResidentLauncher, build_launcher
+from quadscope.measure.resident import Reply, Request, ResidentLauncher, build_launcher
 from quadscope.model import Measurement
 
 _RUSAGE_METRICS = metrics.by_source(metrics.RUSAGE)
@@ -246,16 +246,59 @@ class ProcessExecutor(SerialExecutor):
         """What is killed after each run: "cgroup" or "subreaper" (all it started), else "group"."""
         return self._resident.cleanup if self._resident is not None else "group"
 
-    def _run_launched(self, launcher: str, path: str, job: Job) -> Measurement:
-        if self._resident is None:
+    def execute_many(self, jobs: Iterable[Job]) -> Iterator[Measurement]:
+        """As `SerialExecutor`'s, but jobs with no untimed command go to the launcher in batches.
+
+        A batch runs back to back in the launcher (`ResidentLauncher.run_many`);
+        a job with a --setup or --prepare runs alone, after its untimed commands.
+        """
+        if self.launcher is None:
+            yield from super().execute_many(jobs)
+            return
+        plain: list[Job] = []
+        for job in jobs:
+            if job.setup is None and job.prepare is None:
+                plain.append(job)
+                continue
+            yield from self._run_batch(self.launcher, plain)
+            plain = []
+            yield from super().execute_many((job,))
+        yield from self._run_batch(self.launcher, plain)
+
+    def _request(self, job: Job) -> Request:
+        argv = job.argv
+        if not argv:
+            raise ProgramError("the command is empty")
+        path = self._paths.get(argv[0])
+        if path is None:
+            path = self._paths[argv[0]] = resolve_program(argv[0])
+        return Request(path, argv, tuple(os.fsencode(f"{k}={v}") for k, v in job.env),
+                       job.timeout_s)
+
+    def _launcher(self, launcher: str) -> ResidentLauncher:
+        if self._resident is None or self._resident.closed:
             self._resident = ResidentLauncher(launcher, events=self.counters.events,
-                                              cpus=self.cpus)
-        env = [os.fsencode(f"{k}={v}") for k, v in job.env]
+                                              cpus=self.cpus, tail_bytes=self.stderr_tail_bytes)
+        return self._resident
+
+    def _run_batch(self, launcher: str, jobs: Sequence[Job]) -> Iterator[Measurement]:
+        if not jobs:
+            return
+        requests = [self._request(job) for job in jobs]  # a missing program: before any run
+        replies = self._launcher(launcher).run_many(requests)
         try:
-            reply = self._resident.run(path, job.argv, env, job.timeout_s)
-        except BaseException:
-            self._resident = None  # closed by run(): the run in flight and its kin are gone
-            raise
+            for job, reply in zip(jobs, replies, strict=True):
+                yield self._measurement(job, reply)
+        finally:
+            replies.close()  # cut short: the launcher is closed, the run in flight killed
+
+    def _run_launched(self, launcher: str, path: str, job: Job) -> Measurement:
+        request = Request(path, job.argv, tuple(os.fsencode(f"{k}={v}") for k, v in job.env),
+                          job.timeout_s)
+        return self._measurement(job, self._launcher(launcher).run(request))
+
+    @staticmethod
+    def _measurement(job: Job, reply: Reply) -> Measurement:
         if reply.errno:
             raise ProgramError(f"'{job.argv[0]}' could not be run: {os.strerror(reply.errno)}")
         return Measurement(
@@ -263,7 +306,7 @@ class ProcessExecutor(SerialExecutor):
             wall_s=reply.wall_ns / 1e9,
             exit_code=_exit_code(reply.status),
             timed_out=reply.timed_out,
-            stderr_tail=self._resident.stderr_tail(self.stderr_tail_bytes),
+            stderr_tail=reply.stderr_tail,
         )
 
     def _file_actions(self, err_fd: int) -> list[tuple[int, int, int]]:

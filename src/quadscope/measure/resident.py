@@ -1,32 +1,45 @@
 """The resident C launcher (launcher.c) and its line protocol, seen from Python.
 
-Contract: `ResidentLauncher(path, events=, cpus=)` starts one launcher process
-that spawns every run given to `run(path, argv, env, timeout_s) -> Reply`, one
-at a time (`env`: "NAME=VALUE" entries added to the environment the launcher
-inherited when it started), until `close()` (or garbage collection) closes its request pipe and
-reaps it. `events` are perf event names (`meters.EVENT_CODES`) opened on every
-child; `cpus` pins every child to those CPUs. Each run's stderr goes to one
-file the launcher truncates before the run; `stderr_tail(n)` is its last n
-bytes after the run. `cleanup` says what the launcher kills after each run:
-"cgroup" (every process in the run's cgroup, whatever it did; also what a
-SIGKILLed launcher left, at the next launcher's start), "subreaper" (every
-process the run started, setsid ones included) or "group" (the run's process
-group). An exception while waiting for a run (Ctrl-C, a
+Contract: `ResidentLauncher(path, events=, cpus=, tail_bytes=)` starts one
+launcher process that spawns every run given to it, one at a time, until
+`close()` (or garbage collection) closes its request pipe and reaps it.
+`run(request) -> Reply` runs one and waits for it; `run_many(requests) ->
+Iterator[Reply]` hands the launcher a whole batch (written ahead into its
+request pipe, as much as the pipe holds) and yields each reply in order, while
+quadscope sleeps between looks at the reply pipe instead of waking at the end
+of every run (below). A `Request` is `request(path, argv, env, timeout_s)`
+(`env`: "NAME=VALUE" entries added to the environment the launcher inherited
+when it started). `events` are perf event names (`meters.EVENT_CODES`) opened
+on every child; `cpus` pins every child to those CPUs; each reply carries the
+last `tail_bytes` of what its run wrote to stderr. `cleanup` says what the
+launcher kills after each run: "cgroup" (every process in the run's cgroup,
+whatever it did; also what a SIGKILLed launcher left, at the next launcher's
+start), "subreaper" (every process the run started, setsid ones included) or
+"group" (the run's process group). An exception while waiting (Ctrl-C, a
 SIGTERM turned into KeyboardInterrupt) closes the launcher, which kills the
 run in flight and everything it started; so does quadscope's death.
-`encode_request` and `parse_reply` are the protocol, pure, so it is tested
-without a process; launcher.c's header comment is the protocol's reference.
+`run_many` first yields the replies of the runs that had ended (Ctrl-C keeps
+every finished run), then re-raises. `encode_request` and `parse_reply` are
+the protocol, pure, so it is tested without a process; launcher.c's header
+comment is the protocol's reference.
 
 Why resident: a process per run (a launcher or `perf stat`) costs milliseconds
-of harness time; one long-lived launcher costs a pipe round trip per run.
+of harness time; one long-lived launcher costs a pipe round trip per run, and a
+batch not even that. In a batch the launcher goes from one run to the next
+without waiting for quadscope, and quadscope looks at the reply pipe only about
+as often as half of the batch's remaining runs are expected to take (at most
+every LOOK_S, and on every reply once runs are slow), so it neither wakes in
+the middle of every run nor keeps a CPU busy while runs are measured.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -37,6 +50,9 @@ from quadscope.measure.meters import EVENT_CODES
 _DONE_FIELDS = ("wall_ns", "timed_out", "status", "errno", "utime_us", "stime_us",
                 "ru_maxrss", "ru_minflt", "ru_majflt", "ru_nvcsw", "ru_nivcsw")
 _MAX_CACHED_REQUESTS = 4096  # distinct (command, size) requests kept encoded
+LOOK_S = 0.02  # a batch's longest sleep between looks at the reply pipe
+SLOW_RUN_S = 0.02  # runs at least this long are taken in as each one ends
+_AHEAD_BYTES = 32 * 1024  # requests written ahead: within a pipe's 64 KiB, never blocking
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +61,8 @@ class Reply:
 
     `rusage` holds struct rusage fields by name (times in seconds, ru_maxrss in
     KiB); `counts` each event's count or None; `open_errnos` the errno of each
-    event that could not be opened (absent when it opened).
+    event that could not be opened (absent when it opened); `stderr_tail` the
+    end of what the run wrote to stderr.
     """
 
     wall_ns: int
@@ -55,6 +72,7 @@ class Reply:
     rusage: Mapping[str, float]
     counts: Mapping[str, int | None]
     open_errnos: Mapping[str, int]
+    stderr_tail: str = ""
 
 
 def encode_request(path: str, argv: Sequence[str], env: Sequence[bytes],
@@ -68,25 +86,27 @@ def encode_request(path: str, argv: Sequence[str], env: Sequence[bytes],
     return b"run %d %d %d %d\n" % (timeout_ns, len(argv), len(env), len(body)) + body
 
 
-def parse_reply(line: str, events: Sequence[str]) -> Reply:
-    """A `done` line for a launcher counting `events` (see launcher.c)."""
+def parse_reply(line: str, events: Sequence[str], stderr_tail: str = "") -> Reply:
+    """A `done` line (its stderr tail's length last) for a launcher counting `events`."""
     parts = line.split()
-    if not parts or parts[0] != "done" or len(parts) != 1 + len(_DONE_FIELDS) + len(events):
+    if not parts or parts[0] != "done" or len(parts) != 2 + len(_DONE_FIELDS) + len(events):
         raise RuntimeError(f"the quadscope launcher replied {line!r}")
     # Unpacked by hand, not a dict of every field: this runs once per run of every sweep.
     (wall_ns, timed_out, status, errno, utime_us, stime_us, maxrss, minflt, majflt, nvcsw,
      nivcsw) = map(int, parts[1:1 + len(_DONE_FIELDS)])
     counts: dict[str, int | None] = {}
     errnos: dict[str, int] = {}
-    for event, token in zip(events, parts[1 + len(_DONE_FIELDS):], strict=True):
-        if token.startswith("!"):
+    for event, token in zip(events, parts[1 + len(_DONE_FIELDS):-1], strict=True):
+        if token.isdigit():
+            counts[event] = int(token)
+        elif token.startswith("!"):
             counts[event], errnos[event] = None, int(token[1:])
         else:
-            counts[event] = None if token == "-" else int(token)
+            counts[event] = None
     rusage = {"ru_maxrss": float(maxrss), "ru_minflt": float(minflt),
               "ru_majflt": float(majflt), "ru_nvcsw": float(nvcsw), "ru_nivcsw": float(nivcsw),
               "ru_utime": utime_us / 1e6, "ru_stime": stime_us / 1e6}
-    return Reply(wall_ns, bool(timed_out), status, errno, rusage, counts, errnos)
+    return Reply(wall_ns, bool(timed_out), status, errno, rusage, counts, errnos, stderr_tail)
 
 
 def launcher_source() -> str:
@@ -100,80 +120,183 @@ def build_launcher() -> str:
     return str(compile_c(launcher_source(), name="quadscope-launcher", flags=("-O2",)))
 
 
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One run for the launcher: what `encode_request` takes."""
+
+    path: str
+    argv: tuple[str, ...]
+    env: tuple[bytes, ...]
+    timeout_s: float | None
+
+
 class ResidentLauncher:
     """One running launcher (see the module docstring); not thread-safe, one run at a time."""
 
     def __init__(self, path: str, *, events: Sequence[str] = (),
-                 cpus: Sequence[int] = ()) -> None:
+                 cpus: Sequence[int] = (), tail_bytes: int = 2000) -> None:
         self.events = tuple(events)
-        args = [path]
+        args = [path, "-t", str(tail_bytes)]
         if cpus:
             args += ["-c", ",".join(str(c) for c in cpus)]
         args += [f"{EVENT_CODES[e][0]}:{EVENT_CODES[e][1]}" for e in self.events]
-        # Lives as long as the launcher: each run's stderr, truncated by it before the run.
-        self._stderr = tempfile.TemporaryFile(prefix="quadscope-stderr-")  # noqa: SIM115
+        # Lives as long as the launcher: each run's stderr, emptied by it after the run.
+        stderr = tempfile.TemporaryFile(prefix="quadscope-stderr-")  # noqa: SIM115
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
             self._pid = os.posix_spawn(path, args, os.environ, file_actions=[
                 (os.POSIX_SPAWN_DUP2, req_r, 0),
                 (os.POSIX_SPAWN_DUP2, rep_w, 1),
-                (os.POSIX_SPAWN_DUP2, self._stderr.fileno(), 3),
+                (os.POSIX_SPAWN_DUP2, stderr.fileno(), 3),
             ])
         except OSError as e:
             for fd in (req_w, rep_r):
                 os.close(fd)
-            self._stderr.close()
             raise ToolMissingError(f"the quadscope launcher could not start: {e.strerror}") from e
         finally:
             os.close(req_r)
             os.close(rep_w)
+            stderr.close()  # the launcher holds its own copy
         self._req_w: int | None = req_w
         self._rep_r = rep_r
         self._buf = b""
-        self._requests: dict[tuple[str, tuple[str, ...], tuple[bytes, ...], float | None],
-                             bytes] = {}
+        self._encoded: dict[Request, bytes] = {}
         hello = self._read_line().split()
         if hello[:1] != ["hello"] or len(hello) != 2:
             self.close()
             raise RuntimeError(f"the quadscope launcher greeted with {' '.join(hello)!r}")
         self.cleanup = hello[1]
 
-    def run(self, path: str, argv: Sequence[str], env: Sequence[bytes],
-            timeout_s: float | None) -> Reply:
+    def _encode(self, r: Request) -> bytes:
+        # A sweep sends each size's request many times: encoded once (a few µs a run).
+        encoded = self._encoded.get(r)
+        if encoded is None:
+            if len(self._encoded) >= _MAX_CACHED_REQUESTS:
+                self._encoded.clear()
+            encoded = self._encoded[r] = encode_request(r.path, r.argv, r.env, r.timeout_s)
+        return encoded
+
+    def run(self, r: Request) -> Reply:
         """Spawn one run, wait for it, and return what the launcher measured."""
         assert self._req_w is not None, "run() after close()"
-        # A sweep sends each size's request many times: encoded once (a few µs a run).
-        key = (path, tuple(argv), tuple(env), timeout_s)
-        encoded = self._requests.get(key)
-        if encoded is None:
-            if len(self._requests) >= _MAX_CACHED_REQUESTS:
-                self._requests.clear()
-            encoded = self._requests[key] = encode_request(path, argv, env, timeout_s)
-        request = memoryview(encoded)
+        request = memoryview(self._encode(r))
         try:
             while request:
                 request = request[os.write(self._req_w, request):]
-            return parse_reply(self._read_line(), self.events)
+            reply = None
+            while reply is None:
+                reply = self._take_reply()
+                if reply is None:
+                    self._read_more()
+            return reply
         except BaseException:
             self.close()  # EOF mid-run: the launcher kills the run and all it started
             raise
 
-    def stderr_tail(self, tail_bytes: int) -> str:
-        """The last `tail_bytes` the latest run wrote to stderr."""
-        size = os.fstat(self._stderr.fileno()).st_size
-        if size == 0:
-            return ""  # most runs write nothing: no read
-        start = max(0, size - tail_bytes)
-        return os.pread(self._stderr.fileno(), size - start, start).decode("utf-8", "replace")
+    def run_many(self, requests: Iterable[Request]) -> Generator[Reply, None, None]:
+        """Run a batch back to back; yield each reply in order (see the module docstring)."""
+        assert self._req_w is not None, "run_many() after close()"
+        todo = iter(requests)
+        ahead = b""  # encoded requests not yet written
+        sent = taken = 0
+        started = time.monotonic()
+        try:
+            while True:
+                while len(ahead) < _AHEAD_BYTES:
+                    nxt = next(todo, None)
+                    if nxt is None:
+                        break
+                    ahead += self._encode(nxt)
+                    sent += 1
+                if ahead:
+                    ahead = ahead[self._write_ahead(ahead):]
+                reply = self._take_reply()
+                if reply is not None:
+                    taken += 1
+                    yield reply
+                    continue
+                if taken == sent and not ahead:
+                    return
+                self._wait(sent - taken, taken, time.monotonic() - started)
+                self._read_more()
+        except BaseException as e:
+            drained = self._abort() if self._req_w is not None else []
+            if not drained or isinstance(e, GeneratorExit):
+                raise
+            error = e
+        # Ctrl-C (or an error) in the middle: the runs that had ended are kept.
+        yield from drained
+        raise error
+
+    @property
+    def closed(self) -> bool:
+        """True once closed: by `close()`, or by a run or batch that was cut short."""
+        return self._req_w is None
+
+    def _write_ahead(self, data: bytes) -> int:
+        """Write what the request pipe takes now, without blocking: the bytes written."""
+        assert self._req_w is not None
+        os.set_blocking(self._req_w, False)
+        try:
+            return os.write(self._req_w, data)
+        except BlockingIOError:
+            return 0
+        finally:
+            os.set_blocking(self._req_w, True)
+
+    def _wait(self, outstanding: int, taken: int, elapsed_s: float) -> None:
+        """Sleep until a look at the reply pipe is worth it (see the module docstring)."""
+        mean_s = elapsed_s / taken if taken else None
+        if outstanding <= 1 or mean_s is None or mean_s >= SLOW_RUN_S:
+            select.select([self._rep_r], [], [])  # the next reply wakes us
+            return
+        time.sleep(min(LOOK_S, 0.5 * outstanding * mean_s))
+
+    def _abort(self) -> list[Reply]:
+        """Close the launcher (killing the run in flight) and return the replies it had sent."""
+        assert self._req_w is not None
+        os.close(self._req_w)
+        self._req_w = None
+        replies = []
+        with contextlib.suppress(OSError, RuntimeError):
+            while True:
+                reply = self._take_reply()
+                if reply is not None:
+                    replies.append(reply)
+                    continue
+                chunk = os.read(self._rep_r, 65536)
+                if not chunk:
+                    break
+                self._buf += chunk
+        self._finish()
+        return replies
+
+    def _take_reply(self) -> Reply | None:
+        """The next whole reply in the buffer, taken out of it, or None."""
+        buf = self._buf
+        nl = buf.find(b"\n")
+        if nl < 0:
+            return None
+        line = buf[:nl].decode()
+        tail_len = int(line.rsplit(" ", 1)[-1]) if line.startswith("done ") else 0
+        end = nl + 1 + tail_len
+        if len(buf) < end:
+            return None
+        self._buf = buf[end:]
+        tail = buf[nl + 1:end].decode("utf-8", "replace") if tail_len else ""
+        return parse_reply(line, self.events, tail)
+
+    def _read_more(self) -> None:
+        chunk = os.read(self._rep_r, 65536)
+        if not chunk:
+            raise RuntimeError("the quadscope launcher stopped early"
+                               + (f": {self._buf!r}" if self._buf else ""))
+        self._buf += chunk
 
     def _read_line(self) -> str:
         while b"\n" not in self._buf:
-            chunk = os.read(self._rep_r, 4096)
-            if not chunk:
-                raise RuntimeError("the quadscope launcher stopped early"
-                                   + (f": {self._buf!r}" if self._buf else ""))
-            self._buf += chunk
+            self._read_more()
         line, self._buf = self._buf.split(b"\n", 1)
         return line.decode()
 
@@ -184,12 +307,13 @@ class ResidentLauncher:
         assert self._req_w is not None
         os.close(self._req_w)
         self._req_w = None
+        self._finish()
+
+    def _finish(self) -> None:
         os.close(self._rep_r)
         # Already reaped when the host program reaps every child (a SIGCHLD handler).
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self._pid, 0)
-        self._stderr.close()
 
     def __del__(self) -> None:
         self.close()
-
