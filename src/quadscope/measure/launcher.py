@@ -3,7 +3,10 @@
 Contract: `Executor.execute(argv, timeout_s) -> Measurement` runs one process;
 `Executor.execute_many(jobs) -> Iterator[Measurement]` runs a batch of `Job`s
 one after another, in the order given, and yields each measurement as soon as
-its run has ended, so the caller can store it before the next one starts. A
+it has it, so the caller can store it (`ProcessExecutor` runs a batch back to
+back in its launcher and takes the replies of short runs in a few at a time,
+at most `resident.LOOK_S` late; `SerialExecutor` yields each before the next
+run starts). A
 `Job` may carry untimed commands to run before its measured run: `setup` (the
 runner gives it to the first job of each size) and `prepare` (every job); a
 failing one raises `SetupError` naming it, and nothing of it is measured. Runs

@@ -4,8 +4,9 @@ Contract: `Runner.run(plan, budget_s)` is the one loop every sweep goes
 through. It asks the plan for a batch (giving it every run stored so far and
 what is left of the budget by the `Clock` it was given), hands the batch's
 argvs and timeouts to `Executor.execute_many`, and writes each measurement
-with `store.add_run` as soon as the executor yields it, so Ctrl-C, a crash or
-`kill -9` loses nothing already measured. It stops when the plan says it is
+with `store.add_run` as soon as the executor yields it, so Ctrl-C or an
+exception loses nothing already measured, and `kill -9` at most what the
+executor had not yet handed over (`resident.LOOK_S` of short runs). It stops when the plan says it is
 done or when the budget is spent (checked between batches; the plan keeps
 each run's timeout within the budget). `started_at` is the clock's time when
 the runner asks for that run's measurement. The runner decides when the
