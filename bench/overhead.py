@@ -183,6 +183,15 @@ def split_markdown(splits: list[Split], runs: int) -> str:
             f"**{alike:.3f}** from the exec taking over to the reap.")
 
 
+def section(rounds: int, runs: int) -> str:
+    """BENCHMARKS.md's section: the overhead table, the cleanup in force, and the split."""
+    table_md = markdown(measure(rounds, runs), runs)
+    events = detect_counters()[0].events  # what choose_measuring counts with
+    return (f"{table_md}\n\nNo-orphans cleanup in force after each run: "
+            f"{', '.join(sorted(CLEANUP))}.\n\n"
+            + split_markdown(split_rounds(rounds, runs, events), runs))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=11)
@@ -190,10 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="3 rounds of 50 runs: checks it works")
     args = p.parse_args(argv)
     rounds, runs = (3, 50) if args.quick else (args.rounds, args.runs)
-    print(markdown(measure(rounds, runs), runs))
-    print(f"\nNo-orphans cleanup in force after each run: {', '.join(sorted(CLEANUP))}.\n")
-    events = detect_counters()[0].events  # what choose_measuring counts with
-    print(split_markdown(split_rounds(rounds, runs, events), runs))
+    print(section(rounds, runs))
     return 0
 
 

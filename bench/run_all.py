@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
          lambda: accuracy.markdown(
              accuracy.measure(acc_names, repeat, acc_budget), repeat, acc_budget)),
         ("2. Harness overhead: quadscope vs hyperfine -N on /bin/true",
-         lambda: overhead.markdown(overhead.measure(3 * rounds, 300), 300)),
+         lambda: overhead.section(3 * rounds, 300)),
         ("3. Time to verdict: adaptive vs a fixed doubling grid",
          lambda: printed(time_to_verdict.main,
                          ["--quick", "--budget", str(budget)] if args.quick
