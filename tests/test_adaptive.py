@@ -185,6 +185,59 @@ def test_a_constant_program_never_grows_n_past_the_largest_exact_size(store: Sto
     assert sweep.status == "complete"
 
 
+def test_growth_hidden_under_a_start_up_cost_is_found_by_growing_on(store: Store,
+                                                                   clock: FakeClock) -> None:
+    """1 ms of start-up and 0.2 ns per element: flat up to n ≈ 10^5; n grows until the
+    linear part shows, and the verdict holds n (it stopped at n = 4k, "1 … n³", before)."""
+    from quadscope.analyse.analysis import analyse
+
+    ex = fake_executor(lambda n: 1e-3 + 2e-10 * n, clock)
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=30.0, start_n=1)
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    fit = analyse(store.get_sweep(sweep.id), store.runs(sweep.id)).fits["A"]["wall_s"]
+    assert max(r.size_n for r in store.runs(sweep.id)) >= 10**6
+    assert fit.cls == "n" or (fit.at_least, fit.at_most) in {("1", "n"), ("n", "n log n")}
+
+
+def test_a_flat_program_grows_n_while_it_is_cheap(store: Store, clock: FakeClock) -> None:
+    """A flat cost is the same at every size: n grows to MAX_SIZE within a quarter of the
+    budget rather than stopping once the constant's settling span is covered."""
+    from tests.conftest import measurement
+
+    from quadscope.measure.launcher import FakeExecutor
+    from quadscope.run.adaptive import FLAT_SPEND
+    from quadscope.run.sizes import MAX_SIZE
+
+    ex = FakeExecutor(lambda argv: measurement(0.1), clock)
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=60.0, start_n=1)
+    assert MAX_SIZE == 2**53
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    largest = max(r.size_n for r in store.runs(sweep.id))
+    # n stops at MAX_SIZE or once a quarter of the budget is spent (by a step at most).
+    assert largest >= 2**40
+    assert largest == MAX_SIZE or spent(store, sweep.id) >= FLAT_SPEND * 60.0
+    assert spent(store, sweep.id) <= FLAT_SPEND * 60.0 + 0.5
+
+
+def test_a_size_the_program_refuses_ends_growth_there(store: Store, clock: FakeClock) -> None:
+    """A program that exits 1 above n = 10^5 makes that size a ceiling: nothing larger is
+    tried, and the sweep ends on the sizes below it."""
+    from tests.conftest import measurement
+
+    from quadscope.measure.launcher import FakeExecutor
+
+    def cost(argv: Sequence[str]) -> object:
+        return measurement(1e-3, exit_code=1 if int(argv[-1]) > 10**5 else 0)
+
+    ex = FakeExecutor(cost, clock)  # type: ignore[arg-type]
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=60.0, start_n=1)
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    runs = store.runs(sweep.id)
+    refused = sorted({r.size_n for r in runs if not r.measurement.ok})
+    assert len(refused) == 1 and all(r.size_n <= refused[0] for r in runs)
+    assert sweep.status == "complete"
+
+
 def test_level_shrugs_off_one_odd_size_but_not_log_n_growth() -> None:
     """Flat medians with one slow size count as level; a log n rise over 3 decades does not."""
     sizes = [1000 * 4**i for i in range(6)]

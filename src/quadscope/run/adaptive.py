@@ -24,8 +24,13 @@ narrow, or, over the constant's settling span, a bracket from "1" whose
 medians rise by at most the drift margin (`_flat`, `_level`), the same at two
 looks in a row (stopping at the first good-looking verdict is optional
 stopping, which inflates false confidence: Armitage, McPherson & Rowe,
-"Repeated significance tests on accumulating data", JRSS A 132, 1969). A look
-fits with LOOK_BOOT bootstrap replicates; one that would stop the sweep is
+"Repeated significance tests on accumulating data", JRSS A 132, 1969). A flat
+verdict (such a bracket, or a settled "1") stops growth only at MAX_SIZE or
+once FLAT_SPEND of the budget is spent: growth hidden under a start-up cost
+shows only where the work outgrows it, and a flat cost makes every size as
+cheap as the first. A size at which every run fails (a non-zero exit, not a
+timeout) is the program's limit: growth ends there. A look fits with LOOK_BOOT
+bootstrap replicates; one that would stop the sweep is
 fitted again as the report fits it, and that fit decides. Looks cost real
 time, read off the budget: one is skipped while the runs since the last have
 cost less than it did, at most MAX_SKIPPED_LOOKS steps in a row (`_look_due`).
@@ -109,6 +114,10 @@ TIME_METRIC = "wall_s"
 # is fitted again with the full analysis's (fit_metric's default), so a sweep stops on
 # the verdict its report shows.
 LOOK_BOOT = 50
+# A flat verdict stops growth only once n is at MAX_SIZE or this share of the budget is
+# spent: growth hidden under a start-up cost shows only at the sizes where the work
+# outgrows it, and a flat program's sizes all cost the same, so more n is cheap.
+FLAT_SPEND = 0.25
 # While growing, at most this many steps in a row go without a look (see `_look_due`).
 MAX_SKIPPED_LOOKS = 2
 # A verdict does not stop growth while the slope between the two largest sizes exceeds its
@@ -299,6 +308,7 @@ class AdaptivePlan:
         self.runs: Sequence[Run] = ()
         self.history: list[Run] = []  # runs that are not warm-ups
         self.remaining_s = 0.0
+        self._budget_s: float | None = None  # what was left at the first call
         self._previous: list[tuple[str, str, str]] = []  # verdicts at the last check
         self._ceiling: int | None = None  # a size that did not finish: never reached again
         self._cut: set[int] = set()  # sizes whose repeats the budget could not afford
@@ -327,6 +337,8 @@ class AdaptivePlan:
             self._look_s = max(before_s - remaining_s - ran_s, 0.0)
             self._looked = False
         self._told = (remaining_s, len(history))
+        if self._budget_s is None:
+            self._budget_s = remaining_s
         self.runs = history
         self.history = [r for r in history if not r.warmup]
         self.remaining_s = remaining_s
@@ -453,13 +465,21 @@ class AdaptivePlan:
                 seen.append(("flat", "", "") if level else (fit.cls, fit.at_least, fit.at_most))
                 # A slow-growth verdict is final only over its class's settling span, and so
                 # is a flat bracket over the constant's.
-                flat = _flat(fit) or level
+                # A settled constant is flat too: more n is as cheap, and it is where
+                # growth hidden under a start-up cost would show.
+                flat = _flat(fit) or level or (fit.confident
+                                               and fit.cls == REGISTRY.names[0])
                 settles = REGISTRY.get(fit.cls) or (REGISTRY.classes[0] if flat else None)
                 if growing and settles is not None and span < settles.settling_span:
                     reached = False
                     continue
                 if flat:
-                    continue  # beyond that span, more n cannot narrow it (see _flat)
+                    # Beyond that span, more n cannot narrow it (see _flat), but growth
+                    # hidden under a start-up cost shows only at larger n: while n is cheap
+                    # (a flat cost is the same at every size), it grows on.
+                    if growing and self._cheap_to_grow():
+                        reached = False
+                    continue
                 if self._wants_larger(fit):
                     decide = max(decide or 0, fit.decide_n or 0)
                 if not fit.confident and not self._narrow(fit):
@@ -467,6 +487,12 @@ class AdaptivePlan:
                 elif growing and _bends_up(self.measured(v), metric, fit):
                     reached = False  # the top steepens: a larger size tells more
         return reached, seen, decide
+
+    def _cheap_to_grow(self) -> bool:
+        """n is below MAX_SIZE and less than FLAT_SPEND of the budget is spent."""
+        budget = self._budget_s or 0.0
+        return (max(self.sizes(), default=0) < MAX_SIZE
+                and budget - self.remaining_s < FLAT_SPEND * budget)
 
     def _look_due(self) -> bool:
         """Whether a look is worth its cost after this growth step.
@@ -611,6 +637,12 @@ class AdaptivePlan:
                         growing = False
                         continue
                     yield from self.measure_size(n, self.repeat, self.growth_cap_s(n))
+                    if self._failed_at(n):
+                        # The program refuses this size (it exits non-zero every time):
+                        # its limit, not a cost; larger sizes would only fail too.
+                        self._ceiling = n if self._ceiling is None else min(self._ceiling, n)
+                        growing = False
+                        continue
                     if not self.user_timeout_hit:
                         yield from self._anchor()
                     if self.user_timeout_hit:
@@ -662,6 +694,13 @@ class AdaptivePlan:
             return None
         self.user_timeout_hit = False
         return mid
+
+    def _failed_at(self, n: int) -> bool:
+        """Every run at n ended and failed (a non-zero exit, not a timeout), with sizes below it
+        that did not: the program's own limit."""
+        at = [r for r in self.history if r.size_n == n]
+        return (bool(at) and not any(r.measurement.ok or r.measurement.timed_out for r in at)
+                and any(r.size_n < n for r in self.measured()))
 
     def _finished(self) -> int:
         """How many sizes have a run that finished."""
