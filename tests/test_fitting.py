@@ -405,3 +405,17 @@ def test_drift_between_rounds_leaves_a_linear_cost_below_quadratic() -> None:
         fit = fit_metric("wall_s", ns, vs, seed=seed)
         assert REGISTRY.index(fit.at_least) <= REGISTRY.index("n") <= REGISTRY.index(fit.at_most)
         assert REGISTRY.index(fit.at_most) < REGISTRY.index("n^2"), (seed, fit.cls, fit.at_most)
+
+
+def test_a_step_in_a_flat_cost_names_no_ratio_of_growing_parts() -> None:
+    """A level cost that steps up ×3 near 77k has no growing part below the step: the
+    reason names the step without a ratio (it printed "the growing part ×nan")."""
+    rng = np.random.default_rng(1)
+    sizes, values = [], []
+    for n in (4000, 8000, 16000, 32000, 64000, 128000, 256000, 512000, 1000000):
+        for _ in range(3):
+            sizes.append(n)
+            values.append((1.0 if n < 77000 else 3.0) * (1 + 0.01 * rng.standard_normal()))
+    fit = fit_metric("context_switches", sizes, values)
+    assert "steps near n = 77" in fit.reason
+    assert "nan" not in fit.reason

@@ -498,7 +498,7 @@ def test_a_node_killed_mid_run_is_reported_and_its_runs_kept(
 
     args: argparse.Namespace = build_parser().parse_args(
         ["run", "--fleet", cluster.address, "--db", str(tmp_path / "q.db"), "--sizes",
-         "1..32", "--repeat", "5", "--warmup", "0", "--no-perf", "--name", "kill", "--shell",
+         "1..32", "--repeat", "10", "--warmup", "0", "--no-perf", "--name", "kill", "--shell",
          "--", "sleep 0.1; : {n}"])
     code = run_fleet(args, build_spec(args, resolve=False), progress=KillAfterThree())
     err = capsys.readouterr().err
@@ -507,7 +507,8 @@ def test_a_node_killed_mid_run_is_reported_and_its_runs_kept(
         sweeps = _node_ids(store, "kill@")
         dead = sweeps[victim]
         kept = len(store.runs(dead.id))
-        assert dead.status == "interrupted" and 3 <= kept < 30
+        # 60 runs of 0.1 s: Ray notices the node's death within a second or two of it.
+        assert dead.status == "interrupted" and 3 <= kept < 60
         assert [s.status for k, s in sweeps.items() if k != victim] == ["complete"]
-    assert f"died after {kept} of 30 runs; its runs are kept as sweep {dead.id}, marked " \
+    assert f"died after {kept} of 60 runs; its runs are kept as sweep {dead.id}, marked " \
            "interrupted" in err

@@ -9,7 +9,10 @@ as typed records beside the fits: its profile (`Attribution`), its doctor
 findings (a `DoctorReport` for the summary sweep, a `ProbeResult` for a probe's
 sweep), each probe's plot series and a `doctor --vs` comparison. The notes
 end with the advice of every host fact the sweep recorded that likely skewed
-its timings (`measure.system`). In an
+its timings (`measure.system`). A time
+verdict the caches may account for (the working set leaving the last-level
+cache as time outgrows memory) is widened down to memory's class, with a note
+(`analyse.memory`). In an
 instruction-meter sweep, a note says when wall time surely grows faster than
 the instructions counted (`time_outgrows_instructions`): time stays the headline.
 """
@@ -29,6 +32,7 @@ from quadscope.analyse.headline import (
     growth_fraction,
     verdict_line,
 )
+from quadscope.analyse.memory import memory_bound
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
@@ -262,6 +266,8 @@ def analyse(
             fits[variant] = {}
             continue
         f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed)
+        f, cached = memory_bound(f, good, sweep.host)
+        n.extend(cached)
         fits[variant] = f
         if sweep.meter == "instructions" and (
                 outgrows := time_outgrows_instructions(f, count_growth(good))):

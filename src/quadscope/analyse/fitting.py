@@ -1074,9 +1074,10 @@ def _step(metric: str, sizes: np.ndarray, values: np.ndarray, name: str, lower: 
         return None
     at = nice_n(regime.n_break)
     a, b, _ = free_offset(registry[name], data.n, data.y, data.w)
-    ratio = b / lower.coefficients["b"] if lower.coefficients.get("b", 0.0) > 0 else float("nan")
-    step = (f"the cost steps near n = {_fmt_n(at)}: {name} on both sides, the growing part "
-            f"×{ratio:.2g} above it")
+    below_b = lower.coefficients.get("b", 0.0)
+    # Without a growing part below (b = 0) there is no ratio to give.
+    times = f", the growing part ×{b / below_b:.2g} above it" if below_b > 0 else ""
+    step = f"the cost steps near n = {_fmt_n(at)}: {name} on both sides{times}"
     where = dict(regime_n=at, regime_below=name, regime_k=(regime.k_below, regime.k_above))
     if near == [name] and short <= 0 and lower.cls == name:
         return replace(upper, cls=name, at_least=name, at_most=name, exponent=lower.exponent,

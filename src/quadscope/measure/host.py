@@ -1,7 +1,8 @@
 """What machine a sweep ran on: enough to tell two machines apart in a comparison.
 
-Contract: `host_info()` reads only cheap local facts (uname, /proc, libc) and
-never fails: a fact it cannot read is left out. `this_process()` is the
+Contract: `host_info()` reads only cheap local facts (uname, /proc, libc, the
+last-level cache's size from sysfs, `llc_bytes`) and never fails: a fact it
+cannot read is left out. `this_process()` is the
 `Owner` record of the calling process and `is_alive(owner)` whether that
 process still runs: same host, same boot, and a process with that pid and the
 same start time in /proc (a reused pid has another start time). A process on
@@ -72,6 +73,34 @@ def shown_host(host: dict[str, str]) -> str:
     return ", ".join(parts)
 
 
+CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
+
+
+def cache_size_bytes(text: str) -> int | None:
+    """A sysfs cache size ("32K", "512K", "32768K", "1M") in bytes; None if unreadable."""
+    text = text.strip()
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    return int(digits) * scale if digits.isdigit() else None
+
+
+def llc_bytes(cache_dir: Path = Path(CACHE_DIR)) -> int | None:
+    """The last-level (highest level) data or unified cache of CPU 0, in bytes, or None."""
+    best: tuple[int, int] | None = None
+    with contextlib.suppress(OSError):
+        for index in cache_dir.glob("index*"):
+            try:
+                if (index / "type").read_text().strip() == "Instruction":
+                    continue
+                level = int((index / "level").read_text())
+                size = cache_size_bytes((index / "size").read_text())
+            except (OSError, ValueError):
+                continue
+            if size and (best is None or level > best[0]):
+                best = (level, size)
+    return None if best is None else best[1]
+
+
 def host_info() -> dict[str, str]:
     info = {
         "hostname": platform.node(),
@@ -81,6 +110,8 @@ def host_info() -> dict[str, str]:
         "cpus": str(os.cpu_count() or 0),
         "python": platform.python_version(),
     }
+    if (llc := llc_bytes()) is not None:
+        info["llc_bytes"] = str(llc)  # what analyse.memory reads a working set against
     libc, version = platform.libc_ver()
     if libc:
         info["libc"] = f"{libc} {version}"
