@@ -50,3 +50,16 @@ def test_zero_or_missing_values_are_not_detrended() -> None:
     sizes, values = _interleaved(0.10, 0)
     values[3] = 0.0
     assert detrend(sizes, values) == values
+
+
+def test_a_drift_beyond_what_a_machine_does_is_left_alone() -> None:
+    """A 60% 'drift' over the sweep (the smallest size of a start-up-bound program settling,
+    not the machine) would tilt the growth by 60%: the runs are returned unchanged, while a
+    20% one is still taken out."""
+    for seed in range(3):
+        sizes, values = _interleaved(0.60, seed)
+        rate = drift_rate(sizes, values)
+        assert rate is not None and abs(rate[0]) > 3 * rate[1]
+        assert detrend(sizes, values) == values
+        sizes, values = _interleaved(0.20, seed)
+        assert detrend(sizes, values) != values

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from tests.conftest import measurement
 
@@ -9,60 +11,80 @@ from quadscope.analyse.analysis import fit_runs
 from quadscope.analyse.memory import memory_bound
 from quadscope.model import Run
 
-SIZES = (16_000, 32_000, 64_000, 128_000, 256_000, 512_000, 1_000_000, 2_000_000, 4_000_000)
-LLC = {"llc_bytes": str(32 << 20)}
+CACHES = {"l2_bytes": str(512 << 10), "llc_bytes": str(32 << 20)}
+WIDE = tuple(64_000 * 2**i for i in range(7))  # 64k..4M
+SMALL = tuple(1000 * 2**i for i in range(7))  # 1k..64k
 
 
-def runs(time: float, bytes_per_n: float, k: float = 2.0) -> list[Run]:
-    """Three runs per size: time ∝ n^k with 1% noise, peak RSS 1.5 MiB + bytes_per_n·n."""
+def runs(sizes: Sequence[int], k: float, bytes_per_n: float, log: bool = False) -> list[Run]:
+    """Three runs per size: time ∝ n^k (· log n) with 1% noise, 1 s at the top; peak RSS
+    1.5 MiB + bytes_per_n·n."""
     rng = np.random.default_rng(0)
     out = []
-    for i, n in enumerate(np.repeat(SIZES, 3)):
-        wall = time * (n / SIZES[-1]) ** k * (1 + 0.01 * rng.standard_normal())
-        rss = (3 << 19) + bytes_per_n * n
+    top = sizes[-1] ** k * (np.log(sizes[-1]) if log else 1.0)
+    for i, n in enumerate(np.repeat(sizes, 3)):
+        shape = n ** k * (np.log(n) if log else 1.0) / top
+        wall = shape * (1 + 0.01 * rng.standard_normal())
         out.append(Run(sweep_id=1, seq=i, variant="A", size_n=int(n), repeat=i % 3,
                        warmup=False, started_at=0.0,
-                       measurement=measurement(wall, max_rss_bytes=rss)))
+                       measurement=measurement(wall, max_rss_bytes=(3 << 19) + bytes_per_n * n)))
     return out
 
 
-def test_time_that_outgrows_memory_leaving_the_cache_is_bracketed_down_to_memorys_class() -> None:
-    """n^1.8 time over a working set growing as n to 64 MiB (past a 32 MiB cache): "n … n²"."""
-    rs = runs(2.6, 16, k=1.8)
+def test_a_settled_class_faster_than_memory_out_of_the_caches_reaches_down_to_memorys() -> None:
+    """n log n time over 64k–4M while the working set grows as n to 64 MiB, out of L2 (a
+    random walk's cost per element rose so, read n log n, and is linear): "n … n log n"."""
+    rs = runs(WIDE, 1.0, 16, log=True)
     fits, _ = fit_runs(rs)
-    assert fits["user_s"].cls == "n^2" and fits["max_rss_bytes"].cls == "n"
-    widened, notes = memory_bound(fits, rs, LLC)
-    user = widened["user_s"]
-    assert not user.confident
-    assert (user.at_least, user.at_most) == ("n", "n^2")
-    assert user.decide_n is None and "last-level cache" in user.reason
-    assert any(note.startswith("user_s grows as n^2") and "--meter instructions" in note
+    assert fits["max_rss_bytes"].cls == "n" and fits["wall_s"].cls == "n log n"
+    widened, notes = memory_bound(fits, rs, CACHES)
+    wall = widened["wall_s"]
+    assert not wall.confident
+    assert (wall.at_least, wall.at_most) == ("n", "n log n")
+    assert wall.decide_n is None and "L2 cache" in wall.reason
+    assert any(note.startswith("wall_s grows as n log n") and "--meter instructions" in note
                for note in notes)
     assert widened["max_rss_bytes"] == fits["max_rss_bytes"]
 
 
-def test_a_working_set_within_the_cache_leaves_the_verdict_alone() -> None:
-    """The same n² time over a working set of 2 MiB (under a quarter of the cache): unchanged."""
-    rs = runs(2.6, 0.5)
+def test_an_unsettled_bracket_stands() -> None:
+    """n^1.6 over the same sizes is already a bracket: it says it is unsure, and stays."""
+    rs = runs(WIDE, 1.6, 16)
     fits, _ = fit_runs(rs)
-    widened, notes = memory_bound(fits, rs, LLC)
-    assert widened == fits and notes == []
+    assert not fits["wall_s"].confident
+    assert memory_bound(fits, rs, CACHES) == (fits, [])
 
 
-def test_without_the_cache_size_or_past_n_squared_nothing_changes() -> None:
-    """A sweep stored before llc_bytes was recorded, or time growing as n³: unchanged."""
-    rs = runs(2.6, 16)
+def test_a_quadratic_whose_cost_per_element_rises_more_than_caches_can_stays_quadratic() -> None:
+    """n² over 1k–64k with a working set of 2 MiB (out of L2): ×64 per element is not a
+    cache's doing, so the verdict stays n²."""
+    rs = runs(SMALL, 2.0, 32)
+    fits, _ = fit_runs(rs)
+    assert fits["wall_s"].cls == "n^2"
+    assert memory_bound(fits, rs, CACHES) == (fits, [])
+
+
+def test_a_working_set_within_the_cache_leaves_the_verdict_alone() -> None:
+    """The same n log n time over a working set of 256 KiB (within L2): unchanged."""
+    rs = runs(WIDE, 1.0, 0.06, log=True)
+    fits, _ = fit_runs(rs)
+    assert memory_bound(fits, rs, CACHES) == (fits, [])
+
+
+def test_without_cache_sizes_or_past_n_squared_nothing_changes() -> None:
+    """A sweep stored before the caches were recorded, or time growing as n³: unchanged."""
+    rs = runs(WIDE, 1.0, 16, log=True)
     fits, _ = fit_runs(rs)
     assert memory_bound(fits, rs, {}) == (fits, [])
-    cubic = runs(2.6, 16, k=3.0)
+    cubic = runs((64_000, 90_000, 128_000, 180_000), 3.0, 16)
     cubic_fits, _ = fit_runs(cubic)
     assert cubic_fits["wall_s"].cls == "n^3"
-    assert memory_bound(cubic_fits, cubic, LLC)[0]["wall_s"] == cubic_fits["wall_s"]
+    assert memory_bound(cubic_fits, cubic, CACHES)[0]["wall_s"] == cubic_fits["wall_s"]
 
 
 def test_time_growing_as_memory_does_is_not_touched() -> None:
-    """Linear time over a linear working set past the cache: nothing to explain."""
-    rs = runs(2.6, 16, k=1.0)
+    """Linear time over a linear working set out of the caches: nothing to explain."""
+    rs = runs(WIDE, 1.0, 16)
     fits, _ = fit_runs(rs)
     assert fits["wall_s"].cls == "n"
-    assert memory_bound(fits, rs, LLC) == (fits, [])
+    assert memory_bound(fits, rs, CACHES) == (fits, [])

@@ -9,10 +9,10 @@ as typed records beside the fits: its profile (`Attribution`), its doctor
 findings (a `DoctorReport` for the summary sweep, a `ProbeResult` for a probe's
 sweep), each probe's plot series and a `doctor --vs` comparison. The notes
 end with the advice of every host fact the sweep recorded that likely skewed
-its timings (`measure.system`). A time
-verdict the caches may account for (the working set leaving the last-level
-cache as time outgrows memory) is widened down to memory's class, with a note
-(`analyse.memory`). In an
+its timings (`measure.system`). A settled
+time class the caches may account for (time outgrowing peak RSS as the
+working set leaves the L2 cache) is widened down to memory's class, with a
+note (`analyse.memory`). In an
 instruction-meter sweep, a note says when wall time surely grows faster than
 the instructions counted (`time_outgrows_instructions`): time stays the headline.
 """

@@ -1,33 +1,40 @@
 """Time that outgrows the memory a program touches, while that memory leaves the caches.
 
 Contract: `memory_bound(fits, runs, host)` is pure: given one variant's fits,
-its measured runs and the sweep's host facts (`llc_bytes`, the last-level
-cache, from `measure.host`), it returns the fits with each time metric's
-verdict widened where the memory hierarchy may account for its growth, and
-a note for each. A time metric (TIME_METRICS) is widened when all of these
-hold:
+its measured runs and the sweep's host facts (`l2_bytes`, `llc_bytes`, from
+`measure.host`), it returns the fits with each time metric's verdict widened
+where the memory hierarchy may account for its growth, and a note for each.
+A time metric (TIME_METRICS) whose class is settled is widened when all of
+these hold (an unsettled one already says it is unsure, and its bracket
+stands):
 
 * the working set, the median peak RSS at the largest size less that at the
-  smallest, reaches LLC_SHARE of the last-level cache;
+  smallest, outgrows the L2 cache (or LLC_SHARE of the last-level cache when
+  the L2's size is not recorded);
 * peak RSS grows (its fit's fastest class is above "1") and time's slowest
   class is faster than memory's fastest, by at most up to n² (no cache makes
   n³ of n, nor an exponential);
+* the excess it implies is one the caches can make: over the sizes, time's
+  lowest exponent (its 95% interval's low end) outgrows memory's by a factor
+  (n_max/n_min)^(k_time - k_memory) of at most MEMORY_PENALTY;
 
 then its verdict becomes a bracket from memory's class up to time's, with no
-size named to decide it. Without `llc_bytes` (a sweep stored before it was
-recorded) or peak RSS, nothing changes.
+size named to decide it. Without the cache sizes (a sweep stored before they
+were recorded) or peak RSS, nothing changes.
 
-Why: once the data a program walks outgrow the caches, each access costs
-more as n grows (cache misses, then TLB misses and page walks), so the time
-per element rises over a wide span of n and wall time reads faster than the
-algorithm: a random walk over n slots measured from 64k to 4M elements read
-n^1.84 in user time and was called n²; heap sort over 30k–1M read n^1.7.
-Within such a span no amount of repetition separates the algorithm's class
-from the memory's effect: only counting the work does (`--meter
-instructions`), and the note says so. The memory's own growth class is the
-floor: a program that touches n bytes does at least that much work.
-Quadratic code whose working set stays within the caches (most of it, at
-the sizes a budget reaches) is unaffected.
+Why: once the data a program walks outgrow a cache, each access costs more as
+n grows (misses in L2, then the last-level cache, the TLB and page walks), so
+the time per element rises over a wide span of n and wall time reads faster
+than the algorithm: a random walk over n slots read n log n over 4k–512k
+elements (the cost per element up 1.5x), n^1.84 in user time over 64k–4M (11x),
+and heap sort n^1.7 over 30k–1M (about 12x). Within such a span repetition does
+not separate the algorithm's class from the memory's effect: counting the work
+does (`--meter instructions`), and the note says so. The memory's own class is
+the floor: a program that touches n bytes does at least that much work. The
+penalty bound keeps what caches cannot make: a per-access cost rises from an
+L2 hit to a DRAM access with a TLB miss by about 20x on current x86 (~14 cycles
+against ~100 ns), so a quadratic over a working set of 2 MiB, whose time per
+element rises 64x from 1k to 64k, stays quadratic.
 """
 
 from __future__ import annotations
@@ -41,10 +48,12 @@ from quadscope.model import Fit, Run
 from quadscope.units import fmt_bytes
 
 TIME_METRICS = ("wall_s", "user_s", "cpu_s")
-# The working set at the largest size, as a share of the last-level cache, from which
-# the caches may shape the time: the cache is shared with the program's other data,
-# other processes and, on a VM, other tenants.
+# Without the L2's size: the working set at the largest size, as a share of the
+# last-level cache, from which the caches may shape the time.
 LLC_SHARE = 0.25
+# The most the memory hierarchy multiplies the time per element by over a sweep (see the
+# module docstring).
+MEMORY_PENALTY = 20.0
 # The fastest time class a cache effect is taken to explain (over a memory class below).
 CEILING = "n^2"
 
@@ -74,26 +83,32 @@ def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
                  host: Mapping[str, str]) -> tuple[dict[str, Fit], list[str]]:
     """The fits with time verdicts the caches may explain widened, and a note for each."""
     out = dict(fits)
-    llc = int(host.get("llc_bytes", "0") or 0)
+    l2, llc = (int(host.get(k, "0") or 0) for k in ("l2_bytes", "llc_bytes"))
+    cache, name = (l2, "L2 cache") if l2 > 0 else (LLC_SHARE * llc, "last-level cache")
     rss = fits.get("max_rss_bytes")
     span = _rss_span(runs)
-    if llc <= 0 or rss is None or span is None or span[0] < LLC_SHARE * llc:
+    if cache <= 0 or rss is None or span is None or span[0] < cache:
         return out, []
     memory = _fastest(rss)
-    if memory not in REGISTRY or REGISTRY.index(memory) == 0:
+    if memory not in REGISTRY or REGISTRY.index(memory) == 0 or rss.exponent is None:
         return out, []
+    sizes = [r.size_n for r in runs]
+    widest = max(sizes) / max(min(sizes), 1)
     notes = []
     for metric in TIME_METRICS:
         fit = fits.get(metric)
-        if fit is None:
+        if fit is None or not fit.confident:
             continue
         slowest = _slowest(fit)
         if (slowest not in REGISTRY or REGISTRY.index(slowest) <= REGISTRY.index(memory)
-                or REGISTRY.index(slowest) > REGISTRY.index(CEILING)):
+                or REGISTRY.index(slowest) > REGISTRY.index(CEILING)
+                or fit.exponent_ci is None):
             continue
+        if widest ** max(fit.exponent_ci[0] - rss.exponent, 0.0) > MEMORY_PENALTY:
+            continue  # more than the caches can make of memory's growth
         fastest = _fastest(fit) or slowest
-        why = (f"its working set grows as {memory} to {fmt_bytes(span[0])}, past "
-               f"{LLC_SHARE:.0%} of the {fmt_bytes(llc)} last-level cache")
+        why = (f"its working set grows as {memory} to {fmt_bytes(span[0])}, out of the "
+               f"{fmt_bytes(l2 or llc)} {name}")
         out[metric] = replace(fit, cls=INCONCLUSIVE, best=fit.best or fit.cls,
                               at_least=memory, at_most=fastest, decide_n=None,
                               reason=f"{why}: the caches may account for growth beyond {memory}")

@@ -1,8 +1,8 @@
 """What machine a sweep ran on: enough to tell two machines apart in a comparison.
 
 Contract: `host_info()` reads only cheap local facts (uname, /proc, libc, the
-last-level cache's size from sysfs, `llc_bytes`) and never fails: a fact it
-cannot read is left out. `this_process()` is the
+L2 and last-level caches' sizes from sysfs, `l2_bytes` and `llc_bytes`) and
+never fails: a fact it cannot read is left out. `this_process()` is the
 `Owner` record of the calling process and `is_alive(owner)` whether that
 process still runs: same host, same boot, and a process with that pid and the
 same start time in /proc (a reused pid has another start time). A process on
@@ -84,9 +84,9 @@ def cache_size_bytes(text: str) -> int | None:
     return int(digits) * scale if digits.isdigit() else None
 
 
-def llc_bytes(cache_dir: Path = Path(CACHE_DIR)) -> int | None:
-    """The last-level (highest level) data or unified cache of CPU 0, in bytes, or None."""
-    best: tuple[int, int] | None = None
+def cache_levels(cache_dir: Path = Path(CACHE_DIR)) -> dict[int, int]:
+    """CPU 0's data or unified caches: {level: bytes}, {} when sysfs does not say."""
+    levels: dict[int, int] = {}
     with contextlib.suppress(OSError):
         for index in cache_dir.glob("index*"):
             try:
@@ -96,9 +96,9 @@ def llc_bytes(cache_dir: Path = Path(CACHE_DIR)) -> int | None:
                 size = cache_size_bytes((index / "size").read_text())
             except (OSError, ValueError):
                 continue
-            if size and (best is None or level > best[0]):
-                best = (level, size)
-    return None if best is None else best[1]
+            if size:
+                levels[level] = size
+    return levels
 
 
 def host_info() -> dict[str, str]:
@@ -110,8 +110,11 @@ def host_info() -> dict[str, str]:
         "cpus": str(os.cpu_count() or 0),
         "python": platform.python_version(),
     }
-    if (llc := llc_bytes()) is not None:
-        info["llc_bytes"] = str(llc)  # what analyse.memory reads a working set against
+    # What analyse.memory reads a working set against.
+    if levels := cache_levels():
+        info["llc_bytes"] = str(levels[max(levels)])
+        if 2 in levels:
+            info["l2_bytes"] = str(levels[2])
     libc, version = platform.libc_ver()
     if libc:
         info["libc"] = f"{libc} {version}"
