@@ -11,9 +11,9 @@ stands):
 * the working set, the median peak RSS at the largest size less that at the
   smallest, outgrows the L2 cache (or LLC_SHARE of the last-level cache when
   the L2's size is not recorded);
-* peak RSS grows (its fit's fastest class is above "1") and time's slowest
-  class is faster than memory's fastest, by at most up to n² (no cache makes
-  n³ of n, nor an exponential);
+* peak RSS surely grows (its fit's slowest class is above "1") and time's
+  slowest class is faster than that, by at most up to n² (no cache makes n³
+  of n, nor an exponential);
 * the excess it implies is one the caches can make: over the sizes, time's
   lowest exponent (its 95% interval's low end) outgrows memory's by a factor
   (n_max/n_min)^(k_time - k_memory) of at most MEMORY_PENALTY;
@@ -89,7 +89,7 @@ def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
     span = _rss_span(runs)
     if cache <= 0 or rss is None or span is None or span[0] < cache:
         return out, []
-    memory = _fastest(rss)
+    memory = _slowest(rss)  # what the memory surely grows as: the floor
     if memory not in REGISTRY or REGISTRY.index(memory) == 0 or rss.exponent is None:
         return out, []
     sizes = [r.size_n for r in runs]
