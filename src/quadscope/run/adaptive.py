@@ -25,12 +25,13 @@ medians rise by at most the drift margin (`_flat`, `_level`), the same at two
 looks in a row (stopping at the first good-looking verdict is optional
 stopping, which inflates false confidence: Armitage, McPherson & Rowe,
 "Repeated significance tests on accumulating data", JRSS A 132, 1969). A flat
-verdict (such a bracket, or a settled "1") stops growth only at MAX_SIZE or
-once FLAT_SPEND of the budget is spent: growth hidden under a start-up cost
-shows only where the work outgrows it, and a flat cost makes every size as
-cheap as the first. A size at which every run fails (a non-zero exit, not a
-timeout) is the program's limit: growth ends there. A look fits with LOOK_BOOT
-bootstrap replicates; one that would stop the sweep is
+verdict (such a bracket, or a settled "1") stops growth only once the sizes
+span FLAT_SPAN (or n reaches MAX_SIZE) or FLAT_SPEND of the budget is spent:
+growth hidden under a start-up cost shows only where the work outgrows it, and
+a flat cost makes every size as cheap as the first. A size at which every run
+fails (a non-zero exit, not a timeout) is the program's limit: growth ends
+there. A look fits with LOOK_BOOT bootstrap replicates; one that would stop
+the sweep is
 fitted again as the report fits it, and that fit decides. Looks cost real
 time, read off the budget: one is skipped while the runs since the last have
 cost less than it did, at most MAX_SKIPPED_LOOKS steps in a row (`_look_due`).
@@ -114,9 +115,13 @@ TIME_METRIC = "wall_s"
 # is fitted again with the full analysis's (fit_metric's default), so a sweep stops on
 # the verdict its report shows.
 LOOK_BOOT = 50
-# A flat verdict stops growth only once n is at MAX_SIZE or this share of the budget is
-# spent: growth hidden under a start-up cost shows only at the sizes where the work
-# outgrows it, and a flat program's sizes all cost the same, so more n is cheap.
+# A flat verdict stops growth only once the sizes span FLAT_SPAN (or n is at MAX_SIZE)
+# or FLAT_SPEND of the budget is spent: growth hidden under a start-up cost shows only
+# at the sizes where the work outgrows it, and a flat program's sizes all cost the
+# same, so more n is cheap. 10^7 shows 0.1 ns of work per element under 1 ms of exec at
+# 15% of the cost; far beyond it, a drift of a few percent over the sweep reads as
+# log n (a constant swept to 2^53 was called log n).
+FLAT_SPAN = 1e7
 FLAT_SPEND = 0.25
 # While growing, at most this many steps in a row go without a look (see `_look_due`).
 MAX_SKIPPED_LOOKS = 2
@@ -489,9 +494,11 @@ class AdaptivePlan:
         return reached, seen, decide
 
     def _cheap_to_grow(self) -> bool:
-        """n is below MAX_SIZE and less than FLAT_SPEND of the budget is spent."""
+        """The sizes span less than FLAT_SPAN, n is below MAX_SIZE, and less than
+        FLAT_SPEND of the budget is spent."""
+        sizes = self.sizes()
         budget = self._budget_s or 0.0
-        return (max(self.sizes(), default=0) < MAX_SIZE
+        return (bool(sizes) and sizes[-1] < min(MAX_SIZE, FLAT_SPAN * max(sizes[0], 1))
                 and budget - self.remaining_s < FLAT_SPEND * budget)
 
     def _look_due(self) -> bool:
