@@ -230,19 +230,14 @@ class ProcessExecutor(SerialExecutor):
         return self.execute_job(Job(tuple(argv), timeout_s))
 
     def execute_job(self, job: Job) -> Measurement:
-        argv = job.argv
-        if not argv:
-            raise ProgramError("the command is empty")
-        path = self._paths.get(argv[0])
-        if path is None:
-            path = self._paths[argv[0]] = resolve_program(argv[0])
-        if self.launcher is None:
-            with tempfile.TemporaryFile(prefix="quadscope-stderr-") as err:
-                m = self._run_direct(path, job, err.fileno())
-                size = err.seek(0, os.SEEK_END)
-                err.seek(max(0, size - self.stderr_tail_bytes))
-                return replace(m, stderr_tail=err.read().decode("utf-8", errors="replace"))
-        return self._run_launched(self.launcher, path, job)
+        if self.launcher is not None:
+            return self._measurement(job, self._launcher(self.launcher).run(self._request(job)))
+        path = self._path(job.argv)
+        with tempfile.TemporaryFile(prefix="quadscope-stderr-") as err:
+            m = self._run_direct(path, job, err.fileno())
+            size = err.seek(0, os.SEEK_END)
+            err.seek(max(0, size - self.stderr_tail_bytes))
+            return replace(m, stderr_tail=err.read().decode("utf-8", errors="replace"))
 
     @property
     def cleanup(self) -> str:
@@ -268,15 +263,18 @@ class ProcessExecutor(SerialExecutor):
             yield from super().execute_many((job,))
         yield from self._run_batch(self.launcher, plain)
 
-    def _request(self, job: Job) -> Request:
-        argv = job.argv
+    def _path(self, argv: Sequence[str]) -> str:
+        """The program argv[0] runs, looked up once (ProgramError when there is none)."""
         if not argv:
             raise ProgramError("the command is empty")
         path = self._paths.get(argv[0])
         if path is None:
             path = self._paths[argv[0]] = resolve_program(argv[0])
-        return Request(path, argv, tuple(os.fsencode(f"{k}={v}") for k, v in job.env),
-                       job.timeout_s)
+        return path
+
+    def _request(self, job: Job) -> Request:
+        return Request(self._path(job.argv), job.argv,
+                       tuple(os.fsencode(f"{k}={v}") for k, v in job.env), job.timeout_s)
 
     def _launcher(self, launcher: str) -> ResidentLauncher:
         if self._resident is None or self._resident.closed:
@@ -294,11 +292,6 @@ class ProcessExecutor(SerialExecutor):
                 yield self._measurement(job, reply)
         finally:
             replies.close()  # cut short: the launcher is closed, the run in flight killed
-
-    def _run_launched(self, launcher: str, path: str, job: Job) -> Measurement:
-        request = Request(path, job.argv, tuple(os.fsencode(f"{k}={v}") for k, v in job.env),
-                          job.timeout_s)
-        return self._measurement(job, self._launcher(launcher).run(request))
 
     @staticmethod
     def _measurement(job: Job, reply: Reply) -> Measurement:
