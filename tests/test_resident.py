@@ -325,3 +325,40 @@ def test_untimed_commands_run_in_their_place_within_a_batch(tmp_path: Path) -> N
     ex.close()
     assert [m.exit_code for m in ms] == [0] * 5
     assert log.read_text().split() == ["run0", "run1", "prep2", "run2", "run3", "prep4", "run4"]
+
+
+@pytest.mark.integration
+def test_one_launcher_serves_batch_after_batch() -> None:
+    """A batch whose every reply was taken leaves the launcher running when it is closed
+    (the runner closes each batch's generator): the next batch uses the same process."""
+    ex = ProcessExecutor()
+    pids = []
+    for _ in range(3):
+        batch = ex.execute_many([Job(("/bin/true",), 10.0)] * 4)
+        assert [next(batch).exit_code for _ in range(4)] == [0] * 4
+        batch.close()  # type: ignore[attr-defined]
+        assert ex._resident is not None and not ex._resident.closed
+        pids.append(ex._resident._pid)
+    ex.close()
+    assert len(set(pids)) == 1
+
+
+@pytest.mark.integration
+def test_requests_larger_than_the_pipe_go_through_in_pieces() -> None:
+    """Three requests of 100 KiB each (more than a pipe holds): no deadlock, three replies."""
+    import threading
+
+    launcher = _launcher()
+    big = Request("/bin/true", ("true", "x" * 100_000), (), 10.0)
+    got: list[Reply] = []
+    worker = threading.Thread(target=lambda: got.extend(launcher.run_many([big] * 3)),
+                              daemon=True)
+    worker.start()
+    worker.join(20)
+    alive = worker.is_alive()
+    if alive:
+        os.kill(launcher._pid, 9)  # unblocks the worker; the test then fails
+    else:
+        launcher.close()
+    assert not alive, "the batch hung"
+    assert [r.status for r in got] == [0, 0, 0]

@@ -39,6 +39,7 @@ element rises 64x from 1k to 64k, stays quadratic.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -90,7 +91,8 @@ def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
     if cache <= 0 or rss is None or span is None or span[0] < cache:
         return out, []
     memory = _slowest(rss)  # what the memory surely grows as: the floor
-    if memory not in REGISTRY or REGISTRY.index(memory) == 0 or rss.exponent is None:
+    if (memory not in REGISTRY or REGISTRY.index(memory) == 0 or rss.exponent is None
+            or not math.isfinite(rss.exponent)):
         return out, []
     sizes = [r.size_n for r in runs]
     widest = max(sizes) / max(min(sizes), 1)
@@ -102,7 +104,7 @@ def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
         slowest = _slowest(fit)
         if (slowest not in REGISTRY or REGISTRY.index(slowest) <= REGISTRY.index(memory)
                 or REGISTRY.index(slowest) > REGISTRY.index(CEILING)
-                or fit.exponent_ci is None):
+                or fit.exponent_ci is None or not math.isfinite(fit.exponent_ci[0])):
             continue
         if widest ** max(fit.exponent_ci[0] - rss.exponent, 0.0) > MEMORY_PENALTY:
             continue  # more than the caches can make of memory's growth

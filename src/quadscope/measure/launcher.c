@@ -489,6 +489,16 @@ static void reply(const char *buf, size_t len) {
 
 static void run(struct spawn *s, long long timeout_ns) {
     static char stack[64 * 1024] __attribute__((aligned(16)));
+    /* Each run's stderr starts empty. The file is emptied after each run (below); what
+     * a survivor of the last run wrote since (only the group is killed without a cgroup
+     * or subreaper) is not this run's. */
+    struct stat before_st;
+    if (fstat(RUN_STDERR_FD, &before_st) != 0
+        || (before_st.st_size != 0 && (ftruncate(RUN_STDERR_FD, 0) != 0
+                                       || lseek(RUN_STDERR_FD, 0, SEEK_SET) < 0))) {
+        perror("quadscope-launcher: stderr file");
+        exit(125);
+    }
     s->exec_errno = 0;
     s->cgroup_errno = 0;
     s->join_cgroup = cg.procs >= 0 && !cg.clone3;

@@ -53,6 +53,7 @@ _MAX_CACHED_REQUESTS = 4096  # distinct (command, size) requests kept encoded
 LOOK_S = 0.02  # a batch's longest sleep between looks at the reply pipe
 SLOW_RUN_S = 0.02  # runs at least this long are taken in as each one ends
 _AHEAD_BYTES = 32 * 1024  # requests written ahead: within a pipe's 64 KiB, never blocking
+MAX_AHEAD_RUNS = 64  # and runs: what the launcher may get ahead of quadscope
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +100,12 @@ def parse_reply(line: str, events: Sequence[str], stderr_tail: str = "") -> Repl
     for event, token in zip(events, parts[1 + len(_DONE_FIELDS):-1], strict=True):
         if token.isdigit():
             counts[event] = int(token)
-        elif token.startswith("!"):
+        elif token.startswith("!") and token[1:].isdigit():
             counts[event], errnos[event] = None, int(token[1:])
-        else:
+        elif token == "-":
             counts[event] = None
+        else:
+            raise RuntimeError(f"the quadscope launcher replied {line!r}")
     rusage = {"ru_maxrss": float(maxrss), "ru_minflt": float(minflt),
               "ru_majflt": float(majflt), "ru_nvcsw": float(nvcsw), "ru_nivcsw": float(nivcsw),
               "ru_utime": utime_us / 1e6, "ru_stime": stime_us / 1e6}
@@ -161,6 +164,7 @@ class ResidentLauncher:
         self._req_w: int | None = req_w
         self._rep_r = rep_r
         self._buf = b""
+        self._busy = False  # a batch is under way: its replies are not another's
         self._encoded: dict[Request, bytes] = {}
         hello = self._read_line().split()
         if hello[:1] != ["hello"] or len(hello) != 2:
@@ -180,6 +184,7 @@ class ResidentLauncher:
     def run(self, r: Request) -> Reply:
         """Spawn one run, wait for it, and return what the launcher measured."""
         assert self._req_w is not None, "run() after close()"
+        assert not self._busy, "run() while a batch is under way"
         request = memoryview(self._encode(r))
         try:
             while request:
@@ -195,15 +200,21 @@ class ResidentLauncher:
             raise
 
     def run_many(self, requests: Iterable[Request]) -> Generator[Reply, None, None]:
-        """Run a batch back to back; yield each reply in order (see the module docstring)."""
+        """Run a batch back to back; yield each reply in order (see the module docstring).
+
+        Closing the generator once every reply is taken leaves the launcher running for
+        the next batch; closing it (or an exception) earlier closes the launcher.
+        """
         assert self._req_w is not None, "run_many() after close()"
+        assert not self._busy, "run_many() while another batch is under way"
+        self._busy = True
         todo = iter(requests)
         ahead = b""  # encoded requests not yet written
         sent = taken = 0
         started = time.monotonic()
         try:
             while True:
-                while len(ahead) < _AHEAD_BYTES:
+                while len(ahead) < _AHEAD_BYTES and sent - taken < MAX_AHEAD_RUNS:
                     nxt = next(todo, None)
                     if nxt is None:
                         break
@@ -218,13 +229,16 @@ class ResidentLauncher:
                     continue
                 if taken == sent and not ahead:
                     return
-                self._wait(sent - taken, taken, time.monotonic() - started)
-                self._read_more()
+                self._wait(sent - taken, taken, time.monotonic() - started, bool(ahead))
         except BaseException as e:
+            if taken == sent and not ahead:
+                raise  # nothing under way: the launcher stays for the next batch
             drained = self._abort() if self._req_w is not None else []
             if not drained or isinstance(e, GeneratorExit):
                 raise
             error = e
+        finally:
+            self._busy = False
         # Ctrl-C (or an error) in the middle: the runs that had ended are kept.
         yield from drained
         raise error
@@ -245,13 +259,26 @@ class ResidentLauncher:
         finally:
             os.set_blocking(self._req_w, True)
 
-    def _wait(self, outstanding: int, taken: int, elapsed_s: float) -> None:
-        """Sleep until a look at the reply pipe is worth it (see the module docstring)."""
+    def _wait(self, outstanding: int, taken: int, elapsed_s: float, writing: bool) -> None:
+        """Wait until a look at the reply pipe is worth it (module docstring), and look.
+
+        While requests are still to be written, the request pipe having room wakes
+        us too (a request larger than the pipe goes in pieces as the launcher reads).
+        Reads only what is there: never blocks once woken.
+        """
+        assert self._req_w is not None
         mean_s = elapsed_s / taken if taken else None
-        if outstanding <= 1 or mean_s is None or mean_s >= SLOW_RUN_S:
-            select.select([self._rep_r], [], [])  # the next reply wakes us
-            return
-        time.sleep(min(LOOK_S, 0.5 * outstanding * mean_s))
+        poller = select.poll()
+        poller.register(self._rep_r, select.POLLIN)
+        if writing:
+            poller.register(self._req_w, select.POLLOUT)
+            poller.poll(LOOK_S * 1000)
+        elif outstanding <= 1 or mean_s is None or mean_s >= SLOW_RUN_S:
+            poller.poll()  # the next reply wakes us
+        else:
+            time.sleep(min(LOOK_S, 0.5 * outstanding * mean_s))
+        if any(fd == self._rep_r for fd, _ in poller.poll(0)):
+            self._read_more()
 
     def _abort(self) -> list[Reply]:
         """Close the launcher (killing the run in flight) and return the replies it had sent."""
@@ -259,17 +286,19 @@ class ResidentLauncher:
         os.close(self._req_w)
         self._req_w = None
         replies = []
-        with contextlib.suppress(OSError, RuntimeError):
-            while True:
-                reply = self._take_reply()
-                if reply is not None:
-                    replies.append(reply)
-                    continue
-                chunk = os.read(self._rep_r, 65536)
-                if not chunk:
-                    break
-                self._buf += chunk
-        self._finish()
+        try:
+            with contextlib.suppress(OSError, RuntimeError, ValueError):
+                while True:
+                    reply = self._take_reply()
+                    if reply is not None:
+                        replies.append(reply)
+                        continue
+                    chunk = os.read(self._rep_r, 65536)
+                    if not chunk:
+                        break
+                    self._buf += chunk
+        finally:
+            self._finish()
         return replies
 
     def _take_reply(self) -> Reply | None:

@@ -482,7 +482,8 @@ class AdaptivePlan:
                     # Beyond that span, more n cannot narrow it (see _flat), but growth
                     # hidden under a start-up cost shows only at larger n: while n is cheap
                     # (a flat cost is the same at every size), it grows on.
-                    if growing and self._cheap_to_grow():
+                    if growing and (self._cheap_to_grow()
+                                    or _bends_up(self.measured(v), metric, fit)):
                         reached = False
                     continue
                 if self._wants_larger(fit):
@@ -703,10 +704,11 @@ class AdaptivePlan:
         return mid
 
     def _failed_at(self, n: int) -> bool:
-        """Every run at n ended and failed (a non-zero exit, not a timeout), with sizes below it
-        that did not: the program's own limit."""
+        """Every run at n (two at least) failed (a non-zero exit, not a timeout), with sizes
+        below it that did not: the program's own limit."""
         at = [r for r in self.history if r.size_n == n]
-        return (bool(at) and not any(r.measurement.ok or r.measurement.timed_out for r in at)
+        return (len(at) >= 2  # one failure may be a fluke (another process's OOM kill)
+                and not any(r.measurement.ok or r.measurement.timed_out for r in at)
                 and any(r.size_n < n for r in self.measured()))
 
     def _finished(self) -> int:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 from quadscope.errors import QuadscopeError, SweepBusyError, UsageError
@@ -48,7 +48,7 @@ from quadscope.measure.clock import Clock
 from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import Executor, Job
 from quadscope.measure.provenance import Provenance
-from quadscope.model import Owner, Run, Sweep
+from quadscope.model import Measurement, Owner, Run, Sweep
 from quadscope.run.plan import (
     AgreeingPlan,
     Batch,
@@ -133,6 +133,16 @@ class Runner:
     def _run_batch(self, batch: Batch) -> None:
         jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s) for s in batch]
         measurements = self._executor.execute_many(jobs)
+        try:
+            self._store_each(batch, measurements)
+        finally:
+            # Closed now, not when collected: a batch cut short (a store error, Ctrl-C
+            # while storing) must stop its runs before anything else uses the executor.
+            close = getattr(measurements, "close", None)
+            if close is not None:
+                close()
+
+    def _store_each(self, batch: Batch, measurements: Iterator[Measurement]) -> None:
         for scheduled in batch:
             started = self._clock.time()
             measurement = next(measurements)
