@@ -5,7 +5,8 @@ launcher process that spawns every run given to it, one at a time, until
 `close()` (or garbage collection) closes its request pipe and reaps it.
 `run(request) -> Reply` runs one and waits for it; `run_many(requests) ->
 Iterator[Reply]` hands the launcher a whole batch (written ahead into its
-request pipe, as much as the pipe holds) and yields each reply in order, while
+request pipe, up to 32 KiB and MAX_AHEAD_RUNS runs ahead of the replies taken)
+and yields each reply in order, while
 quadscope sleeps between looks at the reply pipe instead of waking at the end
 of every run (below). A `Request` is `request(path, argv, env, timeout_s)`
 (`env`: "NAME=VALUE" entries added to the environment the launcher inherited
