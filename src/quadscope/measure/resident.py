@@ -8,7 +8,7 @@ Iterator[Reply]` hands the launcher a whole batch (written ahead into its
 request pipe, up to 32 KiB and MAX_AHEAD_RUNS runs ahead of the replies taken)
 and yields each reply in order, while
 quadscope sleeps between looks at the reply pipe instead of waking at the end
-of every run (below). A `Request` is `request(path, argv, env, timeout_s)`
+of every run (below). A `Request(path, argv, env, timeout_s)` is one run
 (`env`: "NAME=VALUE" entries added to the environment the launcher inherited
 when it started). `events` are perf event names (`meters.EVENT_CODES`) opened
 on every child; `cpus` pins every child to those CPUs; each reply carries the
