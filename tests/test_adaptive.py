@@ -241,3 +241,15 @@ def test_level_shrugs_off_one_odd_size_but_not_log_n_growth() -> None:
     odd = {sizes[2]: 1.5}
     assert _level(_history(lambda n: 0.001 * odd.get(n, 1.0), sizes), "wall_s")
     assert not _level(_history(lambda n: 0.001 * (1 + 0.1 * math.log(n)), sizes), "wall_s")
+
+
+def test_a_price_at_no_size_is_nothing() -> None:
+    """estimate_wall_s(runs, 0) is 0, not log(0): a regime that wants larger sizes without
+    naming one asked for it (the calibration run died of 'math domain error')."""
+    from tests.conftest import measurement
+
+    runs = [Run(sweep_id=1, seq=i, variant="A", size_n=n, repeat=0, warmup=False,
+                started_at=0.0, measurement=measurement(1e-3 * n))
+            for i, n in enumerate((10, 20, 40))]
+    assert estimate_wall_s(runs, 0) == 0.0
+    assert estimate_wall_s(runs, 80) > 0

@@ -171,7 +171,7 @@ def estimate_wall_s(runs: Sequence[Run], n: int) -> float:
     one size the growth is taken as linear.
     """
     med = {m: t for m, t in _medians(runs).items() if m > 0 and t > 0}
-    if not med:
+    if not med or n <= 0:
         return 0.0
     sizes = sorted(med)[-PREDICT_SIZES:]
     last = sizes[-1]
@@ -525,7 +525,10 @@ class AdaptivePlan:
         if fit.at_least not in REGISTRY or fit.at_most not in REGISTRY:
             return False
         width = REGISTRY.index(fit.at_most) - REGISTRY.index(fit.at_least)
-        return width <= 1 and not (self._wants_larger(fit) and self.affordable(fit.decide_n or 0))
+        # A change of regime may want larger sizes without naming one (decide_n None):
+        # then n grows while it can.
+        return width <= 1 and not (self._wants_larger(fit) and (
+            fit.decide_n is None or self.affordable(fit.decide_n)))
 
     def _wants_larger(self, fit: Fit) -> bool:
         """The fit names a size beyond those measured that would decide it.
