@@ -43,10 +43,10 @@ def test_variants_alternate() -> None:
 
 
 def test_accumulate_is_in_launch_order() -> None:
-    """Accumulate mode launches i = 1..K in order, alternating variants, no warm-up."""
+    """Accumulate mode launches i = 1..K in order, each variant as one block, no warm-up."""
     assert plan_accumulate(3, variants=("A", "B")) == [
-        PlannedRun("A", 1, 0), PlannedRun("B", 1, 0), PlannedRun("A", 2, 0),
-        PlannedRun("B", 2, 0), PlannedRun("A", 3, 0), PlannedRun("B", 3, 0),
+        PlannedRun("A", 1, 0), PlannedRun("A", 2, 0), PlannedRun("A", 3, 0),
+        PlannedRun("B", 1, 0), PlannedRun("B", 2, 0), PlannedRun("B", 3, 0),
     ]
 
 

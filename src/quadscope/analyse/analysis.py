@@ -32,6 +32,7 @@ from quadscope.analyse.headline import (
     growth_fraction,
     verdict_line,
 )
+from quadscope.analyse.launches import pool_launches
 from quadscope.analyse.memory import memory_bound
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
@@ -159,11 +160,13 @@ def fit_runs(
     seed: int = 0,
     metrics: Sequence[str] = METRICS,
     n_boot: int | None = None,
+    drift: bool = True,
 ) -> tuple[dict[str, Fit], list[str]]:
     """Fit every metric that was counted; notes say which could not be fitted and why.
 
     `n_boot` (bootstrap replicates) defaults to `fit_metric`'s, as every report uses;
     fewer serve only adaptive mode's intermediate looks (see `run.adaptive`).
+    `drift` False fits times without taking a drift over the run order out.
     """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
     from quadscope.analyse.fitting import fit_metric
@@ -175,10 +178,11 @@ def fit_runs(
         if not values:
             continue
         try:
-            fits[metric] = (fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed)
+            fits[metric] = (fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed,
+                                       drift=drift)
                             if n_boot is None else
                             fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed,
-                                       n_boot=n_boot))
+                                       n_boot=n_boot, drift=drift))
         except FitRefusedError as exc:
             notes.append(str(exc))  # the message already names the metric
     return fits, notes
@@ -255,6 +259,9 @@ def analyse(
     notes: list[str] = []
     measured = {v: [r for r in runs if r.variant == v and not r.warmup and r.measurement.ok]
                 for v in variants}
+    pooled = sweep.mode == "accumulate"
+    if pooled:  # single launches, pooled into sizes for the fits (analyse.launches)
+        measured = {v: list(pool_launches(good)) for v, good in measured.items()}
     for variant in variants:
         good = measured[variant]
         if not good:
@@ -265,7 +272,7 @@ def analyse(
                 )
             fits[variant] = {}
             continue
-        f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed)
+        f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, drift=not pooled)
         f, cached = memory_bound(f, good, sweep.host)
         n.extend(cached)
         fits[variant] = f
@@ -276,7 +283,8 @@ def analyse(
                 extra_verdict = OUTGROWS_HEADLINE
         notes.extend(f"{variant}: {x}" if len(variants) > 1 else x for x in n)
     size_word = "i" if sweep.mode == "accumulate" else "n"
-    n_max = max((r.size_n for r in measured["A"]), default=None)
+    n_max = max((r.size_n for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok),
+                default=None)
     verdict = verdict_line(fits.get("A", {}), size_word,
                            None if n_max is None else float(n_max), peaks(measured["A"]))
     verdict += extra_verdict

@@ -715,6 +715,7 @@ def fit_metric(
     seed: int = 0,
     n_boot: int = 200,
     registry: Registry = REGISTRY,
+    drift: bool = True,
 ) -> Fit:
     """How `metric` grows with n, from raw per-run observations (see the module docstring).
 
@@ -725,9 +726,10 @@ def fit_metric(
     the upper regime's, fitted on the sizes above the change alone, and
     `regime_n`, `regime_below` and `regime_k` say where and from what.
     `values` are in the order the runs ran: a time's steady drift over that
-    order is taken out first (`quadscope.analyse.drift`).
+    order is taken out first (`quadscope.analyse.drift`), unless `drift` is
+    False (runs whose order is their size, as pooled launches are).
     """
-    if _drifts(metric):  # a time: the machine's drift over the runs' order is not growth
+    if drift and _drifts(metric):  # a time: the machine's drift over the runs' order is not growth
         values = detrend(sizes, values)
     return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
                       registry=registry, split=True, settle=True)

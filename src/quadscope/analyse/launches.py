@@ -1,0 +1,64 @@
+"""Accumulate mode's launches pooled into sizes: what the fit sees of K single runs.
+
+Contract: `pool_launches(runs)` takes one variant's measured launches (one run
+per launch index i) and returns the same runs with `size_n` replaced by the
+median index of their pool, or the runs unchanged when there are fewer than
+`MIN_LAUNCHES`. Pure; nothing but `size_n` changes.
+
+Why: a launch is measured once, and a shared machine's launch times have
+heavy tails (a 4 ms run among 1 ms ones). Fitted one by one, 600 such points
+let a burst of load read as a change of regime or a class (seen: `make demo`'s
+probing logger, linear, read "i … i², a change of regime near i = 160"; pooled,
+"i or i log i"). Pooled, each size is the median of its launches, its spread
+is a real spread, and the fitter's repeat-based checks (bootstrap over runs,
+local slopes) apply as in a sweep over sizes. Pools are consecutive launches
+whose indices span at most a factor POOL_RATIO (at least MIN_POOL launches),
+so across a pool a cost growing as i moves by about ±11% around its median,
+and one growing as i² by about ±22%: it widens the spread, which only makes
+the fit more cautious.
+
+The pooled runs are consecutive in time, so their order within a pool is not
+a drift of the machine: the caller fits them without detrending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from quadscope.model import Run
+
+MIN_POOL = 5
+POOL_RATIO = 1.25
+# Below this many launches pooling would leave too few sizes to fit: they stay single.
+MIN_LAUNCHES = 40
+
+
+def pools(indices: Sequence[int]) -> list[tuple[int, int]]:
+    """[lo, hi) slices of sorted launch `indices`, each one pool (see the module)."""
+    out: list[tuple[int, int]] = []
+    lo, count = 0, len(indices)
+    while lo < count:
+        width = max(MIN_POOL, round(max(indices[lo], 1) * (POOL_RATIO - 1)))
+        hi = min(count, lo + width)
+        if count - hi < MIN_POOL:  # a short tail joins the last pool
+            hi = count
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def pool_launches(runs: Sequence[Run]) -> tuple[Run, ...]:
+    """`runs` with each launch's `size_n` set to its pool's median index (see the module)."""
+    ordered = sorted(runs, key=lambda r: (r.size_n, r.seq))
+    if len(ordered) < MIN_LAUNCHES:
+        return tuple(ordered)
+    indices = [r.size_n for r in ordered]
+    out: list[Run] = []
+    for lo, hi in pools(indices):
+        centre = indices[(lo + hi - 1) // 2]
+        out.extend(replace(r, size_n=centre) for r in ordered[lo:hi])
+    return tuple(sorted(out, key=lambda r: r.seq))
+
+
+__all__ = ["MIN_LAUNCHES", "MIN_POOL", "POOL_RATIO", "pool_launches", "pools"]

@@ -1,0 +1,72 @@
+"""Accumulate mode's launches pooled into sizes before fitting (analyse.launches)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from conftest import measurement
+from quadscope.analyse.analysis import analyse
+from quadscope.analyse.launches import MIN_LAUNCHES, MIN_POOL, POOL_RATIO, pool_launches, pools
+from quadscope.model import Run, Sweep
+
+
+def _launches(walls: list[float], variant: str = "A", seq0: int = 0) -> list[Run]:
+    return [Run(sweep_id=1, seq=seq0 + k, variant=variant, size_n=k + 1, repeat=0, warmup=False,
+                started_at=0.0, measurement=measurement(w)) for k, w in enumerate(walls)]
+
+
+def test_pools_cover_every_launch_once_and_span_at_most_the_ratio() -> None:
+    """Pools are consecutive, hold at least MIN_POOL launches, and span at most POOL_RATIO."""
+    indices = list(range(1, 601))
+    cuts = pools(indices)
+    assert cuts[0][0] == 0 and cuts[-1][1] == len(indices)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(cuts))
+    assert all(hi - lo >= MIN_POOL for lo, hi in cuts)
+    for lo, hi in cuts[:-1]:
+        width = hi - lo
+        assert width == MIN_POOL or indices[hi - 1] / indices[lo] <= POOL_RATIO
+    assert 15 <= len(cuts) <= 30
+
+
+def test_few_launches_stay_single_and_nothing_but_the_size_changes() -> None:
+    few = _launches([1e-3] * (MIN_LAUNCHES - 1))
+    assert [r.size_n for r in pool_launches(few)] == list(range(1, MIN_LAUNCHES))
+    many = _launches([1e-3 + 1e-6 * k for k in range(200)])
+    pooled = pool_launches(many)
+    assert [r.seq for r in pooled] == [r.seq for r in many]
+    assert [r.measurement for r in pooled] == [r.measurement for r in many]
+    assert len({r.size_n for r in pooled}) < 40
+
+
+def _sweep() -> Sweep:
+    return Sweep(id=1, name="t", command=("launch", "{i}"), mode="accumulate",
+                 sizes=tuple(range(1, 601)), repeat=1, warmup=0, seed=0, status="complete",
+                 created_at=0.0, vs_command=("fixed", "{i}"))
+
+
+def test_linear_launches_under_bursts_of_load_are_not_read_as_a_regime_or_a_square() -> None:
+    """A linear launch cost with 15% noise, 3% of launches 3× slow and three bursts of
+    20–40 consecutive launches 1.5–2.5× slow (a shared machine).
+
+    Fitted one launch at a time, these data read "n … n³" with a change of regime
+    near i = 89; pooled, the verdict must contain i and exclude i².
+    """
+    rng = np.random.default_rng(2)
+    i = np.arange(1, 601)
+    cost = (0.8e-3 + 10e-6 * i) * rng.lognormal(0, 0.15, i.size)
+    for _ in range(3):
+        start, width = rng.integers(0, 560), rng.integers(20, 40)
+        cost[start:start + width] *= rng.uniform(1.5, 2.5)
+    cost[rng.random(i.size) < 0.03] *= 3
+    flat = 0.7e-3 * rng.lognormal(0, 0.15, i.size)
+    runs = _launches(list(cost)) + _launches(list(flat), "B", seq0=600)
+    a = analyse(_sweep(), runs)
+    wall = a.fits["A"]["wall_s"]
+    lo, hi = (wall.cls, wall.cls) if wall.confident else (wall.at_least, wall.at_most)
+    order = ["1", "log n", "sqrt n", "n", "n log n", "n^2", "n^3", "c^n"]
+    assert order.index(lo) <= order.index("n") <= order.index(hi) < order.index("n^2"), wall
+    assert wall.regime_n is None
+    flat_fit = a.fits["B"]["wall_s"]
+    assert flat_fit.cls == "1" or flat_fit.at_least == "1", flat_fit
