@@ -120,6 +120,20 @@ def test_an_unsettled_ab_report_fits_the_width(width: int) -> None:
     assert quiet.count("\n") == 2 and " ".join(quiet.split("\n  ")) == a.change.text + "\n"
 
 
+def test_a_ratio_against_zero_reads_as_a_dash_never_inf_or_nan() -> None:
+    """A's sys time is 0 at every run and B's is not: B/A is undefined, shown as "—"."""
+    sizes = (1000, 2000, 4000, 8000, 16000)
+    sweep = Sweep(id=4, name="x", mode="sizes", command=("prog", "{n}"),
+                  vs_command=("b", "{n}"), sizes=sizes, repeat=3)
+    a_runs = [dataclasses.replace(r, measurement=dataclasses.replace(r.measurement, sys_s=0.0))
+              for r in synth_runs(sizes, 3, power=2.0, coef=1e-12)]
+    runs = a_runs + synth_runs(sizes, 3, variant="B", power=1.0, coef=1e-9, seed=2,
+                               start_seq=100)
+    text = _text(analyse(sweep, runs), 100, verbose=True)
+    row = next(line for line in text.splitlines() if line.startswith("sys_s") and "→" in line)
+    assert "—" in row and "inf" not in text and "nan" not in text
+
+
 def test_html_verdict_box_is_neutral_while_the_time_is_unsettled(quad: Analysis) -> None:
     """Green means settled and linear or slower, red settled and faster; an unsettled time
     verdict is neither (it was green when nothing had settled)."""

@@ -27,6 +27,7 @@ shown as the doctor's own table (`render.doctor`).
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -63,6 +64,11 @@ if TYPE_CHECKING:
 K_MAX = 4.0  # the free power law's search bound (analyse.fitting.K_GRID): k there means "≥ 4"
 ALWAYS_SHOWN = ("wall_s", "max_rss_bytes")  # time and memory: shown even when constant
 CHANGE_STYLE = {WORSE: "bold red", BETTER: "bold green"}
+
+
+def _ratio(x: float) -> str:
+    """A B/A ratio, "—" where it is undefined (A measured 0, B did not)."""
+    return f"{x:.3g}" if math.isfinite(x) else "—"
 
 
 def class_style(cls: str) -> str:
@@ -305,8 +311,9 @@ def compact_table(analysis: Analysis, shown: Sequence[str], width: int) -> Table
             ks = f"{k_cell(fa).split(' ')[0]} → {k_cell(fb).split(' ')[0]}" if fa and fb else "—"
             rows.append([m, class_cell(fa, word) if fa else "—",
                          class_cell(fb, word) if fb else "—",
-                         "—" if last is None else f"{last.ratio:.3g}",
-                         "—" if last is None else f"{last.lo:.3g}–{last.hi:.3g}", ks])
+                         "—" if last is None else _ratio(last.ratio),
+                         "—" if last is None or not math.isfinite(last.ratio)
+                         else f"{_ratio(last.lo)}–{_ratio(last.hi)}", ks])
         return fit_columns(None, cols, rows, width)
     predict = analysis.sweep.predict_n
     cols = [Column("metric", 9), Column("class", 8), Column("k ± 95%", 5, True),
@@ -379,7 +386,8 @@ def comparison_table(analysis: Analysis, width: int) -> Table | None:
         classes = (f"{class_cell(fa, word).plain} → {class_cell(fb, word).plain}" if fa and fb
                    else f"{mc.class_a} → {mc.class_b}")
         last = max(mc.ratios, key=lambda r: r.size_n) if mc.ratios else None
-        ratio = "—" if last is None else f"{last.ratio:.3g} [{last.lo:.3g}, {last.hi:.3g}]"
+        ratio = ("—" if last is None or not math.isfinite(last.ratio)
+                 else f"{last.ratio:.3g} [{_ratio(last.lo)}, {_ratio(last.hi)}]")
         cross = "—" if mc.crossover_n is None else fmt_count(mc.crossover_n)
         style = "bold red" if mc.change == "class" else ""
         rows.append([mc.metric, Text(mc.change, style=style), classes, ratio, cross])
