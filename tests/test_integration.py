@@ -154,3 +154,37 @@ def test_kill_minus_9_mid_sweep_loses_nothing_and_resume_finishes(tmp_path: Path
     assert runs[: len(kept)] == kept
     assert sorted((r.size_n, r.repeat) for r in runs) == sorted(
         (n, k) for n in range(1, 9) for k in range(3))
+
+
+def test_kill_minus_9_mid_batch_keeps_every_run_that_ended(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of 1 ms go to the launcher in batches and quadscope reads their replies
+    every 20 ms or so: a kill -9 between two looks leaves ended runs unread. The
+    launcher keeps them (run/rescue.py) and the next opening of the store stores them:
+    every run that wrote its line is a stored run (the run in flight, killed after its
+    write, may be the one exception)."""
+    monkeypatch.setenv("QUADSCOPE_CACHE", str(tmp_path / "cache"))
+    db, lines = tmp_path / "r.db", tmp_path / "lines"
+    cmd = [sys.executable, "-m", "quadscope", "run", "--db", str(db), "--no-perf",
+           "--sizes", "1..20+1", "--repeat", "150", "--warmup", "0", "--shell", "--",
+           f"echo {{n}} >> {lines}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (
+            not lines.exists() or lines.read_text().count("\n") < 300):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    time.sleep(0.5)  # the launcher notices, kills the run in flight and writes its rescue
+    ran = lines.read_text().count("\n")
+    assert 300 <= ran < 3000, "the sweep never got going, or ended before the kill"
+    code = main(["run", "--db", str(db), "--resume", "1"])
+    assert code in (0, 8, 9)
+    with SqliteStore(db) as s:
+        runs = s.runs(1)
+    assert len(runs) == 3000
+    assert [r.seq for r in runs] == list(range(3000))
+    ran_again = lines.read_text().count("\n") - ran
+    assert 3000 <= ran_again + ran <= 3001  # the resume ran only what was not stored
+    assert not list((tmp_path / "cache" / "rescue").glob("*"))

@@ -41,7 +41,14 @@ def open_store(args: argparse.Namespace, *, readonly: bool = False) -> Store:
     from quadscope.store import as_location
     from quadscope.store import open_store as open_location
 
-    return open_location(as_location(getattr(args, "db", None)), readonly=readonly)
+    store = open_location(as_location(getattr(args, "db", None)), readonly=readonly)
+    if not readonly:
+        from quadscope.run.rescue import ingest
+
+        if rescued := ingest(store):  # a quadscope killed mid-batch left them with its launcher
+            print(f"quadscope: stored {rescued} run(s) that a killed quadscope had measured "
+                  "but not yet stored", file=sys.stderr)
+    return store
 
 
 def add_output_options(p: Any) -> None:

@@ -1,7 +1,8 @@
 /* quadscope's resident launcher: one process per executor that spawns and measures every run.
  *
- * Usage:   quadscope-launcher [-t TAIL_BYTES] [-c CPU,CPU,...] [EVENT ...]
+ * Usage:   quadscope-launcher [-t TAIL_BYTES] [-c CPU,CPU,...] [-r RESCUE_PATH] [EVENT ...]
  *          TAIL_BYTES: how much of the end of each run's stderr its reply carries (0).
+ *          RESCUE_PATH: where the last replies go when quadscope dies (below).
  *          EVENT = TYPE:CONFIG, a perf_event_attr type and config (e.g. 1:2 = page faults).
  *          Hardware events (TYPE 0: instructions, cycles) count user space only, as perf's
  *          instructions:u: the kernel's share is another program's work (page zeroing,
@@ -23,6 +24,7 @@
  *           starts is ours to kill (PR_SET_CHILD_SUBREAPER took), else "group" (only the
  *           run's process group is killed).
  *
+ * Goodbye:  "bye\n" in place of a request: quadscope is done and has every reply; we exit 0.
  * Request:  "run TIMEOUT_NS ARGC ENVC NBYTES\n" followed by NBYTES bytes holding
  *           ARGC + ENVC + 1 NUL-terminated strings: PATH, ARGV[0..ARGC-1], ENV[0..ENVC-1].
  *           The run's environment is the launcher's own (inherited when it started) followed
@@ -32,6 +34,16 @@
  *           wrote to stderr (at most TAIL_BYTES). One Ci per EVENT in the order given: the count, "-"
  *           when the event was opened but never ran, "!E" when opening it failed with errno E.
  *           ERRNO is non-zero when the program could not be executed (nothing ran).
+ *
+ * Rescue (-r): in a batch, replies wait in the reply pipe, and then in quadscope's
+ * buffer, until it stores them; a quadscope killed by SIGKILL would lose the runs
+ * that had ended since its last look. So we keep the last RESCUE_RING replies (more
+ * than quadscope may have taken and not stored: it runs at most 64 ahead), and when
+ * we leave without quadscope's goodbye ("bye\n" in place of a request: it closed
+ * us on purpose, every reply stored), we write "rescue N\n" and those replies, in
+ * order, to RESCUE_PATH (through RESCUE_PATH.tmp and a rename: whole or absent), N
+ * being the number of replies written since we started, so the last one written
+ * is reply N. quadscope stores the ones it lacks at its next start (run/rescue.py).
  *
  * How a run goes: the clock starts, then the child is spawned with CLONE_VM | CLONE_VFORK
  * as posix_spawn does (no page tables copied for a child that only execs): by
@@ -113,6 +125,12 @@
 #define REPLY_FD 1
 #define RUN_STDERR_FD 3
 #define MAX_EVENTS 16
+#define RESCUE_RING 128
+
+static const char *rescue_path;      /* -r: where the last replies go when quadscope dies */
+static int said_bye;                 /* quadscope closed us on purpose: nothing to rescue */
+static unsigned long long replies_written; /* whole replies, since start */
+static struct { char *buf; size_t len, cap; } ring[RESCUE_RING]; /* the last replies */
 
 static volatile sig_atomic_t parent_gone; /* SIGTERM came (quadscope died or asked) */
 
@@ -477,6 +495,42 @@ static int format_count(char *out, size_t size, int fd, int open_errno,
     return snprintf(out, size, " %llu", count);
 }
 
+/* Adds bytes to the reply being written (reply number replies_written + 1). */
+static void ring_add(const char *buf, size_t len) {
+    if (!rescue_path) return;
+    typeof(ring[0]) *slot = &ring[replies_written % RESCUE_RING];
+    if (slot->len + len > slot->cap) {
+        size_t cap = (slot->len + len) * 2;
+        char *grown = realloc(slot->buf, cap);
+        if (!grown) return; /* the rescue is a bonus: never fail a run for it */
+        slot->buf = grown;
+        slot->cap = cap;
+    }
+    memcpy(slot->buf + slot->len, buf, len);
+    slot->len += len;
+}
+
+/* At exit (atexit): the last replies, kept unless quadscope said goodbye (see the top). */
+static void rescue(void) {
+    if (!rescue_path || said_bye || replies_written == 0) return;
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", rescue_path) >= (int)sizeof tmp) return;
+    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (out < 0) { perror("quadscope-launcher: rescue"); return; }
+    char head[64];
+    int len = snprintf(head, sizeof head, "rescue %llu\n", replies_written);
+    int ok = write(out, head, (size_t)len) == len;
+    unsigned long long first = replies_written > RESCUE_RING ? replies_written - RESCUE_RING : 0;
+    for (unsigned long long k = first; ok && k < replies_written; k++) {
+        typeof(ring[0]) *slot = &ring[k % RESCUE_RING];
+        ok = write(out, slot->buf, slot->len) == (ssize_t)slot->len;
+    }
+    if (close(out) != 0 || !ok || rename(tmp, rescue_path) != 0) {
+        perror("quadscope-launcher: rescue");
+        unlink(tmp);
+    }
+}
+
 /* Writes all of buf to the reply pipe; exits when quadscope is gone (nobody to report to). */
 static void reply(const char *buf, size_t len) {
     for (size_t off = 0; off < len;) {
@@ -561,6 +615,8 @@ static void run(struct spawn *s, long long timeout_ns) {
     if (fstat(RUN_STDERR_FD, &st) != 0) { perror("quadscope-launcher: stderr file"); exit(125); }
     size_t tail = st.st_size < (off_t)s->tail_bytes ? (size_t)st.st_size : s->tail_bytes;
     len += snprintf(line + len, sizeof line - (size_t)len, " %zu\n", tail);
+    ring[replies_written % RESCUE_RING].len = 0;
+    ring_add(line, (size_t)len);
     reply(line, (size_t)len);
     if (st.st_size != 0) {
         char buf[4096];
@@ -568,6 +624,7 @@ static void run(struct spawn *s, long long timeout_ns) {
             size_t want = tail - off < sizeof buf ? tail - off : sizeof buf;
             ssize_t r = pread(RUN_STDERR_FD, buf, want, st.st_size - (off_t)tail + (off_t)off);
             if (r <= 0) { perror("quadscope-launcher: stderr file"); exit(125); }
+            ring_add(buf, (size_t)r);
             reply(buf, (size_t)r);
             off += (size_t)r;
         }
@@ -576,6 +633,7 @@ static void run(struct spawn *s, long long timeout_ns) {
             exit(125);
         }
     }
+    replies_written++;
 }
 
 /* 1 when exactly n bytes of the request could be read. */
@@ -623,6 +681,10 @@ int main(int argc, char **argv) {
         s.cpus = &cpus;
         a += 2;
     }
+    if (a + 1 < argc && strcmp(argv[a], "-r") == 0) {
+        rescue_path = argv[a + 1];
+        a += 2;
+    }
     for (; a < argc && s.nev < MAX_EVENTS; a++, s.nev++) {
         unsigned long long config;
         if (sscanf(argv[a], "%u:%llu", &events[s.nev].type, &config) != 2) {
@@ -639,6 +701,7 @@ int main(int argc, char **argv) {
     /* Orphaned descendants come to us, so that no process of a run outlives it. */
     int subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
     int cgroup = make_cgroup();
+    atexit(rescue); /* registered after make_cgroup's: runs before the cgroup goes */
     /* The counters, opened once on ourselves and inherited by every run (see the top).
      * A dummy event that is not inherited keeps each child's copies from being a clone
      * of our context: the kernel swaps equal (cloned) contexts between parent and
@@ -681,6 +744,7 @@ int main(int argc, char **argv) {
     char **ptrs = NULL;
     size_t ptr_cap = 0;
     while (fgets(header, sizeof header, in)) {
+        if (strcmp(header, "bye\n") == 0) { said_bye = 1; break; }
         long long timeout_ns;
         size_t nargs, nenv, nbytes;
         if (sscanf(header, "run %lld %zu %zu %zu", &timeout_ns, &nargs, &nenv, &nbytes) != 4

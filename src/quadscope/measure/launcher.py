@@ -57,13 +57,20 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Protocol
 
 from quadscope import metrics
 from quadscope.errors import ProgramError, SetupError, ToolMissingError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.meters import CounterBackend, NoCounters, counts_by_metric
-from quadscope.measure.resident import Reply, Request, ResidentLauncher, build_launcher
+from quadscope.measure.resident import (
+    Reply,
+    Request,
+    ResidentLauncher,
+    build_launcher,
+    default_rescue_dir,
+)
 from quadscope.model import Measurement
 
 _RUSAGE_METRICS = metrics.by_source(metrics.RUSAGE)
@@ -84,6 +91,7 @@ class Job:
 
     `env`: variables added to the child's environment (the size padding).
     `setup`, `prepare`: argvs run untimed before this run (None: nothing).
+    `tag`: which run this is, for the launcher's rescue manifest (`run.rescue`); "" none.
     """
 
     argv: tuple[str, ...]
@@ -91,6 +99,7 @@ class Job:
     env: tuple[tuple[str, str], ...] = ()
     setup: tuple[str, ...] | None = None
     prepare: tuple[str, ...] | None = None
+    tag: str = ""
 
 
 class Executor(Protocol):
@@ -190,11 +199,15 @@ class ProcessExecutor(SerialExecutor):
         *,
         launcher: str | None = "auto",
         cpus: Sequence[int] = (),
+        rescue_dir: Path | None = None,
     ) -> None:
         """`launcher`: "auto" builds it (falling back to posix_spawn), None never uses it.
 
         `cpus`: the CPUs every run is pinned to (empty: wherever the kernel likes).
+        `rescue_dir`: where a launcher keeps the replies of a quadscope killed mid-batch
+        (`run.rescue`); None: `resident.default_rescue_dir()`.
         """
+        self.rescue_dir = rescue_dir
         self.counters: CounterBackend = counters if counters is not None else NoCounters()
         self.stderr_tail_bytes = stderr_tail_bytes
         self.cpus = tuple(cpus)
@@ -231,7 +244,7 @@ class ProcessExecutor(SerialExecutor):
 
     def execute_job(self, job: Job) -> Measurement:
         if self.launcher is not None:
-            return self._measurement(job, self._launcher(self.launcher).run(self._request(job)))
+            return self.measurement_of(job, self._launcher(self.launcher).run(self._request(job)))
         path = self._path(job.argv)
         with tempfile.TemporaryFile(prefix="quadscope-stderr-") as err:
             m = self._run_direct(path, job, err.fileno())
@@ -279,22 +292,25 @@ class ProcessExecutor(SerialExecutor):
     def _launcher(self, launcher: str) -> ResidentLauncher:
         if self._resident is None or self._resident.closed:
             self._resident = ResidentLauncher(launcher, events=self.counters.events,
-                                              cpus=self.cpus, tail_bytes=self.stderr_tail_bytes)
+                                              cpus=self.cpus, tail_bytes=self.stderr_tail_bytes,
+                                              rescue_dir=self.rescue_dir or default_rescue_dir())
         return self._resident
 
     def _run_batch(self, launcher: str, jobs: Sequence[Job]) -> Iterator[Measurement]:
         if not jobs:
             return
         requests = [self._request(job) for job in jobs]  # a missing program: before any run
-        replies = self._launcher(launcher).run_many(requests)
+        tags = [job.tag for job in jobs] if all(job.tag for job in jobs) else []
+        replies = self._launcher(launcher).run_many(requests, tags)
         try:
             for job, reply in zip(jobs, replies, strict=True):
-                yield self._measurement(job, reply)
+                yield self.measurement_of(job, reply)
         finally:
             replies.close()  # cut short: the launcher is closed, the run in flight killed
 
     @staticmethod
-    def _measurement(job: Job, reply: Reply) -> Measurement:
+    def measurement_of(job: Job, reply: Reply) -> Measurement:
+        """What a launcher's reply says of `job` (ProgramError: it could not be run)."""
         if reply.errno:
             raise ProgramError(f"'{job.argv[0]}' could not be run: {os.strerror(reply.errno)}")
         return Measurement(

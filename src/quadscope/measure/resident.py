@@ -1,6 +1,6 @@
 """The resident C launcher (launcher.c) and its line protocol, seen from Python.
 
-Contract: `ResidentLauncher(path, events=, cpus=, tail_bytes=)` starts one
+Contract: `ResidentLauncher(path, events=, cpus=, tail_bytes=, rescue_dir=)` starts one
 launcher process that spawns every run given to it, one at a time, until
 `close()` (or garbage collection) closes its request pipe and reaps it.
 `run(request) -> Reply` runs one and waits for it; `run_many(requests) ->
@@ -24,6 +24,17 @@ every finished run), then re-raises. `encode_request` and `parse_reply` are
 the protocol, pure, so it is tested without a process; launcher.c's header
 comment is the protocol's reference.
 
+Rescue (`rescue_dir`): as `run_many(requests, tags)` hands requests to the
+launcher it appends to the launcher's manifest (`<token>.manifest` in
+`rescue_dir`, one write per look) a line "INDEX TAG" per request, INDEX
+counting the requests sent since the launcher started (from 1, as the
+launcher counts its replies) and TAG saying which run it is (the runner's
+JSON); the manifest keeps the last MANIFEST_KEEP or more. A launcher that goes without quadscope's goodbye
+(`close()` sends "bye"; a SIGKILL does not) writes its last replies to
+`<token>.rescue` (launcher.c's "Rescue"); `run.rescue` pairs them with their
+tags and stores those the store lacks. `close()` removes the manifest when
+nothing was left to rescue.
+
 Why resident: a process per run (a launcher or `perf stat`) costs milliseconds
 of harness time; one long-lived launcher costs a pipe round trip per run, and a
 batch not even that. In a batch the launcher goes from one run to the next
@@ -37,12 +48,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import select
 import tempfile
 import time
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 from quadscope.errors import ToolMissingError
 from quadscope.measure.meters import EVENT_CODES
@@ -55,6 +68,7 @@ LOOK_S = 0.02  # a batch's longest sleep between looks at the reply pipe
 SLOW_RUN_S = 0.02  # runs at least this long are taken in as each one ends
 _AHEAD_BYTES = 32 * 1024  # requests written ahead: within a pipe's 64 KiB, never blocking
 MAX_AHEAD_RUNS = 64  # and runs: what the launcher may get ahead of quadscope
+MANIFEST_KEEP = 2 * MAX_AHEAD_RUNS  # tags kept in the rescue manifest, at least
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +127,48 @@ def parse_reply(line: str, events: Sequence[str], stderr_tail: str = "") -> Repl
     return Reply(wall_ns, bool(timed_out), status, errno, rusage, counts, errnos, stderr_tail)
 
 
+def default_rescue_dir() -> Path:
+    """Where launchers keep rescued replies: `$XDG_CACHE_HOME/quadscope/rescue`."""
+    from quadscope.measure.cbuild import cache_dir
+
+    return cache_dir().parent / "rescue"  # beside bin/, under $QUADSCOPE_CACHE too
+
+
+MANIFEST_SUFFIX = ".manifest"
+RESCUE_SUFFIX = ".rescue"
+
+
+def manifest_header(quadscope_pid: int, launcher_pid: int, events: Sequence[str]) -> bytes:
+    """A manifest's first line: who wrote it, and the events its replies count."""
+    return f"manifest 1 {quadscope_pid} {launcher_pid} {','.join(events) or '-'}\n".encode()
+
+
+def manifest_lines(first: int, tags: Sequence[str]) -> bytes:
+    """"INDEX TAG" lines for requests first, first + 1, ...; a tag is one line."""
+    if any("\n" in t for t in tags):
+        raise ValueError("a rescue tag holds a newline")
+    return "".join(f"{first + k} {t}\n" for k, t in enumerate(tags)).encode()
+
+
+def split_replies(data: bytes, events: Sequence[str]) -> list[Reply]:
+    """The whole replies in `data`, in order; a reply cut short at the end is left out."""
+    replies: list[Reply] = []
+    while True:
+        nl = data.find(b"\n")
+        if nl < 0:
+            return replies
+        line = data[:nl].decode("utf-8", "replace")
+        if not line.startswith("done "):
+            raise RuntimeError(f"not a launcher reply: {line[:80]!r}")
+        tail_len = int(line.rsplit(" ", 1)[-1])
+        end = nl + 1 + tail_len
+        if len(data) < end:
+            return replies
+        tail = data[nl + 1:end].decode("utf-8", "replace") if tail_len else ""
+        replies.append(parse_reply(line, events, tail))
+        data = data[end:]
+
+
 def launcher_source() -> str:
     return resources.files("quadscope.measure").joinpath("launcher.c").read_text()
 
@@ -138,22 +194,28 @@ class ResidentLauncher:
     """One running launcher (see the module docstring); not thread-safe, one run at a time."""
 
     def __init__(self, path: str, *, events: Sequence[str] = (),
-                 cpus: Sequence[int] = (), tail_bytes: int = 2000) -> None:
+                 cpus: Sequence[int] = (), tail_bytes: int = 2000,
+                 rescue_dir: Path | None = None) -> None:
         self.events = tuple(events)
+        self._manifest: int | None = None
+        self._sent_total = 0  # requests sent since the launcher started: the manifest's INDEX
         args = [path, "-t", str(tail_bytes)]
         if cpus:
             args += ["-c", ",".join(str(c) for c in cpus)]
+        stem = None
+        if rescue_dir is not None:
+            rescue_dir.mkdir(parents=True, exist_ok=True)
+            stem = rescue_dir / f"{os.getpid()}-{secrets.token_hex(6)}"
+            args += ["-r", f"{stem}{RESCUE_SUFFIX}"]
         args += [f"{EVENT_CODES[e][0]}:{EVENT_CODES[e][1]}" for e in self.events]
         # Lives as long as the launcher: each run's stderr, emptied by it after the run.
         stderr = tempfile.TemporaryFile(prefix="quadscope-stderr-")  # noqa: SIM115
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
+        actions = [(os.POSIX_SPAWN_DUP2, req_r, 0), (os.POSIX_SPAWN_DUP2, rep_w, 1),
+                   (os.POSIX_SPAWN_DUP2, stderr.fileno(), 3)]
         try:
-            self._pid = os.posix_spawn(path, args, os.environ, file_actions=[
-                (os.POSIX_SPAWN_DUP2, req_r, 0),
-                (os.POSIX_SPAWN_DUP2, rep_w, 1),
-                (os.POSIX_SPAWN_DUP2, stderr.fileno(), 3),
-            ])
+            self._pid = os.posix_spawn(path, args, os.environ, file_actions=actions)
         except OSError as e:
             for fd in (req_w, rep_r):
                 os.close(fd)
@@ -172,6 +234,13 @@ class ResidentLauncher:
             self.close()
             raise RuntimeError(f"the quadscope launcher greeted with {' '.join(hello)!r}")
         self.cleanup = hello[1]
+        if stem is not None:
+            self._stem = stem
+            self._manifest = os.open(f"{stem}{MANIFEST_SUFFIX}", os.O_WRONLY | os.O_APPEND
+                                     | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            self._manifest_head = manifest_header(os.getpid(), self._pid, self.events)
+            self._noted: list[str] = []
+            os.write(self._manifest, self._manifest_head)
 
     def _encode(self, r: Request) -> bytes:
         # A sweep sends each size's request many times: encoded once (a few µs a run).
@@ -188,6 +257,7 @@ class ResidentLauncher:
         assert not self._busy, "run() while a batch is under way"
         request = memoryview(self._encode(r))
         try:
+            self._sent_total += 1
             while request:
                 request = request[os.write(self._req_w, request):]
             reply = None
@@ -200,27 +270,38 @@ class ResidentLauncher:
             self.close()  # EOF mid-run: the launcher kills the run and all it started
             raise
 
-    def run_many(self, requests: Iterable[Request]) -> Generator[Reply, None, None]:
+    def run_many(self, requests: Iterable[Request],
+                 tags: Sequence[str] = ()) -> Generator[Reply, None, None]:
         """Run a batch back to back; yield each reply in order (see the module docstring).
 
-        Closing the generator once every reply is taken leaves the launcher running for
-        the next batch; closing it (or an exception) earlier closes the launcher.
+        `tags` (one per request, or none) go to the rescue manifest as their requests
+        are handed to the launcher. Closing the generator once every reply is taken
+        leaves the launcher running for the next batch; closing it (or an exception)
+        earlier closes the launcher.
         """
         assert self._req_w is not None, "run_many() after close()"
         assert not self._busy, "run_many() while another batch is under way"
         self._busy = True
         todo = iter(requests)
+        tagged = iter(tags) if self._manifest is not None and tags else None
         ahead = b""  # encoded requests not yet written
         sent = taken = 0
         started = time.monotonic()
         try:
             while True:
+                added = sent
+                new: list[str] = []
                 while len(ahead) < _AHEAD_BYTES and sent - taken < MAX_AHEAD_RUNS:
                     nxt = next(todo, None)
                     if nxt is None:
                         break
                     ahead += self._encode(nxt)
                     sent += 1
+                    if tagged is not None:
+                        new.append(next(tagged))
+                if new:
+                    self._note(new)  # before the requests go: their replies may come at once
+                self._sent_total += sent - added
                 if ahead:
                     ahead = ahead[self._write_ahead(ahead):]
                 reply = self._take_reply()
@@ -243,6 +324,23 @@ class ResidentLauncher:
         # Ctrl-C (or an error) in the middle: the runs that had ended are kept.
         yield from drained
         raise error
+
+    def _note(self, tags: list[str]) -> None:
+        """Tags of the requests about to be sent, in the manifest (module docstring).
+
+        It keeps the last MANIFEST_KEEP or more: every reply quadscope has not stored
+        is among the last MAX_AHEAD_RUNS + 1 sent. Past twice that, it is rewritten.
+        """
+        assert self._manifest is not None
+        first = self._sent_total + 1
+        self._noted.extend(tags)
+        if len(self._noted) > 2 * MANIFEST_KEEP:
+            del self._noted[:-MANIFEST_KEEP]
+            os.ftruncate(self._manifest, 0)  # O_APPEND: the next write goes at 0
+            os.write(self._manifest, self._manifest_head + manifest_lines(
+                first + len(tags) - len(self._noted), self._noted))
+        else:
+            os.write(self._manifest, manifest_lines(first, tags))
 
     @property
     def closed(self) -> bool:
@@ -331,10 +429,14 @@ class ResidentLauncher:
         return line.decode()
 
     def close(self) -> None:
-        """End the launcher: EOF on its request pipe (aborting a run in flight), then reap it."""
+        """End the launcher: goodbye and EOF on its request pipe (aborting a run in
+        flight), then reap it."""
         if getattr(self, "_req_w", None) is None:
             return  # closed already, or the launcher never started
         assert self._req_w is not None
+        if not self._busy:  # every reply taken: nothing for the launcher to rescue
+            with contextlib.suppress(OSError):
+                os.write(self._req_w, b"bye\n")
         os.close(self._req_w)
         self._req_w = None
         self._finish()
@@ -344,6 +446,15 @@ class ResidentLauncher:
         # Already reaped when the host program reaps every child (a SIGCHLD handler).
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self._pid, 0)
+        if self._manifest is not None:
+            os.close(self._manifest)
+            self._manifest = None
+            rescued = os.path.exists(f"{self._stem}{RESCUE_SUFFIX}")
+            # Kept only when the launcher left replies that tagged runs may be among.
+            for suffix in (MANIFEST_SUFFIX, RESCUE_SUFFIX) if not rescued or not self._noted \
+                    else ():
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{self._stem}{suffix}")
 
     def __del__(self) -> None:
         self.close()

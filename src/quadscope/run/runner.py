@@ -5,8 +5,10 @@ through. It asks the plan for a batch (giving it every run stored so far and
 what is left of the budget by the `Clock` it was given), hands the batch's
 argvs and timeouts to `Executor.execute_many`, and writes each measurement
 with `store.add_run` as soon as the executor yields it, so Ctrl-C or an
-exception loses nothing already measured, and `kill -9` at most what the
-executor had not yet handed over (`resident.LOOK_S` of short runs). It stops when the plan says it is
+exception loses nothing already measured. Each job carries a tag saying
+which run it is (`rescue.rescue_tag`): runs a `kill -9` caught between the
+executor's looks are stored by the next quadscope to open the store
+(`rescue.ingest`, from `commands.common.open_store`). It stops when the plan says it is
 done or when the budget is spent (checked between batches; the plan keeps
 each run's timeout within the budget). `started_at` is the clock's time when
 the runner asks for that run's measurement. The runner decides when the
@@ -57,6 +59,7 @@ from quadscope.run.plan import (
     plan_accumulate,
     plan_runs,
 )
+from quadscope.run.rescue import rescue_tag
 from quadscope.run.spec import (
     SweepSpec,
     check_spec,
@@ -131,7 +134,11 @@ class Runner:
         return Job(argv, timeout_s, env=env, setup=setup, prepare=prepare)
 
     def _run_batch(self, batch: Batch) -> None:
-        jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s) for s in batch]
+        at = self._clock.time()
+        jobs = [dataclasses.replace(self._job(s.run.variant, s.run.size_n, s.timeout_s),
+                                    tag=rescue_tag(self._store.location, self.sweep.id,
+                                                   self._seq + k, s.run, at))
+                for k, s in enumerate(batch)]
         measurements = self._executor.execute_many(jobs)
         try:
             self._store_each(batch, measurements)

@@ -1,0 +1,167 @@
+"""Runs a killed quadscope had finished but not yet read: stored at the next start.
+
+Contract: `rescue_tag(location, sweep_id, seq, planned, at)` is the one-line
+tag the runner gives each job of a batch; the launcher's manifest keeps it
+(`measure.resident`). `ingest(store)` finds, in the rescue directory, the
+replies a launcher saved when its quadscope died mid-batch (launcher.c's
+"Rescue"), pairs each with its tag, and stores as runs those that belong to
+`store` and are not stored yet; it returns how many it stored, removes the
+files it used up and the manifests of launchers that ended with nothing
+left to rescue. Files for another store are left for that store's next
+opening. A damaged file is skipped, never fatal: rescue is a bonus on top
+of what the store already holds.
+
+Why: a batch's runs go back to back (issue 11's per-run cost), and quadscope
+reads their replies every LOOK_S or so; a SIGKILL in between would lose the
+runs that had ended since the last look. The runs' numbers (`seq`) were
+fixed when the batch was handed out, so a rescued run takes exactly the place
+it would have had. `started_at` is the batch's start (for the record only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from quadscope.errors import ProgramError, QuadscopeError
+from quadscope.measure.launcher import Job, ProcessExecutor
+from quadscope.measure.resident import (
+    MANIFEST_SUFFIX,
+    RESCUE_SUFFIX,
+    default_rescue_dir,
+    split_replies,
+)
+from quadscope.model import Run
+from quadscope.run.plan import PlannedRun
+from quadscope.store import Store
+
+
+def _same_store(a: str, b: str) -> bool:
+    if "://" in a or "://" in b:
+        return a == b
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def rescue_tag(location: str, sweep_id: int, seq: int, planned: PlannedRun, at: float) -> str:
+    """Which run a request is, as one JSON line (see the module docstring)."""
+    if "://" not in location:
+        location = os.path.realpath(location)
+    return json.dumps({"store": location, "sweep": sweep_id, "seq": seq,
+                       "variant": planned.variant, "size_n": planned.size_n,
+                       "repeat": planned.repeat, "warmup": planned.warmup, "at": at},
+                      separators=(",", ":"))
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs: a zombie (killed, not yet reaped) does not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def _manifest(path: Path) -> tuple[tuple[int, int, tuple[str, ...]], dict[int, dict[str, Any]]]:
+    """((quadscope pid, launcher pid, events), tags by request index) of one manifest."""
+    lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+    head = lines[0].split() if lines else []
+    if len(head) != 5 or head[:2] != ["manifest", "1"]:
+        raise ValueError(f"{path} is not a rescue manifest")
+    events = () if head[4] == "-" else tuple(head[4].split(","))
+    tags: dict[int, dict[str, Any]] = {}
+    for line in lines[1:]:
+        index, _, tag = line.partition(" ")
+        with contextlib.suppress(ValueError):  # a torn last line
+            tags[int(index)] = json.loads(tag)
+    return (int(head[2]), int(head[3]), events), tags
+
+
+def _rescued(path: Path, events: tuple[str, ...],
+             tags: dict[int, dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Run]]:
+    """(tag, run) for each whole reply in a rescue file that has a tag."""
+    data = path.read_bytes()
+    head, _, rest = data.partition(b"\n")
+    word, _, count = head.decode().partition(" ")
+    if word != "rescue" or not count.isdigit():
+        raise ValueError(f"{path} is not a rescue file")
+    replies = split_replies(rest, events)
+    first = int(count) - len(replies) + 1  # replies are numbered from 1, as requests are
+    for k, reply in enumerate(replies):
+        tag = tags.get(first + k)
+        if tag is None:
+            continue
+        try:
+            measurement = ProcessExecutor.measurement_of(Job(("?",), None), reply)
+        except ProgramError:
+            continue  # the program could not be run: the sweep stopped there
+        yield tag, Run(sweep_id=int(tag["sweep"]), seq=int(tag["seq"]), variant=tag["variant"],
+                       size_n=int(tag["size_n"]), repeat=int(tag["repeat"]),
+                       warmup=bool(tag["warmup"]), started_at=float(tag["at"]),
+                       measurement=measurement)
+
+
+def _store_new(store: Store, runs: list[Run]) -> int:
+    stored = 0
+    taken: dict[int, set[int]] = {}
+    for run in sorted(runs, key=lambda r: (r.sweep_id, r.seq)):
+        if run.sweep_id not in taken:
+            try:
+                taken[run.sweep_id] = {r.seq for r in store.runs(run.sweep_id)}
+            except QuadscopeError:
+                taken[run.sweep_id] = set()
+                continue  # no such sweep here
+        if run.seq in taken[run.sweep_id]:
+            continue
+        store.add_run(run)
+        taken[run.sweep_id].add(run.seq)
+        stored += 1
+    return stored
+
+
+def ingest(store: Store, directory: Path | None = None) -> int:
+    """Store the rescued runs that belong to `store`; see the module docstring."""
+    directory = directory or default_rescue_dir()
+    try:
+        manifests = sorted(directory.glob(f"*{MANIFEST_SUFFIX}"))
+    except OSError:
+        return 0
+    stored = 0
+    for manifest in manifests:
+        stem = str(manifest)[: -len(MANIFEST_SUFFIX)]
+        rescue = Path(stem + RESCUE_SUFFIX)
+        try:
+            (quadscope_pid, launcher_pid, events), tags = _manifest(manifest)
+            if _alive(quadscope_pid):
+                continue  # its quadscope still runs: its runs are its own to store
+            if not rescue.exists():
+                if not _alive(launcher_pid):
+                    manifest.unlink()  # ended with nothing to rescue
+                continue
+            ours, foreign = [], 0
+            for tag, run in _rescued(rescue, events, tags):
+                if _same_store(str(tag.get("store", "")), store.location):
+                    ours.append(run)
+                else:
+                    foreign += 1
+            stored += _store_new(store, ours)
+            if not foreign:
+                rescue.unlink()
+                manifest.unlink()
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError):
+            continue  # damaged or half-written: left alone
+    return stored
+
+
+__all__ = ["ingest", "rescue_tag"]

@@ -1,0 +1,149 @@
+"""Runs a killed quadscope left with its launcher: the manifest, the rescue file, ingestion."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import measurement
+from quadscope.errors import ToolMissingError
+from quadscope.measure.resident import (
+    MANIFEST_KEEP,
+    MANIFEST_SUFFIX,
+    RESCUE_SUFFIX,
+    Request,
+    ResidentLauncher,
+    build_launcher,
+    manifest_header,
+    manifest_lines,
+    split_replies,
+)
+from quadscope.model import Run, Sweep
+from quadscope.run.plan import PlannedRun
+from quadscope.run.rescue import ingest, rescue_tag
+from quadscope.store import SqliteStore
+
+REPLY = b"done 1000000 0 0 0 500 100 1500 60 0 1 0 0\n"
+WITH_TAIL = b"done 2000000 0 256 0 500 100 1500 60 0 1 0 5\noops\n"
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited and been reaped."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_split_replies_reads_tails_and_leaves_out_a_torn_last_reply() -> None:
+    replies = split_replies(REPLY + WITH_TAIL + b"done 3000000 0 0 0 5", ())
+    assert [r.wall_ns for r in replies] == [1000000, 2000000]
+    assert replies[1].stderr_tail == "oops\n" and replies[1].status == 256
+
+
+def test_a_tag_with_a_newline_is_refused() -> None:
+    with pytest.raises(ValueError, match="newline"):
+        manifest_lines(1, ["a\nb"])
+
+
+def _files(directory: Path, quadscope_pid: int, tags: list[str], replies: bytes, total: int,
+           stem: str = "1-x") -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{stem}{MANIFEST_SUFFIX}").write_bytes(
+        manifest_header(quadscope_pid, _dead_pid(), ()) + manifest_lines(total - len(tags) + 1,
+                                                                          tags))
+    (directory / f"{stem}{RESCUE_SUFFIX}").write_bytes(b"rescue %d\n" % total + replies)
+
+
+def _store(path: Path, stored: int) -> SqliteStore:
+    store = SqliteStore(path)
+    sweep = store.create_sweep(Sweep(id=0, name="s", mode="sizes", command=("p", "{n}"),
+                                     sizes=(10,), repeat=5))
+    for seq in range(stored):
+        store.add_run(Run(sweep.id, seq, "A", 10, seq, False, 0.0, measurement(0.5)))
+    return store
+
+
+def _tags(location: Path, seqs: range) -> list[str]:
+    return [rescue_tag(str(location), 1, seq, PlannedRun("A", 10, seq), 123.0) for seq in seqs]
+
+
+def test_ingest_stores_the_runs_the_store_lacks_and_removes_the_files(tmp_path: Path) -> None:
+    """Replies 3..5 of 5 are rescued; runs 0..3 are stored already: runs 4 and 5 are added,
+    each in its place, with what its reply measured."""
+    db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    _files(rescue, _dead_pid(), _tags(db, range(2, 5)), REPLY + REPLY + WITH_TAIL, 5)
+    with _store(db, 3) as store:
+        assert ingest(store, rescue) == 2
+        runs = store.runs(1)
+    assert [r.seq for r in runs] == [0, 1, 2, 3, 4]
+    assert runs[3].measurement.wall_s == pytest.approx(0.001)
+    assert runs[4].measurement.stderr_tail == "oops\n" and runs[4].measurement.exit_code == 1
+    assert (runs[4].repeat, runs[4].started_at) == (4, 123.0)
+    assert not list(rescue.iterdir())
+
+
+def test_ingest_leaves_what_is_not_its_own(tmp_path: Path) -> None:
+    """Another store's runs wait for that store; a live quadscope's runs are its own."""
+    db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    _files(rescue, _dead_pid(), _tags(tmp_path / "other.db", range(0, 2)), REPLY * 2, 2, "1-a")
+    _files(rescue, os.getpid(), _tags(db, range(0, 2)), REPLY * 2, 2, "1-b")
+    with _store(db, 0) as store:
+        assert ingest(store, rescue) == 0
+        assert store.runs(1) == []
+    assert len(list(rescue.iterdir())) == 4
+
+
+def test_damaged_files_are_skipped_and_stale_manifests_removed(tmp_path: Path) -> None:
+    db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    rescue.mkdir()
+    (rescue / f"1-c{MANIFEST_SUFFIX}").write_bytes(b"not a manifest\n")
+    (rescue / f"1-c{RESCUE_SUFFIX}").write_bytes(b"rescue 1\n" + REPLY)
+    (rescue / f"1-d{MANIFEST_SUFFIX}").write_bytes(manifest_header(_dead_pid(), _dead_pid(), ()))
+    with _store(db, 0) as store:
+        assert ingest(store, rescue) == 0
+    assert sorted(p.name for p in rescue.iterdir()) == [f"1-c{MANIFEST_SUFFIX}",
+                                                          f"1-c{RESCUE_SUFFIX}"]
+
+
+@pytest.fixture(scope="module")
+def launcher_path() -> str:
+    try:
+        return build_launcher()
+    except ToolMissingError as e:
+        pytest.skip(f"no C launcher to test: {e}")
+
+
+def test_a_launcher_closed_with_its_goodbye_leaves_nothing(launcher_path: str,
+                                                         tmp_path: Path) -> None:
+    """300 tagged runs: the manifest keeps the last ones and goes, with no rescue, at close."""
+    rescue = tmp_path / "rescue"
+    launcher = ResidentLauncher(launcher_path, rescue_dir=rescue)
+    request = Request("/bin/true", ("/bin/true",), (), 10.0)
+    tags = [f"t{k}" for k in range(300)]
+    assert len(list(launcher.run_many([request] * 300, tags))) == 300
+    (manifest,) = rescue.glob(f"*{MANIFEST_SUFFIX}")
+    lines = manifest.read_text().splitlines()
+    assert MANIFEST_KEEP <= len(lines) - 1 <= 2 * MANIFEST_KEEP
+    assert lines[-1] == "300 t299" and lines[1] == f"{301 - len(lines) + 1} t{300 - len(lines) + 1}"
+    launcher.close()
+    assert not list(rescue.iterdir())
+
+
+def test_a_launcher_left_without_a_goodbye_writes_its_last_replies(launcher_path: str,
+                                                                 tmp_path: Path) -> None:
+    """Its request pipe closed without "bye" (quadscope died): the last replies are kept,
+    numbered so that the last is the N-th."""
+    rescue = tmp_path / "rescue"
+    launcher = ResidentLauncher(launcher_path, rescue_dir=rescue)
+    request = Request("/bin/sh", ("/bin/sh", "-c", "echo err >&2"), (), 10.0)
+    assert len(list(launcher.run_many([request] * 200, [f"t{k}" for k in range(200)]))) == 200
+    launcher._busy = True  # as if in a batch: close() says no goodbye
+    launcher.close()
+    (saved,) = rescue.glob(f"*{RESCUE_SUFFIX}")
+    head, _, rest = saved.read_bytes().partition(b"\n")
+    replies = split_replies(rest, ())
+    assert head == b"rescue 200" and len(replies) == 128
+    assert all(r.stderr_tail == "err\n" for r in replies)
