@@ -88,3 +88,23 @@ def test_time_growing_as_memory_does_is_not_touched() -> None:
     fits, _ = fit_runs(rs)
     assert fits["wall_s"].cls == "n"
     assert memory_bound(fits, rs, CACHES) == (fits, [])
+
+
+def test_linear_work_whose_cost_per_element_rises_past_l2_reaches_down_to_n() -> None:
+    """1 ms of start-up and 2 ns per element up to 256k elements (16 bytes each, L2 left at
+    32k), then a cost per element rising with n to 8× at 2M, as a pointer chase's does
+    through the last-level cache and the TLB: fitted n² above a change of regime. Over
+    the whole span (4k–2M) k = 2 implies 500× per element, more than caches make; over
+    the sizes out of L2 the excess is 8×, and while the data fit the time grew slower
+    than n: "n … n²"."""
+    rng = np.random.default_rng(0)
+    sizes = [4000 * 2**i for i in range(10)]
+    rs = [Run(sweep_id=1, seq=3 * i + k, variant="A", size_n=n, repeat=k, warmup=False,
+              started_at=0.0, measurement=measurement(
+                  (1e-3 + 2e-9 * n * min(max(n / 256e3, 1.0), 8.0))
+                  * (1 + 0.005 * rng.standard_normal()), max_rss_bytes=(3 << 19) + 16 * n))
+          for i, n in enumerate(sizes) for k in range(3)]
+    fits, _ = fit_runs(rs)
+    assert fits["wall_s"].confident and fits["wall_s"].cls == "n^2"
+    widened, _ = memory_bound(fits, rs, CACHES)
+    assert (widened["wall_s"].at_least, widened["wall_s"].at_most) == ("n", "n^2")
