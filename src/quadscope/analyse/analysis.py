@@ -160,13 +160,13 @@ def fit_runs(
     seed: int = 0,
     metrics: Sequence[str] = METRICS,
     n_boot: int | None = None,
-    drift: bool = True,
+    pooled: bool = False,
 ) -> tuple[dict[str, Fit], list[str]]:
     """Fit every metric that was counted; notes say which could not be fitted and why.
 
     `n_boot` (bootstrap replicates) defaults to `fit_metric`'s, as every report uses;
     fewer serve only adaptive mode's intermediate looks (see `run.adaptive`).
-    `drift` False fits times without taking a drift over the run order out.
+    `pooled`: the runs are accumulate mode's pooled launches (`fit_metric`).
     """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
     from quadscope.analyse.fitting import fit_metric
@@ -179,10 +179,10 @@ def fit_runs(
             continue
         try:
             fits[metric] = (fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed,
-                                       drift=drift)
+                                       pooled=pooled)
                             if n_boot is None else
                             fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed,
-                                       n_boot=n_boot, drift=drift))
+                                       n_boot=n_boot, pooled=pooled))
         except FitRefusedError as exc:
             notes.append(str(exc))  # the message already names the metric
     return fits, notes
@@ -272,7 +272,7 @@ def analyse(
                 )
             fits[variant] = {}
             continue
-        f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, drift=not pooled)
+        f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, pooled=pooled)
         f, cached = memory_bound(f, good, sweep.host)
         n.extend(cached)
         fits[variant] = f

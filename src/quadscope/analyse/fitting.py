@@ -107,13 +107,17 @@ class _Data:
     y: np.ndarray  # (m,) medians
     w: np.ndarray  # (m,) weights 1/σ² of the medians
     repeated: bool  # True when weights (and the bootstrap) come from real repeats
+    # The repeats' spread is noise independent between sizes, so the local tests (the
+    # slopes' swing, a step) may trust it: not so for pooled launches (`pooled`).
+    local: bool = True
 
     @property
     def m(self) -> int:
         return int(self.n.size)
 
 
-def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float]) -> _Data:
+def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float],
+             launches: bool = False) -> _Data:
     groups = group_runs(sizes, values)
     if groups.sizes.size < 3:
         have = "no size" if groups.sizes.size == 0 else f"only {groups.sizes.size} distinct size(s)"
@@ -153,7 +157,7 @@ def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float]) -> _D
         k, a, b = _power_grid(groups.sizes, y, 1.0 / sigma**2)
         smooth = a + b * (groups.sizes / groups.sizes[-1]) ** k
         sigma = np.maximum(np.abs(smooth), floor)
-    return _Data(groups, groups.sizes, y, 1.0 / sigma**2, repeated)
+    return _Data(groups, groups.sizes, y, 1.0 / sigma**2, repeated, local=not launches)
 
 
 def _round_free_spreads(groups: Groups) -> np.ndarray | None:
@@ -625,7 +629,8 @@ def _leave_out(data: _Data, c_hat: float, registry: Registry) -> tuple[set[str],
     for block in np.array_split(np.arange(data.m), min(data.m, MAX_LEAVE_OUT)):
         keep = np.ones(data.m, dtype=bool)
         keep[block] = False
-        sub = _Data(data.groups, data.n[keep], data.y[keep], data.w[keep], data.repeated)
+        sub = _Data(data.groups, data.n[keep], data.y[keep], data.w[keep], data.repeated,
+                    data.local)
         raw = _fit_classes(sub, registry)
         scores = np.array([np.inf if raw[g.name] is None else
                            float(qaicc(raw[g.name][2], c_hat, sub.m, g.n_coef))  # type: ignore[index]
@@ -715,7 +720,7 @@ def fit_metric(
     seed: int = 0,
     n_boot: int = 200,
     registry: Registry = REGISTRY,
-    drift: bool = True,
+    pooled: bool = False,
 ) -> Fit:
     """How `metric` grows with n, from raw per-run observations (see the module docstring).
 
@@ -726,21 +731,25 @@ def fit_metric(
     the upper regime's, fitted on the sizes above the change alone, and
     `regime_n`, `regime_below` and `regime_k` say where and from what.
     `values` are in the order the runs ran: a time's steady drift over that
-    order is taken out first (`quadscope.analyse.drift`), unless `drift` is
-    False (runs whose order is their size, as pooled launches are).
+    order is taken out first (`quadscope.analyse.drift`). `pooled` says each
+    size's runs are consecutive launches of accumulate mode (`analyse.launches`):
+    their order is their size, so no drift is taken out, and they share the
+    machine's state of the moment, so their spread understates the noise
+    between sizes and the local tests that trust it (the slopes' swing, a
+    step) are not made.
     """
-    if drift and _drifts(metric):  # a time: the machine's drift over the runs' order is not growth
+    if not pooled and _drifts(metric):  # a time: the machine's drift is not growth
         values = detrend(sizes, values)
     return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
-                      registry=registry, split=True, settle=True)
+                      registry=registry, split=True, settle=True, pooled=pooled)
 
 
 def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                predict_n: int | None, seed: int, n_boot: int, registry: Registry,
-               split: bool, settle: bool) -> Fit:
+               split: bool, settle: bool, pooled: bool = False) -> Fit:
     """`fit_metric`; `split` looks for a change of regime, and without `settle` a class is only a bracket."""
     names = registry.names
-    data = _prepare(metric, sizes, values)
+    data = _prepare(metric, sizes, values, pooled)
     rng = np.random.default_rng(seed)
     k, a_pl, b_pl_norm, chi_pl = _power_point(data)
     fitted_pl = a_pl + b_pl_norm * (data.n / data.n[-1]) ** k
@@ -752,12 +761,13 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         # With one run per size the noise is judged against a smooth fit, too loosely for a
         # discontinuous candidate: a step is only looked for among repeated runs.
         step = find_step(data.n, data.y, data.w, singles + pair_chis(data.n, data.y, data.w, registry),
-                         registry, repeated=data.repeated, select=SELECT_DELTA) if data.repeated else None
+                         registry, repeated=data.repeated, select=SELECT_DELTA) \
+            if data.repeated and data.local else None
         if step is not None and (regime is None or step.delta > regime.delta):
             regime = step  # the same class on both sides fits better than a bend
         if regime is not None:
             return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
-                          n_boot=n_boot, registry=registry)
+                          n_boot=n_boot, registry=registry, pooled=pooled)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
@@ -882,7 +892,8 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     # a staircase) is not settled: see quadscope.analyse.slopes.
     swung = None
     judged = cls if cls != INCONCLUSIVE else best
-    if data.repeated and chosen != "1" and negligible is None and registry[judged].growing:
+    if (data.repeated and data.local and chosen != "1" and negligible is None
+            and registry[judged].growing):
         swung = swing(data.n, data.y, data.w, fits[judged].curve(data.n), registry)
         if swung is not None:
             decide_n = max(decide_n or 0, nice_n(10 * hi_n))
@@ -995,7 +1006,8 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
 
 
 def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
-           predict_n: int | None, seed: int, n_boot: int, registry: Registry) -> Fit:
+           predict_n: int | None, seed: int, n_boot: int, registry: Registry,
+           pooled: bool = False) -> Fit:
     """The fit of a metric that changes regime: the upper regime's, fitted on its sizes alone.
 
     One class is not extrapolated across the change. Below MIN_UPPER_SIZES
@@ -1009,7 +1021,7 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
 
     def part(keep: np.ndarray, predict: int | None, settle: bool) -> Fit:
         return _fit_range(metric, x[keep], v[keep], predict_n=predict, seed=seed, n_boot=n_boot,
-                          registry=registry, split=False, settle=settle)
+                          registry=registry, split=False, settle=settle, pooled=pooled)
 
     lower = part(~above, None, True)
     at = nice_n(regime.n_break)

@@ -18,7 +18,11 @@ and one growing as i² by about ±22%: it widens the spread, which only makes
 the fit more cautious.
 
 The pooled runs are consecutive in time, so their order within a pool is not
-a drift of the machine: the caller fits them without detrending.
+a drift of the machine, and they share the machine's state of the moment (a
+shared VM's speed moves in phases, seen as 1.0 against 1.3 ms per launch for
+a hundred launches at a time), so a pool's spread understates the noise
+between pools: the caller fits them with `fit_metric(pooled=True)`, which
+takes no drift out and makes none of the local tests that trust that spread.
 """
 
 from __future__ import annotations
