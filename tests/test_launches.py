@@ -85,3 +85,4 @@ def test_phases_of_the_machine_do_not_pull_a_linear_cost_down_to_1() -> None:
     a = analyse(_sweep(), _launches(list(cost)) + _launches(list(flat), "B", seq0=600))
     wall = a.fits["A"]["wall_s"]
     assert (wall.at_least, wall.at_most) == ("n", "n log n") or wall.cls == "n", wall
+

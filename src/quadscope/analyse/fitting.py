@@ -107,9 +107,6 @@ class _Data:
     y: np.ndarray  # (m,) medians
     w: np.ndarray  # (m,) weights 1/σ² of the medians
     repeated: bool  # True when weights (and the bootstrap) come from real repeats
-    # The repeats' spread is noise independent between sizes, so the local tests (the
-    # slopes' swing, a step) may trust it: not so for pooled launches (`pooled`).
-    local: bool = True
 
     @property
     def m(self) -> int:
@@ -130,7 +127,9 @@ def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float],
         floor = np.full(y.shape, RELATIVE_RESOLUTION)
     else:
         floor = RELATIVE_RESOLUTION * np.maximum(np.abs(y), 1e-3 * scale)
-    repeated = bool(np.median(groups.counts) >= 2)
+    # Pooled launches are not repeats: they share the machine's state of the moment, so
+    # each pool's median is one observation whose noise shows in the pools' scatter.
+    repeated = bool(np.median(groups.counts) >= 2) and not launches
     if repeated:
         spread = _round_free_spreads(groups)
         if spread is None:
@@ -157,7 +156,7 @@ def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float],
         k, a, b = _power_grid(groups.sizes, y, 1.0 / sigma**2)
         smooth = a + b * (groups.sizes / groups.sizes[-1]) ** k
         sigma = np.maximum(np.abs(smooth), floor)
-    return _Data(groups, groups.sizes, y, 1.0 / sigma**2, repeated, local=not launches)
+    return _Data(groups, groups.sizes, y, 1.0 / sigma**2, repeated)
 
 
 def _round_free_spreads(groups: Groups) -> np.ndarray | None:
@@ -629,8 +628,7 @@ def _leave_out(data: _Data, c_hat: float, registry: Registry) -> tuple[set[str],
     for block in np.array_split(np.arange(data.m), min(data.m, MAX_LEAVE_OUT)):
         keep = np.ones(data.m, dtype=bool)
         keep[block] = False
-        sub = _Data(data.groups, data.n[keep], data.y[keep], data.w[keep], data.repeated,
-                    data.local)
+        sub = _Data(data.groups, data.n[keep], data.y[keep], data.w[keep], data.repeated)
         raw = _fit_classes(sub, registry)
         scores = np.array([np.inf if raw[g.name] is None else
                            float(qaicc(raw[g.name][2], c_hat, sub.m, g.n_coef))  # type: ignore[index]
@@ -734,9 +732,10 @@ def fit_metric(
     order is taken out first (`quadscope.analyse.drift`). `pooled` says each
     size's runs are consecutive launches of accumulate mode (`analyse.launches`):
     their order is their size, so no drift is taken out, and they share the
-    machine's state of the moment, so their spread understates the noise
-    between sizes and the local tests that trust it (the slopes' swing, a
-    step) are not made.
+    machine's state of the moment, so they are not repeats: each size's median
+    is fitted as one observation, its noise judged from the sizes' scatter
+    about a smooth curve, as with one run per size (no local slopes' or
+    steps' test, whose noise would come from the runs' spread).
     """
     if not pooled and _drifts(metric):  # a time: the machine's drift is not growth
         values = detrend(sizes, values)
@@ -761,8 +760,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         # With one run per size the noise is judged against a smooth fit, too loosely for a
         # discontinuous candidate: a step is only looked for among repeated runs.
         step = find_step(data.n, data.y, data.w, singles + pair_chis(data.n, data.y, data.w, registry),
-                         registry, repeated=data.repeated, select=SELECT_DELTA) \
-            if data.repeated and data.local else None
+                         registry, repeated=data.repeated, select=SELECT_DELTA) if data.repeated else None
         if step is not None and (regime is None or step.delta > regime.delta):
             regime = step  # the same class on both sides fits better than a bend
         if regime is not None:
@@ -822,7 +820,8 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         if shaky and not rivals:
             reason = f"leaving one size out turns {chosen} into {other}, so one size carries it: {reason}"
     elif chosen == "1":
-        trend = _rising(sizes, values)
+        # Pooled launches: one observation per pool (their runs move together).
+        trend = _rising(data.n.tolist(), data.y.tolist()) if pooled else _rising(sizes, values)
         hidden = _hidden_walk(data, boot, fits, registry)
         if trend is None and k_ci[0] > 0.5 and data.y[0] > 0 and data.y[-1] > 1.5 * data.y[0]:
             # Too few points for a rank test, yet the exponent's interval excludes flat
@@ -892,8 +891,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     # a staircase) is not settled: see quadscope.analyse.slopes.
     swung = None
     judged = cls if cls != INCONCLUSIVE else best
-    if (data.repeated and data.local and chosen != "1" and negligible is None
-            and registry[judged].growing):
+    if data.repeated and chosen != "1" and negligible is None and registry[judged].growing:
         swung = swing(data.n, data.y, data.w, fits[judged].curve(data.n), registry)
         if swung is not None:
             decide_n = max(decide_n or 0, nice_n(10 * hi_n))

@@ -9,20 +9,19 @@ Why: a launch is measured once, and a shared machine's launch times have
 heavy tails (a 4 ms run among 1 ms ones). Fitted one by one, 600 such points
 let a burst of load read as a change of regime or a class (seen: `make demo`'s
 probing logger, linear, read "i … i², a change of regime near i = 160"; pooled,
-"i or i log i"). Pooled, each size is the median of its launches, its spread
-is a real spread, and the fitter's repeat-based checks (bootstrap over runs,
-local slopes) apply as in a sweep over sizes. Pools are consecutive launches
-whose indices span at most a factor POOL_RATIO (at least MIN_POOL launches),
-so across a pool a cost growing as i moves by about ±11% around its median,
-and one growing as i² by about ±22%: it widens the spread, which only makes
-the fit more cautious.
+"i or i log i"). Pooled, each size is the median of its launches: one burst
+moves it little. Pools are consecutive launches whose indices span at most a
+factor POOL_RATIO (at least MIN_POOL launches), so across a pool a cost
+growing as i moves by about ±11% around its median, and one growing as i²
+by about ±22%.
 
 The pooled runs are consecutive in time, so their order within a pool is not
 a drift of the machine, and they share the machine's state of the moment (a
 shared VM's speed moves in phases, seen as 1.0 against 1.3 ms per launch for
 a hundred launches at a time), so a pool's spread understates the noise
 between pools: the caller fits them with `fit_metric(pooled=True)`, which
-takes no drift out and makes none of the local tests that trust that spread.
+takes each pool's median as one observation (as with one run per size) and
+takes no drift out.
 """
 
 from __future__ import annotations
