@@ -57,6 +57,7 @@ def test_report_in_chromium(browser, tmp_path) -> None:
 
     # A closed section draws its plots when opened.
     page.click("#m-voluntary_ctx_switches > summary")
+    page.wait_for_selector("svg[data-plot='voluntary_ctx_switches-cost'] .pt")  # drawn on open
     assert page.locator("svg[data-plot='voluntary_ctx_switches-cost'] .pt").count() == 60
 
     # Box zoom changes the axes; double-click restores them.

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,10 @@ from quadscope.measure.resident import (
 from quadscope.model import Run
 from quadscope.run.plan import PlannedRun
 from quadscope.store import Store
+
+# How long the next quadscope waits for a launcher whose quadscope just died to write its
+# rescue (it first kills the run in flight and everything the run started).
+SETTLE_S = 5.0
 
 
 def _same_store(a: str, b: str) -> bool:
@@ -71,6 +76,17 @@ def _alive(pid: int) -> bool:
             return True
         return True
     return stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def _settling(launcher_pid: int, rescue: Path) -> bool:
+    """True when the launcher still runs SETTLE_S on: its quadscope died a moment ago and
+    it is killing the run in flight (its whole cgroup) before it writes the rescue."""
+    deadline = time.monotonic() + SETTLE_S
+    while _alive(launcher_pid) and not rescue.exists():
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def _manifest(path: Path) -> tuple[tuple[int, int, tuple[str, ...]], dict[int, dict[str, Any]]]:
@@ -145,9 +161,10 @@ def ingest(store: Store, directory: Path | None = None) -> int:
             (quadscope_pid, launcher_pid, events), tags = _manifest(manifest)
             if _alive(quadscope_pid):
                 continue  # its quadscope still runs: its runs are its own to store
+            if not rescue.exists() and _settling(launcher_pid, rescue):
+                continue  # its launcher is still at it after SETTLE_S: left for next time
             if not rescue.exists():
-                if not _alive(launcher_pid):
-                    manifest.unlink()  # ended with nothing to rescue
+                manifest.unlink()  # its launcher ended with nothing to rescue
                 continue
             ours, foreign = [], 0
             for tag, run in _rescued(rescue, events, tags):
