@@ -147,3 +147,14 @@ def test_a_launcher_left_without_a_goodbye_writes_its_last_replies(launcher_path
     replies = split_replies(rest, ())
     assert head == b"rescue 200" and len(replies) == 128
     assert all(r.stderr_tail == "err\n" for r in replies)
+
+
+def test_an_unwritable_rescue_directory_never_fails_the_runs(launcher_path: str,
+                                                            tmp_path: Path) -> None:
+    """The rescue is a bonus: where its directory cannot be made, runs go on without it."""
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    launcher = ResidentLauncher(launcher_path, rescue_dir=blocked / "rescue")
+    request = Request("/bin/true", ("/bin/true",), (), 10.0)
+    assert [r.status for r in launcher.run_many([request] * 3, ["a", "b", "c"])] == [0, 0, 0]
+    launcher.close()

@@ -204,7 +204,11 @@ class ResidentLauncher:
             args += ["-c", ",".join(str(c) for c in cpus)]
         stem = None
         if rescue_dir is not None:
-            rescue_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                rescue_dir.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                rescue_dir = None  # nowhere to keep a rescue: runs go on without one
+        if rescue_dir is not None:
             stem = rescue_dir / f"{os.getpid()}-{secrets.token_hex(6)}"
             args += ["-r", f"{stem}{RESCUE_SUFFIX}"]
         args += [f"{EVENT_CODES[e][0]}:{EVENT_CODES[e][1]}" for e in self.events]
@@ -236,11 +240,14 @@ class ResidentLauncher:
         self.cleanup = hello[1]
         if stem is not None:
             self._stem = stem
-            self._manifest = os.open(f"{stem}{MANIFEST_SUFFIX}", os.O_WRONLY | os.O_APPEND
-                                     | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             self._manifest_head = manifest_header(os.getpid(), self._pid, self.events)
             self._noted: list[str] = []
-            os.write(self._manifest, self._manifest_head)
+            try:
+                self._manifest = os.open(f"{stem}{MANIFEST_SUFFIX}", os.O_WRONLY | os.O_APPEND
+                                         | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+                os.write(self._manifest, self._manifest_head)
+            except OSError:
+                self._drop_manifest()
 
     def _encode(self, r: Request) -> bytes:
         # A sweep sends each size's request many times: encoded once (a few µs a run).
@@ -298,7 +305,7 @@ class ResidentLauncher:
                     ahead += self._encode(nxt)
                     sent += 1
                     if tagged is not None:
-                        new.append(next(tagged))
+                        new.append(next(tagged, ""))
                 if new:
                     self._note(new)  # before the requests go: their replies may come at once
                 self._sent_total += sent - added
@@ -331,16 +338,27 @@ class ResidentLauncher:
         It keeps the last MANIFEST_KEEP or more: every reply quadscope has not stored
         is among the last MAX_AHEAD_RUNS + 1 sent. Past twice that, it is rewritten.
         """
-        assert self._manifest is not None
+        if self._manifest is None:
+            return  # dropped (see _drop_manifest)
         first = self._sent_total + 1
         self._noted.extend(tags)
-        if len(self._noted) > 2 * MANIFEST_KEEP:
-            del self._noted[:-MANIFEST_KEEP]
-            os.ftruncate(self._manifest, 0)  # O_APPEND: the next write goes at 0
-            os.write(self._manifest, self._manifest_head + manifest_lines(
-                first + len(tags) - len(self._noted), self._noted))
-        else:
-            os.write(self._manifest, manifest_lines(first, tags))
+        try:
+            if len(self._noted) > 2 * MANIFEST_KEEP:
+                del self._noted[:-MANIFEST_KEEP]
+                os.ftruncate(self._manifest, 0)  # O_APPEND: the next write goes at 0
+                os.write(self._manifest, self._manifest_head + manifest_lines(
+                    first + len(tags) - len(self._noted), self._noted))
+            else:
+                os.write(self._manifest, manifest_lines(first, tags))
+        except OSError:  # a full disk: the runs go on, without a rescue
+            self._drop_manifest()
+
+    def _drop_manifest(self) -> None:
+        """Go on without a rescue: the manifest could not be written."""
+        if self._manifest is not None:
+            os.close(self._manifest)
+            self._manifest = None
+        self._noted = []
 
     @property
     def closed(self) -> bool:
