@@ -23,7 +23,7 @@ from quadscope.measure.resident import (
 )
 from quadscope.model import Run, Sweep
 from quadscope.run.plan import PlannedRun
-from quadscope.run.rescue import ingest, rescue_tag
+from quadscope.run.rescue import ingest, rescue_tag, store_key
 from quadscope.store import SqliteStore
 
 REPLY = b"done 1000000 0 0 0 500 100 1500 60 0 1 0 0\n"
@@ -45,15 +45,15 @@ def test_split_replies_reads_tails_and_leaves_out_a_torn_last_reply() -> None:
 
 def test_a_tag_with_a_newline_is_refused() -> None:
     with pytest.raises(ValueError, match="newline"):
-        manifest_lines(1, ["a\nb"])
+        manifest_lines([(1, "a\nb")])
 
 
 def _files(directory: Path, quadscope_pid: int, tags: list[str], replies: bytes, total: int,
            stem: str = "1-x") -> None:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{stem}{MANIFEST_SUFFIX}").write_bytes(
-        manifest_header(quadscope_pid, _dead_pid(), ()) + manifest_lines(total - len(tags) + 1,
-                                                                          tags))
+        manifest_header(quadscope_pid, _dead_pid(), ())
+        + manifest_lines(list(enumerate(tags, total - len(tags) + 1))))
     (directory / f"{stem}{RESCUE_SUFFIX}").write_bytes(b"rescue %d\n" % total + replies)
 
 
@@ -66,8 +66,10 @@ def _store(path: Path, stored: int) -> SqliteStore:
     return store
 
 
-def _tags(location: Path, seqs: range) -> list[str]:
-    return [rescue_tag(str(location), 1, seq, PlannedRun("A", 10, seq), 123.0) for seq in seqs]
+def _tags(location: Path, seqs: range, made: float = 0.0) -> list[str]:
+    sweep = Sweep(id=1, name="s", mode="sizes", command=("p", "{n}"), created_at=made)
+    return [rescue_tag(store_key(str(location)), sweep, seq, PlannedRun("A", 10, seq), 123.0)
+            for seq in seqs]
 
 
 def test_ingest_stores_the_runs_the_store_lacks_and_removes_the_files(tmp_path: Path) -> None:
@@ -157,4 +159,33 @@ def test_an_unwritable_rescue_directory_never_fails_the_runs(launcher_path: str,
     launcher = ResidentLauncher(launcher_path, rescue_dir=blocked / "rescue")
     request = Request("/bin/true", ("/bin/true",), (), 10.0)
     assert [r.status for r in launcher.run_many([request] * 3, ["a", "b", "c"])] == [0, 0, 0]
+    launcher.close()
+
+
+def test_a_store_made_anew_gets_none_of_the_old_sweeps_runs(tmp_path: Path) -> None:
+    """The rescue names its sweep by id and creation time: a store deleted and made again
+    after the kill, whose sweep 1 is another, is left as it is, and nothing fails."""
+    db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    _files(rescue, _dead_pid(), _tags(db, range(0, 2), made=12345.0), REPLY * 2, 2)
+    with _store(db, 0) as store:
+        assert store.get_sweep(1).created_at != 12345.0
+        assert ingest(store, rescue) == 0
+        assert store.runs(1) == []
+
+
+def test_the_manifest_keeps_each_tags_own_index_across_untagged_runs(
+        launcher_path: str, tmp_path: Path) -> None:
+    """Untagged runs between batches leave gaps in the numbering; trimmed, the manifest
+    still pairs each tag with its own request."""
+    rescue = tmp_path / "rescue"
+    launcher = ResidentLauncher(launcher_path, rescue_dir=rescue)
+    request = Request("/bin/true", ("/bin/true",), (), 10.0)
+    assert len(list(launcher.run_many([request] * 200, [f"t{k}" for k in range(1, 201)]))) == 200
+    launcher.run(request)
+    launcher.run(request)
+    assert len(list(launcher.run_many([request] * 60, [f"t{k}" for k in range(203, 263)]))) == 60
+    (manifest,) = rescue.glob(f"*{MANIFEST_SUFFIX}")
+    lines = manifest.read_text().splitlines()[1:]
+    assert all(line == f"{i} t{i}" for line in lines for i in [int(line.split()[0])])
+    assert lines[-1] == "262 t262"
     launcher.close()

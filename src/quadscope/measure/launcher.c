@@ -130,6 +130,7 @@
 static const char *rescue_path;      /* -r: where the last replies go when quadscope dies */
 static int said_bye;                 /* quadscope closed us on purpose: nothing to rescue */
 static unsigned long long replies_written; /* whole replies, since start */
+static int replying;                 /* a reply is being written: its slot is not whole */
 static struct { char *buf; size_t len, cap; } ring[RESCUE_RING]; /* the last replies */
 
 static volatile sig_atomic_t parent_gone; /* SIGTERM came (quadscope died or asked) */
@@ -521,6 +522,8 @@ static void rescue(void) {
     int len = snprintf(head, sizeof head, "rescue %llu\n", replies_written);
     int ok = write(out, head, (size_t)len) == len;
     unsigned long long first = replies_written > RESCUE_RING ? replies_written - RESCUE_RING : 0;
+    /* A reply cut short (quadscope died while we wrote it) fills the slot of the oldest. */
+    if (replying && replies_written >= RESCUE_RING) first++;
     for (unsigned long long k = first; ok && k < replies_written; k++) {
         typeof(ring[0]) *slot = &ring[k % RESCUE_RING];
         ok = write(out, slot->buf, slot->len) == (ssize_t)slot->len;
@@ -616,6 +619,7 @@ static void run(struct spawn *s, long long timeout_ns) {
     size_t tail = st.st_size < (off_t)s->tail_bytes ? (size_t)st.st_size : s->tail_bytes;
     len += snprintf(line + len, sizeof line - (size_t)len, " %zu\n", tail);
     ring[replies_written % RESCUE_RING].len = 0;
+    replying = 1;
     ring_add(line, (size_t)len);
     reply(line, (size_t)len);
     if (st.st_size != 0) {
@@ -634,6 +638,7 @@ static void run(struct spawn *s, long long timeout_ns) {
         }
     }
     replies_written++;
+    replying = 0;
 }
 
 /* 1 when exactly n bytes of the request could be read. */

@@ -143,11 +143,11 @@ def manifest_header(quadscope_pid: int, launcher_pid: int, events: Sequence[str]
     return f"manifest 1 {quadscope_pid} {launcher_pid} {','.join(events) or '-'}\n".encode()
 
 
-def manifest_lines(first: int, tags: Sequence[str]) -> bytes:
-    """"INDEX TAG" lines for requests first, first + 1, ...; a tag is one line."""
-    if any("\n" in t for t in tags):
+def manifest_lines(tagged: Sequence[tuple[int, str]]) -> bytes:
+    """"INDEX TAG" lines, one per (index, tag); a tag is one line."""
+    if any("\n" in t for _, t in tagged):
         raise ValueError("a rescue tag holds a newline")
-    return "".join(f"{first + k} {t}\n" for k, t in enumerate(tags)).encode()
+    return "".join(f"{i} {t}\n" for i, t in tagged).encode()
 
 
 def split_replies(data: bytes, events: Sequence[str]) -> list[Reply]:
@@ -241,7 +241,7 @@ class ResidentLauncher:
         if stem is not None:
             self._stem = stem
             self._manifest_head = manifest_header(os.getpid(), self._pid, self.events)
-            self._noted: list[str] = []
+            self._noted: list[tuple[int, str]] = []  # (INDEX, TAG), the last ones
             try:
                 self._manifest = os.open(f"{stem}{MANIFEST_SUFFIX}", os.O_WRONLY | os.O_APPEND
                                          | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
@@ -341,15 +341,15 @@ class ResidentLauncher:
         if self._manifest is None:
             return  # dropped (see _drop_manifest)
         first = self._sent_total + 1
-        self._noted.extend(tags)
+        new = list(enumerate(tags, first))
+        self._noted.extend(new)
         try:
             if len(self._noted) > 2 * MANIFEST_KEEP:
                 del self._noted[:-MANIFEST_KEEP]
                 os.ftruncate(self._manifest, 0)  # O_APPEND: the next write goes at 0
-                os.write(self._manifest, self._manifest_head + manifest_lines(
-                    first + len(tags) - len(self._noted), self._noted))
+                os.write(self._manifest, self._manifest_head + manifest_lines(self._noted))
             else:
-                os.write(self._manifest, manifest_lines(first, tags))
+                os.write(self._manifest, manifest_lines(new))
         except OSError:  # a full disk: the runs go on, without a rescue
             self._drop_manifest()
 

@@ -36,7 +36,7 @@ from quadscope.measure.resident import (
     default_rescue_dir,
     split_replies,
 )
-from quadscope.model import Run
+from quadscope.model import Run, Sweep
 from quadscope.run.plan import PlannedRun
 from quadscope.store import Store
 
@@ -51,11 +51,15 @@ def _same_store(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def rescue_tag(location: str, sweep_id: int, seq: int, planned: PlannedRun, at: float) -> str:
-    """Which run a request is, as one JSON line (see the module docstring)."""
-    if "://" not in location:
-        location = os.path.realpath(location)
-    return json.dumps({"store": location, "sweep": sweep_id, "seq": seq,
+def store_key(location: str) -> str:
+    """A store's location as tags name it: a SQLite file's real path, a URL as it is."""
+    return location if "://" in location else os.path.realpath(location)
+
+
+def rescue_tag(key: str, sweep: Sweep, seq: int, planned: PlannedRun, at: float) -> str:
+    """Which run a request is, as one JSON line (see the module docstring); `key` is
+    `store_key(store.location)`, and the sweep is named by its id and creation time."""
+    return json.dumps({"store": key, "sweep": sweep.id, "made": sweep.created_at, "seq": seq,
                        "variant": planned.variant, "size_n": planned.size_n,
                        "repeat": planned.repeat, "warmup": planned.warmup, "at": at},
                       separators=(",", ":"))
@@ -128,20 +132,22 @@ def _rescued(path: Path, events: tuple[str, ...],
                        measurement=measurement)
 
 
-def _store_new(store: Store, runs: list[Run]) -> int:
+def _store_new(store: Store, runs: list[tuple[float, Run]]) -> int:
+    """Add the runs whose sweep (id and creation time) is in `store` and lacks their seq."""
     stored = 0
-    taken: dict[int, set[int]] = {}
-    for run in sorted(runs, key=lambda r: (r.sweep_id, r.seq)):
+    taken: dict[int, set[int] | None] = {}  # None: not this store's sweep
+    for made, run in sorted(runs, key=lambda mr: (mr[1].sweep_id, mr[1].seq)):
         if run.sweep_id not in taken:
             try:
-                taken[run.sweep_id] = {r.seq for r in store.runs(run.sweep_id)}
+                same = store.get_sweep(run.sweep_id).created_at == made
+                taken[run.sweep_id] = {r.seq for r in store.runs(run.sweep_id)} if same else None
             except QuadscopeError:
-                taken[run.sweep_id] = set()
-                continue  # no such sweep here
-        if run.seq in taken[run.sweep_id]:
+                taken[run.sweep_id] = None  # no such sweep here (the store was made anew)
+        seqs = taken[run.sweep_id]
+        if seqs is None or run.seq in seqs:
             continue
         store.add_run(run)
-        taken[run.sweep_id].add(run.seq)
+        seqs.add(run.seq)
         stored += 1
     return stored
 
@@ -169,15 +175,15 @@ def ingest(store: Store, directory: Path | None = None) -> int:
             ours, foreign = [], 0
             for tag, run in _rescued(rescue, events, tags):
                 if _same_store(str(tag.get("store", "")), store.location):
-                    ours.append(run)
+                    ours.append((float(tag.get("made", 0.0)), run))
                 else:
                     foreign += 1
             stored += _store_new(store, ours)
             if not foreign:
                 rescue.unlink()
                 manifest.unlink()
-        except (OSError, ValueError, KeyError, TypeError, RuntimeError):
-            continue  # damaged or half-written: left alone
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError, QuadscopeError):
+            continue  # damaged, or the store refused: left alone
     return stored
 
 

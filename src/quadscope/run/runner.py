@@ -59,7 +59,7 @@ from quadscope.run.plan import (
     plan_accumulate,
     plan_runs,
 )
-from quadscope.run.rescue import rescue_tag
+from quadscope.run.rescue import rescue_tag, store_key
 from quadscope.run.spec import (
     SweepSpec,
     check_spec,
@@ -96,6 +96,7 @@ class Runner:
         self._store = store
         self._progress = progress
         self._seq = store.next_seq(sweep.id)
+        self._store_key = store_key(store.location)  # for the rescue tags (run.rescue)
         self._t0 = clock.monotonic()
         self._set_up: set[int] = set()  # sizes whose --setup has been handed out
         # (variant, size) -> the job's argv, env and --prepare: built once, as a sweep
@@ -136,8 +137,8 @@ class Runner:
     def _run_batch(self, batch: Batch) -> None:
         at = self._clock.time()
         jobs = [dataclasses.replace(self._job(s.run.variant, s.run.size_n, s.timeout_s),
-                                    tag=rescue_tag(self._store.location, self.sweep.id,
-                                                   self._seq + k, s.run, at))
+                                    tag=rescue_tag(self._store_key, self.sweep, self._seq + k,
+                                                   s.run, at))
                 for k, s in enumerate(batch)]
         measurements = self._executor.execute_many(jobs)
         try:
