@@ -170,3 +170,14 @@ def _pid_exists(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def pid_runs(pid: int) -> bool:
+    """Whether process `pid` of this machine runs: a zombie (dead, not yet reaped) does not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        return _pid_exists(pid)
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]

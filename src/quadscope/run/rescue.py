@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from quadscope.errors import ProgramError, QuadscopeError
+from quadscope.measure.host import pid_runs
 from quadscope.measure.launcher import Job, ProcessExecutor
 from quadscope.measure.resident import (
     MANIFEST_SUFFIX,
@@ -65,28 +66,11 @@ def rescue_tag(key: str, sweep: Sweep, seq: int, planned: PlannedRun, at: float)
                       separators=(",", ":"))
 
 
-def _alive(pid: int) -> bool:
-    """Whether `pid` runs: a zombie (killed, not yet reaped) does not."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
-
-
 def _settling(launcher_pid: int, rescue: Path) -> bool:
     """True when the launcher still runs SETTLE_S on: its quadscope died a moment ago and
     it is killing the run in flight (its whole cgroup) before it writes the rescue."""
     deadline = time.monotonic() + SETTLE_S
-    while _alive(launcher_pid) and not rescue.exists():
+    while pid_runs(launcher_pid) and not rescue.exists():
         if time.monotonic() > deadline:
             return True
         time.sleep(0.02)
@@ -165,7 +149,7 @@ def ingest(store: Store, directory: Path | None = None) -> int:
         rescue = Path(stem + RESCUE_SUFFIX)
         try:
             (quadscope_pid, launcher_pid, events), tags = _manifest(manifest)
-            if _alive(quadscope_pid):
+            if pid_runs(quadscope_pid):
                 continue  # its quadscope still runs: its runs are its own to store
             if not rescue.exists() and _settling(launcher_pid, rescue):
                 continue  # its launcher is still at it after SETTLE_S: left for next time
