@@ -29,11 +29,11 @@ launcher it appends to the launcher's manifest (`<token>.manifest` in
 `rescue_dir`, one write per look) a line "INDEX TAG" per request, INDEX
 counting the requests sent since the launcher started (from 1, as the
 launcher counts its replies) and TAG saying which run it is (the runner's
-JSON); the manifest keeps the last MANIFEST_KEEP or more. A launcher that goes without quadscope's goodbye
-(`close()` sends "bye"; a SIGKILL does not) writes its last replies to
-`<token>.rescue` (launcher.c's "Rescue"); `run.rescue` pairs them with their
-tags and stores those the store lacks. `close()` removes the manifest when
-nothing was left to rescue.
+JSON); the manifest keeps the last MANIFEST_KEEP or more. A launcher that
+goes without quadscope's goodbye (`close()` sends "bye"; a SIGKILL does not)
+writes its last replies to `<token>.rescue` (launcher.c's "Rescue");
+`run.rescue` pairs them with their tags and stores those the store lacks.
+`close()` removes the manifest when nothing was left to rescue.
 
 Why resident: a process per run (a launcher or `perf stat`) costs milliseconds
 of harness time; one long-lived launcher costs a pipe round trip per run, and a
@@ -150,23 +150,28 @@ def manifest_lines(tagged: Sequence[tuple[int, str]]) -> bytes:
     return "".join(f"{i} {t}\n" for i, t in tagged).encode()
 
 
+def next_reply(buf: bytes, events: Sequence[str]) -> tuple[Reply | None, bytes]:
+    """(the first whole reply in `buf`, what follows it), or (None, buf) when none is whole."""
+    nl = buf.find(b"\n")
+    if nl < 0:
+        return None, buf
+    line = buf[:nl].decode("utf-8", "replace")
+    tail_len = int(line.rsplit(" ", 1)[-1]) if line.startswith("done ") else 0
+    end = nl + 1 + tail_len
+    if len(buf) < end:
+        return None, buf
+    tail = buf[nl + 1:end].decode("utf-8", "replace") if tail_len else ""
+    return parse_reply(line, events, tail), buf[end:]
+
+
 def split_replies(data: bytes, events: Sequence[str]) -> list[Reply]:
     """The whole replies in `data`, in order; a reply cut short at the end is left out."""
     replies: list[Reply] = []
-    while True:
-        nl = data.find(b"\n")
-        if nl < 0:
-            return replies
-        line = data[:nl].decode("utf-8", "replace")
-        if not line.startswith("done "):
-            raise RuntimeError(f"not a launcher reply: {line[:80]!r}")
-        tail_len = int(line.rsplit(" ", 1)[-1])
-        end = nl + 1 + tail_len
-        if len(data) < end:
-            return replies
-        tail = data[nl + 1:end].decode("utf-8", "replace") if tail_len else ""
-        replies.append(parse_reply(line, events, tail))
-        data = data[end:]
+    reply, data = next_reply(data, events)
+    while reply is not None:
+        replies.append(reply)
+        reply, data = next_reply(data, events)
+    return replies
 
 
 def launcher_source() -> str:
@@ -420,18 +425,8 @@ class ResidentLauncher:
 
     def _take_reply(self) -> Reply | None:
         """The next whole reply in the buffer, taken out of it, or None."""
-        buf = self._buf
-        nl = buf.find(b"\n")
-        if nl < 0:
-            return None
-        line = buf[:nl].decode()
-        tail_len = int(line.rsplit(" ", 1)[-1]) if line.startswith("done ") else 0
-        end = nl + 1 + tail_len
-        if len(buf) < end:
-            return None
-        self._buf = buf[end:]
-        tail = buf[nl + 1:end].decode("utf-8", "replace") if tail_len else ""
-        return parse_reply(line, self.events, tail)
+        reply, self._buf = next_reply(self._buf, self.events)
+        return reply
 
     def _read_more(self) -> None:
         chunk = os.read(self._rep_r, 65536)
