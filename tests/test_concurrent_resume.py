@@ -100,6 +100,27 @@ def test_resume_of_a_sweep_whose_process_died(store: Store, clock: FakeClock) ->
     assert store.claim(sweep.id, Owner(pid=1, host="x"), alive=lambda o: True) is None
 
 
+def test_a_killed_owner_not_yet_reaped_is_gone() -> None:
+    """kill -9 in a container whose init reaps nothing leaves a zombie: not the owner, so
+    `--resume` goes on (it refused, naming the dead pid, before)."""
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        me = this_process()
+        owner = Owner(pid=child.pid, host=me.host, boot_id=me.boot_id,
+                      start_ticks=int(Path(f"/proc/{child.pid}/stat").read_text()
+                                      .rsplit(")", 1)[1].split()[19]))
+        assert is_alive(owner)
+        child.kill()
+        deadline = time.monotonic() + 10
+        while "Z" not in Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[:1]:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert not is_alive(owner)
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_a_reused_pid_is_not_the_owner() -> None:
     """This process's pid with another start time is a different, dead process."""
     me = this_process()

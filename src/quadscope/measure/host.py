@@ -159,7 +159,8 @@ def is_alive(owner: Owner) -> bool:
     ticks = _start_ticks(owner.pid)
     if ticks is None:
         return not Path("/proc/self/stat").exists() and _pid_exists(owner.pid)
-    return ticks == owner.start_ticks or owner.start_ticks == 0
+    # A zombie is gone too: killed, and not yet reaped (a container whose init reaps nothing).
+    return (ticks == owner.start_ticks or owner.start_ticks == 0) and pid_runs(owner.pid)
 
 
 def _pid_exists(pid: int) -> bool:
