@@ -1,7 +1,7 @@
 """Runs a killed quadscope had finished but not yet read: stored at the next start.
 
-Contract: `rescue_tag(location, sweep_id, seq, planned, at)` is the one-line
-tag the runner gives each job of a batch; the launcher's manifest keeps it
+Contract: `rescue_tag(store_key(location), sweep, seq, planned, at)` is the
+one-line tag the runner gives each job of a batch; the launcher's manifest keeps it
 (`measure.resident`). `ingest(store)` finds, in the rescue directory, the
 replies a launcher saved when its quadscope died mid-batch (launcher.c's
 "Rescue"), pairs each with its tag, and stores as runs those that belong to
@@ -44,12 +44,6 @@ from quadscope.store import Store
 # How long the next quadscope waits for a launcher whose quadscope just died to write its
 # rescue (it first kills the run in flight and everything the run started).
 SETTLE_S = 5.0
-
-
-def _same_store(a: str, b: str) -> bool:
-    if "://" in a or "://" in b:
-        return a == b
-    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def store_key(location: str) -> str:
@@ -144,6 +138,7 @@ def ingest(store: Store, directory: Path | None = None) -> int:
     except OSError:
         return 0
     stored = 0
+    key = store_key(store.location)
     for manifest in manifests:
         stem = str(manifest)[: -len(MANIFEST_SUFFIX)]
         rescue = Path(stem + RESCUE_SUFFIX)
@@ -158,7 +153,7 @@ def ingest(store: Store, directory: Path | None = None) -> int:
                 continue
             ours, foreign = [], 0
             for tag, run in _rescued(rescue, events, tags):
-                if _same_store(str(tag.get("store", "")), store.location):
+                if tag.get("store") == key:  # tags hold store_key already
                     ours.append((float(tag.get("made", 0.0)), run))
                 else:
                     foreign += 1
@@ -171,4 +166,4 @@ def ingest(store: Store, directory: Path | None = None) -> int:
     return stored
 
 
-__all__ = ["ingest", "rescue_tag"]
+__all__ = ["ingest", "rescue_tag", "store_key"]
