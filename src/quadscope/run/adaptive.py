@@ -19,10 +19,12 @@ needs, once the cost grows, it makes them up below the largest size rather
 than above it (`_fill_in`: a size below costs a fraction of one above). Once
 four or more sizes are in, it looks (re-fits) after growth steps and stops
 once the time verdict is reached (wall_s, or the `--until` metrics): its
-class, or a bracket of two neighbouring classes that no affordable size could
-narrow, or, over the constant's settling span, a bracket from "1" whose
-medians rise by at most the drift margin (`_flat`, `_level`), the same at two
-looks in a row (stopping at the first good-looking verdict is optional
+class, or a bracket of two neighbouring classes (it settles the question a
+user came with: "n or n log n: not quadratic") that no size could narrow for
+what the budget affords and at most DECIDE_SPEND times what the sweep has spent
+(or DECIDE_FLOOR of the budget, if more), or, over the constant's settling
+span, a bracket from "1" whose medians rise by at most the drift margin
+(`_flat`, `_level`), the same at two looks in a row (stopping at the first good-looking verdict is optional
 stopping, which inflates false confidence: Armitage, McPherson & Rowe,
 "Repeated significance tests on accumulating data", JRSS A 132, 1969). A flat
 verdict (such a bracket, or a settled "1") stops growth only once the sizes
@@ -54,7 +56,9 @@ times its predicted time, and a size that does not finish in it becomes a
 ceiling: n goes back to the geometric middle between it and the largest size
 that did, and later sizes halve the gap to the ceiling (in log n) rather
 than jump past it, so steep growth (exponential, n³) still gets its sizes
-within the budget. A fit that names a size beyond those measured (`decide_n`;
+within the budget; the cap is never less than what the sweep has spent so far
+(between MIN_GROWTH_TIMEOUT_S and MAX_GROWTH_FLOOR_S), so a blind early step
+into an exponential costs at most as much as the sweep before it. A fit that names a size beyond those measured (`decide_n`;
 a change of regime with too few sizes above it names one too, see
 `_wants_larger`) keeps n growing towards it while affordable.
 Where the verdicts are not yet reached and growth is over, it adds repeats at the
@@ -81,6 +85,13 @@ from quadscope.run.plan import Batch, PlannedRun, Scheduled
 from quadscope.run.sizes import MAX_SIZE
 
 MIN_SIZES = 4
+# Growing n to settle a two-class bracket is worth at most this many times what the
+# sweep has spent so far, or this share of the budget if more: the bracket already
+# answers whether the cost is quadratic. Sharpening n … n log n to n by growing on
+# cost the memory workload 0.75 of a 10-repeat grid's time, stopping at the bracket
+# 0.24 (bench/time_to_verdict.py).
+DECIDE_SPEND = 1.0
+DECIDE_FLOOR = 0.05
 FAST_GROWTH = 4
 SLOW_GROWTH = 2
 # Refinement stops adding repeats at a size beyond max(this, 3 × --repeat).
@@ -103,12 +114,17 @@ FILL_RATIO = 2.0
 # The sizes the next run's time is extrapolated from.
 PREDICT_SIZES = 3
 # While growing, a run may take this many times its predicted time before it
-# counts as not finishing (never less than MIN_GROWTH_TIMEOUT_S: tiny runs are noisy,
-# and a run cut off makes its size a ceiling; but a floor of a second made each blind
-# step into an exponential cost a second, while 0.25 s cut off 0.1 s runs on a machine
-# loaded ×3, measured).
+# counts as not finishing, and never less than what the sweep has spent so far, kept
+# between MIN_GROWTH_TIMEOUT_S and MAX_GROWTH_FLOOR_S: tiny runs are noisy, and a run
+# cut off makes its size a ceiling, but a blind step (early on, priced from start-up
+# alone) into an exponential costs its whole cap. A fixed floor of 0.5 s cost a
+# Fibonacci sweep of 0.07 s of runs a second on two such steps (96, then 48, from 24),
+# and a floor of a second cost a second per step; 0.25 s cut off 0.1 s runs on a
+# machine loaded ×3 (measured). Bounding the loss by what was spent is the ski-rental
+# rule of `_look_due` again: a cut-off step costs at most as much as the sweep so far.
 GROWTH_SLACK = 8.0
-MIN_GROWTH_TIMEOUT_S = 0.5
+MIN_GROWTH_TIMEOUT_S = 0.05
+MAX_GROWTH_FLOOR_S = 0.5
 # The metric adaptive mode waits for unless --until names others: the headline's time.
 TIME_METRIC = "wall_s"
 # Bootstrap replicates of a look that cannot stop the sweep; a look that would stop it
@@ -423,7 +439,9 @@ class AdaptivePlan:
         """How long a run at a new size n may take before it counts as not finishing."""
         if not self.measured():
             return None
-        return max(GROWTH_SLACK * estimate_wall_s(self.measured(), n), MIN_GROWTH_TIMEOUT_S)
+        spent = (self._budget_s or 0.0) - self.remaining_s
+        floor = min(max(spent, MIN_GROWTH_TIMEOUT_S), MAX_GROWTH_FLOOR_S)
+        return max(GROWTH_SLACK * estimate_wall_s(self.measured(), n), floor)
 
     def verdicts_confident(self, growing: bool) -> tuple[bool, int | None]:
         """Whether the watched metrics' verdicts are reached, and the largest decide_n asked for.
@@ -528,7 +546,15 @@ class AdaptivePlan:
         # A change of regime may want larger sizes without naming one (decide_n None):
         # then n grows while it can.
         return width <= 1 and not (self._wants_larger(fit) and (
-            fit.decide_n is None or self.affordable(fit.decide_n)))
+            fit.decide_n is None or self._worth_deciding(fit.decide_n)))
+
+    def _worth_deciding(self, n: int) -> bool:
+        """Growing to n, where a two-class bracket would settle, is affordable and costs at
+        most DECIDE_SPEND times what the sweep has spent so far."""
+        spent = (self._budget_s or 0.0) - self.remaining_s
+        cost = 2 * self.repeat * len(self.variants) * estimate_wall_s(self.measured(), n)
+        allowed = max(DECIDE_SPEND * spent, DECIDE_FLOOR * (self._budget_s or 0.0))
+        return self.affordable(n) and cost <= allowed
 
     def _wants_larger(self, fit: Fit) -> bool:
         """The fit names a size beyond those measured that would decide it.
