@@ -58,9 +58,9 @@ that did, and later sizes halve the gap to the ceiling (in log n) rather
 than jump past it, so steep growth (exponential, n³) still gets its sizes
 within the budget; the cap is never less than what the sweep has spent so far
 (between MIN_GROWTH_TIMEOUT_S and MAX_GROWTH_FLOOR_S), so a blind early step
-into an exponential costs at most as much as the sweep before it. A fit that names a size beyond those measured (`decide_n`;
-a change of regime with too few sizes above it names one too, see
-`_wants_larger`) keeps n growing towards it while affordable.
+into an exponential costs at most as much as the sweep before it. A fit
+that names a size beyond those measured (`decide_n`; a change of regime with
+too few sizes above it names one too, see `_wants_larger`) keeps n growing towards it while affordable.
 Where the verdicts are not yet reached and growth is over, it adds repeats at the
 sizes whose spread is widest (relative median absolute deviation), in a
 shuffled order, A and B alternating. Given earlier runs (a resumed sweep) it
