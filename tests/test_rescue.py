@@ -104,6 +104,8 @@ def test_damaged_files_are_skipped_and_stale_manifests_removed(tmp_path: Path) -
     (rescue / f"1-c{MANIFEST_SUFFIX}").write_bytes(b"not a manifest\n")
     (rescue / f"1-c{RESCUE_SUFFIX}").write_bytes(b"rescue 1\n" + REPLY)
     (rescue / f"1-d{MANIFEST_SUFFIX}").write_bytes(manifest_header(_dead_pid(), _dead_pid(), ()))
+    # A launcher killed while writing its rescue leaves a .tmp, never renamed: it goes too.
+    (rescue / f"1-d{RESCUE_SUFFIX}.tmp").write_bytes(b"rescue 1\n" + REPLY[:5])
     with _store(db, 0) as store:
         assert ingest(store, rescue) == 0
     assert sorted(p.name for p in rescue.iterdir()) == [f"1-c{MANIFEST_SUFFIX}",
@@ -189,3 +191,36 @@ def test_the_manifest_keeps_each_tags_own_index_across_untagged_runs(
     assert all(line == f"{i} t{i}" for line in lines for i in [int(line.split()[0])])
     assert lines[-1] == "262 t262"
     launcher.close()
+
+
+class _RacedStore:
+    """A store another quadscope races: when the first rescued run is added, the other
+    process stores that same run (and commits) first."""
+
+    def __init__(self, store: SqliteStore, path: Path) -> None:
+        self._store, self._path, self._raced = store, path, False
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+    def add_run(self, run: Run) -> None:
+        if not self._raced:
+            self._raced = True
+            with SqliteStore(self._path) as other:
+                other.add_run(run)
+        self._store.add_run(run)
+
+
+def test_two_quadscopes_ingesting_one_rescue_store_each_run_once(tmp_path: Path) -> None:
+    """The run the other process stored first is refused at the commit, inside ingest:
+    the command goes on, the files stay until an ingest finds every run stored."""
+    db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    _files(rescue, _dead_pid(), _tags(db, range(0, 2)), REPLY * 2, 2)
+    with _store(db, 0) as store:
+        raced = _RacedStore(store, db)
+        ingest(raced, rescue)  # type: ignore[arg-type]
+        assert [r.seq for r in store.runs(1)] == [0, 1]
+        assert len(list(rescue.iterdir())) == 2
+        assert ingest(store, rescue) == 0
+        assert [r.seq for r in store.runs(1)] == [0, 1]
+    assert not list(rescue.iterdir())

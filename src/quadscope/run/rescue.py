@@ -7,7 +7,8 @@ replies a launcher saved when its quadscope died mid-batch (launcher.c's
 "Rescue"), pairs each with its tag, and stores as runs those that belong to
 `store` and are not stored yet; it returns how many it stored, removes the
 files it used up and the manifests of launchers that ended with nothing
-left to rescue. Files for another store are left for that store's next
+left to rescue (with the half-written rescue of a launcher killed while
+writing it). Files for another store are left for that store's next
 opening. A damaged file is skipped, never fatal: rescue is a bonus on top
 of what the store already holds.
 
@@ -127,6 +128,11 @@ def _store_new(store: Store, runs: list[tuple[float, Run]]) -> int:
         store.add_run(run)
         seqs.add(run.seq)
         stored += 1
+    if stored:
+        # Committed here, not at the command's end: another quadscope that ingested the
+        # same rescue at the same moment makes the commit refuse its runs (StoreError,
+        # which `ingest` catches and the next ingest finds stored), not fail the command.
+        store.next_seq(runs[0][1].sweep_id)
     return stored
 
 
@@ -149,7 +155,10 @@ def ingest(store: Store, directory: Path | None = None) -> int:
             if not rescue.exists() and _settling(launcher_pid, rescue):
                 continue  # its launcher is still at it after SETTLE_S: left for next time
             if not rescue.exists():
-                manifest.unlink()  # its launcher ended with nothing to rescue
+                # Its launcher ended with nothing to rescue, or was killed while writing
+                # (a .tmp, never renamed: a rescue is whole or absent).
+                Path(f"{rescue}.tmp").unlink(missing_ok=True)
+                manifest.unlink()
                 continue
             ours, foreign = [], 0
             for tag, run in _rescued(rescue, events, tags):
