@@ -143,7 +143,8 @@ def _truths(law: str, truth: Truth, truth_cls: str, top_n: float) -> tuple[str, 
     first, second, _, _ = TWO[law]
     slower = Truth(first, 0.0, truth.b).at(top_n)
     faster = Truth(second, 0.0, truth.extra_b).at(top_n)
-    return (second,) if faster >= slower else (first, second)
+    # Terms equal at the top (as "equal at the top" means) count as the faster one's.
+    return (second,) if faster >= slower * (1 - 1e-9) else (first, second)
 
 
 def _scenario(index: int) -> Scenario:

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
-from calibration import BROKEN, LAWS, TWO, one
+from calibration import _TWO_SIZES, BROKEN, LAWS, TWO, _score, _truth, _truths, one
 
 
 @pytest.mark.parametrize("law", list(LAWS))
@@ -54,6 +54,22 @@ def test_two_growth_terms_are_never_confidently_the_slower_one(law: str) -> None
     """A small superlinear term under a linear one (1% noise, outliers, offsets) is never a confident n."""
     outcomes = [one(law, index, seed=7) for index in (0, 3, 12, 15, 24)]
     assert not [o for o in outcomes if o.verdict in ("n", "n log n")], outcomes
+
+
+def test_two_growth_terms_are_scored_by_what_dominates_at_the_largest_size() -> None:
+    """Equal at the top: only the faster term (or a bracket holding it) is right; where the
+    slower term still leads at the largest size, it is right too, and so is the faster."""
+    top = max(_TWO_SIZES)
+    for law, expect in (("n + n², equal at the top", ("n^2",)),
+                        ("n + n², equal at 4× the top", ("n", "n^2")),
+                        ("n + n³, equal at 2× the top", ("n", "n^3"))):
+        truth, cls = _truth(law, _TWO_SIZES, 0.33)
+        assert _truths(law, truth, cls, top) == expect
+        # Grown to 8× the top (an adaptive sweep may), the faster term leads everywhere.
+        assert _truths(law, truth, cls, 8 * top) == (cls,)
+    assert _score(("n^2",), "inconclusive", "n", "n log n") == "wrong"
+    assert _score(("n", "n^2"), "inconclusive", "n", "n log n") == "bracket"
+    assert _score(("n", "n^2"), "n log n", "n log n", "n log n") == "wrong"
 
 
 def test_a_step_of_the_per_element_cost_is_read_as_a_step() -> None:
