@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from quadscope.measure.resident import (
     manifest_lines,
     split_replies,
 )
-from quadscope.model import Run, Sweep
+from quadscope.model import Owner, Run, Sweep
 from quadscope.run.plan import PlannedRun
 from quadscope.run.rescue import ingest, rescue_tag, store_key
 from quadscope.store import SqliteStore
@@ -224,3 +225,28 @@ def test_two_quadscopes_ingesting_one_rescue_store_each_run_once(tmp_path: Path)
         assert ingest(store, rescue) == 0
         assert [r.seq for r in store.runs(1)] == [0, 1]
     assert not list(rescue.iterdir())
+
+
+def test_runs_of_a_sweep_another_live_process_runs_wait_for_it(tmp_path: Path) -> None:
+    """A live `--resume` owns its sweep's next seqs: rescued runs of that sweep wait (the
+    files stay) until it has ended, and are then stored where its runs left room."""
+    db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    _files(rescue, _dead_pid(), _tags(db, range(2, 4)), REPLY * 2, 4)
+    resumer = subprocess.Popen(["sleep", "30"])
+    try:
+        with _store(db, 2) as store:
+            owner = Owner(pid=resumer.pid, host=platform.node(), boot_id="", start_ticks=0,
+                          since=0.0)
+            assert store.claim(1, owner, lambda o: True) is None
+            assert ingest(store, rescue) == 0
+            assert len(list(rescue.iterdir())) == 2 and [r.seq for r in store.runs(1)] == [0, 1]
+            resumer.kill()
+            resumer.wait(timeout=10)
+            assert ingest(store, rescue) == 2
+            assert [r.seq for r in store.runs(1)] == [0, 1, 2, 3]
+            # Ingest let go of the sweep: a later run or resume can claim it.
+            assert store.claim(1, owner, lambda o: True) is None
+        assert not list(rescue.iterdir())
+    finally:
+        resumer.kill()
+        resumer.wait(timeout=10)

@@ -9,8 +9,10 @@ replies a launcher saved when its quadscope died mid-batch (launcher.c's
 files it used up and the manifests of launchers that ended with nothing
 left to rescue (with the half-written rescue of a launcher killed while
 writing it). Files for another store are left for that store's next
-opening. A damaged file is skipped, never fatal: rescue is a bonus on top
-of what the store already holds.
+opening, and so are runs of a sweep another live process runs (a
+`--resume` of it: its next seqs are its own); a sweep is claimed while its
+runs are stored, as a run claims it. A damaged file is skipped, never
+fatal: rescue is a bonus on top of what the store already holds.
 
 Why: a batch's runs go back to back (issue 11's per-run cost), and quadscope
 reads their replies every LOOK_S or so; a SIGKILL in between would lose the
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from quadscope.errors import ProgramError, QuadscopeError
-from quadscope.measure.host import pid_runs
+from quadscope.measure.host import is_alive, pid_runs, this_process
 from quadscope.measure.launcher import Job, ProcessExecutor
 from quadscope.measure.resident import (
     MANIFEST_SUFFIX,
@@ -111,29 +113,45 @@ def _rescued(path: Path, events: tuple[str, ...],
                        measurement=measurement)
 
 
-def _store_new(store: Store, runs: list[tuple[float, Run]]) -> int:
-    """Add the runs whose sweep (id and creation time) is in `store` and lacks their seq."""
-    stored = 0
+def _store_new(store: Store, runs: list[tuple[float, Run]]) -> tuple[int, int]:
+    """Add the runs whose sweep (id and creation time) is in `store` and lacks their seq:
+    (how many were stored, how many wait because another live process runs their sweep)."""
+    stored = waiting = 0
+    me = this_process()
     taken: dict[int, set[int] | None] = {}  # None: not this store's sweep
-    for made, run in sorted(runs, key=lambda mr: (mr[1].sweep_id, mr[1].seq)):
-        if run.sweep_id not in taken:
-            try:
-                same = store.get_sweep(run.sweep_id).created_at == made
-                taken[run.sweep_id] = {r.seq for r in store.runs(run.sweep_id)} if same else None
-            except QuadscopeError:
-                taken[run.sweep_id] = None  # no such sweep here (the store was made anew)
-        seqs = taken[run.sweep_id]
-        if seqs is None or run.seq in seqs:
-            continue
-        store.add_run(run)
-        seqs.add(run.seq)
-        stored += 1
-    if stored:
-        # Committed here, not at the command's end: another quadscope that ingested the
-        # same rescue at the same moment makes the commit refuse its runs (StoreError,
-        # which `ingest` catches and the next ingest finds stored), not fail the command.
-        store.next_seq(runs[0][1].sweep_id)
-    return stored
+    busy: set[int] = set()  # sweeps another live process runs: their runs wait
+    claimed: list[int] = []
+    try:
+        for made, run in sorted(runs, key=lambda mr: (mr[1].sweep_id, mr[1].seq)):
+            sweep_id = run.sweep_id
+            if sweep_id not in taken:
+                taken[sweep_id] = None
+                try:
+                    same = store.get_sweep(sweep_id).created_at == made
+                except QuadscopeError:
+                    same = False  # no such sweep here (the store was made anew)
+                if same and store.claim(sweep_id, me, is_alive) is not None:
+                    busy.add(sweep_id)  # a live `--resume` of it owns its next seqs
+                elif same:
+                    claimed.append(sweep_id)
+                    taken[sweep_id] = {r.seq for r in store.runs(sweep_id)}
+            seqs = taken[sweep_id]
+            if sweep_id in busy:
+                waiting += 1
+            if seqs is None or run.seq in seqs:
+                continue
+            store.add_run(run)
+            seqs.add(run.seq)
+            stored += 1
+        if stored:
+            # Committed here, not at the command's end: another quadscope that ingested the
+            # same rescue at the same moment makes the commit refuse its runs (StoreError,
+            # which `ingest` catches and the next ingest finds stored), not fail the command.
+            store.next_seq(runs[0][1].sweep_id)
+    finally:
+        for sweep_id in claimed:
+            store.release(sweep_id, me)
+    return stored, waiting
 
 
 def ingest(store: Store, directory: Path | None = None) -> int:
@@ -166,8 +184,9 @@ def ingest(store: Store, directory: Path | None = None) -> int:
                     ours.append((float(tag.get("made", 0.0)), run))
                 else:
                     foreign += 1
-            stored += _store_new(store, ours)
-            if not foreign:
+            added, waiting = _store_new(store, ours)
+            stored += added
+            if not foreign and not waiting:
                 rescue.unlink()
                 manifest.unlink()
         except (OSError, ValueError, KeyError, TypeError, RuntimeError, QuadscopeError):
