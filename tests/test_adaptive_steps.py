@@ -170,3 +170,19 @@ def test_a_machine_that_drifts_over_an_adaptive_sweep_does_not_tilt_k(
     assert later and max(at_smallest) > min(later)  # revisited after growing
     fit = fit_runs(runs, seed=0, metrics=("wall_s",))[0]["wall_s"]
     assert fit.exponent_ci is not None and fit.exponent_ci[0] <= 1.0 <= fit.exponent_ci[1], fit
+
+
+def test_one_stall_at_a_growth_step_does_not_end_growth(store: Store, clock: FakeClock) -> None:
+    """A linear cost whose first run at n = 4000 stalls 80 ms (over its short early cap):
+    the step is tried once more, and n grows on past it."""
+    stalled: list[int] = []
+
+    def cost(n: int) -> float:
+        if n == 4000 and not stalled:
+            stalled.append(n)
+            return 1e-3 + 1e-6 * n + 0.08
+        return 1e-3 + 1e-6 * n
+
+    sweep_id = _sweep(store, clock, cost, start_n=1000)
+    sizes = {r.size_n for r in store.runs(sweep_id) if r.measurement.ok}
+    assert stalled and 4000 in sizes and max(sizes) >= 64000

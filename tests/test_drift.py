@@ -78,6 +78,20 @@ def test_sizes_run_in_one_burst_each_give_no_estimate() -> None:
     assert detrend(sizes, values) == values
 
 
+def test_a_slow_first_run_of_each_burst_is_not_a_drift() -> None:
+    """Each size in one burst of 7 (as hyperfine or pytest-benchmark measure), its first run
+    15% slower: runs of one burst tell nothing of the machine's drift, so nothing is
+    estimated (read as drift, it once made a linear cost a confident n log n)."""
+    rng = np.random.default_rng(3)
+    sizes = [1000.0 * 2**i for i in range(8) for _ in range(7)]
+    values = [1e-6 * n * (1.15 if i % 7 == 0 else 1.0) * float(np.exp(0.02 * rng.standard_normal()))
+              for i, n in enumerate(sizes)]
+    assert drift_rate(sizes, values) is None
+    assert detrend(sizes, values) == values
+    fit = fit_metric("wall_s", sizes, values)
+    assert fit.cls == "n" or fit.at_least == "n"
+
+
 def test_zero_or_missing_values_are_not_detrended() -> None:
     sizes, values = _interleaved(0.10, 0)
     values[3] = 0.0

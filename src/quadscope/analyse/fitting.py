@@ -743,36 +743,51 @@ def fit_metric(
     about a smooth curve, as with one run per size (no local slopes' or
     steps' test, whose noise would come from the runs' spread).
     """
-    k_drift = 0.0
     rate = drift_to_take_out(sizes, values) if not pooled and _drifts(metric) else None
+    drift = None
     if rate is not None:  # a time: the machine's drift is not growth
-        k_drift = _drift_k_error(metric, sizes, values, *rate)
         values = without_drift(values, rate[0])
+        drift = _DriftError(rate[1], tuple(sizes), tuple(values))
     return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
-                      registry=registry, split=True, settle=True, pooled=pooled, k_drift=k_drift)
+                      registry=registry, split=True, settle=True, pooled=pooled, drift=drift)
 
 
-def _drift_k_error(metric: str, sizes: Sequence[float], values: Sequence[float],
-                   delta: float, se: float) -> float:
-    """The standard error the drift's own error gives the exponent k: half the change of the
-    power law's k between taking out δ − se and δ + se.
+@dataclass(frozen=True, slots=True)
+class _DriftError:
+    """The drift taken out of a sweep's runs: its standard error `se`, the whole sweep's
+    sizes and (detrended) values in run order, and which runs a part of it fits (`keep`)."""
 
-    The bootstrap resamples runs already detrended, so without it the interval for
-    k would treat the drift as known; sizes grow with time in an adaptive sweep,
-    so an error in the drift is an error in k (calibration: with 10% drift the
-    interval held the true k 82% of the time at 5% noise).
-    """
-    ks = [_power_point(_prepare(metric, sizes, without_drift(values, d)))[0]
-          for d in (delta - se, delta + se)]
-    return abs(ks[1] - ks[0]) / 2
+    se: float
+    sizes: tuple[float, ...]
+    values: tuple[float, ...]
+    keep: np.ndarray | None = None
+
+    def k_error(self, metric: str) -> float:
+        """The standard error the drift's own error gives the exponent k: half the change of
+        the power law's k when the runs are tilted by −se and +se per run (in the whole
+        sweep's order), fitted on the runs `keep` picks.
+
+        The bootstrap resamples runs already detrended, so without it the interval for
+        k would treat the drift as known; sizes grow with time in an adaptive sweep,
+        so an error in the drift is an error in k (calibration: with 10% drift the
+        interval held the true k 82% of the time at 5% noise).
+        """
+        x = np.asarray(self.sizes, dtype=float)
+        pick = np.ones(x.size, dtype=bool) if self.keep is None else self.keep
+        ks = [_power_point(_prepare(metric, x[pick],
+                                    np.asarray(without_drift(self.values, d))[pick]))[0]
+              for d in (-self.se, self.se)]
+        return abs(ks[1] - ks[0]) / 2
 
 
 def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                predict_n: int | None, seed: int, n_boot: int, registry: Registry,
-               split: bool, settle: bool, pooled: bool = False, k_drift: float = 0.0) -> Fit:
+               split: bool, settle: bool, pooled: bool = False,
+               drift: _DriftError | None = None) -> Fit:
     """`fit_metric`; `split` looks for a change of regime, and without `settle` a class is only a bracket.
 
-    `k_drift` is the standard error k has from the drift taken out: added in quadrature.
+    `drift` is the drift taken out of `values` (None: none), whose error goes into k's
+    interval.
     """
     names = registry.names
     data = _prepare(metric, sizes, values, pooled)
@@ -792,7 +807,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
             regime = step  # the same class on both sides fits better than a bend
         if regime is not None:
             return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
-                          n_boot=n_boot, registry=registry, pooled=pooled)
+                          n_boot=n_boot, registry=registry, pooled=pooled, drift=drift)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
@@ -800,7 +815,8 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
 
     boot = _replicates(data, _best_curve(data, fitted_pl, raw), rng, n_boot, c_hat)
     power_boot = _power_grid(data.n, boot, data.w)
-    k_ci = _symmetric_interval(k, power_boot[0], extra_se=k_drift)
+    k_ci = _symmetric_interval(k, power_boot[0],
+                               extra_se=0.0 if drift is None else drift.k_error(metric))
 
     fits: dict[str, _ClassFit] = {}
     for growth in registry:
@@ -1032,7 +1048,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
 
 def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
            predict_n: int | None, seed: int, n_boot: int, registry: Registry,
-           pooled: bool = False) -> Fit:
+           pooled: bool = False, drift: _DriftError | None = None) -> Fit:
     """The fit of a metric that changes regime: the upper regime's, fitted on its sizes alone.
 
     One class is not extrapolated across the change. Below MIN_UPPER_SIZES
@@ -1046,7 +1062,8 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
 
     def part(keep: np.ndarray, predict: int | None, settle: bool) -> Fit:
         return _fit_range(metric, x[keep], v[keep], predict_n=predict, seed=seed, n_boot=n_boot,
-                          registry=registry, split=False, settle=settle, pooled=pooled)
+                          registry=registry, split=False, settle=settle, pooled=pooled,
+                          drift=None if drift is None else replace(drift, keep=keep))
 
     lower = part(~above, None, True)
     at = nice_n(regime.n_break)

@@ -412,6 +412,13 @@ class AdaptivePlan:
         # budget affords (a price is only an extrapolation): n then grows no further.
         first = len(self.variants)
         yield from self._hand_over(planned[:first], cap_s)
+        if self.user_timeout_hit and cap_s < MAX_GROWTH_FLOOR_S:
+            # A cap this short may have caught a stall of the machine, not the cost: one
+            # more try before n becomes a ceiling (an exponential is cut off twice, at
+            # most twice what the sweep had spent; a stall of 80 ms at the first run of
+            # n = 4000 ended a linear sweep's growth there, measured on a fake clock).
+            self.user_timeout_hit = False
+            yield from self._hand_over(planned[:first], cap_s)
         if self.user_timeout_hit:
             return
         if planned[first:] and not self.affordable(n, len(planned) - first):
@@ -545,13 +552,17 @@ class AdaptivePlan:
         width = REGISTRY.index(fit.at_most) - REGISTRY.index(fit.at_least)
         # A change of regime may want larger sizes without naming one (decide_n None):
         # then n grows while it can.
+        # A change of regime with too few sizes above it grows on while affordable (its
+        # upper class is the verdict for large n, see `_wants_larger`).
+        worth = self.affordable if fit.regime_n is not None else self._worth_deciding
         return width <= 1 and not (self._wants_larger(fit) and (
-            fit.decide_n is None or self._worth_deciding(fit.decide_n)))
+            fit.decide_n is None or worth(fit.decide_n)))
 
     def _worth_deciding(self, n: int) -> bool:
         """Growing to n, where a two-class bracket would settle, is affordable and costs at
         most DECIDE_SPEND times what the sweep has spent so far."""
         spent = (self._budget_s or 0.0) - self.remaining_s
+        # Growing there by doubling costs about twice the last size: 1 + 1/2 + 1/4 + ….
         cost = 2 * self.repeat * len(self.variants) * estimate_wall_s(self.measured(), n)
         allowed = max(DECIDE_SPEND * spent, DECIDE_FLOOR * (self._budget_s or 0.0))
         return self.affordable(n) and cost <= allowed

@@ -150,7 +150,10 @@ def _store_new(store: Store, runs: list[tuple[float, Run]]) -> tuple[int, int]:
             store.next_seq(runs[0][1].sweep_id)
     finally:
         for sweep_id in claimed:
-            store.release(sweep_id, me)
+            # A store that cannot let go now (locked, full) must not hide why we are here;
+            # the claim is this process's and ends with it (`host.is_alive`).
+            with contextlib.suppress(QuadscopeError):
+                store.release(sweep_id, me)
     return stored, waiting
 
 
