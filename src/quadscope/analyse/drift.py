@@ -15,8 +15,9 @@ true k (calibration: 47% coverage). Within a size, runs measured at different
 times carry the drift and nothing else, so the drift is the within-size
 regression of log value on run order: log v = μ(size) + δ·t. It is
 identifiable only where a size was measured at separate times (the rounds of
-a fixed sweep, adaptive mode's later repeats at earlier sizes); a sweep whose
-every size ran in one burst gives no estimate, and nothing is changed.
+a fixed sweep, adaptive mode's later repeats at earlier sizes): a size's
+consecutive runs count as one point, their median (`_bursts`), so a sweep
+whose every size ran in one burst gives no estimate, and nothing is changed.
 Robust to one wild run: a first estimate is the median of pairwise slopes
 (`_robust_slope`), and runs whose residual about it is beyond OUTLIER_MADS
 median absolute deviations are left out of the least-squares one.
