@@ -434,3 +434,19 @@ def test_large_counts_keep_a_unit_and_never_read_as_an_exponent_of_one() -> None
     assert fmt_count(999_700) == "1M"
     assert fmt_count(1020) == "1.02k"
     assert fmt_count(4e20) == "4e+20"
+
+
+def test_demo_wide_bracket_without_an_exponent_reads_as_a_sentence() -> None:
+    """A bracket up to cⁱ has no k to quote: "grows (anything from 1 to cⁱ fits)", not
+    "grows (; anything …" as a loaded machine's story 1 once printed."""
+    from dataclasses import replace
+
+    from quadscope.analyse.fitting import fit_metric
+    from quadscope.classes import INCONCLUSIVE
+    from quadscope.commands.demo import _grows
+
+    flat = fit_metric("wall_s", [1, 2, 4, 8, 16] * 2,
+                      [1, 1.1, 0.9, 1.3, 1.0, 1.05, 0.95, 1.2, 1.1, 0.9])
+    wide = replace(flat, cls=INCONCLUSIVE, at_least="1", at_most="c^n", exponent=4.0,
+                   exponent_ci=(0.5, 4.0))
+    assert _grows(wide, "i") == "grows (anything from 1 to cⁱ fits)"

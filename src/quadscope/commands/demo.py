@@ -115,11 +115,11 @@ def _grows(fit: Fit | None, size_word: str) -> str:
         # A wide bracket (√i … i², log i … cⁱ on a loaded machine) names no class: saying
         # "grows as log i … cⁱ" would read as a claim of exponential growth.
         fits = f"anything from {label(fit.at_least, size_word)} to {label(fit.at_most, size_word)} fits"
-        k_only = k.strip(" ()")
+        inside = "; ".join(filter(None, (k.strip(" ()"), fits)))
         if fit.exponent_ci is not None and fit.exponent_ci[0] > 0:
-            return f"grows ({k_only}; {fits})"
+            return f"grows ({inside})"
         where = "launches" if size_word == "i" else "sizes"
-        return f"has no class settled over these {where} ({fits}; {k_only})"
+        return f"has no class settled over these {where} ({inside})"
     if bracketed(fit):
         return f"grows as {bracket_text(fit, size_word)}{k}"
     return f"is not settled yet{k}"
