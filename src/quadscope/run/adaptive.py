@@ -24,8 +24,8 @@ user came with: "n or n log n: not quadratic") that no size could narrow for
 what the budget affords and at most DECIDE_SPEND times what the sweep has spent
 (or DECIDE_FLOOR of the budget, if more), or, over the constant's settling
 span, a bracket from "1" whose medians rise by at most the drift margin
-(`_flat`, `_level`), the same at two looks in a row (stopping at the first good-looking verdict is optional
-stopping, which inflates false confidence: Armitage, McPherson & Rowe,
+(`_flat`, `_level`), the same at two looks in a row (stopping at the first
+good-looking verdict is optional stopping, which inflates false confidence: Armitage, McPherson & Rowe,
 "Repeated significance tests on accumulating data", JRSS A 132, 1969). A flat
 verdict (such a bracket, or a settled "1") stops growth only once the sizes
 span FLAT_SPAN (or n reaches MAX_SIZE) or FLAT_SPEND of the budget is spent:
@@ -60,7 +60,8 @@ within the budget; the cap is never less than what the sweep has spent so far
 (between MIN_GROWTH_TIMEOUT_S and MAX_GROWTH_FLOOR_S), so a blind early step
 into an exponential costs at most as much as the sweep before it. A fit
 that names a size beyond those measured (`decide_n`; a change of regime with
-too few sizes above it names one too, see `_wants_larger`) keeps n growing towards it while affordable.
+too few sizes above it names one too, see `_wants_larger`) keeps n growing
+towards it while affordable.
 Where the verdicts are not yet reached and growth is over, it adds repeats at the
 sizes whose spread is widest (relative median absolute deviation), in a
 shuffled order, A and B alternating. Given earlier runs (a resumed sweep) it
@@ -560,7 +561,8 @@ class AdaptivePlan:
 
     def _worth_deciding(self, n: int) -> bool:
         """Growing to n, where a two-class bracket would settle, is affordable and costs at
-        most DECIDE_SPEND times what the sweep has spent so far."""
+        most DECIDE_SPEND times what the sweep has spent so far (or DECIDE_FLOOR of the
+        budget, if more)."""
         spent = (self._budget_s or 0.0) - self.remaining_s
         # Growing there by doubling costs about twice the last size: 1 + 1/2 + 1/4 + ….
         cost = 2 * self.repeat * len(self.variants) * estimate_wall_s(self.measured(), n)
