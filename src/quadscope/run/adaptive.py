@@ -25,16 +25,16 @@ what the budget affords and at most DECIDE_SPEND times what the sweep has spent
 (or DECIDE_FLOOR of the budget, if more), or, over the constant's settling
 span, a bracket from "1" whose medians rise by at most the drift margin
 (`_flat`, `_level`), the same at two looks in a row (stopping at the first
-good-looking verdict is optional stopping, which inflates false confidence: Armitage, McPherson & Rowe,
-"Repeated significance tests on accumulating data", JRSS A 132, 1969). A flat
+good-looking verdict is optional stopping, which inflates false confidence:
+Armitage, McPherson & Rowe, "Repeated significance tests on accumulating
+data", JRSS A 132, 1969). A flat
 verdict (such a bracket, or a settled "1") stops growth only once the sizes
 span FLAT_SPAN (or n reaches MAX_SIZE) or FLAT_SPEND of the budget is spent:
 growth hidden under a start-up cost shows only where the work outgrows it, and
 a flat cost makes every size as cheap as the first. A size at which every run
 fails (a non-zero exit, not a timeout) is the program's limit: growth ends
 there. A look fits with LOOK_BOOT bootstrap replicates; one that would stop
-the sweep is
-fitted again as the report fits it, and that fit decides. Looks cost real
+the sweep is fitted again as the report fits it, and that fit decides. Looks cost real
 time, read off the budget: one is skipped while the runs since the last have
 cost less than it did, at most MAX_SKIPPED_LOOKS steps in a row (`_look_due`).
 The second look comes from one more run at the widest-spread sizes, not from
