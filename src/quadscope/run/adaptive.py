@@ -443,12 +443,16 @@ class AdaptivePlan:
         done = sum(1 for r in self.history if r.variant == "A" and r.size_n == n0)
         yield from self._hand_over([PlannedRun(v, n0, done) for v in self.variants])
 
+    @property
+    def spent_s(self) -> float:
+        """What the sweep has spent of its budget so far (runs, looks and harness)."""
+        return (self._budget_s or 0.0) - self.remaining_s
+
     def growth_cap_s(self, n: int) -> float | None:
         """How long a run at a new size n may take before it counts as not finishing."""
         if not self.measured():
             return None
-        spent = (self._budget_s or 0.0) - self.remaining_s
-        floor = min(max(spent, MIN_GROWTH_TIMEOUT_S), MAX_GROWTH_FLOOR_S)
+        floor = min(max(self.spent_s, MIN_GROWTH_TIMEOUT_S), MAX_GROWTH_FLOOR_S)
         return max(GROWTH_SLACK * estimate_wall_s(self.measured(), n), floor)
 
     def verdicts_confident(self, growing: bool) -> tuple[bool, int | None]:
@@ -526,7 +530,7 @@ class AdaptivePlan:
         sizes = self.sizes()
         budget = self._budget_s or 0.0
         return (bool(sizes) and sizes[-1] < min(MAX_SIZE, FLAT_SPAN * max(sizes[0], 1))
-                and budget - self.remaining_s < FLAT_SPEND * budget)
+                and self.spent_s < FLAT_SPEND * budget)
 
     def _look_due(self) -> bool:
         """Whether a look is worth its cost after this growth step.
@@ -563,10 +567,9 @@ class AdaptivePlan:
         """Growing to n, where a two-class bracket would settle, is affordable and costs at
         most DECIDE_SPEND times what the sweep has spent so far (or DECIDE_FLOOR of the
         budget, if more)."""
-        spent = (self._budget_s or 0.0) - self.remaining_s
         # Growing there by doubling costs about twice the last size: 1 + 1/2 + 1/4 + ….
         cost = 2 * self.repeat * len(self.variants) * estimate_wall_s(self.measured(), n)
-        allowed = max(DECIDE_SPEND * spent, DECIDE_FLOOR * (self._budget_s or 0.0))
+        allowed = max(DECIDE_SPEND * self.spent_s, DECIDE_FLOOR * (self._budget_s or 0.0))
         return self.affordable(n) and cost <= allowed
 
     def _wants_larger(self, fit: Fit) -> bool:
