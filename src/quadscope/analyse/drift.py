@@ -6,7 +6,7 @@ error) of log value per run, or None when the runs cannot show one;
 `without_drift(values, δ)` takes it out (multiplicatively, to the first
 run's level), and `detrend` does both. Pure numpy; fitting calls it for times
 only (counts of events do not drift), and carries the standard error into
-the interval of the exponent k (`fitting._drift_k_error`).
+the interval of the exponent k (`fitting._DriftError.k_error`).
 
 Why: an adaptive sweep measures its sizes in increasing order, so a machine
 that slows by 10% over the sweep makes the largest sizes 10% dearer and tilts
