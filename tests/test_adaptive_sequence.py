@@ -2,7 +2,8 @@
 
 The sequences in tests/fixtures/adaptive/runs.json were recorded from the
 adaptive loop as it was before it became a plan handing the runner batches;
-any change to what the adaptive sweep decides shows up here as a diff.
+any change to what the adaptive sweep decides shows up here as a diff (sizes,
+counts and order exactly; timeouts and start times within `approx`'s tolerance).
 Set QUADSCOPE_UPDATE_SNAPSHOTS=1 to re-record them (and read the diff).
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 from tests.conftest import cost_model
 
+from approx import same
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor, SerialExecutor
 from quadscope.model import Measurement
@@ -121,7 +123,7 @@ def test_adaptive_runs_match_the_recorded_sequence(name: str, tmp_path: Path) ->
     if os.environ.get("QUADSCOPE_UPDATE_SNAPSHOTS"):
         recorded[name] = got
         FIXTURE.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
-    assert got == recorded[name]
+    same(got, recorded[name], name)
 
 
 def test_steep_growth_gets_its_sizes_within_the_budget(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """The whole pipeline under a fake executor, pinned as a snapshot (as hyperfine's scheduler test is).
 
 plan -> runs (FakeExecutor, FakeClock) -> store -> fits -> analysis -> JSON and
-terminal renderers. Every output byte is compared with `tests/snapshots/`, so a
-change anywhere in the chain shows up here as a readable diff. After a change
+terminal renderers. Every output is compared with `tests/snapshots/` (words,
+classes and counts exactly, floats within `approx`'s stated tolerance, so
+another CPU or numpy release passes), so a change anywhere in the chain shows
+up here. After a change
 that is meant to alter the output, regenerate with
 `QUADSCOPE_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_pipeline_snapshot.py`
 and read the diff before committing it.
@@ -10,6 +12,7 @@ and read the diff before committing it.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from approx import same, same_text
 from quadscope.analyse.analysis import analyse
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
@@ -52,7 +56,10 @@ def _check(name: str, text: str) -> None:
     if os.environ.get("QUADSCOPE_UPDATE_SNAPSHOTS"):
         path.write_text(text)
     assert path.exists(), f"no snapshot {path}: run with QUADSCOPE_UPDATE_SNAPSHOTS=1 once"
-    assert text == path.read_text()
+    if name.endswith(".json"):
+        same(json.loads(text), json.loads(path.read_text()), name)
+    else:
+        same_text(text, path.read_text(), name)
 
 
 def _text(out: bytes | Mapping[str, bytes]) -> str:

@@ -31,6 +31,7 @@ from quadscope.model import Fit
 # scipy would then load to build the parser): at its edge it only says "at least".
 K_EDGE = 4.0
 TIME_METRICS = ("wall_s", "cpu_s")
+_TIE = 1e-6  # relative: two intervals this close in width are the same width
 # What a person calls each metric; the others go by their names.
 _WORDS = {
     "wall_s": "wall time",
@@ -161,7 +162,9 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
     agree = cpu.cls == wall.cls or (
         bracketed(wall) and REGISTRY.index(wall.at_least) <= REGISTRY.index(cpu.cls)
         <= REGISTRY.index(wall.at_most))
-    noisier = not wall.confident or _spread(wall) > _spread(cpu)
+    # A tie (CPU time equal to wall time up to rounding) keeps wall time on every machine:
+    # rounding differs between CPUs and numpy builds, and must not pick the headline.
+    noisier = not wall.confident or _spread(wall) > _spread(cpu) * (1 + _TIE)
     return cpu if agree and noisier else wall
 
 
