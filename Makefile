@@ -1,7 +1,7 @@
 # `make demo` and `make test` are the two commands in the README: each sets up first.
 PY := .venv/bin/python
 
-.PHONY: setup demo test bench lint
+.PHONY: setup demo test test-fast bench lint
 setup:
 	@scripts/setup
 
@@ -10,6 +10,10 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# Every unit test, on fakes: no real process, server, cluster or browser (tests/conftest.py guards it).
+test-fast: setup
+	$(PY) -m pytest -q -m "not slow"
 
 bench: setup
 	$(PY) bench/run_all.py

@@ -106,3 +106,51 @@ def browser() -> Iterator[Any]:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# The fast tier (`make test-fast`, `pytest -m "not slow"`) is every test that runs on fakes.
+# A test that starts a real process, server, cluster or browser carries `slow`; the guard
+# below makes that a rule rather than a habit: an unmarked test that spawns a process fails.
+_SLOW_MARKS = ("slow", "integration", "browser")
+_SLOW_FIXTURES = ("pg_server", "browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """integration, browser, and any test on a real server or browser, are slow too."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        param = getattr(getattr(item, "callspec", None), "params", {}).get("store_location")
+        if (any(item.get_closest_marker(m) for m in _SLOW_MARKS[1:])
+                or any(f in names for f in _SLOW_FIXTURES) or param == "postgresql"):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _fast_tests_start_no_process(request: pytest.FixtureRequest,
+                                 monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A test without the `slow` marker that starts a process fails, naming what it started."""
+    if request.node.get_closest_marker("slow"):
+        yield
+        return
+    import os
+    import subprocess
+
+    started: list[str] = []
+    popen_child = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+    def record(what: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def spawn(*args: Any, **kwargs: Any) -> Any:
+            argv = args[1] if what == "Popen" and len(args) > 1 else ()
+            # matplotlib asks fontconfig once, building its font cache: not the test's process.
+            if not (isinstance(argv, list | tuple) and argv[:1] == ["fc-list"]):
+                started.append(repr(argv)[:120] if argv else what)
+            return real(*args, **kwargs)
+        return spawn
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", record("Popen", popen_child))
+    for name in ("posix_spawn", "posix_spawnp", "fork"):
+        monkeypatch.setattr(os, name, record(f"os.{name}", getattr(os, name)))
+    yield
+    if started:
+        pytest.fail(f"this test starts a process ({started[0]}): mark it @pytest.mark.slow "
+                    "(the fast tier runs on fakes)", pytrace=False)

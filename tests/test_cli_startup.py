@@ -25,6 +25,7 @@ print(json.dumps({"code": code, "loaded": sorted(
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["run", "--help"],
                                   ["history", "--help"], ["doctor", "--help"]])
+@pytest.mark.slow
 def test_help_and_version_import_neither_scipy_nor_matplotlib(argv: list[str]) -> None:
     """Building the parser (in a fresh interpreter) leaves scipy, matplotlib, rich and ray unloaded."""
     env = {**os.environ, "PYTHONPATH": SRC}

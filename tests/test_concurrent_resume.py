@@ -100,6 +100,7 @@ def test_resume_of_a_sweep_whose_process_died(store: Store, clock: FakeClock) ->
     assert store.claim(sweep.id, Owner(pid=1, host="x"), alive=lambda o: True) is None
 
 
+@pytest.mark.slow
 def test_a_killed_owner_not_yet_reaped_is_gone() -> None:
     """kill -9 in a container whose init reaps nothing leaves a zombie: not the owner, so
     `--resume` goes on (it refused, naming the dead pid, before)."""

@@ -30,6 +30,7 @@ def launcher() -> None:
 
 @pytest.mark.parametrize(("signum", "seed", "code"), CASES,
                          ids=[signal.Signals(s).name for s, _, _ in CASES])
+@pytest.mark.slow
 def test_signal_then_resume_loses_nothing_and_leaves_nothing(
         signum: int, seed: int, code: int, tmp_path: Path) -> None:
     """Each signal mid-sweep: its exit code, then a resume to all 41 runs: none lost, twice or left."""
@@ -41,6 +42,7 @@ def test_signal_then_resume_loses_nothing_and_leaves_nothing(
     assert (out.runs_lost, out.duplicates, out.runs_after) == (0, 0, TOTAL_RUNS), out.stderr
 
 
+@pytest.mark.slow
 def test_stop_sentence_names_the_signal_and_the_resume(tmp_path: Path) -> None:
     """SIGTERM's one sentence names the signal, the sweep and the command that continues it."""
     out = fault_cycle(signal.SIGTERM, 5, tmp_path)

@@ -238,6 +238,7 @@ def test_an_address_that_does_not_answer_is_one_sentence(
     assert time.monotonic() - t0 < 20
 
 
+@pytest.mark.slow
 def test_a_port_that_is_not_ray_gives_one_line_not_rays_retries() -> None:
     """A listening non-Ray port: one sentence on stderr naming the log of Ray's own messages."""
     with socket.socket() as s:

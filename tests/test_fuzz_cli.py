@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bad_inputs import make_sandbox
 from fuzz_argv import fuzz
 
@@ -11,6 +13,7 @@ FUZZ_COUNT = 5000
 FUZZ_SEED = 20260412
 
 
+@pytest.mark.slow
 def test_fuzzed_argv_never_reach_the_crash_handler(tmp_path: Path) -> None:
     """Every one of 5,000 seeded random argv ends in a sentence or a clean exit, none in exit 70."""
     result = fuzz(FUZZ_COUNT, FUZZ_SEED, make_sandbox(tmp_path))
@@ -18,6 +21,7 @@ def test_fuzzed_argv_never_reach_the_crash_handler(tmp_path: Path) -> None:
     assert [(argv, err.strip()[:300]) for argv, err in result.crashes[:5]] == []
 
 
+@pytest.mark.slow
 def test_the_fuzz_explores_more_than_refusals(tmp_path: Path) -> None:
     """The fuzz reaches successes and the measuring stop too, not only usage errors."""
     result = fuzz(400, FUZZ_SEED, make_sandbox(tmp_path))

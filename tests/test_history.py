@@ -93,6 +93,7 @@ def _cost(repo: Path, rng: random.Random):  # type: ignore[no-untyped-def]
     return cost
 
 
+@pytest.mark.slow
 def test_history_marks_linear_quadratic_linear_commits(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Commits making a function linear, quadratic, linear: both changes marked, nothing else."""

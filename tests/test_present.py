@@ -301,6 +301,7 @@ def _store_sweep(db: str, name: str, power: float) -> None:
             store.add_run(dataclasses.replace(r, sweep_id=sweep.id))
 
 
+@pytest.mark.slow
 def test_compare_constant_against_quadratic_gates_and_json_goes_to_stdout(tmp_path: Path) -> None:
     """`compare --fail-on class --json -` exits 8 and stdout is exactly the JSON document."""
     db = str(tmp_path / "r.db")
@@ -315,6 +316,7 @@ def test_compare_constant_against_quadratic_gates_and_json_goes_to_stdout(tmp_pa
     assert "gate fail" in proc.stderr
 
 
+@pytest.mark.slow
 def test_list_shows_a_hostile_name_escaped(tmp_path: Path) -> None:
     """`quadscope list` prints an ESC sequence in a name as text, never raw."""
     db = str(tmp_path / "r.db")

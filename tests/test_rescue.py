@@ -73,6 +73,7 @@ def _tags(location: Path, seqs: range, made: float = 0.0) -> list[str]:
             for seq in seqs]
 
 
+@pytest.mark.slow
 def test_ingest_stores_the_runs_the_store_lacks_and_removes_the_files(tmp_path: Path) -> None:
     """Replies 3..5 of 5 are rescued; runs 0..3 are stored already: runs 4 and 5 are added,
     each in its place, with what its reply measured."""
@@ -88,6 +89,7 @@ def test_ingest_stores_the_runs_the_store_lacks_and_removes_the_files(tmp_path: 
     assert not list(rescue.iterdir())
 
 
+@pytest.mark.slow
 def test_ingest_leaves_what_is_not_its_own(tmp_path: Path) -> None:
     """Another store's runs wait for that store; a live quadscope's runs are its own."""
     db, rescue = tmp_path / "r.db", tmp_path / "rescue"
@@ -99,6 +101,7 @@ def test_ingest_leaves_what_is_not_its_own(tmp_path: Path) -> None:
     assert len(list(rescue.iterdir())) == 4
 
 
+@pytest.mark.slow
 def test_damaged_files_are_skipped_and_stale_manifests_removed(tmp_path: Path) -> None:
     db, rescue = tmp_path / "r.db", tmp_path / "rescue"
     rescue.mkdir()
@@ -121,6 +124,7 @@ def launcher_path() -> str:
         pytest.skip(f"no C launcher to test: {e}")
 
 
+@pytest.mark.slow
 def test_a_launcher_closed_with_its_goodbye_leaves_nothing(launcher_path: str,
                                                          tmp_path: Path) -> None:
     """300 tagged runs: the manifest keeps the last ones and goes, with no rescue, at close."""
@@ -137,6 +141,7 @@ def test_a_launcher_closed_with_its_goodbye_leaves_nothing(launcher_path: str,
     assert not list(rescue.iterdir())
 
 
+@pytest.mark.slow
 def test_a_launcher_left_without_a_goodbye_writes_its_last_replies(launcher_path: str,
                                                                  tmp_path: Path) -> None:
     """Its request pipe closed without "bye" (quadscope died): the last replies are kept,
@@ -154,6 +159,7 @@ def test_a_launcher_left_without_a_goodbye_writes_its_last_replies(launcher_path
     assert all(r.stderr_tail == "err\n" for r in replies)
 
 
+@pytest.mark.slow
 def test_an_unwritable_rescue_directory_never_fails_the_runs(launcher_path: str,
                                                             tmp_path: Path) -> None:
     """The rescue is a bonus: where its directory cannot be made, runs go on without it."""
@@ -165,6 +171,7 @@ def test_an_unwritable_rescue_directory_never_fails_the_runs(launcher_path: str,
     launcher.close()
 
 
+@pytest.mark.slow
 def test_a_store_made_anew_gets_none_of_the_old_sweeps_runs(tmp_path: Path) -> None:
     """The rescue names its sweep by id and creation time: a store deleted and made again
     after the kill, whose sweep 1 is another, is left as it is, and nothing fails."""
@@ -176,6 +183,7 @@ def test_a_store_made_anew_gets_none_of_the_old_sweeps_runs(tmp_path: Path) -> N
         assert store.runs(1) == []
 
 
+@pytest.mark.slow
 def test_the_manifest_keeps_each_tags_own_index_across_untagged_runs(
         launcher_path: str, tmp_path: Path) -> None:
     """Untagged runs between batches leave gaps in the numbering; trimmed, the manifest
@@ -212,6 +220,7 @@ class _RacedStore:
         self._store.add_run(run)
 
 
+@pytest.mark.slow
 def test_two_quadscopes_ingesting_one_rescue_store_each_run_once(tmp_path: Path) -> None:
     """The run the other process stored first is refused at the commit, inside ingest:
     the command goes on, the files stay until an ingest finds every run stored."""
@@ -227,6 +236,7 @@ def test_two_quadscopes_ingesting_one_rescue_store_each_run_once(tmp_path: Path)
     assert not list(rescue.iterdir())
 
 
+@pytest.mark.slow
 def test_runs_of_a_sweep_another_live_process_runs_wait_for_it(tmp_path: Path) -> None:
     """A live `--resume` owns its sweep's next seqs: rescued runs of that sweep wait (the
     files stay) until it has ended, and are then stored where its runs left room."""

@@ -36,6 +36,7 @@ def _start(*argv: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], []])
+@pytest.mark.slow
 def test_help_and_version_import_no_heavy_library(argv: list[str]) -> None:
     """`quadscope --help`, `--version` and a bare `quadscope` import no numpy, scipy, etc."""
     got = _start(*argv)
@@ -45,6 +46,7 @@ def test_help_and_version_import_no_heavy_library(argv: list[str]) -> None:
                                                                          "quadscope.errors"]
 
 
+@pytest.mark.slow
 def test_top_level_help_lists_every_command() -> None:
     """The light `--help` still lists every sub-command with its line of help."""
     from quadscope.cli import COMMANDS
@@ -57,6 +59,7 @@ def test_top_level_help_lists_every_command() -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "show", "report", "doctor", "history"])
+@pytest.mark.slow
 def test_a_command_help_builds_its_options_without_numpy(command: str) -> None:
     """`quadscope CMD --help` loads that command's options, and still no numpy or scipy."""
     got = _start(command, "--help")

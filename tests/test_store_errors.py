@@ -133,6 +133,7 @@ def readonly_tree(tmp_path: Path) -> Iterator[Path]:
         folder.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_read_only_store_reads_and_refuses_writes(readonly_tree: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """On a read-only store, list/show/export work; run is one sentence (exit 4), nothing made."""

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import quadscope
 from quadscope.store import SqliteStore
 from quadscope.store.journal import RunJournal, replay_orphans
@@ -15,6 +17,8 @@ from test_store import make_run, make_sweep
 _CHILD = """
 import os, signal, sys
 from pathlib import Path
+
+import pytest
 from quadscope.store import SqliteStore
 from test_store import make_run, make_sweep
 
@@ -30,6 +34,7 @@ def _journals(db: Path) -> list[str]:
     return sorted(p.name for p in db.parent.iterdir() if "-runs-" in p.name)
 
 
+@pytest.mark.slow
 def test_runs_journaled_by_a_killed_writer_are_replayed_by_the_next_reader(tmp_path: Path) -> None:
     """Five runs added and never committed before kill -9 are all read back by `for_reading`."""
     db = tmp_path / "results.db"
