@@ -141,8 +141,9 @@ def _fast_tests_start_no_process(request: pytest.FixtureRequest,
     def record(what: str, real: Callable[..., Any]) -> Callable[..., Any]:
         def spawn(*args: Any, **kwargs: Any) -> Any:
             argv = args[1] if what == "Popen" and len(args) > 1 else ()
-            # matplotlib asks fontconfig once, building its font cache: not the test's process.
-            if not (isinstance(argv, list | tuple) and argv[:1] == ["fc-list"]):
+            # Libraries' one-time questions are not the test's processes: matplotlib asks
+            # fontconfig once for its font cache, platform.processor() asks uname once.
+            if not (isinstance(argv, list | tuple) and list(argv[:1]) in (["fc-list"], ["uname"])):
                 started.append(repr(argv)[:120] if argv else what)
             return real(*args, **kwargs)
         return spawn

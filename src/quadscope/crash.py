@@ -21,10 +21,13 @@ from quadscope import __version__
 
 
 def crash_dirs() -> list[Path]:
-    """Where crash files go, best first."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return [Path(cache) / "quadscope" / "crashes",
-            Path(tempfile.gettempdir()) / "quadscope-crashes"]
+    """Where crash files go, best first (the temporary folder alone when there is no home)."""
+    fallback = Path(tempfile.gettempdir()) / "quadscope-crashes"
+    try:
+        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    except RuntimeError:  # Path.home() without $HOME and no passwd entry: still save the crash
+        return [fallback]
+    return [Path(cache) / "quadscope" / "crashes", fallback]
 
 
 def save_traceback(exc: BaseException, argv: Sequence[str]) -> Path | None:
@@ -38,6 +41,6 @@ def save_traceback(exc: BaseException, argv: Sequence[str]) -> Path | None:
             path = folder / f"crash-{stamp}-{os.getpid()}.txt"
             path.write_text(text, encoding="utf-8", errors="backslashreplace")
             return path
-        except (OSError, RuntimeError):  # RuntimeError: Path.home() without a home
+        except OSError:
             continue
     return None
