@@ -23,9 +23,9 @@ from pathlib import Path
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.classes import INCONCLUSIVE
 from quadscope.measure.clock import SystemClock
+from quadscope.measure.counters import NoCounters
 from quadscope.measure.host import host_info
 from quadscope.measure.launcher import ProcessExecutor
-from quadscope.measure.meters import NoCounters
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 from quadscope.store import SqliteStore, Store

@@ -34,9 +34,9 @@ from common import log, machine, scratch_store, table
 from quadscope.analyse.analysis import analyse
 from quadscope.classes import INCONCLUSIVE
 from quadscope.measure.clock import SystemClock
-from quadscope.measure.detect import choose_measuring
+from quadscope.measure.counters import NoCounters
 from quadscope.measure.launcher import Executor, ProcessExecutor
-from quadscope.measure.meters import NoCounters
+from quadscope.meters import choose_measuring
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store

@@ -57,8 +57,9 @@ from common import log, scratch_store, table
 from overhead_split import Split, split_rounds
 
 from quadscope.measure.clock import SystemClock
-from quadscope.measure.detect import choose_measuring, detect_counters
+from quadscope.measure.detect import detect_counters
 from quadscope.measure.launcher import Executor
+from quadscope.meters import choose_measuring
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 

@@ -291,7 +291,7 @@ class Stopped(QuadscopeError):
 
 
 # Commands import these where used (so `quadscope --help` stays cheap): patch the source.
-MEASURING = ("quadscope.measure.detect.choose_measuring",
+MEASURING = ("quadscope.meters.choose_measuring",
              "quadscope.doctor.runner.run_doctor",
              "quadscope.commands.doctor._tools",
              "quadscope.profile.driver.choose_sampler",

@@ -1,4 +1,4 @@
-"""Tests for quadscope.measure.meters and .detect: perf's CSV, the note, the backends."""
+"""Tests for quadscope.measure.counters and .detect: perf's CSV, the note, the backends."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import errno
 
 import pytest
 
-from quadscope.measure.detect import counters_note, detect_counters
-from quadscope.measure.meters import (
+from quadscope.measure.counters import (
     EVENT_CODES,
     EVENTS,
     NoCounters,
@@ -16,6 +15,7 @@ from quadscope.measure.meters import (
     missing_events,
     parse_perf_csv,
 )
+from quadscope.measure.detect import counters_note, detect_counters
 
 
 def counts(

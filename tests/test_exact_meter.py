@@ -92,7 +92,8 @@ def _run(n: int, repeat: int, count: int | None, warmup: bool = False) -> Run:
 
 def test_agreeing_plan_stops_repeating_sizes_whose_two_counts_agree() -> None:
     """First warm-ups and two rounds; then third repeats only where the two counts differ."""
-    plan = AgreeingPlan(tuple(plan_runs([10, 20, 40], repeat=3, warmup=1, seed=0)), None)
+    plan = AgreeingPlan(tuple(plan_runs([10, 20, 40], repeat=3, warmup=1, seed=0)), None,
+                        metric="instructions")
     first = plan.next_batch((), None)
     assert first is not None
     assert {(s.run.size_n, s.run.repeat, s.run.warmup) for s in first} == {

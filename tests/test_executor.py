@@ -14,6 +14,7 @@ import pytest
 
 from quadscope.errors import ProgramError
 from quadscope.measure.clock import FakeClock
+from quadscope.measure.counters import NoCounters
 from quadscope.measure.detect import detect_counters
 from quadscope.measure.launcher import (
     FakeExecutor,
@@ -22,7 +23,6 @@ from quadscope.measure.launcher import (
     resolve_program,
     rusage_values,
 )
-from quadscope.measure.meters import NoCounters
 from quadscope.model import Measurement
 
 MiB = 1024 * 1024

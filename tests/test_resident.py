@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from quadscope.errors import ProgramError
+from quadscope.measure.counters import NoCounters, PerfEventCounters, parse_perf_csv
 from quadscope.measure.detect import detect_counters
 from quadscope.measure.launcher import Job, ProcessExecutor
-from quadscope.measure.meters import NoCounters, PerfEventCounters, parse_perf_csv
 from quadscope.measure.resident import (
     Reply,
     Request,

@@ -62,7 +62,7 @@ def test_resume_chooses_the_executor_with_the_stored_fork(
         seen.update(kwargs)
         raise _Chosen
 
-    monkeypatch.setattr("quadscope.measure.detect.choose_measuring", choose)
+    monkeypatch.setattr("quadscope.meters.choose_measuring", choose)
     assert main(["run", "--db", str(db), "--resume", str(sweep.id)]) == _Chosen.exit_code
     assert seen["fork"] is fork
 

@@ -23,8 +23,10 @@ that pytest reports as skipped). Every message holds the gate's sentence,
 the verdict, the exponent with its 95% interval, the sizes measured and the
 report's path. Its database is `db=`, else `$QUADSCOPE_DB` when set, else a
 temporary one deleted afterwards: nothing is written into the working
-directory. Time is measured as `quadscope run` measures it (hardware counters
-for a command where perf works); Valgrind runs only when `meter="instructions"`.
+directory. Both go through the session `quadscope run` uses (`run.session`):
+the meter registry picks the executor (hardware counters for a command where
+perf works; Valgrind only for `meter="instructions"` where the CPU cannot
+count), and the sweep records the same host facts and skew checks.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from quadscope.analyse.analysis import Analysis
-from quadscope.measure.launcher import Executor
-from quadscope.measure.pyfunc import PREFIX, FunctionExecutor
+from quadscope.measure.pyfunc import PREFIX
+from quadscope.meters import Measuring
 from quadscope.run.spec import SweepSpec
 
 DEFAULT_BUDGET_S = 10.0  # an adaptive sweep's budget in a test suite: long enough for 4+ sizes
@@ -59,11 +61,10 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
     from quadscope.store import as_location
 
     label = function_label(func)
-    executor, counters = _function_executor(func, setup, label=label, fork=fork, meter=meter)
     spec = SweepSpec(command=(label, "{n}"), name=name or label, sizes=tuple(sizes),
                      repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
-                     seed=seed, meter=meter)
-    return _sweep(spec, executor, counters, "", as_location(db))
+                     seed=seed, meter=meter, fork=fork)
+    return _sweep(spec, _function_measuring(spec, func, setup), as_location(db))
 
 
 def function_label(func: Callable[..., Any]) -> str:
@@ -71,34 +72,24 @@ def function_label(func: Callable[..., Any]) -> str:
     return f"{PREFIX}{getattr(func, '__module__', '?')}:{getattr(func, '__qualname__', func)}"
 
 
-def _function_executor(func: Callable[[Any], Any], setup: Callable[[int], Any] | None, *,
-                       label: str, fork: bool, meter: str) -> tuple[Executor, str]:
-    executor: Executor = FunctionExecutor({label: func}, setup=setup, fork=fork)
-    if meter != "instructions":
-        return executor, "rusage"
-    from quadscope.measure.exact import Callgrind, InstructionMeter, find_valgrind
-    from quadscope.measure.launcher import ProcessExecutor
-    from quadscope.measure.pycount import count_command, importable_ref
+def _function_measuring(spec: SweepSpec, func: Callable[[Any], Any],
+                        setup: Callable[[int], Any] | None) -> Measuring:
+    """The spec's meter measuring the function object itself (it need not be importable by name)."""
+    from quadscope.meters import choose_measuring
 
-    command = count_command(importable_ref(func),
-                            importable_ref(setup) if setup is not None else "")
-    return InstructionMeter(executor, ProcessExecutor(), Callgrind(find_valgrind()),
-                            command=command), "valgrind"
+    return choose_measuring(spec.command, meter=spec.meter, fork=spec.fork, function=func,
+                            setup=setup)
 
 
-def _sweep(spec: SweepSpec, executor: Executor, counters: str, note: str, db: Path | str) -> Analysis:
+def _sweep(spec: SweepSpec, measuring: Measuring, db: Path | str) -> Analysis:
     from quadscope.analyse.analysis import analyse
     from quadscope.measure.clock import SystemClock
-    from quadscope.measure.host import host_info
-    from quadscope.measure.provenance import collect_provenance
-    from quadscope.run.runner import run_sweep
+    from quadscope.run import session
     from quadscope.store import open_store
 
     with open_store(db) as store:
-        host = host_info()
-        sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
-                          counters=counters, counters_note=note, host=host,
-                          provenance=collect_provenance(host=host))
+        sweep = session.start(spec, store=store, clock=SystemClock(),
+                              machine=session.Machine.real(), measuring=measuring)
         return analyse(sweep, store.runs(sweep.id))
 
 
@@ -157,8 +148,8 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     """
     from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, GateOutcome, judge
     from quadscope.analyse.headline import time_fit
-    from quadscope.measure.detect import choose_measuring
     from quadscope.model import METRICS
+    from quadscope.run.session import choose
     from quadscope.store import DB_ENV_VAR, as_location
 
     if undecided not in ("fail", "pass", "skip"):
@@ -166,24 +157,23 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     if metric is not None and metric not in METRICS:
         raise ValueError(f"metric={metric!r} is not a metric; use one of " + ", ".join(METRICS))
     mode = "sizes" if sizes is not None else "adaptive"
-    command: tuple[str, ...]
     if callable(target):
         label = function_label(target)
-        executor, counters = _function_executor(target, setup, label=label, fork=False,
-                                                meter=meter)
-        command, note = (label, "{n}"), ""
+        spec = SweepSpec(command=(label, "{n}"), name=name or label, mode=mode,
+                         sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
+                         budget_s=budget_s, meter=meter)
+        measuring = _function_measuring(spec, target, setup)
     else:
         if setup is not None:
             raise ValueError("setup= applies to a function; a command reads {n} itself")
         command = tuple(target)
-        measuring = choose_measuring(command, meter=meter)
-        executor, counters, note = measuring.executor, measuring.counters, measuring.note
-    spec = SweepSpec(command=command, name=name or command[0], mode=mode,
-                     sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
-                     budget_s=budget_s, meter=meter)
+        spec = SweepSpec(command=command, name=name or command[0], mode=mode,
+                         sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
+                         budget_s=budget_s, meter=meter)
+        measuring = choose(spec)
     with tempfile.TemporaryDirectory(prefix="quadscope-db-") as scratch:
         configured = as_location(db) if db or os.environ.get(DB_ENV_VAR) else None
-        analysis = _sweep(spec, executor, counters, note, configured or Path(scratch) / "results.db")
+        analysis = _sweep(spec, measuring, configured or Path(scratch) / "results.db")
     fits = analysis.fits.get("A", {})
     fit = time_fit(fits) if metric is None else fits.get(metric)
     size_word = analysis.size_word

@@ -38,6 +38,7 @@ from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
 from quadscope.measure.system import advice_from_host
+from quadscope.meters import exact_metric
 from quadscope.model import (
     METRICS,
     SCHEMA_VERSION,
@@ -276,8 +277,8 @@ def analyse(
         f, cached = memory_bound(f, good, sweep.host)
         n.extend(cached)
         fits[variant] = f
-        if sweep.meter == "instructions" and (
-                outgrows := time_outgrows_instructions(f, count_growth(good))):
+        if (counted := exact_metric(sweep.meter)) and (
+                outgrows := time_outgrows_instructions(f, count_growth(good, counted))):
             n.append(outgrows)
             if variant == "A":
                 extra_verdict = OUTGROWS_HEADLINE

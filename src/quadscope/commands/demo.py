@@ -1,7 +1,8 @@
 """`quadscope demo`: two built-in before/after stories, measured live on this machine.
 
 Contract: builds the built-in C workloads it needs (a C compiler is the only
-requirement), runs two A/B sweeps through the same `run_sweep` → `analyse` →
+requirement), runs two A/B sweeps through the same session (`run.session`:
+host facts and skew checks recorded, the time meter's executor) → `analyse` →
 terminal renderer path as `quadscope run`, stores both in the results database
 (so `quadscope list` and `show` see them) and prints, after each report, what
 the fits say in one sentence. Nothing is claimed that was not measured: the
@@ -79,19 +80,14 @@ def _sweep(spec: SweepSpec, store: Store, no_perf: bool) -> Analysis:
     from quadscope.analyse.analysis import analyse
     from quadscope.commands.run import RichProgress  # the same progress bar as `quadscope run`
     from quadscope.measure.clock import SystemClock
-    from quadscope.measure.detect import choose_measuring
-    from quadscope.measure.host import host_info
-    from quadscope.measure.provenance import collect_provenance
-    from quadscope.run.runner import run_sweep
+    from quadscope.run import session
 
-    measuring = choose_measuring(no_perf=no_perf)
-    executor, counters, note = measuring.executor, measuring.counters, measuring.note
+    measuring = session.choose(spec, no_perf=no_perf)
     progress = RichProgress()
-    host = host_info()
     try:
-        sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
-                          progress=progress, counters=counters, counters_note=note,
-                          host=host, provenance=collect_provenance(host=host))
+        sweep = session.start(spec, store=store, clock=SystemClock(),
+                              machine=session.Machine.real(), measuring=measuring,
+                              progress=progress)
     finally:
         progress.stop()
     return analyse(sweep, store.runs(sweep.id))

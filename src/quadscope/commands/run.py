@@ -1,6 +1,7 @@
 """`quadscope run`: sweep a command over n (or over launches), store every run, fit, report.
 
-Contract: options -> spec -> sweep (each run stored as it ends) -> analysis ->
+Contract: options -> spec -> session (`run.session`: host facts and skew
+warnings, the meter's executor, each run stored as it ends) -> analysis ->
 renderers, in that order. Ctrl-C stops the sweep, keeps what was measured and
 names the `--resume` command; bad input is one sentence and a non-zero exit.
 """
@@ -8,7 +9,6 @@ names the `--resume` command; bad input is one sentence and a non-zero exit.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import platform
 import shlex
@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from quadscope import meters
 from quadscope.analyse.ab_gate import add_fail_on_option, parse_fail_on
 from quadscope.analyse.gate import add_gate_option
 from quadscope.commands.common import (
@@ -31,11 +32,9 @@ from quadscope.commands.common import (
 )
 from quadscope.errors import GATE_FAILED_EXIT, Stopped, StoreError, UsageError
 from quadscope.fleet import add_fleet_options
-from quadscope.run.spec import METERS
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from quadscope.analyse.analysis import Analysis
-    from quadscope.measure.system import Check
     from quadscope.model import Run, Sweep
     from quadscope.profile.records import Attribution
     from quadscope.run.spec import SweepSpec
@@ -91,9 +90,9 @@ def register(sub: Any) -> None:
                    help="a shell command run before every run, untimed (e.g. drop caches)")
     r.add_argument("--cpu", metavar="LIST", default=None,
                    help="pin every run to these CPUs, e.g. 1 or 0,2-3")
-    r.add_argument("--meter", choices=METERS, default="time",
-                   help="instructions: also count retired instructions exactly (perf's "
-                        "instructions:u, else Valgrind); one run per size when two agree [time]")
+    r.add_argument("--meter", choices=meters.NAMES, default=meters.REGISTRY.default.name,
+                   help="; ".join(m.describe for m in meters.REGISTRY if m.describe)
+                        + f" [{meters.REGISTRY.default.name}]")
     r.add_argument("--fork", action="store_true",
                    help="python:MODULE:FUNC targets: one forked call per run instead of "
                         "calibrated in-process batches")
@@ -278,11 +277,8 @@ def run(args: argparse.Namespace) -> int:
     from quadscope.analyse.gate import parse_gates
     from quadscope.fleet import check_resume_here
     from quadscope.measure.clock import SystemClock
-    from quadscope.measure.detect import choose_measuring
-    from quadscope.measure.host import host_info
-    from quadscope.measure.provenance import collect_provenance
-    from quadscope.measure.system import STAT, FileReader, StealTime, cpu_times, host_facts, read_checks
-    from quadscope.run.runner import check_resumable, resume_sweep, run_sweep
+    from quadscope.run import session
+    from quadscope.run.runner import check_resumable
 
     if args.fleet:
         from quadscope.commands.fleet import run_fleet
@@ -299,38 +295,23 @@ def run(args: argparse.Namespace) -> int:
             sweep = store.get_sweep(args.resume)
             check_resumable(sweep)  # before choosing (and perhaps compiling) an executor
             check_resume_here(sweep, platform.node())
-            executor = choose_measuring(sweep.command, no_perf=sweep.counters != "perf",
-                                        meter=sweep.meter, fork=sweep.fork,
-                                        cpus=sweep.cpus).executor
+            measuring = session.measuring_to_resume(sweep)
             try:
-                sweep = resume_sweep(sweep, executor=executor, clock=SystemClock(), store=store,
-                                     progress=progress)
+                sweep = session.resume(sweep, store=store, clock=SystemClock(),
+                                       measuring=measuring, progress=progress)
             finally:
                 progress.stop()
         else:
             spec = build_spec(args)
-            measuring = choose_measuring(spec.command, no_perf=args.no_perf, meter=spec.meter,
-                                         fork=spec.fork, cpus=spec.cpus)
-            executor, counters, note = measuring.executor, measuring.counters, measuring.note
-            reader = FileReader()
-            checks = read_checks(reader)
-            warn_skews(checks)
-            stat_before = cpu_times(reader.read(STAT))
-            host = {**host_info(), **host_facts(checks)}
+            measuring = session.choose(spec, no_perf=args.no_perf)
+            machine = session.Machine.real()
+            facts = session.read_host(machine)
+            warn_skews(facts.advice)
             try:
-                sweep = run_sweep(spec, executor=executor, clock=SystemClock(), store=store,
-                                  progress=progress, counters=counters, counters_note=note,
-                                  host=host, provenance=collect_provenance(host=host))
+                sweep = session.start(spec, store=store, clock=SystemClock(), machine=machine,
+                                      measuring=measuring, facts=facts, progress=progress)
             finally:
                 progress.stop()
-            steal = StealTime.between(stat_before, cpu_times(reader.read(STAT)))
-            facts = {steal.key: steal.value} if steal is not None else {}
-            cleanup = getattr(executor, "cleanup", None)  # what no-orphans relied on
-            if cleanup:
-                facts["run_cleanup"] = cleanup
-            if facts:
-                sweep = dataclasses.replace(sweep, host={**sweep.host, **facts})
-                store.update_sweep(sweep)
     except KeyboardInterrupt as exc:
         sid = progress.sweep_id
         if isinstance(exc, Stopped):
@@ -355,11 +336,10 @@ def run(args: argparse.Namespace) -> int:
     return finish(args, analysis)
 
 
-def warn_skews(checks: Sequence[Check]) -> None:
+def warn_skews(advice: Sequence[str]) -> None:
     """Before a sweep: what on this machine will likely skew its timings, and the fix."""
-    for check in checks:
-        if (advice := check.advice()) is not None:
-            print(f"quadscope: warning: {advice}", file=sys.stderr)
+    for line in advice:
+        print(f"quadscope: warning: {line}", file=sys.stderr)
 
 
 def profile_after_sweep(args: argparse.Namespace, sweep: Sweep, store: Any) -> Attribution:

@@ -3,9 +3,11 @@
 Contract: `run_doctor(probes, quick=, budget_s=, store=, clock=, tools=,
 machine=)` runs each probe in turn: builds its C helpers (`cbuild.compile_c`,
 in parallel), links them into a scratch `{bin}` directory, runs each variant
-as an ordinary stored sweep (`sweep.run_sweep`, kind="doctor") through the
-given executors, fits the metrics the variant names with `fitting.fit_metric`
-over `analysis.metric_series` (the measured runs: no warm-up, no failure), and
+as an ordinary stored sweep (`run.session.start`, kind="doctor", recording
+the host facts and skew checks `quadscope run` records, read once per doctor
+run through `Tools.host`) through the given executors, fits the metrics the
+variant names with `fitting.fit_metric` over `analysis.metric_series` (the
+measured runs: no warm-up, no failure), and
 hands the fits and any numbers the helpers printed to the probe's pure
 `judge`. A setup command that prints a JSON line contributes it to the
 variant's numbers too. Each probe's sweeps
@@ -45,11 +47,10 @@ from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import FitRefusedError, QuadscopeError
 from quadscope.measure.cbuild import compile_c
 from quadscope.measure.clock import Clock
-from quadscope.measure.detect import choose_measuring
-from quadscope.measure.host import boot_flags
 from quadscope.measure.launcher import Executor, SerialExecutor
+from quadscope.meters import Measuring, choose_measuring
 from quadscope.model import Fit, Measurement, Run, Sweep
-from quadscope.run.runner import run_sweep
+from quadscope.run import session
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
@@ -110,6 +111,7 @@ class Tools:
     aux: Callable[[Sequence[str], float], str] = run_aux
     scratch_root: str | None = None  # where {bin} and {tmp} are made; None = system temp
     jobs: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    host: session.Machine = field(default_factory=session.Machine.real)  # the sweeps' host facts
 
 
 def default_tools(no_perf: bool) -> Tools:
@@ -168,14 +170,6 @@ def substitute_dirs(argv: Sequence[str], bin_dir: str, tmp_dir: str) -> tuple[st
     return tuple(a.replace("{bin}", bin_dir).replace("{tmp}", tmp_dir) for a in argv)
 
 
-def _host(machine: Mapping[str, Any]) -> dict[str, str]:
-    keys = ("kernel", "libc", "cpu", "cpus", "machine")
-    host = {k: str(machine[k])[:500] for k in keys if machine.get(k) not in (None, "")}
-    if flags := boot_flags(str(machine.get("cmdline") or "")):
-        host["boot_flags"] = flags
-    return host
-
-
 def _failure_reason(runs: Sequence[Run], stopped: bool) -> str:
     tried = [r for r in runs if not r.warmup]
     if not tried:
@@ -231,9 +225,11 @@ class _ProbeRun:
         clock: Clock,
         tools: Tools,
         machine: Mapping[str, Any],
+        facts: session.HostFacts,
         deadline: float,
     ) -> None:
         self.probe = probe
+        self.facts = facts
         self.plan = plan
         self.quick = quick
         self.store = store
@@ -341,15 +337,16 @@ class _ProbeRun:
         hook = _SweepId()
         stopped = False
         try:
-            run_sweep(
+            counted = "perf" if use_perf else "rusage"
+            session.start(
                 spec,
-                executor=_BudgetedExecutor(inner, self.clock, deadline - reserve),
-                clock=self.clock,
                 store=self.store,
+                clock=self.clock,
+                machine=self.tools.host,
+                measuring=Measuring(_BudgetedExecutor(inner, self.clock, deadline - reserve),
+                                    counted, "" if use_perf else self.tools.counters_note),
+                facts=self.facts,
                 progress=hook,
-                counters="perf" if use_perf else "rusage",
-                counters_note="" if use_perf else self.tools.counters_note,
-                host=_host(self.machine),
             )
         except _OverBudget:
             stopped = True
@@ -410,6 +407,7 @@ def run_doctor(
 ) -> DoctorReport:
     """Run `probes` in order within `budget_s` and store their sweeps and the report."""
     progress = progress or NoDoctorProgress()
+    facts = session.read_host(tools.host)  # once: every probe's sweeps record the same
     t0 = clock.monotonic()
     end = t0 + budget_s
     results: list[ProbeResult] = []
@@ -434,6 +432,7 @@ def run_doctor(
                     clock=clock,
                     tools=tools,
                     machine=machine,
+                    facts=facts,
                     deadline=now + share,
                 ).execute()
             except QuadscopeError as e:
@@ -457,7 +456,7 @@ def run_doctor(
             kind="doctor",
             status="complete",
             created_at=clock.time(),
-            host=_host(machine),
+            host=facts.host,
             budget_s=budget_s,
         )
     )

@@ -13,11 +13,14 @@ ordinary runner and doctor need a store) that is deleted when it returns.
   finished run as soon as it is stored, then "ended" with the sweep as it
   ended; or "failed" with one sentence (the command is missing here, or the
   sweep could not go on). The sweep runs in a thread of the task so each run
-  is yielded while the next is measured. The whole sweep runs on this node.
+  is yielded while the next is measured. The whole sweep runs on this node,
+  through the same session as `quadscope run` (`run.session`: the node's host
+  facts and skew checks, and its name).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import shutil
@@ -146,24 +149,19 @@ def _check_command(spec: SweepSpec) -> None:
 def _sweep(spec: SweepSpec, no_perf: bool, fork: bool, out: queue.Queue[NodeEvent],
            node: NodeIdentity) -> None:
     from quadscope.measure.clock import SystemClock
-    from quadscope.measure.detect import choose_measuring
-    from quadscope.measure.host import host_info
-    from quadscope.measure.provenance import collect_provenance
-    from quadscope.measure.system import FileReader, host_facts, read_checks
-    from quadscope.run.runner import run_sweep
+    from quadscope.run import session
 
     scratch = _scratch()
     try:
         _check_command(spec)
-        measuring = choose_measuring(spec.command, no_perf=no_perf, meter=spec.meter,
-                                     fork=fork, cpus=spec.cpus)
-        host = {**host_info(), **host_facts(read_checks(FileReader())),
-                "hostname": node.hostname, "ray_node_id": node.node_id}
+        measuring = session.choose(dataclasses.replace(spec, fork=fork), no_perf=no_perf)
+        machine = session.Machine.real()
+        facts = session.read_host(machine, {"hostname": node.hostname,
+                                            "ray_node_id": node.node_id})
         with SqliteStore(scratch / "sweep.db") as store:
-            ended = run_sweep(spec, executor=measuring.executor, clock=SystemClock(),
-                              store=store, progress=_Forward(out, node),
-                              counters=measuring.counters, counters_note=measuring.note,
-                              host=host, provenance=collect_provenance(host=host))
+            ended = session.start(spec, store=store, clock=SystemClock(), machine=machine,
+                                  measuring=measuring, facts=facts,
+                                  progress=_Forward(out, node))
         out.put(NodeEvent("ended", node, sweep=ended))
     except QuadscopeError as e:
         out.put(NodeEvent("failed", node, error=str(e)))

@@ -4,7 +4,8 @@ Contract: `InstructionMeter(timed, runner, tool)` is an `Executor` wrapping any
 other: each job is run once by `timed` (its wall time, rusage and whatever it
 counts: the time headline stays a real run's) and once more by `runner` under
 `tool`, an argv prefix whose output file gives the instruction count, merged
-into the measurement as the registry's `instructions`. A run that failed or
+into the measurement as the registry's `instructions` (or the `metric=` a
+meter counting something else with another tool names). A run that failed or
 timed out in either half has `instructions` None. The counted run gets the
 same timeout as the timed one.
 
@@ -107,7 +108,9 @@ class InstructionMeter(SerialExecutor):
     """Time from `timed`, instructions from `command(argv)` run by `runner` under `tool`."""
 
     def __init__(self, timed: Executor, runner: Executor, tool: CountingTool, *,
-                 command: Callable[[Sequence[str]], list[str]] = list) -> None:
+                 command: Callable[[Sequence[str]], list[str]] = list,
+                 metric: str = "instructions") -> None:
+        self._metric = metric  # another counting meter (a Cachegrind miss count) names its own
         self._timed = timed
         self._runner = runner
         self._tool = tool
@@ -116,7 +119,7 @@ class InstructionMeter(SerialExecutor):
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         m = self._timed.execute(argv, timeout_s)
         count = self.count(argv, timeout_s) if m.ok else None
-        return replace(m, values={**m.values, "instructions": count})
+        return replace(m, values={**m.values, self._metric: count})
 
     def count(self, argv: Sequence[str], timeout_s: float | None) -> int | None:
         """The instructions of one counted run of `argv`; None when it failed."""

@@ -63,7 +63,7 @@ from typing import Protocol
 from quadscope import metrics
 from quadscope.errors import ProgramError, SetupError, ToolMissingError
 from quadscope.measure.clock import FakeClock
-from quadscope.measure.meters import CounterBackend, NoCounters, counts_by_metric
+from quadscope.measure.counters import CounterBackend, NoCounters, counts_by_metric
 from quadscope.measure.resident import (
     Reply,
     Request,

@@ -58,7 +58,7 @@ from importlib import resources
 from pathlib import Path
 
 from quadscope.errors import ToolMissingError
-from quadscope.measure.meters import EVENT_CODES
+from quadscope.measure.counters import EVENT_CODES
 
 # The reply's fields before the counts, in launcher.c's order (parse_reply unpacks them).
 _DONE_FIELDS = ("wall_ns", "timed_out", "status", "errno", "utime_us", "stime_us",

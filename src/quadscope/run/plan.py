@@ -29,7 +29,8 @@ and stayed flat on its own).
 lacks, in plan order, so a fresh sweep gets the whole order and a resumed one
 exactly what is missing, its interleaving intact; then it is done.
 
-`AgreeingPlan` serves an exact meter's list (`--meter instructions`): first
+`AgreeingPlan` serves an exact meter's list (`--meter instructions`, or any
+meter the registry calls exact, `quadscope.meters`): first
 the warm-ups and the first two rounds, then only the further repeats of the
 sizes whose two counts of `metric` disagree by more than `AGREE_REL` of the
 larger (or are missing). An exact count repeated is the same number, so a
@@ -132,7 +133,7 @@ class AgreeingPlan:
 
     runs: tuple[PlannedRun, ...]
     timeout_s: float | None
-    metric: str = "instructions"
+    metric: str  # the exact meter's (`Meter.agrees_on`)
 
     @property
     def total_runs(self) -> int:

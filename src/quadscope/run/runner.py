@@ -19,8 +19,9 @@ size padding (`spec.size_padding`).
 
 `run_sweep(spec, executor=, clock=, store=)` checks the spec, creates the
 sweep in the store and runs its plan: `FixedPlan` over `plan_runs` (sizes
-mode) or `plan_accumulate` (accumulate mode), `AgreeingPlan` instead of
-`FixedPlan` for an instruction-meter sweep, `AdaptivePlan` with `budget_s`
+mode) or `plan_accumulate` (accumulate mode), `AgreeingPlan` on the meter's
+metric instead of `FixedPlan` for an exact meter's sweep (the meter registry,
+`registry=`, says which are), `AdaptivePlan` with `budget_s`
 (adaptive mode). `resume_sweep` continues a stored sweep: a fixed plan runs
 exactly the planned runs still missing; an adaptive one goes on with what is
 left of the budget after the wall time already spent. The sweep ends
@@ -50,6 +51,7 @@ from quadscope.measure.clock import Clock
 from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import Executor, Job
 from quadscope.measure.provenance import Provenance
+from quadscope.meters import REGISTRY, Registry
 from quadscope.model import Measurement, Owner, Run, Sweep
 from quadscope.run.plan import (
     AgreeingPlan,
@@ -171,14 +173,15 @@ class Runner:
             self._progress.ran(run, len(self.runs), self._clock.monotonic() - self._t0)
 
 
-def _fixed_plan(sweep: Sweep) -> Plan:
+def _fixed_plan(sweep: Sweep, registry: Registry) -> Plan:
     if sweep.mode == "accumulate":
         planned = plan_accumulate(len(sweep.sizes), variants=variants(sweep))
     else:
         planned = plan_runs(sweep.sizes, repeat=sweep.repeat, warmup=sweep.warmup,
                             seed=sweep.seed, variants=variants(sweep))
-    if sweep.meter == "instructions":
-        return AgreeingPlan(tuple(planned), sweep.timeout_s)
+    agrees_on = registry.get(sweep.meter).agrees_on
+    if agrees_on is not None:  # an exact meter: a size's repeats stop where two counts agree
+        return AgreeingPlan(tuple(planned), sweep.timeout_s, metric=agrees_on)
     return FixedPlan(tuple(planned), sweep.timeout_s)
 
 
@@ -247,9 +250,12 @@ def busy(sweep: Sweep, holder: Owner) -> SweepBusyError:
 def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store,
               progress: Progress | None = None, counters: str = "rusage",
               counters_note: str = "", host: dict[str, str] | None = None,
-              provenance: Provenance | None = None) -> Sweep:
-    """Run a new sweep to the end (or the budget) and return it as stored."""
-    check_spec(spec)
+              provenance: Provenance | None = None, registry: Registry = REGISTRY) -> Sweep:
+    """Run a new sweep to the end (or the budget) and return it as stored.
+
+    `registry` holds the meters `spec.meter` names.
+    """
+    check_spec(spec, registry)
     if spec.mode == "accumulate":
         spec = dataclasses.replace(spec, sizes=tuple(range(1, spec.runs + 1)), warmup=0, repeat=1)
     owner = this_process(since=clock.time())
@@ -268,7 +274,7 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
                             start_n=spec.start_n)
         budget_s: float | None = spec.budget_s
     else:
-        plan, budget_s = _fixed_plan(sweep), None
+        plan, budget_s = _fixed_plan(sweep, registry), None
     return _execute(sweep, plan, budget_s=budget_s, done=(), executor=executor, clock=clock,
                     store=store, progress=progress or NoProgress(), owner=owner)
 
@@ -281,7 +287,8 @@ def check_resumable(sweep: Sweep) -> None:
 
 def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store,
                  progress: Progress | None = None,
-                 alive: Callable[[Owner], bool] = is_alive) -> Sweep:
+                 alive: Callable[[Owner], bool] = is_alive,
+                 registry: Registry = REGISTRY) -> Sweep:
     """Continue a stored sweep: run what its plan still lacks; finished runs are kept.
 
     Refused (`SweepBusyError`) while another live process runs it; a sweep whose
@@ -305,6 +312,6 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
         spent_s = sum(r.measurement.wall_s for r in done)
         budget_s: float | None = max((sweep.budget_s or 0.0) - spent_s, 0.0)
     else:
-        plan, budget_s = _fixed_plan(sweep), None
+        plan, budget_s = _fixed_plan(sweep, registry), None
     return _execute(sweep, plan, budget_s=budget_s, done=done, executor=executor, clock=clock,
                     store=store, progress=progress or NoProgress(), owner=owner)

@@ -1,8 +1,9 @@
 """What the user asked for: the sweep spec, its checks, and what it makes.
 
 Contract: `SweepSpec` is the immutable request (command, mode, sizes, repeats,
-budget, ...). `check_spec(spec)` raises `UsageError` with one sentence for a
-spec that cannot mean anything, before anything runs or is stored.
+budget, meter, ...). `check_spec(spec, registry)` raises `UsageError` with one
+sentence for a spec that cannot mean anything (a meter the meter registry
+lacks among them), before anything runs or is stored.
 `new_sweep(spec, ...)` is the `Sweep` record to store for it (id 0 until the
 store gives one). `substitute(command, shell, size_n)` is the argv of one run:
 `{n}` and `{i}` replaced inside each argument (never re-split), and a shell
@@ -26,13 +27,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from quadscope import metrics
+from quadscope import meters, metrics
 from quadscope.errors import UsageError
 from quadscope.model import Sweep
 from quadscope.run.sizes import MAX_SIZE, MAX_SIZES
 from quadscope.textsafe import command_text, shorten
 
-if TYPE_CHECKING:  # and pyfunc where used: the CLI's parser reads METERS from here
+if TYPE_CHECKING:  # and pyfunc where used: the CLI's parser imports this module
     from quadscope.measure.clock import Clock
     from quadscope.measure.provenance import Provenance
 
@@ -44,8 +45,6 @@ MAX_SEED = 2**63 - 1
 MAX_NAME_CHARS = 200
 NAME_CHARS = 80  # a default name (the command) is cut to one line of a terminal
 LATEST_NAMES = ("last", "latest")  # refs `quadscope show` reads as the newest sweep
-
-METERS = ("time", "instructions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +71,7 @@ class SweepSpec:
     setup: str | None = None  # shell command, untimed, once per size before its runs
     prepare: str | None = None  # shell command, untimed, before every run
     cpus: tuple[int, ...] = ()  # pin every run to these CPUs; () = not pinned
-    meter: str = "time"  # "time" or "instructions" (--meter)
+    meter: str = meters.REGISTRY.default.name  # a meter of the registry (--meter)
     fork: bool = False  # python: targets: one forked call per run (--fork)
 
 
@@ -135,8 +134,8 @@ def _check_python_target(cmd: Sequence[str], mode: str) -> None:
                          "build other arguments inside the function")
 
 
-def check_spec(spec: SweepSpec) -> None:
-    """Refuse specs that cannot mean anything, each with one sentence."""
+def check_spec(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -> None:
+    """Refuse specs that cannot mean anything, each with one sentence; `registry` has the meters."""
     if not spec.command or not spec.command[0]:
         raise UsageError("no command to sweep: put it after `--`, e.g. quadscope run -- prog {n}")
     if spec.vs_command is not None and (not spec.vs_command or not spec.vs_command[0].strip()):
@@ -176,8 +175,7 @@ def check_spec(spec: SweepSpec) -> None:
             and (spec.setup or spec.prepare):
         raise UsageError("--setup and --prepare run shell commands before a program's runs; "
                          "a Python function builds its input in its own setup(n)")
-    if spec.meter not in METERS:
-        raise UsageError(f"--meter is one of {', '.join(METERS)}, not {spec.meter!r}")
+    meters.named(spec.meter, registry)  # a UsageError naming the meters otherwise
 
 
 def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: str,

@@ -1,0 +1,88 @@
+"""The exact meter (`--meter instructions`): retired instructions, the same count on every run.
+
+Contract: `METER` counts the user-space instructions of every run (see
+`measure.exact`): with the CPU's counter on the held-still child where it
+counts one (`counters` "perf"; a program, without `--no-perf`), else in a
+second run of each job under Valgrind (`counters` "valgrind"): Cachegrind
+for a program, Callgrind around the call alone for a Python function (by its
+`python:` name, or by the API's function object, which must then be an
+importable module-level function, `measure.pycount.importable_ref`). The
+timed run is the time meter's, so wall time stays a real run's.
+`unavailable` says why it cannot count here: no hardware counter and no
+Valgrind.
+
+Cost, for planners: where Valgrind counts, each measurement is one extra run
+~20-50x slower than the plain one (`measure.exact`), plus Valgrind's start,
+about 0.3 s for a small C program (BENCHMARKS.md §6: ~4 s for the ~15 counted
+runs of a five-size sweep on the 2-core VM); the CPU's counter costs nothing
+over the time meter.
+"""
+
+from __future__ import annotations
+
+from quadscope.errors import ToolMissingError
+from quadscope.meters.base import Cost, Measuring, Meter, Target
+from quadscope.meters.timing import python_executor
+
+EVENT = "instructions"  # perf's event name of the metric counted
+
+
+def _cpu_counts(target: Target) -> bool:
+    """Whether the CPU's own counter can count this target's instructions here."""
+    from quadscope.measure.detect import detect_counters
+
+    return not target.python and not target.no_perf and EVENT in detect_counters()[0].events
+
+
+def measuring(target: Target) -> Measuring:
+    """The CPU's counter when it counts here, else Valgrind (see the module docstring)."""
+    from quadscope.measure.counters import NoCounters
+    from quadscope.measure.exact import Cachegrind, Callgrind, HeldStill, InstructionMeter, find_valgrind
+    from quadscope.measure.launcher import ProcessExecutor
+    from quadscope.measure.pycount import count_command, importable_ref
+
+    if not target.python and not target.no_perf:
+        from quadscope.measure.detect import detect_counters
+
+        backend, _ = detect_counters()
+        if EVENT in backend.events:
+            return Measuring(HeldStill(ProcessExecutor(backend, cpus=target.cpus)), "perf",
+                             "instructions counted by the CPU, ASLR off")
+    if target.function is not None:  # the API: the child Python imports it by its own name
+        command = count_command(importable_ref(target.function),
+                                importable_ref(target.setup) if target.setup is not None else "")
+        return Measuring(InstructionMeter(python_executor(target), ProcessExecutor(NoCounters()),
+                                          Callgrind(find_valgrind()), command=command),
+                         "valgrind", "instructions of the call alone, counted under Valgrind's "
+                         "callgrind")
+    valgrind = find_valgrind()
+    runner = ProcessExecutor(NoCounters(), cpus=target.cpus)
+    if target.python:
+        return Measuring(
+            InstructionMeter(python_executor(target), runner, Callgrind(valgrind),
+                             command=count_command()),
+            "valgrind", "instructions of the call alone, counted under Valgrind's callgrind")
+    return Measuring(InstructionMeter(runner, runner, Cachegrind(valgrind)), "valgrind",
+                     "no hardware instruction counter here: instructions counted under "
+                     "Valgrind (exact, one extra run per measurement, ~20-50x slower)")
+
+
+def unavailable(target: Target) -> str:
+    """Why instructions cannot be counted for `target` here; "" when they can."""
+    if _cpu_counts(target):
+        return ""
+    from quadscope.measure.exact import find_valgrind
+
+    try:
+        find_valgrind()
+    except ToolMissingError as exc:
+        return f"no hardware instruction counter here and {exc}"
+    return ""
+
+
+METER = Meter(
+    "instructions", metrics=("instructions",), exact=True, measuring=measuring,
+    unavailable=unavailable, cost=Cost(slowdown=30.0, startup_s=0.3),
+    describe="instructions: also count retired instructions exactly (perf's instructions:u, "
+             "else Valgrind); one run per size when two agree",
+)

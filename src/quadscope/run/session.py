@@ -1,0 +1,154 @@
+"""One wiring from a request to stored runs: spec → host facts → meter → executor → store.
+
+Contract: every entry point that starts a sweep goes through here (`run` and
+`run --resume`, `demo`, the Python API and so the pytest plugin, each node of
+`run --fleet`, and every probe sweep of `doctor`), so each records the same
+host facts and skew checks the same way and measures with the executor the
+meter registry picks.
+
+- `Machine` is how a session reads the machine: the skew checks' `Reader`
+  (`measure.system`), `host_info` and `provenance` (git). `Machine.real()`
+  reads this one; tests give fakes.
+- `read_host(machine, extra=)` is the one place `Sweep.host` is assembled:
+  `host_info()`, the skew checks' facts (governor, turbo, THP, ASLR, load)
+  and `extra` (a fleet node's name), with the checks themselves (`advice`,
+  for a command to print) and where the sweep ran (`Provenance`). A session
+  that runs many sweeps (the doctor) reads it once.
+- `choose(spec, no_perf=, registry=)` is the `Measuring` the spec's meter
+  picks for its command (`meters.choose_measuring`, looked up when called so
+  a test can replace it).
+- `start(spec, store=, clock=, machine=, measuring=, facts=)` runs a new sweep
+  (`run.runner.run_sweep`) with those, then adds what only the end can say:
+  the steal time over the sweep (/proc/stat read before and after through
+  the machine's reader) and how the executor cleaned up after each run
+  (`run_cleanup`), and stores the sweep again with them.
+- `resume(sweep, store=, clock=)` continues a stored sweep with the meter and
+  settings it was started with (perf only if it counted with perf).
+
+Nothing here prints: a command prints `facts.advice` before it starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from quadscope import meters
+from quadscope.measure.clock import Clock
+from quadscope.measure.provenance import Provenance
+from quadscope.measure.system import (
+    STAT,
+    Check,
+    FileReader,
+    Reader,
+    StealTime,
+    cpu_times,
+    host_facts,
+    read_checks,
+)
+from quadscope.meters import REGISTRY, Measuring, Registry
+from quadscope.model import Sweep
+from quadscope.run import runner  # called through the module: tests replace run_sweep
+from quadscope.run.runner import Progress
+from quadscope.run.spec import SweepSpec
+from quadscope.store import Store
+
+
+def _host_info() -> dict[str, str]:
+    from quadscope.measure.host import host_info
+
+    return host_info()
+
+
+def _provenance(host: Mapping[str, str]) -> Provenance:
+    from quadscope.measure.provenance import collect_provenance
+
+    return collect_provenance(host=host)
+
+
+@dataclass(frozen=True, slots=True)
+class Machine:
+    """How a session reads the machine it measures on (see the module docstring)."""
+
+    reader: Reader
+    host_info: Callable[[], dict[str, str]] = _host_info
+    provenance: Callable[[Mapping[str, str]], Provenance] = _provenance
+
+    @classmethod
+    def real(cls) -> Machine:
+        return cls(FileReader())
+
+
+@dataclass(frozen=True, slots=True)
+class HostFacts:
+    """What a sweep records of the machine before it starts (`Sweep.host`), and its checks."""
+
+    host: dict[str, str]
+    checks: tuple[Check, ...] = ()
+    provenance: Provenance | None = None
+
+    @property
+    def advice(self) -> tuple[str, ...]:
+        """What on this machine will likely skew the timings, and the fix; one line each."""
+        return tuple(a for c in self.checks if (a := c.advice()) is not None)
+
+
+def read_host(machine: Machine, extra: Mapping[str, str] | None = None) -> HostFacts:
+    """The host facts every sweep records (see the module docstring)."""
+    checks = read_checks(machine.reader)
+    host = {**machine.host_info(), **host_facts(checks), **(extra or {})}
+    return HostFacts(host, checks, machine.provenance(host))
+
+
+def choose(spec: SweepSpec, *, no_perf: bool = False,
+           registry: Registry = REGISTRY) -> Measuring:
+    """How `spec.meter` measures `spec.command` here."""
+    return meters.choose_measuring(spec.command, meter=spec.meter, no_perf=no_perf,
+                                   fork=spec.fork, cpus=spec.cpus, registry=registry)
+
+
+def _end_facts(sweep: Sweep, measuring: Measuring, stat_before: tuple[int, ...],
+               reader: Reader) -> dict[str, str]:
+    steal = StealTime.between(stat_before, cpu_times(reader.read(STAT)))
+    facts = {steal.key: steal.value} if steal is not None else {}
+    cleanup = getattr(measuring.executor, "cleanup", None)  # what no-orphans relied on
+    if isinstance(cleanup, str) and cleanup:
+        facts["run_cleanup"] = cleanup
+    return facts
+
+
+def start(spec: SweepSpec, *, store: Store, clock: Clock, machine: Machine,
+          measuring: Measuring | None = None, facts: HostFacts | None = None,
+          no_perf: bool = False, progress: Progress | None = None,
+          registry: Registry = REGISTRY) -> Sweep:
+    """Run a new sweep of `spec` to its end and return it as stored (module docstring).
+
+    `measuring` defaults to `choose(spec)`, `facts` to `read_host(machine)`.
+    """
+    measuring = measuring or choose(spec, no_perf=no_perf, registry=registry)
+    facts = facts or read_host(machine)
+    stat_before = cpu_times(machine.reader.read(STAT))
+    sweep = runner.run_sweep(spec, executor=measuring.executor, clock=clock, store=store,
+                             progress=progress, counters=measuring.counters,
+                             counters_note=measuring.note, host=dict(facts.host),
+                             provenance=facts.provenance, registry=registry)
+    if end := _end_facts(sweep, measuring, stat_before, machine.reader):
+        sweep = dataclasses.replace(sweep, host={**sweep.host, **end})
+        store.update_sweep(sweep)
+    return sweep
+
+
+def measuring_to_resume(sweep: Sweep, registry: Registry = REGISTRY) -> Measuring:
+    """The executor a stored sweep goes on with: its meter and settings, perf only if it had it."""
+    return meters.choose_measuring(sweep.command, meter=sweep.meter,
+                                   no_perf=sweep.counters != "perf", fork=sweep.fork,
+                                   cpus=sweep.cpus, registry=registry)
+
+
+def resume(sweep: Sweep, *, store: Store, clock: Clock, measuring: Measuring | None = None,
+           progress: Progress | None = None, registry: Registry = REGISTRY) -> Sweep:
+    """Continue a stored sweep (`run.runner.resume_sweep`) with what it was started with."""
+    measuring = measuring or measuring_to_resume(sweep, registry)
+    return runner.resume_sweep(sweep, executor=measuring.executor, clock=clock, store=store,
+                               progress=progress, registry=registry)
