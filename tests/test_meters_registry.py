@@ -10,6 +10,7 @@ store and analysis take it from there.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from tests.conftest import measurement, size_of
@@ -152,3 +153,21 @@ def test_resume_continues_with_the_stored_meter(store: Store, monkeypatch: pytes
         session.measuring_to_resume(sweep)
     assert seen == {"command": ("python:m:f", "{n}"), "meter": "instructions", "no_perf": True,
                     "fork": True, "cpus": (1,), "registry": REGISTRY}
+
+
+def _count_up(n: int) -> int:
+    return sum(range(n))
+
+
+def test_the_api_records_the_same_host_facts_as_run(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """sweep_function goes through the session: the skew checks are recorded, and advised on."""
+    from quadscope.api import sweep_function
+
+    monkeypatch.setattr(session.Machine, "real",
+                        classmethod(lambda cls: _machine({THP: "[always] madvise never\n"})))
+    analysis = sweep_function(_count_up, sizes=[1, 2, 4, 8], repeat=1, warmup=0,
+                              db=tmp_path / "api.db")
+    assert analysis.sweep.host == {**HOST, "thp": "always"}
+    assert analysis.sweep.git_commit == "abc123"
+    assert any("transparent huge pages are 'always'" in note for note in analysis.notes)
