@@ -282,3 +282,23 @@ def test_vs_reports_verdict_changes_and_sameness() -> None:
     changed = compare_reports(_report({"x_ms": 10.0}, "slow"), _report({"x_ms": 10.0}))
     assert changed[0].sentence == "exit-parallel: ok there, slow here"
     assert fmt_number("vdso_ns_per_call", 3.4) == "3.4 ns"
+
+
+def test_every_doctor_sweep_records_the_host_facts_run_records(store: Store,
+                                                                tmp_path: Path) -> None:
+    """Probe sweeps and the summary go through the session: host_info, skew checks, provenance."""
+    from quadscope.measure.provenance import Provenance
+    from quadscope.measure.system import THP, FakeReader
+    from quadscope.run.session import Machine
+
+    clock = FakeClock()
+    host = Machine(FakeReader({THP: "[always] madvise never\n"}),
+                   host_info=lambda: {"hostname": "box", "kernel": "6.18"},
+                   provenance=lambda host: Provenance(git_commit="abc123"))
+    report = run_doctor([CLOCK], quick=True, budget_s=300.0, store=store, clock=clock,
+                        tools=tools_for(Cost(), clock, tmp_path, host=host), machine=MACHINE)
+    ids = [*report.results[0].details["sweeps"].values(), report.summary_sweep_id]
+    assert len(ids) == 4
+    for sweep_id in ids:
+        assert store.get_sweep(sweep_id).host == {"hostname": "box", "kernel": "6.18",
+                                                  "thp": "always"}

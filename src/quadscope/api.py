@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from quadscope.analyse.analysis import Analysis
 from quadscope.measure.pyfunc import PREFIX
+from quadscope.meters import REGISTRY as METERS
 from quadscope.meters import Measuring
 from quadscope.run.spec import SweepSpec
 
@@ -51,7 +52,7 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
                    Callable[[int], Any] | None = None, repeat: int = 3, warmup: int = 1,
                    timeout_s: float | None = None, name: str = "", db: Path | str | None = None,
                    predict_n: int | None = None, seed: int = 0, fork: bool = False,
-                   meter: str = "time") -> Analysis:
+                   meter: str = METERS.default.name) -> Analysis:
     """Sweep `func(setup(n))` over `sizes`, store every call, and return the Analysis.
 
     >>> analysis = sweep_function(sorted, sizes=[1000, 2000, 4000, 8000],
@@ -133,8 +134,8 @@ Target = Callable[[Any], Any] | Sequence[str]
 
 def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[int] | None = None,
                   setup: Callable[[int], Any] | None = None, metric: str | None = None,
-                  budget_s: float = DEFAULT_BUDGET_S, meter: str = "time", db: Path | str | None = None,
-                  report: Path | None = None,
+                  budget_s: float = DEFAULT_BUDGET_S, meter: str = METERS.default.name,
+                  db: Path | str | None = None, report: Path | None = None,
                   undecided: Literal["fail", "pass", "skip"] = "fail", repeat: int = 3,
                   timeout_s: float | None = None, name: str = "") -> ScalingResult:
     """Sweep `target` and raise unless its growth stays within `at_most` (see the module docstring).

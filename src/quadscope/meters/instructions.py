@@ -20,18 +20,26 @@ over the time meter.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from quadscope.errors import ToolMissingError
 from quadscope.meters.base import Cost, Measuring, Meter, Target
 from quadscope.meters.timing import python_executor
 
+if TYPE_CHECKING:  # imported where used: the registry is read by the CLI's parser
+    from quadscope.measure.counters import CounterBackend
+
 EVENT = "instructions"  # perf's event name of the metric counted
 
 
-def _cpu_counts(target: Target) -> bool:
-    """Whether the CPU's own counter can count this target's instructions here."""
+def _cpu_counter(target: Target) -> CounterBackend | None:
+    """The perf backend counting this program's instructions on the CPU here; None if none."""
+    if target.python or target.no_perf:
+        return None
     from quadscope.measure.detect import detect_counters
 
-    return not target.python and not target.no_perf and EVENT in detect_counters()[0].events
+    backend, _ = detect_counters()
+    return backend if EVENT in backend.events else None
 
 
 def measuring(target: Target) -> Measuring:
@@ -41,13 +49,9 @@ def measuring(target: Target) -> Measuring:
     from quadscope.measure.launcher import ProcessExecutor
     from quadscope.measure.pycount import count_command, importable_ref
 
-    if not target.python and not target.no_perf:
-        from quadscope.measure.detect import detect_counters
-
-        backend, _ = detect_counters()
-        if EVENT in backend.events:
-            return Measuring(HeldStill(ProcessExecutor(backend, cpus=target.cpus)), "perf",
-                             "instructions counted by the CPU, ASLR off")
+    if (backend := _cpu_counter(target)) is not None:
+        return Measuring(HeldStill(ProcessExecutor(backend, cpus=target.cpus)), "perf",
+                         "instructions counted by the CPU, ASLR off")
     if target.function is not None:  # the API: the child Python imports it by its own name
         command = count_command(importable_ref(target.function),
                                 importable_ref(target.setup) if target.setup is not None else "")
@@ -69,7 +73,7 @@ def measuring(target: Target) -> Measuring:
 
 def unavailable(target: Target) -> str:
     """Why instructions cannot be counted for `target` here; "" when they can."""
-    if _cpu_counts(target):
+    if _cpu_counter(target) is not None:
         return ""
     from quadscope.measure.exact import find_valgrind
 
