@@ -286,7 +286,7 @@ def test_vs_reports_verdict_changes_and_sameness() -> None:
 
 def test_every_doctor_sweep_records_the_host_facts_run_records(store: Store,
                                                                 tmp_path: Path) -> None:
-    """Probe sweeps and the summary go through the session: host_info, skew checks, provenance."""
+    """Probe sweeps and the summary go through the session: host_info and skew checks (no git)."""
     from quadscope.measure.provenance import Provenance
     from quadscope.measure.system import THP, FakeReader
     from quadscope.run.session import Machine
@@ -300,5 +300,6 @@ def test_every_doctor_sweep_records_the_host_facts_run_records(store: Store,
     ids = [*report.results[0].details["sweeps"].values(), report.summary_sweep_id]
     assert len(ids) == 4
     for sweep_id in ids:
-        assert store.get_sweep(sweep_id).host == {"hostname": "box", "kernel": "6.18",
-                                                  "thp": "always"}
+        sweep = store.get_sweep(sweep_id)
+        assert sweep.host == {"hostname": "box", "kernel": "6.18", "thp": "always"}
+        assert sweep.git_commit == ""  # quadscope's helpers, not the user's code

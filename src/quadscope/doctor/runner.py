@@ -407,7 +407,8 @@ def run_doctor(
 ) -> DoctorReport:
     """Run `probes` in order within `budget_s` and store their sweeps and the report."""
     progress = progress or NoDoctorProgress()
-    facts = session.read_host(tools.host)  # once: every probe's sweeps record the same
+    # Once: every probe's sweeps record the same. No git: the helpers are quadscope's own.
+    facts = session.read_host(tools.host, git=False)
     t0 = clock.monotonic()
     end = t0 + budget_s
     results: list[ProbeResult] = []

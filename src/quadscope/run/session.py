@@ -12,8 +12,9 @@ meter registry picks.
 - `read_host(machine, extra=)` is the one place `Sweep.host` is assembled:
   `host_info()`, the skew checks' facts (governor, turbo, THP, ASLR, load)
   and `extra` (a fleet node's name), with the checks themselves (`advice`,
-  for a command to print) and where the sweep ran (`Provenance`). A session
-  that runs many sweeps (the doctor) reads it once.
+  for a command to print) and where the sweep ran (`Provenance`: git, left
+  out for the doctor's sweeps of its own helpers). A session that runs many
+  sweeps (the doctor) reads it once.
 - `choose(spec, no_perf=, registry=)` is the `Measuring` the spec's meter
   picks for its command (`meters.choose_measuring`, looked up when called so
   a test can replace it).
@@ -94,11 +95,13 @@ class HostFacts:
         return tuple(a for c in self.checks if (a := c.advice()) is not None)
 
 
-def read_host(machine: Machine, extra: Mapping[str, str] | None = None) -> HostFacts:
-    """The host facts every sweep records (see the module docstring)."""
+def read_host(machine: Machine, extra: Mapping[str, str] | None = None, *,
+              git: bool = True) -> HostFacts:
+    """The host facts every sweep records (see the module docstring); `git=False` for
+    sweeps of quadscope's own helpers (the doctor's), which no commit of the user's describes."""
     checks = read_checks(machine.reader)
     host = {**machine.host_info(), **host_facts(checks), **(extra or {})}
-    return HostFacts(host, checks, machine.provenance(host))
+    return HostFacts(host, checks, machine.provenance(host) if git else None)
 
 
 def choose(spec: SweepSpec, *, no_perf: bool = False,
