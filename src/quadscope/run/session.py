@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 from quadscope import meters
 from quadscope.measure.clock import Clock
-from quadscope.measure.provenance import Provenance
+from quadscope.measure.host import host_info
+from quadscope.measure.provenance import Provenance, collect_provenance
 from quadscope.measure.system import (
     STAT,
     Check,
@@ -56,16 +57,8 @@ from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
 
-def _host_info() -> dict[str, str]:
-    from quadscope.measure.host import host_info
-
-    return host_info()
-
-
 def _provenance(host: Mapping[str, str]) -> Provenance:
-    from quadscope.measure.provenance import collect_provenance
-
-    return collect_provenance(host=host)
+    return collect_provenance(host=host)  # git, in the working directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +66,7 @@ class Machine:
     """How a session reads the machine it measures on (see the module docstring)."""
 
     reader: Reader
-    host_info: Callable[[], dict[str, str]] = _host_info
+    host_info: Callable[[], dict[str, str]] = host_info
     provenance: Callable[[Mapping[str, str]], Provenance] = _provenance
 
     @classmethod
