@@ -15,7 +15,7 @@ from quadscope.errors import exit_codes
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
-from quadscope.render.junit import GateOutcome, JunitRenderer
+from quadscope.render.junit import GateCase, JunitRenderer
 from quadscope.render.markdown import md
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
@@ -61,8 +61,8 @@ def test_markdown_file_is_also_appended_to_the_github_step_summary(
 
 def test_junit_has_one_testcase_per_gate_and_skips_any_other_outcome() -> None:
     """Passed is empty, failed holds <failure>, undecided and unknown outcomes are <skipped>."""
-    gates = [GateOutcome("a", "passed"), GateOutcome("b", "failed", "grows as n^2"),
-             GateOutcome("c", "undecided", "cannot tell"), GateOutcome("d", "novel")]
+    gates = [GateCase("a", "passed"), GateCase("b", "failed", "grows as n^2"),
+             GateCase("c", "undecided", "cannot tell"), GateCase("d", "novel")]
     from quadscope.analyse.analysis import analyse
     from quadscope.model import Sweep
 

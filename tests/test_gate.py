@@ -7,8 +7,9 @@ import argparse
 import pytest
 
 from quadscope.analyse.analysis import Analysis
-from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, check_gates, judge
+from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, judge, judge_gates, parse_gates, worst_exit
 from quadscope.classes import INCONCLUSIVE
+from quadscope.commands.gates import check_gates
 from quadscope.model import Fit, Sweep
 
 
@@ -82,3 +83,22 @@ def test_failed_outranks_undecided_and_strict_turns_undecided_into_failed() -> N
     assert check_gates(both, _analysis(fits)) == 8
     strict = argparse.Namespace(fail_above=["n"], strict_gate=True)
     assert check_gates(strict, _analysis(fits)) == 8
+
+
+def test_gates_are_judged_from_values_without_argparse_or_printing(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The judge takes the option's values and returns typed outcomes; it prints nothing."""
+    fits = {"wall_s": fit("wall_s", INCONCLUSIVE, "n", "n log n"), "sys_s": fit("sys_s", "n^2")}
+    gates = parse_gates(["n", "sys_s=n", "instructions=n"])
+    assert [(g.metric, g.limit) for g in gates] == [(None, "n"), ("sys_s", "n"),
+                                                   ("instructions", "n")]
+    outcomes = judge_gates(gates, _analysis(fits))
+    assert [(o.outcome, o.exit_code) for o in outcomes] == [(UNDECIDED, 9), (FAIL, 8),
+                                                           (UNDECIDED, 9)]
+    assert outcomes[2].sentence == ("gate undecided: instructions was not measured, so nothing "
+                                    "says it stays within n")
+    strict = judge_gates(gates[:1], _analysis(fits), strict=True)
+    assert (strict[0].outcome, strict[0].exit_code) == (UNDECIDED, 8)
+    assert worst_exit(o.exit_code for o in outcomes) == 8
+    assert worst_exit([]) == 0
+    assert capsys.readouterr().err == ""

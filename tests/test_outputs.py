@@ -1,6 +1,7 @@
 """The renderer registry: the CLI's output options, checks and files all come from it.
 
-A renderer added to `render.RENDERERS` (here for one test, through
+A renderer (a `render.Renderer` subclass, its abilities left at their
+defaults) added to `render.RENDERERS` (here for one test, through
 monkeypatch) gets its option on every command that writes files, and its
 bytes land where the option says, with no other change anywhere.
 """
@@ -19,7 +20,7 @@ from quadscope.analyse.analysis import Analysis
 FIXTURE = Path(__file__).parent / "fixtures" / "schema1" / "store-schema1.db"
 
 
-class VerdictRenderer:
+class VerdictRenderer(render.Renderer):
     name = "verdict"
     flag = "--verdict"
     metavar = "FILE"
@@ -31,7 +32,7 @@ class VerdictRenderer:
         return f"{analysis.sweep.id}: {analysis.verdict}\n".encode()
 
 
-class RunsRenderer:
+class RunsRenderer(render.Renderer):
     name = "runs"
     flag = "--runs-dir"
     metavar = "DIR"
@@ -94,3 +95,14 @@ def test_report_without_an_output_writes_the_default_page(
     assert cli.main(["report", "14", "--db", str(db)]) == 0
     assert sorted(p.name for p in tmp_path.glob("quadscope-*")) == ["quadscope-14.html"]
     assert (tmp_path / "quadscope-14.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_renderer_abilities_are_declared_on_the_class() -> None:
+    """The CLI reads abilities off each class: a renderer has its own `render_fleet`
+    exactly when it declares `writes_fleet`, and JUnit alone reads the gates."""
+    for r in render.RENDERERS:
+        assert (r.render_fleet is not render.Renderer.render_fleet) == r.writes_fleet, r.name
+    assert [r.name for r in render.RENDERERS if r.writes_fleet] == ["json", "csv", "html",
+                                                                    "markdown"]
+    assert [r.name for r in render.RENDERERS if r.reads_gates] == ["junit"]
+    assert [r.name for r in render.RENDERERS if r.step_summary] == ["markdown"]

@@ -1,8 +1,9 @@
 """CI gates on an A/B comparison: `--fail-on class` and `--fail-on slower=RATIO`.
 
-Contract: `add_fail_on_option(parser)` declares the option for `compare` and
-`run --vs` alike; `parse_fail_on(items)` turns the option's values into `AbRule`s (a
-`UsageError` names a bad one); `decide(analysis, rules)` is a pure function
+Contract: pure functions of values (the option itself is declared and printed by
+`commands/gates.py`, for `compare` and `run --vs` alike). `parse_fail_on(items)`
+turns the option's values into `AbRule`s (a `UsageError` names a bad one);
+`decide(analysis, rules)` is a pure function
 returning one `AbOutcome` per rule, each "pass", "fail" or "undecided" with
 one sentence that says why, and for "undecided" what would decide it.
 `exit_code(outcomes)` is 0 when every rule passed, FAIL_EXIT (8, as
@@ -28,18 +29,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from quadscope.classes import REGISTRY
-from quadscope.errors import UsageError
+from quadscope.errors import GATE_FAILED_EXIT, GATE_UNDECIDED_EXIT, UsageError
 from quadscope.model import METRICS, Fit
 from quadscope.units import fmt_count
 
 if TYPE_CHECKING:  # only annotations: `--fail-on` is added to parsers that must build fast
     from quadscope.analyse.analysis import Analysis
 
-FAIL_EXIT = 8
-UNDECIDED_EXIT = 9
+FAIL_EXIT = GATE_FAILED_EXIT
+UNDECIDED_EXIT = GATE_UNDECIDED_EXIT
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 CLASS_METRICS = ("wall_s", "max_rss_bytes")
 
@@ -55,16 +56,6 @@ class AbRule:
 class AbOutcome:
     outcome: str  # PASS | FAIL | UNDECIDED
     sentence: str
-
-
-FAIL_ON_HELP = ("gate CI on the change from A to B: 'class' (B grows faster than A) or "
-                "'slower=1.1' (B/A's 95%% interval above 1.1); exit 8 fails, 9 undecided "
-                "(repeatable)")
-
-
-def add_fail_on_option(p: Any) -> None:
-    """`--fail-on RULE` for the commands that compare a B with an A (`compare`, `run --vs`)."""
-    p.add_argument("--fail-on", action="append", default=[], metavar="RULE", help=FAIL_ON_HELP)
 
 
 def parse_fail_on(items: Sequence[str]) -> list[AbRule]:
@@ -174,5 +165,4 @@ def exit_code(outcomes: Sequence[AbOutcome]) -> int:
     return 0
 
 
-__all__ = ["FAIL_EXIT", "UNDECIDED_EXIT", "AbOutcome", "AbRule", "add_fail_on_option", "decide",
-           "exit_code", "parse_fail_on"]
+__all__ = ["FAIL_EXIT", "UNDECIDED_EXIT", "AbOutcome", "AbRule", "decide", "exit_code", "parse_fail_on"]

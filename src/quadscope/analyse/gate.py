@@ -1,6 +1,7 @@
 """CI gates on scaling with three outcomes: pass, fail (exit 8) or undecided (exit 9).
 
-Contract: `judge(fit, limit)` is the one rule every gate shares (`--fail-above`,
+Contract: pure functions of values, never of argparse, and nothing printed.
+`judge(fit, limit)` is the one rule every gate shares (`--fail-above`,
 `compare --fail-on`, a Python `assert_scales`): it reads the fit's bracket
 (`Fit.at_least` … `Fit.at_most`, the classes the data support at 95%; a settled
 class is its own bracket) against the registry's order (`quadscope.classes`).
@@ -8,19 +9,22 @@ It passes when even the fastest supported class is within the limit, fails when
 even the slowest is above it, and otherwise is undecided, naming the n that
 would decide when the fit names one (`Fit.decide_n`). So a gate on "n log n"
 passes a sweep bracketed "n … n log n", and no single noisy class flips it.
-`--fail-above CLASS` with no metric gates the headline metric (the time the
-verdict line leads with, `headline.time_fit`); `--fail-above METRIC=CLASS`
-(repeatable) gates that metric. `check_gates` prints one sentence per gate and
-returns the worst exit code: GATE_FAILED_EXIT over GATE_UNDECIDED_EXIT over 0
-(`--strict-gate` turns undecided into failed).
+
+`parse_gates(items)` turns `--fail-above` values into `Gate`s (a `UsageError`
+names a bad one): "CLASS" gates the headline metric (the time the verdict line
+leads with, `headline.time_fit`), "METRIC=CLASS" that metric.
+`judge_gates(gates, analysis, strict=)` returns one `GateOutcome` per gate,
+each with its sentence and exit code (`strict`: an undecided gate exits
+GATE_FAILED_EXIT too); `worst_exit(outcomes)` is the code the CLI exits with:
+GATE_FAILED_EXIT over GATE_UNDECIDED_EXIT over 0. The options themselves and
+the printing are the CLI's (`commands/gates.py`).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from quadscope.analyse.headline import label, time_fit
 from quadscope.classes import NAMES, REGISTRY
@@ -33,21 +37,34 @@ if TYPE_CHECKING:
 GATE_EXIT = GATE_FAILED_EXIT
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 EXIT_CODES = {PASS: 0, FAIL: GATE_FAILED_EXIT, UNDECIDED: GATE_UNDECIDED_EXIT}
-GATE_HELP = (f"exit {GATE_FAILED_EXIT} when a metric grows faster than CLASS at 95%%, "
-             f"{GATE_UNDECIDED_EXIT} when the data cannot tell yet; without METRIC= it gates "
-             "the headline time, e.g. 'n log n' or 'max_rss_bytes=n' (repeatable)")
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """One `--fail-above` value: the metric gated (None: the headline time) and the limit."""
+
+    text: str  # as the user gave it, e.g. "max_rss_bytes=n"
+    metric: str | None
+    limit: str  # a class of the registry
 
 
 @dataclass(frozen=True, slots=True)
 class GateOutcome:
-    """What one gate decided, one sentence saying why, and the n that would decide it."""
+    """What one gate decided, one sentence saying why, and the n that would decide it.
+
+    `strict`: the gate was asked to treat undecided as failed (`--strict-gate`),
+    which changes its exit code, never its outcome or its sentence.
+    """
 
     outcome: str  # PASS, FAIL or UNDECIDED
     sentence: str
     decide_n: int | None = None
+    strict: bool = False
 
     @property
     def exit_code(self) -> int:
+        if self.strict and self.outcome == UNDECIDED:
+            return GATE_FAILED_EXIT
         return EXIT_CODES[self.outcome]
 
 
@@ -79,15 +96,19 @@ def _undecided(fit: Fit, why: str, allowed: str) -> GateOutcome:
     return GateOutcome(UNDECIDED, f"gate undecided: {why}{joiner}{allowed}{tail}", fit.decide_n)
 
 
-def add_gate_option(p: Any) -> None:
-    p.add_argument("--fail-above", action="append", default=[], metavar="[METRIC=]CLASS",
-                   help=GATE_HELP)
-    p.add_argument("--strict-gate", action="store_true",
-                   help=f"an undecided gate exits {GATE_FAILED_EXIT} too, not {GATE_UNDECIDED_EXIT}")
+def judge_metric(fits: Mapping[str, Fit], metric: str | None, limit: str,
+                 size_word: str = "n") -> GateOutcome:
+    """`judge` of `metric`'s fit (None: the headline time); undecided when it was not measured."""
+    fit = time_fit(fits) if metric is None else fits.get(metric)
+    if fit is None:
+        return GateOutcome(UNDECIDED, f"gate undecided: {metric or 'time'} was not measured, "
+                                      f"so nothing says it stays within {limit}")
+    return judge(fit, limit, size_word)
 
 
-def parse_gates(items: list[str]) -> list[tuple[str | None, str]]:
-    gates: list[tuple[str | None, str]] = []
+def parse_gates(items: Iterable[str]) -> list[Gate]:
+    """`--fail-above` values as gates; a `UsageError` names the first bad one."""
+    gates: list[Gate] = []
     for item in items:
         metric, _, cls = item.rpartition("=")
         cls = cls.strip()
@@ -97,27 +118,26 @@ def parse_gates(items: list[str]) -> list[tuple[str | None, str]]:
         if metric and metric not in METRICS:
             raise UsageError(f"--fail-above {item!r}: {metric!r} is not a metric; use one of "
                              + ", ".join(METRICS))
-        gates.append((metric or None, cls))
+        gates.append(Gate(item, metric or None, cls))
     return gates
 
 
-def check_gates(args: argparse.Namespace, analysis: Analysis) -> int:
-    """Judge every `--fail-above` gate on A's fits; print one sentence each; the worst exit code."""
-    gates = parse_gates(getattr(args, "fail_above", []) or [])
+def judge_gates(gates: Sequence[Gate], analysis: Analysis, *,
+                strict: bool = False) -> list[GateOutcome]:
+    """Each gate judged on A's fits, in order (see the module docstring)."""
     fits = analysis.fits.get("A", {})
     size_word = "i" if analysis.sweep.mode == "accumulate" else "n"
-    strict = bool(getattr(args, "strict_gate", False))
-    worst = 0
-    for metric, limit in gates:
-        fit = time_fit(fits) if metric is None else fits.get(metric)
-        if fit is None:
-            outcome = GateOutcome(UNDECIDED, f"gate undecided: {metric or 'time'} was not "
-                                             f"measured, so nothing says it stays within {limit}")
-        else:
-            outcome = judge(fit, limit, size_word)
-        print(f"quadscope: {outcome.sentence}", file=sys.stderr)
-        code = outcome.exit_code
-        if strict and outcome.outcome == UNDECIDED:
-            code = GATE_FAILED_EXIT
-        worst = max(worst, code, key=lambda c: (c == GATE_FAILED_EXIT, c))
-    return worst
+    out = []
+    for gate in gates:
+        outcome = judge_metric(fits, gate.metric, gate.limit, size_word)
+        out.append(GateOutcome(outcome.outcome, outcome.sentence, outcome.decide_n, strict))
+    return out
+
+
+def worst_exit(codes: Iterable[int]) -> int:
+    """The exit code of several gates: a failed one outranks an undecided one, which outranks 0."""
+    return max(codes, key=lambda c: (c == GATE_FAILED_EXIT, c), default=0)
+
+
+__all__ = ["EXIT_CODES", "FAIL", "GATE_EXIT", "PASS", "UNDECIDED", "Gate", "GateOutcome",
+           "judge", "judge_gates", "judge_metric", "parse_gates", "worst_exit"]

@@ -15,13 +15,12 @@ import os
 import shutil
 import statistics
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from quadscope import render
 from quadscope.errors import FitRefusedError, QuadscopeError, StoreError, UsageError
-from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # imported where used: building the parser must stay cheap (cli.py)
     from quadscope.analyse.analysis import Analysis
@@ -112,54 +111,21 @@ def write_outputs(args: argparse.Namespace, analysis: Analysis) -> None:
         write_output(r, path, analysis, args)
 
 
-def gate_outcomes(args: argparse.Namespace, analysis: Analysis) -> list[Any]:
-    """Each --fail-above gate judged alone, as a JUnit testcase outcome.
-
-    The gate module is the one judge: each gate goes through its `check_gates`
-    by itself, its sentence captured; exit 0 passed, GATE_EXIT failed, and
-    any other code (a gate that could not be decided) is neither.
-    """
-    import contextlib
-    import io
-
-    from quadscope.analyse import gate
-    from quadscope.render.junit import FAILED, PASSED, GateOutcome
-
-    outcomes = []
-    for item in getattr(args, "fail_above", None) or []:
-        said = io.StringIO()
-        with contextlib.redirect_stderr(said):
-            code = gate.check_gates(argparse.Namespace(**{**vars(args), "fail_above": [item]}),
-                                    analysis)
-        message = " ".join(line.removeprefix("quadscope: ").strip()
-                           for line in said.getvalue().splitlines() if line.strip())
-        outcome = PASSED if code == 0 else FAILED if code == gate.GATE_EXIT else "undecided"
-        outcomes.append(GateOutcome(f"{analysis.sweep.name or 'sweep'}: {item}", outcome,
-                                    message))
-    return outcomes
-
-
-def apply_fail_on(rules: Sequence[Any], analysis: Analysis) -> int:
-    """Judge each `--fail-on` rule (`analyse.ab_gate`), one sentence each; the exit code."""
-    from quadscope.analyse.ab_gate import decide, exit_code
-
-    outcomes = decide(analysis, rules)
-    for o in outcomes:
-        print(f"quadscope: gate {o.outcome}: {visible(o.sentence)}", file=sys.stderr)
-    return exit_code(outcomes)
-
-
 def write_output(r: type[render.Renderer], path: str, analysis: Analysis,
                  args: argparse.Namespace | None = None) -> None:
     """The file (or the folder of files) renderer `r` makes of `analysis`, at `path`.
 
-    A renderer that declares `reads_gates` gets the outcome of each gate option;
-    one that declares `step_summary` is also appended to $GITHUB_STEP_SUMMARY.
+    A renderer that declares `reads_gates` gets the outcome of each gate option
+    (`commands.gates.junit_cases`); one that declares `step_summary` is also
+    appended to $GITHUB_STEP_SUMMARY.
     """
     options: dict[str, Any] = {}
-    if getattr(r, "reads_gates", False):
-        options["gates"] = gate_outcomes(args, analysis) if args is not None else ()
-    emit(r, path, r(**options).render(analysis))
+    if r.reads_gates:
+        from quadscope.commands.gates import junit_cases
+
+        options["gates"] = junit_cases(args, analysis) if args is not None else ()
+    make: Callable[..., render.Renderer] = r  # each renderer takes its own options
+    emit(r, path, make(**options).render(analysis))
 
 
 def emit(r: type[render.Renderer], path: str, out: bytes | Mapping[str, bytes]) -> None:
@@ -171,7 +137,7 @@ def emit(r: type[render.Renderer], path: str, out: bytes | Mapping[str, bytes]) 
         _write(Path(path), out)
         print(f"quadscope: wrote {path}", file=sys.stderr)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary and getattr(r, "step_summary", False):
+        if summary and r.step_summary:
             try:
                 with open(summary, "ab") as f:  # GitHub expects each step to append
                     f.write(out)

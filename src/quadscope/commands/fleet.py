@@ -69,9 +69,9 @@ def doctor_fleet(args: argparse.Namespace, probes: Sequence[Probe], budget_s: fl
         if getattr(args, flag, None):
             raise UsageError(f"--{flag} is for one machine; it cannot go with --fleet")
     outputs = asked_outputs(args)
-    fleet_flags = [r.flag for r in render.file_renderers() if hasattr(r, "render_fleet")]
+    fleet_flags = [r.flag for r in render.file_renderers() if r.writes_fleet]
     for r, _ in outputs:
-        if not hasattr(r, "render_fleet"):
+        if not r.writes_fleet:
             raise UsageError(f"{r.flag} has no fleet form; doctor --fleet writes "
                              f"{', '.join(fleet_flags[:-1])} or {fleet_flags[-1]}")
     check_outputs(args)
@@ -116,7 +116,7 @@ def doctor_fleet(args: argparse.Namespace, probes: Sequence[Probe], budget_s: fl
         if not fleet.findings:
             print(f"no outlier among {len(machines)} machines")
     for r, path in outputs:
-        emit(r, path, r().render_fleet(fleet))  # type: ignore[attr-defined]
+        emit(r, path, r().render_fleet(fleet))
     return PARTIAL_EXIT if lost else 0
 
 

@@ -18,18 +18,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from quadscope import meters
-from quadscope.analyse.ab_gate import add_fail_on_option, parse_fail_on
-from quadscope.analyse.gate import add_gate_option
+from quadscope.analyse.ab_gate import parse_fail_on
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
     add_view_options,
-    apply_fail_on,
     check_outputs,
     open_store,
     print_analysis,
     write_outputs,
 )
+from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_fail_on
 from quadscope.errors import GATE_FAILED_EXIT, Stopped, StoreError, UsageError
 from quadscope.fleet import add_fleet_options
 
@@ -361,7 +360,7 @@ def check_fail_on(args: argparse.Namespace) -> None:
 def finish(args: argparse.Namespace, analysis: Analysis) -> int:
     """Print, write the requested files, refuse an empty fit, apply the CI gates."""
     from quadscope.analyse.analysis import refuse_if_nothing
-    from quadscope.analyse.gate import check_gates
+    from quadscope.commands.gates import check_gates
 
     print_analysis(analysis, args)
     write_outputs(args, analysis)

@@ -17,20 +17,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from quadscope.analyse.ab_gate import add_fail_on_option
-from quadscope.analyse.gate import add_gate_option
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
     add_view_options,
     analyse_stored,
-    apply_fail_on,
     asked_outputs,
     open_store,
     outputs_hint,
     print_analysis,
     write_outputs,
 )
+from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_fail_on
 from quadscope.errors import StoreError, UnknownRunError, UsageError
 from quadscope.textsafe import visible
 
@@ -115,7 +113,7 @@ def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Ana
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from quadscope.analyse.gate import check_gates
+    from quadscope.commands.gates import check_gates
     from quadscope.run.sizes import parse_size
 
     predict_n = None if args.predict is None else parse_size(args.predict, "--predict")

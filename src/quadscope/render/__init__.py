@@ -1,11 +1,11 @@
 """Renderers: one output format each, declared once, read by everything else.
 
-Contract: a renderer is a class (see `Renderer`) that declares its `name`,
-its command-line `flag` ("" for the terminal, which the CLI prints instead of
-writing), the flag's `metavar` and `help`, its file `extension`, and whether
-it writes a `folder` (one file per plot) instead of one file; its one method
-`render(analysis)` returns bytes, or for a folder renderer a mapping of file
-name -> bytes, writes nothing and never re-computes a fit. `RENDERERS` lists
+Contract: a renderer is a subclass of `Renderer` (`render.base`) that
+declares its `name`, `flag`, `metavar`, `help`, `extension`, whether it
+writes a `folder`, and its abilities (`reads_gates`, `step_summary`,
+`writes_fleet`), all as class constants; its one method `render(analysis)`
+returns bytes, or for a folder renderer a mapping of file name -> bytes,
+writes nothing and never re-computes a fit. `RENDERERS` lists
 them in the order their files are written. The CLI adds one option per
 renderer with a flag, checks their paths before a sweep starts and writes
 what was asked by looping over this tuple (`commands.common`), so a new
@@ -14,16 +14,18 @@ makes one with its own options (the terminal's `color` and `width`). A doctor
 summary (an `Analysis` whose `doctor` is a `DoctorReport`) goes through the
 same renderers: the terminal prints the doctor's table, JSON writes the
 report `doctor --vs` reads. `DEFAULT_REPORT` is the renderer `quadscope
-report` uses when no output option is given. A renderer that also has a
-`render_fleet(fleet) -> bytes` method writes `doctor --fleet`'s machine ×
-probe table (`render.fleet`); `doctor --fleet` refuses the others.
+report` uses when no output option is given. The CLI reads a renderer's
+abilities off its class and never probes for a method: a renderer that
+declares `writes_fleet` writes `doctor --fleet`'s machine × probe table with
+`render_fleet(fleet)`, and `doctor --fleet` refuses the others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
+from quadscope.render.base import Renderer
 from quadscope.render.csv import CsvRenderer
 from quadscope.render.folded import FoldedRenderer
 from quadscope.render.html import HtmlRenderer
@@ -33,19 +35,6 @@ from quadscope.render.markdown import MarkdownRenderer
 from quadscope.render.png import PngRenderer
 from quadscope.render.speedscope import SpeedscopeRenderer
 from quadscope.render.terminal import TerminalRenderer
-
-
-class Renderer(Protocol):
-    # Declared as constants on each renderer class; the CLI reads them off the class.
-    name: str
-    flag: str  # e.g. "--json"; "" when the format is not written to a file
-    metavar: str
-    help: str
-    extension: str  # of the file, or of each file in the folder
-    folder: bool
-
-    def render(self, analysis: Analysis) -> bytes | Mapping[str, bytes]: ...
-
 
 RENDERERS: tuple[type[Renderer], ...] = (
     TerminalRenderer,
@@ -58,9 +47,6 @@ RENDERERS: tuple[type[Renderer], ...] = (
     SpeedscopeRenderer,
     FoldedRenderer,
 )
-
-if TYPE_CHECKING:
-    from quadscope.analyse.analysis import Analysis
 
 DEFAULT_REPORT = "html"
 

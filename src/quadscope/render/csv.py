@@ -7,6 +7,7 @@ import io
 from typing import TYPE_CHECKING
 
 from quadscope.model import RUN_KEYS
+from quadscope.render.base import Renderer
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
@@ -17,13 +18,14 @@ def columns() -> list[str]:
     return list(RUN_KEYS)
 
 
-class CsvRenderer:
+class CsvRenderer(Renderer):
     name = "csv"
     flag = "--csv"
     metavar = "FILE"
     help = "write one CSV row per run"
     extension = ".csv"
     folder = False
+    writes_fleet = True  # render_fleet: doctor --fleet as one row per machine × probe
 
     def render(self, analysis: Analysis) -> bytes:
         out = io.StringIO()

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from quadscope.render.base import Renderer
 from quadscope.render.speedscope import profile_tree
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
 
 
-class FoldedRenderer:
+class FoldedRenderer(Renderer):
     name = "folded"
     flag = "--folded"
     metavar = "FILE"

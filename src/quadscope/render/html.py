@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from quadscope import __version__
 from quadscope.analyse.headline import time_fit
 from quadscope.classes import REGISTRY
+from quadscope.render.base import Renderer
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
@@ -61,7 +62,7 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-class HtmlRenderer:
+class HtmlRenderer(Renderer):
     """`render(analysis) -> bytes`: the whole page, UTF-8."""
 
     name = "html"
@@ -70,6 +71,7 @@ class HtmlRenderer:
     help = "write a self-contained HTML report"
     extension = ".html"
     folder = False
+    writes_fleet = True  # render_fleet: doctor --fleet's table and findings
 
     def __init__(self, *, title: str | None = None) -> None:
         self.title = title

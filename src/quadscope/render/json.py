@@ -13,6 +13,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from quadscope.doctor.records import DoctorReport
+from quadscope.render.base import Renderer
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
@@ -30,13 +31,14 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
-class JsonRenderer:
+class JsonRenderer(Renderer):
     name = "json"
     flag = "--json"
     metavar = "FILE"
     help = "write the JSON report"
     extension = ".json"
     folder = False
+    writes_fleet = True  # render_fleet: doctor --fleet's result as one document
 
     def __init__(self, indent: int | None = 2) -> None:
         self.indent = indent

@@ -3,12 +3,12 @@
 Contract: `JunitRenderer(gates=...).render(analysis) -> bytes` is a JUnit XML
 document (the schema Jenkins, GitLab and GitHub test reporters read: a
 `<testsuites>` holding one `<testsuite>` named after the sweep) with one
-`<testcase>` per `GateOutcome`. A gate that passed is an empty testcase, one
+`<testcase>` per `GateCase`. A gate that passed is an empty testcase, one
 that failed holds `<failure message=...>`, and any other outcome (the gate
 could not be decided, or an outcome this module does not know yet) holds
 `<skipped message=...>`, so an undecided gate is neither green nor red. No
 gates gives a suite of zero tests. The renderer declares `reads_gates`: the
-CLI builds the outcomes from the gate options and passes them in. Text is
+CLI judges the gate options (`commands.gates.junit_cases`) and passes them in. Text is
 escaped by ElementTree.
 """
 
@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from quadscope.render.base import Renderer
+
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
 
@@ -27,7 +29,7 @@ FAILED = "failed"
 
 
 @dataclass(frozen=True, slots=True)
-class GateOutcome:
+class GateCase:
     """One gate as a test: its name (the option as given), outcome and the sentence why."""
 
     name: str
@@ -35,16 +37,16 @@ class GateOutcome:
     message: str = ""
 
 
-class JunitRenderer:
+class JunitRenderer(Renderer):
     name = "junit"
     flag = "--junit"
     metavar = "FILE"
     help = "write the --fail-above gates as JUnit XML (one testcase per gate)"
     extension = ".xml"
     folder = False
-    reads_gates = True  # the CLI passes gates=[GateOutcome, ...]
+    reads_gates = True  # the CLI passes gates=[GateCase, ...]
 
-    def __init__(self, gates: Sequence[GateOutcome] = ()) -> None:
+    def __init__(self, gates: Sequence[GateCase] = ()) -> None:
         self.gates = tuple(gates)
 
     def render(self, analysis: Analysis) -> bytes:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from quadscope.render.base import Renderer
 from quadscope.units import fmt_value
 
 if TYPE_CHECKING:
@@ -93,13 +94,14 @@ def _lines(analysis: Analysis) -> Iterable[str]:
     yield ""
 
 
-class MarkdownRenderer:
+class MarkdownRenderer(Renderer):
     name = "markdown"
     flag = "--markdown"
     metavar = "FILE"
     help = "write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)"
     extension = ".md"
     folder = False
+    writes_fleet = True  # render_fleet: doctor --fleet's table and findings
     step_summary = True  # the CLI appends this output to $GITHUB_STEP_SUMMARY too
 
     def render(self, analysis: Analysis) -> bytes:

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from quadscope.render.base import Renderer
 from quadscope.textsafe import mpl_text
 from quadscope.units import fmt_bytes, fmt_count, fmt_seconds
 
@@ -39,7 +40,7 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "plot"
 
 
-class PngRenderer:
+class PngRenderer(Renderer):
     """`render(analysis) -> {file name: PNG bytes}`."""
 
     name = "png"

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from quadscope.errors import UsageError
+from quadscope.render.base import Renderer
 from quadscope.textsafe import command_text
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def profile_tree(analysis: Analysis, flag: str) -> Mapping[str, Any]:
     return tree
 
 
-class SpeedscopeRenderer:
+class SpeedscopeRenderer(Renderer):
     name = "speedscope"
     flag = "--speedscope"
     metavar = "FILE"

@@ -47,6 +47,7 @@ from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
 from quadscope.profile.records import Culprit
 from quadscope.profile.stacks import UNKNOWN
+from quadscope.render.base import Renderer
 from quadscope.render.doctor import doctor_text
 from quadscope.textsafe import command_text, shorten, visible
 from quadscope.units import fmt_count, fmt_value
@@ -524,7 +525,7 @@ def _verbose(analysis: Analysis, width: int) -> Iterable[RenderableType]:
         yield Text(f"note: {visible(note)}", style="dim")
 
 
-class TerminalRenderer:
+class TerminalRenderer(Renderer):
     name = "terminal"
     flag = ""  # printed by the CLI, never written to a file
     metavar = ""

@@ -1,0 +1,50 @@
+"""What every renderer declares: the one base class of the output formats.
+
+Contract: a renderer is a subclass of `Renderer` that declares, as class
+constants the CLI reads without making one, its `name`, its command-line
+`flag` ("" for the terminal, which the CLI prints instead of writing), the
+flag's `metavar` and `help`, its file `extension`, and whether it writes a
+`folder` (one file per plot) instead of one file; and its abilities, each
+False unless the renderer declares it (as pyinstrument's renderers declare
+`output_file_extension` and `output_is_binary`):
+
+- `reads_gates`: its constructor takes `gates=` (one `junit.GateCase` per
+  `--fail-above` gate), which the CLI judges and passes in;
+- `step_summary`: the CLI also appends its output to `$GITHUB_STEP_SUMMARY`;
+- `writes_fleet`: `render_fleet(fleet) -> bytes` writes `doctor --fleet`'s
+  machine × probe table (`render.fleet`); `doctor --fleet` refuses the others.
+
+Its one method `render(analysis)` returns bytes, or for a folder renderer a
+mapping of file name -> bytes; it writes nothing and never re-computes a fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from quadscope.analyse.analysis import Analysis
+    from quadscope.fleet.outliers import FleetDoctor
+
+
+class Renderer:
+    name: ClassVar[str]
+    flag: ClassVar[str]  # e.g. "--json"; "" when the format is not written to a file
+    metavar: ClassVar[str]
+    help: ClassVar[str]
+    extension: ClassVar[str]  # of the file, or of each file in the folder
+    folder: ClassVar[bool] = False
+    reads_gates: ClassVar[bool] = False
+    step_summary: ClassVar[bool] = False
+    writes_fleet: ClassVar[bool] = False
+
+    def render(self, analysis: Analysis) -> bytes | Mapping[str, bytes]:
+        raise NotImplementedError(f"{type(self).__name__} must define render")
+
+    def render_fleet(self, fleet: FleetDoctor) -> bytes:
+        # Reached only by a renderer that does not declare `writes_fleet`: the CLI checks it.
+        raise NotImplementedError(f"{self.name} has no fleet form")
+
+
+__all__ = ["Renderer"]
