@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from quadscope.analyse.analysis import Analysis, analyse
+from quadscope.analyse.curves import prediction_band
 from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
 from quadscope.model import Measurement, Run, Sweep
 from quadscope.profile.records import Attribution, Culprit
 from quadscope.render.html import HtmlRenderer, json_for_script
 from quadscope.render.plotdata import (
     PALETTE,
-    curve_band,
     plot_point_count,
     report_data,
     sanitise_svg,
@@ -147,11 +147,11 @@ def test_band_is_exact_without_noise_and_contains_the_curve() -> None:
     n = np.repeat(np.array(SIZES, dtype=float), 3)
     y = 1e-3 + 2e-9 * n**2
     ns = np.geomspace(1000, 10000, 7)
-    yhat, lo, hi = curve_band("n^2", 1e-3, 2e-9, n, y, ns)
+    yhat, lo, hi = prediction_band("n^2", 1e-3, 2e-9, n, y, ns)
     np.testing.assert_allclose(lo, yhat, rtol=1e-12)
     np.testing.assert_allclose(hi, yhat, rtol=1e-12)
     noisy = y * (1 + 0.05 * np.random.default_rng(0).standard_normal(y.size))
-    yhat, lo, hi = curve_band("n^2", 1e-3, 2e-9, n, noisy, ns)
+    yhat, lo, hi = prediction_band("n^2", 1e-3, 2e-9, n, noisy, ns)
     assert np.all(lo < yhat) and np.all(yhat < hi)
 
 

@@ -15,6 +15,9 @@ working set leaves the L2 cache) is widened down to memory's class, with a
 note (`analyse.memory`). In an
 instruction-meter sweep, a note says when wall time surely grows faster than
 the instructions counted (`time_outgrows_instructions`): time stays the headline.
+What renderers show is decided here too, never by them: the metrics a
+compact report shows and each metric's median at the largest size
+(`analyse.notable`), and each fit's drawn curve and band (`analyse.curves`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from quadscope.analyse.headline import (
 )
 from quadscope.analyse.launches import pool_launches
 from quadscope.analyse.memory import memory_bound
+from quadscope.analyse.notable import medians_at_max, notable_metrics
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
@@ -50,6 +54,7 @@ from quadscope.model import (
 
 if TYPE_CHECKING:
     # Only annotated here; importing the package at run time would load the samplers.
+    from quadscope.analyse.curves import Band
     from quadscope.profile.records import Attribution
 
 
@@ -66,6 +71,10 @@ class Analysis:
     doctor: DoctorReport | ProbeResult | None = None
     probe_series: Mapping[str, tuple[ProbeSeries, ...]] = field(default_factory=dict)  # by probe
     doctor_vs: MachineComparison | None = None
+    # What renderers show, decided here (analyse.notable, analyse.curves), never by them.
+    notable: tuple[str, ...] = ()  # the metrics a compact report shows
+    at_max: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # variant -> metric
+    bands: Mapping[str, Mapping[str, Band]] = field(default_factory=dict)  # variant -> metric
 
     @property
     def size_word(self) -> str:
@@ -296,6 +305,8 @@ def analyse(
         data = {v: {m: metric_series(measured[v], m) for m in fits[v]} for v in ("A", "B")}
         comparison = compare("A", data["A"], fits["A"], "B", data["B"], fits["B"])
     notes.extend(advice_from_host(sweep.host))  # what likely skewed the timings, and the fix
+    from quadscope.analyse.curves import fit_bands  # numpy: `quadscope --help` reads this module
+
     return Analysis(
         sweep=sweep,
         runs=runs,
@@ -307,6 +318,9 @@ def analyse(
         profile=profile,
         doctor=doctor,
         probe_series=dict(probe_series or {}),
+        notable=notable_metrics(fits, runs),
+        at_max=medians_at_max(runs),
+        bands=fit_bands(fits, runs),
     )
 
 

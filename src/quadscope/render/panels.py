@@ -1,8 +1,8 @@
 """One metric's plots: cost, growing part on log-log, linearised, residuals (plotdata's format).
 
 Contract: `metric_plots(analysis, metric, word)` returns the plot specs of one
-metric (see `plotdata` for the spec format), computed from the stored fits
-and never re-fitted; `metric_verdict` is the sentence each metric's plots are
+metric (see `plotdata` for the spec format), drawn from the stored fits and
+the bands analyse computed, never re-fitted; `metric_verdict` is the sentence each metric's plots are
 titled with. Panels:
 
 - cost: every run, the fitted curve a + b·f(n), and the 95% prediction band:
@@ -22,19 +22,16 @@ titled with. Panels:
 Every plot carries `xunit`/`yunit` ("s", "bytes", "count", "") so both
 renderers write ticks in human units (ms, MiB, 64k).
 
-The band: weighted least squares with relative errors (weights w_i = 1/ŷ_i²,
-as timing noise grows with the cost; Draper & Smith, *Applied Regression
-Analysis*, 3rd ed., §9.2), X = [1, f(n_i)], Cov(a, b) = s²·(XᵀWX)⁻¹ with
-s² = Σ w_i·r_i² / (N − 2). A new single run at n varies by s²·ŷ(n)² around
-the mean, so the prediction band is ŷ(n) ± t₀.₉₇₅,N−2 · √(gᵀ·Cov·g + s²·ŷ(n)²),
-g = [1, f(n)] (the prediction interval of a new observation, ibid. §1.4). It
-takes the class as given; an inconclusive fit is drawn dashed and labelled.
+The curve and its band are the fit's, as analyse drew them (`Analysis.bands`,
+`analyse.curves`, whose docstring gives the statistics): this module computes
+no statistic, it only lays out what analyse computed. An inconclusive fit is
+drawn dashed and labelled.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -42,11 +39,11 @@ import numpy as np
 from quadscope import metrics
 from quadscope.analyse.analysis import Analysis
 from quadscope.analyse.change import class_label
+from quadscope.analyse.curves import geometric
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.model import Fit, Run
 from quadscope.render.extras import PALETTE, rnd_list
 
-CURVE_SAMPLES = 120
 FLOOR_FACTOR = 3.0  # the floor sits this factor below the smallest drawable value
 
 
@@ -75,62 +72,6 @@ def metric_verdict(fits: dict[str, Fit], word: str) -> str:
     if len(fits) == 1:
         return one(next(iter(fits.values())))
     return "; ".join(f"{v}: {one(f)}" for v, f in fits.items())
-
-
-def coeffs(fit: Fit) -> tuple[str, float, float] | None:
-    """(class, a, b) drawn for a fit: the chosen class, or the best one when inconclusive."""
-    cls = fit.cls if fit.cls != INCONCLUSIVE else (fit.best or "")
-    a, b = fit.coefficients.get("a"), fit.coefficients.get("b")
-    if a is None or b is None:
-        cand = next((c for c in fit.candidates if c.cls == cls), None)
-        if cand is None:
-            return None
-        a, b = cand.a, cand.b
-    if cls not in REGISTRY or not (math.isfinite(a) and math.isfinite(b)):
-        return None
-    return cls, float(a), float(b)
-
-
-def curve_band(
-    cls: str, a: float, b: float, sizes: np.ndarray, values: np.ndarray, ns: np.ndarray,
-    coefficients: Mapping[str, float] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ŷ, lo, hi at `ns`: the 95% prediction band of the module docstring."""
-    from scipy.stats import t as student_t
-
-    growth = REGISTRY.of(cls, coefficients or {}) or REGISTRY[cls]
-    fx = np.asarray(growth.f(sizes), dtype=float)
-    fn = np.asarray(growth.f(ns), dtype=float)
-    yhat_i = growth.evaluate(a, b, sizes)
-    yhat = growth.evaluate(a, b, ns)
-    n_pts = len(values)
-    if n_pts < 3:
-        return yhat, yhat.copy(), yhat.copy()
-    floor = max(float(np.median(np.abs(values))) * 1e-9, 1e-300)
-    w = 1.0 / np.maximum(np.abs(yhat_i), floor) ** 2
-    design = np.column_stack([np.ones_like(fx), fx])
-    xtwx = design.T @ (w[:, None] * design)
-    s2 = float(np.sum(w * (values - yhat_i) ** 2)) / (n_pts - 2)
-    cov = s2 * np.linalg.pinv(xtwx)
-    g = np.column_stack([np.ones_like(fn), fn])
-    mean_var = np.maximum(np.einsum("ij,jk,ik->i", g, cov, g), 0.0)
-    half = float(student_t.ppf(0.975, n_pts - 2)) * np.sqrt(mean_var + s2 * yhat ** 2)
-    return yhat, yhat - half, yhat + half
-
-
-def samples(lo: float, hi: float) -> np.ndarray:
-    if lo > 0 and hi > lo:
-        return np.geomspace(lo, hi, CURVE_SAMPLES)
-    return np.linspace(lo, hi, CURVE_SAMPLES)
-
-
-def geometric(sizes: Sequence[float]) -> bool:
-    """Sizes spread by a constant factor over at least a decade (1k, 2k, 4k, ...)."""
-    us = sorted({s for s in sizes if s > 0})
-    if len(us) < 3 or us[-1] / us[0] < 10:
-        return False
-    steps = np.diff(np.log(us))
-    return bool(float(np.median(steps)) > math.log(1.25))
 
 
 def _series(runs: Sequence[Run], metric: str) -> tuple[np.ndarray, np.ndarray]:
@@ -193,23 +134,21 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
         color = PALETTE.get(v, PALETTE["A"])
         suffix = f" ({v})" if two else ""
         measured = analysis.measured(v)
-        sizes, values = _series(measured, metric)
+        sizes, _ = _series(measured, metric)
         label = f"{v} runs" if two else "runs"
-        co = coeffs(fit)
+        band = analysis.bands.get(v, {}).get(metric)
         cost.append({"type": "points", "rows": v, "y": metric, "color": color, "label": label,
                      "marker": "o", "name": metric})
         if analysis.failures and any(r.variant == v for r in analysis.failures):
             cost.append({"type": "points", "rows": f"{v}_fail", "y": metric,
                          "color": PALETTE["fail"], "label": f"failed runs ({v}, not fitted)",
                          "marker": "x", "name": metric})
-        if co is None or not len(sizes):
+        if band is None:
             continue
-        cls, a, b = co
+        cls, a, b = band.cls, band.a, band.b
         # The fit's own class, with its fitted base when it is an exponential.
         shape = REGISTRY.of(cls, fit.coefficients) or REGISTRY[cls]
-        ns = samples(float(sizes.min()), float(sizes.max()))
-        with np.errstate(all="ignore"):
-            yhat, lo, hi = curve_band(cls, a, b, sizes, values, ns, fit.coefficients)
+        ns, yhat, lo, hi = band.ns, band.mean, band.lo, band.hi
         dash = fit.cls == INCONCLUSIVE
         name = class_label(cls, word)
         flabel = (f"best candidate {name} (not settled)" if dash
@@ -319,4 +258,4 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
     return plots
 
 
-__all__ = ["coeffs", "curve_band", "geometric", "metric_plots", "metric_verdict", "unit_of"]
+__all__ = ["metric_plots", "metric_verdict", "unit_of"]

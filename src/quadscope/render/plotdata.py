@@ -29,8 +29,9 @@ Renderers drop points that cannot be drawn (None, and non-positive values on
 a log axis); `plot_point_count` says how many remain, for tests.
 
 One metric's plots (cost with a 95% prediction band, the growing part y − a
-on log-log, the linearised panel, residuals) are built by `render.panels`,
-whose docstring gives the statistics. A plot may carry `xunit`/`yunit` ("s",
+on log-log, the linearised panel, residuals) are built by `render.panels`
+from the curves and bands analyse computed (`analyse.curves`, whose
+docstring gives the statistics). A plot may carry `xunit`/`yunit` ("s",
 "bytes", "count"): both renderers write its ticks in human units. A points
 layer with `"floor": true` holds runs that cannot sit on the log axis (y ≤ a),
 drawn at the panel's floor with a "v" marker. Every user string (name,
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quadscope.analyse.analysis import Analysis
+from quadscope.analyse.curves import drawn
 from quadscope.analyse.headline import class_text
 from quadscope.measure.host import shown_host
 from quadscope.model import METRICS, Fit
@@ -61,7 +63,7 @@ from quadscope.render.extras import (
     rnd_list,
     sanitise_svg,
 )
-from quadscope.render.panels import coeffs, curve_band, metric_plots, metric_verdict
+from quadscope.render.panels import metric_plots, metric_verdict
 from quadscope.textsafe import command_text, visible, visible_lines
 from quadscope.units import fmt_value
 
@@ -151,7 +153,7 @@ def _table(analysis: Analysis, word: str) -> list[dict[str, Any]]:
                 if fit.exponent_ci is not None:
                     lo, hi = fit.exponent_ci
                     k += f" ± {(hi - lo) / 2:.2f} [{lo:.2f}, {hi:.2f}]"
-            co = coeffs(fit)
+            co = drawn(fit)
             pred = "—"
             if fit.prediction is not None:
                 p = fit.prediction
@@ -311,6 +313,6 @@ def report_data(analysis: Analysis) -> ReportData:
 
 
 __all__ = [
-    "BAND_ALPHA", "PALETTE", "POINT_ALPHA", "ReportData", "curve_band", "layer_points",
+    "BAND_ALPHA", "PALETTE", "POINT_ALPHA", "ReportData", "layer_points",
     "plot_point_count", "report_data", "rnd", "sanitise_svg",
 ]

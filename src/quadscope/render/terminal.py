@@ -7,9 +7,9 @@ only the CLI prints it. What it shows:
 - `quiet`: the headline only (for an A/B sweep, the change: `analysis.change`).
 - default: the A/B change (coloured: worse red, better green), the verdict
   (`analysis.verdict`, as the fitting decided it), one dim line naming the
-  sweep, then one table of the metrics that grow or matter (wall_s and
-  max_rss_bytes always; any other metric that may lead the verdict when its
-  growth is material), each with at most one short note beneath, then counts
+  sweep, then one table of the metrics that grow or matter (as analyse
+  decided them: `analysis.notable`, see `analyse.notable`; the "at max n"
+  column is `analysis.at_max`), each with at most one short note beneath, then counts
   of what `-v` would add (failures, hidden metrics), the top culprits of a
   profile and a probe's finding.
 - `verbose`: every metric of every variant with a, b, r² and predictions,
@@ -32,16 +32,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from quadscope import metrics
 from quadscope.analyse.change import BETTER, WORSE, class_label
-from quadscope.analyse.headline import (
-    MATERIAL_GROWTH,
-    bracket_text,
-    bracketed,
-    exponent_text,
-    growth_fraction,
-    trivial,
-)
+from quadscope.analyse.headline import bracket_text, bracketed, exponent_text, trivial
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.model import METRICS, Fit
@@ -63,7 +55,6 @@ if TYPE_CHECKING:
 # this module to build `quadscope --help`, which must start at once.
 
 K_MAX = 4.0  # the free power law's search bound (analyse.fitting.K_GRID): k there means "≥ 4"
-ALWAYS_SHOWN = ("wall_s", "max_rss_bytes")  # time and memory: shown even when constant
 CHANGE_STYLE = {WORSE: "bold red", BETTER: "bold green"}
 
 
@@ -107,58 +98,9 @@ def _peaks(analysis: Analysis, variant: str) -> dict[str, float]:
     return peaks([r for r in analysis.runs if r.variant == variant])
 
 
-def _grows(fit: Fit) -> bool:
-    """Settled as growing, or bracketed above constant, or an exponent interval clear of 0."""
-    if fit.confident:
-        return fit.cls != "1"
-    low = REGISTRY.get(fit.at_least)
-    if low is not None and low.growing:
-        return True
-    return fit.exponent_ci is not None and fit.exponent_ci[0] > 0.2 and fit.best != "1"
-
-
-def _rises(analysis: Analysis, variant: str, metric: str) -> bool:
-    """The medians themselves rise materially from the smallest size to the largest."""
-    runs = analysis.measured(variant)
-    if not runs:
-        return False
-    lo, hi = (median_at(analysis, variant, metric, n)
-              for n in (min(r.size_n for r in runs), max(r.size_n for r in runs)))
-    return lo is not None and hi is not None and hi > max(lo, 0.0) * (1 + MATERIAL_GROWTH)
-
-
-def shown_metrics(analysis: Analysis) -> list[str]:
-    """The metrics the compact table shows: time and memory, and whatever else grows.
-
-    Another metric shows when the registry lets it lead, its fit says it grows
-    by at least MATERIAL_GROWTH of its cost, and its medians do rise: a count
-    that is 0 at the largest size grows in no sense a person cares about.
-    """
-    n_max = max((r.size_n for r in analysis.measured("A")), default=None)
-    shown = []
-    for metric in METRICS:
-        fits = {v: fs[metric] for v, fs in analysis.fits.items() if metric in fs}
-        if not fits:
-            continue
-        known = metrics.find(metric)
-        leads = known is None or known.leads
-        material = any(_grows(f) and growth_fraction(f, None if n_max is None else float(n_max))
-                       >= MATERIAL_GROWTH and _rises(analysis, v, metric)
-                       for v, f in fits.items())
-        if metric in ALWAYS_SHOWN or (leads and material):
-            shown.append(metric)
-    return shown
-
-
-def median_at(analysis: Analysis, variant: str, metric: str, size_n: int) -> float | None:
-    vals = sorted(v for r in analysis.measured(variant)
-                  if r.size_n == size_n and (v := r.value(metric)) is not None)
-    return vals[len(vals) // 2] if vals else None
-
-
 def median_at_max(analysis: Analysis, variant: str, metric: str) -> float | None:
-    runs = analysis.measured(variant)
-    return median_at(analysis, variant, metric, max(r.size_n for r in runs)) if runs else None
+    """The median at the variant's largest size, as analyse computed it (`Analysis.at_max`)."""
+    return analysis.at_max.get(variant, {}).get(metric)
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,7 +396,7 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
     if verbose:
         yield from _verbose(analysis, width)
         return
-    shown = shown_metrics(analysis)
+    shown = analysis.notable
     table = compact_table(analysis, shown, width)
     if table is not None:
         yield table
