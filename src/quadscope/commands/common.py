@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -220,6 +219,7 @@ def probe_series(
 
 
 def _probe_lines(store: Store, probe: ProbeResult) -> tuple[ProbeSeries, ...]:
+    from quadscope.analyse.notable import medians_by_size  # the fits' median, as every table
     from quadscope.doctor.records import ProbeSeries
 
     sweeps = probe.details.get("sweeps")
@@ -232,11 +232,8 @@ def _probe_lines(store: Store, probe: ProbeResult) -> tuple[ProbeSeries, ...]:
             word = "i" if store.get_sweep(int(sweep_id)).mode == "accumulate" else "n"
         except (QuadscopeError, ValueError, TypeError):
             continue  # a probe sweep deleted since: the table row still shows
-        by_n: dict[int, list[float]] = {}
-        for r in runs:
-            if not r.warmup and r.measurement.ok:
-                by_n.setdefault(r.size_n, []).append(float(getattr(r.measurement, PROBE_METRIC)))
-        points = tuple((n, statistics.median(v)) for n, v in sorted(by_n.items()))
+        good = [r for r in runs if not r.warmup and r.measurement.ok]
+        points = tuple(sorted(medians_by_size(good, PROBE_METRIC).items()))
         if points:
             lines.append(ProbeSeries(str(label), points, PROBE_METRIC, word))
     return tuple(lines)
