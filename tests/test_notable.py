@@ -11,8 +11,9 @@ from quadscope.analyse.analysis import analyse
 from quadscope.analyse.notable import ALWAYS_SHOWN, medians_at_max, notable_metrics
 from quadscope.model import Measurement, Run, Sweep
 from quadscope.render import get_renderer
-from quadscope.render.extras import rnd_list
+from quadscope.render.extras import rnd_tuple
 from quadscope.render.plotdata import report_data
+from quadscope.render.plotmodel import Area
 from test_report import SIZES, synth_runs
 
 
@@ -63,7 +64,7 @@ def test_the_cost_plot_draws_the_band_analyse_computed() -> None:
     band = a.bands["A"]["wall_s"]
     assert band.cls == a.fits["A"]["wall_s"].cls
     assert np.all(band.lo <= band.mean) and np.all(band.mean <= band.hi)
-    cost = next(p for p in report_data(a).plots if p["id"] == "wall_s-cost")
-    drawn = next(lay for lay in cost["layers"] if lay["type"] == "band")
-    assert drawn["hi"] == rnd_list(band.hi)
-    assert drawn["lo"] == rnd_list(np.maximum(band.lo, 0.0))
+    cost = next(p for p in report_data(a).plots if p.id == "wall_s-cost")
+    drawn = next(lay for lay in cost.layers if isinstance(lay, Area))
+    assert drawn.hi == rnd_tuple(band.hi)
+    assert drawn.lo == rnd_tuple(np.maximum(band.lo, 0.0))

@@ -31,6 +31,7 @@ from quadscope.measure.host import boot_flags, shown_host
 from quadscope.model import Sweep
 from quadscope.render import get_renderer
 from quadscope.render.plotdata import plot_point_count, report_data
+from quadscope.render.plotmodel import Area, Line, Points
 from quadscope.render.terminal import fit_words
 from quadscope.textsafe import command_text, mpl_text, visible
 from test_report import SIZES, synth_runs
@@ -187,51 +188,51 @@ def test_host_shows_only_allow_listed_boot_flags(quad: Analysis) -> None:
 
 def test_each_plot_is_titled_with_its_own_metric_verdict(quad: Analysis) -> None:
     """wall_s's section says n²; max_rss_bytes's says n — not the whole sweep's verdict."""
-    sections = {s["metric"]: s for s in report_data(quad).sections}
-    assert sections["wall_s"]["verdict"].startswith("grows as n²")
-    assert sections["max_rss_bytes"]["verdict"].startswith("grows as n (")
-    assert sections["voluntary_ctx_switches"]["verdict"] == "constant"
+    sections = {s.metric: s for s in report_data(quad).sections}
+    assert sections["wall_s"].verdict.startswith("grows as n²")
+    assert sections["max_rss_bytes"].verdict.startswith("grows as n (")
+    assert sections["voluntary_ctx_switches"].verdict == "constant"
 
 
 def test_runs_below_the_offset_sit_on_the_floor_not_dropped() -> None:
     """On the log-log panel of y − a every run is drawn: above a as points, at or below a on the floor."""
     a = _analysis(sizes=GEOMETRIC)
     data = report_data(a)
-    plot = next(p for p in data.plots if p["id"] == "wall_s-loglog")
+    plot = next(p for p in data.plots if p.id == "wall_s-loglog")
     assert plot_point_count(data, plot) == len(data.rowsets["A"])
-    floors = [layer for layer in plot["layers"] if layer.get("floor")]
-    lines = [layer for layer in plot["layers"] if layer["type"] == "line"]
-    assert all(layer["marker"] == "v" for layer in floors)
-    assert any(layer["label"].startswith("slope k = ") for layer in lines)
-    assert plot["yunit"] == "s" and plot["xunit"] == "count"
+    floors = [layer for layer in plot.layers if isinstance(layer, Points) and layer.floor]
+    lines = [layer for layer in plot.layers if isinstance(layer, Line)]
+    assert all(layer.marker == "v" for layer in floors)
+    assert any(layer.label.startswith("slope k = ") for layer in lines)
+    assert plot.yunit == "s" and plot.xunit == "count"
 
 
 def test_constant_metric_has_no_slope_line(quad: Analysis) -> None:
     """A constant metric's log-log panel draws the constant, never a slope."""
     data = report_data(quad)
-    plot = next(p for p in data.plots if p["id"] == "voluntary_ctx_switches-loglog")
-    assert not any("slope" in (layer.get("label") or "") for layer in plot["layers"])
+    plot = next(p for p in data.plots if p.id == "voluntary_ctx_switches-loglog")
+    assert not any("slope" in layer.label for layer in plot.layers)
 
 
 def test_linearised_panel_is_log_when_sizes_are_geometric() -> None:
     """Geometric sizes (1k..64k) get log axes on the linearised panel; evenly spaced ones do not."""
     geo = report_data(_analysis(sizes=GEOMETRIC))
     even = report_data(_analysis())
-    assert next(p for p in geo.plots if p["id"] == "wall_s-linear")["xlog"] is True
-    assert next(p for p in even.plots if p["id"] == "wall_s-linear")["xlog"] is False
+    assert next(p for p in geo.plots if p.id == "wall_s-linear").xlog is True
+    assert next(p for p in even.plots if p.id == "wall_s-linear").xlog is False
 
 
 def test_band_holds_most_single_runs(quad: Analysis) -> None:
     """The cost panel's band is a prediction band: nearly every run lies inside it."""
     data = report_data(quad)
-    plot = next(p for p in data.plots if p["id"] == "wall_s-cost")
-    band = next(layer for layer in plot["layers"] if layer["type"] == "band")
+    plot = next(p for p in data.plots if p.id == "wall_s-cost")
+    band = next(layer for layer in plot.layers if isinstance(layer, Area))
     ns, vals = data.runs["n"], data.values["wall_s"]
     inside = 0
     rows = data.rowsets["A"]
     for i in rows:
-        j = min(range(len(band["x"])), key=lambda k: abs(band["x"][k] - ns[i]))
-        inside += band["lo"][j] * 0.99 <= vals[i] <= band["hi"][j] * 1.01
+        j = min(range(len(band.x)), key=lambda k: abs(band.x[k] - ns[i]))
+        inside += band.lo[j] * 0.99 <= vals[i] <= band.hi[j] * 1.01
     assert inside >= 0.9 * len(rows)
 
 

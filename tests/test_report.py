@@ -27,6 +27,7 @@ from quadscope.render.plotdata import (
     report_data,
     sanitise_svg,
 )
+from quadscope.render.plotmodel import Area, Line, Plot, Points, with_floors
 from quadscope.render.png import PngRenderer, safe_name
 
 HOSTILE = "<script>alert(1)</script>"
@@ -124,7 +125,7 @@ def test_page_is_self_contained_and_locked_down(single: Analysis) -> None:
 def test_point_counts_cover_every_run(single: Analysis) -> None:
     """The cost plot shows every measured run plus the failed one; the others the measured."""
     data = report_data(single)
-    plots = {p["id"]: p for p in data.plots}
+    plots = {p.id: p for p in data.plots}
     assert plot_point_count(data, plots["wall_s-cost"]) == 30  # 29 measured + 1 failure
     assert plot_point_count(data, plots["wall_s-loglog"]) == 29
     assert plot_point_count(data, plots["wall_s-linear"]) == 29
@@ -134,12 +135,12 @@ def test_point_counts_cover_every_run(single: Analysis) -> None:
 def test_linearised_n_squared_is_the_identity(single: Analysis) -> None:
     """For an n² fit, √((y − a)/b) lies on y = n within the noise (3%: under 5% of n)."""
     data = report_data(single)
-    plot = next(p for p in data.plots if p["id"] == "wall_s-linear")
-    layer = next(lay for lay in plot["layers"] if lay["type"] == "points")
+    plot = next(p for p in data.plots if p.id == "wall_s-linear")
+    layer = next(lay for lay in plot.layers if isinstance(lay, Points))
     ns = np.array([data.runs["n"][i] for i in data.rowsets["A"]], dtype=float)
-    lin = np.array(layer["y"], dtype=float)
+    lin = np.array(layer.y, dtype=float)
     assert np.all(np.abs(lin - ns) / ns < 0.05)
-    assert "f = n²" in plot["ylabel"]
+    assert "f = n²" in plot.ylabel
 
 
 def test_band_is_exact_without_noise_and_contains_the_curve() -> None:
@@ -158,8 +159,8 @@ def test_band_is_exact_without_noise_and_contains_the_curve() -> None:
 def test_comparison_overlays_both_variants_and_adds_ratio(paired: Analysis) -> None:
     """With a B, the cost plot carries both colours and each metric ends with B/A."""
     data = report_data(paired)
-    plots = {p["id"]: p for p in data.plots}
-    colors = {lay["color"] for lay in plots["wall_s-cost"]["layers"] if lay["type"] == "points"}
+    plots = {p.id: p for p in data.plots}
+    colors = {lay.color for lay in plots["wall_s-cost"].layers if isinstance(lay, Points)}
     assert {PALETTE["A"], PALETTE["B"]} <= colors
     assert plot_point_count(data, plots["wall_s-cost"]) == 60
     assert plot_point_count(data, plots["wall_s-ratio"]) == len(SIZES)
@@ -213,9 +214,10 @@ def test_doctor_probes_get_a_row_and_a_small_plot(single: Analysis) -> None:
                        ProbeSeries("vfork", ((1, 1e-4), (2, 1e-4), (4, 1e-4)), "wall_s"))}
     a = analyse(single.sweep, single.runs, doctor=doctor, probe_series=series)
     data = report_data(a)
-    assert [p["name"] for p in data.doctor] == ["fork", "clock"]
-    assert data.doctor[1]["plot"] is None
-    assert plot_point_count(data, data.doctor[0]["plot"]) == 6
+    assert [p.name for p in data.doctor] == ["fork", "clock"]
+    assert data.doctor[1].plot is None
+    assert data.doctor[0].plot is not None
+    assert plot_point_count(data, data.doctor[0].plot) == 6
     page = HtmlRenderer().render(a).decode()
     assert "grows &lt;script&gt;alert(1)&lt;/script&gt;" in page
 
@@ -259,3 +261,19 @@ def test_report_command_writes_html_and_png_from_the_store(tmp_path) -> None:
     page = (tmp_path / "r.html").read_text()
     assert "&lt;script&gt;" in page and "wall_s" in page
     assert (tmp_path / "png" / "wall_s.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_plot_records_serialise_as_the_page_reads_them() -> None:
+    """A layer's JSON starts with its type and leaves out optional fields left unset; floor
+    points and a band's missing lower edge go a factor 3 below the smallest value drawn."""
+    plot = with_floors(Plot(
+        "m-loglog", "loglog", "m", "t", "n", "y", True, True, "count", "s",
+        (Line((1, 10), (2.0, 30.0), "#000", "fit"),
+         Points("#000", "floor", "y ≤ a", y=(None, None), x=(3, 4), marker="v", floor=True),
+         Area((1, 10), (None, 1.5), (3.0, 40.0), "#000", "band", floor_lo=True))))
+    d = plot.to_dict()
+    assert "small" not in d and [lay["type"] for lay in d["layers"]] == ["line", "points", "band"]
+    assert d["layers"][0] == {"type": "line", "x": [1, 10], "y": [2.0, 30.0], "color": "#000",
+                              "label": "fit", "dash": False}
+    assert d["layers"][1]["y"] == [0.666667, 0.666667] and "rows" not in d["layers"][1]
+    assert d["layers"][2]["lo"] == [0.666667, 1.5] and d["layers"][2]["floor_lo"] is True

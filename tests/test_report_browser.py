@@ -38,9 +38,9 @@ def test_report_in_chromium(browser, tmp_path) -> None:
 
     drawn = page.eval_on_selector_all(
         "svg.qs-plot", "els => els.map(e => [e.dataset.plot, e.querySelectorAll('.pt').length])")
-    expected = {p["id"]: plot_point_count(data, p) for p in data.plots}
-    open_metrics = {s["metric"] for s in data.sections if s["open"]}
-    want_drawn = {p["id"] for s in data.sections if s["open"] for p in s["plots"]}
+    expected = {p.id: plot_point_count(data, p) for p in data.plots}
+    open_metrics = {s.metric for s in data.sections if s.open}
+    want_drawn = {p.id for s in data.sections if s.open for p in s.plots}
     assert {pid for pid, _ in drawn} == want_drawn and open_metrics
     for pid, count in drawn:
         assert count == expected[pid], pid

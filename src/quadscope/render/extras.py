@@ -3,7 +3,7 @@
 Contract: pure functions from the typed results an `Analysis` carries (its
 `profile`, an `Attribution`; its `doctor`, a `DoctorReport` or one
 `ProbeResult`; and `probe_series`, each probe's plot lines) to table rows and
-plot specs in `plotdata`'s format, plus the palette and number rounding both
+plot records (`render.plotmodel`), plus the palette and number rounding both
 share. `sanitise_svg` rebuilds an SVG from a whitelist so it can be inlined
 into the HTML page. A probe is plotted when `probe_series` holds lines for it.
 """
@@ -14,12 +14,14 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from quadscope.analyse.change import class_label
 from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
 from quadscope.profile.records import Attribution, Culprit
 from quadscope.profile.stacks import UNKNOWN
+from quadscope.render.plotmodel import Layer, Line, Plot, Points
 
 # One palette for every renderer: the HTML CSS/JS and matplotlib read these.
 PALETTE: dict[str, str] = {
@@ -46,6 +48,11 @@ def rnd(v: Any) -> Any:
 
 def rnd_list(vs: Any) -> list[Any]:
     return [rnd(v) for v in vs]
+
+
+def rnd_tuple(vs: Any) -> tuple[Any, ...]:
+    """`rnd_list` as a tuple, for the frozen plot records (`plotmodel`)."""
+    return tuple(rnd(v) for v in vs)
 
 
 _SVG_NS = "http://www.w3.org/2000/svg"
@@ -155,9 +162,19 @@ def flame_tree(profile: Attribution | None) -> dict[str, Any] | None:
     return collapse(profile.extra["flame_tree"])
 
 
+@dataclass(frozen=True, slots=True)
+class DoctorRow:
+    """One probe in the report's doctor table: its cells under the table's headings, its plot."""
+
+    name: str
+    verdict: str
+    cells: Mapping[str, str]
+    plot: Plot | None
+
+
 def doctor_rows(
     doctor: DoctorReport | ProbeResult | None, series: Mapping[str, Sequence[ProbeSeries]]
-) -> list[dict[str, Any]]:
+) -> list[DoctorRow]:
     """One row per probe (cells under the table's headings) and its plot, or None."""
     if doctor is None:
         return []
@@ -167,30 +184,27 @@ def doctor_rows(
         cells = {"measures": probe.measured, "class": probe.cls, "cost": probe.cost,
                  "verdict": probe.verdict, "finding": probe.finding}
         lines = series.get(probe.probe)
-        out.append({"name": probe.probe, "verdict": probe.verdict, "cells": cells,
-                    "plot": _probe_plot(i, probe.probe, lines) if lines else None})
+        out.append(DoctorRow(probe.probe, probe.verdict, cells,
+                             _probe_plot(i, probe.probe, lines) if lines else None))
     return out
 
 
 _SERIES_COLORS = ("probe", "A", "B", "ratio", "cross", "fail")
 
 
-def _probe_plot(i: int, name: str, lines: Sequence[ProbeSeries]) -> dict[str, Any]:
+def _probe_plot(i: int, name: str, lines: Sequence[ProbeSeries]) -> Plot:
     """One small plot of a probe's lines: the median per size of each of its sweeps."""
-    layers: list[dict[str, Any]] = []
+    layers: list[Layer] = []
     for j, ser in enumerate(lines):
         xs, ys = [p[0] for p in ser.points], [p[1] for p in ser.points]
         color = PALETTE[_SERIES_COLORS[j % len(_SERIES_COLORS)]]
-        layers.append({"type": "line", "x": rnd_list(xs), "y": rnd_list(ys), "color": color,
-                       "label": ser.label, "dash": False})
-        layers.append({"type": "points", "x": rnd_list(xs), "y": rnd_list(ys), "color": color,
-                       "label": "", "marker": "o", "name": f"median {ser.metric}"})
+        layers.append(Line(rnd_tuple(xs), rnd_tuple(ys), color, ser.label))
+        layers.append(Points(color, "", f"median {ser.metric}", y=rnd_tuple(ys), x=rnd_tuple(xs)))
     first = lines[0].to_dict()
-    return {"id": f"probe-{i}", "kind": "probe", "metric": name, "xlog": False, "ylog": False,
-            "small": True, "title": name, "xlabel": first["x_label"], "ylabel": first["y_label"],
-            "xunit": "count", "yunit": "s" if lines[0].metric.endswith("_s") else "",
-            "layers": layers}
+    return Plot(f"probe-{i}", "probe", name, name, first["x_label"], first["y_label"], False,
+                False, "count", "s" if lines[0].metric.endswith("_s") else "", tuple(layers),
+                small=True)
 
 
-__all__ = ["PALETTE", "culprits_table", "doctor_rows", "flame_svg", "flame_tree", "rnd",
-           "rnd_list", "sanitise_svg"]
+__all__ = ["PALETTE", "DoctorRow", "culprits_table", "doctor_rows", "flame_svg", "flame_tree", "rnd",
+           "rnd_list", "rnd_tuple", "sanitise_svg"]

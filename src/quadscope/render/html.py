@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from html import escape
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
     from quadscope.fleet.outliers import FleetDoctor
     from quadscope.render.plotdata import ReportData
+    from quadscope.render.plotmodel import Plot
 
 
 def _asset(name: str) -> str:
@@ -121,10 +122,10 @@ def _digest(script: str) -> str:
     return base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
 
 
-def _figure(plot: Mapping[str, Any], cls: str = "figure") -> str:
+def _figure(plot: Plot, cls: str = "figure") -> str:
     return (
-        f"<div class=\"{cls}\"><h4>{_e(plot['title'])}</h4>"
-        f"<div class=\"plot-holder\" data-plot=\"{_e(plot['id'])}\"></div></div>"
+        f"<div class=\"{cls}\"><h4>{_e(plot.title)}</h4>"
+        f"<div class=\"plot-holder\" data-plot=\"{_e(plot.id)}\"></div></div>"
     )
 
 
@@ -218,12 +219,12 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         yield ("<p class=\"hint\">Hover a point for its run. Drag a box to zoom, shift+wheel "
                "to zoom about the pointer, double-click or “reset zoom” to go back.</p>")
         for s in data.sections:
-            open_attr = " open" if s["open"] else ""
-            yield (f"<details class=\"metric\" id=\"m-{_e(s['metric'])}\"{open_attr}>"
-                   f"<summary>{_e(s['metric'])} <span class=\"mv\">— {_e(s['verdict'])}"
+            open_attr = " open" if s.open else ""
+            yield (f"<details class=\"metric\" id=\"m-{_e(s.metric)}\"{open_attr}>"
+                   f"<summary>{_e(s.metric)} <span class=\"mv\">— {_e(s.verdict)}"
                    "</span></summary><div class=\"grid\">")
-            for p in s["plots"]:
-                yield _figure(p)
+            for plot in s.plots:
+                yield _figure(plot)
             yield "</div></details>"
 
     if data.culprits or data.flame_svg or data.flame_tree:
@@ -248,15 +249,15 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
 
     if data.doctor:
         yield "<section id=\"doctor\"><h2>Doctor</h2>"
-        heads = list(dict.fromkeys(h for p in data.doctor for h in p["cells"]))
+        heads = list(dict.fromkeys(h for p in data.doctor for h in p.cells))
         # Stacked on a narrow screen, as the comparison is: its findings are prose.
         yield "<div class=\"wide\"><table class=\"stack\"><thead><tr><th>probe</th>"
         yield "".join(f"<th>{_e(h)}</th>" for h in heads) + "<th>plot</th></tr></thead><tbody>"
         for p in data.doctor:
-            figure = _figure(p["plot"], "probe-plot") if p["plot"] else ""
-            row_html = "".join(f"<td data-label=\"{_e(h)}\">{_e(p['cells'].get(h, ''))}</td>"
+            figure = _figure(p.plot, "probe-plot") if p.plot is not None else ""
+            row_html = "".join(f"<td data-label=\"{_e(h)}\">{_e(p.cells.get(h, ''))}</td>"
                                for h in heads)
-            yield (f"<tr class=\"verdict-{_e(p['verdict'])}\"><td>{_e(p['name'])}</td>"
+            yield (f"<tr class=\"verdict-{_e(p.verdict)}\"><td>{_e(p.name)}</td>"
                    f"{row_html}<td>{figure}</td></tr>")
         yield "</tbody></table></div></section>"
 

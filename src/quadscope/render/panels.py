@@ -1,9 +1,9 @@
-"""One metric's plots: cost, growing part on log-log, linearised, residuals (plotdata's format).
+"""One metric's plots: cost, growing part on log-log, linearised, residuals (`plotmodel` records).
 
-Contract: `metric_plots(analysis, metric, word)` returns the plot specs of one
-metric (see `plotdata` for the spec format), drawn from the stored fits and
-the bands analyse computed, never re-fitted; `metric_verdict` is the sentence each metric's plots are
-titled with. Panels:
+Contract: `metric_plots(analysis, metric, word)` returns the `Plot`s of one
+metric (`render.plotmodel`), drawn from the stored fits and the bands analyse
+computed, never re-fitted; `metric_verdict` is the sentence each metric's
+plots are titled with. Panels:
 
 - cost: every run, the fitted curve a + b·f(n), and the 95% prediction band:
   where single runs are expected to fall, not only the mean (below).
@@ -24,15 +24,14 @@ renderers write ticks in human units (ms, MiB, 64k).
 
 The curve and its band are the fit's, as analyse drew them (`Analysis.bands`,
 `analyse.curves`, whose docstring gives the statistics): this module computes
-no statistic, it only lays out what analyse computed. An inconclusive fit is
+no statistic of its own; the growing part, the linearised values and the
+residuals are each run against the fit's own curve. An inconclusive fit is
 drawn dashed and labelled.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -42,9 +41,8 @@ from quadscope.analyse.change import class_label
 from quadscope.analyse.curves import geometric
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.model import Fit, Run
-from quadscope.render.extras import PALETTE, rnd_list
-
-FLOOR_FACTOR = 3.0  # the floor sits this factor below the smallest drawable value
+from quadscope.render.extras import PALETTE, rnd_tuple
+from quadscope.render.plotmodel import Area, HLine, Layer, Line, Plot, Points, with_floors
 
 
 def unit_of(metric: str) -> str:
@@ -89,42 +87,20 @@ def _aligned(runs: Sequence[Run], metric: str) -> tuple[np.ndarray, np.ndarray]:
             np.array([np.nan if x is None else x for x in vals], dtype=float))
 
 
-def _floor_layer(xs: np.ndarray, color: str, what: str) -> dict[str, Any] | None:
+def _floor_layer(xs: np.ndarray, color: str, what: str) -> Points | None:
     if not len(xs):
         return None
-    return {"type": "points", "x": rnd_list(xs), "y": [None] * len(xs), "color": color,
-            "marker": "v", "floor": True, "name": what,
-            "label": f"{len(xs)} run(s) with {what}: drawn on the floor"}
+    return Points(color, f"{len(xs)} run(s) with {what}: drawn on the floor", what,
+                  y=(None,) * len(xs), x=rnd_tuple(xs), marker="v", floor=True)
 
 
-def _set_floors(plot: dict[str, Any]) -> None:
-    """Put floor points a factor below the smallest positive value drawn in the plot."""
-    floors = [layer for layer in plot["layers"] if layer.get("floor") or layer.get("floor_lo")]
-    if not floors:
-        return
-    low = math.inf
-    for layer in plot["layers"]:
-        if layer.get("floor"):
-            continue
-        for key in ("y", "lo") if not layer.get("floor_lo") else ("hi",):
-            ys = layer.get(key)
-            if isinstance(ys, list):
-                low = min([low, *(y for y in ys if isinstance(y, int | float) and y > 0)])
-    floor = float(f"{(low if math.isfinite(low) else 1.0) / FLOOR_FACTOR:.6g}")
-    for layer in floors:
-        if layer.get("floor_lo"):  # a band whose lower edge falls below a: down to the floor
-            layer["lo"] = [floor if y is None else y for y in layer["lo"]]
-        else:
-            layer["y"] = [floor] * len(layer["x"])
-
-
-def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, Any]]:
+def metric_plots(analysis: Analysis, metric: str, word: str) -> list[Plot]:
     variants = [v for v in analysis.fits if metric in analysis.fits[v]]
     two = len(variants) > 1
-    cost: list[dict[str, Any]] = []
-    growth: list[dict[str, Any]] = []
-    lin: list[dict[str, Any]] = []
-    resid: list[dict[str, Any]] = []
+    cost: list[Layer] = []
+    growth: list[Layer] = []
+    lin: list[Layer] = []
+    resid: list[Layer] = []
     slopes: list[str] = []
     growing_any = False
     sizes_all = [float(r.size_n) for v in variants for r in analysis.measured(v)]
@@ -137,12 +113,10 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
         sizes, _ = _series(measured, metric)
         label = f"{v} runs" if two else "runs"
         band = analysis.bands.get(v, {}).get(metric)
-        cost.append({"type": "points", "rows": v, "y": metric, "color": color, "label": label,
-                     "marker": "o", "name": metric})
+        cost.append(Points(color, label, metric, y=metric, rows=v))
         if analysis.failures and any(r.variant == v for r in analysis.failures):
-            cost.append({"type": "points", "rows": f"{v}_fail", "y": metric,
-                         "color": PALETTE["fail"], "label": f"failed runs ({v}, not fitted)",
-                         "marker": "x", "name": metric})
+            cost.append(Points(PALETTE["fail"], f"failed runs ({v}, not fitted)", metric,
+                               y=metric, rows=f"{v}_fail", marker="x"))
         if band is None:
             continue
         cls, a, b = band.cls, band.a, band.b
@@ -154,46 +128,40 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
         flabel = (f"best candidate {name} (not settled)" if dash
                   else "fit: constant" if cls == "1" else f"fit: a + b·{name}") + suffix
         # Every metric is a time, a size or a count: a run cannot fall below 0.
-        cost.insert(0, {"type": "band", "x": rnd_list(ns), "lo": rnd_list(np.maximum(lo, 0.0)),
-                        "hi": rnd_list(hi), "color": color,
-                        "label": "95% of single runs fall here" + suffix})
-        cost.insert(1, {"type": "line", "x": rnd_list(ns), "y": rnd_list(yhat), "color": color,
-                        "label": flabel, "dash": dash})
+        cost.insert(0, Area(rnd_tuple(ns), rnd_tuple(np.maximum(lo, 0.0)), rnd_tuple(hi), color,
+                            "95% of single runs fall here" + suffix))
+        cost.insert(1, Line(rnd_tuple(ns), rnd_tuple(yhat), color, flabel, dash))
         ns_run, arr = _aligned(measured, metric)
         with np.errstate(all="ignore"):
             fit_at = shape.evaluate(a, b, ns_run)
             tiny = 1e-12 * max(float(np.nanmax(np.abs(arr))), 1e-300)
             rel = (arr - fit_at) / np.maximum(np.abs(fit_at), tiny) * 100.0
         if np.any(np.abs(fit_at) > tiny):  # against a fit of 0, a relative error is 1e14 %: noise
-            resid.append({"type": "points", "rows": v, "y": rnd_list(rel), "color": color,
-                          "label": label, "marker": "o", "name": "residual %", "metric": metric})
+            resid.append(Points(color, label, "residual %", y=rnd_tuple(rel), rows=v,
+                                metric=metric))
         if not shape.growing or b <= 0:
             positive = arr > 0
-            growth.append({"type": "points", "rows": v, "color": color, "label": label,
-                           "marker": "o", "name": metric, "metric": metric,
-                           "y": rnd_list(np.where(positive, arr, np.nan))})
+            growth.append(Points(color, label, metric, y=rnd_tuple(np.where(positive, arr, np.nan)),
+                                 rows=v, metric=metric))
             if (floor := _floor_layer(ns_run[~positive & np.isfinite(arr)], color, "y = 0")) is not None:
                 growth.append(floor)
             if np.nanmin(yhat) > 1e-6 * float(np.nanmax(arr, initial=0.0)):
                 # A fit of (nearly) 0 has no place on a log axis: it would stretch it over decades.
-                growth.append({"type": "line", "x": rnd_list(ns), "y": rnd_list(yhat),
-                               "color": color, "label": flabel, "dash": dash})
+                growth.append(Line(rnd_tuple(ns), rnd_tuple(yhat), color, flabel, dash))
             continue
         growing_any = True
         part = arr - a
         above = part > 0
-        growth.append({"type": "points", "rows": v, "color": color, "marker": "o",
-                       "label": f"{label}: y − a", "name": "y − a", "metric": metric,
-                       "y": rnd_list(np.where(above, part, np.nan))})
+        growth.append(Points(color, f"{label}: y − a", "y − a",
+                             y=rnd_tuple(np.where(above, part, np.nan)), rows=v, metric=metric))
         floor = _floor_layer(ns_run[~above & np.isfinite(part)], color, "y ≤ a")
         if floor is not None:
             growth.append(floor)
-        growth.append({"type": "line", "x": rnd_list(ns), "y": rnd_list(yhat - a),
-                       "color": color, "label": f"fit: b·{name}{suffix}", "dash": dash})
-        growth.insert(0, {"type": "band", "x": rnd_list(ns),
-                          "lo": rnd_list(np.where(lo - a > 0, lo - a, np.nan)), "floor_lo": True,
-                          "hi": rnd_list(hi - a), "color": color,
-                          "label": "95% of single runs fall here" + suffix})
+        growth.append(Line(rnd_tuple(ns), rnd_tuple(yhat - a), color, f"fit: b·{name}{suffix}",
+                           dash))
+        growth.insert(0, Area(rnd_tuple(ns), rnd_tuple(np.where(lo - a > 0, lo - a, np.nan)),
+                              rnd_tuple(hi - a), color, "95% of single runs fall here" + suffix,
+                              floor_lo=True))
         if fit.exponent is not None and fit.exponent_ci is not None:
             # Anchored on the fit at the largest size, where the growing part dominates.
             xs = np.array([float(sizes.min()), float(sizes.max())])
@@ -201,60 +169,49 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[dict[str, A
             k, (klo, khi) = fit.exponent, fit.exponent_ci
             text = f"slope k = {k:.2f} (95% {klo:.2f}–{khi:.2f})"
             slopes.append(f"{v} k = {k:.2f}" if two else text)
-            growth.append({"type": "line", "x": rnd_list(xs), "y": rnd_list(gy * (xs / gx) ** k),
-                           "color": PALETTE["ref"], "label": text + suffix, "dash": True,
-                           "width": 1})
+            growth.append(Line(rnd_tuple(xs), rnd_tuple(gy * (xs / gx) ** k), PALETTE["ref"],
+                               text + suffix, dash=True, width=1))
         inverse = shape.inverse
         if inverse is not None:
             with np.errstate(all="ignore"):
                 linv = np.asarray(inverse(np.where(above, part / b, np.nan)), dtype=float)
             good = np.isfinite(linv) & (linv > 0 if geo else True)
-            lin.append({"type": "points", "rows": v, "y": rnd_list(np.where(good, linv, np.nan)),
-                        "color": color, "label": f"{label}: f⁻¹((y − a)/b), f = {name}",
-                        "marker": "o", "name": f"f⁻¹((y − a)/b), f = {name}", "metric": metric})
+            lin.append(Points(color, f"{label}: f⁻¹((y − a)/b), f = {name}",
+                              f"f⁻¹((y − a)/b), f = {name}",
+                              y=rnd_tuple(np.where(good, linv, np.nan)), rows=v, metric=metric))
             bad = ns_run[~good & np.isfinite(arr)]
             if (floor := _floor_layer(bad, color, "y ≤ a")) is not None:
                 lin.append(floor)
     unit = unit_of(metric)
     ylab = metric  # the ticks carry the unit (ms, MiB)
-    plots = [
-        {"id": f"{metric}-cost", "kind": "cost", "metric": metric, "xlog": False, "ylog": False,
-         "title": f"{metric} against {word}: every run, the fit, where 95% of runs fall",
-         "xlabel": word, "ylabel": ylab, "xunit": "count", "yunit": unit, "layers": cost},
-    ]
+    plots = [Plot(f"{metric}-cost", "cost", metric,
+                  f"{metric} against {word}: every run, the fit, where 95% of runs fall",
+                  word, ylab, False, False, "count", unit, tuple(cost))]
     if growing_any:
         title = f"growing part y − a, log-log: {', '.join(slopes) or 'no exponent fitted'}"
         ylabel = f"{metric} − a (log)"
     else:
         title = f"log-log: {metric} is constant, no slope to draw"
         ylabel = f"{ylab} (log)"
-    plots.append({"id": f"{metric}-loglog", "kind": "loglog", "metric": metric, "xlog": True,
-                  "ylog": True, "title": title, "xlabel": f"{word} (log)", "ylabel": ylabel,
-                  "xunit": "count", "yunit": unit, "layers": growth})
-    _set_floors(plots[-1])
+    plots.append(with_floors(Plot(f"{metric}-loglog", "loglog", metric, title, f"{word} (log)",
+                                  ylabel, True, True, "count", unit, tuple(growth))))
     if lin and sizes_all:
-        fs = {layer["name"].rsplit("f = ", 1)[-1] for layer in lin if not layer.get("floor")}
-        ends = [min(sizes_all), max(sizes_all)]
-        lin.insert(0, {"type": "line", "x": ends, "y": ends, "color": PALETTE["ref"],
-                       "label": f"y = {word}: on it, the class is right", "dash": True,
-                       "width": 1})
-        plot = {"id": f"{metric}-linear", "kind": "linear", "metric": metric, "xlog": geo,
-                "ylog": geo, "xlabel": word + (" (log)" if geo else ""),
-                "ylabel": "f⁻¹((y − a)/b)" + (f", f = {fs.pop()}" if len(fs) == 1 else "")
-                + (" (log)" if geo else ""),
-                "xunit": "count", "yunit": "count", "layers": lin,
-                "title": f"linearised {metric}: f⁻¹((y − a)/b) against {word}"}
-        _set_floors(plot)
-        plots.append(plot)
+        fs = {layer.name.rsplit("f = ", 1)[-1] for layer in lin
+              if isinstance(layer, Points) and not layer.floor}
+        ends = (min(sizes_all), max(sizes_all))
+        lin.insert(0, Line(ends, ends, PALETTE["ref"], f"y = {word}: on it, the class is right",
+                           dash=True, width=1))
+        plots.append(with_floors(Plot(
+            f"{metric}-linear", "linear", metric,
+            f"linearised {metric}: f⁻¹((y − a)/b) against {word}", word + (" (log)" if geo else ""),
+            "f⁻¹((y − a)/b)" + (f", f = {fs.pop()}" if len(fs) == 1 else "")
+            + (" (log)" if geo else ""), geo, geo, "count", "count", tuple(lin))))
     if resid:
-        resid.insert(0, {"type": "hline", "y": 0, "color": PALETTE["ref"], "dash": True,
-                         "label": "no error"})
-        plots.append({"id": f"{metric}-resid", "kind": "resid", "metric": metric,
-                      "xlog": geo, "ylog": False, "xlabel": word + (" (log)" if geo else ""),
-                      "xunit": "count",
-                      "yunit": "", "ylabel": "residual (y − fit)/fit, %", "layers": resid,
-                      "small": True,
-                      "title": f"residuals of {metric}: a pattern means the wrong class"})
+        resid.insert(0, HLine(0, PALETTE["ref"], "no error", dash=True))
+        plots.append(Plot(f"{metric}-resid", "resid", metric,
+                          f"residuals of {metric}: a pattern means the wrong class",
+                          word + (" (log)" if geo else ""), "residual (y − fit)/fit, %", geo, False,
+                          "count", "", tuple(resid), small=True))
     return plots
 
 

@@ -4,38 +4,25 @@ Contract: `report_data(analysis) -> ReportData` is a pure function. It never
 fits: curves use the stored `Fit` coefficients with the class's `evaluate`, the
 linearised plot its `linearise` (see `quadscope.classes`), and ratios come from
 `analysis.comparison`. Both renderers draw the same `ReportData.plots` with the
-same `PALETTE`, so the HTML page and the PNGs show identical plots. Everything
-here is JSON-ready (plain dicts, lists, floats rounded to 6 significant digits,
-None for NaN), because the HTML page embeds it as one JSON document.
+same `PALETTE`, so the HTML page and the PNGs show identical plots. Numbers
+are rounded to 6 significant digits, None for NaN, and `to_json_obj()` is
+JSON-ready, because the HTML page embeds it as one JSON document.
 
 Runs are stored once, as columns (`runs`: n, repeat, exit, seq, variant) plus
 one value column per plotted metric (`values`). Named row sets (`rowsets`: "A",
 "B" for the measured runs, "A_fail", "B_fail" for failed non-warm-up runs)
-index into them. A plot is a dict
-
-    {"id", "kind": cost|loglog|linear|resid|ratio|probe, "title", "xlabel",
-     "ylabel", "xlog", "ylog", "xunit", "yunit", "metric", "layers": [...]}
-
-and a layer one of
-
-    {"type": "points", "rows": <rowset>, "y": <metric> | [values aligned with
-        rows, None to skip], "color", "label", "marker": "o" | "x" | "v", "name"}
-    {"type": "points", "x": [...], "y": [...], ...}   (points not tied to runs)
-    {"type": "line", "x": [...], "y": [...], "color", "label", "dash"}
-    {"type": "band", "x": [...], "lo": [...], "hi": [...], "color", "label"}
-    {"type": "hline", "y": v, ...} / {"type": "vline", "x": v, ...}
-
-Renderers drop points that cannot be drawn (None, and non-positive values on
-a log axis); `plot_point_count` says how many remain, for tests.
+index into them. The plots are typed records (`render.plotmodel`: a `Plot`
+and its `Points`, `Line`, `Area`, `HLine` and `VLine` layers), grouped in one
+`Section` per metric; `to_json_obj` is what the page's script reads, each
+record's `to_dict()`. Renderers drop points that cannot be drawn (None, and
+non-positive values on a log axis); `plot_point_count` says how many remain,
+for tests.
 
 One metric's plots (cost with a 95% prediction band, the growing part y − a
 on log-log, the linearised panel, residuals) are built by `render.panels`
 from the curves and bands analyse computed (`analyse.curves`, whose
-docstring gives the statistics). A plot may carry `xunit`/`yunit` ("s",
-"bytes", "count"): both renderers write its ticks in human units. A points
-layer with `"floor": true` holds runs that cannot sit on the log axis (y ≤ a),
-drawn at the panel's floor with a "v" marker. Every user string (name,
-command, host, stderr) is passed through `textsafe.visible`.
+docstring gives the statistics). Every user string (name, command, host,
+stderr) is passed through `textsafe.visible`.
 
 The host is shown as kernel, CPU, cores, libc and the boot flags that change
 performance (`measure.host.boot_flags`), never the whole kernel command line.
@@ -44,7 +31,7 @@ performance (`measure.host.boot_flags`), never the whole kernel command line.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,15 +42,18 @@ from quadscope.measure.host import shown_host
 from quadscope.model import METRICS, Fit
 from quadscope.render.extras import PALETTE as PALETTE
 from quadscope.render.extras import (
+    DoctorRow,
     culprits_table,
     doctor_rows,
     flame_svg,
     flame_tree,
     rnd,
     rnd_list,
+    rnd_tuple,
     sanitise_svg,
 )
 from quadscope.render.panels import metric_plots, metric_verdict
+from quadscope.render.plotmodel import Area, HLine, Layer, Line, Plot, Points, VLine
 from quadscope.textsafe import command_text, visible, visible_lines
 from quadscope.units import fmt_value
 
@@ -71,6 +61,16 @@ BAND_ALPHA = 0.18
 POINT_ALPHA = 0.55
 # Metrics whose section is open on load; the others are one click away.
 OPEN_METRICS: tuple[str, ...] = ("wall_s", "user_s", "sys_s", "max_rss_bytes")
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One metric's part of the report: its verdict, whether it is open on load, its plots."""
+
+    metric: str
+    open: bool
+    verdict: str
+    plots: tuple[Plot, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class ReportData:
@@ -82,32 +82,32 @@ class ReportData:
     runs: dict[str, list[Any]]
     values: dict[str, list[float | None]]
     rowsets: dict[str, list[int]]
-    sections: tuple[dict[str, Any], ...]  # one per metric: {"metric", "open", "plots"}
+    sections: tuple[Section, ...]  # one per metric
     comparison: tuple[dict[str, Any], ...]  # {"metric", "summary", "change", "class_a", ...}
     change: dict[str, str] | None  # the A/B headline (analyse.change): text, direction
     failures: tuple[dict[str, Any], ...]
     culprits: tuple[dict[str, str], ...] = ()
     flame_svg: str | None = None
     flame_tree: dict[str, Any] | None = None  # the interactive flame graph's data
-    doctor: tuple[dict[str, Any], ...] = ()  # {"name", "cells": {column: text}, "plot"}
+    doctor: tuple[DoctorRow, ...] = ()
     size_word: str = "n"
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def plots(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def plots(self) -> list[Plot]:
+        out: list[Plot] = []
         for s in self.sections:
-            out.extend(s["plots"])
-        out.extend(p["plot"] for p in self.doctor if p.get("plot"))
+            out.extend(s.plots)
+        out.extend(p.plot for p in self.doctor if p.plot is not None)
         return out
 
     def to_json_obj(self) -> dict[str, Any]:
-        """What the HTML page embeds for its script: runs once, then plot specs."""
+        """What the HTML page embeds for its script: runs once, then each plot's `to_dict()`."""
         return {
             "runs": self.runs,
             "values": self.values,
             "rowsets": self.rowsets,
-            "plots": self.plots,
+            "plots": [p.to_dict() for p in self.plots],
             "palette": PALETTE,
             "band_alpha": BAND_ALPHA,
             "point_alpha": POINT_ALPHA,
@@ -115,29 +115,26 @@ class ReportData:
         }
 
 
-def _ratio_plot(mc: Any, word: str) -> dict[str, Any]:
+def _ratio_plot(mc: Any, word: str) -> Plot:
     rs = sorted(mc.ratios, key=lambda r: r.size_n)
     xs = [r.size_n for r in rs]
     ys = [r.ratio for r in rs]
-    layers: list[dict[str, Any]] = [
-        {"type": "band", "x": rnd_list(xs), "lo": rnd_list(r.lo for r in rs),
-         "hi": rnd_list(r.hi for r in rs), "color": PALETTE["ratio"], "label": "95% interval"},
-        {"type": "line", "x": rnd_list(xs), "y": rnd_list(ys), "color": PALETTE["ratio"],
-         "label": "B/A (ratio of medians)", "dash": False},
-        {"type": "points", "x": rnd_list(xs), "y": rnd_list(ys), "color": PALETTE["ratio"],
-         "label": "B/A at each size", "marker": "o", "name": "B/A"},
-        {"type": "hline", "y": 1, "color": PALETTE["ref"], "dash": True, "label": "same cost"},
+    layers: list[Layer] = [
+        Area(rnd_tuple(xs), rnd_tuple(r.lo for r in rs), rnd_tuple(r.hi for r in rs),
+             PALETTE["ratio"], "95% interval"),
+        Line(rnd_tuple(xs), rnd_tuple(ys), PALETTE["ratio"], "B/A (ratio of medians)"),
+        Points(PALETTE["ratio"], "B/A at each size", "B/A", y=rnd_tuple(ys), x=rnd_tuple(xs)),
+        HLine(1, PALETTE["ref"], "same cost", dash=True),
     ]
     title = f"{mc.metric}: B/A against {word}"
     if mc.crossover_n is not None and math.isfinite(mc.crossover_n):
-        layers.append({"type": "vline", "x": rnd(mc.crossover_n), "color": PALETTE["cross"],
-                       "dash": True, "label": f"crossover at {word} ≈ {mc.crossover_n:.4g}"})
+        layers.append(VLine(rnd(mc.crossover_n), PALETTE["cross"],
+                            f"crossover at {word} ≈ {mc.crossover_n:.4g}", dash=True))
         title += f" — crossover at {word} ≈ {mc.crossover_n:.4g}"
     pos = all(y is not None and y > 0 for y in ys) and ys
     ylog = bool(pos) and max(ys) / min(ys) > 20
-    return {"id": f"{mc.metric}-ratio", "kind": "ratio", "metric": mc.metric, "xlog": False,
-            "ylog": ylog, "title": title, "xlabel": word, "ylabel": "B/A", "xunit": "count",
-            "yunit": "", "layers": layers}
+    return Plot(f"{mc.metric}-ratio", "ratio", mc.metric, title, word, "B/A", False, ylog,
+                "count", "", tuple(layers))
 
 
 def _table(analysis: Analysis, word: str) -> list[dict[str, Any]]:
@@ -219,30 +216,30 @@ def _facts(analysis: Analysis) -> list[tuple[str, str]]:
     return facts
 
 
-def plot_point_count(data: ReportData, plot: Mapping[str, Any]) -> int:
+def plot_point_count(data: ReportData, plot: Plot) -> int:
     """How many points a renderer draws in `plot` (None and non-positive-on-log dropped)."""
     return sum(len(layer_points(data, plot, layer)[0])
-               for layer in plot["layers"] if layer["type"] == "points")
+               for layer in plot.layers if isinstance(layer, Points))
 
 
 def layer_points(
-    data: ReportData, plot: Mapping[str, Any], layer: Mapping[str, Any]
+    data: ReportData, plot: Plot, layer: Points
 ) -> tuple[list[float], list[float], list[int]]:
     """(xs, ys, run indices or -1) of the drawable points of one points layer."""
-    if "rows" in layer:
-        rows = data.rowsets.get(layer["rows"], [])
+    if layer.rows is not None:
+        rows = data.rowsets.get(layer.rows, [])
         xs_all = [data.runs["n"][i] for i in rows]
-        ys_all = (data.values[layer["y"]] if isinstance(layer["y"], str) else None)
-        ys_src = [ys_all[i] for i in rows] if ys_all is not None else list(layer["y"])
+        ys_all = data.values[layer.y] if isinstance(layer.y, str) else None
+        ys_src = [ys_all[i] for i in rows] if ys_all is not None else list(layer.y)
         idx = list(rows)
     else:
-        xs_all, ys_src = list(layer["x"]), list(layer["y"])
+        xs_all, ys_src = list(layer.x or ()), list(layer.y)
         idx = [-1] * len(xs_all)
     xs, ys, ids = [], [], []
     for x, y, i in zip(xs_all, ys_src, idx, strict=True):
         if x is None or y is None:
             continue
-        if (plot.get("xlog") and x <= 0) or (plot.get("ylog") and y <= 0):
+        if (plot.xlog and x <= 0) or (plot.ylog and y <= 0):
             continue
         xs.append(x)
         ys.append(y)
@@ -256,7 +253,7 @@ def report_data(analysis: Analysis) -> ReportData:
     metrics = [m for m in METRICS if any(m in fs for fs in analysis.fits.values())]
     cols, values, rowsets = _runs_columns(analysis, metrics)
     comparison: tuple[dict[str, Any], ...] = ()
-    ratio_plots: dict[str, dict[str, Any]] = {}
+    ratio_plots: dict[str, Plot] = {}
     if analysis.comparison is not None:
         fits_a, fits_b = analysis.fits.get("A", {}), analysis.fits.get("B", {})
 
@@ -276,11 +273,10 @@ def report_data(analysis: Analysis) -> ReportData:
         ratio_plots = {mc.metric: _ratio_plot(mc, word)
                        for mc in analysis.comparison.metrics if mc.ratios}
     sections = tuple(
-        {"metric": m, "open": m in OPEN_METRICS or len(metrics) <= 3,
-         "verdict": metric_verdict({v: fs[m] for v, fs in analysis.fits.items() if m in fs},
-                                   word),
-         "plots": metric_plots(analysis, m, word)
-         + ([ratio_plots[m]] if m in ratio_plots else [])}
+        Section(m, m in OPEN_METRICS or len(metrics) <= 3,
+                metric_verdict({v: fs[m] for v, fs in analysis.fits.items() if m in fs}, word),
+                tuple(metric_plots(analysis, m, word)
+                      + ([ratio_plots[m]] if m in ratio_plots else [])))
         for m in metrics
     )
     failures = tuple(
@@ -313,6 +309,6 @@ def report_data(analysis: Analysis) -> ReportData:
 
 
 __all__ = [
-    "BAND_ALPHA", "PALETTE", "POINT_ALPHA", "ReportData", "layer_points",
+    "BAND_ALPHA", "PALETTE", "POINT_ALPHA", "ReportData", "Section", "layer_points",
     "plot_point_count", "report_data", "rnd", "sanitise_svg",
 ]

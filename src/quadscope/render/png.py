@@ -2,7 +2,7 @@
 
 Contract: `PngRenderer(dpi=).render(analysis) -> dict[str, bytes]` maps a file
 name to PNG bytes and writes nothing; `--png DIR` writes them into DIR.
-It draws `plotdata.report_data(analysis)`, the same plot specs and `PALETTE` as
+It draws `plotdata.report_data(analysis)`, the same plot records and `PALETTE` as
 the HTML page, and never re-fits. Files:
 
   `<metric>.png`          per fitted metric: cost against n with the fitted curve
@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from quadscope.render.base import Renderer
@@ -32,7 +31,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from quadscope.analyse.analysis import Analysis
-    from quadscope.render.plotdata import ReportData
+    from quadscope.render.plotdata import ReportData, Section
+    from quadscope.render.plotmodel import Plot
 
 
 def safe_name(text: str) -> str:
@@ -63,23 +63,23 @@ class PngRenderer(Renderer):
         data = report_data(analysis)
         out: dict[str, bytes] = {}
         for section in data.sections:
-            out[f"{safe_name(section['metric'])}.png"] = self._metric_figure(data, section)
+            out[f"{safe_name(section.metric)}.png"] = self._metric_figure(data, section)
         for probe in data.doctor:
-            if probe["plot"]:
+            if probe.plot is not None:
                 fig = Figure(figsize=(4.2, 2.8), dpi=self.dpi, layout="constrained")
-                draw_plot(fig.add_subplot(), data, probe["plot"])
-                out[f"doctor-{safe_name(probe['name'])}.png"] = self._png(fig)
+                draw_plot(fig.add_subplot(), data, probe.plot)
+                out[f"doctor-{safe_name(probe.name)}.png"] = self._png(fig)
         return out
 
-    def _metric_figure(self, data: ReportData, section: Mapping[str, Any]) -> bytes:
+    def _metric_figure(self, data: ReportData, section: Section) -> bytes:
         from matplotlib.figure import Figure
 
-        plots = {p["kind"]: p for p in section["plots"]}
+        plots = {p.kind: p for p in section.plots}
         ratio = plots.get("ratio")
         cols = 3 if ratio else 2
         fig = Figure(figsize=(5.2 * cols, 8.2), dpi=self.dpi, layout="constrained")
         grid = fig.add_gridspec(3, cols, height_ratios=[3, 2.2, 1.1])
-        fig.suptitle(mpl_text(f"{section['metric']} — {section['verdict']}"), fontsize=10,
+        fig.suptitle(mpl_text(f"{section.metric} — {section.verdict}"), fontsize=10,
                      ha="left", x=0.01)
         draw_plot(fig.add_subplot(grid[0, 0]), data, plots["cost"])
         draw_plot(fig.add_subplot(grid[0, 1]), data, plots["loglog"])
@@ -104,58 +104,58 @@ class PngRenderer(Renderer):
         return buf.getvalue()
 
 
-def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
-    """Draw one plot spec (see plotdata) on `ax`, layer by layer, as the page's script does."""
+def draw_plot(ax: Axes, data: ReportData, plot: Plot) -> None:
+    """Draw one plot (see plotmodel) on `ax`, layer by layer, as the page's script does."""
     from quadscope.render.plotdata import BAND_ALPHA, POINT_ALPHA, layer_points
+    from quadscope.render.plotmodel import Area, HLine, Line, Points, VLine
 
     drawn = 0  # data-bearing artists: a log axis with none cannot be scaled
-    for layer in plot["layers"]:
-        kind, color = layer["type"], layer.get("color")
-        label = mpl_text(layer["label"]) if layer.get("label") else None
-        ls = "--" if layer.get("dash") else "-"
-        if kind == "band":
-            bands = [(x, lo, hi) for x, lo, hi in zip(layer["x"], layer["lo"], layer["hi"],
-                                                    strict=True)
-                   if None not in (x, lo, hi) and not (plot["ylog"] and (lo <= 0 or hi <= 0))]
+    for layer in plot.layers:
+        color = layer.color
+        label = mpl_text(layer.label) if layer.label else None
+        ls = "--" if isinstance(layer, Line | HLine | VLine) and layer.dash else "-"
+        if isinstance(layer, Area):
+            bands = [(x, lo, hi) for x, lo, hi in zip(layer.x, layer.lo, layer.hi, strict=True)
+                     if None not in (x, lo, hi) and not (plot.ylog and (lo <= 0 or hi <= 0))]
             if bands:
                 xs, los, his = zip(*bands, strict=True)
                 ax.fill_between(xs, los, his, color=color, alpha=BAND_ALPHA, lw=0, label=label)
                 drawn += 1
-        elif kind == "line":
-            line = [(x, y) for x, y in zip(layer["x"], layer["y"], strict=True)
-                    if x is not None and y is not None and not (plot["ylog"] and y <= 0)]
+        elif isinstance(layer, Line):
+            line = [(x, y) for x, y in zip(layer.x, layer.y, strict=True)
+                    if x is not None and y is not None and not (plot.ylog and y <= 0)]
             if line:
                 lx, ly = zip(*line, strict=True)
-                ax.plot(lx, ly, ls, color=color, lw=layer.get("width", 2) * 0.8, label=label)
+                ax.plot(lx, ly, ls, color=color, lw=(layer.width or 2) * 0.8, label=label)
                 drawn += 1
-        elif kind == "points":
+        elif isinstance(layer, Points):
             px, py, _ = layer_points(data, plot, layer)
             drawn += bool(px)
-            if layer.get("marker") == "v":
+            if layer.marker == "v":
                 ax.scatter(px, py, marker="v", s=26, facecolors="none", edgecolors=color,
                            label=label, zorder=3)
-            elif layer.get("marker") == "x":
+            elif layer.marker == "x":
                 ax.scatter(px, py, marker="x", s=22, color=color, label=label, zorder=3)
             else:
                 ax.scatter(px, py, s=9, color=color, alpha=POINT_ALPHA, lw=0, label=label,
                            zorder=3)
-        elif kind == "hline":
-            ax.axhline(layer["y"], color=color, ls=ls, lw=0.9, label=label)
-        elif kind == "vline":
-            ax.axvline(layer["x"], color=color, ls=ls, lw=1.2, label=label)
+        elif isinstance(layer, HLine):
+            ax.axhline(layer.y, color=color, ls=ls, lw=0.9, label=label)
+        elif isinstance(layer, VLine):
+            ax.axvline(layer.x, color=color, ls=ls, lw=1.2, label=label)
     if not drawn:
         ax.text(0.5, 0.5, "nothing to draw on these axes", transform=ax.transAxes,
                 ha="center", va="center", fontsize=8, color="#6b7280")
         ax.set_xticks([])  # an empty panel's default -0.04..0.04 ticks mean nothing
         ax.set_yticks([])
     else:
-        if plot["xlog"]:
+        if plot.xlog:
             ax.set_xscale("log")
-        if plot["ylog"]:
+        if plot.ylog:
             ax.set_yscale("log")
-    ax.set_title(mpl_text(plot["title"]), fontsize=9, loc="left")
-    ax.set_xlabel(mpl_text(plot["xlabel"]), fontsize=8)
-    ax.set_ylabel(mpl_text(plot["ylabel"]), fontsize=8)
+    ax.set_title(mpl_text(plot.title), fontsize=9, loc="left")
+    ax.set_xlabel(mpl_text(plot.xlabel), fontsize=8)
+    ax.set_ylabel(mpl_text(plot.ylabel), fontsize=8)
     if drawn:
         _unit_ticks(ax, plot)
     ax.tick_params(labelsize=7)
@@ -164,14 +164,14 @@ def draw_plot(ax: Axes, data: ReportData, plot: Mapping[str, Any]) -> None:
     seen: dict[str, Any] = {}
     for h, lab in zip(handles, labels, strict=True):
         seen.setdefault(lab, h)
-    if seen and drawn and not plot.get("small"):
+    if seen and drawn and not plot.small:
         ax.legend(seen.values(), seen.keys(), fontsize=6.5, loc="best", framealpha=0.8)
 
 
 _UNIT_FORMAT = {"s": fmt_seconds, "bytes": fmt_bytes, "count": fmt_count}
 
 
-def _unit_ticks(ax: Axes, plot: Mapping[str, Any]) -> None:
+def _unit_ticks(ax: Axes, plot: Plot) -> None:
     """Tick labels in the axis's unit (20 ms, 4 MiB, 64k), never 1.7e+07."""
     from matplotlib.ticker import (
         FixedLocator,
@@ -181,8 +181,7 @@ def _unit_ticks(ax: Axes, plot: Mapping[str, Any]) -> None:
         NullFormatter,
     )
 
-    for axis, unit, log in ((ax.xaxis, plot.get("xunit", ""), plot["xlog"]),
-                            (ax.yaxis, plot.get("yunit", ""), plot["ylog"])):
+    for axis, unit, log in ((ax.xaxis, plot.xunit, plot.xlog), (ax.yaxis, plot.yunit, plot.ylog)):
         fmt = _UNIT_FORMAT.get(unit)
         if fmt is None:
             continue
