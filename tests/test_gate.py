@@ -9,7 +9,7 @@ import pytest
 from quadscope.analyse.analysis import Analysis
 from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, judge, judge_gates, parse_gates, worst_exit
 from quadscope.classes import INCONCLUSIVE
-from quadscope.commands.gates import check_gates
+from quadscope.commands.gates import check_gates, junit_cases
 from quadscope.model import Fit, Sweep
 
 
@@ -102,3 +102,15 @@ def test_gates_are_judged_from_values_without_argparse_or_printing(
     assert worst_exit(o.exit_code for o in outcomes) == 8
     assert worst_exit([]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_junit_cases_carry_each_gates_sentence_and_strict_fails_an_undecided_one() -> None:
+    """One case per --fail-above value, named as given, its message the gate's sentence;
+    --strict-gate turns an undecided gate into a failure there too, as in the exit code."""
+    fits = {"wall_s": fit("wall_s", INCONCLUSIVE, "n", "n log n")}
+    args = argparse.Namespace(fail_above=["n", "n log n"], strict_gate=False)
+    cases = junit_cases(args, _analysis(fits))
+    assert [(c.name, c.outcome) for c in cases] == [("t: n", "undecided"), ("t: n log n", "passed")]
+    assert cases[0].message == judge(fits["wall_s"], "n").sentence
+    strict = junit_cases(argparse.Namespace(fail_above=["n"], strict_gate=True), _analysis(fits))
+    assert strict[0].outcome == "failed"
