@@ -147,7 +147,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     >>> assert_scales(sorted, at_most="n log n", sizes=[2000, 4000, 8000, 16000, 32000],
     ...               setup=lambda n: list(range(n, 0, -1)))
     """
-    from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, GateOutcome, judge
+    from quadscope.analyse.gate import FAIL, PASS, judge_metric
     from quadscope.analyse.headline import time_fit
     from quadscope.model import METRICS
     from quadscope.run.session import choose
@@ -177,12 +177,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
         analysis = _sweep(spec, measuring, configured or Path(scratch) / "results.db")
     fits = analysis.fits.get("A", {})
     fit = time_fit(fits) if metric is None else fits.get(metric)
-    size_word = analysis.size_word
-    if fit is None:
-        outcome = GateOutcome(UNDECIDED, f"gate undecided: {metric or 'time'} was not measured, "
-                                         f"so nothing says it stays within {at_most}")
-    else:
-        outcome = judge(fit, at_most, size_word)
+    outcome = judge_metric(fits, metric, at_most, analysis.size_word)
     path = _write_report(analysis, report)
     lines = [outcome.sentence, f"verdict: {analysis.verdict}"]
     if fit is not None and fit.exponent is not None and fit.exponent_ci is not None:
