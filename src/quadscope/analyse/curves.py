@@ -36,7 +36,7 @@ from quadscope.model import Fit, Run
 CURVE_SAMPLES = 120
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # arrays have no single truth value to compare
 class Band:
     """One fit as drawn: class, a and b, and at each of `ns` the curve and the band's edges."""
 
