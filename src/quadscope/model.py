@@ -19,6 +19,9 @@ Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
       or "valgrind") or the tool a sweep was imported from; sweeps without it
       read as "time". A Fit carries its bracket (`at_least`, `at_most`) and,
       for an exponential, its fitted base `c` among its coefficients.
+      A Fit lists its `doubts` (one record per check that kept it from being
+      settled); older exports read as none. Not a bump: fits are exported,
+      never stored, and the field is only added.
 """
 
 from __future__ import annotations
@@ -306,6 +309,38 @@ class Prediction:
         return cls(int(d["size_n"]), d["value"], d["lo"], d["hi"])
 
 
+# What a doubt's numbers may be: a size, a share, an exponent, a class's name, or none.
+DoubtValue = float | int | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Doubt:
+    """One check's reason not to settle a class (see `quadscope.analyse.verdict`).
+
+    `check` names the check that raised it; `at_least` and `at_most` are the
+    bracket ends it allows ("" where it names none); `decide_n` the size that
+    would decide it and `meter` a meter that would ("" for none); `numbers`
+    the statistics behind it, by name. Its sentence is written by
+    `quadscope.analyse.text`, never stored here.
+    """
+
+    check: str
+    at_least: str = ""
+    at_most: str = ""
+    decide_n: int | None = None
+    meter: str = ""
+    numbers: dict[str, DoubtValue] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "at_least": self.at_least, "at_most": self.at_most,
+                "decide_n": self.decide_n, "meter": self.meter, "numbers": dict(self.numbers)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Doubt:
+        return cls(d["check"], d.get("at_least", ""), d.get("at_most", ""), d.get("decide_n"),
+                   d.get("meter", ""), dict(d.get("numbers", {})))
+
+
 @dataclass(frozen=True, slots=True)
 class Fit:
     """How one metric grows with n.
@@ -321,6 +356,9 @@ class Fit:
     When the growth changes regime inside the sizes, `regime_n` says where,
     `regime_below` and `regime_k` what it was below, and every other field
     describes the upper regime alone (the verdict for large n).
+    `doubts` are the checks' reasons not to settle the class, in the order of
+    the checks (`quadscope.analyse.verdict`): renderers read them rather than
+    re-deciding; `reason` is their sentence.
     """
 
     metric: str
@@ -340,6 +378,7 @@ class Fit:
     regime_n: int | None = None  # where the growth changes regime, when it does in the sizes
     regime_below: str = ""  # the class below that change ("" when not settled)
     regime_k: tuple[float, float] | None = None  # the exponents below and above it
+    doubts: tuple[Doubt, ...] = ()
 
     @property
     def confident(self) -> bool:
@@ -364,6 +403,7 @@ class Fit:
             "regime": None if self.regime_n is None else {
                 "n": self.regime_n, "below": self.regime_below,
                 "k": None if self.regime_k is None else list(self.regime_k)},
+            "doubts": [d.to_dict() for d in self.doubts],
         }
 
     @classmethod
@@ -391,6 +431,7 @@ class Fit:
             regime_n=regime.get("n"),
             regime_below=regime.get("below", ""),
             regime_k=None if ks is None else (float(ks[0]), float(ks[1])),
+            doubts=tuple(Doubt.from_dict(x) for x in d.get("doubts", [])),
         )
 
 

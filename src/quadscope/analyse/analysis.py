@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from quadscope import __version__
+from quadscope.analyse import text
 from quadscope.analyse.change import ChangeSummary, change_summary
 from quadscope.analyse.headline import (
     class_text,
@@ -38,6 +39,7 @@ from quadscope.analyse.headline import (
 from quadscope.analyse.launches import pool_launches
 from quadscope.analyse.memory import memory_bound
 from quadscope.analyse.notable import medians_at_max, notable_metrics
+from quadscope.analyse.text import OUTGROWS_HEADLINE
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
@@ -216,12 +218,6 @@ def count_growth(runs: Sequence[Run], metric: str = "instructions") -> float | N
     return hi / lo if lo > 0 else None
 
 
-# The headline's clause when `time_outgrows_instructions` finds something: short, the
-# note (shown with -v, and in JSON) gives the numbers.
-OUTGROWS_HEADLINE = ("; time outgrows the instructions counted: look at sys_s and "
-                     "minor_faults")
-
-
 def time_outgrows_instructions(fits: Mapping[str, Fit], growth: float | None = None) -> str:
     """A note when wall time surely grows faster than the instructions counted, else "".
 
@@ -237,15 +233,10 @@ def time_outgrows_instructions(fits: Mapping[str, Fit], growth: float | None = N
     slowest = wall.at_least or (wall.cls if wall.confident else "")
     fastest = count.at_most or (count.cls if count.confident else "")
     if slowest and growth is not None and growth <= FLAT_COUNT_GROWTH and REGISTRY.index(slowest) > 0:
-        return (f"wall_s grows at least as {slowest} but instructions changed by "
-                f"{abs(growth - 1):.2%} over the sizes: the extra time is not in instructions "
-                "executed (kernel work, page zeroing, cache misses); read the wall_s verdict, "
-                "and sys_s and minor_faults for the cause")
+        return text.flat_count_note(slowest, growth)
     if not slowest or not fastest or REGISTRY.index(slowest) <= REGISTRY.index(fastest):
         return ""
-    return (f"wall_s grows at least as {slowest} but instructions at most as {fastest}: the "
-            "extra time is not in instructions executed (kernel work, page zeroing, cache "
-            "misses); read the wall_s verdict, and sys_s and minor_faults for the cause")
+    return text.outgrows_note(slowest, fastest)
 
 
 def analyse(

@@ -49,6 +49,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import kendalltau
 
+from quadscope.analyse import text
 from quadscope.analyse.drift import drift_to_take_out, without_drift
 from quadscope.analyse.regime import MIN_UPPER_SIZES, Regime, find_regime
 from quadscope.analyse.slopes import swing
@@ -67,11 +68,19 @@ from quadscope.analyse.stats import (
 )
 from quadscope.analyse.stats import median_by_size as median_by_size
 from quadscope.analyse.terms import doubt, find_step, free_offset, pair_chis, step_classes
-from quadscope.analyse.terms import fmt_n as _fmt_n
+from quadscope.analyse.verdict import (
+    MIN_SUPPORT,
+    Evidence,
+    Hidden,
+    Slopes,
+    Tie,
+    fold,
+    run_checks,
+)
 from quadscope.classes import INCONCLUSIVE, REGISTRY, GrowthClass, Registry
 from quadscope.errors import FitRefusedError
 from quadscope.metrics import find as find_metric
-from quadscope.model import Candidate, Fit, Prediction
+from quadscope.model import Candidate, Doubt, DoubtValue, Fit, Prediction
 
 # Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";
 # we take the top of that band: below it the more complex class is not clearly better.
@@ -82,8 +91,6 @@ BASE_POINTS = 33
 # How far (in exponent units) the free power law's 95% interval may miss the
 # class's own effective exponent before the class is distrusted.
 EXPONENT_SLACK = 0.3
-# A confident verdict must also be the verdict of this share of bootstrap replicates.
-MIN_SUPPORT = 0.8
 # Largest size that `decide_n` may name: beyond it no sweep is practical.
 MAX_DECIDE_N = 1e12
 K_GRID = np.linspace(0.0, 4.0, 81)
@@ -93,9 +100,6 @@ TREND_P = 0.01
 # or when a growth term of any class this large a share of the cost at n_max cannot be
 # ruled out: start-up cost and noise can hide slow growth over any span of sizes.
 HIDDEN_SHARE = 0.15
-# A bracket drops the constant only at this stronger significance: a rank test at
-# TREND_P would wrongly exclude a true constant from 1% of brackets.
-BRACKET_TREND_P = 0.001
 
 
 # ---------------------------------------------------------------------------
@@ -119,10 +123,7 @@ def _prepare(metric: str, sizes: Sequence[float], values: Sequence[float],
              launches: bool = False) -> _Data:
     groups = group_runs(sizes, values)
     if groups.sizes.size < 3:
-        have = "no size" if groups.sizes.size == 0 else f"only {groups.sizes.size} distinct size(s)"
-        raise FitRefusedError(
-            f"{metric}: {have} with finite values, and a growth class needs at least 3 sizes."
-        )
+        raise FitRefusedError(text.refused(metric, int(groups.sizes.size)))
     y = group_medians(groups.padded, groups.counts)
     scale = float(np.max(np.abs(y)))
     if scale == 0:
@@ -424,17 +425,6 @@ def bootstrap_class(
 # Verdict.
 
 
-def _decades(lo: float, hi: float) -> str:
-    span = float(np.log10(hi / lo))
-    words = {1: "one decade", 2: "two decades", 3: "three decades", 4: "four decades"}
-    r = round(span)
-    if span < 0.85:
-        return "less than a decade"
-    if abs(span - r) < 0.15 and r in words:
-        return words[r]
-    return f"{span:.1f} decades"
-
-
 def _divergence_n(c1: _ClassFit, c2: _ClassFit, n_max: float, tol: float) -> int | None:
     """Smallest n > n_max where the two fitted curves differ by more than `tol` (relative)."""
     grid = np.logspace(np.log10(n_max), np.log10(MAX_DECIDE_N), 400)[1:]
@@ -447,32 +437,19 @@ def _divergence_n(c1: _ClassFit, c2: _ClassFit, n_max: float, tol: float) -> int
     return None if hit.size == 0 else nice_n(grid[hit[0]])
 
 
-def _explain_tie(
-    c1: _ClassFit, c2: _ClassFit, top: _ClassFit, data: _Data, c_hat: float
-) -> tuple[str, int | None]:
-    """Why c1 and c2 cannot be told apart, and the n where their predictions part."""
+def _tie(c1: _ClassFit, c2: _ClassFit, top: _ClassFit, data: _Data, c_hat: float) -> Tie:
+    """Why c1 and c2 cannot be told apart (start-up dominating `top`, or both fit as well),
+    and the n where their predictions part."""
     lo_n, hi_n = float(data.n[0]), float(data.n[-1])
     sigma_rel = np.sqrt(c_hat / data.w[-3:]) / np.maximum(np.abs(data.y[-3:]), np.finfo(float).tiny)
     # Curves must part by several standard errors of a median to be told apart at one size.
     tol = float(np.clip(3 * np.median(sigma_rel), 0.02, 0.5))
     decide_n = _divergence_n(c1, c2, hi_n, tol)
-    target = f"grow n to {_fmt_n(decide_n)}" if decide_n else "no practical n decides it"
     grow = float(top.growth.evaluate(0.0, top.b, np.array([hi_n]))[0]) if top.growth.growing else 0.0
     total = top.a + grow
     frac = grow / total if total > 0 and np.isfinite(total) else 1.0
-    if top.growth.growing and frac < 0.5:
-        pct = max(1, int(np.ceil(100 * frac)))
-        reason = (
-            f"start-up cost dominates every size: the growing part is under {pct}% of the total "
-            f"at n = {_fmt_n(hi_n)}; {target} to tell {c1.growth.label} from {c2.growth.label}"
-        )
-    else:
-        reason = (
-            f"{c1.growth.label} and {c2.growth.label} fit about equally well over "
-            f"{_decades(lo_n, hi_n)} of n "
-            f"({_fmt_n(lo_n)}–{_fmt_n(hi_n)}); {target} to tell them apart"
-        )
-    return reason, decide_n
+    share = float(frac) if top.growth.growing and frac < 0.5 else None
+    return Tie(c1.cls, c2.cls, lo_n, hi_n, decide_n, share)
 
 
 def _rise(data: _Data, boot: np.ndarray, growth: GrowthClass,
@@ -522,7 +499,7 @@ def _hidden(data: _Data, boot: np.ndarray, growth: GrowthClass) -> tuple[float, 
 
 
 def _hidden_walk(data: _Data, boot: np.ndarray, fits: Mapping[str, _ClassFit],
-                 registry: Registry) -> list[tuple[GrowthClass, tuple[float, int | None]]]:
+                 registry: Registry) -> tuple[Hidden, ...]:
     """The growing classes the runs could hide above HIDDEN_SHARE, with `_hidden`'s (share, n).
 
     Slow growth hides first: the walk goes up from the slowest class while each could hide.
@@ -531,8 +508,8 @@ def _hidden_walk(data: _Data, boot: np.ndarray, fits: Mapping[str, _ClassFit],
     for g in (g for g in registry if g.growing):
         if (h := _hidden(data, boot, fits[g.name].growth)) is None:
             break
-        hidden.append((g, h))
-    return hidden
+        hidden.append(Hidden(g.name, h[0], h[1]))
+    return tuple(hidden)
 
 
 def _negligible(data: _Data, boot: np.ndarray, fit: _ClassFit) -> tuple[float, int | None] | None:
@@ -688,18 +665,15 @@ def _bootstrap_verdicts(data: _Data, boot: np.ndarray, c_hat: float,
     return np.where(unique, chosen, -1)
 
 
-def _bracket(cls: str, leading: Sequence[str], fits: Mapping[str, _ClassFit], data: _Data,
-             k_ci: tuple[float, float], *, rising: bool, registry: Registry) -> tuple[str, str]:
-    """(slowest, fastest) class the data support: the verdict itself when it is settled.
+def _k_supported(fits: Mapping[str, _ClassFit], data: _Data, k_ci: tuple[float, float],
+                 registry: Registry) -> tuple[str, ...]:
+    """The growing classes whose own exponent lies in k's 95% interval (± EXPONENT_SLACK).
 
-    Unsettled, a class is supported when it scores within SELECT_DELTA of the
-    best, or when it grows and the exponent a free power law sees on its own
-    fitted curve lies inside k's 95% interval (widened by EXPONENT_SLACK); runs
-    that rise with n rule the constant out.
+    The exponent is the one a free power law sees on the class's fitted
+    curve; with the classes within SELECT_DELTA of the best they are the
+    classes an unsettled verdict's bracket holds (`verdict.fold`).
     """
-    if cls != INCONCLUSIVE:
-        return cls, cls
-    supported = set(leading)
+    supported = []
     for growth in registry:
         fit = fits[growth.name]
         if growth.growing and np.isfinite(fit.score) and fit.b > 0:
@@ -708,11 +682,8 @@ def _bracket(cls: str, leading: Sequence[str], fits: Mapping[str, _ClassFit], da
             # its bound; an interval that merely reaches the bound says k is unidentified.
             beyond = growth.outgrows_powers and k_ci[0] < k_eff - 1.0
             if k_ci[0] - EXPONENT_SLACK <= k_eff <= k_ci[1] + EXPONENT_SLACK and not beyond:
-                supported.add(growth.name)
-    if rising:
-        supported.discard("1")
-    ordered = [g.name for g in registry if g.name in supported]
-    return (ordered[0], ordered[-1]) if ordered else ("", "")
+                supported.append(growth.name)
+    return tuple(supported)
 
 
 def fit_metric(
@@ -787,27 +758,17 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     """`fit_metric`; `split` looks for a change of regime, and without `settle` a class is only a bracket.
 
     `drift` is the drift taken out of `values` (None: none), whose error goes into k's
-    interval.
+    interval. The statistics are computed here; the verdict is the fold of the checks'
+    doubts (`quadscope.analyse.verdict`).
     """
-    names = registry.names
     data = _prepare(metric, sizes, values, pooled)
     rng = np.random.default_rng(seed)
     k, a_pl, b_pl_norm, chi_pl = _power_point(data)
     fitted_pl = a_pl + b_pl_norm * (data.n / data.n[-1]) ** k
     raw = _fit_classes(data, registry)
-    if split:
-        singles = [(chi_pl, 3)] + [(v[2], v[3].n_coef) for v in raw.values() if v is not None]
-        regime = find_regime(data.n, data.y, data.w, singles, repeated=data.repeated)
-        # A step must also beat two growth terms, whose sum it can otherwise mimic.
-        # With one run per size the noise is judged against a smooth fit, too loosely for a
-        # discontinuous candidate: a step is only looked for among repeated runs.
-        step = find_step(data.n, data.y, data.w, singles + pair_chis(data.n, data.y, data.w, registry),
-                         registry, repeated=data.repeated, select=SELECT_DELTA) if data.repeated else None
-        if step is not None and (regime is None or step.delta > regime.delta):
-            regime = step  # the same class on both sides fits better than a bend
-        if regime is not None:
-            return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
-                          n_boot=n_boot, registry=registry, pooled=pooled, drift=drift)
+    if split and (regime := _change(data, raw, chi_pl, registry)) is not None:
+        return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
+                      n_boot=n_boot, registry=registry, pooled=pooled, drift=drift)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
@@ -817,210 +778,20 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     power_boot = _power_grid(data.n, boot, data.w)
     k_ci = _symmetric_interval(k, power_boot[0],
                                extra_se=0.0 if drift is None else drift.k_error(metric))
-
-    fits: dict[str, _ClassFit] = {}
-    for growth in registry:
-        v = raw[growth.name]
-        if v is None:
-            fits[growth.name] = _ClassFit(growth, 0.0, 0.0, np.inf, np.inf)
-        else:
-            score = float(qaicc(v[2], c_hat, data.m, growth.n_coef))
-            fits[growth.name] = _ClassFit(v[3], v[0], v[1], v[2], score)
-    scores = np.array([fits[c].score for c in names])
-    weights = akaike_weights(scores)
-    best = names[int(np.argmin(scores))]  # argmin takes the first, i.e. simpler, on ties
-    delta = {c: fits[c].score - fits[best].score for c in names}
-    chosen = next(c for c in names if delta[c] < SELECT_DELTA)
-    leading = [c for c in names if delta[c] < SELECT_DELTA]
-
-    lo_n, hi_n = float(data.n[0]), float(data.n[-1])
-    verdicts = _bootstrap_verdicts(data, boot, c_hat, [fits[c].growth for c in names])
-    support = float(np.mean(verdicts == names.index(chosen)))
-    cls, reason, decide_n = chosen, "", None
-    trend: tuple[float, float] | None = None
-    straddle: tuple[str, str] | None = None
-    hidden: list[tuple[GrowthClass, tuple[float, int | None]]] = []
-    rivals = [c for c in leading if c not in (chosen, "1")] if chosen != "1" else []
-    if chosen == "1":
-        leading = ["1"]
-    loo_chosen, loo_leading = _leave_out(data, c_hat, registry)
-    shaky = sorted(loo_chosen - {chosen}, key=registry.index)
-    if rivals or (chosen != "1" and (support < MIN_SUPPORT or shaky)):
-        # The runner-up: the best rival on the data, else what leaving a size out chooses,
-        # else the bootstrap's favourite alternative.
-        if rivals:
-            other = best if best != chosen else min(rivals, key=lambda c: delta[c])
-        elif shaky:
-            other = shaky[-1]
-        else:
-            alt = verdicts[(verdicts >= 0) & (verdicts != names.index(chosen))]
-            other = names[int(np.bincount(alt).argmax())] if alt.size else (
-                min((c for c in names if c != chosen), key=lambda c: delta[c])
-            )
-        leading = list(dict.fromkeys([chosen, other, *leading]))
-        cls = INCONCLUSIVE
-        reason, decide_n = _explain_tie(fits[chosen], fits[other], fits[best], data, c_hat)
-        if shaky and not rivals:
-            reason = f"leaving one size out turns {chosen} into {other}, so one size carries it: {reason}"
-    elif chosen == "1":
-        # Pooled launches: one observation per pool (their runs move together).
-        trend = _rising(data.n.tolist(), data.y.tolist()) if pooled else _rising(sizes, values)
-        hidden = _hidden_walk(data, boot, fits, registry)
-        if trend is None and k_ci[0] > 0.5 and data.y[0] > 0 and data.y[-1] > 1.5 * data.y[0]:
-            # Too few points for a rank test, yet the exponent's interval excludes flat
-            # and the cost grew by half: not evidence of a constant.
-            trend = (1.0, float("nan"))
-        if trend is not None:
-            growing = min(names[1:], key=lambda c: fits[c].score)
-            cls = INCONCLUSIVE
-            reason, decide_n = _explain_tie(fits["1"], fits[growing], fits[growing], data, c_hat)
-            why = (f"Kendall τ = {trend[0]:.2f}, p = {trend[1]:.1g}" if np.isfinite(trend[1])
-                   else f"k = {k:.2f}, 95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}")
-            reason = (f"values rise with n ({why}) though no growth class clearly beats a "
-                      f"constant: {reason}")
-        elif hidden:
-            cls = INCONCLUSIVE
-            growth, (share, decide_n) = hidden[0]
-            target = (f"grow n to {_fmt_n(decide_n)} to confirm it is constant" if decide_n
-                      else "no practical n would show it")
-            reason = (
-                f"no growth detected, but the spread of the runs could hide a {growth.words} term "
-                f"worth up to {share:.0%} of the cost at n = {_fmt_n(hi_n)}: start-up cost may be "
-                f"masking it; {target}"
-            )
-        elif shaky:
-            cls = INCONCLUSIVE
-            rise = fits[shaky[-1]]
-            reason, decide_n = _explain_tie(fits["1"], rise, rise, data, c_hat)
-            reason = (f"leaving one size out, the runs fit {rise.cls}, so one size carries the "
-                      f"constant: {reason}")
-        elif hi_n < 10 * lo_n:
-            cls = INCONCLUSIVE
-            decide_n = nice_n(10 * lo_n)
-            reason = (
-                f"no growth detected over n = {_fmt_n(lo_n)}–{_fmt_n(hi_n)}, less than a decade; "
-                f"grow n to {_fmt_n(decide_n)} to confirm it is constant"
-            )
-    else:
-        k_eff = _effective_exponent(fits[chosen], data)
-        if k_eff < k_ci[0] - EXPONENT_SLACK or k_eff > k_ci[1] + EXPONENT_SLACK:
-            straddle = _straddle(k, fits, data, registry)
-            cls = INCONCLUSIVE
-            decide_n = nice_n(10 * hi_n)
-            reason = (
-                f"the best class, {chosen}, disagrees with the free exponent k = {k:.2f} "
-                f"(95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}), so the metric may mix growth terms; "
-                f"grow n to {_fmt_n(decide_n)} to see which one dominates"
-            )
-
-    # Growth found (the chosen class, or the best growing one where the runs rise) that adds
-    # too little across the sizes to tell from drift settles neither it nor a constant.
-    grower = chosen if chosen != "1" else (
-        min(names[1:], key=lambda c: fits[c].score) if trend is not None else "")
-    negligible = _negligible(data, boot, fits[grower]) if grower and _drifts(metric) else None
-    if negligible is not None:
-        share, decide_n = negligible
-        target = (f"grow n to {_fmt_n(decide_n)} to see whether it keeps growing" if decide_n
-                  else "no practical n would show it")
-        most = f"at most {share:.0%}" if share >= 0.01 else "under 1%"
-        reason = (f"the runs grow as {fits[grower].growth.label} by {most} of the "
-                  f"cost over n = {_fmt_n(lo_n)}–{_fmt_n(hi_n)}, too little to tell from drift "
-                  f"between runs: it may be constant; {target}")
-        cls, trend = INCONCLUSIVE, None
-        if not hidden:
-            hidden = _hidden_walk(data, boot, fits, registry)
-
-    # A class that bends like the whole sweep but not like each stretch of it (cache levels,
-    # a staircase) is not settled: see quadscope.analyse.slopes.
-    swung = None
-    judged = cls if cls != INCONCLUSIVE else best
-    if data.repeated and chosen != "1" and negligible is None and registry[judged].growing:
-        swung = swing(data.n, data.y, data.w, fits[judged].curve(data.n), registry)
-        if swung is not None:
-            decide_n = max(decide_n or 0, nice_n(10 * hi_n))
-            why = (f"the local slope swings from k = {swung.low:.2f} (n = "
-                   f"{_fmt_n(swung.n_low[0])}–{_fmt_n(swung.n_low[1])}) to {swung.high:.2f} "
-                   f"(n = {_fmt_n(swung.n_high[0])}–{_fmt_n(swung.n_high[1])}), more than noise "
-                   f"allows for {fits[judged].growth.label}: a cost per element that rises with n "
-                   f"(cache levels) or steps up; the class may be as slow as "
-                   f"{registry[swung.at_least].label}; grow n to {_fmt_n(decide_n)} to see "
-                   f"where it levels off")
-            reason = f"{reason}; {why}" if cls == INCONCLUSIVE and reason else why
-            cls = INCONCLUSIVE
-
-    doubted = None
-    if split and chosen != "1":
-        # A small faster term under the verdict's: see quadscope.analyse.terms.
-        doubted = doubt(fits[chosen].growth, data.n, data.y, data.w, fits[chosen].chi2, registry,
-                        repeated=data.repeated, max_n=MAX_DECIDE_N)
-        if doubted is not None:
-            reason = f"{reason}; {doubted.reason}" if cls == INCONCLUSIVE else doubted.reason
-            cls, decide_n = INCONCLUSIVE, max(decide_n or 0, doubted.decide_n or 0) or None
-    if not settle and cls != INCONCLUSIVE:
-        cls = INCONCLUSIVE  # too few sizes to settle a class: the caller says why
-    if cls == INCONCLUSIVE and ((chosen == "1" and trend is None) or negligible is not None):
-        # Nothing rises, or too little to count: as for a settled "1", whose bracket holds no
-        # class a negligible b would also fit, the bracket runs from constant up to the
-        # growth found and the fastest growth the runs could hide.
-        grown = [g.name for g, _ in hidden] + shaky + ([grower] if negligible is not None else [])
-        at_least, at_most = "1", max(grown, key=registry.index, default="1")
-    else:
-        at_least, at_most = _bracket(
-            cls, [*leading, *loo_leading], fits, data, k_ci, registry=registry,
-            rising=cls == INCONCLUSIVE and chosen == "1" and trend is not None
-            and trend[1] < BRACKET_TREND_P)
-        if doubted is not None:
-            at_least = min(filter(None, (at_least, doubted.at_least)), key=registry.index)
-            at_most = max(filter(None, (at_most, doubted.at_most)), key=registry.index)
-        if straddle:
-            # k lies between two classes and the verdict is neither: the bracket holds both.
-            at_least = min(filter(None, (at_least, straddle[0])), key=registry.index)
-            at_most = max(filter(None, (at_most, straddle[1])), key=registry.index)
-        if swung is not None:
-            at_least = min(filter(None, (at_least, swung.at_least)), key=registry.index)
-            at_most = max(filter(None, (at_most, judged)), key=registry.index)
-    fastest = next((g.name for g in registry if g.outgrows_powers), "")
-    if (cls == INCONCLUSIVE and trend is not None and at_most and fastest
-            and k >= K_GRID[-1] - 1e-9 and registry.index(best) >= registry.index(at_most)
-            and registry.index(at_most) < registry.index(fastest)):
-        # The free power law's best k sits at the top of its search: the runs outgrow every
-        # power tried, so a bracket capped at a power contradicts them (seen on a real
-        # Fibonacci sweep: "1 … n³" at k = 4). Widening is the honest side. Only when the
-        # best class is the bracket's top: a 0/1 count whose best is "1" keeps its cap.
-        at_most = fastest
-    report = fits[cls if cls != INCONCLUSIVE else best]
-    if cls == INCONCLUSIVE and chosen == "1":
+    fits = _score_classes(raw, data, c_hat, registry)
+    ev = _evidence(metric, sizes, values, _Stats(data, boot, fits, c_hat, registry), k, k_ci,
+                   split=split, settle=settle, pooled=pooled)
+    verdict = fold(ev, run_checks(ev))
+    cls = verdict.cls
+    report = fits[cls if cls != INCONCLUSIVE else ev.best]
+    if cls == INCONCLUSIVE and ev.chosen == "1":
         report = fits["1"]
     wm = (data.w * data.y).sum() / data.w.sum()
     tss = float((data.w * (data.y - wm) ** 2).sum())
-    r2 = None if tss <= 0 else 1.0 - report.chi2 / tss
-
-    prediction = None
-    if predict_n is not None:
-        at = np.array([float(predict_n)])
-        value = float(report.curve(at)[0])
-        lows, highs = [], []
-        for c in dict.fromkeys([report.cls, *leading]):
-            a_s, b_s = _boot_class(fits[c].growth, data, boot)
-            with np.errstate(over="ignore", invalid="ignore"):
-                p = fits[c].growth.evaluate(a_s, b_s, at)[:, 0]
-            lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
-            lows.append(float(lo_p))
-            highs.append(float(hi_p))
-        if cls == INCONCLUSIVE:
-            # The class is not settled, so neither is the extrapolation: the interval also
-            # spans the free power law's replicates, whose k ranges over what the data allow.
-            k_b, a_b, b_b = power_boot
-            with np.errstate(over="ignore", invalid="ignore"):
-                p = a_b + b_b * (float(predict_n) / data.n[-1]) ** k_b
-            lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
-            lows.append(float(lo_p))
-            highs.append(float(hi_p))
-        prediction = Prediction(int(predict_n), value, min(min(lows), value), max(max(highs), value))
-
+    scores = np.array([fits[c].score for c in registry.names])
     candidates = tuple(
         Candidate(c, fits[c].a, fits[c].b, fits[c].score, float(wt), fits[c].chi2)
-        for c, wt in zip(names, weights, strict=True)
+        for c, wt in zip(registry.names, akaike_weights(scores), strict=True)
     )
     # With no growth to measure, a power law's k is unidentified (any k fits b = 0):
     # report none rather than a number that only reflects the noise.
@@ -1033,17 +804,196 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         coefficients={"a": report.a, "b": report.b,
                       **({"c": report.growth.base}
                          if report.growth.bases and report.growth.base is not None else {})},
-        r2=r2,
+        r2=None if tss <= 0 else 1.0 - report.chi2 / tss,
         candidates=candidates,
         n_points=data.groups.n_obs,
-        reason=reason,
-        decide_n=decide_n,
-        prediction=prediction,
-        best=best,
-        at_least=at_least,
-        at_most=at_most,
+        reason=verdict.reason,
+        decide_n=verdict.decide_n,
+        prediction=None if predict_n is None else _predict(
+            int(predict_n), report, [fits[c] for c in ev.leading], data, boot,
+            power_boot if cls == INCONCLUSIVE else None),
+        best=ev.best,
+        at_least=verdict.at_least,
+        at_most=verdict.at_most,
+        doubts=verdict.doubts,
     )
 
+
+def _change(data: _Data, raw: Mapping[str, _Raw | None], chi_pl: float,
+            registry: Registry) -> Regime | None:
+    """A change of regime, or a step, that beats every single model; None when there is none."""
+    singles = [(chi_pl, 3)] + [(v[2], v[3].n_coef) for v in raw.values() if v is not None]
+    regime = find_regime(data.n, data.y, data.w, singles, repeated=data.repeated)
+    # A step must also beat two growth terms, whose sum it can otherwise mimic.
+    # With one run per size the noise is judged against a smooth fit, too loosely for a
+    # discontinuous candidate: a step is only looked for among repeated runs.
+    step = find_step(data.n, data.y, data.w, singles + pair_chis(data.n, data.y, data.w, registry),
+                     registry, repeated=data.repeated, select=SELECT_DELTA) if data.repeated else None
+    if step is not None and (regime is None or step.delta > regime.delta):
+        regime = step  # the same class on both sides fits better than a bend
+    return regime
+
+
+def _score_classes(raw: Mapping[str, _Raw | None], data: _Data, c_hat: float,
+                   registry: Registry) -> dict[str, _ClassFit]:
+    """Every class of the registry with its QAICc (inf when it could not be fitted)."""
+    fits: dict[str, _ClassFit] = {}
+    for growth in registry:
+        v = raw[growth.name]
+        if v is None:
+            fits[growth.name] = _ClassFit(growth, 0.0, 0.0, np.inf, np.inf)
+        else:
+            score = float(qaicc(v[2], c_hat, data.m, growth.n_coef))
+            fits[growth.name] = _ClassFit(v[3], v[0], v[1], v[2], score)
+    return fits
+
+
+def _predict(at_n: int, report: _ClassFit, leading: Sequence[_ClassFit], data: _Data,
+             boot: np.ndarray, power_boot: tuple[np.ndarray, ...] | None) -> Prediction:
+    """The reported curve at `at_n`, its interval spanning every leading class's replicates.
+
+    With `power_boot` (the class is not settled, so neither is the extrapolation) the
+    interval also spans the free power law's replicates, whose k ranges over what the
+    data allow.
+    """
+    at = np.array([float(at_n)])
+    value = float(report.curve(at)[0])
+    lows, highs = [], []
+    for fit in {f.cls: f for f in (report, *leading)}.values():
+        a_s, b_s = _boot_class(fit.growth, data, boot)
+        with np.errstate(over="ignore", invalid="ignore"):
+            p = fit.growth.evaluate(a_s, b_s, at)[:, 0]
+        lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
+        lows.append(float(lo_p))
+        highs.append(float(hi_p))
+    if power_boot is not None:
+        k_b, a_b, b_b = power_boot
+        with np.errstate(over="ignore", invalid="ignore"):
+            p = a_b + b_b * (float(at_n) / data.n[-1]) ** k_b
+        lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
+        lows.append(float(lo_p))
+        highs.append(float(hi_p))
+    return Prediction(at_n, value, min(min(lows), value), max(max(highs), value))
+
+
+@dataclass(frozen=True, slots=True)
+class _Stats:
+    """What every piece of evidence is computed from: the medians, replicates and class fits."""
+
+    data: _Data
+    boot: np.ndarray
+    fits: Mapping[str, _ClassFit]
+    c_hat: float
+    registry: Registry
+
+    def tie(self, c1: str, c2: str, top: str) -> Tie:
+        return _tie(self.fits[c1], self.fits[c2], self.fits[top], self.data, self.c_hat)
+
+
+def _evidence(metric: str, sizes: Sequence[float], values: Sequence[float], st: _Stats, k: float,
+              k_ci: tuple[float, float], *, split: bool, settle: bool, pooled: bool) -> Evidence:
+    """The statistics the checks of `quadscope.analyse.verdict` read (see `Evidence`)."""
+    data, fits, registry = st.data, st.fits, st.registry
+    ev = Evidence(metric, registry, settle, *_selection(st), float(data.n[0]), float(data.n[-1]),
+                  k, k_ci, bool(k >= K_GRID[-1] - 1e-9), (), (), _k_supported(fits, data, k_ci, registry))
+    ev = _tied(ev, st)
+    if ev.chosen == "1":
+        ev = _constant(ev, st, data.n.tolist() if pooled else sizes,
+                       data.y.tolist() if pooled else values)
+    elif not ev.other:
+        k_eff = _effective_exponent(fits[ev.chosen], data)
+        if k_eff < k_ci[0] - EXPONENT_SLACK or k_eff > k_ci[1] + EXPONENT_SLACK:
+            ev = replace(ev, straddle=_straddle(k, fits, data, registry))
+    # Growth found (the chosen class, or the best growing one where the runs rise) that adds
+    # too little across the sizes to tell from drift settles neither it nor a constant.
+    grower = ev.chosen if ev.chosen != "1" else (
+        min(registry.names[1:], key=lambda c: fits[c].score) if ev.trend is not None else "")
+    negligible = _negligible(data, st.boot, fits[grower]) if grower and _drifts(metric) else None
+    ev = replace(ev, grower=grower, negligible=negligible)
+    if negligible is not None and ev.chosen != "1":
+        ev = replace(ev, hidden=_hidden_walk(data, st.boot, fits, registry))
+    if ev.chosen != "1":
+        ev = replace(ev, slopes=_slopes(ev, st) if negligible is None else None,
+                     second_term=doubt(fits[ev.chosen].growth, data.n, data.y, data.w,
+                                       fits[ev.chosen].chi2, registry, repeated=data.repeated,
+                                       max_n=MAX_DECIDE_N) if split else None)
+    return ev
+
+
+def _selection(st: _Stats) -> tuple[str, str]:
+    """(chosen, best): the simplest class within SELECT_DELTA of the best, and the best."""
+    names = st.registry.names
+    scores = np.array([st.fits[c].score for c in names])
+    best = names[int(np.argmin(scores))]  # argmin takes the first, i.e. simpler, on ties
+    chosen = next(c for c in names if st.fits[c].score - st.fits[best].score < SELECT_DELTA)
+    return chosen, best
+
+
+def _tied(ev: Evidence, st: _Stats) -> Evidence:
+    """The leading classes, what leaving a size out chooses, and the runner-up of a tie."""
+    names, fits, chosen, best = st.registry.names, st.fits, ev.chosen, ev.best
+    delta = {c: fits[c].score - fits[best].score for c in names}
+    leading = [c for c in names if delta[c] < SELECT_DELTA]
+    verdicts = _bootstrap_verdicts(st.data, st.boot, st.c_hat, [fits[c].growth for c in names])
+    support = float(np.mean(verdicts == names.index(chosen)))
+    rivals = [c for c in leading if c not in (chosen, "1")] if chosen != "1" else []
+    if chosen == "1":
+        leading = ["1"]
+    loo_chosen, loo_leading = _leave_out(st.data, st.c_hat, st.registry)
+    shaky = tuple(sorted(loo_chosen - {chosen}, key=st.registry.index))
+    ev = replace(ev, leading=tuple(leading), loo_leading=tuple(loo_leading), shaky=shaky)
+    if not (rivals or (chosen != "1" and (support < MIN_SUPPORT or shaky))):
+        return ev
+    # The runner-up: the best rival on the data, else what leaving a size out chooses,
+    # else the bootstrap's favourite alternative.
+    if rivals:
+        other = best if best != chosen else min(rivals, key=lambda c: delta[c])
+    elif shaky:
+        other = shaky[-1]
+    else:
+        alt = verdicts[(verdicts >= 0) & (verdicts != names.index(chosen))]
+        other = names[int(np.bincount(alt).argmax())] if alt.size else (
+            min((c for c in names if c != chosen), key=lambda c: delta[c])
+        )
+    return replace(ev, leading=tuple(dict.fromkeys([chosen, other, *leading])), other=other,
+                   tie_by="rival" if rivals else "leave_one_out" if shaky else "bootstrap",
+                   tie=st.tie(chosen, other, best))
+
+
+def _constant(ev: Evidence, st: _Stats, sizes: Sequence[float], values: Sequence[float]) -> Evidence:
+    """A constant chosen: whether the runs rise, the growth they could hide, what one size carries.
+
+    Pooled launches are given as their per-size medians: one observation per pool
+    (their runs move together).
+    """
+    data, fits = st.data, st.fits
+    rise = _rising(sizes, values)
+    trend: tuple[float, float | None] | None = rise
+    if rise is None and ev.k_ci[0] > 0.5 and data.y[0] > 0 and data.y[-1] > 1.5 * data.y[0]:
+        # Too few points for a rank test, yet the exponent's interval excludes flat
+        # and the cost grew by half: not evidence of a constant.
+        trend = (1.0, None)
+    hidden = _hidden_walk(data, st.boot, fits, st.registry)
+    rising_tie = None
+    if trend is not None:
+        growing = min(st.registry.names[1:], key=lambda c: fits[c].score)
+        rising_tie = st.tie("1", growing, growing)
+    loo_tie = st.tie("1", ev.shaky[-1], ev.shaky[-1]) if ev.shaky else None
+    return replace(ev, trend=trend, rising_tie=rising_tie, hidden=hidden, loo_tie=loo_tie)
+
+
+def _slopes(ev: Evidence, st: _Stats) -> Slopes | None:
+    """The local slopes' swing about the judged class: the chosen one, or the best where a
+    tie or k's interval already unsettles it (`quadscope.analyse.slopes`)."""
+    judged = ev.best if ev.other or ev.straddle is not None else ev.chosen
+    if not st.data.repeated or not st.registry[judged].growing:
+        return None
+    data = st.data
+    swung = swing(data.n, data.y, data.w, st.fits[judged].curve(data.n), st.registry)
+    if swung is None:
+        return None
+    return Slopes(judged, swung.at_least, swung.low, swung.high, swung.n_low, swung.n_high,
+                  nice_n(10 * float(data.n[-1])))
 
 
 def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
@@ -1054,7 +1004,7 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
     One class is not extrapolated across the change. Below MIN_UPPER_SIZES
     sizes above it the upper class is at best a bracket, and with two it is
     not fitted at all; either way `decide_n` asks for the sizes that would
-    settle it (adaptive mode grows n towards them).
+    settle it (adaptive mode grows n towards them), and a "regime" doubt says so.
     """
     x = np.asarray(sizes, dtype=float)
     v = np.asarray(values, dtype=float)
@@ -1070,16 +1020,17 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
     hi_n = float(np.max(x[np.isfinite(x) & np.isfinite(v)]))
     short = MIN_UPPER_SIZES - regime.sizes_above
     decide_n = nice_n(hi_n * 2.0**short) if short > 0 else None
-    below = lower.cls if lower.confident else ""
-    ks = (regime.k_below, regime.k_above)
-    change = (f"the growth changes near n = {_fmt_n(at)} (k ≈ {regime.k_below:.1f} below, "
-              f"{regime.k_above:.1f} above)")
+    where = dict(regime_n=at, regime_below=lower.cls if lower.confident else "",
+                 regime_k=(regime.k_below, regime.k_above))
+    numbers: dict[str, DoubtValue] = {
+        "n_break": at, "k_below": regime.k_below, "k_above": regime.k_above,
+        "sizes_above": regime.sizes_above, "hi_n": hi_n, "fitted": int(regime.sizes_above >= 3)}
     if regime.sizes_above < 3:
         whole = part(np.ones(x.size, dtype=bool), predict_n, False)
+        few = Doubt("regime", "", "", decide_n, numbers=numbers)
         return replace(whole, cls=INCONCLUSIVE, at_least="", at_most="", decide_n=decide_n,
-                       reason=f"{change} and only {regime.sizes_above} sizes lie above it; "
-                              f"grow n to {_fmt_n(decide_n or hi_n)} to fit the growth there",
-                       regime_n=at, regime_below=below, regime_k=ks)
+                       reason=text.doubt_text(few, registry), doubts=(few,),
+                       **where)  # type: ignore[arg-type]
     upper = part(above, predict_n, short <= 0)
     same = lower.cls if lower.confident and registry[lower.cls].growing else regime.step
     if same and not (upper.at_least and registry.index(upper.at_least) <= registry.index(same)
@@ -1088,26 +1039,32 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
         if stepped is not None:
             return stepped
     if short > 0:
-        reason = (f"{change} and only {regime.sizes_above} sizes lie above it; grow n to "
-                  f"{_fmt_n(decide_n or hi_n)} to settle the class there")
-        lo, hi = upper.at_least, upper.at_most
-        if lo and hi and lower.at_least and lower.at_most:
-            # Just above a change, the cost still carries what was spent below it (an offset
-            # that may be negative, which a ≥ 0 cannot follow), so a few sizes overstate or
-            # understate the new growth: the bracket reaches back to the neighbour of the
-            # regime below.
-            order = registry.index
-            if regime.k_above > regime.k_below:
-                near = registry.classes[min(order(lower.at_most) + 1, len(registry) - 1)].name
-                lo = min(lo, near, key=order)
-            else:
-                near = registry.classes[max(order(lower.at_least) - 1, 0)].name
-                hi = max(hi, near, key=order)
-        return replace(upper, reason=reason, at_least=lo, at_most=hi,
-                       decide_n=max(decide_n or 0, upper.decide_n or 0),
-                       regime_n=at, regime_below=below, regime_k=ks)
-    return replace(upper, reason=upper.reason and f"above a change of regime near n = "
-                   f"{_fmt_n(at)}: {upper.reason}", regime_n=at, regime_below=below, regime_k=ks)
+        lo, hi = _reach_back(upper, lower, regime, registry)
+        doubt_ = Doubt("regime", lo, hi, max(decide_n or 0, upper.decide_n or 0), numbers=numbers)
+        return replace(upper, reason=text.doubt_text(replace(doubt_, decide_n=decide_n), registry),
+                       at_least=lo, at_most=hi, decide_n=doubt_.decide_n,
+                       doubts=(*upper.doubts, doubt_), **where)  # type: ignore[arg-type]
+    return replace(upper, reason=text.above_regime(at, upper.reason),
+                   **where)  # type: ignore[arg-type]
+
+
+def _reach_back(upper: Fit, lower: Fit, regime: Regime, registry: Registry) -> tuple[str, str]:
+    """The upper regime's bracket, reaching back to the neighbour of the regime below.
+
+    Just above a change, the cost still carries what was spent below it (an offset
+    that may be negative, which a ≥ 0 cannot follow), so a few sizes overstate or
+    understate the new growth.
+    """
+    lo, hi = upper.at_least, upper.at_most
+    if lo and hi and lower.at_least and lower.at_most:
+        order = registry.index
+        if regime.k_above > regime.k_below:
+            near = registry.classes[min(order(lower.at_most) + 1, len(registry) - 1)].name
+            lo = min(lo, near, key=order)
+        else:
+            near = registry.classes[max(order(lower.at_least) - 1, 0)].name
+            hi = max(hi, near, key=order)
+    return lo, hi
 
 
 def _step(metric: str, sizes: np.ndarray, values: np.ndarray, name: str, lower: Fit, upper: Fit,
@@ -1120,8 +1077,8 @@ def _step(metric: str, sizes: np.ndarray, values: np.ndarray, name: str, lower: 
     on their own (`quadscope.analyse.terms`). When `name` with a free offset is
     what the upper sizes choose, alone, the class below is settled as the same,
     and enough sizes lie above, the verdict is that class with a step; when it
-    is only among the choices, the bracket reaches down to it. None when the
-    upper sizes rule it out.
+    is only among the choices, the bracket reaches down to it (a "step" doubt).
+    None when the upper sizes rule it out.
     """
     data = _prepare(metric, sizes.tolist(), values.tolist())
     near = step_classes(data.n, data.y, data.w, registry, delta=SELECT_DELTA,
@@ -1131,16 +1088,17 @@ def _step(metric: str, sizes: np.ndarray, values: np.ndarray, name: str, lower: 
     at = nice_n(regime.n_break)
     a, b, _ = free_offset(registry[name], data.n, data.y, data.w)
     below_b = lower.coefficients.get("b", 0.0)
-    # Without a growing part below (b = 0) there is no ratio to give.
-    times = f", the growing part ×{b / below_b:.2g} above it" if below_b > 0 else ""
-    step = f"the cost steps near n = {_fmt_n(at)}: {name} on both sides{times}"
+    numbers: dict[str, DoubtValue] = {"n_break": at, "class": name,
+                                      "ratio": b / below_b if below_b > 0 else None}
     where = dict(regime_n=at, regime_below=name, regime_k=(regime.k_below, regime.k_above))
     if near == [name] and short <= 0 and lower.cls == name:
         return replace(upper, cls=name, at_least=name, at_most=name, exponent=lower.exponent,
                        exponent_ci=lower.exponent_ci, coefficients={"a": a, "b": b},
-                       reason=step, decide_n=None, best=name, **where)  # type: ignore[arg-type]
+                       reason=text.step(numbers), decide_n=None, best=name, doubts=(),
+                       **where)  # type: ignore[arg-type]
     lo = min(filter(None, (name, upper.at_least)), key=registry.index)
     hi = max(filter(None, (name, upper.at_most, near[0])), key=registry.index)
+    stepped = Doubt("step", lo, hi, upper.decide_n, numbers=numbers)
     return replace(upper, cls=INCONCLUSIVE, at_least=lo, at_most=hi,
-                   reason=f"{step}, or it changes to faster growth; {upper.reason}".rstrip("; "),
-                   **where)  # type: ignore[arg-type]
+                   reason=f"{text.doubt_text(stepped, registry)}; {upper.reason}".rstrip("; "),
+                   doubts=(*upper.doubts, stepped), **where)  # type: ignore[arg-type]

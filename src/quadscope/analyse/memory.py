@@ -21,7 +21,8 @@ stands):
   size whose working set does not fit to the largest;
 
 then its verdict becomes a bracket from memory's class up to time's, with no
-size named to decide it. Without the cache sizes (a sweep stored before they
+size named to decide it: a "memory" `Doubt` whose meter, instructions, would
+(its sentences are `analyse.text`'s). Without the cache sizes (a sweep stored before they
 were recorded) or peak RSS, nothing changes.
 
 Why: once the data a program walks outgrow a cache, each access costs more as
@@ -50,9 +51,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from quadscope.analyse import text
 from quadscope.classes import INCONCLUSIVE, REGISTRY
-from quadscope.model import Fit, Run
-from quadscope.units import fmt_bytes
+from quadscope.model import Doubt, Fit, Run
 
 TIME_METRICS = ("wall_s", "user_s", "cpu_s")
 # Without the L2's size: the working set at the largest size, as a share of the
@@ -142,14 +143,12 @@ def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
         if not _caches_may_explain(_medians(runs, metric), rss_at, cache, rss.exponent):
             continue  # more than the caches can make of memory's growth
         fastest = _fastest(fit) or slowest
-        why = (f"its working set grows as {memory} to {fmt_bytes(span[0])}, out of the "
-               f"{fmt_bytes(l2 or llc)} {name}")
+        doubt = Doubt("memory", memory, fastest, None, meter="instructions", numbers={
+            "memory": memory, "slowest": slowest, "working_set_bytes": span[0],
+            "cache_bytes": l2 or llc, "cache": name})
         out[metric] = replace(fit, cls=INCONCLUSIVE, best=fit.best or fit.cls,
                               at_least=memory, at_most=fastest, decide_n=None,
-                              reason=f"{why}: the caches may account for growth beyond {memory}")
-        notes.append(f"{metric} grows as {slowest if slowest == fastest else f'{slowest} … {fastest}'} "
-                     f"over these sizes, but {why}: each access costs more as the data leave "
-                     "the caches (cache and TLB misses), so part of that growth may be the "
-                     f"memory's rather than the algorithm's, which grows at least as {memory}; "
-                     "`--meter instructions` counts the work itself")
+                              reason=text.doubt_text(doubt, REGISTRY),
+                              doubts=(*fit.doubts, doubt))
+        notes.append(text.memory_note(metric, doubt))
     return out, notes

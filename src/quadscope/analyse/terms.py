@@ -19,8 +19,9 @@ questions of a verdict before it lets it stand:
 * `second_term` — a + c·f(n) + b·h(n), a, b, c ≥ 0, f no faster than the
   verdict's class and h faster: a small superlinear term under a large
   linear one (1000·n + n²/10 below n = 10⁴) shows as curvature a single class absorbs. When the second term
-  gains ΔQAICc ≥ TERM_DELTA, the verdict is the bracket [f … h] and the n where
-  h would overtake f is named.
+  gains ΔQAICc ≥ TERM_DELTA, `doubt` returns it as a `Doubt` (check
+  "second_term"): the bracket [f … h] and the n where h would overtake f.
+  Its sentence is written in `quadscope.analyse.text`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from scipy.optimize import nnls
 from quadscope.analyse.regime import N_COEF, REGIME_DELTA, Regime, breaks_of
 from quadscope.analyse.stats import RELATIVE_RESOLUTION, nice_n, nnls2, qaicc
 from quadscope.classes import GrowthClass, Registry
+from quadscope.model import Doubt
 
 # ΔQAICc a second growth term must gain (calibrated on single laws: bench/calibration.py).
 TERM_DELTA = 16.0
@@ -194,36 +196,24 @@ def second_term(chosen: GrowthClass, registry: Registry, n: np.ndarray, y: np.nd
     return None if best is None else replace(best, fastest=fastest)
 
 
-def fmt_n(n: float) -> str:
-    return f"{int(n):d}" if n < 1e7 else f"{n:.3g}"
-
-
-@dataclass(frozen=True, slots=True)
-class Doubt:
-    """Why a confident class becomes a bracket: its ends, the reason and the n that would decide."""
-
-    at_least: str
-    at_most: str
-    reason: str
-    decide_n: int | None
-
-
 def doubt(growth: GrowthClass, n: np.ndarray, y: np.ndarray, w: np.ndarray, chi_single: float,
           registry: Registry, *, repeated: bool, max_n: float) -> Doubt | None:
-    """A hidden second growth term that a `growth` verdict cannot exclude, or None."""
+    """A hidden second growth term that a `growth` verdict cannot exclude, or None.
+
+    The doubt's bracket runs from the slower of `growth` and the first term
+    to the fastest second term that gains; `decide_n` is where the second
+    term would overtake the first (None beyond any practical n).
+    """
     order = registry.index
     term = second_term(growth, registry, n, y, w, chi_single,
                        1.0 if repeated else RELATIVE_RESOLUTION**2, max_n=max_n)
     if term is None:
         return None
     cross = nice_n(term.cross_n) if term.cross_n is not None else None
-    where = (f"it would overtake the {term.first} term near n = {fmt_n(cross)}" if cross
-             else "no practical n would let it dominate")
-    return Doubt(min(growth.name, term.first, key=order), term.fastest or term.cls,
-                 f"a {registry[term.cls].words} term is present but small at these n "
-                 f"({term.share:.0%} of the cost at n = {fmt_n(float(n[-1]))}): {where}",
-                 cross)
+    return Doubt("second_term", min(growth.name, term.first, key=order), term.fastest or term.cls,
+                 cross, numbers={"class": term.cls, "first": term.first, "share": term.share,
+                                 "n_max": float(n[-1]), "gain": term.gain})
 
 
-__all__ = ["Doubt", "SecondTerm", "doubt", "find_step", "fmt_n", "free_offset", "pair_chis",
+__all__ = ["SecondTerm", "doubt", "find_step", "free_offset", "local_slope", "pair_chis",
            "second_term", "step_classes"]

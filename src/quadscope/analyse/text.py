@@ -1,0 +1,250 @@
+"""Every sentence a user reads about a verdict, written in one place (as hyperfine's warnings.rs).
+
+Contract: pure functions from numbers and typed records (`quadscope.model.Doubt`,
+class names looked up in a `Registry`) to text; nothing here fits, decides or
+prints. The statistics modules (`fitting`, `terms`, `memory`, `analysis`)
+return numbers and records; `verdict.fold` and they call here for the words.
+Sizes are written by `fmt_n` (digits below 10⁷, three significant figures
+above), shares as whole percentages, exponents with two decimals, bytes by
+`units.fmt_bytes`. A class is named by its registry `label` ("n²") where a
+sentence compares growth, by its `words` ("quadratic") where it names a
+term, and by its `name` ("n^2") where it repeats the verdict's own cell;
+these choices are the ones the reports have always printed, kept here
+byte for byte.
+
+`doubt_text(doubt, registry, grow_to=...)` is the sentence of one doubt;
+each check of `verdict.CHECKS` has one (its `check` name picks it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+from quadscope.classes import Registry
+from quadscope.model import Doubt, DoubtValue
+from quadscope.units import fmt_bytes
+
+
+def fmt_n(n: float) -> str:
+    """A size as people read it in a sentence: 4096, 1.05e+07."""
+    return f"{int(n):d}" if n < 1e7 else f"{n:.3g}"
+
+
+def decades(lo: float, hi: float) -> str:
+    """The span of sizes lo..hi in words: "two decades", "1.3 decades"."""
+    span = math.log10(hi / lo)
+    words = {1: "one decade", 2: "two decades", 3: "three decades", 4: "four decades"}
+    r = round(span)
+    if span < 0.85:
+        return "less than a decade"
+    if abs(span - r) < 0.15 and r in words:
+        return words[r]
+    return f"{span:.1f} decades"
+
+
+def refused(metric: str, sizes: int) -> str:
+    """Why a metric with fewer than three sizes is not fitted."""
+    have = "no size" if sizes == 0 else f"only {sizes} distinct size(s)"
+    return f"{metric}: {have} with finite values, and a growth class needs at least 3 sizes."
+
+
+def _f(numbers: Mapping[str, DoubtValue], key: str) -> float:
+    value = numbers[key]
+    assert isinstance(value, int | float), key
+    return float(value)
+
+
+def _s(numbers: Mapping[str, DoubtValue], key: str) -> str:
+    return str(numbers[key])
+
+
+def _grow_to(decide_n: int | None, then: str, otherwise: str) -> str:
+    return f"grow n to {fmt_n(decide_n)} {then}" if decide_n else otherwise
+
+
+def tie(numbers: Mapping[str, DoubtValue], decide_n: int | None, registry: Registry) -> str:
+    """Why two classes (`first`, `second`) cannot be told apart, and the n where they part."""
+    first, second = registry[_s(numbers, "first")].label, registry[_s(numbers, "second")].label
+    target = f"grow n to {fmt_n(decide_n)}" if decide_n else "no practical n decides it"
+    lo_n, hi_n = _f(numbers, "lo_n"), _f(numbers, "hi_n")
+    share = numbers.get("growing_share")
+    if share is not None:
+        pct = max(1, math.ceil(100 * float(share)))
+        return (f"start-up cost dominates every size: the growing part is under {pct}% of the "
+                f"total at n = {fmt_n(hi_n)}; {target} to tell {first} from {second}")
+    return (f"{first} and {second} fit about equally well over {decades(lo_n, hi_n)} of n "
+            f"({fmt_n(lo_n)}–{fmt_n(hi_n)}); {target} to tell them apart")
+
+
+def _tie_doubt(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    reason = tie(d.numbers, d.decide_n, registry)
+    if d.numbers.get("by") == "leave_one_out":
+        return (f"leaving one size out turns {d.numbers['chosen']} into {d.numbers['other']}, "
+                f"so one size carries it: {reason}")
+    return reason
+
+
+def _rising(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    n = d.numbers
+    if n.get("p") is not None:
+        why = f"Kendall τ = {_f(n, 'tau'):.2f}, p = {_f(n, 'p'):.1g}"
+    else:
+        why = f"k = {_f(n, 'k'):.2f}, 95% interval {_f(n, 'k_lo'):.2f}–{_f(n, 'k_hi'):.2f}"
+    return (f"values rise with n ({why}) though no growth class clearly beats a constant: "
+            f"{tie(n, d.decide_n, registry)}")
+
+
+def _hidden(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    n = d.numbers
+    target = _grow_to(d.decide_n, "to confirm it is constant", "no practical n would show it")
+    return (f"no growth detected, but the spread of the runs could hide a "
+            f"{registry[_s(n, 'class')].words} term worth up to {_f(n, 'share'):.0%} of the cost "
+            f"at n = {fmt_n(_f(n, 'hi_n'))}: start-up cost may be masking it; {target}")
+
+
+def _leave_one_out(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    return (f"leaving one size out, the runs fit {d.numbers['other']}, so one size carries the "
+            f"constant: {tie(d.numbers, d.decide_n, registry)}")
+
+
+def _short_span(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    lo_n, hi_n = _f(d.numbers, "lo_n"), _f(d.numbers, "hi_n")
+    return (f"no growth detected over n = {fmt_n(lo_n)}–{fmt_n(hi_n)}, less than a decade; "
+            f"grow n to {fmt_n(d.decide_n or hi_n)} to confirm it is constant")
+
+
+def _exponent(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    n = d.numbers
+    return (f"the best class, {n['chosen']}, disagrees with the free exponent k = "
+            f"{_f(n, 'k'):.2f} (95% interval {_f(n, 'k_lo'):.2f}–{_f(n, 'k_hi'):.2f}), so the "
+            f"metric may mix growth terms; grow n to {fmt_n(d.decide_n or 0)} to see which one "
+            f"dominates")
+
+
+def _negligible(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    n = d.numbers
+    target = _grow_to(d.decide_n, "to see whether it keeps growing", "no practical n would show it")
+    share = _f(n, "share")
+    most = f"at most {share:.0%}" if share >= 0.01 else "under 1%"
+    return (f"the runs grow as {registry[_s(n, 'class')].label} by {most} of the cost over "
+            f"n = {fmt_n(_f(n, 'lo_n'))}–{fmt_n(_f(n, 'hi_n'))}, too little to tell from drift "
+            f"between runs: it may be constant; {target}")
+
+
+def _slopes(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    """The local slopes' swing; `grow_to` is the verdict's deciding size, which it names."""
+    n = d.numbers
+    return (f"the local slope swings from k = {_f(n, 'low'):.2f} (n = "
+            f"{fmt_n(_f(n, 'low_from'))}–{fmt_n(_f(n, 'low_to'))}) to {_f(n, 'high'):.2f} "
+            f"(n = {fmt_n(_f(n, 'high_from'))}–{fmt_n(_f(n, 'high_to'))}), more than noise "
+            f"allows for {registry[d.at_most].label}: a cost per element that rises with n "
+            f"(cache levels) or steps up; the class may be as slow as "
+            f"{registry[d.at_least].label}; grow n to {fmt_n(grow_to or d.decide_n or 0)} to see "
+            f"where it levels off")
+
+
+def _second_term(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    n = d.numbers
+    where = (f"it would overtake the {n['first']} term near n = {fmt_n(d.decide_n)}"
+             if d.decide_n else "no practical n would let it dominate")
+    return (f"a {registry[_s(n, 'class')].words} term is present but small at these n "
+            f"({_f(n, 'share'):.0%} of the cost at n = {fmt_n(_f(n, 'n_max'))}): {where}")
+
+
+def change_of_regime(numbers: Mapping[str, DoubtValue]) -> str:
+    """Where the growth changes and the exponents either side."""
+    return (f"the growth changes near n = {fmt_n(_f(numbers, 'n_break'))} (k ≈ "
+            f"{_f(numbers, 'k_below'):.1f} below, {_f(numbers, 'k_above'):.1f} above)")
+
+
+def _regime(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    n = d.numbers
+    aim = "fit the growth there" if n.get("fitted") == 0 else "settle the class there"
+    return (f"{change_of_regime(n)} and only {int(_f(n, 'sizes_above'))} sizes lie above it; "
+            f"grow n to {fmt_n(d.decide_n or _f(n, 'hi_n'))} to {aim}")
+
+
+def above_regime(n_break: int, reason: str) -> str:
+    """The upper regime's reason, said to hold above the change ("" stays "")."""
+    return reason and f"above a change of regime near n = {fmt_n(n_break)}: {reason}"
+
+
+def step(numbers: Mapping[str, DoubtValue]) -> str:
+    """A step in the cost with the same class on both sides."""
+    ratio = numbers.get("ratio")
+    # Without a growing part below (b = 0) there is no ratio to give.
+    times = f", the growing part ×{float(ratio):.2g} above it" if ratio is not None else ""
+    return f"the cost steps near n = {fmt_n(_f(numbers, 'n_break'))}: {numbers['class']} on both sides{times}"
+
+
+def _step(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    return f"{step(d.numbers)}, or it changes to faster growth"
+
+
+def _memory(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    return f"{memory_why(d.numbers)}: the caches may account for growth beyond {d.at_least}"
+
+
+def memory_why(numbers: Mapping[str, DoubtValue]) -> str:
+    """The working set that left a cache: what makes the caches a suspect."""
+    return (f"its working set grows as {numbers['memory']} to "
+            f"{fmt_bytes(_f(numbers, 'working_set_bytes'))}, out of the "
+            f"{fmt_bytes(_f(numbers, 'cache_bytes'))} {numbers['cache']}")
+
+
+def memory_note(metric: str, d: Doubt) -> str:
+    """The note beside a time verdict the caches may account for, and the meter that would tell."""
+    slowest, fastest = str(d.numbers["slowest"]), d.at_most
+    grows = slowest if slowest == fastest else f"{slowest} … {fastest}"
+    return (f"{metric} grows as {grows} over these sizes, but {memory_why(d.numbers)}: each access "
+            "costs more as the data leave the caches (cache and TLB misses), so part of that "
+            "growth may be the memory's rather than the algorithm's, which grows at least as "
+            f"{d.at_least}; `--meter {d.meter}` counts the work itself")
+
+
+# The headline's clause when wall time outgrows the instructions counted: short, the note
+# (shown with -v, and in JSON) gives the numbers.
+OUTGROWS_HEADLINE = ("; time outgrows the instructions counted: look at sys_s and "
+                     "minor_faults")
+_NOT_INSTRUCTIONS = ("the extra time is not in instructions executed (kernel work, page zeroing, "
+                     "cache misses); read the wall_s verdict, and sys_s and minor_faults for the "
+                     "cause")
+
+
+def flat_count_note(slowest: str, growth: float) -> str:
+    """Wall time grows while the instructions counted barely moved."""
+    return (f"wall_s grows at least as {slowest} but instructions changed by "
+            f"{abs(growth - 1):.2%} over the sizes: {_NOT_INSTRUCTIONS}")
+
+
+def outgrows_note(slowest: str, fastest: str) -> str:
+    """Wall time surely grows faster than the instructions counted."""
+    return (f"wall_s grows at least as {slowest} but instructions at most as {fastest}: "
+            f"{_NOT_INSTRUCTIONS}")
+
+
+_TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
+    "tie": _tie_doubt,
+    "rising": _rising,
+    "hidden": _hidden,
+    "leave_one_out": _leave_one_out,
+    "short_span": _short_span,
+    "exponent": _exponent,
+    "negligible": _negligible,
+    "slopes": _slopes,
+    "second_term": _second_term,
+    "regime": _regime,
+    "step": _step,
+    "memory": _memory,
+}
+
+
+def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> str:
+    """The sentence of one doubt (`grow_to`: the verdict's deciding size, for checks that name it)."""
+    return _TEXTS[d.check](d, registry, grow_to)
+
+
+__all__ = ["OUTGROWS_HEADLINE", "above_regime", "change_of_regime", "decades", "doubt_text",
+           "flat_count_note", "fmt_n", "memory_note", "memory_why", "outgrows_note", "refused",
+           "step", "tie"]

@@ -1,0 +1,317 @@
+"""The verdict as an ordered list of small checks, folded into a class, a bracket and a reason.
+
+Contract: pure; no I/O. `Evidence` is a frozen record of the
+statistics `fitting._fit_range` computed for one metric (the chosen and best
+classes, k's interval, the leave-one-out refits, the rank test, the hidden
+and negligible growth, the local slopes, the second term). Each check of
+`CHECKS` is a pure function of it returning zero or more `Doubt` records
+(`quadscope.model.Doubt`: which check, the bracket ends it allows, the size
+that would decide, the numbers behind it), as pyinstrument's processors are
+pure transforms applied in a fixed order. `fold(evidence, doubts)` turns the
+doubts into a `Verdict` (class, bracket, deciding size, reason); every
+sentence comes from `quadscope.analyse.text`.
+
+The fold's precedence (what fitting has always done, now in one place):
+
+* Any doubt unsettles the class, and so does a fit asked not to settle one
+  (below a change of regime).
+* The reason and deciding size are those of the first doubt of the
+  selection checks (tie, rising, hidden, leave_one_out, short_span,
+  exponent); a negligible growth replaces both; the local slopes' and a
+  second term's sentences are added after it, and their sizes raise the
+  deciding size.
+* The bracket of a verdict where nothing rises, or too little to count,
+  runs from "1" to the fastest growth a doubt names (hidden, leave-one-out,
+  negligible). Otherwise it is the classes the data support (within
+  SELECT_DELTA, or whose exponent k's interval holds; a significant rise
+  drops "1"), widened by the ends of the exponent, slopes and second-term
+  doubts, and raised to the class beyond every power when k sits at the top
+  of its search and the runs rise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from quadscope.analyse import text
+from quadscope.analyse.stats import nice_n
+from quadscope.classes import INCONCLUSIVE, Registry
+from quadscope.model import Doubt, DoubtValue
+
+# A confident verdict must also be the verdict of this share of bootstrap replicates.
+MIN_SUPPORT = 0.8
+# A bracket drops the constant only at this stronger significance: a rank test at
+# fitting.TREND_P would wrongly exclude a true constant from 1% of brackets.
+BRACKET_TREND_P = 0.001
+
+
+@dataclass(frozen=True, slots=True)
+class Tie:
+    """Two classes the runs cannot tell apart: the numbers `text.tie` words, and where they part."""
+
+    first: str
+    second: str
+    lo_n: float
+    hi_n: float
+    decide_n: int | None
+    growing_share: float | None  # the growing part's share at n_max when start-up dominates
+
+    def numbers(self) -> dict[str, DoubtValue]:
+        return {"first": self.first, "second": self.second, "lo_n": self.lo_n, "hi_n": self.hi_n,
+                "growing_share": self.growing_share}
+
+
+@dataclass(frozen=True, slots=True)
+class Hidden:
+    """A growth term the runs' spread could hide: its share of the cost, where it would show."""
+
+    cls: str
+    share: float
+    decide_n: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Slopes:
+    """Local slopes the judged class cannot follow (`quadscope.analyse.slopes.Swing`)."""
+
+    judged: str
+    at_least: str
+    low: float
+    high: float
+    n_low: tuple[float, float]
+    n_high: tuple[float, float]
+    decide_n: int
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What `fitting._fit_range` measured about one metric: all that the checks read.
+
+    `other` is the runner-up when the selection is a tie ("" otherwise) and
+    `tie` its numbers; `leading` the classes within SELECT_DELTA with the
+    runner-up; `shaky` what leaving a size out chooses instead of `chosen`.
+    `trend` is the rank test's (τ, p) where the runs rise (p None: k's
+    interval, not a test, showed it); `rising_tie` the constant against the
+    best growing class. `hidden` is the walk of hideable growth (computed
+    where a constant is chosen or the growth is negligible), `negligible`
+    the (upper share, n) of a growth too small to tell from drift.
+    """
+
+    metric: str
+    registry: Registry
+    settle: bool
+    chosen: str
+    best: str
+    lo_n: float
+    hi_n: float
+    k: float
+    k_ci: tuple[float, float]
+    k_at_top: bool  # k sits at the top of the power law's search
+    leading: tuple[str, ...]
+    loo_leading: tuple[str, ...]
+    k_supported: tuple[str, ...]  # growing classes whose exponent k's interval holds
+    other: str = ""
+    tie_by: str = ""  # rival | leave_one_out | bootstrap
+    tie: Tie | None = None
+    shaky: tuple[str, ...] = ()
+    loo_tie: Tie | None = None
+    trend: tuple[float, float | None] | None = None
+    rising_tie: Tie | None = None
+    hidden: tuple[Hidden, ...] = ()
+    straddle: tuple[str, str] | None = None  # set when chosen's exponent misses k's interval
+    grower: str = ""
+    negligible: tuple[float, int | None] | None = None
+    slopes: Slopes | None = None
+    second_term: Doubt | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The fold's outcome: what the Fit reports."""
+
+    cls: str
+    at_least: str
+    at_most: str
+    decide_n: int | None
+    reason: str
+    doubts: tuple[Doubt, ...]
+
+
+Check = Callable[[Evidence], tuple[Doubt, ...]]
+
+
+def tie(ev: Evidence) -> tuple[Doubt, ...]:
+    """Another growing class within SELECT_DELTA, a shaky bootstrap or leave-one-out: a tie."""
+    if not ev.other or ev.tie is None:
+        return ()
+    return (Doubt("tie", "", "", ev.tie.decide_n,
+                  numbers={**ev.tie.numbers(), "chosen": ev.chosen, "other": ev.other,
+                           "by": ev.tie_by}),)
+
+
+def rising(ev: Evidence) -> tuple[Doubt, ...]:
+    """A constant chosen, yet the runs rise with n (a rank test, or k's interval and the cost)."""
+    if ev.chosen != "1" or ev.trend is None or ev.rising_tie is None:
+        return ()
+    tau, p = ev.trend
+    return (Doubt("rising", "", "", ev.rising_tie.decide_n,
+                  numbers={**ev.rising_tie.numbers(), "tau": tau, "p": p, "k": ev.k,
+                           "k_lo": ev.k_ci[0], "k_hi": ev.k_ci[1]}),)
+
+
+def hidden(ev: Evidence) -> tuple[Doubt, ...]:
+    """Growth the runs' spread could hide, from the slowest class up."""
+    if not ev.hidden:
+        return ()
+    first = ev.hidden[0]
+    return (Doubt("hidden", "1", ev.hidden[-1].cls, first.decide_n,
+                  numbers={"class": first.cls, "share": first.share, "hi_n": ev.hi_n}),)
+
+
+def leave_one_out(ev: Evidence) -> tuple[Doubt, ...]:
+    """Leaving one size out chooses another class: one size carries the verdict."""
+    if not ev.shaky:
+        return ()
+    numbers: dict[str, DoubtValue] = {"chosen": ev.chosen, "other": ev.shaky[-1]}
+    decide_n = None
+    if ev.loo_tie is not None:
+        numbers.update(ev.loo_tie.numbers())
+        decide_n = ev.loo_tie.decide_n
+    return (Doubt("leave_one_out", ev.shaky[0], ev.shaky[-1], decide_n, numbers=numbers),)
+
+
+def short_span(ev: Evidence) -> tuple[Doubt, ...]:
+    """A constant over less than a decade of n is not yet shown."""
+    if ev.chosen != "1" or ev.hi_n >= 10 * ev.lo_n:
+        return ()
+    return (Doubt("short_span", "1", "1", nice_n(10 * ev.lo_n),
+                  numbers={"lo_n": ev.lo_n, "hi_n": ev.hi_n}),)
+
+
+def exponent(ev: Evidence) -> tuple[Doubt, ...]:
+    """The chosen class's own exponent lies outside k's interval: the bracket straddles k."""
+    if ev.straddle is None:
+        return ()
+    below, above = ev.straddle
+    return (Doubt("exponent", below, above, nice_n(10 * ev.hi_n),
+                  numbers={"chosen": ev.chosen, "k": ev.k, "k_lo": ev.k_ci[0],
+                           "k_hi": ev.k_ci[1]}),)
+
+
+def negligible(ev: Evidence) -> tuple[Doubt, ...]:
+    """Growth too small across the sizes to tell from drift: it may be constant."""
+    if ev.negligible is None:
+        return ()
+    share, decide_n = ev.negligible
+    return (Doubt("negligible", "1", ev.grower, decide_n,
+                  numbers={"class": ev.grower, "share": share, "lo_n": ev.lo_n,
+                           "hi_n": ev.hi_n}),)
+
+
+def slopes(ev: Evidence) -> tuple[Doubt, ...]:
+    """Local slopes that swing more than noise allows (`quadscope.analyse.slopes`)."""
+    s = ev.slopes
+    if s is None:
+        return ()
+    return (Doubt("slopes", s.at_least, s.judged, s.decide_n,
+                  numbers={"low": s.low, "high": s.high, "low_from": s.n_low[0],
+                           "low_to": s.n_low[1], "high_from": s.n_high[0],
+                           "high_to": s.n_high[1]}),)
+
+
+def second_term(ev: Evidence) -> tuple[Doubt, ...]:
+    """A small faster term under the verdict's (`quadscope.analyse.terms`)."""
+    return () if ev.second_term is None else (ev.second_term,)
+
+
+# The registry of checks, in the order their doubts are listed and take precedence.
+CHECKS: tuple[Check, ...] = (tie, rising, hidden, leave_one_out, short_span, exponent,
+                             negligible, slopes, second_term)
+# The checks whose first doubt gives the reason (they answer "is the selection sure?").
+SELECTION = ("tie", "rising", "hidden", "leave_one_out", "short_span", "exponent")
+# Where nothing rises (or too little), these name the fastest growth the bracket reaches.
+FLAT_REACH = ("hidden", "leave_one_out", "negligible")
+# Otherwise these widen the bracket the data support by their own ends.
+WIDENS = ("exponent", "slopes", "second_term")
+
+
+def run_checks(ev: Evidence, checks: Sequence[Check] = CHECKS) -> tuple[Doubt, ...]:
+    """Every check's doubts, in the checks' order."""
+    return tuple(d for check in checks for d in check(ev))
+
+
+def _first(doubts: Sequence[Doubt], name: str) -> Doubt | None:
+    return next((d for d in doubts if d.check == name), None)
+
+
+def _reason(ev: Evidence, doubts: Sequence[Doubt]) -> tuple[str, int | None]:
+    """The reason and deciding size, by the precedence of the module docstring."""
+    reg = ev.registry
+    parts: list[str] = []
+    decide_n: int | None = None
+    primary = next((d for d in doubts if d.check in SELECTION), None)
+    if primary is not None:
+        parts, decide_n = [text.doubt_text(primary, reg)], primary.decide_n
+    if (d := _first(doubts, "negligible")) is not None:
+        parts, decide_n = [text.doubt_text(d, reg)], d.decide_n
+    if (d := _first(doubts, "slopes")) is not None:
+        decide_n = max(decide_n or 0, d.decide_n or 0)
+        parts.append(text.doubt_text(d, reg, grow_to=decide_n))
+    if (d := _first(doubts, "second_term")) is not None:
+        decide_n = max(decide_n or 0, d.decide_n or 0) or None
+        parts.append(text.doubt_text(d, reg))
+    return "; ".join(parts), decide_n
+
+
+def _supported(ev: Evidence, cls: str, drop_constant: bool) -> tuple[str, str]:
+    """(slowest, fastest) class the data support: the verdict itself when it is settled."""
+    if cls != INCONCLUSIVE:
+        return cls, cls
+    supported = {*ev.leading, *ev.loo_leading, *ev.k_supported}
+    if drop_constant:
+        supported.discard("1")
+    ordered = [g.name for g in ev.registry if g.name in supported]
+    return (ordered[0], ordered[-1]) if ordered else ("", "")
+
+
+def _bracket(ev: Evidence, cls: str, doubts: Sequence[Doubt]) -> tuple[str, str]:
+    order = ev.registry.index
+    negligible = _first(doubts, "negligible") is not None
+    # A negligible growth voids the rise: too little to count is not a rise.
+    rise = _first(doubts, "rising") if not negligible else None
+    if cls == INCONCLUSIVE and ((ev.chosen == "1" and rise is None) or negligible):
+        # Nothing rises, or too little to count: as for a settled "1", whose bracket holds no
+        # class a negligible b would also fit, the bracket runs from constant up to the
+        # growth found and the fastest growth the runs could hide.
+        reach = [d.at_most for d in doubts if d.check in FLAT_REACH]
+        return "1", max(reach, key=order, default="1")
+    p = None if rise is None else rise.numbers.get("p")
+    drop = (cls == INCONCLUSIVE and ev.chosen == "1" and rise is not None
+            and isinstance(p, float) and p < BRACKET_TREND_P)
+    at_least, at_most = _supported(ev, cls, drop)
+    for d in (d for d in doubts if d.check in WIDENS):
+        at_least = min(filter(None, (at_least, d.at_least)), key=order)
+        at_most = max(filter(None, (at_most, d.at_most)), key=order)
+    fastest = next((g.name for g in ev.registry if g.outgrows_powers), "")
+    if (cls == INCONCLUSIVE and rise is not None and at_most and fastest and ev.k_at_top
+            and order(ev.best) >= order(at_most) and order(at_most) < order(fastest)):
+        # The free power law's best k sits at the top of its search: the runs outgrow every
+        # power tried, so a bracket capped at a power contradicts them (seen on a real
+        # Fibonacci sweep: "1 … n³" at k = 4). Widening is the honest side. Only when the
+        # best class is the bracket's top: a 0/1 count whose best is "1" keeps its cap.
+        at_most = fastest
+    return at_least, at_most
+
+
+def fold(ev: Evidence, doubts: Sequence[Doubt]) -> Verdict:
+    """The class, bracket, deciding size and reason the doubts leave (see the module docstring)."""
+    # Too few sizes to settle a class (below a change of regime): the caller says why.
+    cls = INCONCLUSIVE if doubts or not ev.settle else ev.chosen
+    reason, decide_n = _reason(ev, doubts)
+    at_least, at_most = _bracket(ev, cls, doubts)
+    return Verdict(cls, at_least, at_most, decide_n, reason, tuple(doubts))
+
+
+__all__ = ["CHECKS", "Check", "Doubt", "Evidence", "Hidden", "Slopes", "Tie", "Verdict", "fold",
+           "run_checks"]
