@@ -42,6 +42,10 @@ def test_a_settled_class_faster_than_memory_out_of_the_caches_reaches_down_to_me
     assert not wall.confident
     assert (wall.at_least, wall.at_most) == ("n", "n log n")
     assert wall.decide_n is None and "L2 cache" in wall.reason
+    doubt = wall.doubts[-1]  # the renderers read it: the meter that would decide, the cache
+    assert (doubt.check, doubt.at_least, doubt.at_most, doubt.meter) == (
+        "memory", "n", "n log n", "instructions")
+    assert doubt.numbers["cache"] == "L2 cache"
     assert any(note.startswith("wall_s grows as n log n") and "--meter instructions" in note
                for note in notes)
     assert widened["max_rss_bytes"] == fits["max_rss_bytes"]

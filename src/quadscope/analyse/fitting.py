@@ -3,6 +3,10 @@
 Contract: pure functions of (sizes, values) built on numpy and scipy; no I/O,
 no printing, deterministic for a given seed. `fit_metric` returns a `Fit`
 (see `quadscope.model`) or raises `FitRefusedError` when there is nothing to fit.
+This module computes the statistics; `_fit_range` gathers them into an
+`Evidence` record, and the verdict — class, bracket, deciding size, reason and
+the `doubts` behind them — is the fold of the checks of
+`quadscope.analyse.verdict`. No sentence is written here (`analyse.text`).
 
 Method, in order:
 1. Runs are grouped by size and reduced to medians. Each median is weighted by
