@@ -268,9 +268,7 @@ def analyse(
         if not good:
             tried = [r for r in runs if r.variant == variant and not r.warmup]
             if tried:
-                notes.append(
-                    f"{variant}: every one of its {len(tried)} runs failed, so nothing was fitted"
-                )
+                notes.append(text.all_failed(variant, len(tried)))
             fits[variant] = {}
             continue
         f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, pooled=pooled)
@@ -324,16 +322,9 @@ def refuse_if_nothing(analysis: Analysis) -> None:
                     for r in failed}, key=str)
     good = analysis.measured("A")
     if not good:
-        raise FitRefusedError(
-            f"every run of the command failed (exit codes {codes}), so there is nothing to fit; "
-            "`quadscope show` lists their stderr"
-        )
-    sizes = sorted({r.size_n for r in good})
-    raise FitRefusedError(
-        f"{len(failed)} runs failed (exit codes {codes}) and the {len(good)} that succeeded cover "
-        f"only {len(sizes)} size(s) {sizes}: a growth class needs at least 3; "
-        "`quadscope show` lists the failures"
-    )
+        raise FitRefusedError(text.nothing_to_fit(codes))
+    raise FitRefusedError(text.too_few_sizes(len(failed), codes, len(good),
+                                             sorted({r.size_n for r in good})))
 
 
 __all__ = ["INCONCLUSIVE", "Analysis", "analyse", "class_text", "exponent_text", "fit_runs",

@@ -132,7 +132,6 @@ def compare_metric(
     """How B differs from A for one metric (see the module docstring)."""
     rng = np.random.default_rng(seed)
     ratios = _ratios(sizes_a, values_a, sizes_b, values_b, rng)
-    all_hold_one = bool(ratios) and all(r.lo <= 1.0 <= r.hi for r in ratios)
     ratio_span = (
         f"B/A between {_fmt(min(r.ratio for r in ratios))} and {_fmt(max(r.ratio for r in ratios))} "
         f"across {len(ratios)} sizes"
@@ -147,21 +146,8 @@ def compare_metric(
 
     ci_a, ci_b = fit_a.exponent_ci, fit_b.exponent_ci
     if not (fit_a.confident and fit_b.confident):
-        side = "A" if not fit_a.confident else "B"
-        if (ci_a is not None and ci_b is not None
-                and (ci_a[1] + EXPONENT_GAP < ci_b[0] or ci_b[1] + EXPONENT_GAP < ci_a[0])):
-            # A class is unsettled, yet the exponents' intervals do not even touch: the
-            # growth changed, whichever class each side turns out to be.
-            return result("class", f"{metric}: B grows with exponent {fit_b.exponent:.2f} "
-                          f"[{ci_b[0]:.2f}, {ci_b[1]:.2f}] where A's is {fit_a.exponent:.2f} "
-                          f"[{ci_a[0]:.2f}, {ci_a[1]:.2f}] ({side}'s class is not settled); "
-                          f"{ratio_span}")
-        if all_hold_one:
-            return result("none", f"{metric}: no change detected ({ratio_span})")
-        return result(
-            "inconclusive", f"{metric}: {side}'s growth class is inconclusive; {ratio_span}"
-        )
-
+        all_hold_one = bool(ratios) and all(r.lo <= 1.0 <= r.hi for r in ratios)
+        return result(*_unsettled(metric, fit_a, fit_b, all_hold_one, ratio_span))
     disjoint = (
         ci_a is not None
         and ci_b is not None
@@ -170,22 +156,54 @@ def compare_metric(
     )
     if fit_a.cls != fit_b.cls or disjoint:
         cross = crossover(fit_a, fit_b, n_from)
-        if fit_a.cls != fit_b.cls:
-            text = f"{metric}: B grows as {fit_b.cls} where A grows as {fit_a.cls}"
-        else:
-            text = (
-                f"{metric}: both fit {fit_a.cls}, but B's exponent {fit_b.exponent:.2f} differs "
-                f"from A's {fit_a.exponent:.2f}"
-            )
-        if cross is not None:
-            beyond = np.array([cross * 2.0])
-            lower = _value_at(fit_b, fit_b.cls, beyond) < _value_at(fit_a, fit_a.cls, beyond)
-            text += f"; B is {_lower_word(metric, lower)} beyond n ≈ {_fmt(cross)}"
-        return result("class", text, cross)
+        return result("class", _changed_class(metric, fit_a, fit_b, cross), cross)
+    same = _same_class(metric, fit_a, (sizes_a, values_a), fit_b, (sizes_b, values_b),
+                       n_from, n_top, seed)
+    return result(*same) if same is not None else result(
+        "none", f"{metric}: no change detected ({ratio_span})")
 
+
+def _unsettled(metric: str, fit_a: Fit, fit_b: Fit, all_hold_one: bool,
+               ratio_span: str) -> tuple[str, str]:
+    """(change, summary) when a side's class is not settled."""
+    ci_a, ci_b = fit_a.exponent_ci, fit_b.exponent_ci
+    side = "A" if not fit_a.confident else "B"
+    if (ci_a is not None and ci_b is not None
+            and (ci_a[1] + EXPONENT_GAP < ci_b[0] or ci_b[1] + EXPONENT_GAP < ci_a[0])):
+        # A class is unsettled, yet the exponents' intervals do not even touch: the
+        # growth changed, whichever class each side turns out to be.
+        return "class", (f"{metric}: B grows with exponent {fit_b.exponent:.2f} "
+                         f"[{ci_b[0]:.2f}, {ci_b[1]:.2f}] where A's is {fit_a.exponent:.2f} "
+                         f"[{ci_a[0]:.2f}, {ci_a[1]:.2f}] ({side}'s class is not settled); "
+                         f"{ratio_span}")
+    if all_hold_one:
+        return "none", f"{metric}: no change detected ({ratio_span})"
+    return "inconclusive", f"{metric}: {side}'s growth class is inconclusive; {ratio_span}"
+
+
+def _changed_class(metric: str, fit_a: Fit, fit_b: Fit, cross: float | None) -> str:
+    """The summary of a change of class (or of exponent within one class)."""
+    if fit_a.cls != fit_b.cls:
+        text = f"{metric}: B grows as {fit_b.cls} where A grows as {fit_a.cls}"
+    else:
+        text = (
+            f"{metric}: both fit {fit_a.cls}, but B's exponent {fit_b.exponent:.2f} differs "
+            f"from A's {fit_a.exponent:.2f}"
+        )
+    if cross is not None:
+        beyond = np.array([cross * 2.0])
+        lower = _value_at(fit_b, fit_b.cls, beyond) < _value_at(fit_a, fit_a.cls, beyond)
+        text += f"; B is {_lower_word(metric, lower)} beyond n ≈ {_fmt(cross)}"
+    return text
+
+
+def _same_class(metric: str, fit_a: Fit, data_a: tuple[Sequence[float], Sequence[float]],
+                fit_b: Fit, data_b: tuple[Sequence[float], Sequence[float]], n_from: float,
+                n_top: float, seed: int) -> tuple[str, str, float | None] | None:
+    """(change, summary, crossover) when the same class's coefficient or offset changed."""
     cls = fit_a.cls
-    a_a, b_a, as_a, bs_a = bootstrap_class(cls, sizes_a, values_a, seed=seed)
-    a_b, b_b, as_b, bs_b = bootstrap_class(cls, sizes_b, values_b, seed=seed + 1)
+    a_a, b_a, as_a, bs_a = bootstrap_class(cls, *data_a, seed=seed)
+    a_b, b_b, as_b, bs_b = bootstrap_class(cls, *data_b, seed=seed + 1)
     if cls != "1":
         with np.errstate(divide="ignore", invalid="ignore"):
             log_ratio = np.log(bs_b) - np.log(bs_a)
@@ -205,18 +223,15 @@ def compare_metric(
                     beyond = np.array([cross * 2.0])
                     lower = _value_at(fit_b, cls, beyond) < _value_at(fit_a, cls, beyond)
                     text += f"; B is {_lower_word(metric, lower)} beyond n ≈ {_fmt(cross)}"
-                return result("constant", text, cross)
+                return "constant", text, cross
     d_lo, d_hi = np.percentile(as_b - as_a, [2.5, 97.5])
     smallest = float(np.min(REGISTRY[cls].evaluate(a_a, b_a, np.array([n_from]))))
     if (d_lo > 0 or d_hi < 0) and abs(a_b - a_a) >= MIN_EFFECT * abs(smallest):
         delta = a_b - a_a
         word = "adds" if delta > 0 else "saves"
-        return result(
-            "offset",
-            f"{metric}: same growth ({cls}), B {word} a constant {_fmt(abs(delta))} "
-            f"(95% interval {_fmt(d_lo)} to {_fmt(d_hi)})",
-        )
-    return result("none", f"{metric}: no change detected ({ratio_span})")
+        return ("offset", f"{metric}: same growth ({cls}), B {word} a constant "
+                f"{_fmt(abs(delta))} (95% interval {_fmt(d_lo)} to {_fmt(d_hi)})", None)
+    return None
 
 
 def compare(

@@ -1104,5 +1104,5 @@ def _step(metric: str, sizes: np.ndarray, values: np.ndarray, name: str, lower: 
     hi = max(filter(None, (name, upper.at_most, near[0])), key=registry.index)
     stepped = Doubt("step", lo, hi, upper.decide_n, numbers=numbers)
     return replace(upper, cls=INCONCLUSIVE, at_least=lo, at_most=hi,
-                   reason=f"{text.doubt_text(stepped, registry)}; {upper.reason}".rstrip("; "),
+                   reason=text.then(text.doubt_text(stepped, registry), upper.reason),
                    doubts=(*upper.doubts, stepped), **where)  # type: ignore[arg-type]

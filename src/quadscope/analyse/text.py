@@ -19,7 +19,7 @@ each check of `verdict.CHECKS` has one (its `check` name picks it).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from quadscope.classes import Registry
 from quadscope.model import Doubt, DoubtValue
@@ -47,6 +47,29 @@ def refused(metric: str, sizes: int) -> str:
     """Why a metric with fewer than three sizes is not fitted."""
     have = "no size" if sizes == 0 else f"only {sizes} distinct size(s)"
     return f"{metric}: {have} with finite values, and a growth class needs at least 3 sizes."
+
+
+def all_failed(variant: str, tried: int) -> str:
+    """The note for a variant none of whose runs succeeded."""
+    return f"{variant}: every one of its {tried} runs failed, so nothing was fitted"
+
+
+def nothing_to_fit(codes: Sequence[int | str]) -> str:
+    """Why no verdict is given when every run of the command failed."""
+    return (f"every run of the command failed (exit codes {list(codes)}), so there is nothing "
+            "to fit; `quadscope show` lists their stderr")
+
+
+def too_few_sizes(failed: int, codes: Sequence[int | str], good: int, sizes: Sequence[int]) -> str:
+    """Why no verdict is given when the runs that succeeded cover fewer than three sizes."""
+    return (f"{failed} runs failed (exit codes {list(codes)}) and the {good} that succeeded "
+            f"cover only {len(sizes)} size(s) {list(sizes)}: a growth class needs at least 3; "
+            "`quadscope show` lists the failures")
+
+
+def then(first: str, reason: str) -> str:
+    """`first`, then an earlier reason after "; " (nothing trailing when it is empty)."""
+    return f"{first}; {reason}".rstrip("; ")
 
 
 def _f(numbers: Mapping[str, DoubtValue], key: str) -> float:
@@ -245,6 +268,6 @@ def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> s
     return _TEXTS[d.check](d, registry, grow_to)
 
 
-__all__ = ["OUTGROWS_HEADLINE", "above_regime", "change_of_regime", "decades", "doubt_text",
-           "flat_count_note", "fmt_n", "memory_note", "memory_why", "outgrows_note", "refused",
-           "step", "tie"]
+__all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "decades",
+           "doubt_text", "flat_count_note", "fmt_n", "memory_note", "memory_why", "nothing_to_fit",
+           "outgrows_note", "refused", "step", "then", "tie", "too_few_sizes"]
