@@ -79,6 +79,7 @@ from quadscope.analyse.verdict import (
     Slopes,
     Tie,
     fold,
+    needs_support,
     run_checks,
 )
 from quadscope.classes import INCONCLUSIVE, REGISTRY, GrowthClass, Registry
@@ -785,7 +786,10 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     fits = _score_classes(raw, data, c_hat, registry)
     ev = _evidence(metric, sizes, values, _Stats(data, boot, fits, c_hat, registry), k, k_ci,
                    split=split, settle=settle, pooled=pooled)
-    verdict = fold(ev, run_checks(ev))
+    doubts = run_checks(ev)
+    if needs_support(ev, doubts):  # only an unsettled bracket reads the classes k's interval holds
+        ev = replace(ev, k_supported=_k_supported(fits, data, k_ci, registry))
+    verdict = fold(ev, doubts)
     cls = verdict.cls
     report = fits[cls if cls != INCONCLUSIVE else ev.best]
     if cls == INCONCLUSIVE and ev.chosen == "1":
@@ -899,7 +903,7 @@ def _evidence(metric: str, sizes: Sequence[float], values: Sequence[float], st: 
     """The statistics the checks of `quadscope.analyse.verdict` read (see `Evidence`)."""
     data, fits, registry = st.data, st.fits, st.registry
     ev = Evidence(metric, registry, settle, *_selection(st), float(data.n[0]), float(data.n[-1]),
-                  k, k_ci, bool(k >= K_GRID[-1] - 1e-9), (), (), _k_supported(fits, data, k_ci, registry))
+                  k, k_ci, bool(k >= K_GRID[-1] - 1e-9), (), ())
     ev = _tied(ev, st)
     if ev.chosen == "1":
         ev = _constant(ev, st, data.n.tolist() if pooled else sizes,

@@ -110,7 +110,7 @@ class Evidence:
     k_at_top: bool  # k sits at the top of the power law's search
     leading: tuple[str, ...]
     loo_leading: tuple[str, ...]
-    k_supported: tuple[str, ...]  # growing classes whose exponent k's interval holds
+    k_supported: tuple[str, ...] = ()  # growing classes whose exponent k's interval holds
     other: str = ""
     tie_by: str = ""  # rival | leave_one_out | bootstrap
     tie: Tie | None = None
@@ -275,12 +275,26 @@ def _supported(ev: Evidence, cls: str, drop_constant: bool) -> tuple[str, str]:
     return (ordered[0], ordered[-1]) if ordered else ("", "")
 
 
+def _rise(doubts: Sequence[Doubt]) -> Doubt | None:
+    """The rising doubt, unless a negligible growth voids it: too little to count is not a rise."""
+    return None if _first(doubts, "negligible") is not None else _first(doubts, "rising")
+
+
+def _flat(ev: Evidence, doubts: Sequence[Doubt]) -> bool:
+    """Nothing rises, or too little to count: the bracket runs up from "1"."""
+    return (ev.chosen == "1" and _rise(doubts) is None) or _first(doubts, "negligible") is not None
+
+
+def needs_support(ev: Evidence, doubts: Sequence[Doubt]) -> bool:
+    """Whether the fold reads `k_supported` (an unsettled class whose bracket is not flat):
+    fitting computes it only then."""
+    return bool(doubts or not ev.settle) and not _flat(ev, doubts)
+
+
 def _bracket(ev: Evidence, cls: str, doubts: Sequence[Doubt]) -> tuple[str, str]:
     order = ev.registry.index
-    negligible = _first(doubts, "negligible") is not None
-    # A negligible growth voids the rise: too little to count is not a rise.
-    rise = _first(doubts, "rising") if not negligible else None
-    if cls == INCONCLUSIVE and ((ev.chosen == "1" and rise is None) or negligible):
+    rise = _rise(doubts)
+    if cls == INCONCLUSIVE and _flat(ev, doubts):
         # Nothing rises, or too little to count: as for a settled "1", whose bracket holds no
         # class a negligible b would also fit, the bracket runs from constant up to the
         # growth found and the fastest growth the runs could hide.
@@ -314,4 +328,4 @@ def fold(ev: Evidence, doubts: Sequence[Doubt]) -> Verdict:
 
 
 __all__ = ["CHECKS", "Check", "Doubt", "Evidence", "Hidden", "Slopes", "Tie", "Verdict", "fold",
-           "run_checks"]
+           "needs_support", "run_checks"]
