@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy.optimize import brentq
 
-from quadscope.analyse.fitting import bootstrap_class
+from quadscope.analyse.classfit import bootstrap_class
 from quadscope.analyse.stats import bootstrap_medians, group_medians, group_runs
 from quadscope.classes import REGISTRY
 from quadscope.model import METRICS, Comparison, Fit, MetricComparison, SizeRatio

@@ -27,7 +27,7 @@ from quadscope import metrics
 from quadscope.classes import REGISTRY, GrowthClass
 from quadscope.model import Fit
 
-# The free power law's k is searched over [0, 4] (fitting.K_GRID; not imported, as
+# The free power law's k is searched over [0, 4] (classfit.K_GRID; not imported, as
 # scipy would then load to build the parser): at its edge it only says "at least".
 K_EDGE = 4.0
 TIME_METRICS = ("wall_s", "cpu_s")

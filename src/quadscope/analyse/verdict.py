@@ -1,7 +1,7 @@
 """The verdict as an ordered list of small checks, folded into a class, a bracket and a reason.
 
 Contract: pure; no I/O. `Evidence` is a frozen record of the
-statistics `fitting._fit_range` computed for one metric (the chosen and best
+statistics `evidence.gather` computed for one metric (the chosen and best
 classes, k's interval, the leave-one-out refits, the rank test, the hidden
 and negligible growth, the local slopes, the second term). Each check of
 `CHECKS` is a pure function of it returning zero or more `Doubt` records
@@ -86,7 +86,7 @@ class Slopes:
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """What `fitting._fit_range` measured about one metric: all that the checks read.
+    """What fitting measured about one metric (`evidence.gather`): all that the checks read.
 
     `other` is the runner-up when the selection is a tie ("" otherwise) and
     `tie` its numbers; `leading` the classes within SELECT_DELTA with the
