@@ -321,12 +321,18 @@ class Stats:
     registry: Registry
 
     def tie(self, c1: str, c2: str, top: str) -> Tie:
+        """Why classes c1 and c2 cannot be told apart (`top`'s start-up share, see `_tie`)."""
         return _tie(self.fits[c1], self.fits[c2], self.fits[top], self.data, self.c_hat)
 
 
 def gather(metric: str, sizes: Sequence[float], values: Sequence[float], st: Stats, k: float,
-              k_ci: tuple[float, float], *, split: bool, settle: bool, pooled: bool) -> Evidence:
-    """The statistics the checks of `quadscope.analyse.verdict` read (see `Evidence`)."""
+           k_ci: tuple[float, float], *, split: bool, settle: bool, pooled: bool) -> Evidence:
+    """The statistics the checks of `quadscope.analyse.verdict` read (see `Evidence`).
+
+    `sizes` and `values` are the runs (for the rank test); `k` and `k_ci` the free
+    power law's exponent and interval; `split` asks for the second-term test (not
+    within a regime already split off) and without `settle` no class is settled.
+    """
     data, fits, registry = st.data, st.fits, st.registry
     ev = Evidence(metric, registry, settle, *_selection(st), float(data.n[0]), float(data.n[-1]),
                   k, k_ci, bool(k >= K_GRID[-1] - 1e-9), (), ())

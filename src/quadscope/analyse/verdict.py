@@ -1,7 +1,7 @@
 """The verdict as an ordered list of small checks, folded into a class, a bracket and a reason.
 
-Contract: pure; no I/O. `Evidence` is a frozen record of the
-statistics `evidence.gather` computed for one metric (the chosen and best
+Contract: pure; no I/O. `Evidence` is a frozen record of the statistics
+`quadscope.analyse.evidence.gather` computed for one metric (the chosen and best
 classes, k's interval, the leave-one-out refits, the rank test, the hidden
 and negligible growth, the local slopes, the second term). Each check of
 `CHECKS` is a pure function of it returning zero or more `Doubt` records
@@ -14,7 +14,7 @@ sentence comes from `quadscope.analyse.text`.
 The fold's precedence (what fitting has always done, now in one place):
 
 * Any doubt unsettles the class, and so does a fit asked not to settle one
-  (below a change of regime).
+  (a regime with too few sizes above its change: `fitting._split` says why).
 * The reason and deciding size are those of the first doubt of the
   selection checks (tie, rising, hidden, leave_one_out, short_span,
   exponent); a negligible growth replaces both; the local slopes' and a
@@ -42,7 +42,7 @@ from quadscope.model import Doubt, DoubtValue
 # A confident verdict must also be the verdict of this share of bootstrap replicates.
 MIN_SUPPORT = 0.8
 # A bracket drops the constant only at this stronger significance: a rank test at
-# fitting.TREND_P would wrongly exclude a true constant from 1% of brackets.
+# evidence.TREND_P would wrongly exclude a true constant from 1% of brackets.
 BRACKET_TREND_P = 0.001
 
 
