@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 # rich is imported inside the functions that draw: the renderer registry imports
 # this module to build `quadscope --help`, which must start at once.
 
-K_MAX = 4.0  # the free power law's search bound (analyse.fitting.K_GRID): k there means "≥ 4"
+K_MAX = 4.0  # the free power law's search bound (analyse.classfit.K_GRID): k there means "≥ 4"
 CHANGE_STYLE = {WORSE: "bold red", BETTER: "bold green"}
 
 
