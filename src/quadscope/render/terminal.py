@@ -36,6 +36,7 @@ from quadscope.analyse.change import BETTER, WORSE, class_label
 from quadscope.analyse.headline import bracket_text, bracketed, exponent_text, trivial
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
+from quadscope.meters import REGISTRY as METERS
 from quadscope.model import METRICS, Fit
 from quadscope.profile.records import Culprit
 from quadscope.profile.stacks import UNKNOWN
@@ -225,7 +226,7 @@ def _sweep_line(analysis: Analysis, width: int) -> Text:
     extra = [f"{k} {visible(v)}" for k, v in (("setup", sw.setup), ("prepare", sw.prepare)) if v]
     if sw.cpus:
         extra.append(f"CPUs {','.join(map(str, sw.cpus))}")
-    if sw.meter != "time":
+    if sw.meter != METERS.default.name:
         extra.append(f"meter {sw.meter} ({sw.counters})")
     tail = f" · {span} · {len(analysis.runs)} runs" + "".join(f" · {e}" for e in extra)
     # The name yields to the facts: cut so the line fits, never below 20 characters.
