@@ -287,13 +287,14 @@ def test_vs_reports_verdict_changes_and_sameness() -> None:
 def test_every_doctor_sweep_records_the_host_facts_run_records(store: Store,
                                                                 tmp_path: Path) -> None:
     """Probe sweeps and the summary go through the session: host_info and skew checks (no git)."""
+    from quadscope.host import Host
     from quadscope.measure.provenance import Provenance
     from quadscope.measure.system import THP, FakeReader
     from quadscope.run.session import Machine
 
     clock = FakeClock()
     host = Machine(FakeReader({THP: "[always] madvise never\n"}),
-                   host_info=lambda: {"hostname": "box", "kernel": "6.18"},
+                   host_info=lambda: Host(hostname="box", kernel="6.18"),
                    provenance=lambda host: Provenance(git_commit="abc123"))
     report = run_doctor([CLOCK], quick=True, budget_s=300.0, store=store, clock=clock,
                         tools=tools_for(Cost(), clock, tmp_path, host=host), machine=MACHINE)
@@ -301,5 +302,5 @@ def test_every_doctor_sweep_records_the_host_facts_run_records(store: Store,
     assert len(ids) == 4
     for sweep_id in ids:
         sweep = store.get_sweep(sweep_id)
-        assert sweep.host == {"hostname": "box", "kernel": "6.18", "thp": "always"}
+        assert sweep.host == Host(hostname="box", kernel="6.18", thp="always")
         assert sweep.git_commit == ""  # quadscope's helpers, not the user's code

@@ -32,6 +32,7 @@ from quadscope.fleet.cluster import FleetNode, import_ray, nodes_from_ray
 from quadscope.fleet.collect import stream_sweeps
 from quadscope.fleet.outliers import FleetDoctor, Machine, judge, table
 from quadscope.fleet.tasks import NodeEvent, NodeIdentity
+from quadscope.host import Host
 from quadscope.model import Measurement, Run, Sweep
 from quadscope.render import get_renderer
 from quadscope.store import SqliteStore
@@ -153,13 +154,13 @@ def test_doctor_fleet_refuses_an_output_without_a_fleet_form(
 def test_a_fleet_sweep_resumes_only_on_its_machine() -> None:
     """--resume of a sweep a fleet node measured: refused elsewhere, allowed on that host."""
     sweep = Sweep(id=12, name="job@n7", mode="sizes", command=("p",), sizes=(1,),
-                  host={"hostname": "n7", "ray_node_id": "0123456789ab"})
+                  host=Host(hostname="n7", ray_node_id="0123456789ab"))
     with pytest.raises(UsageError, match=r"^sweep 12 was measured on fleet node n7 \(Ray node "
                        r"01234567\); .* run `quadscope run --resume 12` on n7 with the same --db"):
         check_resume_here(sweep, "laptop")
     check_resume_here(sweep, "n7")
     check_resume_here(Sweep(id=3, name="", mode="sizes", command=("p",), sizes=(1,),
-                            host={"hostname": "elsewhere"}), "laptop")
+                            host=Host(hostname="elsewhere")), "laptop")
 
 
 # -- storing streams (fakes) --------------------------------------------------
@@ -201,7 +202,7 @@ def test_a_dying_stream_keeps_its_runs_and_is_reported(tmp_path: Path) -> None:
                                                                              "complete")
         assert (dead.status, dead.runs, len(store.runs(dead.sweep_id))) == ("died", 14, 14)
         assert store.get_sweep(dead.sweep_id).status == "interrupted"
-        assert store.get_sweep(dead.sweep_id).host["ray_node_id"] == b.node_id
+        assert store.get_sweep(dead.sweep_id).host.ray_node_id == b.node_id
         assert store.get_sweep(ok.sweep_id).name == "job@hosta"
         assert dead.sentence == (f"node hostb died after 14 of 30 runs; its runs are kept as sweep "
                                  f"{dead.sweep_id}, marked interrupted (_NodeDied: the node it "
@@ -345,7 +346,7 @@ def cluster() -> Iterator[Cluster]:
 
 
 def _node_ids(store: SqliteStore, name_prefix: str) -> dict[str, Sweep]:
-    return {s.host["ray_node_id"]: s for s, _ in store.list_sweeps()
+    return {s.host.ray_node_id: s for s, _ in store.list_sweeps()
             if s.name.startswith(name_prefix)}
 
 
@@ -398,9 +399,9 @@ def test_doctor_fleet_stores_each_machines_report(
         for s in summaries.values():
             blob = store.get_blob(s.id, "doctor")
             assert blob is not None and blob["summary_sweep_id"] == s.id
-            assert blob["machine"]["ray_node_id"] == s.host["ray_node_id"]
+            assert blob["machine"]["ray_node_id"] == s.host.ray_node_id
             for sweep_id in blob["probes"][0]["details"].get("sweeps", {}).values():
-                assert store.get_sweep(sweep_id).host["ray_node_id"] == s.host["ray_node_id"]
+                assert store.get_sweep(sweep_id).host.ray_node_id == s.host.ray_node_id
     assert out.splitlines()[0].split()[:3] == ["machine", "kernel", "clock"]
 
 
@@ -434,7 +435,7 @@ def test_the_documented_since_query_finds_each_machines_current_streak(pg_url: s
             for i, verdict in enumerate(verdicts):
                 sweep = store.create_sweep(Sweep(
                     id=0, name=f"doctor@{machine}", mode="sizes", command=("doctor",), sizes=(1,),
-                    kind="doctor", host={"hostname": machine}, created_at=100.0 * (i + 1)))
+                    kind="doctor", host=Host(hostname=machine), created_at=100.0 * (i + 1)))
                 store.put_blob(sweep.id, "doctor", {"probes": [
                     {"probe": "clock", "verdict": verdict}, {"probe": "mmap", "verdict": "ok"}]})
     assert _since(pg_url) == [("m1", "clock", 200.0, 2), ("m3", "clock", 300.0, 1)]

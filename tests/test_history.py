@@ -20,6 +20,7 @@ from quadscope.analyse.history import (
 )
 from quadscope.cli import main
 from quadscope.commands.history import load_history
+from quadscope.host import Host
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.measure.provenance import Provenance, collect_provenance, machine_label
@@ -68,12 +69,12 @@ def test_collect_provenance_reads_git_through_the_runner() -> None:
     def fake_git(args: Sequence[str], cwd: Path) -> str | None:
         return answers.get(args[0])
 
-    host = {"hostname": "box", "cpu": "Xeon"}
+    host = Host(hostname="box", cpu="Xeon")
     got = collect_provenance(host=host, cwd=Path("/r"), git=fake_git)
     assert got == Provenance("abc123", "main", True, "box (Xeon)")
-    none = collect_provenance(host={}, cwd=Path("/r"), git=lambda a, c: None)
+    none = collect_provenance(host=Host(), cwd=Path("/r"), git=lambda a, c: None)
     assert none == Provenance("", "", False, "")
-    assert machine_label({"hostname": "box"}) == "box"
+    assert machine_label(Host(hostname="box")) == "box"
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -112,11 +113,11 @@ def test_history_marks_linear_quadratic_linear_commits(
             for _ in range(2):  # two sweeps per commit: replicates for the scatter estimate
                 spec = SweepSpec(command=("prog", "{n}"), name="hot", repeat=3, warmup=0,
                                  sizes=(1000, 2000, 4000, 8000, 16000, 32000), seed=i)
-                prov = collect_provenance(host={"hostname": "h"}, cwd=repo)
+                prov = collect_provenance(host=Host(hostname="h"), cwd=repo)
                 run_sweep(spec, executor=FakeExecutor(_cost(repo, rng), clock), clock=clock,
                           store=store, provenance=prov)
         (repo / "algo.txt").write_text("linear, edited\n")
-        dirty = collect_provenance(host={}, cwd=repo)
+        dirty = collect_provenance(host=Host(), cwd=repo)
         history = load_history(store, "hot", "wall_s", repo)
     commits = _git(repo, "rev-list", "--reverse", "HEAD").split()
     assert dirty.git_dirty and dirty.git_commit == commits[-1] and dirty.git_branch == "main"

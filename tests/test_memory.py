@@ -9,9 +9,10 @@ from tests.conftest import measurement
 
 from quadscope.analyse.analysis import fit_runs
 from quadscope.analyse.memory import memory_bound
+from quadscope.host import Host
 from quadscope.model import Run
 
-CACHES = {"l2_bytes": str(512 << 10), "llc_bytes": str(32 << 20)}
+CACHES = Host(l2_bytes=512 << 10, llc_bytes=32 << 20)
 WIDE = tuple(64_000 * 2**i for i in range(7))  # 64k..4M
 SMALL = tuple(1000 * 2**i for i in range(7))  # 1k..64k
 
@@ -79,7 +80,7 @@ def test_without_cache_sizes_or_past_n_squared_nothing_changes() -> None:
     """A sweep stored before the caches were recorded, or time growing as n³: unchanged."""
     rs = runs(WIDE, 1.0, 16, log=True)
     fits, _ = fit_runs(rs)
-    assert memory_bound(fits, rs, {}) == (fits, [])
+    assert memory_bound(fits, rs, Host()) == (fits, [])
     cubic = runs((64_000, 90_000, 128_000, 180_000), 3.0, 16)
     cubic_fits, _ = fit_runs(cubic)
     assert cubic_fits["wall_s"].cls == "n^3"

@@ -9,6 +9,7 @@ store and analysis take it from there.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from tests.conftest import measurement, size_of
 from quadscope import meters
 from quadscope.analyse.analysis import analyse
 from quadscope.errors import UsageError
+from quadscope.host import Host
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.measure.provenance import Provenance
@@ -28,7 +30,7 @@ from quadscope.run import session
 from quadscope.run.spec import SweepSpec, check_spec
 from quadscope.store import Store
 
-HOST = {"hostname": "box", "kernel": "6.1", "cpus": "2"}
+HOST = Host(hostname="box", kernel="6.1", cpus=2)
 
 
 def test_builtin_meters_in_order_with_their_metrics_and_costs() -> None:
@@ -94,7 +96,7 @@ def _faults_meter(executor: FakeExecutor) -> Meter:
 
 
 def _machine(files: dict[str, str] | None = None) -> session.Machine:
-    return session.Machine(FakeReader(files or {}), host_info=lambda: dict(HOST),
+    return session.Machine(FakeReader(files or {}), host_info=lambda: HOST,
                            provenance=lambda host: Provenance(git_commit="abc123"))
 
 
@@ -124,8 +126,8 @@ def test_the_session_records_host_facts_and_skew_checks(store: Store) -> None:
     clock = FakeClock(start=1000.0)
     executor = FakeExecutor(_faults_cost, clock)
     machine = _machine({THP: "[always] madvise never\n"})
-    facts = session.read_host(machine, {"ray_node_id": "n1"})
-    assert facts.host == {**HOST, "thp": "always", "ray_node_id": "n1"}
+    facts = session.read_host(machine)
+    assert facts.host == dataclasses.replace(HOST, thp="always")
     assert len(facts.advice) == 1 and "transparent huge pages are 'always'" in facts.advice[0]
     spec = SweepSpec(command=("prog", "{n}"), sizes=(1, 2, 4, 8), repeat=1, warmup=0)
     sweep = session.start(spec, store=store, clock=clock, machine=machine,
@@ -168,6 +170,6 @@ def test_the_api_records_the_same_host_facts_as_run(tmp_path: Path,
                         classmethod(lambda cls: _machine({THP: "[always] madvise never\n"})))
     analysis = sweep_function(_count_up, sizes=[1, 2, 4, 8], repeat=1, warmup=0,
                               db=tmp_path / "api.db")
-    assert analysis.sweep.host == {**HOST, "thp": "always"}
+    assert analysis.sweep.host == dataclasses.replace(HOST, thp="always")
     assert analysis.sweep.git_commit == "abc123"
     assert any("transparent huge pages are 'always'" in note for note in analysis.notes)

@@ -22,6 +22,7 @@ import pytest
 
 from approx import same, same_text
 from quadscope.analyse.analysis import analyse
+from quadscope.host import Host
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
@@ -72,7 +73,7 @@ def _pipeline(tmp_path: Path, spec: SweepSpec, cost: Callable[[Sequence[str]], M
     clock = FakeClock(start=1_700_000_000.0)
     with SqliteStore(tmp_path / "results.db") as store:
         sweep = run_sweep(spec, executor=FakeExecutor(cost, clock), clock=clock, store=store,
-                          counters="perf", host={"kernel": "6.1", "cpus": "2"})
+                          counters="perf", host=Host(kernel="6.1", cpus=2))
         analysis = analyse(sweep, store.runs(sweep.id))
     _check(f"{stem}.json", _text(get_renderer("json").render(analysis)))
     _check(f"{stem}.txt", _text(get_renderer("terminal", color=False, width=100).render(analysis)))

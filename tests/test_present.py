@@ -27,6 +27,7 @@ from quadscope.analyse.ab_gate import (
 )
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.errors import UsageError
+from quadscope.host import Host
 from quadscope.measure.host import boot_flags, shown_host
 from quadscope.model import Sweep
 from quadscope.render import get_renderer
@@ -45,8 +46,8 @@ def _analysis(name: str = "job[fast]", *, vs_power: float | None = None,
     sweep = Sweep(id=3, name=name, mode="sizes",
                   command=("python3", "-c", "[l.insert(0,i) for i in range({n})]"),
                   vs_command=("./b", "{n}") if vs_power is not None else None, sizes=sizes,
-                  repeat=3, host={"kernel": "6.1", "cpu": "Xeon", "cpus": "2",
-                                  "cmdline": "BOOT_IMAGE=/v root=/dev/secret mitigations=off"})
+                  repeat=3, host=Host(kernel="6.1", cpu="Xeon", cpus=2,
+                            cmdline="BOOT_IMAGE=/v root=/dev/secret mitigations=off"))
     coef = 2e-9 if a_power == 2.0 else 1e-12
     runs = synth_runs(sizes, 3, power=a_power, coef=coef, noise=0.02)
     if vs_power is not None:
@@ -421,11 +422,11 @@ def test_commands_and_default_names_read_as_typed() -> None:
     assert command_text(("./prog", "{n}", "a b", "{n,m}")) == "./prog {n} 'a b' '{n,m}'"
     code = "import sys; l=[]; [l.insert(0,i) for i in range(int(sys.argv[1]))]"
     spec = SweepSpec(command=("python3", "-c", code, "{n}"), mode="sizes", sizes=(1, 2, 3))
-    name = new_sweep(spec, clock=FakeClock(), counters="none", counters_note="", host={}).name
+    name = new_sweep(spec, clock=FakeClock(), counters="none", counters_note="", host=Host()).name
     assert name == "python3 -c 'import sys; l=[]; [l.insert(0,i) for i in…"
     short = SweepSpec(command=("./a b", "{n}"), mode="sizes", sizes=(1, 2, 3))
     assert new_sweep(short, clock=FakeClock(), counters="none", counters_note="",
-                     host={}).name == "'./a b' {n}"
+                     host=Host()).name == "'./a b' {n}"
 
 
 def test_large_counts_keep_a_unit_and_never_read_as_an_exponent_of_one() -> None:

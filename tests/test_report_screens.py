@@ -19,6 +19,7 @@ import pytest
 
 from quadscope.analyse.analysis import Analysis, analyse
 from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
+from quadscope.host import Host
 from quadscope.model import Sweep
 from quadscope.profile.attribute import attribute
 from quadscope.profile.flamegraph import render_svg
@@ -41,8 +42,8 @@ def _sweep(vs: bool = False) -> Sweep:
                  command=("python3", "-c", "l=[]\n[l.insert(0, i) for i in range({n})]"),
                  vs_command=("python3", "-c", "l=[]\n[l.append(i) for i in range({n})]")
                  if vs else None, sizes=SIZES, repeat=3,
-                 host={"kernel": "6.1.0", "cpu": "Intel Xeon", "cpus": "2",
-                       "libc": "glibc 2.36", "boot_flags": "mitigations=auto"})
+                 host=Host(kernel="6.1.0", cpu="Intel Xeon", cpus=2,
+                           libc="glibc 2.36", boot_flags="mitigations=auto"))
 
 
 def single() -> Analysis:

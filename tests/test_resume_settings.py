@@ -14,6 +14,7 @@ import pytest
 
 from quadscope.cli import main
 from quadscope.errors import QuadscopeError
+from quadscope.host import Host
 from quadscope.measure.clock import FakeClock
 from quadscope.model import Sweep
 from quadscope.run.spec import SweepSpec, new_sweep
@@ -30,7 +31,7 @@ def test_new_sweep_stores_fork_and_until_and_they_round_trip() -> None:
     """The spec's fork and until reach the stored Sweep and survive its JSON form."""
     spec = SweepSpec(command=("python:m:f", "{n}"), mode="adaptive", fork=True,
                      until=("wall_s", "page_faults"))
-    sweep = new_sweep(spec, clock=FakeClock(), counters="rusage", counters_note="", host={})
+    sweep = new_sweep(spec, clock=FakeClock(), counters="rusage", counters_note="", host=Host())
     assert (sweep.fork, sweep.until) == (True, ("wall_s", "page_faults"))
     again = Sweep.from_dict(sweep.to_dict())
     assert (again.fork, again.until) == (True, ("wall_s", "page_faults"))
@@ -39,7 +40,7 @@ def test_new_sweep_stores_fork_and_until_and_they_round_trip() -> None:
 def test_a_sweep_stored_before_these_fields_reads_as_in_process_and_all_metrics() -> None:
     """An older stored sweep (no fork, no until) resumes as it ran: in-process, every metric."""
     d = new_sweep(SweepSpec(command=("prog", "{n}")), clock=FakeClock(), counters="rusage",
-                  counters_note="", host={}).to_dict()
+                  counters_note="", host=Host()).to_dict()
     del d["fork"], d["until"]
     old = Sweep.from_dict(d)
     assert (old.fork, old.until) == (False, ())
@@ -54,7 +55,7 @@ def test_resume_chooses_the_executor_with_the_stored_fork(
     spec = SweepSpec(command=("python:m:f", "{n}"), sizes=(1, 2, 3, 4), fork=fork)
     with SqliteStore(db) as store:
         sweep = store.create_sweep(new_sweep(spec, clock=FakeClock(), counters="rusage",
-                                             counters_note="", host={}))
+                                             counters_note="", host=Host()))
         store.set_status(sweep.id, "interrupted")
     seen: dict[str, Any] = {}
 
@@ -84,7 +85,7 @@ def test_resume_of_an_adaptive_sweep_waits_for_the_stored_metrics(
     monkeypatch.setattr(adaptive, "AdaptivePlan", Plan)
     with SqliteStore(tmp_path / "r.db") as store:
         sweep = store.create_sweep(new_sweep(spec, clock=FakeClock(), counters="rusage",
-                                             counters_note="", host={}))
+                                             counters_note="", host=Host()))
         store.set_status(sweep.id, "interrupted")
         with pytest.raises(_Chosen):
             runner.resume_sweep(store.get_sweep(str(sweep.id)), executor=None,  # type: ignore[arg-type]

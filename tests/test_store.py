@@ -21,6 +21,7 @@ import pytest
 
 import quadscope
 from quadscope.errors import StoreError, UnknownRunError
+from quadscope.host import Host
 from quadscope.model import SCHEMA_VERSION, Measurement, Run, Sweep
 from quadscope.store import (
     APPLICATION_ID,
@@ -45,7 +46,7 @@ def make_sweep(name: str = "sort", **kw: object) -> Sweep:
         timeout_s=5.0,
         predict_n=10_000,
         counters="perf",
-        host={"cpu": "x86_64", "kernel": "6.1"},
+        host=Host(cpu="x86_64", kernel="6.1"),
         created_at=1_700_000_000.5,
     )
     return dataclasses.replace(base, **kw)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ import pytest
 from tests.conftest import fake_executor, measurement
 
 from quadscope.errors import UsageError
+from quadscope.host import Host
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor, Job, SerialExecutor
 from quadscope.model import Measurement, Run
@@ -161,7 +162,7 @@ def test_runner_stops_once_the_budget_is_spent(store: Store, clock: FakeClock) -
     """With 1 s of budget and 0.4 s runs, the third run overspends it and no fourth is asked for."""
     spec = SweepSpec(command=("p", "{n}"), mode="adaptive")
     sweep = store.create_sweep(new_sweep(spec, clock=clock, counters="rusage", counters_note="",
-                                         host={}))
+                                         host=Host()))
     runner = Runner(sweep, executor=fake_executor(lambda n: 0.4, clock), clock=clock,
                     store=store, progress=NoProgress())
     plan = _Endless()

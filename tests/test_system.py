@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from quadscope.host import Host
 from quadscope.measure.system import (
     ASLR,
     BOOST,
@@ -86,6 +87,6 @@ def test_steal_is_the_hypervisors_share_between_two_readings() -> None:
 
 def test_stored_facts_give_back_their_advice() -> None:
     """A report rebuilds the checks from Sweep.host: only the skewing facts advise."""
-    host = {"kernel": "6.1", "aslr": "2", "thp": "always", "steal_pct": "0.3"}
+    host = Host(kernel="6.1", aslr="2", thp="always", steal_pct="0.3")
     (only,) = advice_from_host(host)
     assert only.startswith("transparent huge pages are 'always'")

@@ -32,6 +32,7 @@ from typing import Any
 
 from quadscope import metrics
 from quadscope.classes import INCONCLUSIVE
+from quadscope.host import Host
 
 SCHEMA_VERSION = 2
 
@@ -196,6 +197,10 @@ class Sweep:
     `cpus` the CPUs every run was pinned to (empty: not pinned); `fork` that a
     python: target ran as one forked call per run (`--fork`), and `until` the
     metrics an adaptive sweep waits for: both are reused by `--resume`.
+    `host` is the machine it ran on (`quadscope.host.Host`); `vs_host` names
+    B's machine when a comparison joins sweeps from two machines ("" otherwise).
+    It is written inside the host object, where `compare` has always put it,
+    so the exported shape is schema 2's.
     """
 
     id: int
@@ -215,7 +220,7 @@ class Sweep:
     counters: str = "rusage"  # "perf" or "rusage": what could be counted
     counters_note: str = ""  # why perf was not used, with the fix
     meter: str = "time"  # "time", or "instructions" (--meter): counted by `counters`
-    host: dict[str, str] = field(default_factory=dict)
+    host: Host = field(default_factory=Host)
     created_at: float = 0.0
     status: str = "running"  # running | complete | interrupted | failed
     kind: str = "sweep"  # sweep | doctor | profile: what `show` and reports render
@@ -229,9 +234,14 @@ class Sweep:
     git_branch: str = ""  # "" on a detached HEAD
     git_dirty: bool = False  # tracked files differed from HEAD when the sweep started
     machine: str = ""  # "hostname (CPU model)"
+    vs_host: str = ""  # B's hostname when B ran on another machine (a comparison only)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["vs_host"]
+        d["host"] = self.host.to_dict()
+        if self.vs_host:
+            d["host"]["vs_host"] = self.vs_host
         d["command"] = list(self.command)
         d["vs_command"] = None if self.vs_command is None else list(self.vs_command)
         d["sizes"] = list(self.sizes)
@@ -246,7 +256,11 @@ class Sweep:
         if kw.get("vs_command") is not None:
             kw["vs_command"] = tuple(kw["vs_command"])
         kw["sizes"] = tuple(int(s) for s in kw.get("sizes", ()))
-        kw["host"] = dict(kw.get("host") or {})
+        host = kw.get("host") or {}
+        if isinstance(host, Mapping) and "vs_host" in host:
+            host = dict(host)
+            kw["vs_host"] = str(host.pop("vs_host") or "")
+        kw["host"] = Host.from_dict(host)
         kw["cpus"] = tuple(int(c) for c in kw.get("cpus", ()))
         kw["until"] = tuple(str(m) for m in kw.get("until", ()))
         return cls(**kw)

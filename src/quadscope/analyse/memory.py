@@ -53,6 +53,7 @@ from dataclasses import replace
 
 from quadscope.analyse import text
 from quadscope.classes import INCONCLUSIVE, REGISTRY
+from quadscope.host import Host
 from quadscope.model import Doubt, Fit, Run
 
 TIME_METRICS = ("wall_s", "user_s", "cpu_s")
@@ -117,10 +118,10 @@ def _fastest(fit: Fit) -> str:
 
 
 def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
-                 host: Mapping[str, str]) -> tuple[dict[str, Fit], list[str]]:
+                 host: Host) -> tuple[dict[str, Fit], list[str]]:
     """The fits with time verdicts the caches may explain widened, and a note for each."""
     out = dict(fits)
-    l2, llc = (int(host.get(k, "0") or 0) for k in ("l2_bytes", "llc_bytes"))
+    l2, llc = host.l2_bytes or 0, host.llc_bytes or 0
     cache, name = (l2, "L2 cache") if l2 > 0 else (LLC_SHARE * llc, "last-level cache")
     rss = fits.get("max_rss_bytes")
     rss_at = _medians(runs, "max_rss_bytes")

@@ -179,8 +179,8 @@ def check_types(sweep: Sweep, runs: list[Run]) -> None:
         raise TypeError("sweep name and mode must be strings")
     if not all(isinstance(a, str) for a in (*sweep.command, *(sweep.vs_command or ()))):
         raise TypeError("sweep command must be a list of strings")
-    if not isinstance(sweep.host, dict) or not isinstance(sweep.seed, int):
-        raise TypeError("sweep host must be an object and seed an integer")
+    if not isinstance(sweep.seed, int):  # a host that is not an object failed in from_dict
+        raise TypeError("sweep seed must be an integer")
     for r in runs:
         if r.measurement.values.get("wall_s") is None:
             raise TypeError(f"run {r.seq} has no wall_s")
@@ -208,8 +208,8 @@ def combined(store: Store | Callable[[], Store], ref_a: str, ref_b: str) -> Anal
         a, name=f"{a.name} vs {b.name}", vs_command=b.command, vs_shell=b.shell,
         mode="accumulate" if a.mode == b.mode == "accumulate" else a.mode,
     )
-    if b.host.get("hostname") and b.host != a.host:
-        sweep = dataclasses.replace(sweep, host={**a.host, "vs_host": b.host.get("hostname", "")})
+    if b.host.hostname and b.host != a.host:  # a display fact of the pair, not of A's machine
+        sweep = dataclasses.replace(sweep, vs_host=b.host.hostname)
     return analyse(sweep, runs_a + runs_b)
 
 

@@ -31,8 +31,8 @@ def add_fleet_options(p: Any) -> None:
 
 def check_resume_here(sweep: Sweep, hostname: str) -> None:
     """`UsageError` when `sweep` ran on a fleet node other than `hostname` (this machine)."""
-    node_id = sweep.host.get("ray_node_id")
-    there = sweep.host.get("hostname") or "?"
+    node_id = sweep.host.ray_node_id
+    there = sweep.host.hostname or "?"
     if node_id and there != hostname:
         raise UsageError(f"sweep {sweep.id} was measured on fleet node {there} (Ray node "
                          f"{node_id[:8]}); resuming it here would mix two machines in one fit: "

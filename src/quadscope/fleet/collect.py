@@ -2,8 +2,8 @@
 
 Contract: only the `Store` methods every back end has (create_sweep, add_run,
 update_sweep, set_status, put_blob) are used, and only from the calling
-thread. Every stored sweep carries its machine in `host` ("hostname",
-"ray_node_id", beside the kernel and provenance the node measured) and its
+thread. Every stored sweep carries its machine in `host` (its `Host` record's
+`hostname` and `ray_node_id`, beside the kernel and provenance the node measured) and its
 node's label in its name.
 
 - `store_doctor(store, node)` copies a node's doctor sweeps, runs and blobs
@@ -30,12 +30,14 @@ from typing import Any, Protocol
 from quadscope.doctor.records import DoctorReport
 from quadscope.fleet.cluster import FleetNode
 from quadscope.fleet.tasks import NodeDoctor, NodeEvent
+from quadscope.host import Host
 from quadscope.model import Sweep
 from quadscope.store import Store
 
 
-def _machine_host(sweep: Sweep, node: FleetNode, hostname: str) -> dict[str, str]:
-    return {**sweep.host, "hostname": hostname or node.hostname, "ray_node_id": node.node_id}
+def _machine_host(sweep: Sweep, node: FleetNode, hostname: str) -> Host:
+    return dataclasses.replace(sweep.host, hostname=hostname or node.hostname,
+                               ray_node_id=node.node_id)
 
 
 def _remap(obj: Any, ids: Mapping[int, int]) -> Any:

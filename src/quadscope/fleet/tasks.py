@@ -31,13 +31,16 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quadscope.doctor.records import DoctorReport
 from quadscope.errors import QuadscopeError
 from quadscope.model import Run, Sweep
 from quadscope.run.spec import SweepSpec
 from quadscope.store import SqliteStore
+
+if TYPE_CHECKING:  # the session is imported where a node runs a sweep
+    from quadscope.run.session import Machine
 
 BLOB_KEYS = ("doctor",)  # what the doctor attaches to its sweeps (doctor.runner.BLOB_KEY)
 
@@ -146,6 +149,15 @@ def _check_command(spec: SweepSpec) -> None:
             resolve_program(cmd[0])
 
 
+def _node_machine(node: NodeIdentity) -> Machine:
+    """This machine as a fleet node: its facts name it by Ray's hostname and node id."""
+    from quadscope.run import session
+
+    here = session.Machine.real()
+    return dataclasses.replace(here, host_info=lambda: dataclasses.replace(
+        here.host_info(), hostname=node.hostname, ray_node_id=node.node_id))
+
+
 def _sweep(spec: SweepSpec, no_perf: bool, fork: bool, out: queue.Queue[NodeEvent],
            node: NodeIdentity) -> None:
     from quadscope.measure.clock import SystemClock
@@ -155,9 +167,8 @@ def _sweep(spec: SweepSpec, no_perf: bool, fork: bool, out: queue.Queue[NodeEven
     try:
         _check_command(spec)
         measuring = session.choose(dataclasses.replace(spec, fork=fork), no_perf=no_perf)
-        machine = session.Machine.real()
-        facts = session.read_host(machine, {"hostname": node.hostname,
-                                            "ray_node_id": node.node_id})
+        machine = _node_machine(node)
+        facts = session.read_host(machine)
         with SqliteStore(scratch / "sweep.db") as store:
             ended = session.start(spec, store=store, clock=SystemClock(), machine=machine,
                                   measuring=measuring, facts=facts,

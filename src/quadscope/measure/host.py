@@ -1,6 +1,6 @@
 """What machine a sweep ran on: enough to tell two machines apart in a comparison.
 
-Contract: `host_info()` reads only cheap local facts (uname, /proc, libc, the
+Contract: `host_info()` is a `Host` record of cheap local facts (uname, /proc, libc, the
 L2 and last-level caches' sizes from sysfs, `l2_bytes` and `llc_bytes`) and
 never fails: a fact it cannot read is left out. `this_process()` is the
 `Owner` record of the calling process and `is_alive(owner)` whether that
@@ -9,7 +9,7 @@ same start time in /proc (a reused pid has another start time). A process on
 another host cannot be checked and counts as alive. Of the kernel command line it
 keeps only the boot flags that change performance (`boot_flags`, an
 allow-list): the rest (root devices, cloud images, tokens) is nobody's
-business in a shared report. `shown_host(host)` is the one line reports show:
+business in a shared report. `shown_host(host, vs_host=)` is the one line reports show:
 kernel, CPU, cores, libc and those flags, also for sweeps stored before the
 allow-list, whose whole `cmdline` it filters the same way.
 """
@@ -21,6 +21,7 @@ import os
 import platform
 from pathlib import Path
 
+from quadscope.host import Host
 from quadscope.model import Owner
 
 
@@ -55,20 +56,22 @@ def boot_flags(cmdline: str) -> str:
     return " ".join(kept)
 
 
-def shown_host(host: dict[str, str]) -> str:
-    """kernel, CPU ×cores, libc and the performance boot flags, as one line."""
+def shown_host(host: Host, *, vs_host: str = "") -> str:
+    """kernel, CPU ×cores, libc and the performance boot flags, as one line.
+
+    `vs_host` is B's machine in a comparison of sweeps from two machines."""
     parts = []
-    if host.get("kernel"):
-        parts.append(f"Linux {host['kernel']}" if host.get("machine") is None
-                     else f"Linux {host['kernel']} {host['machine']}")
-    if host.get("cpu") or host.get("cpus"):
-        parts.append(f"{host.get('cpu') or 'CPU'} ×{host.get('cpus', '?')}")
-    if host.get("libc"):
-        parts.append(host["libc"])
-    flags = host.get("boot_flags") or boot_flags(host.get("cmdline", ""))
+    if host.kernel:
+        parts.append(f"Linux {host.kernel}" if host.machine is None
+                     else f"Linux {host.kernel} {host.machine}")
+    if host.cpu or host.cpus is not None:
+        parts.append(f"{host.cpu or 'CPU'} ×{'?' if host.cpus is None else host.cpus}")
+    if host.libc:
+        parts.append(host.libc)
+    flags = host.boot_flags or boot_flags(host.cmdline or "")
     if flags:
         parts.append(f"boot: {flags}")
-    if host.get("vs_host"):
+    if vs_host:
         parts.append("B on another host")
     return ", ".join(parts)
 
@@ -101,27 +104,26 @@ def cache_levels(cache_dir: Path = Path(CACHE_DIR)) -> dict[int, int]:
     return levels
 
 
-def host_info() -> dict[str, str]:
-    info = {
-        "hostname": platform.node(),
-        "kernel": platform.release(),
-        "machine": platform.machine(),
-        "cpu": _cpu_model(),
-        "cpus": str(os.cpu_count() or 0),
-        "python": platform.python_version(),
-    }
-    # What analyse.memory reads a working set against.
-    if levels := cache_levels():
-        info["llc_bytes"] = str(levels[max(levels)])
-        if 2 in levels:
-            info["l2_bytes"] = str(levels[2])
+def host_info() -> Host:
+    """This machine's facts; one it cannot read is left out (None)."""
+    levels = cache_levels()
     libc, version = platform.libc_ver()
-    if libc:
-        info["libc"] = f"{libc} {version}"
+    flags = ""
     with contextlib.suppress(OSError):
-        if flags := boot_flags(Path("/proc/cmdline").read_text()):
-            info["boot_flags"] = flags
-    return info
+        flags = boot_flags(Path("/proc/cmdline").read_text())
+    return Host(
+        hostname=platform.node(),
+        kernel=platform.release(),
+        machine=platform.machine(),
+        cpu=_cpu_model(),
+        cpus=os.cpu_count() or 0,
+        python=platform.python_version(),
+        # What analyse.memory reads a working set against.
+        llc_bytes=levels[max(levels)] if levels else None,
+        l2_bytes=levels.get(2) if levels else None,
+        libc=f"{libc} {version}" if libc else None,
+        boot_flags=flags or None,
+    )
 
 
 def _boot_id() -> str:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from quadscope.host import Host
 
 GitRunner = Callable[[Sequence[str], Path], "str | None"]
 
@@ -44,13 +46,13 @@ class Provenance:
     machine: str = ""
 
 
-def machine_label(host: Mapping[str, str]) -> str:
+def machine_label(host: Host) -> str:
     """"hostname (CPU model)" from `host_info()`'s facts; what is missing is left out."""
-    name, cpu = host.get("hostname", ""), host.get("cpu", "")
+    name, cpu = host.hostname or "", host.cpu or ""
     return f"{name} ({cpu})" if name and cpu else name or cpu
 
 
-def collect_provenance(*, host: Mapping[str, str], cwd: Path | None = None,
+def collect_provenance(*, host: Host, cwd: Path | None = None,
                        git: GitRunner = run_git) -> Provenance:
     """The provenance of a sweep started now in `cwd` (the working directory by default)."""
     where = cwd or Path.cwd()

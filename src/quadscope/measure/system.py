@@ -1,13 +1,14 @@
 """What on this machine skews timings: one small check per item, as `pyperf system show` has.
 
-Contract: each check is a frozen record of one fact, with `key` (its name in
-`Sweep.host`), `value` (the fact as stored there), `show()` (a line for
+Contract: each check is a frozen record of one fact, with `key` (the name of
+its field in `Host`, a sweep's `host`), `value` (the fact as stored there), `show()` (a line for
 people) and `advice()` (None when the fact is harmless, else what is wrong
 and what to do). `read_checks(reader)` reads every check this machine can
 answer through a `Reader` (a fact it cannot read is left out, as a VM without
 cpufreq has no governor); `StealTime.between(before, after)` is the
 hypervisor's share of CPU time between two readings of /proc/stat, taken at
-the start and the end of a sweep. `checks_from_host(host)` rebuilds the checks
+the start and the end of a sweep. `with_checks(host, checks)` records them in a
+`Host`; `checks_from_host(host)` rebuilds the checks
 from a stored sweep's facts and `advice_from_host(host)` gives their advice,
 so a report shows yesterday's warnings without reading today's machine.
 Everything here is pure given the reader: tests use `FakeReader`.
@@ -26,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from quadscope.host import Host
 
 
 class Reader(Protocol):
@@ -260,15 +263,21 @@ def read_checks(reader: Reader) -> tuple[Check, ...]:
 
 
 def host_facts(checks: tuple[Check, ...]) -> dict[str, str]:
-    """The checks as `Sweep.host` entries."""
+    """The checks as `Host` facts: {field name: value}."""
     return {c.key: c.value for c in checks}
 
 
-def checks_from_host(host: Mapping[str, str]) -> tuple[Check, ...]:
+def with_checks(host: Host, checks: tuple[Check, ...]) -> Host:
+    """`host` with each check's fact recorded (each check's `key` names a `Host` field)."""
+    return Host.from_dict({**host.to_dict(), **host_facts(checks)})
+
+
+def checks_from_host(host: Host) -> tuple[Check, ...]:
     """The checks a stored sweep recorded, in the order above."""
-    return tuple(kind(host[kind.key]) for kind in _KINDS if kind.key in host)
+    facts = host.to_dict()
+    return tuple(kind(facts[kind.key]) for kind in _KINDS if kind.key in facts)
 
 
-def advice_from_host(host: Mapping[str, str]) -> tuple[str, ...]:
+def advice_from_host(host: Host) -> tuple[str, ...]:
     """The advice of every recorded fact that likely skewed the sweep's timings."""
     return tuple(a for c in checks_from_host(host) if (a := c.advice()) is not None)

@@ -211,7 +211,7 @@ def _facts(analysis: Analysis) -> list[tuple[str, str]]:
         ("meter", s.meter),
         ("status", s.status),
     ]
-    if host := shown_host(s.host):
+    if host := shown_host(s.host, vs_host=s.vs_host):
         facts.append(("host", visible(host)))
     return facts
 

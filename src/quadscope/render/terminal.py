@@ -437,7 +437,7 @@ def _verbose(analysis: Analysis, width: int) -> Iterable[RenderableType]:
     sw = analysis.sweep
     if sw.counters_note:
         yield Text(f"counters: {visible(sw.counters_note)}", style="dim")
-    if cleanup := sw.host.get("run_cleanup"):  # measure/resident.py: what no-orphans used
+    if cleanup := sw.host.run_cleanup:  # measure/resident.py: what no-orphans used
         how = {"cgroup": "every process it started (a cgroup per launcher)",
                "subreaper": "every process it started (child subreaper)"}.get(
                    cleanup, "its process group")

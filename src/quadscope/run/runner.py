@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 from quadscope.errors import QuadscopeError, SweepBusyError, UsageError
+from quadscope.host import Host
 from quadscope.measure.clock import Clock
 from quadscope.measure.host import is_alive, this_process
 from quadscope.measure.launcher import Executor, Job
@@ -249,7 +250,7 @@ def busy(sweep: Sweep, holder: Owner) -> SweepBusyError:
 
 def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store,
               progress: Progress | None = None, counters: str = "rusage",
-              counters_note: str = "", host: dict[str, str] | None = None,
+              counters_note: str = "", host: Host | None = None,
               provenance: Provenance | None = None, registry: Registry = REGISTRY) -> Sweep:
     """Run a new sweep to the end (or the budget) and return it as stored.
 
@@ -260,7 +261,7 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
         spec = dataclasses.replace(spec, sizes=tuple(range(1, spec.runs + 1)), warmup=0, repeat=1)
     owner = this_process(since=clock.time())
     sweep = store.create_sweep(new_sweep(spec, clock=clock, counters=counters,
-                                         counters_note=counters_note, host=host or {},
+                                         counters_note=counters_note, host=host or Host(),
                                          provenance=provenance),
                                owner=owner)
     plan: Plan

@@ -9,12 +9,12 @@ meter registry picks.
 - `Machine` is how a session reads the machine: the skew checks' `Reader`
   (`measure.system`), `host_info` and `provenance` (git). `Machine.real()`
   reads this one; tests give fakes.
-- `read_host(machine, extra=)` is the one place `Sweep.host` is assembled:
-  `host_info()`, the skew checks' facts (governor, turbo, THP, ASLR, load)
-  and `extra` (a fleet node's name), with the checks themselves (`advice`,
-  for a command to print) and where the sweep ran (`Provenance`: git, left
-  out for the doctor's sweeps of its own helpers). A session that runs many
-  sweeps (the doctor) reads it once.
+- `read_host(machine)` is the one place `Sweep.host` (a `Host`) is assembled:
+  the machine's `host_info()` (a fleet node's names it by its Ray node) with
+  the skew checks' facts (governor, turbo, THP, ASLR, load), the checks
+  themselves (`advice`, for a command to print) and where the sweep ran
+  (`Provenance`: git, left out for the doctor's sweeps of its own helpers). A
+  session that runs many sweeps (the doctor) reads it once.
 - `choose(spec, no_perf=, registry=)` is the `Measuring` the spec's meter
   picks for its command (`meters.choose_measuring`, looked up when called so
   a test can replace it).
@@ -32,10 +32,11 @@ Nothing here prints: a command prints `facts.advice` before it starts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from quadscope import meters
+from quadscope.host import Host
 from quadscope.measure.clock import Clock
 from quadscope.measure.host import host_info
 from quadscope.measure.provenance import Provenance, collect_provenance
@@ -46,8 +47,8 @@ from quadscope.measure.system import (
     Reader,
     StealTime,
     cpu_times,
-    host_facts,
     read_checks,
+    with_checks,
 )
 from quadscope.meters import REGISTRY, Measuring, Registry
 from quadscope.model import Sweep
@@ -57,7 +58,7 @@ from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
 
 
-def _provenance(host: Mapping[str, str]) -> Provenance:
+def _provenance(host: Host) -> Provenance:
     return collect_provenance(host=host)  # git, in the working directory
 
 
@@ -66,8 +67,8 @@ class Machine:
     """How a session reads the machine it measures on (see the module docstring)."""
 
     reader: Reader
-    host_info: Callable[[], dict[str, str]] = host_info
-    provenance: Callable[[Mapping[str, str]], Provenance] = _provenance
+    host_info: Callable[[], Host] = host_info
+    provenance: Callable[[Host], Provenance] = _provenance
 
     @classmethod
     def real(cls) -> Machine:
@@ -78,7 +79,7 @@ class Machine:
 class HostFacts:
     """What a sweep records of the machine before it starts (`Sweep.host`), and its checks."""
 
-    host: dict[str, str]
+    host: Host
     checks: tuple[Check, ...] = ()
     provenance: Provenance | None = None
 
@@ -88,12 +89,11 @@ class HostFacts:
         return tuple(a for c in self.checks if (a := c.advice()) is not None)
 
 
-def read_host(machine: Machine, extra: Mapping[str, str] | None = None, *,
-              git: bool = True) -> HostFacts:
+def read_host(machine: Machine, *, git: bool = True) -> HostFacts:
     """The host facts every sweep records (see the module docstring); `git=False` for
     sweeps of quadscope's own helpers (the doctor's), which no commit of the user's describes."""
     checks = read_checks(machine.reader)
-    host = {**machine.host_info(), **host_facts(checks), **(extra or {})}
+    host = with_checks(machine.host_info(), checks)
     return HostFacts(host, checks, machine.provenance(host) if git else None)
 
 
@@ -104,14 +104,16 @@ def choose(spec: SweepSpec, *, no_perf: bool = False,
                                    fork=spec.fork, cpus=spec.cpus, registry=registry)
 
 
-def _end_facts(sweep: Sweep, measuring: Measuring, stat_before: tuple[int, ...],
-               reader: Reader) -> dict[str, str]:
+def _ended_host(host: Host, measuring: Measuring, stat_before: tuple[int, ...],
+                reader: Reader) -> Host:
+    """`host` with what only the end can say: the steal time, and how runs were cleaned up."""
     steal = StealTime.between(stat_before, cpu_times(reader.read(STAT)))
-    facts = {steal.key: steal.value} if steal is not None else {}
+    if steal is not None:
+        host = with_checks(host, (steal,))
     cleanup = getattr(measuring.executor, "cleanup", None)  # what no-orphans relied on
     if isinstance(cleanup, str) and cleanup:
-        facts["run_cleanup"] = cleanup
-    return facts
+        host = dataclasses.replace(host, run_cleanup=cleanup)
+    return host
 
 
 def start(spec: SweepSpec, *, store: Store, clock: Clock, machine: Machine,
@@ -127,10 +129,11 @@ def start(spec: SweepSpec, *, store: Store, clock: Clock, machine: Machine,
     stat_before = cpu_times(machine.reader.read(STAT))
     sweep = runner.run_sweep(spec, executor=measuring.executor, clock=clock, store=store,
                              progress=progress, counters=measuring.counters,
-                             counters_note=measuring.note, host=dict(facts.host),
+                             counters_note=measuring.note, host=facts.host,
                              provenance=facts.provenance, registry=registry)
-    if end := _end_facts(sweep, measuring, stat_before, machine.reader):
-        sweep = dataclasses.replace(sweep, host={**sweep.host, **end})
+    ended = _ended_host(sweep.host, measuring, stat_before, machine.reader)
+    if ended != sweep.host:
+        sweep = dataclasses.replace(sweep, host=ended)
         store.update_sweep(sweep)
     return sweep
 

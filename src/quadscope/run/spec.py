@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from quadscope import meters, metrics
 from quadscope.errors import UsageError
+from quadscope.host import Host
 from quadscope.model import Sweep
 from quadscope.run.sizes import MAX_SIZE, MAX_SIZES
 from quadscope.textsafe import command_text, shorten
@@ -179,7 +180,7 @@ def check_spec(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -> 
 
 
 def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: str,
-              host: dict[str, str], provenance: Provenance | None = None) -> Sweep:
+              host: Host, provenance: Provenance | None = None) -> Sweep:
     """The record to store for `spec`, created now by `clock`; the store assigns its id."""
     from quadscope.measure.provenance import Provenance
 
