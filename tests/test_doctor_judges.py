@@ -11,6 +11,7 @@ from quadscope.classes import INCONCLUSIVE, NAMES
 from quadscope.doctor import PROBES, probe_names, select
 from quadscope.doctor.base import Evidence, ProbeResult, growth, per_unit, superlinear
 from quadscope.doctor.clock import PROBE as CLOCK
+from quadscope.doctor.details import ClockDetails, DirScanDetails, NotifyBufferDetails
 from quadscope.doctor.dirscan import PROBE as DIRSCAN
 from quadscope.doctor.exit_parallel import PROBE as EXIT
 from quadscope.doctor.mmaps import PROBE as MMAP
@@ -148,7 +149,7 @@ def test_clock_emulated_vsyscall_with_a_fault_per_call_is_slow() -> None:
     assert "159× the vDSO" in r.finding
     assert "page fault (1 per call)" in r.finding
     assert "vsyscall=xonly" in r.measured
-    assert r.details["vsyscall_mode"] == "xonly"
+    assert isinstance(r.details, ClockDetails) and r.details.vsyscall_mode == "xonly"
     assert r.numbers == pytest.approx(
         {"vdso_ns_per_call": 3.35, "syscall_ns_per_call": 134.0, "vsyscall_ns_per_call": 533.0}
     )
@@ -486,8 +487,8 @@ def test_notify_fresh_buffer_ten_times_the_reused_one_is_slow() -> None:
     r = NOTIFY.judge(ev(notify_fits(), facts={"quick": True}))
     assert r.verdict == "slow"
     assert "costs 10.0× a reused one" in r.finding
-    assert r.details["events"] == 200
-    assert r.details["faults_per_event_at_1MiB"]["fresh"] == pytest.approx(256.0)
+    assert isinstance(r.details, NotifyBufferDetails) and r.details.events == 200
+    assert r.details.faults_per_event_at_1MiB["fresh"] == pytest.approx(256.0)
     assert r.numbers["fresh_us_per_event_at_1MiB"] == pytest.approx(1e-5 / 200 * 1024 * 1e6)
     assert "256 faults" in r.cost
 
@@ -538,7 +539,8 @@ def test_dirscan_judges_the_scan_and_keeps_slow_file_creation_as_an_aside() -> N
         "the number of files; nothing to do. Aside, not judged: creating one file to fill the "
         "test directory took 339 µs in /tmp"
     )
-    assert r.details["create_note"].startswith("Aside, not judged: creating one file")
+    assert isinstance(r.details, DirScanDetails)
+    assert r.details.create_note.startswith("Aside, not judged: creating one file")
     assert r.numbers == pytest.approx(
         {"us_per_file": 1.78, "wall_us_per_file": 1.9, "create_us_per_file": 339.0}
     )
@@ -592,7 +594,8 @@ def test_dirscan_on_a_users_directory_scans_prefixes_of_its_listing_and_writes_n
     assert big.sizes == (1_000, 2_000, 5_000, 10_000, 20_000)
     r = probe.judge(ev({"scan": {"cpu_s": fake_fit("n", 3e-5)}}, facts=_FS))
     assert r.measured == "readdir+fstatat of the first n of 1234 entries of /data/tree (nfs4)"
-    assert (r.verdict, r.details["create_note"]) == ("slow", "")
+    assert isinstance(r.details, DirScanDetails)
+    assert (r.verdict, r.details.create_note) == ("slow", "")
     assert "on nfs4 in /data/tree" in r.finding
 
 

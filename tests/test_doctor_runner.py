@@ -13,6 +13,7 @@ import pytest
 from quadscope.doctor import PROBES
 from quadscope.doctor.clock import PROBE as CLOCK
 from quadscope.doctor.compare import compare_reports, fmt_number
+from quadscope.doctor.details import ClockDetails, ExitParallelDetails, OtherDetails
 from quadscope.doctor.dirscan import PROBE as DIRSCAN
 from quadscope.doctor.exit_parallel import PROBE as EXIT
 from quadscope.doctor.machine import (
@@ -22,7 +23,7 @@ from quadscope.doctor.machine import (
     vsyscall_param,
 )
 from quadscope.doctor.mmaps import PROBE as MMAP
-from quadscope.doctor.runner import BLOB_KEY, DoctorReport, Tools, run_doctor
+from quadscope.doctor.runner import BLOB_KEY, DoctorReport, ProbeResult, Tools, run_doctor
 from quadscope.errors import ToolMissingError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
@@ -108,8 +109,9 @@ def test_clock_probe_runs_three_stored_sweeps_and_judges_their_fits(
     assert r.verdict == "slow"
     assert r.numbers["vsyscall_ns_per_call"] == pytest.approx(540.0, rel=0.05)
     assert r.numbers["vdso_ns_per_call"] == pytest.approx(3.4, rel=0.05)
-    assert r.details["faults_per_call"]["vsyscall"] == pytest.approx(1.0, rel=0.05)
-    sweeps = r.details["sweeps"]
+    assert isinstance(r.details, ClockDetails) and r.ran is not None
+    assert r.details.faults_per_call["vsyscall"] == pytest.approx(1.0, rel=0.05)
+    sweeps = r.ran.sweeps
     assert set(sweeps) == {"vdso", "syscall", "vsyscall"}
     for sweep_id in sweeps.values():
         sweep = store.get_sweep(sweep_id)
@@ -164,10 +166,10 @@ def test_the_budget_bounds_the_whole_doctor_and_stops_sweeps_between_runs(
     )
     assert clock.monotonic() <= 6.0
     assert report.elapsed_s <= 6.0
-    notes = [n for r in report.results for n in r.details.get("notes", [])]
+    notes = [n for r in report.results if r.ran is not None for n in r.ran.notes]
     assert any("stopped at its share of the time budget" in n for n in notes)
     statuses = {
-        store.get_sweep(i).status for r in report.results for i in r.details["sweeps"].values()
+        store.get_sweep(i).status for r in report.results if r.ran is not None for i in r.ran.sweeps.values()
     }
     assert "interrupted" in statuses
 
@@ -229,10 +231,45 @@ def test_detail_json_of_a_helper_reaches_the_judge(store: Store, tmp_path: Path)
     )
     (r,) = report.results
     assert r.numbers["mem_destroy_us_per_proc"] == 40.0
-    assert r.details["helper"]["plain"]["n"] == 256  # the largest --quick size
+    assert isinstance(r.details, ExitParallelDetails)
+    assert r.details.helper["plain"]["n"] == 256  # the largest --quick size
 
 
 # -- machine facts and --vs ------------------------------------------------------------
+
+
+def test_every_probe_s_details_are_its_typed_record_and_survive_the_store(
+    store: Store, tmp_path: Path
+) -> None:
+    """Each probe judges into its own details record; the stored blob reads back equal."""
+    clock = FakeClock()
+
+    def aux(argv: Sequence[str], timeout_s: float) -> str:
+        return json.dumps({"files": 5, "create_us_per_file": 4.0, "n": 256,
+                           "create_us_per_proc": 3.0}) + "\n"
+
+    report = run_doctor(list(PROBES), quick=True, budget_s=300.0, store=store, clock=clock,
+                        tools=tools_for(Cost(), clock, tmp_path, aux=aux), machine=MACHINE)
+    for r in report.results:
+        assert not isinstance(r.details, OtherDetails), r.probe
+        assert type(r.details).probe == r.probe and r.ran is not None
+        (sweep_id, *_) = r.ran.sweeps.values()
+        blob = store.get_blob(sweep_id, BLOB_KEY)
+        assert blob is not None and ProbeResult.from_dict(blob) == r
+    assert DoctorReport.from_dict(report.to_dict()) == report
+
+
+def test_details_of_an_unknown_or_older_probe_are_kept_as_stored() -> None:
+    """A probe this version does not know, or a record missing a key, loads as OtherDetails."""
+    stored = {"probe": "clock", "verdict": "ok",
+              "details": {"vsyscall_mode": "xonly", "numbers": {"vdso_ns_per_call": 3.0},
+                          "sweeps": {"vdso": 4}}}
+    r = ProbeResult.from_dict(stored)
+    assert r.details == OtherDetails({"vsyscall_mode": "xonly",
+                                      "numbers": {"vdso_ns_per_call": 3.0}})
+    assert r.numbers == {"vdso_ns_per_call": 3.0} and r.ran is not None
+    assert r.ran.sweeps == {"vdso": 4}
+    assert r.to_dict()["details"] == stored["details"]
 
 
 def test_vsyscall_mode_is_read_from_the_maps_permissions() -> None:
@@ -258,9 +295,8 @@ def test_fs_type_is_the_longest_matching_mount() -> None:
 
 
 def _report(numbers: dict[str, float], verdict: str = "ok") -> DoctorReport:
-    from quadscope.doctor.base import ProbeResult
-
-    r = ProbeResult("exit-parallel", "m", "n", "c", verdict, "f", {"numbers": numbers})
+    r = ProbeResult("exit-parallel", "m", "n", "c", verdict, "f",
+                    ExitParallelDetails(helper={}, classes={}, numbers=numbers))
     return DoctorReport((r,), {"kernel": "6.1", "cpu": "Old CPU"}, True, 30.0, 20.0)
 
 

@@ -25,6 +25,7 @@ import pytest
 
 from quadscope.cli import build_parser, main
 from quadscope.commands.run import build_spec
+from quadscope.doctor.details import OtherDetails
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import ToolMissingError, UsageError
 from quadscope.fleet import check_resume_here
@@ -46,7 +47,7 @@ RAY = str(Path(sys.executable).with_name("ray"))
 def _machine(label: str, verdict: str, cost_ns: float, kernel: str = "6.12",
              vsyscall: str = "none") -> Machine:
     result = ProbeResult("clock", "time()", "1", "x", verdict, f"time() costs {cost_ns} ns.",
-                         {"numbers": {"time_ns_per_call": cost_ns}})
+                         OtherDetails({"numbers": {"time_ns_per_call": cost_ns}}))
     report = DoctorReport((result,), {"kernel": kernel, "vsyscall_mode": vsyscall,
                                       "cpu": "same cpu"}, True, 30.0, 1.0)
     return Machine(label, report)
@@ -93,8 +94,8 @@ PROBES = ("clock", "spawn-size", "spawn-drift", "exit-parallel", "mmap", "notify
 
 
 def _wide_machine(label: str, verdict: str) -> Machine:
-    results = tuple(ProbeResult(p, "1", "x", "y", verdict if p == "mmap" else "ok", f"{p} fine.",
-                                {}) for p in PROBES)
+    results = tuple(ProbeResult(p, "1", "x", "y", verdict if p == "mmap" else "ok", f"{p} fine.")
+                    for p in PROBES)
     return Machine(label, DoctorReport(results, {"kernel": "6.12.38+deb13-cloud-amd64",
                                                  "hostname": label[:14], "ray_node_id": "ab" * 8},
                                        True, 30.0, 1.0, summary_sweep_id=7))

@@ -222,11 +222,10 @@ def _probe_lines(store: Store, probe: ProbeResult) -> tuple[ProbeSeries, ...]:
     from quadscope.analyse.notable import medians_by_size  # the fits' median, as every table
     from quadscope.doctor.records import ProbeSeries
 
-    sweeps = probe.details.get("sweeps")
-    if not isinstance(sweeps, Mapping):
+    if probe.ran is None:  # judged outside the runner: no sweeps to draw
         return ()
     lines = []
-    for label, sweep_id in sweeps.items():
+    for label, sweep_id in probe.ran.sweeps.items():
         try:
             runs = store.runs(int(sweep_id))
             word = "i" if store.get_sweep(int(sweep_id)).mode == "accumulate" else "n"

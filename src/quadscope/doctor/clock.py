@@ -40,6 +40,7 @@ from quadscope.doctor.base import (
     ratio,
     superlinear,
 )
+from quadscope.doctor.details import ClockDetails
 
 HELPER = "qs-doctor-clock"
 EXIT_UNAVAILABLE = 77
@@ -159,15 +160,15 @@ class ClockProbe:
             cost_s[way] = per_unit(wall)
             faults[way] = per_unit(fit_of(evidence, way, "page_faults", "minor_faults"))
             classes[way] = growth(wall)
-        details: dict[str, Any] = {
-            "vsyscall_mode": mode,
-            "vsyscall_param": param,
-            "ns_per_call": {w: None if c is None else c * 1e9 for w, c in cost_s.items()},
-            "faults_per_call": faults,
-            "classes": classes,
-            "unavailable": dict(evidence.unavailable),
-            "numbers": {f"{w}_ns_per_call": c * 1e9 for w, c in cost_s.items() if c is not None},
-        }
+        details = ClockDetails(
+            vsyscall_mode=mode,
+            vsyscall_param=param,
+            ns_per_call={w: None if c is None else c * 1e9 for w, c in cost_s.items()},
+            faults_per_call=faults,
+            classes=classes,
+            unavailable=dict(evidence.unavailable),
+            numbers={f"{w}_ns_per_call": c * 1e9 for w, c in cost_s.items() if c is not None},
+        )
         ran = [w for w in WAYS if w in evidence.fits]
         measured = f"time() ×n: {', '.join(ran) or 'nothing'}; {mode_text}"
         cls = ", ".join(f"{w} {classes[w]}" for w in ran) or "—"

@@ -49,6 +49,7 @@ from quadscope.doctor.base import (
     ratio,
     superlinear,
 )
+from quadscope.doctor.details import DirScanDetails
 
 HELPER = "qs-doctor-dirscan"
 SIZES_FULL = (1_000, 3_000, 10_000, 25_000, 50_000)
@@ -208,16 +209,16 @@ class DirscanProbe:
             else f". Aside, not judged: creating one file to fill the test directory took "
             f"{fmt_s(create_us * 1e-6)} in {where}"
         )
-        details: dict[str, Any] = {
-            "s_per_file": per_file,
-            "wall_s_per_file": wall_per_file,
-            "fs": fs,
-            "dir": where,
-            "class": growth(cpu),
-            "setup": dict(setup),
-            "create_note": create_note.removeprefix(". "),
-            "numbers": numbers,
-        }
+        details = DirScanDetails(
+            s_per_file=per_file,
+            wall_s_per_file=wall_per_file,
+            fs=fs,
+            dir=where,
+            cls=growth(cpu),
+            setup=dict(setup),
+            create_note=create_note.removeprefix(". "),
+            numbers=numbers,
+        )
         if cpu is None:
             reason = evidence.unavailable.get("scan", "the scan did not run")
             return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)

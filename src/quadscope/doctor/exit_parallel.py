@@ -38,6 +38,7 @@ from quadscope.doctor.base import (
     ratio,
     superlinear,
 )
+from quadscope.doctor.details import ExitParallelDetails
 
 HELPER = "qs-doctor-exitpar"
 # ~0.15-1.1 ms to create a plain child and ~2.6 ms a 2 MiB one on a 2-core VM, so
@@ -233,11 +234,11 @@ class ExitParallelProbe:
             for key in ("create_us_per_proc", "destroy_us_per_proc", "max_stall_ms"):
                 if isinstance(nums[k].get(key), int | float):
                     numbers[f"{k}_{key}"] = float(nums[k][key])
-        details: dict[str, Any] = {
-            "helper": nums,
-            "classes": {k: growth(f) for k, f in walls.items()},
-            "numbers": numbers,
-        }
+        details = ExitParallelDetails(
+            helper=nums,
+            classes={k: growth(f) for k, f in walls.items()},
+            numbers=numbers,
+        )
         n_max = max((int(v.get("n", 0)) for v in nums.values()), default=0)
         measured = f"fork n children, SIGKILL all, reap (n ≤ {n_max or '?'}; plain/libs/mem)"
         if not ran:

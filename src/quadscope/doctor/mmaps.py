@@ -38,6 +38,7 @@ from quadscope.doctor.base import (
     per_unit,
     superlinear,
 )
+from quadscope.doctor.details import MmapDetails
 
 HELPER = "qs-doctor-mmap"
 KERNEL_WAYS = ("default", "hint", "noreplace")
@@ -160,15 +161,15 @@ class MmapProbe:
         walls = {w: fit_of(evidence, w, "cpu_s", "wall_s") for w in WAYS}
         per_map = {w: per_unit(walls[w]) for w in WAYS}
         ran = [w for w in KERNEL_WAYS if w in evidence.fits]
-        details: dict[str, Any] = {
-            "s_per_mapping": per_map,
-            "classes": {w: growth(f) for w, f in walls.items()},
-            "numbers": {
+        details = MmapDetails(
+            s_per_mapping=per_map,
+            classes={w: growth(f) for w, f in walls.items()},
+            numbers={
                 f"{w}_us_per_mapping": v * 1e6
                 for w, v in per_map.items()
                 if v is not None and w in KERNEL_WAYS
             },
-        }
+        )
         measured = "n one-page anonymous mappings (default / hint / noreplace; first-fit ref)"
         if not ran:
             reason = next(iter(evidence.unavailable.values()), "the helper did not run")

@@ -37,6 +37,7 @@ from quadscope.doctor.base import (
     ratio,
     superlinear,
 )
+from quadscope.doctor.details import NotifyBufferDetails
 
 HELPER = "qs-doctor-notify"
 EVENTS_FULL = 400
@@ -117,16 +118,16 @@ class NotifyBufferProbe:
         at_mib = {v: None if c is None else c * 1024 for v, c in per_kib.items()}
         faults_mib = {v: None if c is None else c * 1024 for v, c in faults_kib.items()}
         x = ratio(per_kib["fresh"], per_kib["reuse"])
-        details: dict[str, Any] = {
-            "events": events,
-            "s_per_event_at_1MiB": at_mib,
-            "faults_per_event_at_1MiB": faults_mib,
-            "fresh_over_reuse": x,
-            "classes": {v: growth(f) for v, f in walls.items()},
-            "numbers": {
+        details = NotifyBufferDetails(
+            events=events,
+            s_per_event_at_1MiB=at_mib,
+            faults_per_event_at_1MiB=faults_mib,
+            fresh_over_reuse=x,
+            classes={v: growth(f) for v, f in walls.items()},
+            numbers={
                 f"{v}_us_per_event_at_1MiB": c * 1e6 for v, c in at_mib.items() if c is not None
             },
-        }
+        )
         measured = f"{events} events, each zeroing a B-byte buffer: fresh mmap vs reused"
         ran = [v for v in VARIANTS if v in evidence.fits]
         if not ran:

@@ -1,6 +1,7 @@
 """The records the doctor produces: one probe's result, the whole report, what reports draw.
 
-Contract: frozen records that import nothing but the standard library, so
+Contract: frozen records that import nothing but the standard library (and
+`doctor.details`, the probes' typed details, which import nothing else), so
 `analyse.analysis` and the renderers hold them without importing the probes'
 runner. `ProbeResult.to_dict()` is the blob stored under "doctor" beside each
 probe sweep and `DoctorReport.to_dict()` the one beside the summary sweep
@@ -16,6 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from quadscope.doctor.details import (
+    OtherDetails,
+    ProbeDetails,
+    ProbeRun,
+    details_dict,
+    details_from_dict,
+)
+
 REPORT_SCHEMA = 1  # 1 — first version: results, machine, quick, budget_s, elapsed_s
 VERDICTS: tuple[str, ...] = ("ok", "slow", "pathological", "skipped")
 
@@ -24,8 +33,10 @@ VERDICTS: tuple[str, ...] = ("ok", "slow", "pathological", "skipped")
 class ProbeResult:
     """One probe's answer: one table row plus the sentence a user can act on.
 
-    `details["numbers"]` holds the probe's headline costs (units in the
-    names, all "higher is worse") that `--vs` compares across machines.
+    `details` is the probe's own typed record (`doctor.details`), whose
+    `numbers` are its headline costs (units in the names, all "higher is
+    worse") that `--vs` compares across machines; `ran` is what the runner
+    added (each variant's sweep id), None for a result judged outside it.
     """
 
     probe: str
@@ -34,7 +45,8 @@ class ProbeResult:
     cost: str
     verdict: str
     finding: str
-    details: dict[str, Any] = field(default_factory=dict)
+    details: ProbeDetails = field(default_factory=OtherDetails)
+    ran: ProbeRun | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -42,7 +54,7 @@ class ProbeResult:
 
     @property
     def numbers(self) -> dict[str, float]:
-        return dict(self.details.get("numbers", {}))
+        return dict(self.details.numbers)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,11 +64,12 @@ class ProbeResult:
             "cost": self.cost,
             "verdict": self.verdict,
             "finding": self.finding,
-            "details": dict(self.details),
+            "details": details_dict(self.details, self.ran),
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ProbeResult:
+        details, ran = details_from_dict(str(d["probe"]), d.get("details") or {})
         return cls(
             probe=str(d["probe"]),
             measured=str(d.get("measured", "")),
@@ -64,12 +77,13 @@ class ProbeResult:
             cost=str(d.get("cost", "")),
             verdict=str(d["verdict"]),
             finding=str(d.get("finding", "")),
-            details=dict(d.get("details") or {}),
+            details=details,
+            ran=ran,
         )
 
     @classmethod
     def skipped(cls, probe: str, measured: str, reason: str) -> ProbeResult:
-        return cls(probe, measured, "—", "—", "skipped", reason, {})
+        return cls(probe, measured, "—", "—", "skipped", reason)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 from quadscope.analyse.analysis import metric_series
 from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, Variant
+from quadscope.doctor.details import ProbeRun
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import FitRefusedError, QuadscopeError
 from quadscope.measure.cbuild import compile_c
@@ -275,14 +276,8 @@ class _ProbeRun:
             unavailable=self.unavailable,
             notes=tuple(self.notes),
         )
-        result = self.probe.judge(evidence)
-        details = dict(result.details)
-        details["sweeps"] = dict(self.sweep_ids)
-        if self.notes:
-            details["notes"] = list(self.notes)
-        if self.unavailable:
-            details.setdefault("unavailable", dict(self.unavailable))
-        result = replace(result, details=details)
+        ran = ProbeRun(dict(self.sweep_ids), tuple(self.notes), dict(self.unavailable))
+        result = replace(self.probe.judge(evidence), ran=ran)
         for sweep_id in self.sweep_ids.values():
             self.store.put_blob(sweep_id, BLOB_KEY, result.to_dict())
         return result

@@ -36,6 +36,7 @@ from quadscope.doctor.base import (
     growth,
     per_unit,
 )
+from quadscope.doctor.details import SpawnDriftDetails
 
 HELPER = "qs-doctor-drift"
 
@@ -109,12 +110,12 @@ class SpawnDriftProbe:
         per_name = per_unit(probe)
         fixed_per = per_unit(fixed)
         launches = probe.n_points if probe is not None else 0
-        details: dict[str, Any] = {
-            "s_per_existing_name": per_name,
-            "fixed_s_per_launch_index": fixed_per,
-            "classes": {"probe": growth(probe, "i"), "fixed": growth(fixed, "i")},
-            "numbers": {} if per_name is None else {"probe_us_per_existing_name": per_name * 1e6},
-        }
+        details = SpawnDriftDetails(
+            s_per_existing_name=per_name,
+            fixed_s_per_launch_index=fixed_per,
+            classes={"probe": growth(probe, "i"), "fixed": growth(fixed, "i")},
+            numbers={} if per_name is None else {"probe_us_per_existing_name": per_name * 1e6},
+        )
         measured = "launch i of a name-probing program vs a time+pid-naming one"
         if launches:
             measured += f" ({launches} launches)"

@@ -42,6 +42,7 @@ from quadscope.doctor.base import (
     per_unit,
     superlinear,
 )
+from quadscope.doctor.details import SpawnSizeDetails
 
 SIZES_FULL = (300, 1_000, 3_000, 10_000, 30_000, 100_000)
 SIZES_QUICK = (300, 1_000, 3_000, 10_000, 30_000)
@@ -142,13 +143,13 @@ class SpawnSizeProbe:
         numbers = {f"{k}_ns_per_function": v * 1e9 for k, v in per_fn.items() if v is not None}
         if reloc is not None:
             numbers["relocation_ns"] = reloc * 1e9
-        details: dict[str, Any] = {
-            "ns_per_function": {k: None if v is None else v * 1e9 for k, v in per_fn.items()},
-            "relocation_ns": None if reloc is None else reloc * 1e9,
-            "faults_per_function": faults,
-            "classes": {k: growth(f) for k, f in walls.items()},
-            "numbers": numbers,
-        }
+        details = SpawnSizeDetails(
+            ns_per_function={k: None if v is None else v * 1e9 for k, v in per_fn.items()},
+            relocation_ns=None if reloc is None else reloc * 1e9,
+            faults_per_function=faults,
+            classes={k: growth(f) for k, f in walls.items()},
+            numbers=numbers,
+        )
         measured = "exec of a program with N functions + N-pointer table, PIE vs non-PIE"
         if not ran:
             reason = next(iter(evidence.unavailable.values()), "no binary could be built")
