@@ -332,32 +332,55 @@ def test_list_shows_a_hostile_name_escaped(tmp_path: Path) -> None:
 def test_flame_tree_colours_the_culprit_and_exports_speedscope_and_folded() -> None:
     """memmove carries the growth beyond linear, the one start-up frame none; exports agree."""
     from quadscope.profile.flametree import collapse
+    from quadscope.profile.records import FlameNode
     from test_report_screens import profiled
 
     a = profiled()
     assert a.profile is not None
-    tree = a.profile.extra["flame_tree"]
+    tree = a.profile.flame_tree
+    assert tree is not None
 
-    def find(node: dict[str, object], name: str) -> dict[str, object] | None:
-        if node["name"] == name:
+    def find(node: FlameNode, name: str) -> FlameNode | None:
+        if node.name == name:
             return node
-        for child in node.get("children", []):  # type: ignore[attr-defined]
+        for child in node.children:
             if (hit := find(child, name)) is not None:
                 return hit
         return None
 
-    memmove = find(tree, "__memmove_avx_unaligned_erms")
-    startup = find(tree, "start-up")  # the imports and Py_InitializeEx, folded into one frame
-    assert memmove is not None and startup is not None and "children" not in startup
-    assert memmove["excess"] > 0.9 and startup["excess"] == 0.0  # type: ignore[operator]
-    assert find(tree, "Py_InitializeEx") is None
-    assert [c["name"] for c in collapse(tree)["children"]] == ["_start → … → <module>", "start-up"]
+    memmove = find(tree.root, "__memmove_avx_unaligned_erms")
+    startup = find(tree.root, "start-up")  # the imports and Py_InitializeEx, folded into one
+    assert memmove is not None and startup is not None and not startup.children
+    assert memmove.excess > 0.9 and startup.excess == 0.0
+    assert find(tree.root, "Py_InitializeEx") is None
+    assert [c.name for c in collapse(tree).root.children] == ["_start → … → <module>",
+                                                              "start-up"]
     doc = json.loads(get_renderer("speedscope").render(a))
     names = [f["name"] for f in doc["shared"]["frames"]]
     assert "__memmove_avx_unaligned_erms" in names and doc["profiles"][0]["type"] == "sampled"
     text = get_renderer("folded").render(a)
     assert isinstance(text, bytes)
     assert b"list.insert;__memmove_avx_unaligned_erms " in text
+
+
+def test_flame_tree_round_trips_in_the_profile_blob_and_collapse_keeps_its_sizes() -> None:
+    """The typed tree is stored in the blob's extra, reads back equal, and a collapsed root
+    still names the sizes the flame graph's tooltips show."""
+    from quadscope.profile.flametree import collapse
+    from quadscope.profile.records import Attribution, FlameNode, FlameTree
+    from test_report_screens import profiled
+
+    profile = profiled().profile
+    assert profile is not None and profile.flame_tree is not None
+    blob = json.loads(json.dumps(profile.to_dict()))
+    assert blob["extra"]["flame_tree"]["sizes"] == list(profile.flame_tree.sizes)
+    assert Attribution.from_dict(blob) == profile
+    leaf = FlameNode("work", "a.out", 1.0, 2.0, 500, 1.0, False, cls="n^2")
+    chain = FlameTree(FlameNode("all", "", 1.0, 2.0, 500, 1.0, False, children=(
+        FlameNode("main", "a.out", 1.0, 2.0, 500, 1.0, False, children=(leaf,)),)), (10, 80))
+    shown = collapse(chain).to_dict()
+    assert (shown["name"], shown["collapsed"], shown["sizes"]) == ("all → … → work", 3, [10, 80])
+    assert FlameTree.from_dict(chain.to_dict()) == chain
 
 
 def test_exports_of_a_sweep_without_profile_say_how_to_get_one(quad: Analysis) -> None:

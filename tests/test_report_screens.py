@@ -80,8 +80,8 @@ def profiled() -> Analysis:
     profile = Attribution(12, tuple(p.size_n for p in profs), "perf", "cpu-clock",
                           tuple(p.samples for p in profs), res.culprits, (), "",
                           render_svg(profs[0], profs[-1], classes=classes), res.superlinear,
-                          extra={"flame_tree": flame_tree(profs[0], profs[-1],
-                                                          classes=classes, middle=profs[-2])})
+                          flame_tree=flame_tree(profs[0], profs[-1], classes=classes,
+                                                middle=profs[-2]))
     return analyse(a.sweep, a.runs, profile=profile)
 
 

@@ -219,7 +219,7 @@ def profile_sweep(
         faults=faults,
         overhead=overhead,
         total_s=result.series.total_s,
-        extra={"repeats": [p.repeats for p in profiles],
-               "flame_tree": flame_tree(profiles[0], profiles[-1], classes=classes,
-                                        middle=profiles[-2] if len(profiles) > 2 else None)},
+        extra={"repeats": [p.repeats for p in profiles]},
+        flame_tree=flame_tree(profiles[0], profiles[-1], classes=classes,
+                              middle=profiles[-2] if len(profiles) > 2 else None),
     )

@@ -1,15 +1,17 @@
 """The differential call tree as data: for the interactive flame graph and the exports.
 
 Contract: `flame_tree(small, large, classes=)` is a pure function of the
-profiles at the smallest and the largest n; it returns a JSON-ready nested dict
-in d3-flame-graph's format (`name`, `value`, `children`) whose values are
-seconds at the largest n, each node also carrying `dso`, `k` (the two-point
-exponent of its inclusive time between the two sizes, `attribute.two_point_exponent`),
-`cls` (a culprit's fitted class, when it is one), `samples` (at the largest n)
-and `excess`: its share of the whole program's growth beyond linear. Nodes
+profiles at the smallest and the largest n; it returns a `FlameTree`
+(`profile.records`) of `FlameNode`s whose `value_s` are seconds at the largest
+n, each node also carrying `dso`, `k` (the two-point exponent of its inclusive
+time between the two sizes, `attribute.two_point_exponent`), `cls` (a
+culprit's fitted class, when it is one), `samples` (at the largest n) and
+`excess`: its share of the whole program's growth beyond linear. Its
+`to_dict()` is d3-flame-graph's format (`name`, `value`, `children`). Nodes
 under `MIN_SHARE` of the total are pruned (their time stays in their parent).
 `collapse(tree)` merges tall single-child chains (a frame whose one child
-holds nearly all of it) into one node named "a → … → z", for display.
+holds nearly all of it) into one node named "a → … → z", for display, and
+keeps the tree's sizes (the flame graph's tooltips name them).
 `speedscope(tree, name)` and `folded(tree)` write it in speedscope's file
 format and as folded stacks (flamegraph.pl, one `a;b;c value` line per stack).
 
@@ -27,10 +29,12 @@ once is not the culprit.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from quadscope.profile.attribute import linear_excess, two_point_exponent
 from quadscope.profile.flamegraph import MIN_FRAME_SAMPLES, Node, build_tree
+from quadscope.profile.records import FlameNode, FlameTree
 from quadscope.profile.stacks import Frame, StackProfile
 from quadscope.profile.startup import STARTUP
 
@@ -40,7 +44,7 @@ CHAIN_SHARE = 0.98  # a child holding this much of its parent continues the pare
 
 def flame_tree(small: StackProfile, large: StackProfile, *,
                classes: Mapping[Frame, str] | None = None,
-               middle: StackProfile | None = None) -> dict[str, Any]:
+               middle: StackProfile | None = None) -> FlameTree:
     """The call tree at `large`, each node's growth measured against `small` (and `middle`)."""
     root = build_tree(small, large)
     mid_root = build_tree(middle, large) if middle is not None else None
@@ -55,8 +59,8 @@ def flame_tree(small: StackProfile, large: StackProfile, *,
 
     total_excess = max(excess_of(root, mid_root), 0.0)
 
-    def node_dict(node: Node, mid: Node | None, name: str, dso: str,
-                  cls: str | None) -> dict[str, Any]:
+    def flame_node(node: Node, mid: Node | None, name: str, dso: str,
+                   cls: str | None) -> FlameNode:
         noise = node.large_samples < MIN_FRAME_SAMPLES
         excess = 0.0
         # Start-up is folded only once its cost was found not to grow (`startup`):
@@ -64,70 +68,61 @@ def flame_tree(small: StackProfile, large: StackProfile, *,
         if not noise and total_excess > 0 and (name, dso) != (STARTUP.symbol, STARTUP.dso):
             excess = excess_of(node, mid) / total_excess
         k = two_point_exponent(n0, n1, node.small_s, node.large_s)
-        out: dict[str, Any] = {
-            "name": name, "dso": dso, "value": round(node.large_s, 9),
-            "k": None if k is None else round(k, 3), "samples": round(node.large_samples),
-            "excess": round(max(min(excess, 1.0), -1.0), 4), "noise": noise,
-        }
-        if cls:
-            out["cls"] = cls
-        kids = [node_dict(c, None if mid is None else mid.children.get(f, Node(f)), f.label(),
-                          f.dso, classes.get(f))
-                for f, c in sorted(node.children.items(), key=lambda kv: -kv[1].large_s)
-                if c.large_s >= MIN_SHARE * root.large_s]
-        if kids:
-            out["children"] = kids
-        return out
+        kids = tuple(flame_node(c, None if mid is None else mid.children.get(f, Node(f)),
+                                f.label(), f.dso, classes.get(f))
+                     for f, c in sorted(node.children.items(), key=lambda kv: -kv[1].large_s)
+                     if c.large_s >= MIN_SHARE * root.large_s)
+        return FlameNode(name=name, dso=dso, value_s=round(node.large_s, 9),
+                         k=None if k is None else round(k, 3), samples=round(node.large_samples),
+                         excess=round(max(min(excess, 1.0), -1.0), 4), noise=noise,
+                         cls=cls or None, children=kids)
 
-    tree = node_dict(root, mid_root, "all", "", None)
-    tree["sizes"] = [n0, n1]
-    return tree
+    return FlameTree(flame_node(root, mid_root, "all", "", None), (n0, n1))
 
 
-def collapse(tree: Mapping[str, Any]) -> dict[str, Any]:
+def collapse(tree: FlameTree) -> FlameTree:
     """The tree with single-child chains merged into one node "a → … → z" (for display)."""
-    node = dict(tree)
-    chain = [node["name"]]
+    return replace(tree, root=_collapse(tree.root))
+
+
+def _collapse(top: FlameNode) -> FlameNode:
+    node = top
+    chain = [node.name]
     while True:
-        kids = node.get("children") or []
-        if len(kids) != 1 or node["value"] <= 0 or kids[0]["value"] < CHAIN_SHARE * node["value"]:
+        kids = node.children
+        if len(kids) != 1 or node.value_s <= 0 or kids[0].value_s < CHAIN_SHARE * node.value_s:
             break
         child = kids[0]
-        chain.append(child["name"])
-        node = {**child, "value": node["value"]} if child["value"] > node["value"] else dict(child)
+        chain.append(child.name)
+        node = replace(child, value_s=node.value_s) if child.value_s > node.value_s else child
     if len(chain) > 2:
-        node["name"] = f"{chain[0]} → … → {chain[-1]}"
-        node["collapsed"] = len(chain)
+        node = replace(node, name=f"{chain[0]} → … → {chain[-1]}", collapsed=len(chain))
     elif len(chain) == 2:
-        node["name"] = f"{chain[0]} → {chain[1]}"
-        node["collapsed"] = 2
-    if node.get("children"):
-        node["children"] = [collapse(c) for c in node["children"]]
-    return node
+        node = replace(node, name=f"{chain[0]} → {chain[1]}", collapsed=2)
+    return replace(node, children=tuple(_collapse(c) for c in node.children))
 
 
-def _paths(tree: Mapping[str, Any]) -> list[tuple[tuple[str, ...], float]]:
+def _paths(tree: FlameTree) -> list[tuple[tuple[str, ...], float]]:
     """(root-first names, self value) of every node with time of its own; the root excluded."""
     out: list[tuple[tuple[str, ...], float]] = []
 
-    def walk(node: Mapping[str, Any], path: tuple[str, ...]) -> None:
-        kids = node.get("children") or []
-        own = node["value"] - sum(c["value"] for c in kids)
+    def walk(node: FlameNode, path: tuple[str, ...]) -> None:
+        own = node.value_s - sum(c.value_s for c in node.children)
         if path and own > 1e-12:
             out.append((path, own))
-        for c in kids:
-            walk(c, (*path, c["name"]))
+        for c in node.children:
+            walk(c, (*path, c.name))
 
-    walk(tree, ())
+    walk(tree.root, ())
     return out
 
 
-def folded(tree: Mapping[str, Any]) -> list[str]:
+def folded(tree: FlameTree) -> list[str]:
     """Folded stacks at the largest n, values in microseconds (whole numbers, as tools expect)."""
     return [f"{';'.join(p)} {round(v * 1e6)}" for p, v in _paths(tree) if round(v * 1e6) > 0]
 
 
-def speedscope(tree: Mapping[str, Any], name: str) -> dict[str, Any]:
+def speedscope(tree: FlameTree, name: str) -> dict[str, Any]:
     """The tree as a speedscope file (https://www.speedscope.app/file-format-schema.json)."""
     frames: list[dict[str, str]] = []
     index: dict[str, int] = {}

@@ -5,14 +5,20 @@ the blob stored under "profile" beside the profiled sweep (written so since
 0.1.0, which still loads). This module imports nothing but the standard
 library, so `analyse.analysis` and the renderers hold these records without
 importing the samplers (`driver.profile_sweep` makes them, `attribute.attribute`
-ranks the culprits).
+ranks the culprits, `flametree.flame_tree` builds the `FlameTree` of `FlameNode`s
+that the interactive flame graph and the speedscope and folded exports draw).
+The tree is stored inside the blob's `extra` under "flame_tree" (0.1.0's blobs
+have none); one that does not read as a tree is left there untouched.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+_FLAME_TREE = "flame_tree"  # the key of the call tree in the stored `extra`
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +68,73 @@ class Culprit:
 
 
 @dataclass(frozen=True, slots=True)
+class FlameNode:
+    """One frame of the differential call tree at the largest n (`flametree.flame_tree`).
+
+    `value_s` is its inclusive time at the largest n (d3-flame-graph's "value"),
+    `k` the two-point exponent of that time between the smallest and the largest
+    n (None when it cannot be had), `excess` its share of the program's growth
+    beyond linear (-1..1; 0 for `noise`, a frame sampled too rarely to judge),
+    `cls` a culprit's fitted class. `collapsed` is how many frames a display
+    node stands for once a tall chain is merged into it (`flametree.collapse`),
+    0 for a frame of its own.
+    """
+
+    name: str
+    dso: str
+    value_s: float
+    k: float | None
+    samples: int
+    excess: float
+    noise: bool
+    cls: str | None = None
+    children: tuple[FlameNode, ...] = ()
+    collapsed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """d3-flame-graph's node (`name`, `value`, `children`) with quadscope's own keys."""
+        out: dict[str, Any] = {"name": self.name, "dso": self.dso, "value": self.value_s,
+                               "k": self.k, "samples": self.samples, "excess": self.excess,
+                               "noise": self.noise}
+        if self.cls:
+            out["cls"] = self.cls
+        if self.children:
+            out["children"] = [c.to_dict() for c in self.children]
+        if self.collapsed:
+            out["collapsed"] = self.collapsed
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FlameNode:
+        k = d.get("k")
+        return cls(
+            name=str(d["name"]), dso=str(d.get("dso", "")), value_s=float(d["value"]),
+            k=None if k is None else float(k), samples=int(d.get("samples", 0)),
+            excess=float(d.get("excess", 0.0)), noise=bool(d.get("noise", False)),
+            cls=d.get("cls") or None,
+            children=tuple(FlameNode.from_dict(c) for c in d.get("children") or ()),
+            collapsed=int(d.get("collapsed", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FlameTree:
+    """The call tree at the largest n, measured against the smallest: `sizes` = (n0, n1)."""
+
+    root: FlameNode
+    sizes: tuple[int, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The root's node with the two sizes, as the stored blob and the HTML page read it."""
+        return {**self.root.to_dict(), "sizes": list(self.sizes)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FlameTree:
+        n0, n1 = d["sizes"]
+        return cls(FlameNode.from_dict(d), (int(n0), int(n1)))
+
+
+@dataclass(frozen=True, slots=True)
 class Attribution:
     """What `quadscope profile` found; `to_dict()` is the stored "profile" blob."""
 
@@ -80,6 +153,7 @@ class Attribution:
     overhead: dict[str, Any] | None = None
     total_s: tuple[float, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    flame_tree: FlameTree | None = None  # stored inside `extra`, as "flame_tree"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,11 +171,22 @@ class Attribution:
             "notes": list(self.notes),
             "faults": self.faults,
             "overhead": self.overhead,
-            "extra": dict(self.extra),
+            "extra": self._extra_dict(),
         }
+
+    def _extra_dict(self) -> dict[str, Any]:
+        extra = dict(self.extra)
+        if self.flame_tree is not None:
+            extra[_FLAME_TREE] = self.flame_tree.to_dict()
+        return extra
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Attribution:
+        extra = dict(d.get("extra", {}))
+        tree = None
+        with contextlib.suppress(KeyError, TypeError, ValueError):  # a malformed tree stays as is
+            tree = FlameTree.from_dict(extra[_FLAME_TREE])
+            del extra[_FLAME_TREE]
         return cls(
             sweep_id=int(d["sweep_id"]),
             sizes=tuple(int(s) for s in d["sizes"]),
@@ -117,7 +202,8 @@ class Attribution:
             faults=d.get("faults"),
             overhead=d.get("overhead"),
             total_s=tuple(float(v) for v in d.get("total_s", ())),
-            extra=dict(d.get("extra", {})),
+            extra=extra,
+            flame_tree=tree,
         )
 
     @property

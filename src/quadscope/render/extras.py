@@ -155,11 +155,11 @@ def flame_svg(profile: Attribution | None) -> str | None:
 
 def flame_tree(profile: Attribution | None) -> dict[str, Any] | None:
     """The profile's call tree for the interactive flame graph, tall chains collapsed; or None."""
-    if profile is None or not isinstance(profile.extra.get("flame_tree"), Mapping):
+    if profile is None or profile.flame_tree is None:
         return None
     from quadscope.profile.flametree import collapse  # pure, but only profiles need it
 
-    return collapse(profile.extra["flame_tree"])
+    return collapse(profile.flame_tree).to_dict()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,7 @@ no profile raises a `UsageError` naming how to make one.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from quadscope.errors import UsageError
 from quadscope.render.base import Renderer
@@ -19,12 +18,13 @@ from quadscope.textsafe import command_text
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.profile.records import FlameTree
 
 
-def profile_tree(analysis: Analysis, flag: str) -> Mapping[str, Any]:
+def profile_tree(analysis: Analysis, flag: str) -> FlameTree:
     """The stored call tree of the sweep's profile, or a UsageError saying how to get one."""
-    tree = analysis.profile.extra.get("flame_tree") if analysis.profile is not None else None
-    if not isinstance(tree, Mapping):
+    tree = analysis.profile.flame_tree if analysis.profile is not None else None
+    if tree is None:
         raise UsageError(f"{flag} needs a profiled sweep: run with --profile, or "
                          f"`quadscope profile {analysis.sweep.id}` first")
     return tree
@@ -42,6 +42,6 @@ class SpeedscopeRenderer(Renderer):
         from quadscope.profile.flametree import speedscope  # only profiles need it
 
         tree = profile_tree(analysis, self.flag)
-        n = (tree.get("sizes") or ["?", "?"])[-1]
+        n = tree.sizes[-1]
         name = f"{command_text(analysis.sweep.command, analysis.sweep.shell)} at n = {n}"
         return (json.dumps(speedscope(tree, name), ensure_ascii=False) + "\n").encode("utf-8")
