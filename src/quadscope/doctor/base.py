@@ -3,8 +3,11 @@
 Contract: a probe is a frozen object with `name`, `describe`,
 `plan(quick, machine) -> ProbePlan` (its C helpers, sweeps and sizes; pure)
 and `judge(evidence) -> ProbeResult` (pure: fits and printed numbers in, one
-verdict and one actionable sentence out). The runner (`doctor.runner`) is the
-only place that compiles, runs and stores; nothing here touches a process.
+verdict and one actionable sentence out). The result's `details` is the
+probe's own typed record in `doctor.details` (one class there per probe; a
+probe without one may return `OtherDetails`, a plain object holding its
+`numbers`). The runner (`doctor.runner`) is the only place that compiles,
+runs and stores; nothing here touches a process.
 
 Argv templates in a plan may hold `{bin}` (the directory where every helper of
 the probe is linked under its plain name), `{tmp}` (a fresh scratch directory
