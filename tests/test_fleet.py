@@ -30,9 +30,9 @@ from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import ToolMissingError, UsageError
 from quadscope.fleet import check_resume_here
 from quadscope.fleet.cluster import FleetNode, import_ray, nodes_from_ray
-from quadscope.fleet.collect import stream_sweeps
+from quadscope.fleet.collect import store_doctor, stream_sweeps
 from quadscope.fleet.outliers import FleetDoctor, Machine, judge, table
-from quadscope.fleet.tasks import NodeEvent, NodeIdentity
+from quadscope.fleet.tasks import CopiedSweep, NodeDoctor, NodeEvent, NodeIdentity
 from quadscope.host import Host
 from quadscope.model import Measurement, Run, Sweep
 from quadscope.render import get_renderer
@@ -165,6 +165,37 @@ def test_a_fleet_sweep_resumes_only_on_its_machine() -> None:
 
 
 # -- storing streams (fakes) --------------------------------------------------
+
+def test_a_node_s_doctor_is_stored_under_the_driver_s_ids(tmp_path: Path) -> None:
+    """store_doctor renumbers the summary and every probe's sweeps, and marks the machine."""
+    from quadscope.doctor.clock import PROBE as CLOCK
+    from quadscope.doctor.runner import run_doctor
+    from quadscope.measure.clock import FakeClock
+    from test_doctor_runner import MACHINE, Cost, tools_for
+
+    clock = FakeClock()
+    with SqliteStore(tmp_path / "node.db") as there:
+        report = run_doctor([CLOCK], quick=True, budget_s=300.0, store=there, clock=clock,
+                            tools=tools_for(Cost(), clock, tmp_path), machine=MACHINE)
+        copied = tuple(CopiedSweep(s, tuple(there.runs(s.id)), {"doctor": blob})
+                       for s, _ in there.list_sweeps() if (blob := there.get_blob(s.id, "doctor")))
+    node = FleetNode("ab" * 8, "n7", "10.0.0.7", label="n7")
+    with SqliteStore(tmp_path / "driver.db") as store:
+        store.create_sweep(Sweep(id=0, name="earlier", mode="sizes", command=("p",), sizes=(1,)))
+        got = store_doctor(store, node, NodeDoctor(NodeIdentity("ab" * 8, "n7", 1), report, copied))
+        summary = store.get_sweep(str(got.summary_sweep_id))
+        assert summary.name == "doctor@n7" and summary.host.ray_node_id == "ab" * 8
+        (result,) = got.results
+        assert result.ran is not None and report.results[0].ran is not None
+        assert len(result.ran.sweeps) == len(report.results[0].ran.sweeps) == 3
+        for sweep_id in result.ran.sweeps.values():
+            assert store.get_sweep(str(sweep_id)).host == Host.from_dict(
+                {**summary.host.to_dict(), "hostname": "n7"})
+            blob = store.get_blob(sweep_id, "doctor")
+            assert blob is not None and ProbeResult.from_dict(blob) == result
+        assert result.ran.sweeps != report.results[0].ran.sweeps
+        assert result.details == report.results[0].details
+
 
 def _run(seq: int) -> Run:
     return Run(sweep_id=1, seq=seq, variant="A", size_n=seq + 1, repeat=0, warmup=False,

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from quadscope.doctor.records import DoctorReport
+from quadscope.doctor.records import DoctorReport, ProbeResult, doctor_from_dict
 from quadscope.fleet.cluster import FleetNode
 from quadscope.fleet.tasks import NodeDoctor, NodeEvent
 from quadscope.host import Host
@@ -40,20 +40,25 @@ def _machine_host(sweep: Sweep, node: FleetNode, hostname: str) -> Host:
                                ray_node_id=node.node_id)
 
 
-def _remap(obj: Any, ids: Mapping[int, int]) -> Any:
-    """A doctor blob with its sweep ids (summary_sweep_id, details.sweeps) rewritten."""
-    if not isinstance(obj, dict):
-        return obj
-    out = dict(obj)
-    if isinstance(out.get("summary_sweep_id"), int):
-        out["summary_sweep_id"] = ids.get(out["summary_sweep_id"], 0)
-    if "probes" in out:
-        out["probes"] = [_remap(p, ids) for p in out["probes"]]
-    details = out.get("details")
-    if isinstance(details, dict) and isinstance(details.get("sweeps"), dict):
-        out["details"] = {**details, "sweeps": {k: ids.get(int(v), 0)
-                                                for k, v in details["sweeps"].items()}}
-    return out
+def _renumbered_result(result: ProbeResult, ids: Mapping[int, int]) -> ProbeResult:
+    """A probe's result with the node's ids of its sweeps made the store's (0: not copied)."""
+    if result.ran is None:
+        return result
+    sweeps = {label: ids.get(int(i), 0) for label, i in result.ran.sweeps.items()}
+    return dataclasses.replace(result, ran=dataclasses.replace(result.ran, sweeps=sweeps))
+
+
+def _renumbered_report(report: DoctorReport, ids: Mapping[int, int]) -> DoctorReport:
+    """A node's doctor report with its summary's and every probe's sweep ids made the store's."""
+    return dataclasses.replace(report, summary_sweep_id=ids.get(report.summary_sweep_id, 0),
+                               results=tuple(_renumbered_result(r, ids) for r in report.results))
+
+
+def _renumbered_blob(blob: Mapping[str, Any], ids: Mapping[int, int]) -> dict[str, Any]:
+    record = doctor_from_dict(blob)
+    if isinstance(record, DoctorReport):
+        return _renumbered_report(record, ids).to_dict()
+    return _renumbered_result(record, ids).to_dict()
 
 
 def store_doctor(store: Store, node: FleetNode, result: NodeDoctor) -> DoctorReport:
@@ -67,9 +72,9 @@ def store_doctor(store: Store, node: FleetNode, result: NodeDoctor) -> DoctorRep
         for run in copied.runs:
             store.add_run(dataclasses.replace(run, sweep_id=stored.id))
     for copied in result.sweeps:
-        for key, blob in copied.blobs.items():
-            store.put_blob(ids[copied.sweep.id], key, _remap(blob, ids))
-    return DoctorReport.from_dict(_remap(result.report.to_dict(), ids))
+        for key, blob in copied.blobs.items():  # each a doctor blob (tasks.BLOB_KEYS)
+            store.put_blob(ids[copied.sweep.id], key, _renumbered_blob(blob, ids))
+    return _renumbered_report(result.report, ids)
 
 
 @dataclass(frozen=True, slots=True)
