@@ -1,17 +1,19 @@
 """What machine a sweep ran on: enough to tell two machines apart in a comparison.
 
-Contract: `host_info()` is a `Host` record of cheap local facts (uname, /proc, libc, the
-L2 and last-level caches' sizes from sysfs, `l2_bytes` and `llc_bytes`) and
-never fails: a fact it cannot read is left out. `this_process()` is the
-`Owner` record of the calling process and `is_alive(owner)` whether that
-process still runs: same host, same boot, and a process with that pid and the
-same start time in /proc (a reused pid has another start time). A process on
-another host cannot be checked and counts as alive. Of the kernel command line it
-keeps only the boot flags that change performance (`boot_flags`, an
-allow-list): the rest (root devices, cloud images, tokens) is nobody's
-business in a shared report. `shown_host(host, vs_host=)` is the one line reports show:
-kernel, CPU, cores, libc and those flags, also for sweeps stored before the
-allow-list, whose whole `cmdline` it filters the same way.
+Contract: `host_info()` is a `Host` record (`quadscope.host`) of cheap local
+facts (uname, /proc, libc, the L2 and last-level caches' sizes from sysfs,
+`l2_bytes` and `llc_bytes`) and never fails: a fact it cannot read is left
+out. `this_process()` is the `Owner` record of the calling process and
+`is_alive(owner)` whether that process still runs: same host, same boot, and
+a process with that pid and the same start time in /proc (a reused pid has
+another start time). A process on another host cannot be checked and counts
+as alive. Of the kernel command line it keeps only the boot flags that change
+performance (`boot_flags`, an allow-list): the rest (root devices, cloud
+images, tokens) is nobody's business in a shared report. `shown_host(host,
+vs_host=)` is the one line reports show: kernel, CPU, cores, libc and those
+flags (and, given B's machine in a comparison, that B ran elsewhere), also
+for sweeps stored before the allow-list, whose whole `cmdline` it filters the
+same way.
 """
 
 from __future__ import annotations

@@ -1,16 +1,16 @@
 """What on this machine skews timings: one small check per item, as `pyperf system show` has.
 
 Contract: each check is a frozen record of one fact, with `key` (the name of
-its field in `Host`, a sweep's `host`), `value` (the fact as stored there), `show()` (a line for
-people) and `advice()` (None when the fact is harmless, else what is wrong
-and what to do). `read_checks(reader)` reads every check this machine can
-answer through a `Reader` (a fact it cannot read is left out, as a VM without
-cpufreq has no governor); `StealTime.between(before, after)` is the
-hypervisor's share of CPU time between two readings of /proc/stat, taken at
-the start and the end of a sweep. `with_checks(host, checks)` records them in a
-`Host`; `checks_from_host(host)` rebuilds the checks
-from a stored sweep's facts and `advice_from_host(host)` gives their advice,
-so a report shows yesterday's warnings without reading today's machine.
+its field in `Host`, a sweep's `host`), `value` (the fact as stored there),
+`show()` (a line for people) and `advice()` (None when the fact is harmless,
+else what is wrong and what to do). `read_checks(reader)` reads every check
+this machine can answer through a `Reader` (a fact it cannot read is left out,
+as a VM without cpufreq has no governor); `StealTime.between(before, after)`
+is the hypervisor's share of CPU time between two readings of /proc/stat,
+taken at the start and the end of a sweep. `with_checks(host, checks)`
+records checks in a `Host`; `checks_from_host(host)` rebuilds the checks from
+a stored sweep's facts and `advice_from_host(host)` gives their advice, so a
+report shows yesterday's warnings without reading today's machine.
 Everything here is pure given the reader: tests use `FakeReader`.
 
 The items and their thresholds follow pyperf's `system show`
