@@ -383,6 +383,25 @@ def test_flame_tree_round_trips_in_the_profile_blob_and_collapse_keeps_its_sizes
     assert FlameTree.from_dict(chain.to_dict()) == chain
 
 
+def test_a_profile_s_faults_and_overhead_round_trip_with_their_derived_numbers() -> None:
+    """FaultReport and Overhead are typed in the blob; per_n and ratio are written, not read."""
+    from dataclasses import replace
+
+    from quadscope.profile.records import Attribution, FaultReport, Overhead
+    from test_report_screens import profiled
+
+    base = profiled().profile
+    assert base is not None
+    faults = FaultReport(1000, 2500, {"demand-zero": 2000, "other": 500}, {"demand-zero": "fill"},
+                         ("2 demand-zero faults per n, from fill",))
+    profile = replace(base, faults=faults, overhead=Overhead(1000, 0.5, 0.6, 1.2))
+    blob = json.loads(json.dumps(profile.to_dict()))
+    assert blob["faults"]["per_n"] == {"demand-zero": 2.0, "other": 0.5}
+    assert blob["overhead"]["ratio"] == pytest.approx(1.2)
+    back = Attribution.from_dict(blob)
+    assert back == profile and back.fault_sentences == faults.sentences
+
+
 def test_exports_of_a_sweep_without_profile_say_how_to_get_one(quad: Analysis) -> None:
     """--speedscope on an unprofiled sweep is one sentence naming --profile."""
     with pytest.raises(UsageError, match="--profile"):

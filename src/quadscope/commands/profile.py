@@ -111,9 +111,9 @@ def footer(a: Attribution) -> list[Text]:
     if a.overhead:
         o = a.overhead
         out.append(Text(
-            f"profiler overhead at n={o['size_n']}: {o['plain_wall_s']:.3f} s → "
-            f"{o['profiled_wall_s']:.3f} s under {a.sampler} ({o['ratio']:.2f}×), plus "
-            f"{o['startup_s']:.1f} s per recording to start it", style="dim"))
+            f"profiler overhead at n={o.size_n}: {o.plain_wall_s:.3f} s → "
+            f"{o.profiled_wall_s:.3f} s under {a.sampler} ({o.ratio:.2f}×), plus "
+            f"{o.startup_s:.1f} s per recording to start it", style="dim"))
     for note in a.notes:
         out.append(Text(f"note: {visible(note)}", style="yellow"))
     return out

@@ -196,14 +196,12 @@ def profile_sweep(
     wanted, expected = should_sample_faults(runs)
     if wanted:
         say(f"sampling page faults at n={top}")
-        report = sampler.sample_faults(top_argv, size_n=top, expected_faults=expected,
+        faults = sampler.sample_faults(top_argv, size_n=top, expected_faults=expected,
                                        out_dir=out_dir)
-        faults = None if report is None else report.to_dict()
     overhead = None
     if measure_overhead:
         say(f"measuring the profiler's overhead at n={top}")
-        oh = sampler.overhead(top_argv, size_n=top)
-        overhead = None if oh is None else oh.to_dict()
+        overhead = sampler.overhead(top_argv, size_n=top)
     return Attribution(
         sweep_id=sweep.id,
         sizes=chosen,

@@ -22,40 +22,15 @@ per sample. `sentences` are the diagnosis shown to people, largest kind first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
-
 from quadscope.profile.callsite import CallSiteResolver
 from quadscope.profile.perfscript import MmapRecord, PerfData, PerfSample, sample_stack
+from quadscope.profile.records import FaultReport as FaultReport
 from quadscope.profile.stacks import VSYSCALL_END, VSYSCALL_START, Frame
 
 KINDS = ("vsyscall", "demand-zero", "file-backed", "copy-on-write", "other")
 _ANON_NAMES = ("//anon", "[stack]", "[heap]", "/dev/zero", "/SYSV", "/memfd:", "[anon")
 MIN_KIND_SHARE = 0.1  # kinds below this share of all faults get no sentence
 PF_PRESENT, PF_WRITE = 0x1, 0x2
-
-
-@dataclass(frozen=True, slots=True)
-class FaultReport:
-    size_n: int
-    total: int
-    by_kind: Mapping[str, int]
-    callers: Mapping[str, str]  # kind -> the user function causing most of them
-    sentences: tuple[str, ...]
-
-    def per_n(self, kind: str) -> float:
-        return self.by_kind.get(kind, 0) / self.size_n if self.size_n else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "size_n": self.size_n,
-            "total": self.total,
-            "by_kind": dict(self.by_kind),
-            "per_n": {k: self.per_n(k) for k in self.by_kind},
-            "callers": dict(self.callers),
-            "sentences": list(self.sentences),
-        }
 
 
 def fault_kind(sample: PerfSample, mmaps: tuple[MmapRecord, ...]) -> str:

@@ -6,7 +6,9 @@ the blob stored under "profile" beside the profiled sweep (written so since
 library, so `analyse.analysis` and the renderers hold these records without
 importing the samplers (`driver.profile_sweep` makes them, `attribute.attribute`
 ranks the culprits, `flametree.flame_tree` builds the `FlameTree` of `FlameNode`s
-that the interactive flame graph and the speedscope and folded exports draw).
+that the interactive flame graph and the speedscope and folded exports draw;
+`faults.classify_faults` makes the `FaultReport`, a sampler's `overhead` the
+`Overhead`; their derived numbers, `per_n` and `ratio`, are written, not read).
 The tree is stored inside the blob's `extra` under "flame_tree" (0.1.0's blobs
 have none); one that does not read as a tree is left there untouched.
 """
@@ -65,6 +67,73 @@ class Culprit:
             tuple(float(v) for v in d.get("self_s", ())), tuple(d.get("call_path", ())),
             d.get("user_caller"),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class FaultReport:
+    size_n: int
+    total: int
+    by_kind: Mapping[str, int]
+    callers: Mapping[str, str]  # kind -> the user function causing most of them
+    sentences: tuple[str, ...]
+
+    def per_n(self, kind: str) -> float:
+        return self.by_kind.get(kind, 0) / self.size_n if self.size_n else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "size_n": self.size_n,
+            "total": self.total,
+            "by_kind": dict(self.by_kind),
+            "per_n": {k: self.per_n(k) for k in self.by_kind},
+            "callers": dict(self.callers),
+            "sentences": list(self.sentences),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FaultReport:
+        """`per_n` is derived, so it is not read back."""
+        return cls(int(d["size_n"]), int(d["total"]),
+                   {str(k): int(v) for k, v in (d.get("by_kind") or {}).items()},
+                   {str(k): str(v) for k, v in (d.get("callers") or {}).items()},
+                   tuple(str(s) for s in d.get("sentences", ())))
+
+
+@dataclass(frozen=True, slots=True)
+class Overhead:
+    """Wall time of the workload at `size_n` without and with the profiler attached.
+
+    Both times span the workload alone; `startup_s` is the profiler's fixed cost
+    per recording, measured on /bin/true (perf record spends about a second
+    on kernel symbols before and after any workload) and not in either time.
+    `ratio` is the slowdown of the workload itself.
+    """
+
+    size_n: int
+    plain_wall_s: float
+    profiled_wall_s: float
+    startup_s: float
+
+    @property
+    def ratio(self) -> float:
+        if self.plain_wall_s <= 0:
+            return 0.0
+        return self.profiled_wall_s / self.plain_wall_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "size_n": self.size_n,
+            "plain_wall_s": self.plain_wall_s,
+            "profiled_wall_s": self.profiled_wall_s,
+            "startup_s": self.startup_s,
+            "ratio": self.ratio,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Overhead:
+        """`ratio` is derived, so it is not read back."""
+        return cls(int(d["size_n"]), float(d["plain_wall_s"]), float(d["profiled_wall_s"]),
+                   float(d["startup_s"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +218,8 @@ class Attribution:
     flame_svg: str
     superlinear: bool
     notes: tuple[str, ...] = ()
-    faults: dict[str, Any] | None = None
-    overhead: dict[str, Any] | None = None
+    faults: FaultReport | None = None  # page faults by kind at the largest n, when sampled
+    overhead: Overhead | None = None  # the profiler's own cost, when measured
     total_s: tuple[float, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     flame_tree: FlameTree | None = None  # stored inside `extra`, as "flame_tree"
@@ -169,8 +238,8 @@ class Attribution:
             "flame_svg_path": self.flame_svg_path,
             "flame_svg": self.flame_svg,
             "notes": list(self.notes),
-            "faults": self.faults,
-            "overhead": self.overhead,
+            "faults": None if self.faults is None else self.faults.to_dict(),
+            "overhead": None if self.overhead is None else self.overhead.to_dict(),
             "extra": self._extra_dict(),
         }
 
@@ -199,8 +268,8 @@ class Attribution:
             flame_svg=d["flame_svg"],
             superlinear=bool(d["superlinear"]),
             notes=tuple(d.get("notes", ())),
-            faults=d.get("faults"),
-            overhead=d.get("overhead"),
+            faults=None if d.get("faults") is None else FaultReport.from_dict(d["faults"]),
+            overhead=None if d.get("overhead") is None else Overhead.from_dict(d["overhead"]),
             total_s=tuple(float(v) for v in d.get("total_s", ())),
             extra=extra,
             flame_tree=tree,
@@ -208,6 +277,6 @@ class Attribution:
 
     @property
     def fault_sentences(self) -> tuple[str, ...]:
-        return tuple(self.faults.get("sentences", ())) if self.faults else ()
+        return self.faults.sentences if self.faults is not None else ()
 
 

@@ -12,43 +12,12 @@ real processes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from quadscope.profile.faults import FaultReport
+from quadscope.profile.records import Overhead as Overhead
 from quadscope.profile.stacks import Stack, StackProfile
-
-
-@dataclass(frozen=True, slots=True)
-class Overhead:
-    """Wall time of the workload at `size_n` without and with the profiler attached.
-
-    Both times span the workload alone; `startup_s` is the profiler's fixed cost
-    per recording, measured on /bin/true (perf record spends about a second
-    on kernel symbols before and after any workload) and not in either time.
-    `ratio` is the slowdown of the workload itself.
-    """
-
-    size_n: int
-    plain_wall_s: float
-    profiled_wall_s: float
-    startup_s: float
-
-    @property
-    def ratio(self) -> float:
-        if self.plain_wall_s <= 0:
-            return 0.0
-        return self.profiled_wall_s / self.plain_wall_s
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "size_n": self.size_n,
-            "plain_wall_s": self.plain_wall_s,
-            "profiled_wall_s": self.profiled_wall_s,
-            "startup_s": self.startup_s,
-            "ratio": self.ratio,
-        }
 
 
 class Sampler(Protocol):
