@@ -40,7 +40,7 @@ def machine() -> dict[str, str]:
         "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "nproc": str(os.cpu_count() or 0),
         "kernel": platform.release(),
-        "cpu": info.get("cpu", "?"),
+        "cpu": "?" if info.cpu is None else info.cpu,
         "python": platform.python_version(),
     }
 
