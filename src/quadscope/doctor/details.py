@@ -7,8 +7,9 @@ worse", that `doctor --vs` and the fleet compare) and `classes` or `cls` (the
 growth class of each variant). `to_dict()` is the object stored as a result's
 "details", with the keys in the order the probe has always written them;
 `details_from_dict(probe, d)` reads one back as its probe's record, or as
-`OtherDetails` (the object as stored) when the probe is not one of these or a
-key its record needs is missing (a probe of another quadscope). `ProbeRun` is
+`OtherDetails` (the object as stored) when the probe is not one of these or
+its keys are not exactly its record's (a probe of another quadscope; a new
+probe may also judge into `OtherDetails` until it has a record). `ProbeRun` is
 what the runner adds after judging: each variant's sweep id, its notes, and
 why a variant did not run; it is written into the same object after the
 probe's keys, as 0.1.0 wrote it.
