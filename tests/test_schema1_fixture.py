@@ -75,6 +75,7 @@ def test_schema1_store_refits_to_the_pinned_verdicts(old_store: Store) -> None:
 def test_schema1_profile_and_doctor_blobs_load_as_typed_records(old_store: Store) -> None:
     """0.1.0's profile blob (sweep 7) and doctor blobs (17-24) become the records reports read."""
     from quadscope.commands.common import analyse_stored
+    from quadscope.doctor.details import ClockDetails
     from quadscope.doctor.records import DoctorReport, ProbeResult
     from quadscope.profile.records import Attribution
 
@@ -86,6 +87,7 @@ def test_schema1_profile_and_doctor_blobs_load_as_typed_records(old_store: Store
     probe = analyse_stored(old_store, old_store.get_sweep("17"))
     assert isinstance(probe.doctor, ProbeResult) and probe.profile is None
     assert (probe.doctor.probe, probe.doctor.verdict) == ("clock", "slow")
+    assert isinstance(probe.doctor.details, ClockDetails) and probe.doctor.ran is not None
     assert [s.label for s in probe.probe_series["clock"]] == ["syscall", "vdso", "vsyscall"]
 
     summary = analyse_stored(old_store, old_store.get_sweep("24"))
