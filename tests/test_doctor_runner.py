@@ -334,7 +334,9 @@ def test_every_doctor_sweep_records_the_host_facts_run_records(store: Store,
                    provenance=lambda host: Provenance(git_commit="abc123"))
     report = run_doctor([CLOCK], quick=True, budget_s=300.0, store=store, clock=clock,
                         tools=tools_for(Cost(), clock, tmp_path, host=host), machine=MACHINE)
-    ids = [*report.results[0].details["sweeps"].values(), report.summary_sweep_id]
+    ran = report.results[0].ran
+    assert ran is not None
+    ids = [*ran.sweeps.values(), report.summary_sweep_id]
     assert len(ids) == 4
     for sweep_id in ids:
         sweep = store.get_sweep(sweep_id)

@@ -164,6 +164,16 @@ def test_a_fleet_sweep_resumes_only_on_its_machine() -> None:
                             host=Host(hostname="elsewhere")), "laptop")
 
 
+def test_a_fleet_node_s_sweeps_name_it_by_its_ray_node() -> None:
+    """A node reads its host facts like `run`, with Ray's hostname and node id in them."""
+    from quadscope.fleet.tasks import _node_machine
+    from quadscope.run import session
+
+    facts = session.read_host(_node_machine(NodeIdentity("ab" * 8, "n7", 1)), git=False)
+    assert (facts.host.hostname, facts.host.ray_node_id) == ("n7", "ab" * 8)
+    assert facts.host.kernel == session.Machine.real().host_info().kernel
+
+
 # -- storing streams (fakes) --------------------------------------------------
 
 def test_a_node_s_doctor_is_stored_under_the_driver_s_ids(tmp_path: Path) -> None:
@@ -189,8 +199,8 @@ def test_a_node_s_doctor_is_stored_under_the_driver_s_ids(tmp_path: Path) -> Non
         assert result.ran is not None and report.results[0].ran is not None
         assert len(result.ran.sweeps) == len(report.results[0].ran.sweeps) == 3
         for sweep_id in result.ran.sweeps.values():
-            assert store.get_sweep(str(sweep_id)).host == Host.from_dict(
-                {**summary.host.to_dict(), "hostname": "n7"})
+            host = store.get_sweep(str(sweep_id)).host
+            assert (host.hostname, host.ray_node_id) == ("n7", "ab" * 8)
             blob = store.get_blob(sweep_id, "doctor")
             assert blob is not None and ProbeResult.from_dict(blob) == result
         assert result.ran.sweeps != report.results[0].ran.sweeps

@@ -9,10 +9,10 @@ growth class of each variant). `to_dict()` is the object stored as a result's
 `details_from_dict(probe, d)` reads one back as its probe's record, or as
 `OtherDetails` (the object as stored) when the probe is not one of these or
 its keys are not exactly its record's (a probe of another quadscope; a new
-probe may also judge into `OtherDetails` until it has a record). `ProbeRun` is
-what the runner adds after judging: each variant's sweep id, its notes, and
-why a variant did not run; it is written into the same object after the
-probe's keys, as 0.1.0 wrote it.
+probe may also judge into `OtherDetails` until it has a record).
+`ProbeSweeps` is what the runner adds after judging: each variant's sweep id,
+its notes, and why a variant did not run; it is written into the same object
+after the probe's keys, as 0.1.0 wrote it.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ _RECORDS: Mapping[str, type[_Known]] = {r.probe: r for r in (
 
 
 @dataclass(frozen=True, slots=True)
-class ProbeRun:
+class ProbeSweeps:
     """What the runner adds to a judged result: where its sweeps are, and what went wrong."""
 
     sweeps: Mapping[str, int]  # variant label -> the sweep id it was stored as
@@ -153,7 +153,7 @@ class ProbeRun:
     unavailable: Mapping[str, str] = field(default_factory=dict)  # variant -> why it did not run
 
 
-def details_dict(details: ProbeDetails, ran: ProbeRun | None) -> dict[str, Any]:
+def details_dict(details: ProbeDetails, ran: ProbeSweeps | None) -> dict[str, Any]:
     """The stored "details" object: the probe's keys, then the runner's."""
     out = details.to_dict()
     if ran is not None:
@@ -165,7 +165,7 @@ def details_dict(details: ProbeDetails, ran: ProbeRun | None) -> dict[str, Any]:
     return out
 
 
-def details_from_dict(probe: str, d: Mapping[str, Any]) -> tuple[ProbeDetails, ProbeRun | None]:
+def details_from_dict(probe: str, d: Mapping[str, Any]) -> tuple[ProbeDetails, ProbeSweeps | None]:
     """A stored "details" object as the probe's record and the runner's part (None if absent)."""
     items = dict(d)
     record = _RECORDS.get(probe)
@@ -177,7 +177,7 @@ def details_from_dict(probe: str, d: Mapping[str, Any]) -> tuple[ProbeDetails, P
         # The clock probe records what did not run itself; the runner's copy is the same.
         unavailable = items.get("unavailable") if "unavailable" in keys else items.pop(
             "unavailable", {})
-        ran = ProbeRun(dict(sweeps) if isinstance(sweeps, Mapping) else {},
+        ran = ProbeSweeps(dict(sweeps) if isinstance(sweeps, Mapping) else {},
                        tuple(str(n) for n in notes),
                        dict(unavailable) if isinstance(unavailable, Mapping) else {})
     if record is None or set(items) != set(keys):  # another quadscope's probe: kept as stored
@@ -187,6 +187,6 @@ def details_from_dict(probe: str, d: Mapping[str, Any]) -> tuple[ProbeDetails, P
 
 __all__ = [
     "ClockDetails", "DirScanDetails", "ExitParallelDetails", "MmapDetails", "NotifyBufferDetails",
-    "OtherDetails", "ProbeDetails", "ProbeRun", "SpawnDriftDetails", "SpawnSizeDetails",
+    "OtherDetails", "ProbeDetails", "ProbeSweeps", "SpawnDriftDetails", "SpawnSizeDetails",
     "details_dict", "details_from_dict",
 ]

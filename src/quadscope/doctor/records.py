@@ -20,7 +20,7 @@ from typing import Any
 from quadscope.doctor.details import (
     OtherDetails,
     ProbeDetails,
-    ProbeRun,
+    ProbeSweeps,
     details_dict,
     details_from_dict,
 )
@@ -46,7 +46,7 @@ class ProbeResult:
     verdict: str
     finding: str
     details: ProbeDetails = field(default_factory=OtherDetails)
-    ran: ProbeRun | None = None
+    ran: ProbeSweeps | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

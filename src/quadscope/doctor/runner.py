@@ -43,7 +43,7 @@ from typing import Any, Protocol
 
 from quadscope.analyse.analysis import metric_series
 from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, Variant
-from quadscope.doctor.details import ProbeRun
+from quadscope.doctor.details import ProbeSweeps
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import FitRefusedError, QuadscopeError
 from quadscope.measure.cbuild import compile_c
@@ -276,7 +276,7 @@ class _ProbeRun:
             unavailable=self.unavailable,
             notes=tuple(self.notes),
         )
-        ran = ProbeRun(dict(self.sweep_ids), tuple(self.notes), dict(self.unavailable))
+        ran = ProbeSweeps(dict(self.sweep_ids), tuple(self.notes), dict(self.unavailable))
         result = replace(self.probe.judge(evidence), ran=ran)
         for sweep_id in self.sweep_ids.values():
             self.store.put_blob(sweep_id, BLOB_KEY, result.to_dict())
