@@ -45,20 +45,34 @@ def test_tools_read_their_totals() -> None:
     assert "--instr-atstart=no" in Callgrind().prefix("/tmp/o")
 
 
+def test_cachegrind_counts_every_process_of_the_command(tmp_path: Path) -> None:
+    """Every process image the command runs (children, execs) is followed and summed, so a
+    shim that execs the real program, or a pipeline, is counted whole; no file at all is None."""
+    prefix = Cachegrind().prefix(str(tmp_path))
+    assert "--trace-children=yes" in prefix
+    assert any(a.endswith("%p.%n") for a in prefix)
+    assert Cachegrind().total(str(tmp_path)) is None
+    (tmp_path / "cachegrind.10.1").write_text("desc: I1\nsummary: 300\n")
+    (tmp_path / "cachegrind.11.1").write_text("summary: 4000\n")
+    (tmp_path / "cachegrind.12.1").write_text("cut short")
+    assert Cachegrind().total(str(tmp_path)) == 4300
+
+
 class _Recorder:
     """A tool whose 'output file' the fake runner writes: the count is the argv's last number."""
 
-    def prefix(self, out_file: str) -> list[str]:
-        return ["count-into", out_file]
+    def prefix(self, out_dir: str) -> list[str]:
+        return ["count-into", out_dir]
 
-    def read(self, text: str) -> int | None:
-        return int(text) if text else None
+    def total(self, out_dir: str) -> int | None:
+        texts = [p.read_text() for p in Path(out_dir).iterdir()]
+        return sum(int(t) for t in texts) if texts else None
 
 
 def _writing_runner(clock: FakeClock) -> FakeExecutor:
     def cost(argv: Sequence[str]) -> Measurement:
         out = argv[argv.index("count-into") + 1]
-        Path(out).write_text(str(1000 * int(argv[-1])))
+        Path(out, "process").write_text(str(1000 * int(argv[-1])))
         return measurement(99.0)  # the counted run's time is never reported
 
     return FakeExecutor(cost, clock)
@@ -180,3 +194,17 @@ def test_headline_says_when_time_outgrows_the_instructions() -> None:
     verdict = analyse(counted, runs).verdict
     assert verdict.endswith(OUTGROWS_HEADLINE) and verdict.index("wall") < verdict.index(";")
     assert OUTGROWS_HEADLINE not in analyse(timed, runs).verdict
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_a_pipeline_is_counted_whole_not_only_its_shell() -> None:
+    """`sh -c 'seq n | sort -r'` counts sort's work too: the shell alone is flat in n."""
+    from quadscope.measure.launcher import ProcessExecutor
+
+    runner = ProcessExecutor()
+    meter = InstructionMeter(runner, runner, Cachegrind(shutil.which("valgrind") or "valgrind"))
+    counts = [meter.count(["/bin/sh", "-c", 'seq "$0" | sort -r >/dev/null', str(n)], 60.0)
+              for n in (2000, 16000)]
+    assert counts[0] is not None and counts[1] is not None
+    assert counts[1] > 4 * counts[0]  # about 8× the work (sort's n log n), not the shell's constant

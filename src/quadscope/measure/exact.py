@@ -3,7 +3,8 @@
 Contract: `InstructionMeter(timed, runner, tool)` is an `Executor` wrapping any
 other: each job is run once by `timed` (its wall time, rusage and whatever it
 counts: the time headline stays a real run's) and once more by `runner` under
-`tool`, an argv prefix whose output file gives the instruction count, merged
+`tool`, an argv prefix whose output files (in a fresh folder, one per
+process the command runs) give the instruction count, merged
 into the measurement as the registry's `instructions` (or the `metric=` a
 meter counting something else with another tool names). A run that failed or
 timed out in either half has `instructions` None. The counted run gets the
@@ -56,9 +57,9 @@ def hold_still(argv: Sequence[str]) -> list[str]:
 
 
 class CountingTool(Protocol):
-    def prefix(self, out_file: str) -> list[str]: ...
+    def prefix(self, out_dir: str) -> list[str]: ...  # the argv prefix writing into out_dir
 
-    def read(self, text: str) -> int | None: ...
+    def total(self, out_dir: str) -> int | None: ...  # the count its files in out_dir hold
 
 
 def _summary(text: str, key: str) -> int | None:
@@ -68,18 +69,38 @@ def _summary(text: str, key: str) -> int | None:
     return None
 
 
+def _sum_files(out_dir: str, key: str) -> int | None:
+    """The sum of every output file's `key` count in out_dir; None when no file holds one."""
+    counts = []
+    for name in sorted(os.listdir(out_dir)):
+        with open(os.path.join(out_dir, name), errors="replace") as f:
+            count = _summary(f.read(), key)
+        if count is not None:
+            counts.append(count)
+    return sum(counts) if counts else None
+
+
 @dataclass(frozen=True, slots=True)
 class Cachegrind:
-    """Counts every instruction of the program: `summary: N` of cachegrind's output file."""
+    """Counts every instruction of the command: the sum of `summary: N` over each process's file.
+
+    `--trace-children=yes` follows every process the command starts and every
+    exec (a `python3` that is a pyenv shim execs a shell, which execs Python;
+    `sh -c 'a | b'` forks both), one output file per process image (`%p.%n`),
+    so the count is the whole command's, never only its first program's.
+    """
 
     valgrind: str = "valgrind"
 
-    def prefix(self, out_file: str) -> list[str]:
-        return [self.valgrind, "-q", "--tool=cachegrind", "--cache-sim=no",
-                f"--cachegrind-out-file={out_file}"]
+    def prefix(self, out_dir: str) -> list[str]:
+        return [self.valgrind, "-q", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+                f"--cachegrind-out-file={out_dir}/cachegrind.%p.%n"]
 
     def read(self, text: str) -> int | None:
         return _summary(text, "summary:")
+
+    def total(self, out_dir: str) -> int | None:
+        return _sum_files(out_dir, "summary:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +109,15 @@ class Callgrind:
 
     valgrind: str = "valgrind"
 
-    def prefix(self, out_file: str) -> list[str]:
+    def prefix(self, out_dir: str) -> list[str]:
         return [self.valgrind, "-q", "--tool=callgrind", "--instr-atstart=no",
-                "--collect-atstart=no", f"--callgrind-out-file={out_file}"]
+                "--collect-atstart=no", f"--callgrind-out-file={out_dir}/callgrind.out"]
 
     def read(self, text: str) -> int | None:
         return _summary(text, "totals:")
+
+    def total(self, out_dir: str) -> int | None:
+        return _sum_files(out_dir, "totals:")
 
 
 def find_valgrind() -> str:
@@ -123,17 +147,10 @@ class InstructionMeter(SerialExecutor):
 
     def count(self, argv: Sequence[str], timeout_s: float | None) -> int | None:
         """The instructions of one counted run of `argv`; None when it failed."""
-        fd, out = tempfile.mkstemp(prefix="quadscope-count-")
-        os.close(fd)
-        try:
+        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out:
             counted = self._runner.execute(
                 hold_still([*self._tool.prefix(out), *self._command(argv)]), timeout_s)
-            if not counted.ok:
-                return None
-            with open(out, errors="replace") as f:
-                return self._tool.read(f.read())
-        finally:
-            os.unlink(out)
+            return self._tool.total(out) if counted.ok else None
 
 
 class HeldStill(SerialExecutor):
