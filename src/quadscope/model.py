@@ -1,7 +1,9 @@
 """The records that flow through quadscope: immutable, serialisable, versioned.
 
-Contract: every record here is a frozen, slotted dataclass with `to_dict()` and
-`from_dict()`; `from_dict(x.to_dict()) == x`. Nothing here runs, prints or
+Contract: every record here is a frozen, slotted dataclass; every one but
+`Owner` (a sweep's claim, kept in the store's `owners` table) has `to_dict()`
+and `from_dict()`, with `from_dict(x.to_dict()) == x`. A sweep's machine is the
+`Host` record of `quadscope.host`, which keeps the same contract. Nothing here runs, prints or
 touches disk. The JSON written by the renderers is built from these `to_dict()`s
 and documented in docs/schema.md.
 
@@ -14,14 +16,17 @@ Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
       pinned to; `host` gains the facts that skew timings (measure/system.py).
       A sweep records where it ran: `git_commit`, `git_branch`, `git_dirty`
       (empty when not run inside a git repository) and `machine`; sweeps
-      stored before load with empty values. Sweep.meter is "time" or
-      "instructions", with `counters` naming the instructions' source ("perf"
-      or "valgrind") or the tool a sweep was imported from; sweeps without it
-      read as "time". A Fit carries its bracket (`at_least`, `at_most`) and,
-      for an exponential, its fitted base `c` among its coefficients.
+      stored before load with empty values. Sweep.meter names a meter of the
+      registry (`quadscope.meters`: "time" or "instructions"), with `counters`
+      naming the instructions' source ("perf" or "valgrind") or the tool a
+      sweep was imported from; sweeps without it read as "time". A Fit
+      carries its bracket (`at_least`, `at_most`) and, for an exponential,
+      its fitted base `c` among its coefficients.
       A Fit lists its `doubts` (one record per check that kept it from being
       settled); older exports read as none. Not a bump: fits are exported,
-      never stored, and the field is only added.
+      never stored, and the field is only added. Nor is `Sweep.host` read
+      as a typed `Host` record: its stored and exported form is the same
+      object of strings.
 """
 
 from __future__ import annotations

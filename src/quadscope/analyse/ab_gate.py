@@ -4,7 +4,8 @@ Contract: pure functions of values (the option itself is declared and printed by
 `commands/gates.py`, for `compare` and `run --vs` alike). `parse_fail_on(items)`
 turns the option's values into `AbRule`s (a `UsageError` names a bad one);
 `decide(analysis, rules)` is a pure function
-returning one `AbOutcome` per rule, each "pass", "fail" or "undecided" with
+returning one `AbOutcome` per rule and metric (a bare `class` rule gives two,
+for wall_s and max_rss_bytes), each "pass", "fail" or "undecided" with
 one sentence that says why, and for "undecided" what would decide it.
 `exit_code(outcomes)` is 0 when every rule passed, FAIL_EXIT (8, as
 `--fail-above`) when one failed, UNDECIDED_EXIT (9) when none failed but one
@@ -17,8 +18,10 @@ Rules:
   (`Fit.at_least`/`at_most`): B fails when its slowest supported class is
   faster than A's fastest, passes when its fastest is no faster than A's
   slowest, and is undecided otherwise, naming the size that would settle it
-  (`Fit.decide_n`). Exponent intervals more than `compare.EXPONENT_GAP`
-  apart decide as well, as `compare` does.
+  (`Fit.decide_n`). B also fails when its exponent interval lies more than
+  `compare.EXPONENT_GAP` above A's (neither class being "1"), which `compare`
+  calls a class change; intervals apart the other way pass nothing by
+  themselves.
 - `slower=RATIO` (or `slower=RATIO:METRIC`, default wall_s): at the largest
   size both measured, B fails when the 95% interval of B/A (ratio of medians,
   percentile bootstrap, `analyse.compare`) lies wholly above RATIO, passes

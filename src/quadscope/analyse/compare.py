@@ -8,13 +8,14 @@ Method:
 - Per common size, the ratio of medians B/A with a 95% percentile bootstrap
   interval, runs resampled within each size and side independently (Efron &
   Tibshirani, An Introduction to the Bootstrap, 1993, §8 and §13).
-- `change`: "class" when both fits are confident and their classes differ, or
-  their exponent intervals are more than
-  `EXPONENT_GAP` apart; otherwise both sides are refitted
-  with the shared class and bootstrapped: "constant" when the 95% interval of
-  b_B/b_A excludes 1, "offset" when only a_B − a_A's interval excludes 0,
-  "none" when neither does. With an inconclusive side, "none" when every size's
-  ratio interval holds 1, else "inconclusive".
+- `change`: "class" when the exponent intervals are more than `EXPONENT_GAP`
+  apart (when both fits are confident, only if neither class is "1"), or both
+  fits are confident and their classes differ; otherwise, with both confident,
+  both sides are refitted with the shared class and bootstrapped: "constant"
+  when the 95% interval of b_B/b_A excludes 1, "offset" when only a_B − a_A's
+  interval excludes 0, "none" when neither does. With an inconclusive side and
+  intervals not apart, "none" when every size's ratio interval holds 1, else
+  "inconclusive".
 - `crossover_n`: the first n ≥ the smallest measured size, up to 1e12, where
   the fitted curves cross (brentq on a log grid), for "class" and "constant".
 - Changes smaller than `MIN_EFFECT` are reported as "none" even when the

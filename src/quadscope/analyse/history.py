@@ -7,8 +7,9 @@ extrapolated beyond its data). `order_sweeps(sweeps, commits)` puts sweeps in
 git's order of their commits (oldest first; several sweeps of one commit by
 time), then any sweep whose commit git does not list, by time; without
 `commits` (no repository) everything goes by time. `build_history(entries,
-metric=, ref_n=)` takes (sweep, fit) pairs in that order, each fit made with
-`predict_n = ref_n`, and marks where the class changed (between the last
+name=, metric=, ref_n=, order=)` takes (sweep, fit) pairs in that order
+(`order`: "git" or "time", as they were ordered), each fit made with
+`predict_n = ref_n`, and returns a `History` that marks where the class changed (between the last
 confident class and this confident one) and where the constant stepped.
 
 The step test is a changepoint segmentation of y = log(cost at ref_n): the

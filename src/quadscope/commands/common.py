@@ -1,7 +1,8 @@
 """What several sub-commands share: the store option, output files, printing an analysis.
 
-Contract: the only place (with cli.py) that prints an Analysis or writes report
-files. The output options, their checks and the files written all come from
+Contract: the only place (with cli.py) that prints an Analysis or writes an
+Analysis's report files (`history --html` writes its own page, which is not a
+registry renderer). The output options, their checks and the files written all come from
 the renderer registry (`render.RENDERERS`): nothing here names a file format
 (`print_analysis` asks the registry for the terminal renderer by name).
 `analyse_stored` is `analysis.analyse` of a stored sweep with the results

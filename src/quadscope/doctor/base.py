@@ -1,6 +1,7 @@
 """The records every doctor probe shares: what a probe plans, what it is shown, what it says.
 
-Contract: a probe is a frozen object with `name`, `describe`,
+Contract: a probe is a frozen object with `name`, `describe`, `weight` (its
+share of the doctor's time budget, see `doctor.runner`),
 `plan(quick, machine) -> ProbePlan` (its C helpers, sweeps and sizes; pure)
 and `judge(evidence) -> ProbeResult` (pure: fits and printed numbers in, one
 verdict and one actionable sentence out). The result's `details` is the

@@ -1,12 +1,14 @@
 """`doctor --vs`: this machine's probe results against a saved machine's, probe by probe.
 
-Contract: `compare_reports(here, there)` is pure: for every probe both reports
-ran, one sentence naming the verdict change (if any) and each headline number
+Contract: `compare_reports(here, there)` is pure and returns one
+`ProbeComparison` per probe (its sentence and worst ratio): for every probe both
+reports ran, one sentence naming the verdict change (if any) and each headline number
 (`ProbeResult.numbers`, all costs, so higher is worse) that differs by more
 than `THRESHOLD` either way, as "4.1× slower here" / "2.0× faster here".
 Probes only one side ran, or that either side skipped, get a sentence saying
-so. Numbers carry their unit in the key (`_ns_`, `_us_`, `_ms`), which is how
-they are printed.
+so. Numbers carry their unit in the key, `_ns`, `_us` or `_ms` at its end or
+followed by `_` (`relocation_ns`, `destroy_us_per_proc`, `max_stall_ms`), which
+is how `fmt_number` prints them.
 """
 
 from __future__ import annotations

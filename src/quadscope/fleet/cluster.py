@@ -11,11 +11,12 @@ connects, file descriptor 2 goes to a log file: Ray's C++ client writes a
 line per failed attempt straight to it, which would bury the one sentence.
 The log is deleted on success and named in the sentence on failure; after a
 timeout (the thread still retrying) fd 2 stays on it and `sys.stderr` moves
-to a copy of the terminal's descriptor. `alive_nodes()`
+to a copy of the terminal's descriptor. `alive_nodes(ray)`
 lists the cluster's live nodes as `FleetNode` records with a short unique
 `label` (the hostname, plus the node id's first 8 hex digits when two nodes
 share a hostname, as a head and a worker on one machine do);
-`select_nodes(nodes, wants)` keeps those matching every `--fleet-label`;
+`select_nodes(nodes, wants, address)` keeps those matching every
+`--fleet-label`, and raises a `FleetError` naming `address` when none is left;
 `pinned(node_id)` is the `.options()` that runs a task on that node and
 nowhere else (`NodeAffinitySchedulingStrategy(soft=False)`), never retried:
 a sweep split across two machines, or replayed on a second one, would

@@ -3,17 +3,20 @@
 Contract: only the `Store` methods every back end has (create_sweep, add_run,
 update_sweep, set_status, put_blob) are used, and only from the calling
 thread. Every stored sweep carries its machine in `host` (its `Host` record's
-`hostname` and `ray_node_id`, beside the kernel and provenance the node measured) and its
-node's label in its name.
+`hostname` and `ray_node_id`, beside the kernel and provenance the node
+measured); a run sweep is named `<name or "fleet">@<label>`, a doctor's summary
+sweep `doctor@<label>` (its probe sweeps keep their names).
 
-- `store_doctor(store, node)` copies a node's doctor sweeps, runs and blobs
-  into `store` under new ids, rewriting the sweep ids the blobs hold, and
-  returns the node's `DoctorReport` pointing at the stored summary.
-- `stream_sweeps(store, streams, progress)` consumes one event stream per
-  node (each iterated in its own thread, so a slow node never holds back a
+- `store_doctor(store, node, result)` copies the doctor sweeps, runs and blobs
+  of `result` (the node's `tasks.NodeDoctor`) into `store` under new ids,
+  rewriting the sweep ids the blobs hold, and returns the node's
+  `DoctorReport` pointing at the stored summary.
+- `stream_sweeps(store, streams, died, name="", progress=None)` consumes one
+  event stream per node (`streams`: (node, events) pairs; each iterated in its own thread, so a slow node never holds back a
   fast one) and stores each run the moment it arrives. A stream that raises
   (the node died, its worker crashed, the task became unschedulable) leaves
-  its sweep "interrupted" with every run already received; a node that
+  its sweep "interrupted" with every run already received and `died(exception)`
+  as its sentence; a node that
   reports "failed" before starting has no sweep. Returns one `NodeOutcome`
   per node, in the order given.
 """

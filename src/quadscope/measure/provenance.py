@@ -1,8 +1,10 @@
-"""Where a sweep ran: the git commit, branch and dirtiness, the machine and the meter.
+"""Where a sweep ran: the git commit, branch and dirtiness, and the machine.
 
-Contract: `collect_provenance(meter, host=, cwd=, git=)` returns a `Provenance`
-that `run_sweep` copies into the stored `Sweep` (its `git_*`, `machine` and
-`meter` fields), so `quadscope history` can line sweeps up commit by commit,
+Contract: `collect_provenance(*, host, cwd=None, git=run_git)` returns a
+`Provenance` (`git_commit`, `git_branch`, `git_dirty`, and `machine`:
+`machine_label(host)`, "hostname (CPU)") that the session (`run.session`)
+hands to `run_sweep`, whose `new_sweep` copies it into the stored `Sweep` (the
+meter comes from the spec), so `quadscope history` can line sweeps up commit by commit,
 as asv does for timings. It never fails: outside a git repository, without
 git, or when git errors, the git fields stay empty. Git is reached only
 through a `GitRunner` (argv, cwd) -> stdout or None, so tests pass a fake;

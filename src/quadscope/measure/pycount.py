@@ -1,13 +1,16 @@
 """The exact meter for a Python function: a child Python under Callgrind counts the call alone.
 
-Contract: `count_command(target, setup_ref)` is a function turning a run's argv
-`(target, size)` into the argv of a child Python that imports the function,
-builds its argument with the setup (untimed, uncounted), and calls it once
+Contract: `count_command(func_ref=None, setup_ref="")` returns a function
+turning a run's argv `(target, size)` into the argv of a child Python that
+imports the function (`func_ref`, `MODULE:QUALNAME`; without it, function and
+setup are read from the run's `python:MODULE:FUNC[:SETUP]` target by
+`target_refs`), builds its argument with the setup (untimed, uncounted), and calls it once
 between two Callgrind client requests, so only the call's instructions are
 counted (plus a constant few hundred for the ctypes calls around it, which
 land in the fit's offset). The child runs `sys.executable` with the parent's
-`sys.path`; a function it cannot import by `MODULE:QUALNAME` (a lambda, a
-nested function) raises ProgramError before anything runs. Run it under
+`sys.path`. A function a child cannot import (a lambda, a nested function,
+`__main__`'s) is refused by `importable_ref` with ProgramError before anything
+runs. Run it under
 `exact.Callgrind` through `exact.InstructionMeter`: Callgrind starts with
 instrumentation off, so Python's start-up runs at Valgrind's fastest (0.9 s
 on the 2-core VM) and counts nothing.

@@ -10,7 +10,7 @@ and yields each reply in order, while
 quadscope sleeps between looks at the reply pipe instead of waking at the end
 of every run (below). A `Request(path, argv, env, timeout_s)` is one run
 (`env`: "NAME=VALUE" entries added to the environment the launcher inherited
-when it started). `events` are perf event names (`meters.EVENT_CODES`) opened
+when it started). `events` are perf event names (`counters.EVENT_CODES`) opened
 on every child; `cpus` pins every child to those CPUs; each reply carries the
 last `tail_bytes` of what its run wrote to stderr. `cleanup` says what the
 launcher kills after each run: "cgroup" (every process in the run's cgroup,
