@@ -10,7 +10,8 @@ not this module's business: renderers put user text in `rich.text.Text`,
 which never parses markup. `command_text(argv, shell)` is the command as the
 user would type it in bash (`shlex.quote` per argument; an argument holding a
 control character in bash's `$'...'` form, so it stays one safe line).
-`shorten(s, width)` cuts a long label at a word boundary with `…`. `mpl_text(s)`
+`visible_lines(s)` is `visible` line by line, keeping the line breaks (a stderr
+tail). `shorten(s, width)` cuts a long label at a word boundary with `…`. `mpl_text(s)`
 is `visible(s)` with matplotlib's mathtext dollar signs escaped, for PNG titles.
 """
 

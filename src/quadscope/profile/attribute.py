@@ -1,7 +1,10 @@
 """Which functions make it grow: per-function cost series, fits, ranking. Pure.
 
-Contract: `attribute(profiles, fit=fit_metric)` takes one `StackProfile` per
-size (at least two sizes) and returns the `Culprit`s, best first, plus notes.
+Contract: `attribute(profiles, *, fit=fit_metric, max_culprits=, min_samples=,
+seed=)` takes one `StackProfile` per size (at least two sizes; fewer raise
+FitRefusedError) and returns an `AttributionResult`: the `Culprit`s, best
+first, the per-function `Series`, notes, and whether the total grows faster
+than linear.
 A function is a (symbol, dso) pair, kernel symbols included. At each size its
 *self* cost is the weight of samples whose leaf it is and its *inclusive* cost
 the weight of samples with it anywhere on the stack (counted once per sample,

@@ -4,8 +4,9 @@ Contract: `parse(lines)` reads the output of
 `perf script -F comm,pid,tid,period,event,ip,sym,dso[,addr|,trace]` for a
 recording made with `-g`, optionally with `--show-mmap-events
 --show-task-events`, and returns a `PerfData`. Each `PerfSample` has its
-callchain leaf first, as perf prints it. `stacks(data)` turns samples into
-root-first `Frame` stacks with summed periods. Pure: no process is run here,
+callchain leaf first, as perf prints it. `stacks(data, event=, exclude_pids=,
+resolver=)` turns samples into root-first `Frame` stacks with summed periods,
+and returns them with the number of samples counted. Pure: no process is run here,
 so the recorded fixtures in tests/fixtures/perf pin the format down.
 
 The field list is fixed (see `SCRIPT_FIELDS`) because perf's default layout

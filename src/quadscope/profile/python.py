@@ -2,10 +2,12 @@
 
 Contract: `python_argv(argv)` says whether a command runs a Python
 interpreter (`python3 script.py`, `/usr/bin/python3.11 -m mod`).
-`choose_python_sampler(argv, setup)` picks, in order: perf with `-X perf`
-(CPython 3.12+ perf trampolines, so perf sees `py::func:file` frames), then
-py-spy (`PySpySampler`, folded stacks of Python frames), else perf on the
-interpreter's C functions with a sentence saying why. `parse_pyspy_raw`
+For such a command `driver.choose_sampler(argv, setup)` picks, in order: perf
+with `-X perf` (CPython 3.12+ perf trampolines, so perf sees `py::func:file`
+frames), then py-spy (`PySpySampler`, folded stacks of Python frames, paired
+with perf by `native.PythonNativeSampler` when perf works), else perf on the
+interpreter's C functions with a sentence saying why; this module gives it
+`python_version`, `find_pyspy` and `pyspy_native_works`. `parse_pyspy_raw`
 reads py-spy's `--format raw` output (folded, `func (file:line)` frames). Line
 numbers are dropped so one function is one frame; an unsymbolised native
 address (`0x7f.. (libz.so)`) is that object's unknown code, one frame per

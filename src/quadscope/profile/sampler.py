@@ -5,8 +5,9 @@ Contract: a `Sampler` turns one argv at one size into a `StackProfile`
 sample faults) and an `Overhead` (`overhead`: the same run with and without
 the profiler). Profiled runs are separate from the sweep's timed runs and are
 never stored as runs. `FakeSampler` answers from a function of the size, for
-tests; `PerfSampler` (module `perf`) and `PySpySampler` (module `pyspy`) run
-real processes.
+tests; `PerfSampler` (module `perf`), `PySpySampler` (module `python`) and
+`PythonNativeSampler` (module `native`: py-spy and perf together) run real
+processes; `driver.choose_sampler` picks one for a command.
 """
 
 from __future__ import annotations

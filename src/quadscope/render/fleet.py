@@ -1,7 +1,8 @@
 """`doctor --fleet` in files: the machine × probe table and the findings as JSON, CSV, Markdown, HTML.
 
-Contract: pure functions of a `fleet.outliers.FleetDoctor`, each returning
-bytes; the renderers that have a fleet form call them from their
+Contract: pure functions of a `fleet.outliers.FleetDoctor`: `fleet_dict`
+returns the JSON-ready dict, `fleet_csv`, `fleet_markdown(fleet, md)` (`md`:
+the Markdown renderer's escaper) and `fleet_html` return bytes; the renderers that have a fleet form call them from their
 `render_fleet(fleet)` method (JSON, CSV, Markdown, HTML), and `doctor
 --fleet` refuses an output option whose renderer has none.
 

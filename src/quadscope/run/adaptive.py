@@ -45,10 +45,11 @@ went to that step). Each next size is priced by extrapolating the medians
 measured so far (a power law or, where the local slope is steeper than any
 polynomial class, K_EXP_PRICE, the dearer of it and the exponential through
 the last two sizes): a step in n may multiply the predicted time by at most
-COST_STEP (about e, the cheapest ratio when the size a verdict needs is
-unknown: the sizes' costs sum to about r/(r−1) of the last, which itself
-overshoots the needed one by (r−1)/ln r on average) and, short of MIN_SIZES
-sizes, is shortened until it fits in half the budget left; no size is started
+COST_STEP (4; e would be the cheapest ratio when the size a verdict needs is
+unknown, as the sizes' costs sum to about r/(r−1) of the last, which itself
+overshoots the needed one by (r−1)/ln r on average: 4 costs 2.9× that size,
+e 2.72×), unless the new size is predicted under CHEAP_S, and, short of
+MIN_SIZES sizes, is shortened until it fits in half the budget left; no size is started
 that does not fit there, and a new size whose first runs show its other
 repeats past that (a price is an extrapolation) keeps those runs alone and
 ends growth. While growing, a run's timeout is also capped at GROWTH_SLACK

@@ -9,7 +9,7 @@ meter registry picks.
 - `Machine` is how a session reads the machine: the skew checks' `Reader`
   (`measure.system`), `host_info` and `provenance` (git). `Machine.real()`
   reads this one; tests give fakes.
-- `read_host(machine)` is the one place `Sweep.host` (a `Host`) is assembled:
+- `read_host(machine, git=True)` is the one place `Sweep.host` (a `Host`) is assembled:
   the machine's `host_info()` (a fleet node's names it by its Ray node) with
   the skew checks' facts (governor, turbo, THP, ASLR, load), the checks
   themselves (`advice`, for a command to print) and where the sweep ran
@@ -24,7 +24,8 @@ meter registry picks.
   the machine's reader) and how the executor cleaned up after each run
   (`run_cleanup`), and stores the sweep again with them.
 - `resume(sweep, store=, clock=)` continues a stored sweep with the meter and
-  settings it was started with (perf only if it counted with perf).
+  settings it was started with (`measuring_to_resume`: perf only if it
+  counted with perf).
 
 Nothing here prints: a command prints `facts.advice` before it starts.
 """

@@ -1,8 +1,9 @@
 """The results database: the `Store` protocol, its two back ends, and all the SQL, in this package.
 
 `base` holds the `Store` protocol and the queries and row conversions both
-back ends share; `sqlite` holds `SqliteStore` (one file, the default),
-`postgres` `PostgresStore` (a shared server, loaded only for a
+back ends share; `sqlite` holds `SqliteStore` (one file, the default), with
+`journal` its run journal (one line per run, committed in batches, replayed
+after a crash); `postgres` `PostgresStore` (a shared server, loaded only for a
 `postgresql://` URL); `schema` the tables (the runs columns read from the
 metric registry) and the one `Dialect` that says how PostgreSQL differs;
 `migrations` the numbered upgrades of older stores; `location` the factory

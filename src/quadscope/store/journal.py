@@ -1,8 +1,9 @@
 """A writer's run journal: the runs it has stored but not yet committed, one line each.
 
-Contract: `RunJournal.create(db_path)` makes a new journal file beside the
-SQLite database (`<db name>-runs-<random>`), holds an exclusive `flock` on it
-while it is open, and writes its first line: the column names. `append(row)`
+Contract: `RunJournal.create(db_path, columns)` makes a new journal file
+beside the SQLite database (`<db name>-runs-<random>`), holds an exclusive
+`flock` on it while it is open, and writes its first line: `columns`, the
+column names. `append(row)`
 writes one run's row (those columns' values) as one JSON line with one
 write(2). `clear()` empties it once its rows are committed; `close()`
 removes it (`keep=True`: leaves it for the next opener to replay).

@@ -5,8 +5,10 @@ path (`SqliteStore`) or a `postgresql://` / `postgres://` URL
 (`PostgresStore`, whose module and psycopg load only then, so commands that
 never touch PostgreSQL start as fast as before). `default_location()` is
 `$QUADSCOPE_DB` (a URL as given, a path relative to the working directory) or
-`.quadscope/results.db`. `mask_url` (from base) hides a URL's password wherever a URL is
-shown to the user.
+`.quadscope/results.db`. `as_location(given)` reads `--db`/`db=` (None or ""
+→ `default_location()`, a URL as text, anything else a `Path`); `is_url(location)`
+says whether it names PostgreSQL. `mask_url` (from base) hides a URL's
+password wherever a URL is shown to the user.
 """
 
 from __future__ import annotations
