@@ -19,18 +19,19 @@ Method, in order:
    rounds of an interleaved sweep: `classfit._round_free_spreads`). With one
    run per size (accumulate mode) σ is relative to a first power-law fit: timing
    noise is roughly multiplicative.
-2. Each class of the registry (`quadscope.classes`) is fitted as a + b·f(n), a, b ≥ 0 (non-negative least
-   squares), and a free power law a + b·n^k, k ∈ [0, 4], is fitted alongside.
+2. Each class of the registry (`quadscope.classes`) is fitted as a + b·f(n),
+   a, b ≥ 0 (non-negative least squares), and a free power law a + b·n^k, k ∈ [0, 4], is fitted alongside.
 3. Models are ranked by QAICc (Burnham & Anderson, Model Selection and
    Multimodel Inference, 2nd ed., 2002, §2.4 and §6.2), with the variance
    inflation ĉ estimated from the best 3-parameter fit (floored at 1 when the
    weights came from real repeats). Selection then prefers the simpler class:
-   a more complex class must beat every simpler one by ΔQAICc ≥ `SELECT_DELTA`.
-   The verdict is `INCONCLUSIVE` whenever another growing class is within that
-   margin of the winner, fewer than `MIN_SUPPORT` of bootstrap replicates reach
-   the same verdict, or the free exponent's interval contradicts the class;
-   in that last case the bracket also holds the classes just below and just
-   above k (`evidence._straddle`), so a k of 1.6 reads "n log n … n²", never "n² … n²".
+   a more complex class must beat every simpler one by ΔQAICc ≥ `SELECT_DELTA`
+   (`evidence`). The verdict is `INCONCLUSIVE` whenever another growing class is
+   within that margin of the winner, fewer than `MIN_SUPPORT` (`verdict`) of
+   bootstrap replicates reach the same verdict, or the free exponent's
+   interval contradicts the class; in that last case the bracket also holds
+   the classes just below and just above k (`evidence._straddle`), so a k of
+   1.6 reads "n log n … n²", never "n² … n²".
    With repeated runs, a growing verdict must also follow the local slopes of
    the upper half of the sizes (`quadscope.analyse.slopes`): a cost per
    element that rises through the caches, or a staircase of steps, is a

@@ -13,6 +13,9 @@ passes a sweep bracketed "n … n log n", and no single noisy class flips it.
 `parse_gates(items)` turns `--fail-above` values into `Gate`s (a `UsageError`
 names a bad one): "CLASS" gates the headline metric (the time the verdict line
 leads with, `headline.time_fit`), "METRIC=CLASS" that metric.
+`judge_metric(fits, metric, limit)` is `judge` of one metric's fit (None: the
+headline time), undecided when that metric was not measured; `judge_gates`
+and `assert_scales` both go through it.
 `judge_gates(gates, analysis, strict=)` returns one `GateOutcome` per gate,
 each with its sentence and exit code (`strict`: an undecided gate exits
 GATE_FAILED_EXIT too); `worst_exit(outcomes)` is the code the CLI exits with:

@@ -9,8 +9,9 @@ time), then any sweep whose commit git does not list, by time; without
 `commits` (no repository) everything goes by time. `build_history(entries,
 name=, metric=, ref_n=, order=)` takes (sweep, fit) pairs in that order
 (`order`: "git" or "time", as they were ordered), each fit made with
-`predict_n = ref_n`, and returns a `History` that marks where the class changed (between the last
-confident class and this confident one) and where the constant stepped.
+`predict_n = ref_n`, and returns a `History` that marks where the class
+changed (between the last confident class and this confident one) and where
+the constant stepped.
 
 The step test is a changepoint segmentation of y = log(cost at ref_n): the
 segmentation minimising Σ_segments Σ_i (y_i − ȳ_seg)² / v_i + β·(segments − 1)

@@ -22,8 +22,8 @@ stands):
 
 then its verdict becomes a bracket from memory's class up to time's, with no
 size named to decide it: a "memory" `Doubt` whose meter, instructions, would
-(its sentences are `analyse.text`'s). Without the cache sizes (a sweep stored before they
-were recorded) or peak RSS, nothing changes.
+(its sentences are `analyse.text`'s). Without the cache sizes (a sweep stored
+before they were recorded) or peak RSS, nothing changes.
 
 Why: once the data a program walks outgrow a cache, each access costs more as
 n grows (misses in L2, then the last-level cache, the TLB and page walks), so

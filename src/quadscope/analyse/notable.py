@@ -6,6 +6,8 @@ renderer reads what matters instead of deciding it. The measured runs are
 those that count (not warm-up, exited 0, not timed out), as they were taken
 (accumulate mode's single launches, not their pools).
 
+- `medians_by_size(runs, metric)`: the median of one metric at each size
+  where it was measured (the probes' plot lines read it too).
 - `medians_at_max(runs)`: per variant, each metric's median over the runs at
   that variant's largest measured size: the median the fits use
   (`stats.median_by_size`, the mean of the two middle runs of an even count).

@@ -3,8 +3,8 @@
 Contract: pure numpy on the per-size medians and weights that fitting
 prepared; no I/O. `find_regime(n, y, w, singles, *, repeated)`
 (`singles`: the (χ², n_coef) of every single model fitted on the same medians)
-returns a `Regime` (where the growth changes, the exponents on either side, how much
-better the broken law fits) when a broken power law beats every single model,
+returns a `Regime` (where the growth changes, the exponents on either side,
+how much better the broken law fits) when a broken power law beats every single model,
 else None. Fitting (`quadscope.analyse.fitting`) then fits the upper regime on
 its own and reports it as the verdict for large n.
 

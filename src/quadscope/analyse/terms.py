@@ -1,8 +1,9 @@
 """Costs a single class a + b·f(n) misreads: a step in the cost, two growth terms.
 
 Contract: pure numpy/scipy on per-size medians n, y and weights w (1/σ²) that
-fitting prepared; no I/O. Fitting (`quadscope.analyse.fitting`) asks these
-questions of a verdict before it lets it stand:
+fitting prepared; no I/O. Fitting (`quadscope.analyse.fitting`: `step_classes`,
+`find_step`) and the verdict's evidence (`quadscope.analyse.evidence`: `doubt`)
+ask these questions of a verdict before it lets it stand:
 
 * `step_classes` — above a change of regime, does the class below with a free
   (possibly negative) offset explain the upper sizes? A per-element cost that
@@ -18,8 +19,8 @@ questions of a verdict before it lets it stand:
   every single model, calibrated the same way (no false steps on single laws).
 * `second_term` — a + c·f(n) + b·h(n), a, b, c ≥ 0, f no faster than the
   verdict's class and h faster: a small superlinear term under a large
-  linear one (1000·n + n²/10 below n = 10⁴) shows as curvature a single class absorbs. When the second term
-  gains ΔQAICc ≥ TERM_DELTA, `doubt` returns it as a `Doubt` (check
+  linear one (1000·n + n²/10 below n = 10⁴) shows as curvature a single
+  class absorbs. When the second term gains ΔQAICc ≥ TERM_DELTA, `doubt` returns it as a `Doubt` (check
   "second_term"): the bracket [f … h] and the n where h would overtake f.
   Its sentence is written in `quadscope.analyse.text`.
 """

@@ -2,7 +2,7 @@
 
 Contract: pure functions from numbers and typed records (`quadscope.model.Doubt`,
 class names looked up in a `Registry`) to text; nothing here fits, decides or
-prints. The statistics modules (`fitting`, `terms`, `memory`, `analysis`)
+prints. The statistics modules (`classfit`, `fitting`, `memory`, `analysis`)
 return numbers and records; `verdict.fold` and they call here for the words.
 Sizes are written by `fmt_n` (digits below 10⁷, three significant figures
 above), shares as whole percentages, exponents with two decimals, bytes by
