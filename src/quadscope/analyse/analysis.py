@@ -1,8 +1,8 @@
 """Everything a report shows, computed once from stored data.
 
 Contract: `analyse(sweep, runs, profile=, doctor=, probe_series=)` is a pure
-function of a stored sweep: it never runs a workload, so `quadscope show RUN` re-fits yesterday's sweep. Every
-renderer (terminal, JSON, CSV, HTML, PNG) takes the resulting `Analysis` and
+function of a stored sweep: it never runs a workload, so `quadscope show RUN`
+re-fits yesterday's sweep. Every renderer (terminal, JSON, CSV, HTML, PNG) takes the resulting `Analysis` and
 none of them re-computes a fit. Warm-up runs and failed runs are kept in
 `runs` for the record but never fitted. Results attached to the sweep travel
 as typed records beside the fits: its profile (`Attribution`), its doctor
