@@ -20,7 +20,8 @@ Method, in order:
    run per size (accumulate mode) σ is relative to a first power-law fit: timing
    noise is roughly multiplicative.
 2. Each class of the registry (`quadscope.classes`) is fitted as a + b·f(n),
-   a, b ≥ 0 (non-negative least squares), and a free power law a + b·n^k, k ∈ [0, 4], is fitted alongside.
+   a, b ≥ 0 (non-negative least squares), and a free power law a + b·n^k,
+   k ∈ [0, 4], is fitted alongside.
 3. Models are ranked by QAICc (Burnham & Anderson, Model Selection and
    Multimodel Inference, 2nd ed., 2002, §2.4 and §6.2), with the variance
    inflation ĉ estimated from the best 3-parameter fit (floored at 1 when the

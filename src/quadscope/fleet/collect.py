@@ -12,12 +12,12 @@ sweep `doctor@<label>` (its probe sweeps keep their names).
   rewriting the sweep ids the blobs hold, and returns the node's
   `DoctorReport` pointing at the stored summary.
 - `stream_sweeps(store, streams, died, name="", progress=None)` consumes one
-  event stream per node (`streams`: (node, events) pairs; each iterated in its own thread, so a slow node never holds back a
-  fast one) and stores each run the moment it arrives. A stream that raises
-  (the node died, its worker crashed, the task became unschedulable) leaves
-  its sweep "interrupted" with every run already received and `died(exception)`
-  as its sentence; a node that
-  reports "failed" before starting has no sweep. Returns one `NodeOutcome`
+  event stream per node (`streams`: (node, events) pairs; each iterated in
+  its own thread, so a slow node never holds back a fast one) and stores each
+  run the moment it arrives. A stream that raises (the node died, its worker
+  crashed, the task became unschedulable) leaves its sweep "interrupted" with
+  every run already received and `died(exception)` as its sentence; a node
+  that reports "failed" before starting has no sweep. Returns one `NodeOutcome`
   per node, in the order given.
 """
 

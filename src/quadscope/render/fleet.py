@@ -2,9 +2,10 @@
 
 Contract: pure functions of a `fleet.outliers.FleetDoctor`: `fleet_dict`
 returns the JSON-ready dict, `fleet_csv`, `fleet_markdown(fleet, md)` (`md`:
-the Markdown renderer's escaper) and `fleet_html` return bytes; the renderers that have a fleet form call them from their
-`render_fleet(fleet)` method (JSON, CSV, Markdown, HTML), and `doctor
---fleet` refuses an output option whose renderer has none.
+the Markdown renderer's escaper) and `fleet_html` return bytes; the renderers
+that have a fleet form (`writes_fleet`: JSON, CSV, Markdown, HTML) call them
+from their `render_fleet(fleet)` method, and `doctor --fleet` refuses an
+output option whose renderer has none.
 
 - `fleet_dict` (the JSON renderer dumps it): `{"schema": 2, "kind": "doctor-fleet", "address", "machines":
   [{"label", "sweep_id", "outliers": [probe, ...], "report": <the machine's
