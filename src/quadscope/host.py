@@ -13,8 +13,8 @@ object. This module imports nothing but the standard library.
 
 Who writes which facts: `measure.host.host_info()` the machine (hostname to
 boot_flags); `measure.system` the facts that skew timings (cpu_governor to
-steal_pct, one `Check` class each, whose `key` is the field's name); the `run`
-command what the resident launcher cleaned up with (`run_cleanup`); `--fleet`
+steal_pct, one `Check` class each, whose `key` is the field's name); the session
+(`run.session.start`) what the resident launcher cleaned up with (`run_cleanup`); `--fleet`
 the Ray node (`ray_node_id`). Sweeps stored before the boot-flag allow-list
 carry the whole kernel command line in `cmdline`, which nothing shows unfiltered
 (`measure.host.shown_host`).

@@ -18,7 +18,7 @@ plot data is embedded once as JSON in a `<script type="application/json">`
 with `<`, `>`, `&`, U+2028 and U+2029 written as `\\u` escapes, so no value can
 close the element; the script reads it with `JSON.parse` and puts text in the
 page only through `textContent`. A profile's flame graph SVG is rebuilt from a
-whitelist (`plotdata.sanitise_svg`) before it is inlined.
+whitelist (`extras.sanitise_svg`) before it is inlined.
 """
 
 from __future__ import annotations
