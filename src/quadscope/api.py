@@ -14,7 +14,7 @@ sweeps a function, or a command given as an argv list holding `{n}`, within a
 small time budget (an adaptive sweep, or the fixed `sizes` given), writes an
 HTML report outside the user's tree (a temporary folder unless `report=`
 names the file), and judges the headline time fit (or `metric`'s) with the
-one gate rule every gate shares (`analyse.gate.judge`). It returns a
+one gate rule every gate shares (`analyse.gate.judge_metric`). It returns a
 `ScalingResult` when the growth is within `at_most`, raises `ScalingError`
 (an AssertionError) when it surely exceeds it, and when the data cannot tell
 acts as `undecided` says: raise `ScalingUndecided` ("fail", the default),
