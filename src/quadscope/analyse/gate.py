@@ -18,8 +18,8 @@ headline time), undecided when that metric was not measured; `judge_gates`
 and `assert_scales` both go through it.
 `judge_gates(gates, analysis, strict=)` returns one `GateOutcome` per gate,
 each with its sentence and exit code (`strict`: an undecided gate exits
-GATE_FAILED_EXIT too); `worst_exit(outcomes)` is the code the CLI exits with:
-GATE_FAILED_EXIT over GATE_UNDECIDED_EXIT over 0. The options themselves and
+GATE_FAILED_EXIT too); `worst_exit(codes)`, of the outcomes' exit codes, is
+the code the CLI exits with: GATE_FAILED_EXIT over GATE_UNDECIDED_EXIT over 0. The options themselves and
 the printing are the CLI's (`commands/gates.py`).
 """
 

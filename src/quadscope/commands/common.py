@@ -2,8 +2,8 @@
 
 Contract: the only place (with cli.py) that prints an Analysis or writes an
 Analysis's report files (`history --html` writes its own page, which is not a
-registry renderer). The output options, their checks and the files written all come from
-the renderer registry (`render.RENDERERS`): nothing here names a file format
+registry renderer). The output options, their checks and the files written all
+come from the renderer registry (`render.RENDERERS`): nothing here names a file format
 (`print_analysis` asks the registry for the terminal renderer by name).
 `analyse_stored` is `analysis.analyse` of a stored sweep with the results
 attached to it (its profile, its doctor findings and each probe's plot lines).

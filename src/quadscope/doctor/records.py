@@ -8,7 +8,8 @@ probe sweep and `DoctorReport.to_dict()` the one beside the summary sweep
 (`doctor_from_dict` reads either, as 0.1.0 wrote them); the report's dict is
 also the file `--json`/`--save` write and `--vs` reads. `ProbeSeries` is one
 line of a probe's small plot (median cost per size of one of its sweeps) and
-`MachineComparison` the `--vs` sentences; neither is stored.
+`MachineComparison` the `--vs` sentences (one `ProbeComparison` per probe);
+neither is stored.
 """
 
 from __future__ import annotations
