@@ -12,8 +12,9 @@ here measures, prints or touches disk.
 
 Sources: "clock" (the monotonic clock around the child: wall_s, never null),
 "rusage" (wait4's struct rusage, or getrusage deltas for Python functions),
-a meter's name such as "perf" (null where that meter cannot count the event),
-and "derived" (`derive(*inputs)`, null when any input is null).
+"perf" (the counter backend's events, `measure.counters`: null where the
+machine cannot count the event; the instruction meter, `meters.instructions`,
+fills `instructions` under Valgrind where the CPU cannot), and "derived" (`derive(*inputs)`, null when any input is null).
 
 How to add a metric: add one `Metric` to `REGISTRY`, at the place its row
 should appear in reports. Units go in the name (`_s`, `_bytes`, or a plain
@@ -53,7 +54,7 @@ class Metric:
 
     name: str
     unit: str  # one of UNITS; formatting follows it (units.fmt_value)
-    source: str  # CLOCK, RUSAGE, a meter's name such as PERF, or DERIVED
+    source: str  # CLOCK, RUSAGE, PERF (the perf counter backend's events) or DERIVED
     description: str
     integral: bool
     events: tuple[str, ...] = ()
