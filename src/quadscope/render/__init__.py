@@ -9,8 +9,10 @@ writes nothing and never re-computes a fit. `RENDERERS` lists
 them in the order their files are written. The CLI adds one option per
 renderer with a flag, checks their paths before a sweep starts and writes
 what was asked by looping over this tuple (`commands.common`), so a new
-format is one module plus one line here. `get_renderer(name, **options)`
-makes one with its own options (the terminal's `color` and `width`). A doctor
+format is one module plus one line here. `file_renderers()` are those with a
+flag (the terminal has none), `renderer_class(name)` the class called so (a
+KeyError otherwise), and `get_renderer(name, **options)` makes one with its
+own options (the terminal's `color` and `width`). A doctor
 summary (an `Analysis` whose `doctor` is a `DoctorReport`) goes through the
 same renderers: the terminal prints the doctor's table, JSON writes the
 report `doctor --vs` reads. `DEFAULT_REPORT` is the renderer `quadscope
