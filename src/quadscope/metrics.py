@@ -14,7 +14,8 @@ Sources: "clock" (the monotonic clock around the child: wall_s, never null),
 "rusage" (wait4's struct rusage, or getrusage deltas for Python functions),
 "perf" (the counter backend's events, `measure.counters`: null where the
 machine cannot count the event; the instruction meter, `meters.instructions`,
-fills `instructions` under Valgrind where the CPU cannot), and "derived" (`derive(*inputs)`, null when any input is null).
+fills `instructions` under Valgrind where the CPU cannot), and "derived"
+(`derive(*inputs)`, null when any input is null).
 
 How to add a metric: add one `Metric` to `REGISTRY`, at the place its row
 should appear in reports. Units go in the name (`_s`, `_bytes`, or a plain
