@@ -1,17 +1,17 @@
 """The exact meter's executors (`--meter instructions`, `meters.instructions`): the same count every run.
 
 Contract: `InstructionMeter(timed, runner, tool, command=, metric=)` is an
-`Executor` wrapping any other: each job is run once by `timed` (its wall time, rusage and whatever it
-counts: the time headline stays a real run's) and once more by `runner` under
-`tool`, an argv prefix whose output files (in a fresh folder, one per
-process the command runs) give the instruction count, merged
-into the measurement as the registry's `instructions` (or the `metric=` a
-meter counting something else with another tool names). A run that failed or
-timed out in either half has `instructions` None. The counted run gets the
-same timeout as the timed one; `command` turns a run's argv into the argv
-counted (`pycount.count_command`'s child Python for a function). `HeldStill(inner)`
-runs every argv held still on `inner`, for a meter that counts with the CPU's
-counter on the timed run itself.
+`Executor` wrapping any other: each job is run once by `timed` (its wall
+time, rusage and whatever it counts: the time headline stays a real run's)
+and once more by `runner` under `tool`, an argv prefix whose output files (in
+a fresh folder, one per process the command runs) give the instruction count,
+merged into the measurement as the registry's `instructions` (or the
+`metric=` a meter counting something else with another tool names). A run
+that failed or timed out in either half has `instructions` None. The counted
+run gets the same timeout as the timed one; `command` turns a run's argv into
+the argv counted (`pycount.count_command`'s child Python for a function).
+`HeldStill(inner)` runs every argv held still on `inner`, for a meter that
+counts with the CPU's counter on the timed run itself.
 
 Why the same metric as perf's `instructions`, not an `instructions_exact`
 entry: both count the user-space instructions the program retires (Valgrind
