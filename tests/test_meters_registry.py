@@ -173,3 +173,18 @@ def test_the_api_records_the_same_host_facts_as_run(tmp_path: Path,
     assert analysis.sweep.host == dataclasses.replace(HOST, thp="always")
     assert analysis.sweep.git_commit == "abc123"
     assert any("transparent huge pages are 'always'" in note for note in analysis.notes)
+
+
+def test_the_api_stores_rescued_runs_of_its_database_first(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs a killed quadscope left with its launcher go into the API's database before it sweeps,
+    as they do when the CLI opens a store."""
+    from quadscope.api import sweep_function
+    from quadscope.run import rescue
+
+    opened: list[str] = []
+    monkeypatch.setattr(session.Machine, "real", classmethod(lambda cls: _machine({})))
+    monkeypatch.setattr(rescue, "ingest", lambda store, directory=None: opened.append(
+        str(store.location)) or 0)
+    sweep_function(_count_up, sizes=[1, 2, 4, 8], repeat=1, warmup=0, db=tmp_path / "api.db")
+    assert opened == [str(tmp_path / "api.db")]

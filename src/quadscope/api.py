@@ -85,10 +85,12 @@ def _function_measuring(spec: SweepSpec, func: Callable[[Any], Any],
 def _sweep(spec: SweepSpec, measuring: Measuring, db: Path | str) -> Analysis:
     from quadscope.analyse.analysis import analyse
     from quadscope.measure.clock import SystemClock
-    from quadscope.run import session
+    from quadscope.run import rescue, session
     from quadscope.store import open_store
 
     with open_store(db) as store:
+        # Runs a killed quadscope measured but had not stored yet go in first, as the CLI does.
+        rescue.ingest(store)
         sweep = session.start(spec, store=store, clock=SystemClock(),
                               machine=session.Machine.real(), measuring=measuring)
         return analyse(sweep, store.runs(sweep.id))
