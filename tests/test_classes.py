@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from quadscope.analyse.fitting import bootstrap_class, fit_metric
-from quadscope.classes import INCONCLUSIVE, NAMES, REGISTRY, GrowthClass, Registry
+from quadscope.classes import (
+    INCONCLUSIVE,
+    NAMES,
+    REGISTRY,
+    GrowthClass,
+    Registry,
+    UnknownClassError,
+)
 from quadscope.render.terminal import class_style
 
 N_1_5 = GrowthClass("n^1.5", "n¹·⁵", "n to the 1.5", (1.5, 0.0),
@@ -121,3 +128,43 @@ def test_normalised_bases_is_with_base_normalised_row_by_row() -> None:
             assert flag == (one is not None)
             if one is not None:
                 assert np.allclose(row, one[0], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("1", "1"), ("constant", "1"), ("O(1)", "1"),
+    ("log n", "log n"), ("logarithmic", "log n"), ("O(log n)", "log n"),
+    ("√n", "sqrt n"), ("sqrt n", "sqrt n"), ("sqrt(n)", "sqrt n"), ("square root", "sqrt n"),
+    ("n", "n"), ("linear", "n"), ("O(n)", "n"),
+    ("n log n", "n log n"), ("nlogn", "n log n"), ("O(n log n)", "n log n"),
+    ("n·log n", "n log n"), ("linearithmic", "n log n"), ("N LOG N", "n log n"),
+    ("n²", "n^2"), ("n^2", "n^2"), ("n**2", "n^2"), ("quadratic", "n^2"), ("O(n^2)", "n^2"),
+    ("O(n²)", "n^2"), (" n ^ 2 ", "n^2"),
+    ("n³", "n^3"), ("n^3", "n^3"), ("cubic", "n^3"),
+    ("cⁿ", "c^n"), ("c^n", "c^n"), ("2^n", "c^n"), ("exponential", "c^n"), ("O(2^n)", "c^n"),
+])
+def test_parse_reads_every_spelling_quadscope_prints(text: str, name: str) -> None:
+    """Every name, label, word and O(...) form of a class reads back as that class."""
+    assert REGISTRY.parse(text).name == name
+
+
+def test_parse_accepts_each_class_as_printed() -> None:
+    """Whatever a class prints (name, label, words, phrase-free) parses back to it."""
+    for growth in REGISTRY:
+        for spelling in (growth.name, growth.label, growth.words, f"O({growth.label})"):
+            assert REGISTRY.parse(spelling) is growth
+
+
+@pytest.mark.parametrize("text", ["nlog", "", "n^4", "fast", "O()", "inconclusive"])
+def test_parse_refuses_an_unknown_spelling_in_one_sentence_with_examples(text: str) -> None:
+    with pytest.raises(UnknownClassError) as err:
+        REGISTRY.parse(text)
+    message = str(err.value)
+    assert message.startswith(f"{text!r} is not a growth class")
+    assert "n log n" in message and "n²" in message and "quadratic" in message
+    assert "\n" not in message and message.replace("e.g. ", "").count(". ") == 0
+
+
+def test_parse_reads_a_custom_class_label_with_a_fractional_superscript() -> None:
+    """"n¹·⁵" (the label's "·" is a decimal point inside a superscript) reads as "n^1.5"."""
+    extended = REGISTRY.with_class(N_1_5)
+    assert extended.parse("n¹·⁵").name == extended.parse("O(n^1.5)").name == "n^1.5"

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
 from quadscope.analyse.analysis import Analysis
 from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, judge, judge_gates, parse_gates, worst_exit
+from quadscope.api import assert_scales
 from quadscope.classes import INCONCLUSIVE
 from quadscope.commands.gates import check_gates, junit_cases
+from quadscope.errors import UsageError
 from quadscope.model import Fit, Sweep
 
 
@@ -114,3 +117,41 @@ def test_junit_cases_carry_each_gates_sentence_and_strict_fails_an_undecided_one
     assert cases[0].message == judge(fits["wall_s"], "n").sentence
     strict = junit_cases(argparse.Namespace(fail_above=["n"], strict_gate=True), _analysis(fits))
     assert strict[0].outcome == "failed"
+
+
+def test_fail_above_reads_every_spelling_quadscope_prints() -> None:
+    """`--fail-above` takes the class as the report printed it: n², quadratic, O(n log n)…"""
+    gates = parse_gates(["n²", "quadratic", "O(n log n)", "nlogn", "linear", "wall_s=√n",
+                         "max_rss_bytes=O(1)"])
+    assert [(g.metric, g.limit) for g in gates] == [
+        (None, "n^2"), (None, "n^2"), (None, "n log n"), (None, "n log n"), (None, "n"),
+        ("wall_s", "sqrt n"), ("max_rss_bytes", "1")]
+    assert judge(fit("wall_s", "n^2"), "n²").outcome == PASS
+    assert judge(fit("wall_s", "n^2"), "O(n log n)").outcome == FAIL
+
+
+def test_fail_above_refuses_an_unknown_spelling_in_one_sentence() -> None:
+    with pytest.raises(UsageError) as err:
+        parse_gates(["nlog"])
+    assert str(err.value).startswith("--fail-above 'nlog': 'nlog' is not a growth class")
+    assert "n log n" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_assert_scales_refuses_an_unknown_class_before_the_sweep(tmp_path: Path) -> None:
+    """A misspelt at_most is a ValueError before the target is called once."""
+    calls: list[int] = []
+    with pytest.raises(ValueError, match="'nlog' is not a growth class"):
+        assert_scales(calls.append, at_most="nlog", sizes=[10, 20, 40], db=tmp_path / "r.db")
+    assert calls == []
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_the_pytest_fixture_refuses_an_unknown_class_before_the_sweep(tmp_path: Path) -> None:
+    """`scaling.check(f, at_most=...)` and a marker's at_most go through the same parser."""
+    from quadscope.pytest_plugin import Scaling
+
+    calls: list[int] = []
+    with pytest.raises(ValueError, match="'O n' is not a growth class"):
+        Scaling(tmp_path, strict=False, defaults={"at_most": "O n"}).check(calls.append,
+                                                                          sizes=[10, 20, 40])
+    assert calls == []

@@ -15,7 +15,9 @@ small time budget (an adaptive sweep, or the fixed `sizes` given), writes an
 HTML report outside the user's tree (a temporary folder unless `report=`
 names the file), and judges the headline time fit (or `metric`'s) with the
 one gate rule every gate shares (`analyse.gate.judge_metric`). It returns a
-`ScalingResult` when the growth is within `at_most`, raises `ScalingError`
+`ScalingResult` when the growth is within `at_most` (any spelling quadscope
+prints, `classes.Registry.parse`; an unknown one is a ValueError raised before
+the sweep), raises `ScalingError`
 (an AssertionError) when it surely exceeds it, and when the data cannot tell
 acts as `undecided` says: raise `ScalingUndecided` ("fail", the default),
 return ("pass"), or raise `ScalingSkipped` ("skip", a `unittest.SkipTest`
@@ -151,10 +153,12 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     """
     from quadscope.analyse.gate import FAIL, PASS, judge_metric
     from quadscope.analyse.headline import time_fit
+    from quadscope.classes import REGISTRY
     from quadscope.model import METRICS
     from quadscope.run.session import choose
     from quadscope.store import DB_ENV_VAR, as_location
 
+    at_most = REGISTRY.parse(at_most).name  # refused before anything is swept
     if undecided not in ("fail", "pass", "skip"):
         raise ValueError(f"undecided={undecided!r}: use 'fail', 'pass' or 'skip'")
     if metric is not None and metric not in METRICS:

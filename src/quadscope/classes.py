@@ -10,6 +10,11 @@ maps costs back to n (`linearise`), normalises itself for fitting
 (`normalised`) and renames its size variable (`named`, "n log n" -> "i log i").
 Fitting takes the registry as a parameter (default `REGISTRY`), so a test or a
 caller can fit against another set of classes without touching this module.
+`Registry.parse(text)` is the one reader of a class a person wrote (`--fail-above`,
+`assert_scales(at_most=)`, the pytest fixture and marker): it accepts every spelling
+quadscope prints or a reader would write ("n²", "n^2", "quadratic", "O(n log n)",
+"nlogn", "√n", "sqrt(n)") and raises `UnknownClassError`, one sentence with examples,
+for anything else. `get` stays exact: it reads stored names.
 
 How to add a class: add one `GrowthClass` to `_BUILTIN`, where its `order`
 puts it (the registry refuses classes out of order: selection prefers the
@@ -229,6 +234,17 @@ class Registry:
         """The class called `name` (or one of its aliases), or None for INCONCLUSIVE, "", unknown."""
         return next((c for c in self.classes if c.name == name or name in c.aliases), None)
 
+    def parse(self, text: str) -> GrowthClass:
+        """The class `text` names in any spelling quadscope prints (see the module docstring)."""
+        key = spelling_key(text)
+        key = spelling_key(_EXTRA_SPELLINGS.get(key, key))
+        for growth in self.classes:
+            spellings = (growth.name, growth.label, growth.words, *growth.aliases)
+            if key and any(spelling_key(s) == key for s in spellings):
+                return growth
+        raise UnknownClassError(f"{text!r} is not a growth class; write one as quadscope prints "
+                                f"it, e.g. {CLASS_EXAMPLES}")
+
     def index(self, name: str) -> int:
         """Position of `name` (or an alias): a larger index grows faster."""
         return self.names.index(self[name].name)
@@ -248,6 +264,31 @@ class Registry:
     def with_class(self, extra: GrowthClass) -> Registry:
         """This registry plus `extra`, placed by its order."""
         return Registry(tuple(sorted((*self.classes, extra), key=lambda c: c.order)))
+
+
+class UnknownClassError(ValueError):
+    """A class written in no spelling `Registry.parse` knows; the message lists examples."""
+
+
+# Superscripts as written in labels ("n²", "n¹·⁵", "cⁿ"); a "·" inside a run is a decimal point.
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ·", "0123456789n.")
+_SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ](?:[⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ·]*[⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ])?")
+_BIG_O = re.compile(r"^[oθΘ]\s*\((.*)\)$")
+_EXTRA_SPELLINGS = {"nlgn": "n log n", "lgn": "log n", "loglinear": "n log n", "n^1": "n",
+                    "n^0.5": "sqrt n",
+                    "n^1/2": "sqrt n", "n^0": "1", "const": "1", "e^n": "c^n"}
+CLASS_EXAMPLES = "1, log n, √n, n, n log n (or nlogn), n² (or n^2, quadratic, O(n^2)), n³, cⁿ"
+
+
+def spelling_key(text: str) -> str:
+    """`text` reduced to what every spelling of one class shares: "O(n²)" and "n ^ 2" → "n^2"."""
+    key = _SUPERSCRIPT_RUN.sub(lambda m: "^" + m.group(0).translate(_SUPERSCRIPT),
+                               text.strip().lower())
+    big_o = _BIG_O.match(key)
+    if big_o:
+        key = big_o.group(1)
+    key = key.replace("**", "^").replace("√", "sqrt")
+    return re.sub(r"[\s·*()_\-]", "", key)
 
 
 # The curves import numpy where they run: a repeated import is a dictionary look-up.

@@ -12,7 +12,9 @@ passes a sweep bracketed "n … n log n", and no single noisy class flips it.
 
 `parse_gates(items)` turns `--fail-above` values into `Gate`s (a `UsageError`
 names a bad one): "CLASS" gates the headline metric (the time the verdict line
-leads with, `headline.time_fit`), "METRIC=CLASS" that metric.
+leads with, `headline.time_fit`), "METRIC=CLASS" that metric. A class may be
+written in any spelling quadscope prints (`classes.Registry.parse`: "n²",
+"quadratic", "O(n log n)"); `parse_class` reads one alone.
 `judge_metric(fits, metric, limit)` is `judge` of one metric's fit (None: the
 headline time), undecided when that metric was not measured; `judge_gates`
 and `assert_scales` both go through it.
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from quadscope.analyse.headline import label, time_fit
-from quadscope.classes import NAMES, REGISTRY
+from quadscope.classes import REGISTRY, UnknownClassError
 from quadscope.errors import GATE_FAILED_EXIT, GATE_UNDECIDED_EXIT, UsageError
 from quadscope.model import METRICS, Fit
 
@@ -73,8 +75,7 @@ class GateOutcome:
 
 def judge(fit: Fit, limit: str, size_word: str = "n") -> GateOutcome:
     """The shared gate rule: pass if at_most ≤ limit, fail if at_least > limit, else undecided."""
-    if limit not in REGISTRY:
-        raise UsageError(f"{limit!r} is not a class; use one of " + ", ".join(NAMES))
+    limit = parse_class(limit)
     allowed = label(limit, size_word)
     lo, hi = fit.at_least, fit.at_most
     if fit.confident and not (lo and hi):
@@ -99,13 +100,22 @@ def _undecided(fit: Fit, why: str, allowed: str) -> GateOutcome:
     return GateOutcome(UNDECIDED, f"gate undecided: {why}{joiner}{allowed}{tail}", fit.decide_n)
 
 
+def parse_class(text: str) -> str:
+    """The registry name of a class written in any spelling quadscope prints (`Registry.parse`)."""
+    try:
+        return REGISTRY.parse(text).name
+    except UnknownClassError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def judge_metric(fits: Mapping[str, Fit], metric: str | None, limit: str,
                  size_word: str = "n") -> GateOutcome:
     """`judge` of `metric`'s fit (None: the headline time); undecided when it was not measured."""
+    limit = parse_class(limit)
     fit = time_fit(fits) if metric is None else fits.get(metric)
     if fit is None:
         return GateOutcome(UNDECIDED, f"gate undecided: {metric or 'time'} was not measured, "
-                                      f"so nothing says it stays within {limit}")
+                                      f"so nothing says it stays within {label(limit, size_word)}")
     return judge(fit, limit, size_word)
 
 
@@ -114,10 +124,10 @@ def parse_gates(items: Iterable[str]) -> list[Gate]:
     gates: list[Gate] = []
     for item in items:
         metric, _, cls = item.rpartition("=")
-        cls = cls.strip()
-        if cls not in REGISTRY:
-            raise UsageError(f"--fail-above {item!r}: {cls!r} is not a class; use one of "
-                             + ", ".join(NAMES))
+        try:
+            cls = REGISTRY.parse(cls).name
+        except UnknownClassError as exc:
+            raise UsageError(f"--fail-above {item!r}: {exc}") from None
         if metric and metric not in METRICS:
             raise UsageError(f"--fail-above {item!r}: {metric!r} is not a metric; use one of "
                              + ", ".join(METRICS))
@@ -143,4 +153,4 @@ def worst_exit(codes: Iterable[int]) -> int:
 
 
 __all__ = ["EXIT_CODES", "FAIL", "GATE_EXIT", "PASS", "UNDECIDED", "Gate", "GateOutcome",
-           "judge", "judge_gates", "judge_metric", "parse_gates", "worst_exit"]
+           "judge", "judge_gates", "judge_metric", "parse_class", "parse_gates", "worst_exit"]
