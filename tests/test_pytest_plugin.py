@@ -158,3 +158,36 @@ def test_api_exported_lazily() -> None:
     assert quadscope.assert_scales is assert_scales
     with pytest.raises(AttributeError):
         _ = quadscope.no_such_name  # type: ignore[attr-defined]
+
+
+def test_a_failure_shows_the_verdict_lines_not_quadscopes_source(pytester: pytest.Pytester) -> None:
+    """The helpers hide their frames: the failure is the test's line and the verdict lines."""
+    result = _run(pytester, f'''
+def test_it(scaling):
+    scaling.check(quadratic, at_most="n log n", sizes={QUADRATIC_SIZES}, repeat=1,
+                  setup=lambda n: list(range(n)))
+''')
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "scaling.check(quadratic" in out and "gate failed" in out
+    for leak in ("__tracebackhide__", "def assert_scales", "def check", "quadscope/api.py",
+                 "quadscope/pytest_plugin.py"):
+        assert leak not in out
+
+
+def test_skips_point_at_the_test_not_the_plugin(pytester: pytest.Pytester) -> None:
+    """An undecided gate's skip names the test file, from `check` and from a marker alike."""
+    result = _run(pytester, '''
+import pytest
+
+def test_check(scaling):
+    scaling.check(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions")
+
+@pytest.mark.scales(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions")
+def test_marker():
+    pass
+''')
+    result.assert_outcomes(skipped=2)
+    out = result.stdout.str()
+    assert out.count("SKIPPED [1] test_inner.py:") == 2, out
+    assert "pytest_plugin.py" not in out

@@ -12,28 +12,30 @@ default one) and prints nothing.
 `assert_scales(target, at_most="n log n", ...)` is the test-suite form: it
 sweeps a function, or a command given as an argv list holding `{n}`, within a
 small time budget (an adaptive sweep, or the fixed `sizes` given), writes an
-HTML report outside the user's tree (a temporary folder unless `report=`
-names the file), and judges the headline time fit (or `metric`'s) with the
-one gate rule every gate shares (`analyse.gate.judge_metric`). It returns a
-`ScalingResult` when the growth is within `at_most` (any spelling quadscope
-prints, `classes.Registry.parse`; an unknown one is a ValueError raised before
-the sweep), raises `ScalingError`
-(an AssertionError) when it surely exceeds it, and when the data cannot tell
-acts as `undecided` says: raise `ScalingUndecided` ("fail", the default),
-return ("pass"), or raise `ScalingSkipped` ("skip", a `unittest.SkipTest`
-that pytest reports as skipped). Every message holds the gate's sentence,
-the verdict, the exponent with its 95% interval, the sizes measured and the
-report's path. Its database is `db=`, else `$QUADSCOPE_DB` when set, else a
-temporary one deleted afterwards: nothing is written into the working
-directory. Both go through the session `quadscope run` uses (`run.session`):
-the meter registry picks the executor (hardware counters for a command where
-perf works; Valgrind only for `meter="instructions"` where the CPU cannot
-count), and the sweep records the same host facts and skew checks.
+HTML report outside the user's tree (`report=`, else `report_path(name)`: one
+file per target in a fixed temporary folder, replaced by the next run, so no
+folders pile up; the pytest fixture puts it in the test's `tmp_path`), and
+judges the headline time fit (or `metric`'s) with the one gate rule every gate
+shares (`analyse.gate.judge_metric`). It returns a `ScalingResult` when the growth is
+within `at_most` (any spelling quadscope prints, `classes.Registry.parse`; an
+unknown one is a ValueError raised before the sweep), raises `ScalingError` (an
+AssertionError) when it surely exceeds it, and when the data cannot tell acts as
+`undecided` says: raise `ScalingUndecided` ("fail", the default), return
+("pass"), or raise `ScalingSkipped` ("skip", a `unittest.SkipTest` that pytest
+reports as skipped). Every message holds the gate's sentence, the verdict, the
+exponent with its 95% interval, the sizes measured and the report's path. Its
+database is `db=`, else `$QUADSCOPE_DB` when set, else a temporary one deleted
+afterwards: nothing is written into the working directory. Both go through the
+session `quadscope run` uses (`run.session`): the meter registry picks the
+executor (hardware counters for a command where perf works; Valgrind only for
+`meter="instructions"` where the CPU cannot count), and the sweep records the
+same host facts and skew checks.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import unittest
 from collections.abc import Callable, Sequence
@@ -151,6 +153,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     >>> assert_scales(sorted, at_most="n log n", sizes=[2000, 4000, 8000, 16000, 32000],
     ...               setup=lambda n: list(range(n, 0, -1)))
     """
+    __tracebackhide__ = True  # a failing test shows the verdict lines, not this function
     from quadscope.analyse.gate import FAIL, PASS, judge_metric
     from quadscope.analyse.headline import time_fit
     from quadscope.classes import REGISTRY
@@ -184,7 +187,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     fits = analysis.fits.get("A", {})
     fit = time_fit(fits) if metric is None else fits.get(metric)
     outcome = judge_metric(fits, metric, at_most, analysis.size_word)
-    path = _write_report(analysis, report)
+    path = _write_report(analysis, report or report_path(spec.name))
     lines = [outcome.sentence, f"verdict: {analysis.verdict}"]
     if fit is not None and fit.exponent is not None and fit.exponent_ci is not None:
         lo, hi = fit.exponent_ci
@@ -198,13 +201,25 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     raise ScalingSkipped(result) if undecided == "skip" else ScalingUndecided(result)
 
 
-def _write_report(analysis: Analysis, report: Path | None) -> Path:
-    """Write the HTML report to `report`, or into a new temporary folder; return its path."""
+def report_path(name: str) -> Path:
+    """Where `assert_scales` writes a report no `report=` names: one file per target name.
+
+    A fixed folder in the temporary directory, so a test suite run a thousand
+    times leaves one report per target (the latest), not a thousand folders.
+    """
+    user = getattr(os, "getuid", lambda: "user")()
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._")[:120] or "scaling"
+    return Path(tempfile.gettempdir()) / f"quadscope-reports-{user}" / f"{stem}.html"
+
+
+def _write_report(analysis: Analysis, path: Path) -> Path:
+    """Write the HTML report to `path` (whole or not at all: parallel tests may share it)."""
     from quadscope.render import get_renderer
 
-    path = report or Path(tempfile.mkdtemp(prefix="quadscope-report-")) / "scaling.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     body = get_renderer("html").render(analysis)
     assert isinstance(body, bytes)  # the HTML renderer writes one file
-    path.write_bytes(body)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_bytes(body)
+    partial.replace(path)
     return path

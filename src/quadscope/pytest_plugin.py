@@ -6,7 +6,10 @@ the test's `tmp_path` (never the user's tree), and an undecided gate skips
 the test with the sentence naming the n that would decide, unless
 `--quadscope-strict` is given (then it fails, as `ScalingUndecided`). A
 failed gate fails the test with the verdict, the exponent and its interval,
-the sizes and the report's path. The package is imported only when a test
+the sizes and the report's path. The helpers hide their frames
+(`__tracebackhide__`), so a failure shows the test's line and the verdict
+lines, and a skip is reported at the test (a marker's gate, run before
+the body, at the test's definition). The package is imported only when a test
 asks for the fixture, so the plugin costs other test runs nothing.
 
 The marker `@pytest.mark.scales(...)` (declared in `pytest_configure`, so it
@@ -57,10 +60,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item: pytest.Item) -> None:
     """Gate a test whose marker names a target before its body runs, as part of the test."""
+    __tracebackhide__ = True
     marker = item.get_closest_marker(MARKER)
     if marker is not None and marker.args:
         scaling: Scaling = item.funcargs["scaling"]  # type: ignore[attr-defined]
-        scaling.check(*marker.args)
+        try:
+            scaling.check(*marker.args)
+        except pytest.skip.Exception as exc:
+            # No frame of the test ran: report the skip at the test, not in this plugin.
+            raise pytest.skip.Exception(str(exc.msg), _use_item_location=True) from None
 
 
 class Scaling:
@@ -79,6 +87,7 @@ class Scaling:
         Keywords the test's `scales` marker gives are the defaults; `at_most` is
         "n log n" when neither says.
         """
+        __tracebackhide__ = True  # failures and skips point at the test's line
         from quadscope.api import ScalingSkipped, assert_scales
 
         options = {**self._defaults, **options}
