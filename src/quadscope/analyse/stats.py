@@ -130,11 +130,15 @@ def nnls2(g: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.n
     sgg = (wgc * gc).sum(-1)
     yc = yw - ym[..., None]
     sgy = (wgc * yc).sum(-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # Both branches of np.where are computed: where sgg is (nearly) 0 the quotient may
+    # overflow or be 0/0, and is discarded; no numpy warning may reach the user for it.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         b_in = np.where(sgg > 1e-14 * sw_g * np.max(np.abs(gw), axis=-1) ** 2, sgy / sgg, -1.0)
+        b_in = np.where(np.isfinite(b_in), b_in, -1.0)  # an overflowed slope is no optimum
         a_in = ym - b_in * gm
         gg = (wgv * gw).sum(-1)
         b_face = np.where(gg > 0, np.maximum((wgv * yw).sum(-1) / gg, 0.0), 0.0)
+        b_face = np.where(np.isfinite(b_face), b_face, 0.0)
     a_face = np.maximum(ym, 0.0)
 
     interior_ok = (a_in >= 0) & (b_in >= 0)

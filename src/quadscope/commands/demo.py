@@ -174,11 +174,18 @@ def _faster(ratio: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    try:
+        return _demo(args, store)
+    finally:
+        store.close()  # commits and removes its run journal: a clean exit leaves no file behind
+
+
+def _demo(args: argparse.Namespace, store: Store) -> int:
     from quadscope.run.spec import SweepSpec
     from quadscope.workloads import WORKLOADS, build
 
     plan = QUICK if args.quick else FULL
-    store = open_store(args)
     t0 = time.monotonic()
     paths = {name: build(name) for name in ("log_probe", "log_fixed", "first_fit",
                                              "first_fit_fixed")}

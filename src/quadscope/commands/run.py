@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays c
     from quadscope.model import Run, Sweep
     from quadscope.profile.records import Attribution
     from quadscope.run.spec import SweepSpec
+    from quadscope.store import Store
 
 
 EPILOG = """\
@@ -272,12 +273,7 @@ class RichProgress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from quadscope.analyse.analysis import analyse
     from quadscope.analyse.gate import parse_gates
-    from quadscope.fleet import check_resume_here
-    from quadscope.measure.clock import SystemClock
-    from quadscope.run import session
-    from quadscope.run.runner import check_resumable
 
     if args.fleet:
         from quadscope.commands.fleet import run_fleet
@@ -287,6 +283,20 @@ def run(args: argparse.Namespace) -> int:
     check_fail_on(args)
     check_outputs(args)
     store = open_store(args)
+    try:
+        return _measure_and_finish(args, store)
+    finally:
+        store.close()  # commits and removes its run journal: a clean exit leaves no file behind
+
+
+def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
+    """`run`'s sweep (new or resumed) into the open `store`, then its outputs and gates."""
+    from quadscope.analyse.analysis import analyse
+    from quadscope.fleet import check_resume_here
+    from quadscope.measure.clock import SystemClock
+    from quadscope.run import session
+    from quadscope.run.runner import check_resumable
+
     progress = RichProgress()
     try:
         if args.resume:

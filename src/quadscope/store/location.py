@@ -7,12 +7,15 @@ never touch PostgreSQL start as fast as before). `default_location()` is
 `$QUADSCOPE_DB` (a URL as given, a path relative to the working directory) or
 `.quadscope/results.db`. `as_location(given)` reads `--db`/`db=` (None or ""
 → `default_location()`, a URL as text, anything else a `Path`); `is_url(location)`
-says whether it names PostgreSQL. `mask_url` (from base) hides a URL's
-password wherever a URL is shown to the user.
+says whether it names PostgreSQL. A writable open of a SQLite file in a folder
+named `.quadscope` puts a `.gitignore` holding `*` there (as pytest's cache
+does), so the folder never shows in `git status`. `mask_url` (from base) hides
+a URL's password wherever a URL is shown to the user.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,4 +53,21 @@ def open_store(location: str | Path, *, readonly: bool = False) -> Store:
 
         return PostgresStore(str(location), readonly=readonly)
     path = Path(location)
-    return SqliteStore.for_reading(path) if readonly else SqliteStore(path)
+    if readonly:
+        return SqliteStore.for_reading(path)
+    store = SqliteStore(path)
+    _ignore_in_git(path.parent)
+    return store
+
+
+DEFAULT_FOLDER = ".quadscope"
+GITIGNORE = "# Created by quadscope: the results database stays out of git.\n*\n"
+
+
+def _ignore_in_git(folder: Path) -> None:
+    """A `.quadscope/` folder ignores itself in git, as pytest's `.pytest_cache/` does."""
+    marker = folder / ".gitignore"
+    if folder.name != DEFAULT_FOLDER or marker.exists():
+        return
+    with contextlib.suppress(OSError):  # a read-only folder: git status shows it, nothing worse
+        marker.write_text(GITIGNORE)
