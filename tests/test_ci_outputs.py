@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import random
 import re
 import xml.etree.ElementTree as ET
@@ -24,16 +26,18 @@ from quadscope.store import SqliteStore
 README = Path(__file__).parents[1] / "README.md"
 
 
-def _quadratic_sweep(db: Path, name: str) -> None:
+def _quadratic_sweep(db: Path, name: str, program: str = "prog") -> None:
+    """A quadratic `prog` (or a linear `fixed`), on a fake clock."""
     rng = random.Random(3)
 
     def cost(argv: Sequence[str]) -> Measurement:
         n = int(argv[-1])
-        wall = (1e-3 + 1e-10 * n * n) * rng.lognormvariate(0, 0.02)
+        grows = 1e-7 * n if argv[0] == "fixed" else 1e-10 * n * n
+        wall = (1e-3 + grows) * rng.lognormvariate(0, 0.02)
         return Measurement(wall_s=wall, user_s=wall, sys_s=0.0, exit_code=0)
 
     clock = FakeClock(start=1_700_000_000.0)
-    spec = SweepSpec(command=("prog", "{n}"), name=name, repeat=3, warmup=0,
+    spec = SweepSpec(command=(program, "{n}"), name=name, repeat=3, warmup=0,
                      sizes=(1000, 2000, 4000, 8000, 16000, 32000))
     with SqliteStore(db) as store:
         run_sweep(spec, executor=FakeExecutor(cost, clock), clock=clock, store=store)
@@ -86,8 +90,9 @@ def test_junit_from_the_cli_judges_each_gate_alone(tmp_path: Path) -> None:
                  "--fail-above", "wall_s=n^2", "--junit", str(out)])
     assert code == 8
     cases = ET.parse(out).getroot().findall("./testsuite/testcase")
-    assert [c.attrib["name"] for c in cases] == ["q: wall_s=n", "q: wall_s=n^2"]
-    assert [[child.tag for child in c] for c in cases] == [["failure"], []]
+    assert [c.attrib["name"] for c in cases] == ["q: --fail-above wall_s=n",
+                                                 "q: --fail-above wall_s=n^2"]
+    assert [[child.tag for child in c] for c in cases] == [["failure"], ["system-out"]]
     assert "n²" in cases[0][0].attrib["message"]
 
 
@@ -100,3 +105,131 @@ def test_every_exit_code_is_in_the_help_and_the_readme() -> None:
     assert listed == set(codes)
     table = README.read_text().split("Exit codes")[1]
     assert {int(m) for m in re.findall(r"^\| (\d+) \|", table, re.M)} == set(codes)
+
+
+def _valid_junit(data: bytes) -> list[ET.Element]:
+    """Parse a JUnit file and check its structure; its testcases.
+
+    The structure CI reporters read (the Jenkins/Ant JUnit schema): a <testsuites>
+    root of <testsuite>s of <testcase>s, each with a name and a classname; a
+    failure or a skip is one child with a message; every count attribute
+    (tests, failures, errors, skipped) equals what the children hold, in each
+    suite and summed at the root.
+    """
+    root = ET.fromstring(data)
+    assert root.tag == "testsuites"
+    everything: list[ET.Element] = []
+    totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    for suite in root:
+        assert suite.tag == "testsuite" and suite.attrib["name"]
+        cases = suite.findall("testcase")
+        assert [c.tag for c in suite if c.tag != "properties"] == ["testcase"] * len(cases)
+        kinds = []
+        for case in cases:
+            assert case.attrib["name"] and case.attrib["classname"]
+            outcome = [c for c in case if c.tag in ("failure", "error", "skipped")]
+            assert len(outcome) <= 1
+            if outcome:
+                assert outcome[0].attrib["message"]
+            kinds.append(outcome[0].tag if outcome else "passed")
+        counts = {"tests": len(cases), "failures": kinds.count("failure"),
+                  "errors": kinds.count("error"), "skipped": kinds.count("skipped")}
+        assert {k: int(suite.attrib[k]) for k in counts} == counts
+        totals = {k: totals[k] + counts[k] for k in totals}
+        everything += cases
+    assert {k: int(root.attrib[k]) for k in totals} == totals
+    return everything
+
+
+def test_a_fail_above_case_carries_verdict_exponent_interval_and_sizes(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    _quadratic_sweep(db, "q")
+    out = tmp_path / "gates.xml"
+    assert main(["show", "1", "--db", str(db), "--fail-above", "n", "--fail-above", "quadratic",
+                 "--junit", str(out)]) == 8
+    failed, passed = _valid_junit(out.read_bytes())
+    message = failed.find("failure").attrib["message"]  # type: ignore[union-attr]
+    assert message.startswith("gate failed: wall_s grows as n²")
+    assert "verdict: quadratic" in message
+    assert re.search(r"exponent: 2\.\d\d \[\d\.\d\d, \d\.\d\d\] \(95%, wall_s\)", message)
+    assert "sizes: 1000, 2000, 4000, 8000, 16000, 32000" in message
+    assert "gate passed" in passed.find("system-out").text  # type: ignore[union-attr, operator]
+
+
+def test_compare_fail_on_gates_are_testcases_with_both_sides(tmp_path: Path) -> None:
+    """`compare --fail-on` wrote tests="0"; now each judged metric is a testcase, and a
+    metric B did not measure is skipped with the reason."""
+    db = tmp_path / "r.db"
+    _quadratic_sweep(db, "ab")
+    _quadratic_sweep(db, "fixed", program="fixed")
+    out = tmp_path / "ab.xml"
+    code = main(["compare", "1", "2", "--db", str(db), "--fail-on", "class",
+                 "--fail-on", "slower=1.1", "--junit", str(out)])
+    cases = _valid_junit(out.read_bytes())
+    names = [c.attrib["name"] for c in cases]
+    assert names == ["ab vs fixed: --fail-on class (wall_s)",
+                     "ab vs fixed: --fail-on class (max_rss_bytes)",
+                     "ab vs fixed: --fail-on slower=1.1 (wall_s)"], names
+    wall = cases[0]
+    assert [c.tag for c in wall] == ["system-out"]  # B (linear) grows no faster than A
+    text = wall.find("system-out").text or ""  # type: ignore[union-attr]
+    for part in ("gate passed: wall_s: B grows no faster than A", "A: verdict: quadratic",
+                 "B: verdict: linear", "A: exponent: ", "B: exponent: ", "sizes: "):
+        assert part in text, part
+    assert cases[1].find("skipped") is not None
+    assert code == 9
+
+
+def test_an_undecided_gate_is_skipped_naming_the_deciding_n_or_fails_under_strict(
+        tmp_path: Path) -> None:
+    """An undecided gate wrote <skipped> with no text."""
+    from quadscope.analyse.analysis import analyse
+    from quadscope.commands.gates import junit_cases
+    from quadscope.model import Fit, Sweep
+
+    fits = {"wall_s": Fit(metric="wall_s", cls="inconclusive", exponent=1.5, exponent_ci=(1.0, 2.0),
+                          coefficients={}, r2=1.0, candidates=(), n_points=8, decide_n=64000,
+                          best="n", at_least="n", at_most="n^2")}
+    analysis = analyse(Sweep(id=1, name="u", mode="sizes", command=("p",)), [])
+    analysis = dataclasses.replace(analysis, fits={"A": fits})
+    args = argparse.Namespace(fail_above=["n log n"], strict_gate=False)
+    (case,) = _valid_junit(JunitRenderer(junit_cases(args, analysis)).render(analysis))
+    skipped = case.find("skipped")
+    assert skipped is not None and "measure up to n = 64000 to decide" in skipped.attrib["message"]
+    args = argparse.Namespace(fail_above=["n log n"], strict_gate=True)
+    (case,) = _valid_junit(JunitRenderer(junit_cases(args, analysis)).render(analysis))
+    assert case.find("failure") is not None
+
+
+def test_doctor_probes_are_testcases_slow_failing_with_its_advice() -> None:
+    """`doctor --junit` wrote tests="0" while its probes said "slow"."""
+    import dataclasses
+
+    from quadscope.analyse.analysis import analyse
+    from quadscope.doctor.records import DoctorReport, ProbeResult
+    from quadscope.model import Sweep
+
+    probes = (ProbeResult("clock", "clock_gettime", "1", "20 ns", "ok", ""),
+              ProbeResult("spawn", "fork+exec", "n", "2 ms", "slow",
+                          "spawning grows with RSS: use posix_spawn"),
+              ProbeResult("perf", "perf_event", "—", "—", "skipped", "perf is not installed"))
+    report = DoctorReport(probes, {}, quick=True, budget_s=1.0, elapsed_s=1.0)
+    analysis = dataclasses.replace(
+        analyse(Sweep(id=1, name="doctor", mode="sizes", command=("doctor",)), []), doctor=report)
+    cases = _valid_junit(JunitRenderer().render(analysis))
+    assert [c.attrib["name"] for c in cases] == ["doctor: clock", "doctor: spawn", "doctor: perf"]
+    assert [[x.tag for x in c] for c in cases] == [["system-out"], ["failure"], ["skipped"]]
+    assert cases[1][0].attrib["message"].startswith(
+        "spawn is slow: spawning grows with RSS: use posix_spawn")
+
+
+def test_junit_is_valid_xml_whatever_the_names_hold(tmp_path: Path) -> None:
+    """Control characters (even NUL and ESC), markup and lone surrogates in a sweep name."""
+    from quadscope.analyse.analysis import analyse
+    from quadscope.model import Sweep
+
+    name = "bad\x00\x1b[31m<&>\"'\udcff\x7f"  # an imported or 0.1.0 sweep's name is not checked
+    analysis = analyse(Sweep(id=1, name=name, mode="sizes", command=("p\x01", "{n}")), [])
+    gates = [GateCase(f"{name}: --fail-above n", "failed", f"gate failed: {name}", (name,))]
+    (case,) = _valid_junit(JunitRenderer(gates).render(analysis))
+    assert case.attrib["name"] == "bad\\x00\\x1b[31m<&>\"'\\udcff\\x7f: --fail-above n"

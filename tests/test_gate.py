@@ -113,7 +113,8 @@ def test_junit_cases_carry_each_gates_sentence_and_strict_fails_an_undecided_one
     fits = {"wall_s": fit("wall_s", INCONCLUSIVE, "n", "n log n")}
     args = argparse.Namespace(fail_above=["n", "n log n"], strict_gate=False)
     cases = junit_cases(args, _analysis(fits))
-    assert [(c.name, c.outcome) for c in cases] == [("t: n", "undecided"), ("t: n log n", "passed")]
+    assert [(c.name, c.outcome) for c in cases] == [("t: --fail-above n", "undecided"),
+                                                   ("t: --fail-above n log n", "passed")]
     assert cases[0].message == judge(fits["wall_s"], "n").sentence
     strict = junit_cases(argparse.Namespace(fail_above=["n"], strict_gate=True), _analysis(fits))
     assert strict[0].outcome == "failed"

@@ -155,7 +155,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     """
     __tracebackhide__ = True  # a failing test shows the verdict lines, not this function
     from quadscope.analyse.gate import FAIL, PASS, judge_metric
-    from quadscope.analyse.headline import time_fit
+    from quadscope.analyse.sides import gate_evidence
     from quadscope.classes import REGISTRY
     from quadscope.model import METRICS
     from quadscope.run.session import choose
@@ -184,15 +184,9 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     with tempfile.TemporaryDirectory(prefix="quadscope-db-") as scratch:
         configured = as_location(db) if db or os.environ.get(DB_ENV_VAR) else None
         analysis = _sweep(spec, measuring, configured or Path(scratch) / "results.db")
-    fits = analysis.fits.get("A", {})
-    fit = time_fit(fits) if metric is None else fits.get(metric)
-    outcome = judge_metric(fits, metric, at_most, analysis.size_word)
+    outcome = judge_metric(analysis.fits.get("A", {}), metric, at_most, analysis.size_word)
     path = _write_report(analysis, report or report_path(spec.name))
-    lines = [outcome.sentence, f"verdict: {analysis.verdict}"]
-    if fit is not None and fit.exponent is not None and fit.exponent_ci is not None:
-        lo, hi = fit.exponent_ci
-        lines.append(f"exponent: {fit.exponent:.2f} [{lo:.2f}, {hi:.2f}] (95%, {fit.metric})")
-    lines += [f"sizes: {', '.join(str(n) for n in analysis.sweep.sizes)}", f"report: {path}"]
+    lines = [outcome.sentence, *gate_evidence(analysis, metric), f"report: {path}"]
     result = ScalingResult(outcome.outcome, "\n".join(lines), outcome.decide_n, analysis, path)
     if outcome.outcome == FAIL:
         raise ScalingError(result)

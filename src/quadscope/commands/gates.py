@@ -6,7 +6,8 @@ Contract: the only home of these options. `add_gate_option(parser)` and
 (`analyse.gate`, `analyse.ab_gate`), print one sentence per gate on stderr
 and return the exit code (0, GATE_FAILED_EXIT 8, GATE_UNDECIDED_EXIT 9).
 `junit_cases(args, analysis)` is the same judgement as one JUnit testcase per
-`--fail-above` gate, for a renderer that declares `reads_gates`. The judges
+`--fail-above` value and per `--fail-on` outcome, each with its evidence, for a
+renderer that declares `reads_gates`. The judges
 are imported inside the functions: building the parser stays cheap (cli.py).
 """
 
@@ -65,16 +66,35 @@ def check_gates(args: argparse.Namespace, analysis: Analysis) -> int:
 
 
 def junit_cases(args: argparse.Namespace, analysis: Analysis) -> list[GateCase]:
-    """Each `--fail-above` gate as a JUnit testcase: failed (or undecided under
-    `--strict-gate`) is a failure, passed passes, undecided is skipped."""
+    """Every gate option as JUnit testcases: each `--fail-above` value, then each `--fail-on`
+    outcome. Failed (or undecided under `--strict-gate`) is a failure, passed passes,
+    undecided is skipped; each carries its sentence and `sides.gate_evidence`."""
+    from quadscope.analyse.ab_gate import decide, parse_fail_on
+    from quadscope.analyse.gate import parse_gates
+    from quadscope.analyse.sides import gate_evidence
     from quadscope.render.junit import FAILED, PASSED, GateCase
 
+    strict = bool(getattr(args, "strict_gate", False))
+    label = analysis.sweep.name or "sweep"
     cases = []
-    items = getattr(args, "fail_above", None) or []
-    for item, o in zip(items, _outcomes(args, analysis), strict=True):
+    gates = parse_gates(getattr(args, "fail_above", None) or [])
+    for gate, o in zip(gates, _outcomes(args, analysis), strict=True):
         outcome = (PASSED if o.exit_code == 0 else FAILED if o.exit_code == GATE_FAILED_EXIT
                    else "undecided")
-        cases.append(GateCase(f"{analysis.sweep.name or 'sweep'}: {item}", outcome, o.sentence))
+        cases.append(GateCase(f"{label}: --fail-above {gate.text}", outcome, o.sentence,
+                              gate_evidence(analysis, gate.metric)))
+    rules = parse_fail_on(getattr(args, "fail_on", None) or [])
+    judged = [(rule, metric) for rule in rules
+              for metric in (rule.metrics if rule.kind == "class" else rule.metrics[:1])]
+    for (rule, metric), ab in zip(judged, decide(analysis, rules), strict=True):
+        outcome = {"pass": PASSED, "fail": FAILED}.get(ab.outcome, "undecided")
+        if outcome == "undecided" and strict:
+            outcome = FAILED
+        name = (f"{label}: --fail-on class ({metric})" if rule.kind == "class"
+                else f"{label}: --fail-on slower={rule.limit:g} ({metric})")
+        said = {"pass": "passed", "fail": "failed"}.get(ab.outcome, ab.outcome)
+        cases.append(GateCase(name, outcome, f"gate {said}: {ab.sentence}",
+                              gate_evidence(analysis, metric)))
     return cases
 
 

@@ -2,46 +2,101 @@
 
 Contract: `JunitRenderer(gates=...).render(analysis) -> bytes` is a JUnit XML
 document (the schema Jenkins, GitLab and GitHub test reporters read: a
-`<testsuites>` holding one `<testsuite>` named after the sweep) with one
-`<testcase>` per `GateCase`. A gate that passed is an empty testcase, one
-that failed holds `<failure message=...>`, and any other outcome (the gate
-could not be decided, or an outcome this module does not know yet) holds
-`<skipped message=...>`, so an undecided gate is neither green nor red. No
-gates gives a suite of zero tests. The renderer declares `reads_gates`: the
-CLI judges the gate options (`commands.gates.junit_cases`) and passes them in. Text is
-escaped by ElementTree.
+`<testsuites>` holding one `<testsuite>` named after the sweep, whose `tests`,
+`failures`, `errors` and `skipped` counts are its testcases') with one
+`<testcase>` per `GateCase` the CLI judged (`commands.gates.junit_cases`: every
+`--fail-above` and `--fail-on` gate), then one per doctor probe the analysis
+holds (a probe that says "slow" or "pathological" fails with its advice as
+the message, "ok" passes, "skipped" is skipped). A gate that passed carries
+its evidence in `<system-out>`; one that failed holds `<failure message=...>`,
+and any other outcome (undecided, or an outcome this module does not know
+yet) holds `<skipped message=...>` naming what would decide it, so an
+undecided gate is neither green nor red. Every message is the gate's
+sentence then its evidence (verdict, exponent with its interval, sizes).
+No gates gives a suite of zero tests. The renderer declares `reads_gates`:
+the CLI passes the judged gates in. The document is valid XML 1.0 whatever a
+name holds: ElementTree escapes markup, and characters XML cannot carry at all
+(controls, lone surrogates) are written as visible `\\xNN` escapes first.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from quadscope.render.base import Renderer
+from quadscope.textsafe import visible, visible_lines
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.doctor.records import ProbeResult
 
 PASSED = "passed"
 FAILED = "failed"
+SKIPPED = "skipped"
+
+# What XML 1.0 cannot hold even escaped (textsafe.visible already shows the controls).
+_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
 
 
 @dataclass(frozen=True, slots=True)
 class GateCase:
-    """One gate as a test: its name (the option as given), outcome and the sentence why."""
+    """One gate as a test: its name (the option as given), outcome, the sentence why, evidence."""
 
     name: str
     outcome: str  # PASSED, FAILED, or anything else (e.g. "undecided"): written as skipped
     message: str = ""
+    evidence: tuple[str, ...] = ()  # verdict, exponent and interval, sizes: one fact a line
+
+    @property
+    def summary(self) -> str:
+        """The message attribute: the sentence and the evidence on one line."""
+        return "; ".join(x for x in (self.message, *self.evidence) if x)
+
+    @property
+    def text(self) -> str:
+        """The element's text: the sentence and the evidence, one a line."""
+        return "\n".join(x for x in (self.message, *self.evidence) if x)
+
+
+def _safe(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", visible(text))
+
+
+def _safe_lines(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", visible_lines(text))
+
+
+def probe_case(result: ProbeResult) -> GateCase:
+    """A doctor probe as a testcase: "slow" and "pathological" fail with the probe's advice."""
+    outcome = {"ok": PASSED, "skipped": SKIPPED}.get(result.verdict, FAILED)
+    facts = tuple(f"{k}: {v}" for k, v in (("measured", result.measured), ("class", result.cls),
+                                            ("cost", result.cost)) if v)
+    said = f"{result.probe} is {result.verdict}"
+    return GateCase(f"doctor: {result.probe}", outcome,
+                    f"{said}: {result.finding}" if result.finding else said, facts)
+
+
+def doctor_cases(analysis: Analysis) -> tuple[GateCase, ...]:
+    """One testcase per probe of the doctor report (or the one probe) the analysis holds."""
+    from quadscope.doctor.records import DoctorReport
+
+    doctor = analysis.doctor
+    if doctor is None:
+        return ()
+    results = doctor.results if isinstance(doctor, DoctorReport) else (doctor,)
+    return tuple(probe_case(r) for r in results)
 
 
 class JunitRenderer(Renderer):
     name = "junit"
     flag = "--junit"
     metavar = "FILE"
-    help = "write the --fail-above gates as JUnit XML (one testcase per gate)"
+    help = ("write every gate (--fail-above, --fail-on, doctor's probes) as JUnit XML, "
+            "one testcase each")
     extension = ".xml"
     folder = False
     reads_gates = True  # the CLI passes gates=[GateCase, ...]
@@ -51,10 +106,11 @@ class JunitRenderer(Renderer):
 
     def render(self, analysis: Analysis) -> bytes:
         sweep = analysis.sweep
-        label = sweep.name or " ".join(sweep.command)
-        failures = sum(g.outcome == FAILED for g in self.gates)
-        skipped = sum(g.outcome not in (PASSED, FAILED) for g in self.gates)
-        counts = {"tests": str(len(self.gates)), "failures": str(failures), "errors": "0",
+        label = _safe(sweep.name or " ".join(sweep.command))
+        cases = (*self.gates, *doctor_cases(analysis))
+        failures = sum(g.outcome == FAILED for g in cases)
+        skipped = sum(g.outcome not in (PASSED, FAILED) for g in cases)
+        counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
                   "skipped": str(skipped)}
         root = ET.Element("testsuites", {"name": "quadscope", **counts})
         suite = ET.SubElement(root, "testsuite", {"name": f"quadscope: {label}", **counts,
@@ -63,14 +119,17 @@ class JunitRenderer(Renderer):
         for key, value in (("sweep", str(sweep.id)), ("verdict", analysis.verdict),
                            ("git_commit", sweep.git_commit), ("machine", sweep.machine)):
             if value:
-                ET.SubElement(props, "property", {"name": key, "value": value})
-        for gate in self.gates:
+                ET.SubElement(props, "property", {"name": key, "value": _safe(value)})
+        for gate in cases:
             case = ET.SubElement(suite, "testcase", {"classname": f"quadscope.{label}",
-                                                     "name": gate.name, "time": "0"})
+                                                     "name": _safe(gate.name), "time": "0"})
+            message = _safe(gate.summary or gate.outcome)
             if gate.outcome == FAILED:
-                ET.SubElement(case, "failure", {"message": gate.message,
-                                                "type": "growth"}).text = gate.message
+                ET.SubElement(case, "failure", {"message": message,
+                                                "type": "growth"}).text = _safe_lines(gate.text)
             elif gate.outcome != PASSED:
-                ET.SubElement(case, "skipped", {"message": gate.message or gate.outcome})
+                ET.SubElement(case, "skipped", {"message": message})
+            elif gate.text:
+                ET.SubElement(case, "system-out").text = _safe_lines(gate.text)
         ET.indent(root)
         return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
