@@ -9,7 +9,7 @@ False unless the renderer declares it (as pyinstrument's renderers declare
 `output_file_extension` and `output_is_binary`):
 
 - `reads_gates`: its constructor takes `gates=` (one `junit.GateCase` per
-  `--fail-above` gate), which the CLI judges and passes in;
+  `--fail-above` or `--fail-on` gate), which the CLI judges and passes in;
 - `step_summary`: the CLI also appends its output to `$GITHUB_STEP_SUMMARY`;
 - `writes_fleet`: `render_fleet(fleet) -> bytes` writes `doctor --fleet`'s
   machine × probe table (`render.fleet`); `doctor --fleet` refuses the others.
