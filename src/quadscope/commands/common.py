@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from quadscope import render
 from quadscope.errors import FitRefusedError, QuadscopeError, StoreError, UsageError
+from quadscope.notice import notice
 
 if TYPE_CHECKING:  # imported where used: building the parser must stay cheap (cli.py)
     from quadscope.analyse.analysis import Analysis
@@ -45,8 +46,8 @@ def open_store(args: argparse.Namespace, *, readonly: bool = False) -> Store:
         from quadscope.run.rescue import ingest
 
         if rescued := ingest(store):  # a quadscope killed mid-batch left them with its launcher
-            print(f"quadscope: stored {rescued} run(s) that a killed quadscope had measured "
-                  "but not yet stored", file=sys.stderr)
+            notice(f"stored {rescued} run(s) that a killed quadscope had measured "
+                   "but not yet stored")
     return store
 
 

@@ -14,11 +14,11 @@ are imported inside the functions: building the parser stays cheap (cli.py).
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from quadscope.errors import GATE_FAILED_EXIT, GATE_UNDECIDED_EXIT
+from quadscope.notice import notice
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def check_gates(args: argparse.Namespace, analysis: Analysis) -> int:
 
     outcomes = _outcomes(args, analysis)
     for o in outcomes:
-        print(f"quadscope: {o.sentence}", file=sys.stderr)
+        notice(o.sentence)
     return worst_exit(o.exit_code for o in outcomes)
 
 
@@ -104,7 +104,7 @@ def apply_fail_on(rules: Sequence[AbRule], analysis: Analysis) -> int:
 
     outcomes = decide(analysis, rules)
     for o in outcomes:
-        print(f"quadscope: gate {o.outcome}: {visible(o.sentence)}", file=sys.stderr)
+        notice(f"gate {o.outcome}: {visible(o.sentence)}")
     return exit_code(outcomes)
 
 

@@ -31,6 +31,7 @@ from quadscope.commands.common import (
 from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_fail_on
 from quadscope.errors import GATE_FAILED_EXIT, Stopped, StoreError, UsageError
 from quadscope.fleet import add_fleet_options
+from quadscope.notice import notice
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from quadscope.analyse.analysis import Analysis
@@ -348,7 +349,7 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
 def warn_skews(advice: Sequence[str]) -> None:
     """Before a sweep: what on this machine will likely skew its timings, and the fix."""
     for line in advice:
-        print(f"quadscope: warning: {line}", file=sys.stderr)
+        notice(f"warning: {line}")
 
 
 def profile_after_sweep(args: argparse.Namespace, sweep: Sweep, store: Any) -> Attribution:

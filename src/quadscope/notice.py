@@ -1,0 +1,56 @@
+"""One line of news for the user on stderr, wrapped at the terminal's width with a hanging indent.
+
+Contract: `notice(text)` prints "quadscope: " + `text` on stderr, each paragraph
+(a line of `text`) wrapped at `stderr_width()` with later lines indented under
+the text, never breaking a word (a path, a URL or an option stays whole, so it
+can be copied). `wrapped(text, width)` is that text, for tests and callers
+that print elsewhere. `stderr_width()` is `$COLUMNS` when set, else the
+terminal's width when stderr is one, else 80, so piped output and CI logs
+wrap as an 80-column terminal would. Standard library only: the CLI prints
+its errors through it before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from typing import TextIO
+
+PREFIX = "quadscope: "
+DEFAULT_WIDTH = 80
+MIN_WIDTH = 40  # narrower than this and a hanging indent leaves no room for words
+
+
+def stderr_width(stream: TextIO | None = None) -> int:
+    """The columns a notice may use (see the module docstring)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return max(MIN_WIDTH, int(columns))
+    stream = stream or sys.stderr
+    try:
+        if stream.isatty():
+            return max(MIN_WIDTH, os.get_terminal_size(stream.fileno()).columns)
+    except (AttributeError, OSError, ValueError):
+        pass  # not a real file (a test's capture): as when piped
+    return DEFAULT_WIDTH
+
+
+def wrapped(text: str, width: int, prefix: str = PREFIX) -> str:
+    """`prefix + text`, each of its lines wrapped at `width`, continuations indented."""
+    indent = " " * len(prefix)
+    out = []
+    for i, line in enumerate(text.split("\n")):
+        out.append(textwrap.fill(line, width=width, initial_indent=prefix if i == 0 else indent,
+                                 subsequent_indent=indent, break_long_words=False,
+                                 break_on_hyphens=False) or (prefix if i == 0 else ""))
+    return "\n".join(out)
+
+
+def notice(text: str, stream: TextIO | None = None) -> None:
+    """Print `text` on stderr (or `stream`) as "quadscope: …", wrapped (see the docstring)."""
+    stream = stream or sys.stderr
+    print(wrapped(text, stderr_width(stream)), file=stream, flush=True)
+
+
+__all__ = ["DEFAULT_WIDTH", "PREFIX", "notice", "stderr_width", "wrapped"]

@@ -1,0 +1,49 @@
+"""Notices on stderr wrap at the terminal's width with a hanging indent, words kept whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from quadscope.commands.run import warn_skews
+from quadscope.notice import stderr_width, wrapped
+
+LOAD = ("the load average was 3.52 on 2 CPUs when the sweep started: other programs compete "
+        "for the CPU and inflate the timings; close them, or pin the sweep with --cpu 1 and "
+        "raise --repeat so the median shrugs off the slow runs")
+
+
+def test_a_notice_wraps_at_80_columns_with_a_hanging_indent_when_not_a_tty(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load warning was one 197-character line."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    warn_skews([LOAD])
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) > 2 and max(map(len, lines)) <= 80
+    assert lines[0].startswith("quadscope: warning: the load average")
+    assert all(line.startswith(" " * 11) and line[11] != " " for line in lines[1:])
+    assert " ".join(line.strip() for line in lines) == f"quadscope: warning: {LOAD}"
+
+
+def test_columns_sets_the_width_and_long_words_stay_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "50")
+    assert stderr_width() == 50
+    path = "/very/long/path/" + "x" * 60 + "/results.db"
+    text = wrapped(f"cannot open {path}: permission denied", 50)
+    assert path in text.splitlines()[1]  # a path is never broken, so it can be copied
+    monkeypatch.setenv("COLUMNS", "5")
+    assert stderr_width() == 40
+
+
+def test_each_line_of_a_several_line_message_wraps_on_its_own() -> None:
+    text = wrapped("first\nsecond " + "word " * 20, 40)
+    assert text.splitlines()[:2] == ["quadscope: first", "           second word word word word"]
+
+
+def test_a_cli_error_wraps_too(capsys: pytest.CaptureFixture[str],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from quadscope.cli import main
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["run", "--sizes", "1,2", "--", "prog", "{n}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("quadscope: ") and max(map(len, err.splitlines())) <= 80
