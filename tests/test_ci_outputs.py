@@ -233,3 +233,42 @@ def test_junit_is_valid_xml_whatever_the_names_hold(tmp_path: Path) -> None:
     gates = [GateCase(f"{name}: --fail-above n", "failed", f"gate failed: {name}", (name,))]
     (case,) = _valid_junit(JunitRenderer(gates).render(analysis))
     assert case.attrib["name"] == "bad\\x00\\x1b[31m<&>\"'\\udcff\\x7f: --fail-above n"
+
+
+def _ab(tmp_path: Path) -> Path:
+    db = tmp_path / "r.db"
+    _quadratic_sweep(db, "before")
+    _quadratic_sweep(db, "after", program="fixed")
+    return db
+
+
+def test_ab_markdown_leads_with_the_change_then_labels_each_sides_verdict(tmp_path: Path) -> None:
+    """A PR fixing a quadratic led with A's red-sounding "**quadratic: …**"."""
+    out = tmp_path / "ab.md"
+    assert main(["compare", "1", "2", "--db", str(_ab(tmp_path)), "--markdown", str(out)]) == 0
+    lines = [ln for ln in out.read_text().splitlines() if ln][1:4]
+    assert lines[0].startswith("**B changed the class: n² → n; ") and "faster" in lines[0]
+    assert lines[1].startswith("- A: quadratic: wall time grows as n²")
+    assert lines[2].startswith("- B: linear: wall time grows as n ")
+
+
+def test_ab_terminal_leads_with_the_change_then_labels_each_sides_verdict(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "1", "2", "--db", str(_ab(tmp_path))]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("B changed the class: n² → n; ")
+    assert lines[1].startswith("A: quadratic: wall time grows as n²")
+    assert lines[2].startswith("B: linear: wall time grows as n ")
+    assert main(["compare", "1", "2", "--db", str(tmp_path / "r.db"), "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines() == lines[:1]
+
+
+def test_ab_html_labels_each_sides_verdict_under_the_change(tmp_path: Path) -> None:
+    """The A/B page showed an unlabelled red box (A's verdict) under B's green change."""
+    out = tmp_path / "ab.html"
+    assert main(["compare", "1", "2", "--db", str(_ab(tmp_path)), "--html", str(out)]) == 0
+    page = out.read_text()
+    change = page.index('id="change"')
+    a = page.index('<p class="verdict" id="verdict">A: quadratic')
+    b = page.index('<p class="verdict calm" id="verdict-b">B: linear')
+    assert change < a < b

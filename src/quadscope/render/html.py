@@ -10,7 +10,8 @@ profiled sweep whose profile carries its call tree gets an interactive flame
 graph: d3-flame-graph 5.0.0 and the d3 modules it needs, vendored from npm by
 `scripts/vendor-flamegraph` into render/assets/vendor/ (licences in
 LICENSES.txt there) and inlined, driven by render/assets/flame.js. The A/B
-change (`analysis.change`) leads the page, then the verdict, then "B against A".
+change (`analysis.change`) leads the page, then each side's verdict labelled
+"A:" and "B:" (one verdict without a B), then "B against A".
 
 Escaping: every string from the user or the workload (command lines, names,
 host facts, stderr tails, symbol names) is written with `html.escape`; the
@@ -35,6 +36,7 @@ from quadscope import __version__
 from quadscope.analyse.headline import time_fit
 from quadscope.classes import REGISTRY
 from quadscope.render.base import Renderer
+from quadscope.textsafe import visible
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
@@ -161,20 +163,33 @@ def _summary(metric: str, text: str) -> str:
     return text.removeprefix(f"{metric}: ")
 
 
+def _tone(analysis: Analysis, variant: str) -> str:
+    """The verdict box's class: " calm" (green), "" (red) or " open" (grey, not settled)."""
+    fits = analysis.fits.get(variant, {})
+    calm = all((growth := REGISTRY.get(f.cls)) is not None and growth.linear_or_slower
+               for f in fits.values() if f.confident)
+    # The verdict leads with the time: while its class is not settled the box is neither
+    # green nor red (green used to say "all clear" for a sweep that had settled nothing).
+    time = time_fit(fits)
+    return " open" if time is None or not time.confident else " calm" if calm else ""
+
+
 def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
     yield f"<header><h1>{_e(data.title)}</h1>"
     if data.change is not None:
         # The A/B result leads: it is what `--vs` and `compare` are for.
         yield (f"<p class=\"change change-{_e(data.change['direction'])}\" id=\"change\">"
                f"{_e(data.change['text'])}</p>")
-    fits_a = analysis.fits.get("A", {})
-    calm = all((growth := REGISTRY.get(f.cls)) is not None and growth.linear_or_slower
-               for f in fits_a.values() if f.confident)
-    # The verdict leads with the time: while its class is not settled the box is neither
-    # green nor red (green used to say "all clear" for a sweep that had settled nothing).
-    time = time_fit(fits_a)
-    tone = " open" if time is None or not time.confident else " calm" if calm else ""
-    yield f"<p class=\"verdict{tone}\" id=\"verdict\">{_e(data.verdict)}</p>"
+    if data.change is None:
+        yield f"<p class=\"verdict{_tone(analysis, 'A')}\" id=\"verdict\">{_e(data.verdict)}</p>"
+    else:
+        from quadscope.analyse.sides import side_verdict
+
+        # Under the change, each side's own verdict, labelled: an unlabelled red box of A's
+        # verdict under B's green change read as bad news about the fix.
+        for variant, anchor in (("A", "verdict"), ("B", "verdict-b")):
+            text = visible(f"{variant}: {side_verdict(analysis, variant)}")
+            yield f"<p class=\"verdict{_tone(analysis, variant)}\" id=\"{anchor}\">{_e(text)}</p>"
     yield "<dl class=\"facts\">"
     for k, v in data.facts:
         cls = " class=\"mono\"" if k in ("command", "vs (B)") else ""

@@ -1,7 +1,8 @@
 """Markdown summary: the verdict and the fits table, for a pull request or a CI job summary.
 
 Contract: `MarkdownRenderer().render(analysis) -> bytes` is GitHub-flavoured
-Markdown (UTF-8): a heading with the sweep, the verdict, where it ran (commit,
+Markdown (UTF-8): a heading with the sweep, the verdict (for an A/B sweep the
+change, then A's and B's own verdicts labelled "A:" and "B:"), where it ran (commit,
 machine, meter), one table row per fitted metric (class, exponent with its
 95% interval, the bracket of classes the data support, r²), a B-against-A
 table when the sweep compares two commands, and the notes. It declares
@@ -46,11 +47,26 @@ def _bracket(fit: Fit) -> str:
     return f"{md(fit.at_least)} … {md(fit.at_most)}"
 
 
+def _headline(analysis: Analysis) -> Iterable[str]:
+    """The answer first: for A/B the change in bold, then each side's verdict, labelled."""
+    change = analysis.change
+    if change is None:
+        yield f"**{md(analysis.verdict)}**"
+        return
+    from quadscope.analyse.sides import side_verdict
+
+    yield f"**{md(change.text)}**"
+    yield ""
+    # Two list items, so GitHub shows them as two lines, not one run-on paragraph.
+    yield f"- A: {md(side_verdict(analysis, 'A'))}"
+    yield f"- B: {md(side_verdict(analysis, 'B'))}"
+
+
 def _lines(analysis: Analysis) -> Iterable[str]:
     sw = analysis.sweep
     yield f"### quadscope: {md(sw.name or ' '.join(sw.command))} (sweep {sw.id})"
     yield ""
-    yield f"**{md(analysis.verdict)}**"
+    yield from _headline(analysis)
     yield ""
     where = [f"command `{' '.join(sw.command).replace('`', '')}`"]
     if sw.git_commit:

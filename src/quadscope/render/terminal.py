@@ -5,8 +5,9 @@ Contract: `TerminalRenderer(color=, width=, verbose=, quiet=).render(analysis)
 only the CLI prints it. What it shows:
 
 - `quiet`: the headline only (for an A/B sweep, the change: `analysis.change`).
-- default: the A/B change (coloured: worse red, better green), the verdict
-  (`analysis.verdict`, as the fitting decided it), one dim line naming the
+- default: the A/B change (coloured: worse red, better green) then each
+  side's verdict labelled "A:" and "B:" (`analyse.sides.side_verdict`), or
+  the verdict alone (`analysis.verdict`, as the fitting decided it), one dim line naming the
   sweep, then one table of the metrics that grow or matter (as analyse
   decided them: `analysis.notable`, see `analyse.notable`; the "at max n"
   column is `analysis.at_max`), each with at most one short note beneath, then counts
@@ -159,8 +160,9 @@ def _label(analysis: Analysis, variant: str) -> str:
 
 
 def headline(analysis: Analysis, width: int = 10_000) -> list[Text]:
-    """The change (for A/B) and the verdict, each one styled paragraph that fits `width`
-    (`fit_words`): one line when it can, else broken between clauses."""
+    """The change then "A: …" and "B: …" (each side's verdict) for A/B, else the verdict;
+    each one styled paragraph that fits `width` (`fit_words`): one line when it can,
+    else broken between clauses."""
     from rich.text import Text
     out = []
     change = analysis.change
@@ -168,8 +170,17 @@ def headline(analysis: Analysis, width: int = 10_000) -> list[Text]:
         out.append(Text(fit_words(visible(change.text), width),
                         style=CHANGE_STYLE.get(change.direction, "bold"),
                         no_wrap=True, overflow="ellipsis"))
-    out.append(Text(fit_words(visible(analysis.verdict), width),
-                    style="bold" if change is None else "", no_wrap=True, overflow="ellipsis"))
+    if change is None:
+        out.append(Text(fit_words(visible(analysis.verdict), width), style="bold",
+                        no_wrap=True, overflow="ellipsis"))
+        return out
+    from quadscope.analyse.sides import side_verdict
+
+    # Under the change, each side's own verdict, labelled: unlabelled, A's verdict of a
+    # fixed quadratic read as a red line about the pull request that fixed it.
+    for variant in ("A", "B"):
+        out.append(Text(fit_words(visible(f"{variant}: {side_verdict(analysis, variant)}"),
+                                  width), no_wrap=True, overflow="ellipsis"))
     return out
 
 
