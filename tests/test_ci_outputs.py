@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import random
 import re
 import xml.etree.ElementTree as ET
@@ -272,3 +273,19 @@ def test_ab_html_labels_each_sides_verdict_under_the_change(tmp_path: Path) -> N
     a = page.index('<p class="verdict" id="verdict">A: quadratic')
     b = page.index('<p class="verdict calm" id="verdict-b">B: linear')
     assert change < a < b
+
+
+def test_import_takes_fail_above_and_writes_its_gate_to_junit(tmp_path: Path) -> None:
+    """`import --junit` wrote an empty file: import had no gate."""
+    results = [{"command": f"sort {n}", "parameters": {"n": str(n)},
+                "times": [1e-3 + 1e-10 * n * n * f for f in (0.99, 1.0, 1.01)]}
+               for n in (1000, 2000, 4000, 8000, 16000, 32000)]
+    path = tmp_path / "hf.json"
+    path.write_text(json.dumps({"results": results}))
+    out = tmp_path / "gates.xml"
+    assert main(["import", str(path), "--db", str(tmp_path / "r.db"), "--fail-above",
+                 "n log n", "--junit", str(out)]) == 8
+    (case,) = _valid_junit(out.read_bytes())
+    assert "gate failed: wall_s grows as n²" in case.find("failure").attrib["message"]  # type: ignore[union-attr]
+    assert main(["import", str(path), "--db", str(tmp_path / "r.db"), "--fail-above",
+                 "O(n^2)"]) == 0

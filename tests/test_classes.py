@@ -159,7 +159,7 @@ def test_parse_refuses_an_unknown_spelling_in_one_sentence_with_examples(text: s
     with pytest.raises(UnknownClassError) as err:
         REGISTRY.parse(text)
     message = str(err.value)
-    assert message.startswith(f"{text!r} is not a growth class")
+    assert message.startswith(f"{text!r} is not a class")
     assert "n log n" in message and "n²" in message and "quadratic" in message
     assert "\n" not in message and message.replace("e.g. ", "").count(". ") == 0
 

@@ -134,14 +134,14 @@ def test_fail_above_reads_every_spelling_quadscope_prints() -> None:
 def test_fail_above_refuses_an_unknown_spelling_in_one_sentence() -> None:
     with pytest.raises(UsageError) as err:
         parse_gates(["nlog"])
-    assert str(err.value).startswith("--fail-above 'nlog': 'nlog' is not a growth class")
+    assert str(err.value).startswith("--fail-above 'nlog': 'nlog' is not a class")
     assert "n log n" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_assert_scales_refuses_an_unknown_class_before_the_sweep(tmp_path: Path) -> None:
     """A misspelt at_most is a ValueError before the target is called once."""
     calls: list[int] = []
-    with pytest.raises(ValueError, match="'nlog' is not a growth class"):
+    with pytest.raises(ValueError, match="'nlog' is not a class"):
         assert_scales(calls.append, at_most="nlog", sizes=[10, 20, 40], db=tmp_path / "r.db")
     assert calls == []
     assert not (tmp_path / "r.db").exists()
@@ -152,7 +152,7 @@ def test_the_pytest_fixture_refuses_an_unknown_class_before_the_sweep(tmp_path: 
     from quadscope.pytest_plugin import Scaling
 
     calls: list[int] = []
-    with pytest.raises(ValueError, match="'O n' is not a growth class"):
+    with pytest.raises(ValueError, match="'O n' is not a class"):
         Scaling(tmp_path, strict=False, defaults={"at_most": "O n"}).check(calls.append,
                                                                           sizes=[10, 20, 40])
     assert calls == []

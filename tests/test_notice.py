@@ -1,4 +1,4 @@
-"""Notices on stderr wrap at the terminal's width with a hanging indent, words kept whole."""
+"""Warnings and gate sentences on stderr wrap at the terminal's width with a hanging indent."""
 
 from __future__ import annotations
 
@@ -38,12 +38,3 @@ def test_each_line_of_a_several_line_message_wraps_on_its_own() -> None:
     text = wrapped("first\nsecond " + "word " * 20, 40)
     assert text.splitlines()[:2] == ["quadscope: first", "           second word word word word"]
 
-
-def test_a_cli_error_wraps_too(capsys: pytest.CaptureFixture[str],
-                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from quadscope.cli import main
-
-    monkeypatch.delenv("COLUMNS", raising=False)
-    assert main(["run", "--sizes", "1,2", "--", "prog", "{n}"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("quadscope: ") and max(map(len, err.splitlines())) <= 80

@@ -111,13 +111,16 @@ def _unsettled() -> Analysis:
 @pytest.mark.parametrize("width", [60, 80])
 def test_an_unsettled_ab_report_fits_the_width(width: int) -> None:
     """A noisy A/B sweep: no line wider than the terminal, and the headline, lines
-    rejoined, is the change and the verdict word for word."""
+    rejoined, is the change then A's and B's verdicts, labelled, word for word."""
     a = _unsettled()
     assert a.change is not None and len(a.change.text) > 80
     text = _text(a, width)
     assert max(cell_len(line) for line in text.splitlines()) <= width
     head = text.split("\nsweep 3 ")[0]
-    assert " ".join(line.strip() for line in head.splitlines()) == f"{a.change.text} {a.verdict}"
+    from quadscope.analyse.sides import side_verdict
+
+    assert " ".join(line.strip() for line in head.splitlines()) == (
+        f"{a.change.text} A: {a.verdict} B: {side_verdict(a, 'B')}")
     quiet = _text(a, width, quiet=True)
     assert quiet.count("\n") == 2 and " ".join(quiet.split("\n  ")) == a.change.text + "\n"
 

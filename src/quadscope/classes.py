@@ -242,7 +242,7 @@ class Registry:
             spellings = (growth.name, growth.label, growth.words, *growth.aliases)
             if key and any(spelling_key(s) == key for s in spellings):
                 return growth
-        raise UnknownClassError(f"{text!r} is not a growth class; write one as quadscope prints "
+        raise UnknownClassError(f"{text!r} is not a class; write one as quadscope prints "
                                 f"it, e.g. {CLASS_EXAMPLES}")
 
     def index(self, name: str) -> int:

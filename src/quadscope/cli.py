@@ -32,7 +32,6 @@ from typing import Any
 
 from quadscope import __version__
 from quadscope.errors import QuadscopeError, Stopped, exit_codes
-from quadscope.notice import notice
 
 CRASH_EXIT = 70  # EX_SOFTWARE (sysexits.h): an internal error, not the user's
 
@@ -176,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with stop_signals_raise():
             return int(args.func(args) or 0)
     except QuadscopeError as exc:
-        notice(str(exc))
+        print(f"quadscope: {exc}", file=sys.stderr)
         return exc.exit_code
     except Stopped as exc:
         print(f"quadscope: stopped by {signal.Signals(exc.signum).name}; every finished run "
@@ -189,13 +188,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # the environment refused (a full disk, a vanished file)
         where = f" {exc.filename}" if exc.filename else ""
-        notice(f"cannot use{where}: {exc.strerror or exc}")
+        print(f"quadscope: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
         return 4
     except Exception as exc:  # a bug: one sentence here, the traceback in a file
         from quadscope.crash import save_traceback
 
         saved = save_traceback(exc, args_given)
         where = f"the traceback is in {saved}" if saved else "no traceback file could be written"
-        notice(f"internal error ({type(exc).__name__}: {str(exc)[:200]}); this is a "
-               f"bug in quadscope: {where}; please attach it to an issue")
+        print(f"quadscope: internal error ({type(exc).__name__}: {str(exc)[:200]}); this is a "
+              f"bug in quadscope: {where}; please attach it to an issue", file=sys.stderr)
         return CRASH_EXIT

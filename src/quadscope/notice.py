@@ -6,8 +6,9 @@ the text, never breaking a word (a path, a URL or an option stays whole, so it
 can be copied). `wrapped(text, width)` is that text, for tests and callers
 that print elsewhere. `stderr_width()` is `$COLUMNS` when set, else the
 terminal's width when stderr is one, else 80, so piped output and CI logs
-wrap as an 80-column terminal would. Standard library only: the CLI prints
-its errors through it before anything heavy is imported.
+wrap as an 80-column terminal would. Warnings, gate sentences and the
+rescue note go through it; an error (`cli.main`) stays the one line scripts
+and tests read. Standard library only.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Contract: reads FILE (`interop.read_sweeps` knows the formats), stores each
 sweep it holds with all its runs, then fits and prints each like `quadscope
-show`, writing the output options' files for the last one; the sweeps are
+show` and judging `--fail-above` on each (the worst exit code wins), writing
+the output options' files for the last one; the sweeps are
 then compared, reported and followed by `history` like any other. A file
 that cannot be read or is not one of the formats is one sentence, exit 2.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from quadscope.commands.common import add_output_options, add_store_option, check_outputs, open_store
+from quadscope.commands.gates import add_gate_option, check_gates
 from quadscope.errors import UsageError
 
 
@@ -32,17 +34,20 @@ def register(sub: Any) -> None:
     p.add_argument("--name", default="", help="store the sweep under this name [from the file]")
     add_store_option(p)
     add_output_options(p)
+    add_gate_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from quadscope.analyse.gate import parse_gates, worst_exit
     from quadscope.commands.common import analyse_stored, print_analysis, write_outputs
     from quadscope.interop import read_sweeps
     from quadscope.model import Run
 
     check_outputs(args)
+    parse_gates(args.fail_above)  # a bad gate is refused before anything is stored
     try:
         data = json.loads(Path(args.file).read_text(encoding="utf-8"))
     except OSError as exc:
@@ -50,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{args.file} is not JSON ({exc})") from None
     imported = read_sweeps(data, source=args.file, now=time.time(), param=args.param)
+    code = 0
     with open_store(args) as store:
         analysis = None
         for item in imported:
@@ -68,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
                   f"at {len(repeats)} sizes) from {args.file}", file=sys.stderr)
             analysis = analyse_stored(store, stored)
             print_analysis(analysis)
+            code = worst_exit((code, check_gates(args, analysis)))
         if analysis is not None:
             write_outputs(args, analysis)
-    return 0
+    return code
