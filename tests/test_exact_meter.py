@@ -178,7 +178,8 @@ def test_fail_above_on_instructions_gives_the_same_answer_ten_times(
 
 def test_headline_says_when_time_outgrows_the_instructions() -> None:
     """An instruction-meter sweep whose wall time grows as n while its count stays put:
-    the headline keeps the time verdict first and adds that time outgrows the count."""
+    the headline gives both answers, the work first (counted exactly), then the time, and
+    says that time outgrows the count."""
     from quadscope.analyse.analysis import OUTGROWS_HEADLINE, analyse
     from quadscope.model import Sweep
 
@@ -192,7 +193,9 @@ def test_headline_says_when_time_outgrows_the_instructions() -> None:
     timed = Sweep(id=1, name="zero", mode="sizes", command=("z", "{n}"))
     counted = Sweep(id=1, name="zero", mode="sizes", command=("z", "{n}"), meter="instructions")
     verdict = analyse(counted, runs).verdict
-    assert verdict.endswith(OUTGROWS_HEADLINE) and verdict.index("wall") < verdict.index(";")
+    assert verdict.startswith("constant: the work does not grow with n (instructions, exact); "
+                              "wall time grows as n (k = 1.00")
+    assert verdict.endswith(OUTGROWS_HEADLINE)
     assert OUTGROWS_HEADLINE not in analyse(timed, runs).verdict
 
 

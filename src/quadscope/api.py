@@ -184,7 +184,8 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     with tempfile.TemporaryDirectory(prefix="quadscope-db-") as scratch:
         configured = as_location(db) if db or os.environ.get(DB_ENV_VAR) else None
         analysis = _sweep(spec, measuring, configured or Path(scratch) / "results.db")
-    outcome = judge_metric(analysis.fits.get("A", {}), metric, at_most, analysis.size_word)
+    outcome = judge_metric(analysis.fits.get("A", {}), metric, at_most, analysis.size_word,
+                           analysis.work_metric)
     path = _write_report(analysis, report or report_path(spec.name))
     lines = [outcome.sentence, *gate_evidence(analysis, metric), f"report: {path}"]
     result = ScalingResult(outcome.outcome, "\n".join(lines), outcome.decide_n, analysis, path)

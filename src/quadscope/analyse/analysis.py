@@ -14,7 +14,9 @@ time class the caches may account for (time outgrowing peak RSS as the
 working set leaves the L2 cache) is widened down to memory's class, with a
 note (`analyse.memory`). In an
 instruction-meter sweep, a note says when wall time surely grows faster than
-the instructions counted (`time_outgrows_instructions`): time stays the headline.
+the instructions counted (`time_outgrows_instructions`). There the verdict gives
+two answers: the work (the meter's exact count, `Analysis.work_metric`) leads
+when its class is settled or bracketed, and the time follows.
 What renderers show is decided here too, never by them: the metrics a
 compact report shows and each metric's median at the largest size
 (`analyse.notable`), and each fit's drawn curve and band (`analyse.curves`).
@@ -84,10 +86,15 @@ class Analysis:
         return "i" if self.sweep.mode == "accumulate" else "n"
 
     @property
+    def work_metric(self) -> str | None:
+        """The metric the sweep's meter counts exactly (the work), None for a timed sweep."""
+        return exact_metric(self.sweep.meter)
+
+    @property
     def change(self) -> ChangeSummary | None:
         """The A/B result in one line (analyse.change), or None without a comparison."""
         return change_summary(self.comparison, self.fits.get("A", {}), self.fits.get("B", {}),
-                              self.size_word)
+                              self.size_word, work=self.work_metric)
 
     def measured(self, variant: str = "A") -> tuple[Run, ...]:
         """The runs that count: not warm-up, exited 0, not timed out."""
@@ -285,7 +292,8 @@ def analyse(
     n_max = max((r.size_n for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok),
                 default=None)
     verdict = verdict_line(fits.get("A", {}), size_word,
-                           None if n_max is None else float(n_max), peaks(measured["A"]))
+                           None if n_max is None else float(n_max), peaks(measured["A"]),
+                           work=exact_metric(sweep.meter))
     verdict += extra_verdict
     comparison = None
     if "B" in fits and fits["A"] and fits["B"]:

@@ -6,8 +6,9 @@ function of a `Comparison` and both sides' fits; it returns a `ChangeSummary`
 its `direction`: "worse", "better", "same" or "unclear") or None when nothing
 was compared. The terminal, the HTML page and the JSON (`comparison.summary`)
 all show this one text, so the words and their order agree everywhere. The
-lead metric is wall_s when it was compared (what a user feels), else the first
-compared metric in registry order. The size quoted is the largest size
+lead metric is the work (`work=`, the metric the meter counts exactly) when both
+sides' classes of it are settled, else wall_s when it was compared (what a user
+feels), else the first compared metric in registry order. The size quoted is the largest size
 measured on both sides; the ratio there is B/A of the medians (compare.py).
 """
 
@@ -62,8 +63,10 @@ def _times(x: float) -> str:
     return f"{x:.0f}×" if x >= 100 else f"{x:.3g}×"
 
 
-def ratio_phrase(mc: MetricComparison, size_word: str = "n") -> tuple[str, str]:
-    """("300× faster at n = 64k", direction) from B/A at the largest common size."""
+def ratio_phrase(mc: MetricComparison, size_word: str = "n",
+                 work: bool = False) -> tuple[str, str]:
+    """("300× faster at n = 64k", direction) from B/A at the largest common size; `work`:
+    the metric is the work counted exactly ("3.1× less work")."""
     if not mc.ratios:
         return "no size was measured on both sides", UNCLEAR
     last = max(mc.ratios, key=lambda r: r.size_n)
@@ -72,9 +75,9 @@ def ratio_phrase(mc: MetricComparison, size_word: str = "n") -> tuple[str, str]:
     if last.lo <= 1.0 <= last.hi or last.ratio <= 0:
         return f"no measurable difference {where} (B/A {last.ratio:.3g})", SAME
     if last.ratio < 1.0:
-        word = "faster" if timed else f"lower {mc.metric}"
+        word = "less work" if work else "faster" if timed else f"lower {mc.metric}"
         return f"{_times(1.0 / last.ratio)} {word} {where}", BETTER
-    word = "slower" if timed else f"higher {mc.metric}"
+    word = "more work" if work else "slower" if timed else f"higher {mc.metric}"
     return f"{_times(last.ratio)} {word} {where}", WORSE
 
 
@@ -88,10 +91,13 @@ def _class_direction(fa: Fit, fb: Fit) -> str:
     return UNCLEAR
 
 
-def summarise(mc: MetricComparison, fa: Fit, fb: Fit, size_word: str = "n") -> ChangeSummary:
-    """One metric's change as a sentence (see the module docstring)."""
-    of = "" if mc.metric == LEAD_METRIC else f" of {mc.metric}"
-    phrase, by_ratio = ratio_phrase(mc, size_word)
+def summarise(mc: MetricComparison, fa: Fit, fb: Fit, size_word: str = "n",
+              work: bool = False) -> ChangeSummary:
+    """One metric's change as a sentence (see the module docstring); `work`: the metric
+    is the work counted exactly, named as such ("B changed the class of the work")."""
+    of = (f" of the work ({mc.metric})" if work else
+          "" if mc.metric == LEAD_METRIC else f" of {mc.metric}")
+    phrase, by_ratio = ratio_phrase(mc, size_word, work)
     if mc.change == "class":
         direction = _class_direction(fa, fb)
         if fa.confident and fb.confident:
@@ -117,9 +123,13 @@ def summarise(mc: MetricComparison, fa: Fit, fb: Fit, size_word: str = "n") -> C
                          UNCLEAR, mc.metric)
 
 
-def lead_comparison(comparison: Comparison) -> MetricComparison | None:
-    """The compared metric the summary is about: wall_s, else the first one."""
+def lead_comparison(comparison: Comparison, work: str | None = None,
+                    settled: Mapping[str, bool] | None = None) -> MetricComparison | None:
+    """The compared metric the summary is about: the exactly counted `work` when it was
+    compared and `settled` on both sides, else wall_s, else the first one."""
     by_metric = {mc.metric: mc for mc in comparison.metrics}
+    if work and work in by_metric and (settled or {}).get(work):
+        return by_metric[work]
     return by_metric.get(LEAD_METRIC) or next(iter(comparison.metrics), None)
 
 
@@ -128,14 +138,19 @@ def change_summary(
     fits_a: Mapping[str, Fit],
     fits_b: Mapping[str, Fit],
     size_word: str = "n",
+    work: str | None = None,
 ) -> ChangeSummary | None:
-    """The A/B headline, or None when nothing was compared."""
+    """The A/B headline, or None when nothing was compared; led by the work (`work`,
+    counted exactly) when both sides' classes of it are settled."""
     if comparison is None:
         return None
-    mc = lead_comparison(comparison)
+    settled = {m: fits_a[m].confident and fits_b[m].confident
+               for m in fits_a.keys() & fits_b.keys()}
+    mc = lead_comparison(comparison, work, settled)
     if mc is None or mc.metric not in fits_a or mc.metric not in fits_b:
         return None
-    return summarise(mc, fits_a[mc.metric], fits_b[mc.metric], size_word)
+    return summarise(mc, fits_a[mc.metric], fits_b[mc.metric], size_word,
+                     work=mc.metric == work)
 
 
 __all__ = ["BETTER", "SAME", "UNCLEAR", "WORSE", "ChangeSummary",

@@ -11,12 +11,13 @@ would decide when the fit names one (`Fit.decide_n`). So a gate on "n log n"
 passes a sweep bracketed "n … n log n", and no single noisy class flips it.
 
 `parse_gates(items)` turns `--fail-above` values into `Gate`s (a `UsageError`
-names a bad one): "CLASS" gates the headline metric (the time the verdict line
-leads with, `headline.time_fit`), "METRIC=CLASS" that metric. A class may be
+names a bad one): "CLASS" gates what the verdict line leads with
+(`headline.lead_fit`: the work, where the meter counts it exactly and its class
+is settled, else the time), "METRIC=CLASS" that metric. A class may be
 written in any spelling quadscope prints (`classes.Registry.parse`: "n²",
 "quadratic", "O(n log n)"); `parse_class` reads one alone.
-`judge_metric(fits, metric, limit)` is `judge` of one metric's fit (None: the
-headline time), undecided when that metric was not measured; `judge_gates`
+`judge_metric(fits, metric, limit, work=)` is `judge` of one metric's fit
+(None: the lead fit), undecided when that metric was not measured; `judge_gates`
 and `assert_scales` both go through it.
 `judge_gates(gates, analysis, strict=)` returns one `GateOutcome` per gate,
 each with its sentence and exit code (`strict`: an undecided gate exits
@@ -31,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from quadscope.analyse.headline import label, time_fit
+from quadscope.analyse.headline import label, lead_fit
 from quadscope.classes import REGISTRY, UnknownClassError
 from quadscope.errors import GATE_FAILED_EXIT, GATE_UNDECIDED_EXIT, UsageError
 from quadscope.model import METRICS, Fit
@@ -109,10 +110,11 @@ def parse_class(text: str) -> str:
 
 
 def judge_metric(fits: Mapping[str, Fit], metric: str | None, limit: str,
-                 size_word: str = "n") -> GateOutcome:
-    """`judge` of `metric`'s fit (None: the headline time); undecided when it was not measured."""
+                 size_word: str = "n", work: str | None = None) -> GateOutcome:
+    """`judge` of `metric`'s fit (None: what the verdict leads with, `headline.lead_fit`:
+    the exactly counted `work` when settled, else the time); undecided when not measured."""
     limit = parse_class(limit)
-    fit = time_fit(fits) if metric is None else fits.get(metric)
+    fit = lead_fit(fits, work) if metric is None else fits.get(metric)
     if fit is None:
         return GateOutcome(UNDECIDED, f"gate undecided: {metric or 'time'} was not measured, "
                                       f"so nothing says it stays within {label(limit, size_word)}")
@@ -142,7 +144,7 @@ def judge_gates(gates: Sequence[Gate], analysis: Analysis, *,
     size_word = "i" if analysis.sweep.mode == "accumulate" else "n"
     out = []
     for gate in gates:
-        outcome = judge_metric(fits, gate.metric, gate.limit, size_word)
+        outcome = judge_metric(fits, gate.metric, gate.limit, size_word, analysis.work_metric)
         out.append(GateOutcome(outcome.outcome, outcome.sentence, outcome.decide_n, strict))
     return out
 

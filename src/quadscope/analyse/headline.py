@@ -1,20 +1,24 @@
-"""The headline: how the time grows, in words and symbols, and the text of a class or exponent.
+"""The headline: how the work and the time grow, in words and symbols, and the text of a class.
 
 Contract: pure functions of fits (`quadscope.model.Fit`); nothing is fitted
-here. `verdict_line` answers the question a user came with, "how does the time
-grow?": it leads with wall time (or CPU time, when wall time is the noisier of
-the two and they agree), as "quadratic: wall time grows as n² (k = 2.00 ±
+here. `verdict_line` answers the question a user came with, "how does it grow?".
+Where the meter counts the work exactly (`work=`), it gives two answers: the
+work, the algorithm's class, first ("quadratic: the work grows as n²
+(instructions, exact, k = 2.00 ± 0.01)"), then the time the machine pays;
+`lead_fit` is the fit gates judge (the work when settled, else the time).
+Otherwise it leads with wall time (or CPU time, when wall time is the noisier
+of the two and they agree), as "quadratic: wall time grows as n² (k = 2.00 ±
 0.02)"; when the class is not settled but the data bracket it, it says the
-bracket and what it rules out ("wall time grows as n or n log n — not quadratic
-(k = 1.03 [0.98, 1.09])"). Another metric joins only when it grows faster than
-the time, or when its growth is a story on its own (the kernel's share, page
-faults or peak memory growing faster than n); none ever speaks over a time
-verdict that is not settled. A change of regime inside the sizes is named:
-"quadratic: wall time grows as n² above n ≈ 130,000 (below: n)". `class_text` and `exponent_text` are the one
-place a class cell and an exponent cell are written, for every renderer: a flat
-metric, or a count that never exceeded 1, reads "1" with no exponent, never
-"k ≥ 4" or 2ⁿ. Words and symbols come from the class registry (`label`,
-`words`).
+bracket and what it rules out ("wall time grows as n or n log n — not
+quadratic (k = 1.03 [0.98, 1.09])"). Another metric joins only when it grows
+faster than the lead, or when its growth is a story on its own (the kernel's
+share, page faults or peak memory growing faster than n); none ever speaks
+over a verdict that is not settled. A change of regime inside the sizes is
+named: "quadratic: wall time grows as n² above n ≈ 130,000 (below: n)".
+`class_text` and `exponent_text` are the one place a class cell and an
+exponent cell are written, for every renderer: a flat metric, or a count that
+never exceeded 1, reads "1" with no exponent, never "k ≥ 4" or 2ⁿ. Words and
+symbols come from the class registry (`label`, `words`).
 """
 
 from __future__ import annotations
@@ -184,47 +188,81 @@ def regime_text(fit: Fit, size_word: str = "n") -> str:
     return f" above {where} (below: {below})"
 
 
-def _time_clause(fit: Fit, size_word: str) -> str:
+def lead_fit(fits: Mapping[str, Fit], work: str | None = None) -> Fit | None:
+    """The fit a verdict and a gate lead with: the work (`work`, an exactly counted
+    metric) when its class is settled, else the time (`time_fit`)."""
+    counted = fits.get(work) if work else None
+    return counted if counted is not None and counted.confident else time_fit(fits)
+
+
+def _work_clause(fit: Fit, size_word: str) -> str:
+    """"quadratic: the work grows as n² (instructions, exact, k = 2.00 ± 0.01)"."""
+    k = _k(fit, fit.confident).removeprefix(" (").removesuffix(")")
+    how = f" ({fit.metric}, exact{', ' + k if k else ''})"
+    if trivial(fit) and fit.regime_n is None:
+        return f"constant: the work does not grow with {size_word}{how}"
+    if fit.confident:
+        return (f"{REGISTRY[fit.cls].words}: the work grows as {label(fit.cls, size_word)}"
+                f"{regime_text(fit, size_word)}{how}")
+    return f"the work grows as {bracket_text(fit, size_word)}{_ruled_out(fit, size_word)}{how}"
+
+
+def _ruled_out(fit: Fit, size_word: str) -> str:
+    """" — not quadratic": what a bracket excludes."""
+    hi, lo = REGISTRY.index(fit.at_most), REGISTRY.index(fit.at_least)
+    if hi + 1 < len(REGISTRY):
+        return f" — not {REGISTRY.classes[hi + 1].words}"
+    if lo > 0:
+        return f" — faster than {label(REGISTRY.classes[lo - 1].name, size_word)}"
+    return " — nothing ruled out"
+
+
+def _time_clause(fit: Fit, size_word: str, lead: bool = True) -> str:
     who = metric_words(fit.metric)
     if trivial(fit) and fit.regime_n is None:
-        return f"constant: {who} does not grow with {size_word}"
+        return f"constant: {who} does not grow with {size_word}" if lead else (
+            f"{who} does not grow with {size_word}")
     if fit.confident:
         growth = REGISTRY[fit.cls]
-        return (f"{growth.words}: {_grows(fit.metric)} as {label(fit.cls, size_word)}"
+        words = f"{growth.words}: " if lead else ""
+        return (f"{words}{_grows(fit.metric)} as {label(fit.cls, size_word)}"
                 f"{regime_text(fit, size_word)}{_k(fit, True)}")
     if bracketed(fit):
-        hi = REGISTRY.index(fit.at_most)
-        lo = REGISTRY.index(fit.at_least)
-        if hi + 1 < len(REGISTRY):
-            rule = f"not {REGISTRY.classes[hi + 1].words}"
-        elif lo > 0:
-            rule = f"faster than {label(REGISTRY.classes[lo - 1].name, size_word)}"
-        else:
-            rule = "nothing ruled out"
         return (f"{_grows(fit.metric)} as {bracket_text(fit, size_word)}"
-                f"{regime_text(fit, size_word)} — {rule}{_k(fit, False)}")
+                f"{regime_text(fit, size_word)}{_ruled_out(fit, size_word)}{_k(fit, False)}")
     return f"{who}: growth not settled yet: {fit.reason}" if fit.reason else (
         f"{who}: growth not settled yet")
 
 
 def verdict_line(fits: Mapping[str, Fit], size_word: str = "n", n_max: float | None = None,
-                 peaks: Mapping[str, float] | None = None) -> str:
+                 peaks: Mapping[str, float] | None = None, work: str | None = None) -> str:
     """One line: how the time grows, then any metric that grows faster or is a story on its own.
 
     `peaks` (each metric's largest measured value) lets a count that never
     exceeded 1 read as constant; growth immaterial at `n_max` never joins.
+    `work` names a metric counted exactly (the meter's): when its fit is settled or
+    bracketed the line leads with the work, the algorithm's class, and the time follows
+    as what the machine pays ("quadratic: the work grows as n² (instructions, exact,
+    k = 2.00 ± 0.01); wall time grows as 1 … n³ — not exponential (k = …)").
     """
     peaks = peaks or {}
     time = time_fit(fits)
-    if time is None:
+    counted = fits.get(work) if work else None
+    if counted is not None and not (counted.confident or bracketed(counted)):
+        counted = None
+    if time is None and counted is None:
         return "nothing could be fitted" if not fits else (
             "no time was measured: " + ", ".join(
                 f"{f.metric} {class_text(f, size_word, peaks.get(f.metric))}"
                 for f in fits.values()))
-    head = _time_clause(time, size_word)
-    if not (time.confident or bracketed(time)):
-        return head  # nothing speaks over an unsettled time verdict
-    ceiling = _fastest(time)
+    parts = [_work_clause(counted, size_word)] if counted is not None else []
+    if time is not None:
+        parts.append(_time_clause(time, size_word, lead=counted is None))
+    head = "; ".join(parts)
+    lead = counted if counted is not None and counted.confident else time
+    if lead is None or not (lead.confident or bracketed(lead)):
+        return head  # nothing speaks over an unsettled verdict
+    ceiling = _fastest(lead)
     joins = []
     for f in fits.values():
         known = metrics.find(f.metric)
@@ -249,7 +287,7 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n", n_max: float | N
 
 
 __all__ = ["accumulated_total", "bracket_text", "class_text", "exponent_text", "growth_fraction", "label",
-           "metric_words", "regime_text", "time_fit", "trivial", "verdict_line"]
+           "lead_fit", "metric_words", "regime_text", "time_fit", "trivial", "verdict_line"]
 
 
 def accumulated_total(fit: Fit, launches: int) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from quadscope.analyse.headline import time_fit, verdict_line
+from quadscope.analyse.headline import lead_fit, verdict_line
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
@@ -31,7 +31,8 @@ def side_verdict(analysis: Analysis, variant: str) -> str:
     measured = analysis.measured(variant)
     n_max = max((r.size_n for r in measured), default=None)
     return verdict_line(analysis.fits.get(variant, {}), analysis.size_word,
-                        None if n_max is None else float(n_max), peaks(measured))
+                        None if n_max is None else float(n_max), peaks(measured),
+                        work=analysis.work_metric)
 
 
 def _exponent(fit: Fit | None) -> str | None:
@@ -52,7 +53,8 @@ def gate_evidence(analysis: Analysis, metric: str | None = None) -> tuple[str, .
         fits = analysis.fits[v]
         tag = f"{v}: " if ab else ""
         lines.append(f"{tag}verdict: {side_verdict(analysis, v)}")
-        exponent = _exponent(time_fit(fits) if metric is None else fits.get(metric))
+        exponent = _exponent(lead_fit(fits, analysis.work_metric) if metric is None
+                             else fits.get(metric))
         if exponent is not None:
             lines.append(f"{tag}exponent: {exponent}")
     lines.append(f"sizes: {', '.join(str(n) for n in analysis.sweep.sizes)}")

@@ -33,7 +33,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from quadscope import __version__
-from quadscope.analyse.headline import time_fit
+from quadscope.analyse.headline import lead_fit
 from quadscope.classes import REGISTRY
 from quadscope.render.base import Renderer
 from quadscope.textsafe import visible
@@ -170,8 +170,8 @@ def _tone(analysis: Analysis, variant: str) -> str:
                for f in fits.values() if f.confident)
     # The verdict leads with the time: while its class is not settled the box is neither
     # green nor red (green used to say "all clear" for a sweep that had settled nothing).
-    time = time_fit(fits)
-    return " open" if time is None or not time.confident else " calm" if calm else ""
+    lead = lead_fit(fits, analysis.work_metric)
+    return " open" if lead is None or not lead.confident else " calm" if calm else ""
 
 
 def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:

@@ -1,0 +1,82 @@
+"""Two answers: where the meter counts the work exactly, the verdict, the gate and the A/B
+change lead with the work's class, and the time follows as what the machine pays."""
+
+from __future__ import annotations
+
+from quadscope.analyse.change import change_summary
+from quadscope.analyse.gate import FAIL, PASS, UNDECIDED, judge_metric
+from quadscope.analyse.headline import lead_fit, verdict_line
+from quadscope.classes import INCONCLUSIVE
+from quadscope.model import Comparison, Fit, MetricComparison, SizeRatio
+
+
+def fit(metric: str, cls: str, k: float, ci: tuple[float, float], lo: str = "",
+        hi: str = "") -> Fit:
+    settled = cls != INCONCLUSIVE
+    return Fit(metric=metric, cls=cls, exponent=k, exponent_ci=ci,
+               coefficients={"a": 0.0, "b": 1.0}, r2=1.0, candidates=(), n_points=12,
+               reason="" if settled else "start-up cost dominates every size", decide_n=None,
+               best=cls if settled else lo, at_least=lo or (cls if settled else ""),
+               at_most=hi or (cls if settled else ""))
+
+
+WORK_N2 = fit("instructions", "n^2", 1.95, (1.94, 1.96))
+TIME_WIDE = fit("wall_s", INCONCLUSIVE, 0.24, (0.0, 0.74), "1", "n^3")
+TIME_N2 = fit("wall_s", "n^2", 1.9, (1.8, 2.0))
+
+
+def test_a_settled_work_class_leads_and_the_time_follows() -> None:
+    """"quadratic: the work grows as n² (instructions, exact, …); wall time grows as …"."""
+    line = verdict_line({"wall_s": TIME_WIDE, "instructions": WORK_N2}, work="instructions")
+    assert line == ("quadratic: the work grows as n² (instructions, exact, k = 1.95 ± 0.01); "
+                    "wall time grows as 1 … n³ — not exponential (k = 0.24 [0.00, 0.74])")
+
+
+def test_without_a_meter_counting_the_work_the_time_leads_as_before() -> None:
+    """A timed sweep's instructions (perf's, not held still) do not take the lead."""
+    line = verdict_line({"wall_s": TIME_N2, "instructions": WORK_N2})
+    assert line.startswith("quadratic: wall time grows as n²") and "work" not in line
+
+
+def test_a_bracketed_work_class_is_said_beside_the_time() -> None:
+    """A work bracket is stated, with what it rules out; an unsettled one is left out."""
+    work = fit("instructions", INCONCLUSIVE, 1.4, (1.2, 1.6), "n", "n^2")
+    line = verdict_line({"wall_s": TIME_N2, "instructions": work}, work="instructions")
+    assert line.startswith("the work grows as n … n² — not cubic (instructions, exact, k = 1.40 ")
+    assert "; wall time grows as n² (k = 1.90" in line
+    loose = fit("instructions", INCONCLUSIVE, 1.4, (0.0, 4.0))
+    assert "work" not in verdict_line({"wall_s": TIME_N2, "instructions": loose},
+                                      work="instructions")
+
+
+def test_the_gate_judges_the_settled_work_where_time_alone_is_undecided() -> None:
+    """`--fail-above "n log n"` fails on quadratic work though time is 1 … n³; `n²` passes."""
+    fits = {"wall_s": TIME_WIDE, "instructions": WORK_N2}
+    assert judge_metric(fits, None, "n log n").outcome == UNDECIDED
+    assert judge_metric(fits, None, "n log n", work="instructions").outcome == FAIL
+    assert judge_metric(fits, None, "n^2", work="instructions").outcome == PASS
+    assert lead_fit(fits, "instructions") is WORK_N2
+    unsettled = {"wall_s": TIME_WIDE, "instructions": fit("instructions", INCONCLUSIVE, 1.4,
+                                                          (1.2, 1.6), "n", "n^2")}
+    assert lead_fit(unsettled, "instructions") is TIME_WIDE
+
+
+def _mc(metric: str, change: str, ratio: float) -> MetricComparison:
+    return MetricComparison(metric=metric, change=change, class_a="n^2", class_b="n",
+                            ratios=(SizeRatio(16000, ratio, ratio * 0.99, ratio * 1.01),),
+                            crossover_n=None, summary="")
+
+
+def test_the_ab_change_leads_with_the_work_when_both_sides_settle_it() -> None:
+    """B's work n² → n is the change; without the work, A's unsettled time leaves it open."""
+    a = {"wall_s": TIME_WIDE, "instructions": WORK_N2}
+    b = {"wall_s": fit("wall_s", INCONCLUSIVE, 0.0, (0.0, 4.0), "1", "n^3"),
+         "instructions": fit("instructions", "n", 0.99, (0.98, 1.0))}
+    comparison = Comparison("A", "B", (_mc("wall_s", "inconclusive", 0.618),
+                                       _mc("instructions", "class", 0.321)))
+    worked = change_summary(comparison, a, b, work="instructions")
+    assert worked is not None and worked.direction == "better"
+    assert worked.text == ("B changed the class of the work (instructions): n² → n; "
+                           "3.12× less work at n = 16k")
+    timed = change_summary(comparison, a, b)
+    assert timed is not None and timed.text.startswith("B against A is undecided")
