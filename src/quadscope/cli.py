@@ -66,6 +66,8 @@ COMMANDS: tuple[Command, ...] = (
             "reproduce known Linux performance pathologies and check this machine for them"),
     Command("history", "quadscope.commands.history",
             "a named sweep across commits: class, exponent and cost at a reference n"),
+    Command("bisect", "quadscope.commands.bisect",
+            "find the first commit whose growth class exceeds GOOD's (a temporary worktree)"),
     Command("import", "quadscope.commands.imports",
             "store hyperfine --parameter-scan or pytest-benchmark JSON as sweeps"),
     Command("completion", "quadscope.commands.completion",

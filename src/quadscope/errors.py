@@ -75,6 +75,12 @@ class FleetError(QuadscopeError):
     exit_code = 11
 
 
+class BisectError(QuadscopeError):
+    """bisect could name no commit: GOOD is not good, BAD is not bad, or all between were skipped."""
+
+    exit_code = 13
+
+
 # Codes that are not errors raised here: the CLI's own and the CI gates' (analyse/gate.py).
 OTHER_EXIT_CODES: dict[int, str] = {
     0: "success (every gate passed)",

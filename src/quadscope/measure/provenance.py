@@ -11,7 +11,10 @@ through a `GitRunner` (argv, cwd) -> stdout or None, so tests pass a fake;
 `run_git` is the real one (bounded by a timeout, never prompting).
 `commit_order(repo, git=)` is git's own order of the commits reachable from
 HEAD, oldest first (`git rev-list --topo-order --reverse HEAD`), or None
-without a repository.
+without a repository. `commit_subjects(repo, commits, git=)` is each commit's
+subject line read from git at display time ({} without a repository; a commit
+git does not know is left out), so sweeps stored before subjects were shown
+get theirs too; the caller makes the text safe to print (`textsafe.visible`).
 """
 
 from __future__ import annotations
@@ -72,3 +75,17 @@ def commit_order(repo: Path, git: GitRunner = run_git) -> list[str] | None:
     """Commits reachable from HEAD in `repo`, oldest first, in git's topological order."""
     out = git(["rev-list", "--topo-order", "--reverse", "HEAD"], repo)
     return None if out is None else out.split()
+
+
+def commit_subjects(repo: Path, commits: Sequence[str], git: GitRunner = run_git) -> dict[str, str]:
+    """Each known commit's subject line, by full hash; {} when git cannot say."""
+    wanted = sorted({c for c in commits if c and not c.startswith("-")})
+    if not wanted:
+        return {}
+    # One process for all of them; %x00 keeps a subject's own spaces out of the split.
+    out = git(["log", "--no-walk=unsorted", "--ignore-missing", "--format=%H%x00%s", *wanted], repo)
+    if out is None:  # an unknown hash fails the whole call: ask one by one
+        found = [git(["log", "-1", "--format=%H%x00%s", c, "--"], repo) for c in wanted]
+        out = "".join(f for f in found if f)
+    pairs = (line.split("\0", 1) for line in out.splitlines() if "\0" in line)
+    return {commit: subject for commit, subject in pairs}

@@ -1,0 +1,302 @@
+"""`quadscope bisect GOOD BAD`: the first commit whose growth exceeds GOOD's.
+
+Contract: options -> the commits from GOOD to BAD (`run.worktree`) -> a
+temporary `git worktree` (the user's tree untouched; removed afterwards, even
+on Ctrl-C or an error) -> for each commit the search (`run.bisect`) asks
+about: check it out, build it with `--build` (through /bin/sh -c; a failed
+build is a skip), sweep it through `run.session.start` with the same sizes and
+meter (stored, with the worktree's commit as its provenance, so `quadscope
+history NAME` shows it) and judge it with the gate (`run.bisect.probe_of`:
+undecided is a skip, never blamed). The limit is `--fail-above` or, without
+it, the slowest class GOOD's own sweep supports. `--like RUN` takes the
+command, sizes, meter, repeats and name from a stored sweep.
+
+It prints the first bad commit, its subject (from git, through
+`textsafe.visible`) and the class and exponent before and after; exit 0.
+GOOD not good, BAD not bad, or only skipped commits left is one sentence
+and exit 13 (`errors.BisectError`); bad input (not a repository, an unknown
+commit, GOOD not an ancestor of BAD) one sentence and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from quadscope import meters
+from quadscope.commands.common import add_store_option
+from quadscope.errors import BisectError, UsageError
+from quadscope.textsafe import visible
+
+if TYPE_CHECKING:
+    from quadscope.model import Fit
+    from quadscope.run.bisect import Bisection, Growth, Probe
+    from quadscope.run.spec import SweepSpec
+    from quadscope.store import Store
+
+EPILOG = """\
+examples:
+  quadscope bisect v1.0 HEAD --build 'make prog' --sizes 1e3..64e3 -- ./prog {n}
+  quadscope bisect v1.0 main --meter instructions --sizes 100..3200 -- python3 algo.py {n}
+  quadscope bisect v1.0 HEAD --fail-above 'n log n' --sizes 1e3..1e5 -- ./prog {n}
+  quadscope bisect v1.0 HEAD --like 12 --build make   # command, sizes, meter of sweep 12
+Each commit is built and swept in a temporary worktree; a commit whose build
+fails or whose class cannot be decided is skipped, never blamed.
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("bisect", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Find the first commit between GOOD and BAD whose growth "
+                       "class exceeds GOOD's (or --fail-above's), by binary search.")
+    p.add_argument("good", metavar="GOOD", help="a commit whose growth is as it should be")
+    p.add_argument("bad", metavar="BAD", help="a later commit whose growth is worse")
+    p.add_argument("--build", metavar="CMD", default=None,
+                   help="build each commit with /bin/sh -c CMD in its worktree; "
+                        "a failed build skips the commit")
+    p.add_argument("--build-timeout", type=float, default=None, metavar="S",
+                   help="a build longer than S seconds is a failed build")
+    p.add_argument("--sizes", metavar="SPEC", default=None,
+                   help="the sizes every commit is swept at: 100,200,400 | 1e3..1e6")
+    p.add_argument("--like", metavar="RUN", default=None,
+                   help="sweep as stored sweep RUN was swept: its command, sizes, meter, "
+                        "repeats and name")
+    p.add_argument("--meter", choices=meters.NAMES, default=None,
+                   help=f"how each commit is measured [{meters.REGISTRY.default.name}]; "
+                        "instructions counts exactly, so every run gives the same answer")
+    p.add_argument("--repeat", type=int, default=None, metavar="K", help="runs per size [3]")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="kill a run's whole process group after S seconds")
+    p.add_argument("--shell", action="store_true", help="run the command with /bin/sh -c")
+    p.add_argument("--no-perf", action="store_true", help="do not count with perf")
+    p.add_argument("--fail-above", metavar="CLASS", default=None,
+                   help="a commit is bad when it grows faster than CLASS (or METRIC=CLASS) "
+                        "[faster than GOOD grows]")
+    p.add_argument("--name", default=None,
+                   help="the name the sweeps are stored under [the command]")
+    add_store_option(p)
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- PROG ARG... ({n} is the size)")
+    p.set_defaults(func=run, options_parser=p)
+
+
+def options_after_refs(args: argparse.Namespace) -> argparse.Namespace:
+    """`GOOD BAD --sizes ... -- PROG`: argparse hands everything after BAD to the command, so
+    what comes before `--` there is parsed again as options (they may follow GOOD BAD)."""
+    tail = list(args.command)
+    cut = tail.index("--") if "--" in tail else len(tail)
+    head, args.command = tail[:cut], tail[cut:]
+    if head:
+        again = args.options_parser.parse_args([*head, args.good, args.bad], namespace=args)
+        again.command = args.command = tail[cut:]
+    return args
+
+
+def _spec(args: argparse.Namespace, store: Store) -> SweepSpec:
+    """The sweep every commit gets: from the options, or from `--like RUN`'s stored sweep."""
+    from quadscope.commands.run import split_command
+    from quadscope.run.sizes import parse_sizes
+    from quadscope.run.spec import SweepSpec, check_spec
+
+    command, vs = split_command(args.command)
+    if vs is not None:
+        raise UsageError("bisect sweeps one command: drop --vs and what follows it")
+    if args.like is not None:
+        if command or args.sizes:
+            raise UsageError(f"--like {args.like} takes the command and sizes from the stored "
+                             "sweep: drop the command after -- and --sizes, or drop --like")
+        like = store.get_sweep(args.like)
+        if like.mode != "sizes" or not like.sizes:
+            raise UsageError(f"--like {args.like}: that sweep has no fixed sizes to reuse; "
+                             "give --sizes and the command instead")
+        spec = SweepSpec(command=like.command, shell=like.shell, sizes=like.sizes,
+                         name=args.name or like.name, repeat=args.repeat or like.repeat,
+                         warmup=like.warmup, timeout_s=args.timeout or like.timeout_s,
+                         setup=like.setup, prepare=like.prepare, cpus=like.cpus,
+                         meter=args.meter or like.meter, fork=like.fork)
+    else:
+        if not command or not command[0].strip():
+            raise UsageError("no command to sweep: put it after `--`, e.g. "
+                             "quadscope bisect GOOD BAD --sizes 1e3..1e5 -- ./prog {n}")
+        if args.sizes is None:
+            raise UsageError("give --sizes (or --like RUN): every commit is swept at the "
+                             "same sizes, so their classes compare")
+        if args.shell and len(command) > 1:
+            command = (" ".join(command),)
+        spec = SweepSpec(command=command, shell=args.shell, sizes=parse_sizes(args.sizes),
+                         name=args.name or "", repeat=args.repeat or 3, timeout_s=args.timeout,
+                         meter=args.meter or meters.REGISTRY.default.name)
+    check_spec(spec)
+    return spec
+
+
+def _gate(args: argparse.Namespace, spec: SweepSpec) -> tuple[str | None, str | None]:
+    """The metric judged (None: the headline time) and the limit (None: GOOD's own class)."""
+    from quadscope.analyse.gate import parse_gates
+
+    if args.fail_above is None:
+        return meters.exact_metric(spec.meter), None
+    (gate,) = parse_gates([args.fail_above])
+    return gate.metric if gate.metric else meters.exact_metric(spec.meter), gate.limit
+
+
+def _absolute_store(args: argparse.Namespace) -> Store:
+    """The store, opened by an absolute path: the sweeps run with the worktree as working directory."""
+    from quadscope.commands.common import open_store
+    from quadscope.store import as_location
+
+    where = as_location(getattr(args, "db", None))
+    if isinstance(where, Path):
+        args.db = str(where.resolve())
+    return open_store(args)
+
+
+@dataclass(frozen=True, slots=True)
+class Measurer:
+    """Checks out, builds and sweeps one commit in the worktree; returns its fits or why not.
+
+    `where` is the user's working directory's place in the worktree: builds and runs go there.
+    """
+
+    args: argparse.Namespace
+    spec: SweepSpec
+    store: Store
+    tree: Path
+    where: Path
+
+    def __call__(self, commit: str) -> tuple[dict[str, Fit], int | None, str]:
+        from quadscope.errors import FitRefusedError, ProgramError, SetupError
+        from quadscope.run.worktree import build, checkout
+
+        if not checkout(self.tree, commit):
+            return {}, None, "git could not check it out"
+        if self.args.build:
+            built = build(self.where, self.args.build, timeout_s=self.args.build_timeout)
+            if not built.ok:
+                return {}, None, built.tail
+        try:
+            with contextlib.chdir(self.where):  # the runs, and their relative paths, are the commit's
+                return self._sweep(commit)
+        except (ProgramError, SetupError, FitRefusedError) as exc:
+            return {}, None, str(exc)
+
+    def _sweep(self, commit: str) -> tuple[dict[str, Fit], int | None, str]:
+        from quadscope.analyse.analysis import analyse
+        from quadscope.measure.clock import SystemClock
+        from quadscope.measure.launcher import resolve_program
+        from quadscope.measure.provenance import collect_provenance
+        from quadscope.measure.system import FileReader
+        from quadscope.run import session
+
+        if not self.spec.shell and not self.spec.command[0].startswith("python:"):
+            resolve_program(self.spec.command[0])
+        tree = self.where
+        machine = session.Machine(FileReader(),
+                                  provenance=lambda host: collect_provenance(host=host, cwd=tree))
+        measuring = session.choose(self.spec, no_perf=self.args.no_perf)
+        sweep = session.start(self.spec, store=self.store, clock=SystemClock(), machine=machine,
+                              measuring=measuring)
+        if sweep.git_commit != commit:  # the provenance must name the commit swept, not HEAD
+            raise BisectError(f"sweep {sweep.id} recorded commit {sweep.git_commit[:10] or 'none'} "
+                              f"while {commit[:10]} was checked out")
+        fits = analyse(sweep, self.store.runs(sweep.id)).fits.get("A", {})
+        return dict(fits), sweep.id, ""
+
+
+def run(args: argparse.Namespace) -> int:
+    from quadscope.measure.provenance import commit_subjects
+    from quadscope.run.bisect import SKIP, Probe, bisect, limit_of, probe_of
+    from quadscope.run.worktree import commits_between, repo_root, resolve, temporary_worktree
+
+    args = options_after_refs(args)
+    cwd = Path.cwd()
+    repo = repo_root(cwd)
+    good, bad = resolve(repo, args.good), resolve(repo, args.bad)
+    commits = commits_between(repo, good, bad)
+    store = _absolute_store(args)
+    spec = _spec(args, store)
+    metric, limit = _gate(args, spec)
+    subjects = commit_subjects(repo, commits)
+    print(f"quadscope: bisecting {len(commits) - 1} commits after {good[:10]} up to {bad[:10]}",
+          file=sys.stderr)
+    with temporary_worktree(repo, good) as tree:
+        measure = Measurer(args, spec, store, tree, tree / cwd.resolve().relative_to(repo.resolve()))
+
+        def judge(commit: str, allowed: str) -> Probe:
+            fits, sweep_id, failed = measure(commit)
+            if failed:
+                p = Probe(commit, SKIP, f"skipped: {failed}")
+            else:
+                p = probe_of(commit, fits, metric=metric, limit=allowed, sweep_id=sweep_id)
+            _report_probe(p, subjects)
+            return p
+
+        good_fits, good_id, failed = measure(good)
+        gated = (good_fits.get(metric) if metric else None) or _time(good_fits)
+        allowed = limit or limit_of(gated)
+        if failed or allowed is None:
+            why = failed or "its growth did not settle; give --fail-above CLASS or more --sizes"
+            raise BisectError(f"GOOD {good[:10]} is not good: {visible(why)}")
+        known = {good: probe_of(good, good_fits, metric=metric, limit=allowed, sweep_id=good_id)}
+        _report_probe(known[good], subjects)
+        result = bisect(commits, lambda c: judge(c, allowed), known=known)
+    return _report(result, subjects, spec.name or _stored_name(store, result))
+
+
+def _time(fits: dict[str, Fit]) -> Fit | None:
+    from quadscope.analyse.headline import time_fit
+
+    return time_fit(fits)
+
+
+def _stored_name(store: Store, result: Bisection) -> str:
+    ids = [p.sweep_id for p in result.probes if p.sweep_id is not None]
+    return store.get_sweep(str(ids[0])).name if ids else ""
+
+
+def _growth_text(growth: tuple[Growth, ...]) -> str:
+    from quadscope.analyse.change import class_label
+
+    parts = []
+    for g in growth:
+        k = "" if g.exponent is None else f" (k = {g.exponent:.2f})"
+        parts.append(f"{g.metric} {class_label(g.cls) if g.cls else 'unsettled'}{k}")
+    return "; ".join(parts) or "nothing measured"
+
+
+def _line(p: Probe, subjects: dict[str, str]) -> str:
+    return f"{p.commit[:10]} {visible(subjects.get(p.commit, ''))}".rstrip()
+
+
+def _report_probe(p: Probe, subjects: dict[str, str]) -> None:
+    sweep = f" (sweep {p.sweep_id})" if p.sweep_id is not None else ""
+    print(f"quadscope: {p.verdict:4} {_line(p, subjects)}{sweep}: {_growth_text(p.growth)}",
+          file=sys.stderr)
+
+
+def _report(result: Bisection, subjects: dict[str, str], name: str) -> int:
+    from quadscope.run.bisect import BAD_NOT_BAD, FOUND, GOOD_NOT_GOOD, SKIP
+
+    last = result.probes[-1]
+    if result.outcome == GOOD_NOT_GOOD:
+        raise BisectError(f"GOOD {last.commit[:10]} is not good: {visible(last.why)}")
+    if result.outcome == BAD_NOT_BAD:
+        raise BisectError(f"BAD {last.commit[:10]} is not bad: {visible(last.why)}; give "
+                          "a lower --fail-above, more --sizes, or --meter instructions")
+    if result.outcome != FOUND or result.first_bad is None or result.last_good is None:
+        shown = ", ".join(c[:10] for c in result.candidates)
+        raise BisectError(f"only skipped commits are left: the first bad commit is one of "
+                          f"{shown}; fix their builds or give more --sizes")
+    bad, good = result.first_bad, result.last_good
+    skipped = sum(p.verdict == SKIP for p in result.probes)
+    print(f"first bad commit: {_line(bad, subjects)}")
+    print(f"  before ({good.commit[:10]}): {_growth_text(good.growth)}")
+    print(f"  after  ({bad.commit[:10]}): {_growth_text(bad.growth)}")
+    print(f"  {len(result.probes)} commits swept, {skipped} skipped; "
+          f"`quadscope history {visible(shlex.quote(name))}` lines them up")
+    return 0

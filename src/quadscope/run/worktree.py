@@ -1,0 +1,131 @@
+"""Git for `quadscope bisect`: the commits to search, a throwaway worktree, a build.
+
+Contract: the user's working tree and index are never touched. `repo_root(cwd,
+git=)` is the repository's top directory; `resolve(repo, ref, git=)` a ref's
+full commit hash; `commits_between(repo, good, bad, git=)` GOOD, then every
+commit on the ancestry path to BAD, oldest first: each raises `UsageError` with
+one sentence (not a repository, an unknown ref, a ref that looks like an
+option, GOOD not an ancestor of BAD). `temporary_worktree(repo, commit, git=)`
+is a context manager around a detached `git worktree` in a temporary
+directory, removed (and pruned from the repository's list) when the block
+ends, however it ends: an error, Ctrl-C or SIGTERM (`errors.Stopped`).
+`checkout(tree, commit, git=)` moves it to a commit and deletes what the last
+build left (`git clean -fdx`), so every commit is built from its own sources.
+`build(tree, command, timeout_s=)` runs `command` through /bin/sh -c inside the
+tree and returns a `Built` (ok, and the last lines of its output to say why
+not). Git is reached through a `GitRunner` (`measure.provenance`), so tests
+can pass a fake; `long_git` is the real one with a timeout fit for checkouts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from quadscope.errors import UsageError
+from quadscope.measure.provenance import GitRunner
+
+GIT_TIMEOUT_S = 300.0  # a checkout of a large repository takes more than provenance's 5 s
+TAIL_LINES = 5
+
+
+def long_git(args: Sequence[str], cwd: Path) -> str | None:
+    """`git ARGS` in `cwd`: its stdout, or None when git is absent, fails or outlasts GIT_TIMEOUT_S."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                              timeout=GIT_TIMEOUT_S, env=env, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def repo_root(cwd: Path, git: GitRunner = long_git) -> Path:
+    """The top directory of the repository `cwd` is in; UsageError outside one."""
+    out = git(["rev-parse", "--show-toplevel"], cwd)
+    if not out or not out.strip():
+        raise UsageError(f"{cwd} is not inside a git repository: run bisect in the "
+                         "repository whose commits to search")
+    return Path(out.strip())
+
+
+def resolve(repo: Path, ref: str, git: GitRunner = long_git) -> str:
+    """`ref`'s full commit hash; UsageError when it names no commit."""
+    if not ref or ref.startswith("-"):
+        raise UsageError(f"{ref!r} is not a commit: give a hash, a tag or a branch")
+    out = git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"], repo)
+    if not out or not out.strip():
+        raise UsageError(f"{ref!r} is not a commit of {repo}: give a hash, a tag or a branch "
+                         "that `git log` shows")
+    return out.strip()
+
+
+def commits_between(repo: Path, good: str, bad: str, git: GitRunner = long_git) -> list[str]:
+    """GOOD, then the commits on the ancestry path from it to BAD, oldest first (BAD last)."""
+    if good == bad:
+        raise UsageError("GOOD and BAD are the same commit: there is nothing between them to search")
+    if git(["merge-base", "--is-ancestor", good, bad], repo) is None:
+        raise UsageError(f"GOOD ({good[:10]}) is not an ancestor of BAD ({bad[:10]}): give "
+                         "an older GOOD, or swap them")
+    out = git(["rev-list", "--topo-order", "--reverse", "--ancestry-path", f"{good}..{bad}"], repo)
+    after = (out or "").split()
+    if not after or after[-1] != bad:
+        raise UsageError(f"git lists no commits from {good[:10]} to {bad[:10]}")
+    return [good, *after]
+
+
+@contextlib.contextmanager
+def temporary_worktree(repo: Path, commit: str, git: GitRunner = long_git) -> Iterator[Path]:
+    """A detached worktree of `repo` at `commit` in a temporary directory, removed afterwards."""
+    parent = Path(tempfile.mkdtemp(prefix="quadscope-bisect-"))
+    tree = parent / "tree"
+    try:
+        if git(["worktree", "add", "--detach", "--force", str(tree), commit], repo) is None:
+            raise UsageError(f"git could not make a worktree of {repo} at {commit[:10]} in "
+                             f"{tree}: check `git worktree list` and the disk space")
+        yield tree
+    finally:
+        # Removed even when the block was interrupted: the user's repository keeps no trace.
+        git(["worktree", "remove", "--force", "--force", str(tree)], repo)
+        shutil.rmtree(parent, ignore_errors=True)
+        git(["worktree", "prune"], repo)
+
+
+def checkout(tree: Path, commit: str, git: GitRunner = long_git) -> bool:
+    """Move the worktree to `commit` with nothing left from the last build; False if git failed."""
+    moved = git(["checkout", "--quiet", "--force", "--detach", commit], tree) is not None
+    return moved and git(["clean", "-fdxq"], tree) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """A build's outcome: ok, and the last lines of its output when it failed."""
+
+    ok: bool
+    tail: str = ""
+
+
+def build(tree: Path, command: str, *, timeout_s: float | None = None) -> Built:
+    """`/bin/sh -c COMMAND` in `tree`: ok on exit 0; a failure, a timeout or no shell is not ok."""
+    try:
+        done = subprocess.run(["/bin/sh", "-c", command], cwd=tree, capture_output=True,
+                              text=True, errors="replace", timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return Built(False, f"the build took more than {timeout_s:g} s")
+    except OSError as exc:
+        return Built(False, f"the build could not start: {exc.strerror or exc}")
+    if done.returncode == 0:
+        return Built(True)
+    lines = (done.stderr or done.stdout).strip().splitlines()[-TAIL_LINES:]
+    return Built(False, f"the build exited {done.returncode}" + (": " + " / ".join(lines)
+                                                                 if lines else ""))
+
+
+__all__ = ["GIT_TIMEOUT_S", "Built", "build", "checkout", "commits_between", "long_git",
+           "repo_root", "resolve", "temporary_worktree"]
