@@ -11,7 +11,8 @@ name=, metric=, ref_n=, order=)` takes (sweep, fit) pairs in that order
 (`order`: "git" or "time", as they were ordered), each fit made with
 `predict_n = ref_n`, and returns a `History` that marks where the class
 changed (between the last confident class and this confident one) and where
-the constant stepped.
+the constant stepped. `with_subjects(history, subjects)` fills each point's
+commit `subject` (by full hash; git's text, not yet made safe to show).
 
 The step test is a changepoint segmentation of y = log(cost at ref_n): the
 segmentation minimising Σ_segments Σ_i (y_i − ȳ_seg)² / v_i + β·(segments − 1)
@@ -35,8 +36,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from quadscope.analyse.change import class_label
@@ -66,6 +67,7 @@ class HistoryPoint:
     cost_hi: float | None
     class_changed: str = ""  # "n → n²" (labels) where the class changed, else ""
     step: float | None = None  # the ratio of the new segment's cost to the previous one's
+    subject: str = ""  # the commit's subject line, read from git when shown ("" unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,3 +186,9 @@ def build_history(entries: Sequence[tuple[Sweep, Fit | None]], *, name: str, met
         ))
     return History(name=name, metric=metric, ref_n=ref_n, order=order, scatter=tau,
                    points=tuple(points))
+
+
+def with_subjects(history: History, subjects: Mapping[str, str]) -> History:
+    """`history` with each point's commit subject from `subjects` (full hash → subject line)."""
+    points = tuple(replace(p, subject=subjects.get(p.commit, p.subject)) for p in history.points)
+    return replace(history, points=points)

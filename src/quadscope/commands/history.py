@@ -4,7 +4,9 @@ Contract: reads every stored sweep called NAME (nothing is re-run), orders
 them by git's commit order in --repo (the working directory by default; by
 time when it is not a repository), fits each at the reference n
 (`analyse.history.reference_n`: the largest size they all measured), and
-prints one row per sweep: commit, class, exponent, the fitted cost at the
+prints one row per sweep: commit and its subject (read from git in --repo
+when shown, `measure.provenance.commit_subjects`, so older sweeps have theirs
+too; none when the repository does not know the commit), class, exponent, the fitted cost at the
 reference n with its 95% interval, and a mark where the class changed or the
 constant stepped (`analyse.history`'s changepoint test). `--html FILE` writes
 the same as a self-contained page (`render.history_html`). A name no sweep
@@ -47,8 +49,13 @@ def register(sub: Any) -> None:
 def load_history(store: Any, name: str, metric: str, repo: Path) -> History:
     """The History of every sweep named `name` in `store`, in `repo`'s commit order."""
     from quadscope.analyse.analysis import analyse
-    from quadscope.analyse.history import build_history, order_sweeps, reference_n
-    from quadscope.measure.provenance import commit_order
+    from quadscope.analyse.history import (
+        build_history,
+        order_sweeps,
+        reference_n,
+        with_subjects,
+    )
+    from quadscope.measure.provenance import commit_order, commit_subjects
 
     sweeps = [s for s, count in store.list_sweeps()
               if s.name == name and s.kind == "sweep" and count]
@@ -63,8 +70,12 @@ def load_history(store: Any, name: str, metric: str, repo: Path) -> History:
     for sweep in order_sweeps(sweeps, commits):
         analysis = analyse(dataclasses.replace(sweep, predict_n=ref_n), runs[sweep.id])
         entries.append((sweep, analysis.fits.get("A", {}).get(metric)))
-    return build_history(entries, name=name, metric=metric, ref_n=ref_n,
-                         order="git" if commits is not None else "time")
+    history = build_history(entries, name=name, metric=metric, ref_n=ref_n,
+                            order="git" if commits is not None else "time")
+    if commits is None:
+        return history
+    # Read from git when shown, not stored: old sweeps get theirs, and a reworded commit is new.
+    return with_subjects(history, commit_subjects(repo, [p.commit for p in history.points]))
 
 
 def commit_label(p: HistoryPoint) -> str:
@@ -91,19 +102,33 @@ def _history_row(p: HistoryPoint, metric: str, narrow: bool) -> list[str]:
     cost = "—" if p.cost is None else fmt_value(metric, p.cost) + (
         "" if narrow else f" [{fmt_value(metric, p.cost_lo or 0)}, {fmt_value(metric, p.cost_hi or 0)}]")
     when = dt.datetime.fromtimestamp(p.created_at).strftime("%Y-%m-%d %H:%M")
-    return [str(p.sweep_id), commit_label(p), p.branch, when, class_label(p.cls), k, cost,
-            mark(p)]
+    return [str(p.sweep_id), commit_label(p), p.subject, p.branch, when, class_label(p.cls), k,
+            cost, mark(p)]
 
 
-def _fitting_columns(heads: list[str], rows: list[list[str]], width: int) -> list[int]:
-    """The columns to show: `when`, then `branch`, then `sweep` go first when the terminal is narrow."""
+SUBJECT = 2  # the subject column, cut to what the others leave
+MIN_SUBJECT_CHARS = 12
+
+
+def _fitting_columns(heads: list[str], rows: list[list[str]],
+                     width: int) -> tuple[list[int], int]:
+    """The columns to show and the subject's width: `when`, then `branch`, then `sweep`, then
+    the subject go first when the terminal is narrow; the subject is cut before anything else."""
     keep = list(range(len(heads)))
-    for drop in (3, 2, 0):
-        need = sum(max([len(heads[i]), *(len(r[i]) for r in rows)]) + 3 for i in keep) + 1
-        if need <= width:
+    if not any(r[SUBJECT] for r in rows):
+        keep.remove(SUBJECT)
+
+    def need(i: int) -> int:
+        return max([len(heads[i]), *(len(r[i]) for r in rows)]) + 3
+
+    for drop in (4, 3, 0, SUBJECT):
+        others = sum(need(i) for i in keep if i != SUBJECT) + 1
+        subject = min(need(SUBJECT), MIN_SUBJECT_CHARS + 3) if SUBJECT in keep else 0
+        if others + subject <= width or drop not in keep:
             break
         keep.remove(drop)
-    return keep
+    others = sum(need(i) for i in keep if i != SUBJECT) + 1
+    return keep, max(MIN_SUBJECT_CHARS, width - others - 3)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,16 +142,19 @@ def run(args: argparse.Namespace) -> int:
     history = load_history(open_store(args, readonly=True), args.name, args.metric, repo)
     console = Console(highlight=False)
     rows = [_history_row(p, history.metric, console.width < 80) for p in history.points]
-    heads = ["sweep", "commit", "branch", "when", "class", "k [95%]", "cost at n", "change"]
-    keep = _fitting_columns(heads, rows, console.width)
+    heads = ["sweep", "commit", "subject", "branch", "when", "class", "k [95%]", "cost at n",
+             "change"]
+    keep, subject_chars = _fitting_columns(heads, rows, console.width)
     title = Text(visible(f"{history.name}: {history.metric} at n={history.ref_n}, in "
                          f"{'commit' if history.order == 'git' else 'time'} order"))
     table = Table(title=title, title_justify="left")
     for i in keep:
-        table.add_column(heads[i], no_wrap=True, overflow="ellipsis")
+        table.add_column(heads[i], no_wrap=True, overflow="ellipsis",
+                         max_width=subject_chars if i == SUBJECT else None)
     for p, row in zip(history.points, rows, strict=True):
-        # Branch names and sweep names are the user's: shown literally, never as markup.
-        cells = [Text(visible(c), style="bold red" if i == 7 and mark(p) else "") for i, c in enumerate(row)]
+        # Branch names, subjects and sweep names are the user's: shown literally, never as markup.
+        cells = [Text(visible(c), style="bold red" if i == 8 and mark(p) else "")
+                 for i, c in enumerate(row)]
         table.add_row(*(cells[i] for i in keep))
     console = Console(highlight=False)
     console.print(table)

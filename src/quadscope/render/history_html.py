@@ -134,10 +134,10 @@ def _rows(history: History) -> Iterable[str]:
             f"{fmt_value(history.metric, p.cost_hi)}]")
         when = dt.datetime.fromtimestamp(p.created_at).strftime("%Y-%m-%d %H:%M")
         cells = [str(p.sweep_id), (p.commit[:10] or "—") + ("+dirty" if p.dirty else ""),
-                 p.branch, when, p.machine, class_label(p.cls), k, cost, _mark(p)]
+                 p.subject, p.branch, when, p.machine, class_label(p.cls), k, cost, _mark(p)]
         cls = " class=\"change\"" if _mark(p) else ""
         yield f"<tr{cls}>" + "".join(
-            f"<td class=\"{'mono' if j == 1 else 'num' if j in (6, 7) else ''}\">{_e(c)}</td>"
+            f"<td class=\"{'mono' if j == 1 else 'num' if j in (7, 8) else ''}\">{_e(c)}</td>"
             for j, c in enumerate(cells)) + "</tr>"
 
 
@@ -145,7 +145,7 @@ def history_html(history: History) -> bytes:
     """The whole page, UTF-8."""
     title = f"{history.name}: {history.metric} across commits"
     order = "git's commit order" if history.order == "git" else "time order (no repository)"
-    head = ("sweep", "commit", "branch", "when", "machine", "class", "k [95%]",
+    head = ("sweep", "commit", "subject", "branch", "when", "machine", "class", "k [95%]",
             f"cost at n={history.ref_n} [95%]", "change")
     changes = len(history.changes)
     return (
