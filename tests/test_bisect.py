@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import re
 import subprocess
@@ -13,10 +14,11 @@ import pytest
 
 from quadscope.analyse.history import History, HistoryPoint, with_subjects
 from quadscope.classes import INCONCLUSIVE
-from quadscope.cli import main
+from quadscope.cli import build_parser, main
+from quadscope.commands.bisect import _spec, options_after_refs
 from quadscope.errors import UsageError
 from quadscope.measure.provenance import commit_subjects
-from quadscope.model import Fit
+from quadscope.model import Fit, Sweep
 from quadscope.run.bisect import (
     ALL_SKIPPED,
     BAD,
@@ -32,6 +34,8 @@ from quadscope.run.bisect import (
     probe_of,
 )
 from quadscope.run.worktree import commits_between, resolve, temporary_worktree
+from quadscope.store import open_store
+from quadscope.workloads.regression_repo import BUILD, make_repo
 
 COMMITS = [f"c{i}" for i in range(10)]  # c0 is GOOD, c9 BAD
 
@@ -229,21 +233,37 @@ def test_history_points_get_their_subjects_and_old_ones_keep_none() -> None:
     assert [p.subject for p in shown.points] == ["make it fast", ""]
 
 
-# The real scenario: ten commits of a C program; the third makes each item cost twice as
-# much (a constant), the fifth makes the loop quadratic. README's bisect section shows it.
-_PROG = """#include <stdio.h>
-#include <stdlib.h>
-int main(int argc, char **argv) {
-    long n = argc > 1 ? atol(argv[1]) : 0;
-    volatile long s = 0;
-%s
-    printf("%%ld\\n", (long)s);
-    return 0;
-}
-"""
-LINEAR = "    for (long i = 0; i < n; i++) for (long k = 0; k < 200; k++) s += k;"
-TWICE = "    for (long i = 0; i < n; i++) for (long k = 0; k < 400; k++) s += k;"
-QUADRATIC = "    for (long i = 0; i < n; i++) for (long j = 0; j < i; j++) s += j;"
+class FakeStore:
+    """The one stored sweep `--like` reads."""
+
+    def get_sweep(self, ref: str) -> Sweep:
+        assert ref == "7"
+        return Sweep(id=7, name="hot", mode="sizes", command=("./prog", "{n}"),
+                     sizes=(100, 200, 400), repeat=5, meter="instructions")
+
+
+def bisect_args(*argv: str) -> argparse.Namespace:
+    return options_after_refs(build_parser("bisect").parse_args(["bisect", *argv]))
+
+
+def test_options_may_follow_good_and_bad() -> None:
+    """`GOOD BAD --sizes ... -- PROG` reads as `--sizes ... GOOD BAD -- PROG`."""
+    args = bisect_args("v1", "HEAD", "--sizes", "1,2", "--build", "make", "--", "./p", "-x", "{n}")
+    assert (args.good, args.bad, args.sizes, args.build) == ("v1", "HEAD", "1,2", "make")
+    assert args.command == ["--", "./p", "-x", "{n}"]
+    args = bisect_args("--repeat", "4", "v1", "HEAD", "--", "./p", "--sizes", "{n}")
+    assert args.repeat == 4 and args.sizes is None and args.command[-2:] == ["--sizes", "{n}"]
+
+
+def test_like_takes_the_command_sizes_meter_and_name_from_a_stored_sweep() -> None:
+    """`--like 7` sweeps each commit as sweep 7 was swept, under its name (so history has them)."""
+    spec = _spec(bisect_args("v1", "HEAD", "--like", "7"), FakeStore())  # type: ignore[arg-type]
+    assert (spec.command, spec.sizes, spec.meter, spec.name, spec.repeat) == (
+        ("./prog", "{n}"), (100, 200, 400), "instructions", "hot", 5)
+    with pytest.raises(UsageError, match="--like 7 takes the command and sizes"):
+        _spec(bisect_args("v1", "HEAD", "--like", "7", "--", "./q"), FakeStore())  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="give --sizes"):
+        _spec(bisect_args("v1", "HEAD", "--", "./q", "{n}"), FakeStore())  # type: ignore[arg-type]
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -251,39 +271,17 @@ def _git(repo: Path, *args: str) -> str:
                           text=True).stdout
 
 
-def make_repo(repo: Path) -> list[str]:
-    """The ten commits, oldest first."""
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
-    steps: list[tuple[str, str | None]] = [
-        ("sum the items", LINEAR), ("notes", None), ("each item costs twice as much", TWICE),
-        ("more notes", None), ("sum against every earlier item", QUADRATIC),
-        *((f"notes {i}", None) for i in range(6, 11))]
-    for subject, body in steps:
-        if body is None:
-            with (repo / "notes.txt").open("a") as notes:
-                notes.write(subject + "\n")
-            _git(repo, "add", "notes.txt")
-        else:
-            (repo / "prog.c").write_text(_PROG % body)
-            _git(repo, "add", "prog.c")
-        _git(repo, "commit", "-q", "-m", subject)
-    return _git(repo, "rev-list", "--reverse", "HEAD").split()
-
-
 @pytest.mark.slow
 def test_bisect_names_the_commit_that_made_the_loop_quadratic(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Exact instruction counts: the fifth commit is named, the 2× constant is not blamed, the
     sweeps carry the worktree's commits, and the user's tree is as it was."""
-    repo = tmp_path / "repo"
+    repo = tmp_path / "repo"  # ten commits: the third doubles the constant, the fifth is n²
     commits = make_repo(repo)
     db = tmp_path / "results.db"
     monkeypatch.chdir(repo)
     started = time.monotonic()
-    code = main(["bisect", commits[0], "HEAD", "--build", "cc -O0 -o prog prog.c",
+    code = main(["bisect", commits[0], "HEAD", "--build", BUILD,
                  "--meter", "instructions", "--sizes", "250..4000", "--name", "sumprog",
                  "--db", str(db), "--", "./prog", "{n}"])
     took_s = time.monotonic() - started
@@ -305,6 +303,9 @@ def test_bisect_names_the_commit_that_made_the_loop_quadratic(
     assert code == 0
     assert "sum against every earlier item" in shown and "n → n²" in shown
     assert shown.count("each item costs twice") == 1
+    # The provenance is the worktree's commit, not the user's HEAD (commits[-1]).
+    swept = {s.git_commit for s, _ in open_store(db, readonly=True).list_sweeps()}
+    assert swept == {commits[0], commits[2], commits[3], commits[4], commits[9]}
 
 
 @pytest.mark.slow

@@ -87,13 +87,14 @@ def register(sub: Any) -> None:
 
 def options_after_refs(args: argparse.Namespace) -> argparse.Namespace:
     """`GOOD BAD --sizes ... -- PROG`: argparse hands everything after BAD to the command, so
-    what comes before `--` there is parsed again as options (they may follow GOOD BAD)."""
+    when that starts with an option, what comes before `--` is parsed again as options.
+    (A `--` right after BAD is argparse's own, dropped: the command follows it as it is.)"""
     tail = list(args.command)
+    if not tail or not tail[0].startswith("-") or tail[0] == "--":
+        return args
     cut = tail.index("--") if "--" in tail else len(tail)
-    head, args.command = tail[:cut], tail[cut:]
-    if head:
-        again = args.options_parser.parse_args([*head, args.good, args.bad], namespace=args)
-        again.command = args.command = tail[cut:]
+    args.options_parser.parse_args([*tail[:cut], args.good, args.bad], namespace=args)
+    args.command = tail[cut:]
     return args
 
 
