@@ -46,6 +46,8 @@ def quiet(argv: list[str]) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = quadscope(argv)
+    if code in (129, 130, 143):  # quadscope caught the signal meant to stop this benchmark
+        raise SystemExit(code)
     return code, out.getvalue()
 
 

@@ -15,9 +15,10 @@ import pytest
 from quadscope.analyse.history import History, HistoryPoint, with_subjects
 from quadscope.classes import INCONCLUSIVE
 from quadscope.cli import build_parser, main
-from quadscope.commands.bisect import _spec, options_after_refs
+from quadscope.commands.bisect import _spec, exact_meter, options_after_refs
 from quadscope.errors import UsageError
 from quadscope.measure.provenance import commit_subjects
+from quadscope.meters import Measuring, Meter, Registry, Target
 from quadscope.model import Fit, Sweep
 from quadscope.run.bisect import (
     ALL_SKIPPED,
@@ -264,6 +265,18 @@ def test_like_takes_the_command_sizes_meter_and_name_from_a_stored_sweep() -> No
         _spec(bisect_args("v1", "HEAD", "--like", "7", "--", "./q"), FakeStore())  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="give --sizes"):
         _spec(bisect_args("v1", "HEAD", "--", "./q", "{n}"), FakeStore())  # type: ignore[arg-type]
+
+
+def test_the_meter_is_exact_where_one_counts_here() -> None:
+    """Without --meter, the first exact meter that can count the command; else the default."""
+    def never(target: Target) -> Measuring:
+        raise AssertionError("nothing is measured while choosing")
+
+    plain = Meter("plain", ("wall_s",), False, never)
+    counted = Meter("counted", ("instructions",), True, never)
+    absent = Meter("absent", ("instructions",), True, never, unavailable=lambda t: "no counter")
+    assert exact_meter(("./p",), False, Registry((plain, counted))) == "counted"
+    assert exact_meter(("./p",), False, Registry((plain, absent))) == "plain"
 
 
 def _git(repo: Path, *args: str) -> str:

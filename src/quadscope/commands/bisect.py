@@ -9,7 +9,9 @@ meter (stored, with the worktree's commit as its provenance, so `quadscope
 history NAME` shows it) and judge it with the gate (`run.bisect.probe_of`:
 undecided is a skip, never blamed). The limit is `--fail-above` or, without
 it, the slowest class GOOD's own sweep supports. `--like RUN` takes the
-command, sizes, meter, repeats and name from a stored sweep.
+command, sizes, meter, repeats and name from a stored sweep. Without
+`--meter` (or `--like`), the first exact meter that can count the command
+here is used (`exact_meter`), so the answer is the same on every run.
 
 It prints the first bad commit, its subject (from git, through
 `textsafe.visible`) and the class and exponent before and after; exit 0.
@@ -68,8 +70,9 @@ def register(sub: Any) -> None:
                    help="sweep as stored sweep RUN was swept: its command, sizes, meter, "
                         "repeats and name")
     p.add_argument("--meter", choices=meters.NAMES, default=None,
-                   help=f"how each commit is measured [{meters.REGISTRY.default.name}]; "
-                        "instructions counts exactly, so every run gives the same answer")
+                   help="how each commit is measured [an exact meter where one counts here, "
+                        f"else {meters.REGISTRY.default.name}]: exact counts give the same "
+                        "answer on every run")
     p.add_argument("--repeat", type=int, default=None, metavar="K", help="runs per size [3]")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="kill a run's whole process group after S seconds")
@@ -131,9 +134,18 @@ def _spec(args: argparse.Namespace, store: Store) -> SweepSpec:
             command = (" ".join(command),)
         spec = SweepSpec(command=command, shell=args.shell, sizes=parse_sizes(args.sizes),
                          name=args.name or "", repeat=args.repeat or 3, timeout_s=args.timeout,
-                         meter=args.meter or meters.REGISTRY.default.name)
+                         meter=args.meter or exact_meter(command, args.no_perf))
     check_spec(spec)
     return spec
+
+
+def exact_meter(command: tuple[str, ...], no_perf: bool,
+                registry: meters.Registry = meters.REGISTRY) -> str:
+    """The first exact meter that can count `command` here (the same answer on every run),
+    else the registry's default."""
+    target = meters.Target(command, no_perf=no_perf)
+    found = next((m for m in registry if m.exact and not m.unavailable(target)), registry.default)
+    return found.name
 
 
 def _gate(args: argparse.Namespace, spec: SweepSpec) -> tuple[str | None, str | None]:
@@ -223,8 +235,8 @@ def run(args: argparse.Namespace) -> int:
     spec = _spec(args, store)
     metric, limit = _gate(args, spec)
     subjects = commit_subjects(repo, commits)
-    print(f"quadscope: bisecting {len(commits) - 1} commits after {good[:10]} up to {bad[:10]}",
-          file=sys.stderr)
+    print(f"quadscope: bisecting {len(commits) - 1} commits after {good[:10]} up to {bad[:10]} "
+          f"with --meter {spec.meter}", file=sys.stderr)
     with temporary_worktree(repo, good) as tree:
         measure = Measurer(args, spec, store, tree, tree / cwd.resolve().relative_to(repo.resolve()))
 
