@@ -34,7 +34,7 @@ from quadscope.run.bisect import (
     limit_of,
     probe_of,
 )
-from quadscope.run.worktree import commits_between, resolve, temporary_worktree
+from quadscope.run.worktree import Built, build, commits_between, resolve, temporary_worktree
 from quadscope.store import open_store
 from quadscope.workloads.regression_repo import BUILD, make_repo
 
@@ -335,3 +335,28 @@ def test_bisect_outside_a_repository_or_with_an_unknown_commit_is_one_sentence(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'nope' is not a commit" in err
     assert not (tmp_path / "r.db").exists()
+
+
+@pytest.mark.slow
+def test_a_good_that_is_not_good_is_one_sentence_and_exit_13(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """GOOD already quadratic against --fail-above n: GOOD is swept, BAD is not, exit 13."""
+    commits = make_repo(tmp_path / "repo", commits=6, quadratic_at=4)
+    monkeypatch.chdir(tmp_path / "repo")
+    code = main(["bisect", commits[4], commits[5], "--fail-above", "n", "--build", BUILD,
+                 "--meter", "instructions", "--sizes", "250..2000", "--db", str(tmp_path / "r.db"),
+                 "--", "./prog", "{n}"])
+    err = capsys.readouterr().err
+    assert code == 13
+    assert err.splitlines()[-1].startswith(f"quadscope: GOOD {commits[4][:10]} is not good: "
+                                           "gate failed: instructions grows as n²")
+    assert len(open_store(tmp_path / "r.db", readonly=True).list_sweeps()) == 1
+
+
+@pytest.mark.slow
+def test_a_build_that_fails_says_why_in_its_last_lines(tmp_path: Path) -> None:
+    """Exit status and the tail of stderr; a build that succeeds is ok."""
+    assert build(tmp_path, "echo one >&2; echo two >&2; exit 3") == Built(
+        False, "the build exited 3: one / two")
+    assert build(tmp_path, "true") == Built(True)
+    assert build(tmp_path, "sleep 5", timeout_s=0.2) == Built(False, "the build took more than 0.2 s")

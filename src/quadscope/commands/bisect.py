@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
             return p
 
         good_fits, good_id, failed = measure(good)
-        gated = (good_fits.get(metric) if metric else None) or _time(good_fits)
+        gated = good_fits.get(metric) if metric else _time(good_fits)
         allowed = limit or limit_of(gated)
         if failed or allowed is None:
             why = failed or "its growth did not settle; give --fail-above CLASS or more --sizes"
@@ -287,9 +287,12 @@ def _line(p: Probe, subjects: dict[str, str]) -> str:
 
 
 def _report_probe(p: Probe, subjects: dict[str, str]) -> None:
+    """One line on stderr as each commit is judged; a skip says why (a build's tail, the gate)."""
+    from quadscope.run.bisect import SKIP
+
     sweep = f" (sweep {p.sweep_id})" if p.sweep_id is not None else ""
-    print(f"quadscope: {p.verdict:4} {_line(p, subjects)}{sweep}: {_growth_text(p.growth)}",
-          file=sys.stderr)
+    what = visible(p.why) if p.verdict == SKIP else _growth_text(p.growth)
+    print(f"quadscope: {p.verdict:4} {_line(p, subjects)}{sweep}: {what}", file=sys.stderr)
 
 
 def _report(result: Bisection, subjects: dict[str, str], name: str) -> int:
