@@ -82,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     m = machine()
     print(f"`bench/bisect_commits.py{' --quick' if args.quick else ''}` on {m['date']}: {m['nproc']} "
           f"cores, kernel {m['kernel']}, {m['cpu']}, Python {m['python']}.\n")
+    print("Both ways sweep each commit they try with `--meter instructions` at sizes 250..4000, "
+          "built with `cc -O0` in a temporary worktree; the repository "
+          "(`quadscope.workloads.regression_repo`) doubles the constant at commit 3 and makes the "
+          "loop quadratic at its middle commit. \"Every commit\" sweeps all of them and reads the "
+          "class change from `quadscope history`'s marks, as asv does over a range.\n")
     print("| commits | bisect: s (sweeps) | every commit: s (sweeps) | ratio | "
           "bisect named | every commit named | the n² commit |")
     print("|---|---|---|---|---|---|---|")

@@ -2,8 +2,8 @@
 
 `make bench` runs this (about 30–40 minutes on a 2-core VM): accuracy.py,
 overhead.py, time_to_verdict.py, culprits.py, calibration.py, exact_meter.py,
-pyfunc.py, reliability.py, store_writes.py and startup.py, in that order (`--only 2,9` re-runs
-some and keeps the other sections as BENCHMARKS.md has them). Each benchmark's
+pyfunc.py, reliability.py, store_writes.py, startup.py and bisect_commits.py, in that
+order (`--only 2,9` re-runs some and keeps the other sections as BENCHMARKS.md has them). Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
 after each benchmark). Benchmarks are not part of `make test`.
@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import accuracy
+import bisect_commits
 import calibration
 import culprits
 import exact_meter
@@ -119,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
          lambda: printed(store_writes.main, ["--quick"] if args.quick else [])),
         ("10. CLI start-up: quadscope --help against Python itself",
          lambda: printed(startup.main, ["--quick"] if args.quick else [])),
+        ("11. Bisect: the commit that changed the growth, against sweeping every commit",
+         lambda: printed(bisect_commits.main, ["--quick"] if args.quick else [])),
     ]
     t0 = time.monotonic()
     only = {int(x) for x in args.only.split(",") if x.strip()}
