@@ -1,7 +1,9 @@
 """`quadscope profile RUN`: sample a stored sweep at a few sizes and name the culprits.
 
-Contract: options -> stored sweep -> sampler -> `profile_sweep` -> blob
-"profile" in the store -> culprits table, file paths, fault diagnosis, notes.
+Contract: options -> stored sweep -> sampler -> `profile_sweep` -> for a
+native program, Callgrind's exact per-function growth (`--callgrind`, see
+`profile.exact_attach`) -> blob "profile" in the store -> culprit sentence,
+culprits table, file paths, fault diagnosis, notes.
 `profile_stored(args, sweep, store)` is the same without the table, for
 `quadscope run --profile`; it returns the `Attribution` the report shows. A
 missing or unusable perf is one sentence (exit 7), a sweep without one
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +26,7 @@ from quadscope.textsafe import visible
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from rich.text import Text
 
-    from quadscope.model import Sweep
+    from quadscope.model import Run, Sweep
     from quadscope.profile.records import Attribution
     from quadscope.store import Store
 
@@ -46,6 +49,10 @@ def register(sub: Any) -> None:
     p.add_argument("--out", dest="profile_out", metavar="DIR", default=None,
                    help="where folded stacks and the flame graph go "
                         "[<db dir>/profile/sweep-<id>]")
+    p.add_argument("--callgrind", choices=("auto", "on", "off"), default="auto",
+                   help="count a native program's functions exactly under valgrind's callgrind "
+                        "at its smallest sizes, within the timed sweep's time [auto: when "
+                        "valgrind is installed]")
     p.add_argument("--no-overhead", action="store_true",
                    help="skip measuring perf's overhead (saves a few seconds)")
     add_store_option(p)
@@ -82,11 +89,41 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
     attribution = profile_sweep(
         sweep, sizes, sampler=sampler, out_dir=_out_dir(args, sweep), runs=runs,
         measure_overhead=not getattr(args, "no_overhead", False),
-        progress=lambda msg: print(f"quadscope: {msg}", file=sys.stderr),
+        progress=_say,
     )
+    attribution = _with_exact(getattr(args, "callgrind", "auto"), sweep, runs, attribution)
     # Stored as soon as it exists, so a failing print cannot lose it.
     store.put_blob(sweep.id, "profile", attribution.to_dict())
     return attribution
+
+
+def _say(msg: str) -> None:
+    print(f"quadscope: {msg}", file=sys.stderr)
+
+
+def _with_exact(mode: str, sweep: Sweep, runs: Sequence[Run], a: Attribution) -> Attribution:
+    """`a` with Callgrind's exact per-function growth, for a native program (`--callgrind`).
+
+    In "auto" a missing valgrind or a failed count is a note, never a failed profile.
+    """
+    from dataclasses import replace
+
+    from quadscope.errors import ToolMissingError
+    from quadscope.measure.exact import find_valgrind
+    from quadscope.profile.callgrind import count_sweep
+    from quadscope.profile.exact_attach import attach_exact, wants_exact
+    from quadscope.profile.exact_growth import exact_growth
+
+    if mode == "off" or (mode == "auto" and not wants_exact(sweep.command)):
+        return a
+    try:
+        counted = count_sweep(sweep, runs, valgrind=find_valgrind(), progress=_say)
+        growth = exact_growth(counted.sizes, counted.counts, seed=sweep.seed)
+    except (ToolMissingError, FitRefusedError) as e:
+        if mode == "on":
+            raise
+        return replace(a, notes=(*a.notes, f"no exact per-function counts: {e}"))
+    return attach_exact(a, growth, counted)
 
 
 def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:
@@ -131,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     n0, n1 = attribution.sizes[0], attribution.sizes[-1]
     console.print(Text(f"sampled at n = {n0}..{n1} with {attribution.sampler}", style="dim"))
+    if attribution.culprit_sentence:
+        console.print(Text(visible(attribution.culprit_sentence), style="bold"))
     table = culprits_table(attribution.culprits, console.width, limit=10)
     if table is not None:
         console.print(table)

@@ -102,6 +102,9 @@ def register(sub: Any) -> None:
     r.add_argument("--profile", action="store_true",
                    help="after the sweep, sample call stacks at several sizes and name the "
                         "functions that make it grow")
+    r.add_argument("--callgrind", choices=("auto", "on", "off"), default="auto",
+                   help="with --profile: count a native program's functions exactly under "
+                        "valgrind's callgrind at its smallest sizes [auto: when installed]")
     r.add_argument("--resume", metavar="RUN", default=None,
                    help="continue an interrupted sweep; its settings are reused")
     o = p.add_argument_group("results")

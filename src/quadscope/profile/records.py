@@ -11,6 +11,8 @@ that the interactive flame graph and the speedscope and folded exports draw;
 `Overhead`; their derived numbers, `per_n` and `ratio`, are written, not read).
 The tree is stored inside the blob's `extra` under "flame_tree" (0.1.0's blobs
 have none); one that does not read as a tree is left there untouched.
+The culprit sentence of Callgrind's exact counts (`exact_attach.attach_exact`)
+is stored in `extra` under "culprit_sentence" (`Attribution.culprit_sentence`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _FLAME_TREE = "flame_tree"  # the key of the call tree in the stored `extra`
+CULPRIT_SENTENCE = "culprit_sentence"  # the key of the user's function, named in one sentence
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +277,12 @@ class Attribution:
             extra=extra,
             flame_tree=tree,
         )
+
+    @property
+    def culprit_sentence(self) -> str | None:
+        """"append_field (csvjoin.c:5) makes it grow: …", when Callgrind counted it."""
+        said = self.extra.get(CULPRIT_SENTENCE)
+        return said if isinstance(said, str) and said else None
 
     @property
     def fault_sentences(self) -> tuple[str, ...]:

@@ -403,6 +403,8 @@ def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
 def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
                 ) -> Iterable[RenderableType]:
     yield from headline(analysis, width)
+    if analysis.profile is not None and (said := analysis.profile.culprit_sentence):
+        yield _line(fit_words(visible(said), width), "bold")  # the user's function, first
     yield _sweep_line(analysis, width)
     word = analysis.size_word
     if verbose:
