@@ -200,9 +200,9 @@ def parse_callgrind(text: str) -> CallgrindCounts:
         if not line or line.startswith("#"):
             continue
         key, colon, value = line.partition(":")
-        if colon and "=" not in key and not (key[0].isdigit() or key[0] in "+-*"):
-            if r.header(key.strip(), value):
-                continue
+        is_header = colon and "=" not in key and not (key[0].isdigit() or key[0] in "+-*")
+        if is_header and r.header(key.strip(), value):
+            continue
         m = _SPEC.match(line)
         if m is not None:
             r.spec(m.group(1), m.group(2))

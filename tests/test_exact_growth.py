@@ -1,0 +1,131 @@
+"""Exact per-function growth: fits, ranking, the user's function and its sentence. Pure."""
+
+from __future__ import annotations
+
+import pytest
+
+from quadscope.profile.callgrind import CallgrindRuns
+from quadscope.profile.callgrind_format import CallgrindCounts, FunctionKey, FunctionSite
+from quadscope.profile.exact_attach import attach_exact, exact_culprits, wants_exact
+from quadscope.profile.exact_growth import (
+    ExactCulprit,
+    culprit_sentence,
+    exact_growth,
+    is_user_object,
+    plain_name,
+)
+from quadscope.profile.records import Attribution, Culprit
+
+PROG = "/home/u/csvjoin"
+LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+START = FunctionKey("(below main)", PROG)
+MAIN = FunctionKey("main", PROG)
+APPEND = FunctionKey("append_field", PROG)
+CHECK = FunctionKey("checksum", PROG)
+STRCAT = FunctionKey("__strcat_avx2", LIBC)
+LOADER = FunctionKey("_dl_relocate_object", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2")
+SIZES = (1000, 2000, 4000, 8000)
+SITES = {APPEND: FunctionSite("/home/u/csvjoin.c", 14), MAIN: FunctionSite("/home/u/csvjoin.c", 30),
+         CHECK: FunctionSite("/home/u/csvjoin.c", 22)}
+
+
+def _counts(n: int, quadratic_in_libc: bool = True) -> CallgrindCounts:
+    """main -> append_field -> strcat (n²/2 + 20 n), main -> checksum (9 n), a fixed loader."""
+    strcat = n * n // 2 + 20 * n
+    own = 12 * n if quadratic_in_libc else 12 * n + strcat
+    self_ir = {START: 11, MAIN: 50, APPEND: own, CHECK: 9 * n, LOADER: 120_000}
+    calls = {(START, MAIN): 50 + own + 9 * n + (strcat if quadratic_in_libc else 0),
+             (MAIN, CHECK): 9 * n}
+    if quadratic_in_libc:
+        self_ir[STRCAT] = strcat
+        calls[(APPEND, STRCAT)] = strcat
+        calls[(MAIN, APPEND)] = own + strcat
+    else:
+        calls[(MAIN, APPEND)] = own
+    return CallgrindCounts(self_ir, calls, SITES)
+
+
+def test_user_function_calling_the_libc_leaf_is_named_with_its_calls() -> None:
+    """append_field carries strcat's n² work: named with its file:line, not strcat or main."""
+    g = exact_growth(SIZES, [_counts(n) for n in SIZES])
+    c = g.culprit
+    assert c is not None
+    assert (c.name, c.file, c.line, c.via, c.cls) == (
+        "append_field", "/home/u/csvjoin.c", 14, "strcat", "n^2")
+    assert c.share_at_max == pytest.approx(_counts(8000).self_ir[STRCAT] / _counts(8000).total_ir)
+    assert c.grows_superlinearly
+    assert g.sentence == ("append_field (csvjoin.c:14) makes it grow: its calls to strcat are n², "
+                          "99% of the work at n = 8k")
+
+
+def test_functions_are_ranked_by_growth_beyond_linear_with_settled_classes() -> None:
+    """strcat first (all of the excess), checksum n, the loader constant; no inconclusive."""
+    g = exact_growth(SIZES, [_counts(n) for n in SIZES])
+    by_name = {r.name: r for r in g.functions}
+    assert g.functions[0].name == "__strcat_avx2"
+    assert g.functions[0].superlinear_share == pytest.approx(1.0)
+    assert g.functions[0].caller == "append_field"
+    assert by_name["checksum"].self_class == "n"
+    assert by_name["_dl_relocate_object"].self_class == "1"
+    assert by_name["append_field"].inclusive_class == "n^2"
+    assert by_name["append_field"].self_class == "n"
+    assert by_name["main"].user and not by_name["__strcat_avx2"].user
+
+
+def test_growth_in_the_user_functions_own_code_says_so() -> None:
+    """With the quadratic loop in append_field itself, the sentence says its own code."""
+    g = exact_growth(SIZES, [_counts(n, quadratic_in_libc=False) for n in SIZES])
+    assert g.culprit is not None and g.culprit.via is None
+    assert g.sentence.startswith("append_field (csvjoin.c:14) makes it grow: its own code is n², ")
+
+
+def test_fewer_than_two_sizes_is_refused() -> None:
+    from quadscope.errors import FitRefusedError
+    with pytest.raises(FitRefusedError):
+        exact_growth((1000,), [_counts(1000)])
+
+
+def test_sentence_without_a_line_or_superlinear_growth() -> None:
+    """No debug info: no (file:line); linear growth: "does the most growing work"."""
+    c = ExactCulprit("work", "???", 0, None, "n", 1.0, 0.5, 80_000, False)
+    assert culprit_sentence(c) == ("work does the most growing work: its own code is n, "
+                                   "50% of the work at n = 80k")
+
+
+@pytest.mark.parametrize(("name", "plain"), [
+    ("__strcat_avx2", "strcat"), ("__memset_avx2_unaligned_erms", "memset"),
+    ("__strlen_evex", "strlen"), ("__libc_start_main", "__libc_start_main"),
+    ("append_field", "append_field"), ("memmove", "memmove")])
+def test_libc_variants_are_named_as_called(name: str, plain: str) -> None:
+    assert plain_name(name) == plain
+
+
+def test_user_objects_are_the_programs_own() -> None:
+    assert is_user_object("/home/u/csvjoin") and is_user_object("/tmp/x/libmine.so")
+    assert not is_user_object(LIBC) and not is_user_object("???")
+    assert not is_user_object("/usr/libexec/valgrind/vgpreload_core-amd64-linux.so")
+
+
+def test_attach_keeps_kernel_rows_and_stores_the_sentence() -> None:
+    """The exact rows replace the sampled ones, the kernel's stay; the blob round-trips."""
+    g = exact_growth(SIZES, [_counts(n) for n in SIZES])
+    kernel = Culprit("clear_page_erms", "[kernel.kallsyms]", "n", 1.0, None, 0.1, 0.1, 0.1, 0.1,
+                     (0.1,), ("main", "clear_page_erms"))
+    sampled = Culprit("[unknown]", PROG, "n^2", 2.0, None, 0.9, 0.9, 0.9, 0.9, (0.1,), ())
+    a = Attribution(1, SIZES, "perf", "cpu-clock", (1, 2, 3, 4), (sampled, kernel), (), "", "",
+                    True)
+    out = attach_exact(a, g, CallgrindRuns(SIZES, (), 1.5, 2.0))
+    assert out.culprits[0].call_path == ("append_field", "__strcat_avx2")
+    assert out.culprits[-1] == kernel and sampled not in out.culprits
+    assert out.culprit_sentence == g.sentence
+    back = Attribution.from_dict(out.to_dict())
+    assert back.culprit_sentence == g.sentence
+    assert back.extra["callgrind"]["culprit"]["name"] == "append_field"
+    assert a.culprit_sentence is None
+    assert len(exact_culprits(g, limit=2)) == 2
+
+
+def test_only_native_commands_are_counted() -> None:
+    assert wants_exact(("./csvjoin", "{n}"))
+    assert not wants_exact(("python3", "x.py"))
+    assert not wants_exact(())
