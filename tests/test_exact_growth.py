@@ -129,3 +129,31 @@ def test_only_native_commands_are_counted() -> None:
     assert wants_exact(("./csvjoin", "{n}"))
     assert not wants_exact(("python3", "x.py"))
     assert not wants_exact(())
+
+
+def test_terminal_and_page_show_the_sentence_under_the_headline() -> None:
+    """The terminal's second line is the sentence (escaped); the page's growth section opens with it."""
+    from quadscope.analyse.analysis import analyse
+    from quadscope.model import Measurement, Run, Sweep
+    from quadscope.render.html import HtmlRenderer
+    from quadscope.render.terminal import TerminalRenderer
+
+    sweep = Sweep(id=7, name="t", mode="sizes", command=("./csvjoin", "{n}"),
+                  sizes=SIZES, repeat=1)
+    runs = [Run(7, i, "A", n, 0, False, 0.0,
+                Measurement(wall_s=1e-3 + 1e-9 * n * n, user_s=1e-9 * n * n, exit_code=0))
+            for i, n in enumerate(SIZES)]
+    g = exact_growth(SIZES, [_counts(n) for n in SIZES])
+    said = g.sentence.replace("append_field", "append_<b>field")
+    profile = attach_exact(
+        Attribution(7, SIZES, "perf", "cpu-clock", (1, 2, 3, 4), (), (), "", "", True),
+        g, CallgrindRuns(SIZES, (), 1.0, 2.0))
+    profile = Attribution.from_dict({**profile.to_dict(),
+                                     "extra": {**profile.extra, "culprit_sentence": said}})
+    a = analyse(sweep, runs, profile=profile)
+    lines = TerminalRenderer(width=200).render(a).decode().splitlines()
+    assert lines[1] == said
+    page = HtmlRenderer().render(a).decode()
+    growth = page.split('<section id="growth">')[1]
+    assert growth.startswith("<h2>Where the growth comes from</h2>\n<p class=\"culprit\"><strong>"
+                             "append_&lt;b&gt;field (csvjoin.c:14) makes it grow")

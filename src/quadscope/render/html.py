@@ -244,6 +244,8 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
 
     if data.culprits or data.flame_svg or data.flame_tree:
         yield "<section id=\"growth\"><h2>Where the growth comes from</h2>"
+        if data.culprit_sentence:
+            yield f"<p class=\"culprit\"><strong>{_e(data.culprit_sentence)}</strong></p>"
         if data.culprits:
             cols = list(dict.fromkeys(k for row in data.culprits for k in row))
             yield _table(cols, ([row.get(h, "") for h in cols] for row in data.culprits))

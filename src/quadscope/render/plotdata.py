@@ -92,6 +92,7 @@ class ReportData:
     doctor: tuple[DoctorRow, ...] = ()
     size_word: str = "n"
     extra: dict[str, Any] = field(default_factory=dict)
+    culprit_sentence: str | None = None  # the user's function, from Callgrind's exact counts
 
     @property
     def plots(self) -> list[Plot]:
@@ -305,6 +306,7 @@ def report_data(analysis: Analysis) -> ReportData:
         flame_tree=flame_tree(analysis.profile),
         doctor=tuple(doctor_rows(analysis.doctor, analysis.probe_series)),
         size_word=word,
+        culprit_sentence=analysis.profile.culprit_sentence if analysis.profile else None,
     )
 
 
