@@ -118,3 +118,19 @@ def test_a_failed_count_is_one_sentence() -> None:
     with pytest.raises(FitRefusedError, match="failed under callgrind at n=2000"):
         count_sweep(_sweep(), _runs(), valgrind="valgrind", budget_s=100.0, run=fake.run,
                     clock=fake.clock)
+
+
+def test_strict_refuses_a_count_predicted_over_the_budget() -> None:
+    """`--callgrind auto`: after the first second, 2 + 4 + 8 s more over 2 s are not made."""
+    fake = FakeValgrind()
+    with pytest.raises(FitRefusedError, match=r"about 15 s at n = 1000\.\.8000, over its budget of 2 s"):
+        count_sweep(_sweep(), _runs(), valgrind="valgrind", budget_s=2.0, run=fake.run,
+                    clock=fake.clock, strict=True)
+    assert len(fake.argvs) == 1
+
+
+def test_the_budget_has_a_floor_for_fast_programs() -> None:
+    """A sweep of 0.63 s still gets 5 s: Valgrind's start-up alone is a quarter second."""
+    fake = FakeValgrind()
+    got = count_sweep(_sweep(), _runs(), valgrind="valgrind", run=fake.run, clock=fake.clock)
+    assert got.budget_s == 5.0 and got.sizes == (1000, 2000, 4000, 8000)

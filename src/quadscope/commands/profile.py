@@ -117,7 +117,8 @@ def _with_exact(mode: str, sweep: Sweep, runs: Sequence[Run], a: Attribution) ->
     if mode == "off" or (mode == "auto" and not wants_exact(sweep.command)):
         return a
     try:
-        counted = count_sweep(sweep, runs, valgrind=find_valgrind(), progress=_say)
+        counted = count_sweep(sweep, runs, valgrind=find_valgrind(), strict=mode == "auto",
+                              progress=_say)
         growth = exact_growth(counted.sizes, counted.counts, seed=sweep.seed)
     except (ToolMissingError, FitRefusedError) as e:
         if mode == "on":

@@ -1,18 +1,22 @@
 """Count a sweep's command under Callgrind at a few small sizes, within a time budget.
 
-Contract: `count_sweep(sweep, runs, *, valgrind=, budget_s=, run=, clock=)`
+Contract: `count_sweep(sweep, runs, *, valgrind=, budget_s=, run=, clock=, strict=)`
 runs the sweep's command (variant A) held still (`measure.exact.hold_still`)
 under `valgrind --tool=callgrind --trace-children=yes`, one run per size
 (exact counts repeat, so one is the whole data), starting at the smallest
 size the sweep measured, and returns a `CallgrindRuns`: the sizes counted,
 each size's merged `CallgrindCounts` (every process the command started),
 the seconds spent and notes. The sizes are chosen by `plan_sizes` within the
-budget, by default the timed sweep's own wall time (`sweep_seconds`): after
-the smallest size the slowdown under Callgrind is known, so each further
-size's cost is predicted from its timed wall time. At least `MIN_SIZES` sizes
-are counted whatever the budget (a fit needs them); a note says when that
-went over it. `run(argv, timeout_s) -> bool` (did it succeed) is the side
-effect, faked in tests; `clock` too.
+budget, by default the timed sweep's own wall time (`sweep_seconds`), never
+under `MIN_BUDGET_S` (a sweep of a millisecond program lasts less than
+Valgrind's start-up times a fit's sizes). After the smallest size the
+slowdown under Callgrind is known, so each further size's cost is predicted
+from its timed wall time (`predicted_s`). At least `MIN_SIZES` sizes are
+counted whatever the budget (a fit needs them); a note says when that went
+over it, and with `strict=True` (`--callgrind auto`) counts predicted to go
+over it are not made: FitRefusedError says so after the first size.
+`run(argv, timeout_s) -> bool` (did it succeed) is the side effect, faked in
+tests; `clock` too.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ from quadscope.run.spec import substitute
 MIN_SIZES = 4  # exact counts at 3 sizes a factor 2 apart cannot tell 1 from n² (fit_metric)
 MAX_SIZES = 5
 MIN_TIMEOUT_S = 60.0
+# Valgrind alone starts in ~0.25 s: a sweep of a fast program lasts less than one count, so
+# the budget never goes under this many seconds (perf's sampling costs ~1 s per size too).
+MIN_BUDGET_S = 5.0
 
 RunFn = Callable[[Sequence[str], "float | None"], bool]
 
@@ -80,29 +87,33 @@ def wall_by_size(runs: Sequence[Run]) -> dict[int, float]:
     return {n: statistics.median(v) for n, v in per.items()}
 
 
+def predicted_s(wall_s: Mapping[int, float], first_s: float, n: int) -> float:
+    """Seconds to count size n: the smallest size's count scaled by their timed walls.
+
+    Never below `first_s`: Valgrind's start-up is paid every run.
+    """
+    n0 = min(wall_s)
+    scale = wall_s[n] / wall_s[n0] if wall_s[n0] > 0 else 1.0
+    return max(first_s, first_s * scale)
+
+
 def plan_sizes(wall_s: Mapping[int, float], first_s: float, remaining_s: float,
                count: int = MAX_SIZES, min_count: int = MIN_SIZES) -> tuple[int, ...]:
     """Sizes to count, the smallest (already counted, in `first_s`) first.
 
-    A size's predicted cost is `first_s` scaled by its timed wall time over the
-    smallest's (never below `first_s`: Valgrind's start-up is paid every run).
-    The largest top size whose geometric pick of `count` sizes fits in
-    `remaining_s` wins; when none does, the `min_count` smallest sizes.
+    A size's predicted cost is `predicted_s`. The largest top size whose
+    geometric pick of `count` sizes fits in `remaining_s` wins; when none
+    does, the `min_count` smallest sizes.
     """
     sizes = sorted(wall_s)
     if not sizes:
         return ()
     n0 = sizes[0]
-
-    def cost(n: int) -> float:
-        scale = wall_s[n] / wall_s[n0] if wall_s[n0] > 0 else 1.0
-        return max(first_s, first_s * scale)
-
     for top in range(len(sizes), 0, -1):
         picks = choose_sizes(sizes[:top], count)
         if len(picks) < min(min_count, len(sizes)):
             break
-        if sum(cost(n) for n in picks if n != n0) <= remaining_s:
+        if sum(predicted_s(wall_s, first_s, n) for n in picks if n != n0) <= remaining_s:
             return picks
     return tuple(sizes[:min_count])
 
@@ -122,13 +133,13 @@ def count_once(argv: Sequence[str], *, valgrind: str, run: RunFn,
 
 def count_sweep(sweep: Sweep, runs: Sequence[Run], *, valgrind: str | None = None,
                 budget_s: float | None = None, run: RunFn = _subprocess_run,
-                clock: Callable[[], float] = time.monotonic,
+                clock: Callable[[], float] = time.monotonic, strict: bool = False,
                 progress: Callable[[str], None] | None = None) -> CallgrindRuns:
     """Counts at the sizes `plan_sizes` picks within `budget_s` (see the module docstring)."""
     say = progress or (lambda _msg: None)
     tool = valgrind or find_valgrind()
     walls = wall_by_size(runs) or {n: 0.0 for n in sweep.sizes}
-    budget = sweep_seconds(runs) if budget_s is None else budget_s
+    budget = max(MIN_BUDGET_S, sweep_seconds(runs)) if budget_s is None else budget_s
     timeout = max(MIN_TIMEOUT_S, 2 * budget)
     start = clock()
     counted: dict[int, CallgrindCounts] = {}
@@ -146,6 +157,12 @@ def count_sweep(sweep: Sweep, runs: Sequence[Run], *, valgrind: str | None = Non
     count(n0)
     first = clock() - start
     plan = plan_sizes(walls, first, budget - first)
+    predicted = first + sum(predicted_s(walls, first, n) for n in plan if n != n0)
+    if strict and predicted > budget:
+        raise FitRefusedError(
+            f"callgrind would take about {predicted:.0f} s at n = {plan[0]}..{plan[-1]}, over "
+            f"its budget of {budget:.0f} s (the timed sweep's time): `--callgrind on` counts "
+            "anyway")
     for n in plan:
         if n not in counted:
             count(n)
