@@ -157,3 +157,14 @@ def test_terminal_and_page_show_the_sentence_under_the_headline() -> None:
     growth = page.split('<section id="growth">')[1]
     assert growth.startswith("<h2>Where the growth comes from</h2>\n<p class=\"culprit\"><strong>"
                              "append_&lt;b&gt;field (csvjoin.c:14) makes it grow")
+
+
+def test_a_linear_program_names_the_function_doing_the_most_growing_work() -> None:
+    """Nothing beyond linear: checksum (9 n) outgrows append_field (2 n), so it is named."""
+    def counts(n: int) -> CallgrindCounts:
+        return CallgrindCounts({START: 11, MAIN: 50, APPEND: 2 * n, CHECK: 9 * n, LOADER: 1000},
+                               {(MAIN, APPEND): 2 * n, (MAIN, CHECK): 9 * n}, SITES)
+    g = exact_growth(SIZES, [counts(n) for n in SIZES])
+    assert g.culprit is not None and not g.culprit.grows_superlinearly
+    assert g.sentence == ("checksum (csvjoin.c:22) does the most growing work: its own code is n, "
+                          "81% of the work at n = 8k")

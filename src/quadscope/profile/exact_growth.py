@@ -136,9 +136,20 @@ def _candidates(last: CallgrindCounts) -> list[FunctionKey]:
                   and not f.name.startswith("0x"))
 
 
+def _growth(sizes: Sequence[int], v: Sequence[int], superlinear: bool) -> float:
+    """What ranks a series: its excess beyond linear, or (nothing superlinear) its growth."""
+    return linear_excess(sizes, v) if superlinear else float(v[-1] - v[0])
+
+
 def find_culprit(sizes: Sequence[int], counts: Sequence[CallgrindCounts], *,
                  fit: FitFn = fit_metric, seed: int = 0) -> ExactCulprit | None:
-    """The user function whose own code and library calls carry the most excess growth."""
+    """The user function whose own code and library calls carry the most excess growth.
+
+    When the program grows no faster than n, the one carrying the most growth.
+    """
+    total = counts[-1].total_ir
+    superlinear = total > 0 and linear_excess(sizes, [c.total_ir for c in counts]) \
+        > SUPERLINEAR_MIN * total
     best: tuple[float, FunctionKey, FunctionKey | None, list[int]] | None = None
     for f in _candidates(counts[-1]):
         own = [c.self_ir.get(f, 0) for c in counts]
@@ -147,26 +158,23 @@ def find_culprit(sizes: Sequence[int], counts: Sequence[CallgrindCounts], *,
             for callee, v in _carried(c, f)[1].items():
                 per_callee.setdefault(callee, [0] * len(counts))[i] += v
         carried = [own[i] + sum(s[i] for s in per_callee.values()) for i in range(len(counts))]
-        excess = linear_excess(sizes, carried)
-        if best is not None and excess <= best[0]:
+        grows = _growth(sizes, carried, superlinear)
+        if best is not None and grows <= best[0]:
             continue
-        parts = {callee: linear_excess(sizes, s) for callee, s in per_callee.items()}
+        parts = {callee: _growth(sizes, s, superlinear) for callee, s in per_callee.items()}
         top = max(parts, key=lambda k: (parts[k], k), default=None)
-        if top is not None and parts[top] >= 0.5 * max(excess, 0.0) and parts[top] > 0:
-            best = (excess, f, top, per_callee[top])
+        if top is not None and parts[top] >= 0.5 * max(grows, 0.0) and parts[top] > 0:
+            best = (grows, f, top, per_callee[top])
         else:
-            best = (excess, f, None, own)
+            best = (grows, f, None, own)
     if best is None:
         return None
-    excess, f, via, series = best
-    total = counts[-1].total_ir
+    _, f, via, series = best
     cls, k = _fit(series, sizes, fit, seed)
     site = counts[-1].sites.get(f)
     return ExactCulprit(f.name, site.file if site else UNKNOWN, site.line if site else 0,
                         None if via is None else plain_name(via.name), cls, k,
-                        series[-1] / total if total else 0.0, sizes[-1],
-                        total > 0 and linear_excess(sizes, [c.total_ir for c in counts])
-                        > SUPERLINEAR_MIN * total)
+                        series[-1] / total if total else 0.0, sizes[-1], superlinear)
 
 
 def culprit_sentence(c: ExactCulprit | None) -> str:
