@@ -124,10 +124,9 @@ def _caller(f: FunctionKey, last: CallgrindCounts) -> str | None:
     return max(pick, key=lambda c: (pick[c], c)).name if pick else None
 
 
-def _carried(counts: CallgrindCounts, f: FunctionKey) -> tuple[int, dict[FunctionKey, int]]:
-    """f's own count and its calls into libraries, one by one."""
-    calls = {c: v for c, v in counts.callees(f).items() if not is_user_object(c.obj)}
-    return counts.self_ir.get(f, 0), calls
+def _library_calls(counts: CallgrindCounts, f: FunctionKey) -> dict[FunctionKey, int]:
+    """f's calls into libraries, per callee: the work f carries besides its own code."""
+    return {c: v for c, v in counts.callees(f).items() if not is_user_object(c.obj)}
 
 
 def _candidates(last: CallgrindCounts) -> list[FunctionKey]:
@@ -155,7 +154,7 @@ def find_culprit(sizes: Sequence[int], counts: Sequence[CallgrindCounts], *,
         own = [c.self_ir.get(f, 0) for c in counts]
         per_callee: dict[FunctionKey, list[int]] = {}
         for i, c in enumerate(counts):
-            for callee, v in _carried(c, f)[1].items():
+            for callee, v in _library_calls(c, f).items():
                 per_callee.setdefault(callee, [0] * len(counts))[i] += v
         carried = [own[i] + sum(s[i] for s in per_callee.values()) for i in range(len(counts))]
         grows = _growth(sizes, carried, superlinear)
