@@ -129,6 +129,7 @@ def test_only_native_commands_are_counted() -> None:
     assert wants_exact(("./csvjoin", "{n}"))
     assert not wants_exact(("python3", "x.py"))
     assert not wants_exact(())
+    assert not wants_exact(("python:textkit.core:unique_words", "{n}"))
 
 
 def test_terminal_and_page_show_the_sentence_under_the_headline() -> None:

@@ -8,8 +8,8 @@ returns the sampled `Attribution` with those rows as its culprits (the
 sampler's kernel rows kept after them: Callgrind sees no kernel), the culprit
 sentence in `extra["culprit_sentence"]` (`Attribution.culprit_sentence`), the
 counts' summary in `extra["callgrind"]`, and a note saying which numbers came
-from where. `wants_exact(argv)` says whether a command is a native program
-(not a Python interpreter, whose functions Callgrind cannot see).
+from where. `wants_exact(argv)` says whether a command is a native program (not a
+Python interpreter or function target, whose functions Callgrind cannot see).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from quadscope.measure.pyfunc import PREFIX as PYFUNC_PREFIX
 from quadscope.profile.callgrind import CallgrindRuns
 from quadscope.profile.exact_growth import ExactGrowth
 from quadscope.profile.perfscript import is_kernel_dso
@@ -28,7 +29,8 @@ MAX_ROWS = 10
 
 
 def wants_exact(argv: Sequence[str]) -> bool:
-    return bool(argv) and not python_argv(argv)
+    """A native program: neither a Python interpreter nor a `python:MODULE:FUNC` target."""
+    return bool(argv) and not python_argv(argv) and not argv[0].startswith(PYFUNC_PREFIX)
 
 
 def exact_culprits(growth: ExactGrowth, limit: int = MAX_ROWS) -> tuple[Culprit, ...]:
