@@ -105,3 +105,24 @@ def test_run_profile_prints_the_culprit_sentence_under_the_headline(
     assert said.startswith("append_field (csvjoin.c:5) makes it grow")
     lines = done.stdout.splitlines()
     assert lines[1].startswith("append_field (csvjoin.c:5) makes it grow"), done.stdout
+
+
+def test_without_perf_callgrind_alone_names_the_function(
+        csvjoin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """No sampler on the machine: `run --profile` still names append_field, from Callgrind."""
+    from quadscope.cli import main
+    from quadscope.profile import driver
+
+    def no_perf(*_args: object, **_kw: object) -> None:
+        raise ToolMissingError("perf is not installed")
+
+    monkeypatch.setattr(driver, "choose_sampler", no_perf)
+    out = tmp_path / "r.json"
+    code = main(["run", "--db", str(tmp_path / "q.db"), "--sizes", "500..4000*2", "--repeat", "1",
+                 "--warmup", "0", "--profile", "--json", str(out), "--", str(csvjoin), "{n}"])
+    assert code == 0, capsys.readouterr().err
+    profile = json.loads(out.read_text())["profile"]
+    assert profile["sampler"] == "callgrind"
+    assert profile["culprits"][0]["call_path"][0] == "append_field"
+    assert profile["extra"]["culprit_sentence"].startswith("append_field (csvjoin.c:5) makes it grow")

@@ -169,3 +169,17 @@ def test_a_linear_program_names_the_function_doing_the_most_growing_work() -> No
     assert g.culprit is not None and not g.culprit.grows_superlinearly
     assert g.sentence == ("checksum (csvjoin.c:22) does the most growing work: its own code is n, "
                           "81% of the work at n = 8k")
+
+
+def test_callgrind_alone_makes_a_profile_without_samples() -> None:
+    """No sampler: event instructions, the totals as samples, the sampler's error as a note."""
+    from quadscope.profile.exact_attach import exact_attribution
+
+    g = exact_growth(SIZES, [_counts(n) for n in SIZES])
+    a = exact_attribution(3, g, CallgrindRuns(SIZES, (), 1.0, 5.0), "perf is not installed")
+    assert (a.sampler, a.event, a.samples, a.superlinear) == (
+        "callgrind", "instructions", g.total_ir, True)
+    assert a.culprits[0].call_path == ("append_field", "__strcat_avx2")
+    assert a.notes[0].startswith("no time samples (perf is not installed)")
+    assert "samples" not in a.notes[-1] and a.culprit_sentence == g.sentence
+    assert a.flame_tree is None and a.flame_svg == ""

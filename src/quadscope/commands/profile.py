@@ -6,9 +6,10 @@ native program, Callgrind's exact per-function growth (`--callgrind`, see
 culprits table, file paths, fault diagnosis, notes.
 `profile_stored(args, sweep, store)` is the same without the table, for
 `quadscope run --profile`; it returns the `Attribution` the report shows. A
-missing or unusable perf is one sentence (exit 7), a sweep without one
-successful run another (exit 6); the sweep's stored results are untouched
-either way.
+missing or unusable perf is one sentence (exit 7), unless Callgrind can count
+the native program alone (then its profile has no time samples, a note
+says); a sweep without one successful run another (exit 6); the sweep's
+stored results are untouched either way.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import add_store_option, open_store
-from quadscope.errors import FitRefusedError
+from quadscope.errors import FitRefusedError, ToolMissingError
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from rich.text import Text
 
     from quadscope.model import Run, Sweep
+    from quadscope.profile.callgrind import CallgrindRuns
+    from quadscope.profile.exact_growth import ExactGrowth
     from quadscope.profile.records import Attribution
     from quadscope.store import Store
 
@@ -85,13 +88,18 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
             + (f" (all {len(runs)} failed)" if runs else " (it has no runs)")
             + f": fix the command and run the sweep again; `quadscope show {sweep.id}` "
             "shows why they failed")
-    sampler = choose_sampler(sweep.command if not sweep.shell else ("/bin/sh",))
-    attribution = profile_sweep(
-        sweep, sizes, sampler=sampler, out_dir=_out_dir(args, sweep), runs=runs,
-        measure_overhead=not getattr(args, "no_overhead", False),
-        progress=_say,
-    )
-    attribution = _with_exact(getattr(args, "callgrind", "auto"), sweep, runs, attribution)
+    mode = getattr(args, "callgrind", "auto")
+    try:
+        sampler = choose_sampler(sweep.command if not sweep.shell else ("/bin/sh",))
+    except ToolMissingError as missing:  # no perf: Callgrind alone still names the functions
+        attribution = _exact_only(mode, sweep, runs, missing)
+    else:
+        attribution = profile_sweep(
+            sweep, sizes, sampler=sampler, out_dir=_out_dir(args, sweep), runs=runs,
+            measure_overhead=not getattr(args, "no_overhead", False),
+            progress=_say,
+        )
+        attribution = _with_exact(mode, sweep, runs, attribution)
     # Stored as soon as it exists, so a failing print cannot lose it.
     store.put_blob(sweep.id, "profile", attribution.to_dict())
     return attribution
@@ -101,6 +109,30 @@ def _say(msg: str) -> None:
     print(f"quadscope: {msg}", file=sys.stderr)
 
 
+def _count_exact(mode: str, sweep: Sweep, runs: Sequence[Run]) -> tuple[CallgrindRuns, ExactGrowth]:
+    from quadscope.measure.exact import find_valgrind
+    from quadscope.profile.callgrind import count_sweep
+    from quadscope.profile.exact_growth import exact_growth
+
+    counted = count_sweep(sweep, runs, valgrind=find_valgrind(), strict=mode == "auto",
+                          progress=_say)
+    return counted, exact_growth(counted.sizes, counted.counts, seed=sweep.seed)
+
+
+def _exact_only(mode: str, sweep: Sweep, runs: Sequence[Run],
+                missing: ToolMissingError) -> Attribution:
+    """Callgrind's profile where no sampler works; without it, the sampler's own error."""
+    from quadscope.profile.exact_attach import exact_attribution, wants_exact
+
+    if mode == "off" or (mode == "auto" and not wants_exact(sweep.command)):
+        raise missing
+    try:
+        counted, growth = _count_exact(mode, sweep, runs)
+    except (ToolMissingError, FitRefusedError):
+        raise missing from None
+    return exact_attribution(sweep.id, growth, counted, str(missing))
+
+
 def _with_exact(mode: str, sweep: Sweep, runs: Sequence[Run], a: Attribution) -> Attribution:
     """`a` with Callgrind's exact per-function growth, for a native program (`--callgrind`).
 
@@ -108,18 +140,12 @@ def _with_exact(mode: str, sweep: Sweep, runs: Sequence[Run], a: Attribution) ->
     """
     from dataclasses import replace
 
-    from quadscope.errors import ToolMissingError
-    from quadscope.measure.exact import find_valgrind
-    from quadscope.profile.callgrind import count_sweep
     from quadscope.profile.exact_attach import attach_exact, wants_exact
-    from quadscope.profile.exact_growth import exact_growth
 
     if mode == "off" or (mode == "auto" and not wants_exact(sweep.command)):
         return a
     try:
-        counted = count_sweep(sweep, runs, valgrind=find_valgrind(), strict=mode == "auto",
-                              progress=_say)
-        growth = exact_growth(counted.sizes, counted.counts, seed=sweep.seed)
+        counted, growth = _count_exact(mode, sweep, runs)
     except (ToolMissingError, FitRefusedError) as e:
         if mode == "on":
             raise
@@ -140,7 +166,7 @@ def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attr
 def footer(a: Attribution) -> list[Text]:
     from rich.text import Text
 
-    out = [Text(f"flame graph: {visible(a.flame_svg_path)}")]
+    out = [Text(f"flame graph: {visible(a.flame_svg_path)}")] if a.flame_svg_path else []
     if a.folded:
         where = Path(a.folded[0]).parent
         out.append(Text(f"folded stacks: {visible(str(where))}/folded-n<N>.txt, one per size", style="dim"))

@@ -8,7 +8,10 @@ returns the sampled `Attribution` with those rows as its culprits (the
 sampler's kernel rows kept after them: Callgrind sees no kernel), the culprit
 sentence in `extra["culprit_sentence"]` (`Attribution.culprit_sentence`), the
 counts' summary in `extra["callgrind"]`, and a note saying which numbers came
-from where. `wants_exact(argv)` says whether a command is a native program (not a
+from where. `exact_attribution(sweep_id, growth, counted, why)` is the profile from
+Callgrind alone, for a machine where no sampler works (`why`: the sampler's
+error, kept as a note): event "instructions", `samples` the total count per
+size, no flame graph. `wants_exact(argv)` says whether a command is a native program (not a
 Python interpreter or function target, whose functions Callgrind cannot see).
 """
 
@@ -64,12 +67,23 @@ def exact_summary(growth: ExactGrowth, counted: CallgrindRuns) -> dict[str, Any]
     }
 
 
+def exact_attribution(sweep_id: int, growth: ExactGrowth, counted: CallgrindRuns,
+                      why: str) -> Attribution:
+    superlinear = growth.culprit is not None and growth.culprit.grows_superlinearly
+    base = Attribution(sweep_id, growth.sizes, "callgrind", "instructions", growth.total_ir, (),
+                       (), "", "", superlinear,
+                       notes=(f"no time samples ({why}): the culprits are Callgrind's counts "
+                              "alone, with no kernel functions and no flame graph",))
+    return attach_exact(base, growth, counted)
+
+
 def attach_exact(a: Attribution, growth: ExactGrowth, counted: CallgrindRuns) -> Attribution:
     kernel = tuple(c for c in a.culprits if is_kernel_dso(c.dso))
     n0, n1 = growth.sizes[0], growth.sizes[-1]
     where = (f"per-function classes are exact instruction counts under callgrind at "
-             f"n = {n0}..{n1} ({counted.spent_s:.1f} s of a {counted.budget_s:.1f} s budget); "
-             f"times, the kernel and the flame graph are {a.sampler}'s samples")
+             f"n = {n0}..{n1} ({counted.spent_s:.1f} s of a {counted.budget_s:.1f} s budget)")
+    if a.sampler != "callgrind":
+        where += f"; times, the kernel and the flame graph are {a.sampler}'s samples"
     notes = (*a.notes, *(n for n in counted.notes if n not in a.notes), where)
     extra = {**a.extra, CULPRIT_SENTENCE: growth.sentence,
              "callgrind": exact_summary(growth, counted)}
