@@ -296,6 +296,7 @@ MEASURING = ("quadscope.meters.choose_measuring",
              "quadscope.commands.doctor._tools",
              "quadscope.profile.driver.choose_sampler",
              "quadscope.profile.driver.profile_sweep",
+             "quadscope.profile.callgrind.count_sweep",
              "quadscope.workloads.build",
              "quadscope.run.runner.run_sweep")
 
