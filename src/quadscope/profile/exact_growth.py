@@ -2,10 +2,11 @@
 
 Contract: `exact_growth(sizes, counts, *, fit=fit_metric)` takes one merged
 `CallgrindCounts` per size (ascending, at least two) and returns an
-`ExactGrowth`: every function that does work at the largest size, fitted
-(its self and inclusive counts against n with `fit_metric`, metric
-"instructions"), ranked by its share of the program's work beyond linear at
-the largest size (`attribute.linear_excess`, on self counts), and the
+`ExactGrowth`: every function doing `MIN_SHARE` of the work or more itself
+(self count) at the largest size, fitted (its self and inclusive counts
+against n with `fit_metric`, metric "instructions"), ranked by its share of
+the program's work beyond linear at the largest size
+(`attribute.linear_excess`, on self counts), and the
 `ExactCulprit`: the user's function that carries the growth, with the
 sentence `culprit_sentence` writes.
 
@@ -195,11 +196,12 @@ def exact_growth(sizes: Sequence[int], counts: Sequence[CallgrindCounts], *,
         raise FitRefusedError("exact per-function growth needs counts at two sizes or more")
     last = counts[-1]
     total = last.total_ir
-    listed = [f for f in last.functions() if total and last.inclusive(f) >= MIN_SHARE * total]
-    excess = {f: linear_excess(sizes, [c.self_ir.get(f, 0) for c in counts]) for f in listed}
-    shares = _shares(excess)
+    every = last.functions()
+    excess = {f: linear_excess(sizes, [c.self_ir.get(f, 0) for c in counts]) for f in every}
+    shares = _shares(excess)  # over every function, so the rows left out still count
     grown = _shares({f: float(last.self_ir.get(f, 0) - counts[0].self_ir.get(f, 0))
-                     for f in listed})
+                     for f in every})
+    listed = [f for f in every if total and last.self_ir.get(f, 0) >= MIN_SHARE * total]
     rows = []
     for f in listed:
         self_ir = tuple(c.self_ir.get(f, 0) for c in counts)
