@@ -186,3 +186,14 @@ def test_callgrind_alone_makes_a_profile_without_samples() -> None:
     assert a.notes[0].startswith("no time samples (perf is not installed)")
     assert "samples" not in a.notes[-1] and a.culprit_sentence == g.sentence
     assert a.flame_tree is None and a.flame_svg == ""
+
+
+def test_a_culprit_without_debug_information_says_to_rebuild_with_g() -> None:
+    """No fl= file (no -g): the sentence has no (file:line) and a note says how to get one."""
+    g = exact_growth(SIZES, [CallgrindCounts(_counts(n).self_ir, _counts(n).calls_ir, {})
+                             for n in SIZES])
+    assert g.sentence.startswith("append_field makes it grow: its calls to strcat are n²")
+    a = attach_exact(Attribution(1, SIZES, "perf", "cpu-clock", (1, 2, 3, 4), (), (), "", "",
+                                 True), g, CallgrindRuns(SIZES, (), 1.0, 5.0))
+    assert a.notes[-1] == ("append_field has no file:line: its program has no debug "
+                           "information; rebuild with -g")

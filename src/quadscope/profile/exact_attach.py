@@ -7,12 +7,14 @@ instructions, not seconds). `attach_exact(attribution, growth, counted)`
 returns the sampled `Attribution` with those rows as its culprits (the
 sampler's kernel rows kept after them: Callgrind sees no kernel), the culprit
 sentence in `extra["culprit_sentence"]` (`Attribution.culprit_sentence`), the
-counts' summary in `extra["callgrind"]`, and a note saying which numbers came
-from where. `exact_attribution(sweep_id, growth, counted, why)` is the profile from
+counts' summary in `extra["callgrind"]`, a note saying which numbers came
+from where, and one saying to rebuild with -g when the culprit has no line.
+`exact_attribution(sweep_id, growth, counted, why)` is the profile from
 Callgrind alone, for a machine where no sampler works (`why`: the sampler's
 error, kept as a note): event "instructions", `samples` the total count per
-size, no flame graph. `wants_exact(argv)` says whether a command is a native program (not a
-Python interpreter or function target, whose functions Callgrind cannot see).
+size, no flame graph. `wants_exact(argv)` says whether a command is a native
+program (not a Python interpreter or function target, whose functions
+Callgrind cannot see).
 """
 
 from __future__ import annotations
@@ -84,7 +86,10 @@ def attach_exact(a: Attribution, growth: ExactGrowth, counted: CallgrindRuns) ->
              f"n = {n0}..{n1} ({counted.spent_s:.1f} s of a {counted.budget_s:.1f} s budget)")
     if a.sampler != "callgrind":
         where += f"; times, the kernel and the flame graph are {a.sampler}'s samples"
-    notes = (*a.notes, *(n for n in counted.notes if n not in a.notes), where)
+    c = growth.culprit
+    no_line = () if c is None or c.line else (
+        f"{c.name} has no file:line: its program has no debug information; rebuild with -g",)
+    notes = (*a.notes, *(n for n in counted.notes if n not in a.notes), where, *no_line)
     extra = {**a.extra, CULPRIT_SENTENCE: growth.sentence,
              "callgrind": exact_summary(growth, counted)}
     return replace(a, culprits=(*exact_culprits(growth), *kernel), notes=notes, extra=extra)
