@@ -71,6 +71,37 @@ def test_compressed_names_self_and_call_counts() -> None:
     assert c.commands == ("./prog 5",)
 
 
+def test_each_call_has_the_line_of_its_costliest_site() -> None:
+    """main calls append_field on line 40 (the `*` after `calls=`), which calls strcat on 23."""
+    c = parse_callgrind(COMPRESSED)
+    assert c.call_sites == {(MAIN, APPEND): FunctionSite("/home/u/prog.c", 40),
+                            (APPEND, STRCAT): FunctionSite("/home/u/prog.c", 23)}
+
+
+def test_a_call_from_inlined_code_is_placed_in_that_code_s_file() -> None:
+    """A call under fi= (a helper inlined from util.h) has util.h's line; the heavier site wins."""
+    text = """\
+positions: line
+events: Ir
+ob=(1) /p
+fl=(1) main.c
+fn=(1) main
+20 1
+cfn=(2) strcat
+calls=1 0
+21 5
+fi=(2) util.h
+cfn=(2)
+calls=9 0
+7 90
+"""
+    c = parse_callgrind(text)
+    edge = (FunctionKey("main", "/p"), FunctionKey("strcat", "/p"))
+    assert c.calls_ir[edge] == 95
+    assert c.call_sites[edge] == FunctionSite("util.h", 7)
+    assert c.sites[FunctionKey("main", "/p")] == FunctionSite("main.c", 20)
+
+
 def test_inclusive_is_self_plus_calls() -> None:
     """main's inclusive count is the whole program; strcat's is its own."""
     c = parse_callgrind(COMPRESSED)
@@ -84,6 +115,29 @@ def test_site_is_the_lowest_own_line_in_its_file_not_an_inlined_one() -> None:
     assert c.sites[APPEND] == FunctionSite("/home/u/prog.c", 20)
     assert c.sites[MAIN] == FunctionSite("/home/u/prog.c", 40)
     assert c.sites[STRCAT] == FunctionSite("./string/strcat-avx2.S", 100)
+
+
+def test_code_inlined_from_higher_up_the_same_file_does_not_move_the_site() -> None:
+    """main (entered at 18, prologue on 17) holds append_field's lines 6-7: its site is 17."""
+    text = """\
+positions: line
+events: Ir
+ob=(1) /p
+fl=(1) c.c
+fn=(1) (below main)
+0 1
+cfn=(2) main
+calls=1 18
+0 40
+fn=(2)
+17 2
+18 3
+6 10
+7 20
+19 5
+"""
+    c = parse_callgrind(text)
+    assert c.sites[FunctionKey("main", "/p")] == FunctionSite("c.c", 17)
 
 
 def test_relative_positions_and_a_call_target_that_does_not_move_them() -> None:

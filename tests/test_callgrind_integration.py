@@ -79,7 +79,7 @@ def test_callgrind_names_append_field_with_its_line_and_checksum_linear(csvjoin:
     assert (c.name, Path(c.file).name, c.line, c.via, c.cls) == (
         "append_field", "csvjoin.c", 5, "strcat", "n^2")
     assert g.sentence.startswith("append_field (csvjoin.c:5) makes it grow: its calls to strcat "
-                                 "are n², ")
+                                 "at line 7 are n², ")
     by_name = {r.name: r for r in g.functions}
     assert by_name["checksum"].self_class == "n"
     assert by_name["append_field"].inclusive_class == "n^2"

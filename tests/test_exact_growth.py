@@ -42,7 +42,8 @@ def _counts(n: int, quadratic_in_libc: bool = True) -> CallgrindCounts:
         calls[(MAIN, APPEND)] = own + strcat
     else:
         calls[(MAIN, APPEND)] = own
-    return CallgrindCounts(self_ir, calls, SITES)
+    return CallgrindCounts(self_ir, calls, SITES,
+                           call_sites={(APPEND, STRCAT): FunctionSite("/home/u/csvjoin.c", 16)})
 
 
 def test_user_function_calling_the_libc_leaf_is_named_with_its_calls() -> None:
@@ -54,8 +55,8 @@ def test_user_function_calling_the_libc_leaf_is_named_with_its_calls() -> None:
         "append_field", "/home/u/csvjoin.c", 14, "strcat", "n^2")
     assert c.share_at_max == pytest.approx(_counts(8000).self_ir[STRCAT] / _counts(8000).total_ir)
     assert c.grows_superlinearly
-    assert g.sentence == ("append_field (csvjoin.c:14) makes it grow: its calls to strcat are n², "
-                          "99% of the work at n = 8k")
+    assert g.sentence == ("append_field (csvjoin.c:14) makes it grow: its calls to strcat at line 16 "
+                          "are n², 99% of the work at n = 8k")
 
 
 def test_functions_are_ranked_by_growth_beyond_linear_with_settled_classes() -> None:
@@ -86,6 +87,14 @@ def test_fewer_than_two_sizes_is_refused() -> None:
     from quadscope.errors import FitRefusedError
     with pytest.raises(FitRefusedError):
         exact_growth((1000,), [_counts(1000)])
+
+
+def test_a_call_from_inlined_code_names_that_code_s_file() -> None:
+    """main with a helper inlined from util.h: the call's line is util.h's, named with it."""
+    c = ExactCulprit("main", "/home/u/main.c", 20, "strcat", "n^2", 2.0, 0.9, 1000, True,
+                     FunctionSite("/home/u/util.h", 7))
+    assert culprit_sentence(c) == ("main (main.c:20) makes it grow: its calls to strcat at "
+                                   "util.h:7 are n², 90% of the work at n = 1k")
 
 
 def test_sentence_without_a_line_or_superlinear_growth() -> None:
@@ -190,9 +199,10 @@ def test_callgrind_alone_makes_a_profile_without_samples() -> None:
 
 def test_a_culprit_without_debug_information_says_to_rebuild_with_g() -> None:
     """No fl= file (no -g): the sentence has no (file:line) and a note says how to get one."""
-    g = exact_growth(SIZES, [CallgrindCounts(_counts(n).self_ir, _counts(n).calls_ir, {})
+    g = exact_growth(SIZES, [CallgrindCounts(_counts(n).self_ir, _counts(n).calls_ir)
                              for n in SIZES])
     assert g.sentence.startswith("append_field makes it grow: its calls to strcat are n²")
+    assert g.culprit is not None and g.culprit.call_site is None
     a = attach_exact(Attribution(1, SIZES, "perf", "cpu-clock", (1, 2, 3, 4), (), (), "", "",
                                  True), g, CallgrindRuns(SIZES, (), 1.0, 5.0))
     assert a.notes[-1] == ("append_field has no file:line: its program has no debug "

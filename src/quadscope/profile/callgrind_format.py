@@ -6,8 +6,11 @@ per function (`FunctionKey`: its name and ELF object) its *self* count (the
 cost lines inside its `fn=` blocks, inlined code under `fi=`/`fe=` included),
 the inclusive count of each call it makes (`calls=` lines: the cost line that
 follows a `calls=` line is the callee's whole cost for those calls, not the
-caller's own), and where it lives (`FunctionSite`: the `fl=` file and the
-lowest line of its own cost lines in that file, i.e. about its definition).
+caller's own) with the line of its costliest call site (`call_sites`: in
+the file of the code making the call, an inlined function's own), and where
+each function lives (`FunctionSite`: the `fl=` file and about its
+definition's line: the lowest of its own cost lines in that file a few lines
+above where calls enter it, or without a call the lowest of them).
 `merge(counts)` sums several files: `--trace-children=yes` writes one per
 process, and a command's count is every process's.
 `CallgrindCounts.inclusive(f)` is self plus the calls to *other* functions:
@@ -31,6 +34,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 UNKNOWN = "???"
+# The prologue's line (the definition's) lies a line or two above the first statement's.
+ENTRY_SLACK_LINES = 3
 _SPEC = re.compile(r"^([a-z]+)=(.*)$")
 _COMPRESSED = re.compile(r"^\((\d+)\)(?:\s(.*))?$")
 
@@ -55,6 +60,9 @@ class CallgrindCounts:
     calls_ir: Mapping[tuple[FunctionKey, FunctionKey], int]  # (caller, callee) -> inclusive
     sites: Mapping[FunctionKey, FunctionSite] = field(default_factory=dict)
     commands: tuple[str, ...] = ()  # the `cmd:` of each process
+    # (caller, callee) -> the line of the caller's costliest call to it (inlined code's own file)
+    call_sites: Mapping[tuple[FunctionKey, FunctionKey], FunctionSite] = field(
+        default_factory=dict)
 
     @property
     def total_ir(self) -> int:
@@ -119,7 +127,9 @@ class _Reader:
         self.pending_call: FunctionKey | None = None
         self.self_ir: dict[FunctionKey, int] = {}
         self.calls_ir: dict[tuple[FunctionKey, FunctionKey], int] = {}
-        self.lines: dict[FunctionKey, int] = {}
+        self.call_sites: dict[tuple[FunctionKey, FunctionKey], tuple[int, FunctionSite]] = {}
+        self.entries: dict[FunctionKey, int] = {}  # the line a call enters it at
+        self.own_lines: dict[FunctionKey, set[int]] = {}
         self.files_of: dict[FunctionKey, str] = {}
         self.commands: list[str] = []
 
@@ -164,8 +174,8 @@ class _Reader:
         self.files_of.setdefault(callee, callee_file)
         if target and callee_file == self.files_of[callee]:
             line = _positions(target, self.last)[self.line_column]
-            if line > 0 and callee not in self.lines:
-                self.lines[callee] = line  # its entry, until its own lines say better
+            if line > 0:
+                self.entries.setdefault(callee, line)
         self.pending_call = callee
         self.cob = self.cfl = self.cfn = None
 
@@ -179,17 +189,34 @@ class _Reader:
         if self.pending_call is not None:
             edge = (self.fn, self.pending_call)
             self.calls_ir[edge] = self.calls_ir.get(edge, 0) + ir
+            best = self.call_sites.get(edge)
+            if best is None or ir > best[0]:
+                self.call_sites[edge] = (ir, FunctionSite(self.fi, pos[self.line_column]))
             self.pending_call = None
             return
         self.self_ir[self.fn] = self.self_ir.get(self.fn, 0) + ir
         line = pos[self.line_column]
         if self.fi == self.files_of.get(self.fn) and line > 0 and ir > 0:
-            self.lines[self.fn] = min(line, self.lines.get(self.fn, line))
+            self.own_lines.setdefault(self.fn, set()).add(line)
+
+    def _line(self, f: FunctionKey) -> int:
+        """Its definition's line: the lowest of its own lines just above where calls enter it.
+
+        Not simply its lowest line: a function inlined into it from higher up the
+        same file brings its lines along (main with append_field inlined starts
+        at append_field's line otherwise); without a call, its lowest line.
+        """
+        own = self.own_lines.get(f, set())
+        entry = self.entries.get(f)
+        if entry is None:
+            return min(own, default=0)
+        return min((n for n in own if entry - ENTRY_SLACK_LINES <= n <= entry), default=entry)
 
     def counts(self) -> CallgrindCounts:
-        sites = {f: FunctionSite(self.files_of.get(f, UNKNOWN), self.lines.get(f, 0))
+        sites = {f: FunctionSite(self.files_of.get(f, UNKNOWN), self._line(f))
                  for f in {*self.self_ir, *self.files_of}}
-        return CallgrindCounts(self.self_ir, self.calls_ir, sites, tuple(self.commands))
+        return CallgrindCounts(self.self_ir, self.calls_ir, sites, tuple(self.commands),
+                               {e: site for e, (_, site) in self.call_sites.items()})
 
 
 def parse_callgrind(text: str) -> CallgrindCounts:
@@ -218,6 +245,7 @@ def merge(parts: Iterable[CallgrindCounts]) -> CallgrindCounts:
     calls_ir: dict[tuple[FunctionKey, FunctionKey], int] = {}
     sites: dict[FunctionKey, FunctionSite] = {}
     commands: list[str] = []
+    call_sites: dict[tuple[FunctionKey, FunctionKey], FunctionSite] = {}
     for p in parts:
         for f, v in p.self_ir.items():
             self_ir[f] = self_ir.get(f, 0) + v
@@ -228,4 +256,6 @@ def merge(parts: Iterable[CallgrindCounts]) -> CallgrindCounts:
             if known is None or (known.line == 0 and s.line > 0):
                 sites[f] = s
         commands.extend(p.commands)
-    return CallgrindCounts(self_ir, calls_ir, sites, tuple(commands))
+        for e, site in p.call_sites.items():
+            call_sites.setdefault(e, site)  # the first process's: the same program's line
+    return CallgrindCounts(self_ir, calls_ir, sites, tuple(commands), call_sites)

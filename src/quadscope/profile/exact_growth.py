@@ -18,7 +18,9 @@ main → append_field → strcat, append_field carries strcat's work, and main
 carries none of it (its call goes to a user function, which carries it
 itself). The culprit is the user function whose carried count has the most
 excess beyond linear; its sentence names the library callee whose calls hold
-most of that excess ("its calls to strcat are n²"), or its own code.
+most of that excess and the line of the costliest call ("its calls to strcat
+at line 7 are n²": where a function was inlined into its caller, that line is
+still the inlined code's), or its own code.
 
 Exact counts repeat run after run, so one run per size is a fit's whole data;
 a count equal at every size is the constant class, not a fit's doubt.
@@ -36,7 +38,12 @@ from quadscope.analyse.fitting import fit_metric
 from quadscope.errors import FitRefusedError
 from quadscope.model import Fit
 from quadscope.profile.attribute import linear_excess
-from quadscope.profile.callgrind_format import UNKNOWN, CallgrindCounts, FunctionKey
+from quadscope.profile.callgrind_format import (
+    UNKNOWN,
+    CallgrindCounts,
+    FunctionKey,
+    FunctionSite,
+)
 from quadscope.units import fmt_count
 
 FitFn = Callable[..., Fit]
@@ -84,6 +91,7 @@ class ExactCulprit:
     share_at_max: float  # of all the work at the largest n, what `via` (or its code) does
     size_n: int
     grows_superlinearly: bool
+    call_site: FunctionSite | None = None  # where it calls `via` most: an inlined loop's line
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,9 +180,20 @@ def find_culprit(sizes: Sequence[int], counts: Sequence[CallgrindCounts], *,
     _, f, via, series = best
     cls, k = _fit(series, sizes, fit, seed)
     site = counts[-1].sites.get(f)
+    called_at = None if via is None else counts[-1].call_sites.get((f, via))
     return ExactCulprit(f.name, site.file if site else UNKNOWN, site.line if site else 0,
                         None if via is None else plain_name(via.name), cls, k,
-                        series[-1] / total if total else 0.0, sizes[-1], superlinear)
+                        series[-1] / total if total else 0.0, sizes[-1], superlinear,
+                        called_at if called_at and called_at.line else None)
+
+
+def _at(c: ExactCulprit) -> str:
+    """" at line 7" in the function's own file, " at util.h:7" in another (inlined code)."""
+    if c.call_site is None:
+        return ""
+    if c.call_site.file == c.file:
+        return f" at line {c.call_site.line}"
+    return f" at {PurePosixPath(c.call_site.file).name}:{c.call_site.line}"
 
 
 def culprit_sentence(c: ExactCulprit | None) -> str:
@@ -183,7 +202,7 @@ def culprit_sentence(c: ExactCulprit | None) -> str:
         return "no function of the program itself was counted (is it a script or a library call?)"
     where = PurePosixPath(c.file).name if c.file != UNKNOWN else ""
     site = f" ({where}:{c.line})" if where and c.line else ""
-    what = f"its calls to {c.via} are" if c.via else "its own code is"
+    what = f"its calls to {c.via}{_at(c)} are" if c.via else "its own code is"
     verb = "makes it grow" if c.grows_superlinearly else "does the most growing work"
     return (f"{c.name}{site} {verb}: {what} {class_label(c.cls)}, "
             f"{100 * c.share_at_max:.0f}% of the work at n = {fmt_count(c.size_n)}")
