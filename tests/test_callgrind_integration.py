@@ -126,3 +126,20 @@ def test_without_perf_callgrind_alone_names_the_function(
     assert profile["sampler"] == "callgrind"
     assert profile["culprits"][0]["call_path"][0] == "append_field"
     assert profile["extra"]["culprit_sentence"].startswith("append_field (csvjoin.c:5) makes it grow")
+
+
+def test_an_inlined_helper_is_found_by_its_call_line(tmp_path: Path) -> None:
+    """append_field made static and inlined into main: main (its own line) is named, and the
+    strcat call's line 7, inside the inlined code, says where."""
+    if shutil.which("valgrind") is None or shutil.which("gcc") is None:
+        pytest.skip("needs valgrind and gcc")
+    source = SOURCE.replace("__attribute__((noinline)) void", "static void").replace(
+        "__attribute__((noinline)) long", "static long")
+    (tmp_path / "inl.c").write_text(source)
+    subprocess.run(["gcc", "-O2", "-g", "-o", str(tmp_path / "inl"), str(tmp_path / "inl.c")],
+                   check=True, timeout=60)
+    sweep = Sweep(id=1, name="t", mode="sizes", command=(str(tmp_path / "inl"), "{n}"))
+    counted = count_sweep(sweep, _runs(), budget_s=0.0)
+    g = exact_growth(counted.sizes, counted.counts)
+    assert g.sentence.startswith("main (inl.c:17) makes it grow: its calls to strcat at line 7 "
+                                 "are n², "), g.sentence
