@@ -140,7 +140,9 @@ def test_report_kind_reads_right_in_chromium(browser: Any, tmp_path: Path, kind:
     """No console error; the headline leads; each open metric's cost plot has one series per variant."""
     analysis = KINDS[kind]()
     page, errors = _open(browser, analysis, tmp_path)
-    assert page.inner_text("#verdict") == analysis.verdict
+    # Under an A/B change, A's own verdict is labelled "A:" (the change leads).
+    label = "A: " if analysis.change is not None else ""
+    assert page.inner_text("#verdict") == label + analysis.verdict
     if analysis.change is not None:
         assert page.inner_text("#change") == analysis.change.text
         assert page.evaluate("document.querySelector('#change').compareDocumentPosition("
