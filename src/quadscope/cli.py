@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from quadscope import __version__
-from quadscope.errors import QuadscopeError, Stopped, exit_codes
+from quadscope.errors import QuadscopeError, Stopped, StoreError, exit_codes
+from quadscope.textsafe import visible, visible_lines
 
 CRASH_EXIT = 70  # EX_SOFTWARE (sysexits.h): an internal error, not the user's
 
@@ -163,8 +164,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = args_given[:args_given.index("--")] if "--" in args_given else args_given
     for arg in options:
         if arg.startswith("--") and arg.endswith("=--"):  # argparse would pass a list on
-            print(f"quadscope: {arg}: an option's value cannot be `--`", file=sys.stderr)
+            print(f"quadscope: {visible(arg)}: an option's value cannot be `--`", file=sys.stderr)
             return 2
+    if sys.stdout is None:  # started with standard output closed (`quadscope run ... >&-`)
+        _say("standard output is closed, so there is nowhere to print; redirect it to a "
+             "file or to /dev/null (`>/dev/null`) instead of closing it")
+        return 2
     parser = build_parser(_command_named(args_given))
     try:
         args = parser.parse_args(argv)
@@ -177,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with stop_signals_raise():
             return int(args.func(args) or 0)
     except QuadscopeError as exc:
-        print(f"quadscope: {exc}", file=sys.stderr)
+        _say(str(exc))
         return exc.exit_code
     except Stopped as exc:
         print(f"quadscope: stopped by {signal.Signals(exc.signum).name}; every finished run "
@@ -190,13 +195,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # the environment refused (a full disk, a vanished file)
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"quadscope: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
-        return 4
+        _say(f"cannot use{where}: {exc.strerror or exc}")
+        return StoreError.exit_code
     except Exception as exc:  # a bug: one sentence here, the traceback in a file
         from quadscope.crash import save_traceback
 
         saved = save_traceback(exc, args_given)
         where = f"the traceback is in {saved}" if saved else "no traceback file could be written"
-        print(f"quadscope: internal error ({type(exc).__name__}: {str(exc)[:200]}); this is a "
-              f"bug in quadscope: {where}; please attach it to an issue", file=sys.stderr)
+        _say(f"internal error ({type(exc).__name__}: {str(exc)[:200]}); this is a "
+             f"bug in quadscope: {where}; please attach it to an issue")
         return CRASH_EXIT
+
+
+def _say(sentence: str) -> None:
+    """Print `quadscope: <sentence>` on stderr, its control characters made visible.
+
+    Error sentences quote what others wrote (paths, commands, a child's
+    stderr, names from an imported file); this is the one place they reach the
+    terminal, so it is the one place they are neutralised (textsafe.visible).
+    """
+    print(f"quadscope: {visible_lines(sentence)}", file=sys.stderr)
+

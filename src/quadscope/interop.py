@@ -21,6 +21,12 @@ else. Formats:
 
 The sweep's `counters` names the tool; `created_at` is the file's own date when
 it has one, else `now`.
+
+Every number is checked before anything is returned, so nothing of a file
+that holds one bad value is stored: times must be finite and non-negative
+seconds, exit codes integers from -255 to 255, memory a non-negative 64-bit
+integer, sizes exact integers from 0 to `sizes.MAX_SIZE` (read as decimals,
+never through a float).
 """
 
 from __future__ import annotations
@@ -31,10 +37,14 @@ import math
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from quadscope.errors import UsageError
 from quadscope.model import Measurement, Sweep
+from quadscope.run.sizes import MAX_SIZE
+
+MAX_BYTES = 2**63 - 1  # what a store's 64-bit integer column holds
 
 
 class ImportFormatError(UsageError):
@@ -76,15 +86,53 @@ def _size(params: Any, param: str | None, source: str, what: str) -> tuple[str, 
                                 f"({', '.join(map(str, numeric)) or 'none'}); name n with --param")
     value = _as_int(numeric[key])
     assert value is not None
-    return key, value
+    return key, _checked_size(value, source, what)
 
 
 def _as_int(v: Any) -> int | None:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
+    """`v` as an exact integer (an int, a whole float, or the decimal text of one), or None."""
+    if isinstance(v, bool):
         return None
-    return int(f) if math.isfinite(f) and f == int(f) else None
+    if isinstance(v, int):
+        return v
+    try:
+        exact = Decimal(str(v).strip()) if isinstance(v, str | float) else None
+    except InvalidOperation:
+        return None
+    if exact is None or not exact.is_finite() or exact != exact.to_integral_value():
+        return None
+    return int(exact)
+
+
+def _checked_size(n: int, source: str, what: str) -> int:
+    if not 0 <= n <= MAX_SIZE:
+        raise ImportFormatError(f"{source}: {what} has size {n}, outside 0 to {MAX_SIZE}")
+    return n
+
+
+def _seconds(v: Any, source: str, what: str) -> float:
+    """A time from the file: a finite, non-negative number of seconds, or ImportFormatError."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ImportFormatError(f"{source}: {what} has a time {_shown(v)} that is not a number; "
+                                "nothing was stored")
+    t = float(v)
+    if not math.isfinite(t) or t < 0:
+        raise ImportFormatError(f"{source}: {what} has a time {_shown(v)}, which is not a "
+                                "duration; nothing was stored")
+    return t
+
+
+def _integer(v: Any, low: int, high: int, source: str, what: str, field: str) -> int:
+    """An integer field (an exit code, a byte count) within [low, high], or ImportFormatError."""
+    n = _as_int(v)
+    if n is None or not low <= n <= high:
+        raise ImportFormatError(f"{source}: {what} has {field} {_shown(v)}, not an integer from "
+                                f"{low} to {high}; nothing was stored")
+    return n
+
+
+def _shown(v: Any) -> str:
+    return repr(v)[:40]
 
 
 def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -> Imported:
@@ -92,14 +140,17 @@ def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -
     template = ""
     try:
         for res in results:
-            key, n = _size(res.get("parameters"), param, source, f"command {res.get('command')!r}")
-            times = [float(t) for t in res["times"]]
+            what = f"command {res.get('command')!r}"
+            key, n = _size(res.get("parameters"), param, source, what)
+            times = [_seconds(t, source, what) for t in res["times"]]
             codes = list(res.get("exit_codes") or [0] * len(times))
             memory = res.get("memory_usage_byte")
             per_run_memory = isinstance(memory, list) and len(memory) == len(times)
             for i, t in enumerate(times):
-                rss = int(memory[i]) if per_run_memory else None
-                code = int(codes[i]) if i < len(codes) and codes[i] is not None else 0
+                rss = (_integer(memory[i], 0, MAX_BYTES, source, what, "a memory use")
+                       if per_run_memory else None)
+                code = (_integer(codes[i], -255, 255, source, what, "an exit code")
+                        if i < len(codes) and codes[i] is not None else 0)
                 runs.append((n, Measurement(wall_s=t, exit_code=code, max_rss_bytes=rss)))
             if not template:
                 template = str(res["command"]).replace(str(res["parameters"][key]), "{n}")
@@ -131,8 +182,9 @@ def _pytest_benchmark(data: Mapping[str, Any], source: str, now: float,
             if not samples:
                 samples = [stats["median"]]
                 medians_only.add(func)
+            what = f"benchmark {b['name']!r}"
             by_func.setdefault(func, []).extend(
-                (n, Measurement(wall_s=float(t), exit_code=0)) for t in samples)
+                (n, Measurement(wall_s=_seconds(t, source, what), exit_code=0)) for t in samples)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ImportFormatError(f"{source} looks like pytest-benchmark JSON but a benchmark "
                                 f"lacks {exc}: write it again with --benchmark-json") from None

@@ -5,21 +5,24 @@ sweep it holds with all its runs, then fits and prints each like `quadscope
 show` and judging `--fail-above` on each (the worst exit code wins), writing
 the output options' files for the last one; the sweeps are
 then compared, reported and followed by `history` like any other. A file
-that cannot be read or is not one of the formats is one sentence, exit 2.
+that cannot be read (bounded: `jsonfile.read_json`), is not one of the
+formats, or holds a number that is not a time, an exit code or a size, is
+one sentence, exit 2, and nothing of it is stored. `--name` is checked as
+`run --name` is; names and paths from the file are printed made visible.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from quadscope.commands.common import add_output_options, add_store_option, check_outputs, open_store
 from quadscope.commands.gates import add_gate_option, check_gates
-from quadscope.errors import UsageError
+from quadscope.jsonfile import read_json
+from quadscope.run.spec import check_name
+from quadscope.textsafe import visible
 
 
 def register(sub: Any) -> None:
@@ -46,14 +49,11 @@ def run(args: argparse.Namespace) -> int:
     from quadscope.interop import read_sweeps
     from quadscope.model import Run
 
+    check_name(args.name)
     check_outputs(args)
     parse_gates(args.fail_above)  # a bad gate is refused before anything is stored
-    try:
-        data = json.loads(Path(args.file).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{args.file} is not JSON ({exc})") from None
+    data = read_json(args.file, args.file)
+    # Every number is checked here, before the store is opened: a bad file stores nothing.
     imported = read_sweeps(data, source=args.file, now=time.time(), param=args.param)
     code = 0
     with open_store(args) as store:
@@ -63,15 +63,20 @@ def run(args: argparse.Namespace) -> int:
             if args.name:
                 sweep = dataclasses.replace(sweep, name=args.name if len(imported) == 1
                                             else f"{args.name}:{sweep.name}")
-            stored = store.create_sweep(sweep)
+            # Stored as interrupted until its last run is committed, so a store that fails
+            # part way never shows a partial import as complete.
+            stored = store.create_sweep(dataclasses.replace(sweep, status="interrupted"))
             repeats: dict[int, int] = {}
             for seq, (n, m) in enumerate(item.runs):
                 repeats[n] = repeats.get(n, -1) + 1
                 store.add_run(Run(sweep_id=stored.id, seq=seq, variant="A", size_n=n,
                                   repeat=repeats[n], warmup=False, started_at=sweep.created_at,
                                   measurement=m))
-            print(f"quadscope: imported sweep {stored.id} ({stored.name}, {len(item.runs)} runs "
-                  f"at {len(repeats)} sizes) from {args.file}", file=sys.stderr)
+            store.set_status(stored.id, sweep.status)
+            stored = dataclasses.replace(stored, status=sweep.status)
+            print(f"quadscope: imported sweep {stored.id} ({visible(stored.name)}, "
+                  f"{len(item.runs)} runs at {len(repeats)} sizes) from {visible(args.file)}",
+                  file=sys.stderr)
             analysis = analyse_stored(store, stored)
             print_analysis(analysis)
             code = worst_exit((code, check_gates(args, analysis)))

@@ -11,10 +11,9 @@ import argparse
 import dataclasses
 import datetime as dt
 import functools
-import json
+import math
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import (
@@ -30,6 +29,7 @@ from quadscope.commands.common import (
 )
 from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_fail_on
 from quadscope.errors import StoreError, UnknownRunError, UsageError
+from quadscope.jsonfile import read_json
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
@@ -149,12 +149,7 @@ def _load_export(ref: str) -> tuple[Sweep, list[Run]]:
     """A sweep exported with `--json`, every field checked for its type."""
     from quadscope.model import SCHEMA_VERSION, Run, Sweep
 
-    try:
-        data = json.loads(Path(ref).read_text())
-    except OSError as exc:
-        raise UsageError(f"cannot read {ref}: {exc.strerror or exc}") from None
-    except (ValueError, RecursionError) as exc:
-        raise UsageError(f"{ref} is not JSON ({exc})") from None
+    data = read_json(ref, ref)
     try:
         if not isinstance(data, dict):
             raise TypeError(f"the top level is a {type(data).__name__}, not an object")
@@ -188,6 +183,9 @@ def check_types(sweep: Sweep, runs: list[Run]) -> None:
             if value is not None and (isinstance(value, bool)
                                       or not isinstance(value, int | float)):
                 raise TypeError(f"run {r.seq}: {name} is {value!r}, not a number")
+            # A time that is NaN, infinite or negative would be fitted and gated as if real.
+            if name.endswith("_s") and value is not None and not 0 <= value < math.inf:
+                raise ValueError(f"run {r.seq}: {name} is {value!r}, not a duration")
 
 
 def combined(store: Store | Callable[[], Store], ref_a: str, ref_b: str) -> Analysis:

@@ -492,8 +492,17 @@ class SqliteStore:
         index = [columns.index(c) for c in known]
         sql = (f"INSERT OR IGNORE INTO runs ({', '.join(known)}) "
                f"VALUES ({', '.join('?' for _ in known)})")
-        with self._write() as c:
-            c.executemany(sql, [tuple(row[i] for i in index) for row in rows])
+        values = [tuple(row[i] for i in index) for row in rows]
+        try:
+            with self._write() as c:
+                c.executemany(sql, values)
+        except (sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError):
+            # A row no column can hold (an integer past 64 bits, a NULL time) must not
+            # keep every later open failing: store the others, drop that one.
+            for row in values:
+                with contextlib.suppress(sqlite3.IntegrityError, sqlite3.InterfaceError,
+                                         OverflowError), self._write() as c:
+                    c.execute(sql, row)
 
     @_translated
     @_committed
