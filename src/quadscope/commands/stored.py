@@ -78,11 +78,11 @@ def run_list(args: argparse.Namespace) -> int:
     try:
         store = open_store(args, readonly=True)
     except UnknownRunError as exc:  # no database yet: nothing stored, which is no error
-        print(f"no sweeps stored: {exc}")
+        print(f"no sweeps stored: {visible(str(exc))}")
         return 0
     rows = store.list_sweeps()
     if not rows:
-        print(f"no sweeps stored in {store.location} yet; start one with `quadscope run`")
+        print(f"no sweeps stored in {visible(store.location)} yet; start one with `quadscope run`")
         return 0
     console = Console(highlight=False)
     # One line per sweep: a long name (a command) is cut to the room the other columns

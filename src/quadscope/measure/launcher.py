@@ -72,6 +72,7 @@ from quadscope.measure.resident import (
     default_rescue_dir,
 )
 from quadscope.model import Measurement
+from quadscope.textsafe import command_text, visible
 
 _RUSAGE_METRICS = metrics.by_source(metrics.RUSAGE)
 
@@ -139,13 +140,15 @@ class SerialExecutor(ABC):
 
 
 def _failure(what: str, argv: Sequence[str], m: Measurement) -> str:
-    shown = argv[-1] if argv[:2] == ["/bin/sh", "-c"] or tuple(argv[:2]) == ("/bin/sh", "-c") \
-        else " ".join(argv)
+    # The command and the child's stderr are other people's text: quoted through
+    # textsafe, so an escape sequence it printed reaches the terminal as text.
+    shell = tuple(argv[:2]) == ("/bin/sh", "-c")
+    shown = command_text(argv[-1:] if shell else argv, shell=shell)
     how = (f"timed out after {m.wall_s:.3g} s" if m.timed_out
            else f"was killed by signal {-m.exit_code}" if m.exit_code < 0
            else f"exited with status {m.exit_code}")
     last = m.stderr_tail.strip().splitlines()[-1:] or [""]
-    said = f" saying: {last[0].strip()[:200]}" if last[0] else ""
+    said = f" saying: {visible(last[0].strip())[:200]}" if last[0].strip() else ""
     return f"{what} `{shown}` {how}{said}; nothing was measured for this run"
 
 

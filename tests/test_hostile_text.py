@@ -1,0 +1,62 @@
+"""Other people's text (a child's stderr, paths, commands) reaches the terminal only made visible."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from tests.conftest import measurement
+
+from quadscope.cli import main
+from quadscope.errors import SetupError
+from quadscope.measure.launcher import Job, SerialExecutor
+from quadscope.model import Measurement
+
+HOSTILE = "\x1b]52;c;aGVsbG8=\x07\x1b]0;pwned\x07\x1b[2J\x9b31m"  # clipboard, title, clear, C1 CSI
+
+
+class _SaysHostile(SerialExecutor):
+    """Every command exits 1, its stderr's last line full of terminal control."""
+
+    def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
+        return replace(measurement(0.001, exit_code=1), stderr_tail=f"first\n{HOSTILE}oops\n")
+
+
+@pytest.mark.parametrize("what", ["setup", "prepare"])
+def test_a_failing_setup_quotes_its_stderr_and_command_visible(what: str) -> None:
+    """The --setup/--prepare failure sentence carries no raw control character."""
+    job = Job(("prog", "7"), None, **{what: ("/bin/sh", "-c", f"mk\x1b[2J {HOSTILE}")})
+    with pytest.raises(SetupError) as e:
+        next(_SaysHostile().execute_many([job]))
+    sentence = str(e.value)
+    assert sentence.isprintable(), sentence
+    assert "saying: \\x1b]52;c;aGVsbG8=\\x07" in sentence and "\\x9b31moops" in sentence
+    assert sentence.startswith(f"--{what} `mk\\x1b[2J ")
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--sizes", "1,2,4,8", "--db", "{db}", "--", f"./no{HOSTILE}such", "{{n}}"],
+    ["run", "--sizes", "1,2,4,8", "--db", "{db}", "--vs", f"./no{HOSTILE}", "--", "true", "{{n}}"],
+    ["show", "1", "--db", f"{{tmp}}/no{HOSTILE}.db"],
+    ["import", f"{{tmp}}/no{HOSTILE}.json", "--db", "{db}"],
+    ["compare", f"{{tmp}}/a{HOSTILE}.json", f"{{tmp}}/b{HOSTILE}.json", "--db", "{db}"],
+])
+def test_error_sentences_echo_user_paths_visible(tmp_path: Path, argv: list[str],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A program, --vs, --db, import or compare path with escapes is quoted as text, exit not 0/70."""
+    args = [a.format(db=tmp_path / "r.db", tmp=tmp_path) for a in argv]
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code not in (0, 70), err
+    assert err.startswith("quadscope: ") and err.count("\n") == 1, err
+    assert err[:-1].isprintable() and "\\x1b]52" in err, err
+
+
+def test_list_of_a_missing_database_names_its_path_visible(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`list --db` of a path with escapes that holds no database: exit 0, the path as text."""
+    assert main(["list", "--db", f"{tmp_path}/no{HOSTILE}dir/x.db"]) == 0
+    out = capsys.readouterr().out
+    assert "no sweeps stored" in out and out[:-1].isprintable() and "\\x1b]52" in out
