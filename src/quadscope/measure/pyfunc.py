@@ -16,7 +16,10 @@ size is reused by its later runs, so a repeat costs one batch. A function that
 mutates its argument sees the mutated one on its next call: use `fork=True`
 for it. A timeout interrupts the batch with SIGALRM (main thread only) and
 marks the run timed out; an exception is exit code 1 with the traceback as the
-stderr tail. The garbage collector stays on: collections the function causes
+stderr tail, `sys.exit(code)` a failed run with that code (1 for 0), and
+`os._exit`/`os.abort` a failed run too (they raise while the function runs
+in-process, so a function cannot end quadscope by leaving; a segfault in C
+code still would: use --fork for that). The garbage collector stays on: collections the function causes
 are part of its cost.
 
 With `fork=True` (`--fork`) every run forks once; the child builds the
@@ -45,10 +48,11 @@ import pickle
 import resource
 import select
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from quadscope import metrics
 from quadscope.errors import ProgramError
@@ -162,6 +166,57 @@ def _deadline(timeout_s: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
+class _Left(BaseException):
+    """The function called os._exit or os.abort in-process: raised instead, so quadscope lives on."""
+
+    def __init__(self, code: int, how: str) -> None:
+        super().__init__(code, how)
+        self.code = code
+        self.how = how
+
+
+@contextlib.contextmanager
+def _staying_in() -> Iterator[Callable[[Func], Func]]:
+    """While inside, os._exit and os.abort in this process raise _Left instead of ending it.
+
+    It yields the function that swaps a target that is one of them (resolved
+    before they were replaced) for its stand-in.
+
+    A child the function forks still leaves for real (multiprocessing's workers
+    end with os._exit), since the stand-ins look at the pid. A crash in C code
+    (a segfault) cannot be caught in-process: --fork measures such a function.
+    """
+    real_exit, real_abort, pid = os._exit, os.abort, os.getpid()
+
+    def _exit(status: int) -> NoReturn:
+        if os.getpid() != pid:
+            real_exit(status)
+        raise _Left(_failed(status), f"called os._exit({status})")
+
+    def _abort() -> NoReturn:
+        if os.getpid() != pid:
+            real_abort()
+        raise _Left(-signal.SIGABRT, "called os.abort()")
+
+    stand_ins: dict[Any, Any] = {real_exit: _exit, real_abort: _abort}
+    os._exit, os.abort = _exit, _abort
+    try:
+        yield lambda func: stand_ins.get(func, func)
+    finally:
+        os._exit, os.abort = real_exit, real_abort
+
+
+def _exit_code(exc: BaseException | None) -> int:
+    """The failed run's exit status: SystemExit's own code when it is a failure's, else 1."""
+    code = exc.code if isinstance(exc, SystemExit) else 1
+    return _failed(code if isinstance(code, int) and not isinstance(code, bool) else 1)
+
+
+def _failed(status: int) -> int:
+    # A function that left did not return: even sys.exit(0) is a run that measured nothing.
+    return status if status != 0 else 1
+
+
 def _batch(func: Func, arg: Any, loops: int) -> tuple[float, dict[str, Any]]:
     """(wall seconds per call, rusage per call) of `loops` back-to-back calls."""
     calls = range(loops)
@@ -205,7 +260,8 @@ class FunctionExecutor(SerialExecutor):
             return self._forked(func, setup, n, timeout_s)
         started = time.monotonic()
         try:
-            with _deadline(timeout_s):
+            with _deadline(timeout_s), _staying_in() as stand_in:
+                func = stand_in(func)  # `python:os:_exit` itself
                 arg = setup(n) if setup is not None else n
                 loops = self._loops.get((argv[0], n), 1)
                 while True:
@@ -216,8 +272,13 @@ class FunctionExecutor(SerialExecutor):
         except _Expired:
             return Measurement({"wall_s": timeout_s}, exit_code=-signal.SIGALRM,
                                timed_out=True)
-        except Exception:  # the user's function may raise anything: a failed run
-            return Measurement({"wall_s": time.monotonic() - started}, exit_code=1,
+        except _Left as left:
+            return Measurement({"wall_s": time.monotonic() - started}, exit_code=left.code,
+                               stderr_tail=f"{argv[0]} {left.how}, which would have ended "
+                               "quadscope; run it with --fork to let it leave its own process")
+        except (Exception, SystemExit):  # the user's function may raise anything: a failed run
+            return Measurement({"wall_s": time.monotonic() - started},
+                               exit_code=_exit_code(sys.exc_info()[1]),
                                stderr_tail=traceback.format_exc()[-_TAIL_BYTES:])
         self._loops[(argv[0], n)] = loops
         return Measurement({"wall_s": per_call_s, **ru}, exit_code=0)
