@@ -257,6 +257,23 @@ class SqliteStore:
                 f"{self.path} was written by a newer quadscope (schema {version}; "
                 f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope"
             )
+        self._refuse_damaged(version)
+
+    def _refuse_damaged(self, version: int) -> None:
+        """StoreError when a file marked as ours has no schema version or lacks a table.
+
+        quadscope never writes such a file (the marks and tables are set in one
+        transaction), so something else changed it; upgrading or reading it would fail
+        deep inside with no sentence.
+        """
+        missing = sorted({"sweeps", "runs", "blobs"} - _tables(self._conn))
+        if version >= 1 and not missing:
+            return
+        what = (f"its schema version is {version}" if version < 1
+                else f"it lacks the {', '.join(missing)} table{'s' * (len(missing) > 1)}")
+        raise StoreError(f"{self.path} is marked as a quadscope store but {what}, so something "
+                         "other than quadscope changed it; copy out what it holds with "
+                         f"`sqlite3 {self.path} .dump`, or point --db at a new file")
 
     def _needs_upgrade(self) -> bool:
         _, version, _ = self._header()
@@ -279,6 +296,8 @@ class SqliteStore:
                 f"{self.path} was written by a newer quadscope (schema {version}; "
                 f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope"
             )
+        if app_id == APPLICATION_ID:
+            self._refuse_damaged(version)
         if app_id == 0:
             with self._write():
                 # Re-check under the write lock: another process may have

@@ -1,0 +1,53 @@
+"""A damaged store, a closed stdout: one sentence and a documented exit code, never 70."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from quadscope.cli import main
+
+
+def _stored(tmp_path: Path) -> Path:
+    db = tmp_path / "r.db"
+    doc = tmp_path / "hf.json"
+    doc.write_text('{"results": [' + ", ".join(
+        f'{{"command": "p {n}", "parameters": {{"n": "{n}"}}, "times": [0.1, 0.2]}}'
+        for n in (1, 2, 4, 8)) + "]}")
+    assert main(["import", str(doc), "--db", str(db)]) == 0
+    return db
+
+
+@pytest.mark.parametrize("damage, said", [
+    ("PRAGMA user_version = 0", "its schema version is 0"),
+    ("DROP TABLE runs", "it lacks the runs table"),
+    ("DROP TABLE sweeps", "it lacks the sweeps table"),
+])
+@pytest.mark.parametrize("command", [["list"], ["show", "1"], ["export", "1", "--json", "-"]])
+def test_a_store_changed_by_something_else_is_one_sentence_exit_4(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str, said: str,
+        command: list[str]) -> None:
+    """A file with quadscope's mark but no schema version or a table gone: exit 4, not a KeyError."""
+    db = _stored(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute(damage)
+    capsys.readouterr()
+    assert main([*command, "--db", str(db)]) == 4
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err and "point --db at a new file" in err
+
+
+@pytest.mark.slow  # starts quadscope with its standard output closed
+def test_a_closed_stdout_is_one_sentence_exit_2(tmp_path: Path) -> None:
+    """`quadscope list >&-`: nowhere to print is said, exit 2, no traceback file."""
+    db = _stored(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "quadscope", "list", "--db", str(db)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=60, preexec_fn=lambda: __import__("os").close(1))
+    assert done.returncode == 2
+    assert done.stderr.startswith("quadscope: standard output is closed") and \
+        done.stderr.count("\n") == 1
