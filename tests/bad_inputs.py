@@ -120,7 +120,7 @@ ROWS: tuple[Row, ...] = (
     ((*R, *S4, "--predict", "2.5", *CMD), 2, "not an integer"),
     ((*R, *S4, "--predict", "9223372036854775808", *CMD), 2, "past 2^53"),
     ((*R, *S4, "--predict", "9007199254740993", *CMD), 2, "past 2^53"),
-    ((*R, *S4, "--predict", "", *CMD), 2, "is not a number"),
+    ((*R, *S4, "--predict", "", *CMD), 2, "--predict is empty"),
     ((*R, "--start", "nan", *CMD), 2, "'nan' is not a finite number"),
     ((*R, "--start=-1", *CMD), 2, "is negative"),
     ((*R, "--start", "1e400", *CMD), 2, "past 2^53"),

@@ -81,7 +81,17 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse's default prints usage and exits 2; we keep the exit code but
         # make the sentence ours, so every user mistake reads the same way.
-        self.exit(2, f"quadscope: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, f"quadscope: {visible(message)} (see `{self.prog} --help`)\n")
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # argparse calls this for values given on the command line only (never for
+        # defaults), so here an empty value (`--only ''`, `--db=`) is told apart from
+        # an option left out. Each option's empty default means "not given", so an
+        # empty value given would be silently ignored: refuse it instead.
+        if action.option_strings and arg_strings == [""]:
+            self.error(f"{action.option_strings[-1]} is empty: give it a value, or leave the "
+                       "option out")
+        return super()._get_values(action, arg_strings)
 
 
 class _Registering:

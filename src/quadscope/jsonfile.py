@@ -48,7 +48,7 @@ def _read_bounded(path: str, what: str, limit: int) -> str:
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise UsageError(f"{what} is a directory: name the JSON file")
+            raise UsageError(f"cannot read {what}: it is a directory; name the JSON file")
         if stat.S_ISREG(info.st_mode) and info.st_size > limit:
             raise UsageError(_too_large(what, limit))
         data = bytearray()

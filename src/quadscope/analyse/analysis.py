@@ -322,17 +322,27 @@ def analyse(
 
 
 def refuse_if_nothing(analysis: Analysis) -> None:
-    """Raise when nothing of the main command could be fitted: a verdict would be a lie."""
-    if analysis.fits.get("A"):
-        return
-    failed = [r for r in analysis.failures if r.variant == "A"]
-    codes = sorted({"timeout" if r.measurement.timed_out else r.measurement.exit_code
-                    for r in failed}, key=str)
-    good = analysis.measured("A")
-    if not good:
-        raise FitRefusedError(text.nothing_to_fit(codes))
-    raise FitRefusedError(text.too_few_sizes(len(failed), codes, len(good),
-                                             sorted({r.size_n for r in good})))
+    """Raise when nothing of the main command, or of the --vs command, could be fitted.
+
+    A verdict on A alone would then be a lie by omission: the comparison asked for is missing.
+    """
+    if not analysis.fits.get("A"):
+        failed = [r for r in analysis.failures if r.variant == "A"]
+        codes = _failure_codes(failed)
+        good = analysis.measured("A")
+        if not good:
+            raise FitRefusedError(text.nothing_to_fit(codes))
+        raise FitRefusedError(text.too_few_sizes(len(failed), codes, len(good),
+                                                 sorted({r.size_n for r in good})))
+    if analysis.sweep.vs_command is not None and not analysis.fits.get("B"):
+        failed = [r for r in analysis.failures if r.variant == "B"]
+        raise FitRefusedError(text.vs_not_fitted(len(failed), _failure_codes(failed),
+                                                 len(analysis.measured("B"))))
+
+
+def _failure_codes(failed: Sequence[Run]) -> list[int | str]:
+    return sorted({"timeout" if r.measurement.timed_out else r.measurement.exit_code
+                   for r in failed}, key=str)
 
 
 __all__ = ["INCONCLUSIVE", "Analysis", "analyse", "class_text", "exponent_text", "fit_runs",

@@ -67,6 +67,16 @@ def too_few_sizes(failed: int, codes: Sequence[int | str], good: int, sizes: Seq
             "`quadscope show` lists the failures")
 
 
+def vs_not_fitted(failed: int, codes: Sequence[int | str], good: int) -> str:
+    """Why an A/B sweep ends in failure when the --vs command (B) could not be fitted."""
+    if good == 0:
+        return (f"every run of the --vs command (B) failed (exit codes {list(codes)}), so A "
+                "cannot be compared with it; `quadscope show -v` lists their stderr")
+    return (f"{failed} runs of the --vs command (B) failed (exit codes {list(codes)}) and its "
+            f"{good} that succeeded cover too few sizes to fit, so A cannot be compared with it; "
+            "`quadscope show -v` lists the failures")
+
+
 def then(first: str, reason: str) -> str:
     """`first`, then an earlier reason after "; " (nothing trailing when it is empty)."""
     return f"{first}; {reason}".rstrip("; ")
@@ -270,4 +280,4 @@ def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> s
 
 __all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "decades",
            "doubt_text", "flat_count_note", "fmt_n", "memory_note", "memory_why", "nothing_to_fit",
-           "outgrows_note", "refused", "step", "then", "tie", "too_few_sizes"]
+           "outgrows_note", "refused", "step", "then", "tie", "too_few_sizes", "vs_not_fitted"]

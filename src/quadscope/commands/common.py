@@ -79,7 +79,11 @@ def outputs_hint() -> str:
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse an output path that cannot be written before a sweep spends time measuring."""
+    """Refuse an output path that cannot be written before a sweep spends time measuring.
+
+    At most one output may go to standard output: two would be one stream no reader can split.
+    """
+    refuse_two_stdouts(args)
     for r, path in asked_outputs(args):
         if path == STDOUT:
             if r.folder:
@@ -106,8 +110,17 @@ def _write(path: Path, data: bytes) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def refuse_two_stdouts(args: argparse.Namespace) -> None:
+    """UsageError when two output options write to standard output (`--json - --csv -`)."""
+    to_stdout = [r.flag for r, path in asked_outputs(args) if path == STDOUT]
+    if len(to_stdout) > 1:
+        raise UsageError(f"{' and '.join(to_stdout)} both write to standard output (-), which "
+                         "would mix them into one stream; send all but one to a file")
+
+
 def write_outputs(args: argparse.Namespace, analysis: Analysis) -> None:
     """Every file the output options ask for, each made by its renderer."""
+    refuse_two_stdouts(args)  # show, export and compare write without check_outputs first
     for r, path in asked_outputs(args):
         write_output(r, path, analysis, args)
 

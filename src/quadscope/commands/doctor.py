@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     from quadscope.measure.clock import SystemClock
     from quadscope.run.spec import check_seconds
 
-    probes = select(args.only.split(","))
+    probes = select(args.only.split(",") if args.only else ())
     if args.dir is not None:
         probes = dirscan_on(args.dir, probes)
     budget_s = (

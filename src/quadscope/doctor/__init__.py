@@ -44,10 +44,15 @@ def probe_names() -> tuple[str, ...]:
 
 
 def select(names: Sequence[str]) -> tuple[Probe, ...]:
-    """The probes named in `names` (in the doctor's order); all of them when empty."""
+    """The probes named in `names` (in the doctor's order); all of them when empty.
+
+    Names that are all blank (`--only ,`) are refused, not read as "all".
+    """
     wanted = [n.strip() for n in names if n.strip()]
-    if not wanted:
+    if not names:
         return PROBES
+    if not wanted:
+        raise UsageError(f"--only names no probe; choose from {', '.join(probe_names())}")
     unknown = [n for n in wanted if n not in probe_names()]
     if unknown:
         raise UsageError(
