@@ -60,3 +60,17 @@ def test_list_of_a_missing_database_names_its_path_visible(
     assert main(["list", "--db", f"{tmp_path}/no{HOSTILE}dir/x.db"]) == 0
     out = capsys.readouterr().out
     assert "no sweeps stored" in out and out[:-1].isprintable() and "\\x1b]52" in out
+
+
+def test_the_wrote_line_names_an_output_path_visible(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`--json PATH` with escapes in PATH: the file is written there, the line names it as text."""
+    doc = tmp_path / "hf.json"
+    doc.write_text('{"results": [' + ", ".join(
+        f'{{"command": "p {n}", "parameters": {{"n": "{n}"}}, "times": [0.1, 0.2]}}'
+        for n in (1, 2, 4, 8)) + "]}")
+    out = tmp_path / f"a{HOSTILE}.json"
+    assert main(["import", str(doc), "--db", str(tmp_path / "r.db"), "--json", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert out.exists() and "quadscope: wrote " in err
+    assert all(line.isprintable() for line in err.splitlines())

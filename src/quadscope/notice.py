@@ -7,8 +7,9 @@ can be copied). `wrapped(text, width)` is that text, for tests and callers
 that print elsewhere. `stderr_width()` is `$COLUMNS` when set, else the
 terminal's width when stderr is one, else 80, so piped output and CI logs
 wrap as an 80-column terminal would. Warnings, gate sentences and the
-rescue note go through it; an error (`cli.main`) stays the one line scripts
-and tests read. Standard library only.
+rescue note go through it, their control characters made visible
+(`textsafe.visible_lines`); an error (`cli.main`) stays the one line scripts
+and tests read. Standard library only (and textsafe, which is too).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import os
 import sys
 import textwrap
 from typing import TextIO
+
+from quadscope.textsafe import visible_lines
 
 PREFIX = "quadscope: "
 DEFAULT_WIDTH = 80
@@ -51,7 +54,8 @@ def wrapped(text: str, width: int, prefix: str = PREFIX) -> str:
 def notice(text: str, stream: TextIO | None = None) -> None:
     """Print `text` on stderr (or `stream`) as "quadscope: …", wrapped (see the docstring)."""
     stream = stream or sys.stderr
-    print(wrapped(text, stderr_width(stream)), file=stream, flush=True)
+    # Warnings and gate sentences quote others' text (commands, names, paths).
+    print(wrapped(visible_lines(text), stderr_width(stream)), file=stream, flush=True)
 
 
 __all__ = ["DEFAULT_WIDTH", "PREFIX", "notice", "stderr_width", "wrapped"]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from quadscope import render
 from quadscope.errors import FitRefusedError, QuadscopeError, StoreError, UsageError
 from quadscope.notice import notice
+from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # imported where used: building the parser must stay cheap (cli.py)
     from quadscope.analyse.analysis import Analysis
@@ -149,7 +150,7 @@ def emit(r: type[render.Renderer], path: str, out: bytes | Mapping[str, bytes]) 
         sys.stdout.flush()
     elif isinstance(out, bytes):
         _write(Path(path), out)
-        print(f"quadscope: wrote {path}", file=sys.stderr)
+        print(f"quadscope: wrote {visible(str(path))}", file=sys.stderr)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary and r.step_summary:
             try:
@@ -165,7 +166,7 @@ def emit(r: type[render.Renderer], path: str, out: bytes | Mapping[str, bytes]) 
                                   "no file was written")
         for name, data in out.items():
             _write(Path(path) / name, data)
-        print(f"quadscope: wrote {len(out)} {r.name.upper()} file(s) to {path}",
+        print(f"quadscope: wrote {len(out)} {r.name.upper()} file(s) to {visible(str(path))}",
               file=sys.stderr)
 
 

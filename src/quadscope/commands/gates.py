@@ -61,7 +61,7 @@ def check_gates(args: argparse.Namespace, analysis: Analysis) -> int:
 
     outcomes = _outcomes(args, analysis)
     for o in outcomes:
-        notice(o.sentence)
+        notice(o.sentence)  # notice makes it visible
     return worst_exit(o.exit_code for o in outcomes)
 
 

@@ -168,5 +168,5 @@ def run(args: argparse.Namespace) -> int:
             Path(args.html).write_bytes(history_html(history))
         except OSError as exc:
             raise UsageError(f"cannot write {args.html}: {exc.strerror or exc}") from None
-        print(f"quadscope: wrote {args.html}", file=sys.stderr)
+        print(f"quadscope: wrote {visible(args.html)}", file=sys.stderr)
     return 0
