@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +140,28 @@ def test_an_export_with_a_time_that_is_no_duration_is_refused_by_compare(
     assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"),
                  "--fail-on", "slower=1.1"]) == 2
     assert "not a duration" in _one_sentence(capsys.readouterr().err)
+
+
+@pytest.mark.slow  # starts quadscope to signal it
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_an_import_waiting_on_a_silent_pipe_stops_on_a_signal(tmp_path: Path, signum: int,
+                                                                code: int) -> None:
+    """`import <(slow writer)`: SIGTERM and Ctrl-C stop the read at once, with their exit codes."""
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "quadscope", "import", str(fifo),
+                             "--db", str(tmp_path / "r.db")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    writer = os.open(fifo, os.O_WRONLY)  # opened, so quadscope is past open() and in read()
+    try:
+        os.write(writer, b'{"results": [')
+        time.sleep(0.5)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == code, err
+    assert not list(tmp_path.glob("r.db*"))
