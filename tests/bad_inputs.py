@@ -99,7 +99,7 @@ S4 = ("--sizes", "1,2,3,4")
 CMD = ("--", "/bin/true", "{n}")
 
 ROWS: tuple[Row, ...] = (
-    # -- numbers: nan, inf, negative, absurd, past 2^53 and 2^63 -------------------
+    # -- numbers: nan, inf, negative, absurd, past 2^63 and twins past 2^53 ----------------
     ((*R, *S4, "--timeout", "nan", *CMD), 2, "--timeout must be a positive number"),
     ((*R, *S4, "--timeout", "inf", *CMD), 2, "--timeout must be a positive number"),
     ((*R, *S4, "--timeout", "1e400", *CMD), 2, "--timeout must be a positive number"),
@@ -116,14 +116,15 @@ ROWS: tuple[Row, ...] = (
     ((*R, *S4, "--predict", "nan", *CMD), 2, "'nan' is not a finite number"),
     ((*R, *S4, "--predict", "inf", *CMD), 2, "'inf' is not a finite number"),
     ((*R, *S4, "--predict=-1", *CMD), 2, "is negative"),
-    ((*R, *S4, "--predict", "1e400", *CMD), 2, "past 2^53"),
+    ((*R, *S4, "--predict", "1e400", *CMD), 2, "past 2^63"),
     ((*R, *S4, "--predict", "2.5", *CMD), 2, "not an integer"),
-    ((*R, *S4, "--predict", "9223372036854775808", *CMD), 2, "past 2^53"),
-    ((*R, *S4, "--predict", "9007199254740993", *CMD), 2, "past 2^53"),
+    ((*R, *S4, "--predict", "9223372036854775808", *CMD), 2, "past 2^63"),
+    ((*R, *S4, "--predict", "1e19", *CMD), 2, "past 2^63"),
     ((*R, *S4, "--predict", "", *CMD), 2, "--predict is empty"),
     ((*R, "--start", "nan", *CMD), 2, "'nan' is not a finite number"),
     ((*R, "--start=-1", *CMD), 2, "is negative"),
-    ((*R, "--start", "1e400", *CMD), 2, "past 2^53"),
+    ((*R, "--start", "1e400", *CMD), 2, "past 2^63"),
+    ((*R, "--start", "9007199254740993", *CMD), 2, "--start must be from 0 to 9007199254740992"),
     ((*R, "--start", "abc", *CMD), 2, "'abc' is not a number"),
     ((*R, "--start", "1.5", *CMD), 2, "not an integer"),
     ((*R, *S4, "--repeat", "0", *CMD), 2, "--repeat must be from 1 to 1000"),
@@ -140,9 +141,9 @@ ROWS: tuple[Row, ...] = (
     ((*R, *S4, "--seed", "99999999999999999999999", *CMD), 2, "--seed must be from 0"),
     ((*R, "--sizes", "", *CMD), 2, "--sizes is empty"),
     ((*R, "--sizes", "   ", *CMD), 2, "--sizes is empty"),
-    ((*R, "--sizes", "1,2,3,1e400", *CMD), 2, "past 2^53"),
-    ((*R, "--sizes", "1,2,3,9223372036854775808", *CMD), 2, "past 2^53"),
-    ((*R, "--sizes", "1,2,3,9007199254740993", *CMD), 2, "past 2^53"),
+    ((*R, "--sizes", "1,2,3,1e400", *CMD), 2, "past 2^63"),
+    ((*R, "--sizes", "1,2,3,9223372036854775808", *CMD), 2, "past 2^63"),
+    ((*R, "--sizes", "1,2,9007199254740992,9007199254740993", *CMD), 2, "the same number to a fit"),
     ((*R, "--sizes", "nan..1e3", *CMD), 2, "not a finite number"),
     ((*R, "--sizes", "1..inf", *CMD), 2, "not a finite number"),
     ((*R, "--sizes", "1e3..1e6*nan", *CMD), 2, "not a finite number"),

@@ -175,13 +175,13 @@ def test_a_constant_program_never_grows_n_past_the_largest_exact_size(store: Sto
     from tests.conftest import measurement
 
     from quadscope.measure.launcher import FakeExecutor
-    from quadscope.run.sizes import MAX_SIZE
+    from quadscope.run.sizes import MAX_EXACT_SIZE
 
     ex = FakeExecutor(lambda argv: measurement(1e-3), clock)
     spec = SweepSpec(command=("prog", "{n}"), mode="adaptive", budget_s=60.0, start_n=2**50)
     sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
     sizes = {r.size_n for r in store.runs(sweep.id)}
-    assert max(sizes) <= MAX_SIZE
+    assert max(sizes) <= MAX_EXACT_SIZE
     assert sweep.status == "complete"
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from quadscope import jsonfile
 from quadscope.cli import main
+from quadscope.interop import ImportFormatError
 from quadscope.store import SqliteStore
 
 
@@ -165,3 +166,18 @@ def test_an_import_waiting_on_a_silent_pipe_stops_on_a_signal(tmp_path: Path, si
             proc.wait()
     assert proc.returncode == code, err
     assert not list(tmp_path.glob("r.db*"))
+def test_sizes_past_two_to_the_53_import_exactly(tmp_path: Path) -> None:
+    """A parameter 2^60 + 1 is read as that exact integer; two a double cannot part are refused."""
+    from quadscope.interop import read_sweeps
+
+    sizes = [2**60 + 1, 2**61 + 1, 2**62 + 1, 2**63 - 1]
+    doc = {"results": [{"command": f"p {n}", "parameters": {"n": str(n)}, "times": [0.1]}
+                       for n in sizes]}
+    (item,) = read_sweeps(doc, source="f.json", now=0.0)
+    assert [n for n, _ in item.runs] == sizes
+    twins = {"results": [{"command": f"p {n}", "parameters": {"n": n}, "times": [0.1]}
+                         for n in (1, 2, 2**60, 2**60 + 1)]}
+    with pytest.raises(ImportFormatError, match="the same number to a fit"):
+        read_sweeps(twins, source="f.json", now=0.0)
+
+

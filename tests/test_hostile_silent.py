@@ -95,3 +95,19 @@ def test_doctor_only_with_blank_names_is_refused(capsys: pytest.CaptureFixture[s
     """`doctor --only ,` names no probe: refused, not every probe run."""
     assert main(["doctor", "--only", " , "]) == 2
     assert "--only names no probe" in capsys.readouterr().err
+
+
+def test_sizes_past_two_to_the_53_reach_the_program_exactly_and_are_fitted(
+        store: Store, clock: FakeClock) -> None:
+    """Sizes up to 2^63 - 1 are passed as exact integers, stored exactly, and fitted as floats."""
+    from quadscope.run.sizes import parse_sizes
+
+    sizes = parse_sizes("18014398509481985,72057594037927937,1152921504606846977,"
+                        "9223372036854775807")
+    ex = FakeExecutor(lambda argv: measurement(1e-3 * (1 + int(argv[-1]) / 2**60)), clock)
+    spec = SweepSpec(command=("prog", "{n}"), sizes=sizes, repeat=2, warmup=0)
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)
+    assert {c[-1] for c in ex.calls} == {str(n) for n in sizes}
+    assert {r.size_n for r in store.runs(sweep.id)} == set(sizes)
+    analysis = analyse(sweep, store.runs(sweep.id))
+    assert analysis.fits["A"]["wall_s"].best == "n"

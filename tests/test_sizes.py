@@ -32,10 +32,14 @@ def test_geometric_factor() -> None:
 
 
 def test_sizes_are_read_exactly_not_through_a_float() -> None:
-    """A size just below 2^53 is kept exactly; one past it is refused."""
+    """Sizes up to 2^63 - 1 are kept exactly; past it, or two a double cannot part, are refused."""
     assert parse_sizes("1,2,3,9007199254740991")[-1] == 9007199254740991
-    with pytest.raises(SizesError, match="past 2"):
-        parse_sizes("1,2,3,9007199254740993")
+    assert parse_sizes("1,2,3,9007199254740993")[-1] == 9007199254740993
+    assert parse_sizes("1,2,3,9223372036854775807")[-1] == 2**63 - 1
+    with pytest.raises(SizesError, match="past 2\\^63"):
+        parse_sizes("1,2,3,9223372036854775808")
+    with pytest.raises(SizesError, match="the same number to a fit"):
+        parse_sizes("1,2,9007199254740992,9007199254740993")
 
 
 def test_a_near_one_factor_is_refused_not_truncated() -> None:
@@ -68,7 +72,7 @@ def test_linear_step() -> None:
         ("", "empty"),
         ("1..2..3", "'2..3' is not a number"), ("1e3..", "does not parse"),
         ("nan,1,2,3", "not a finite number"), ("1..1e3*inf", "not a finite number"),
-        ("1e400,1,2,3", "past 2^53"), ("1..1e3*x", "'x' is not a number"),
+        ("1e400,1,2,3", "past 2^63"), ("1..1e3*x", "'x' is not a number"),
     ],
 )
 def test_bad_specs_say_why(spec: str, words: str) -> None:

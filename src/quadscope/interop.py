@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from quadscope.errors import UsageError
+from quadscope.errors import SizesError, UsageError
 from quadscope.model import Measurement, Sweep
-from quadscope.run.sizes import MAX_SIZE
+from quadscope.run.sizes import MAX_SIZE, check_distinct
 
 MAX_BYTES = 2**63 - 1  # what a store's 64-bit integer column holds
 
@@ -131,6 +131,13 @@ def _integer(v: Any, low: int, high: int, source: str, what: str, field: str) ->
     return n
 
 
+def _distinct(runs: Sequence[tuple[int, Measurement]], source: str) -> None:
+    try:
+        check_distinct(tuple(sorted({n for n, _ in runs})), source)
+    except SizesError as exc:
+        raise ImportFormatError(str(exc)) from None
+
+
 def _shown(v: Any) -> str:
     return repr(v)[:40]
 
@@ -159,6 +166,7 @@ def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -
                                 f"{exc}: export it again with --export-json") from None
     if not runs:
         raise ImportFormatError(f"{source}: hyperfine's results hold no runs")
+    _distinct(runs, source)
     try:
         command = tuple(shlex.split(template))
     except ValueError:
@@ -190,6 +198,8 @@ def _pytest_benchmark(data: Mapping[str, Any], source: str, now: float,
                                 f"lacks {exc}: write it again with --benchmark-json") from None
     if not by_func:
         raise ImportFormatError(f"{source}: pytest-benchmark's file holds no benchmarks")
+    for runs in by_func.values():
+        _distinct(runs, source)
     commit = data.get("commit_info") or {}
     machine = data.get("machine_info") or {}
     cpu = machine.get("cpu") or {}

@@ -29,7 +29,7 @@ good-looking verdict is optional stopping, which inflates false confidence:
 Armitage, McPherson & Rowe, "Repeated significance tests on accumulating
 data", JRSS A 132, 1969). A flat
 verdict (such a bracket, or a settled "1") stops growth only once the sizes
-span FLAT_SPAN (or n reaches MAX_SIZE) or FLAT_SPEND of the budget is spent:
+span FLAT_SPAN (or n reaches MAX_EXACT_SIZE) or FLAT_SPEND of the budget is spent:
 growth hidden under a start-up cost shows only where the work outgrows it, and
 a flat cost makes every size as cheap as the first. A size at which every run
 fails (a non-zero exit, not a timeout) is the program's limit: growth ends
@@ -84,7 +84,7 @@ from quadscope.analyse.regime import MIN_UPPER_SIZES
 from quadscope.classes import REGISTRY
 from quadscope.model import Fit, Run
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
-from quadscope.run.sizes import MAX_SIZE
+from quadscope.run.sizes import MAX_EXACT_SIZE
 
 MIN_SIZES = 4
 # Growing n to settle a two-class bracket is worth at most this many times what the
@@ -133,7 +133,7 @@ TIME_METRIC = "wall_s"
 # is fitted again with the full analysis's (fit_metric's default), so a sweep stops on
 # the verdict its report shows.
 LOOK_BOOT = 50
-# A flat verdict stops growth only once the sizes span FLAT_SPAN (or n is at MAX_SIZE)
+# A flat verdict stops growth only once the sizes span FLAT_SPAN (or n is at MAX_EXACT_SIZE)
 # or FLAT_SPEND of the budget is spent: growth hidden under a start-up cost shows only
 # at the sizes where the work outgrows it, and a flat program's sizes all cost the
 # same, so more n is cheap. 10^7 shows 0.1 ns of work per element under 1 ms of exec at
@@ -526,11 +526,11 @@ class AdaptivePlan:
         return reached, seen, decide
 
     def _cheap_to_grow(self) -> bool:
-        """The sizes span less than FLAT_SPAN, n is below MAX_SIZE, and less than
+        """The sizes span less than FLAT_SPAN, n is below MAX_EXACT_SIZE, and less than
         FLAT_SPEND of the budget is spent."""
         sizes = self.sizes()
         budget = self._budget_s or 0.0
-        return (bool(sizes) and sizes[-1] < min(MAX_SIZE, FLAT_SPAN * max(sizes[0], 1))
+        return (bool(sizes) and sizes[-1] < min(MAX_EXACT_SIZE, FLAT_SPAN * max(sizes[0], 1))
                 and self.spent_s < FLAT_SPEND * budget)
 
     def _look_due(self) -> bool:
@@ -623,8 +623,8 @@ class AdaptivePlan:
         while grown > n + 1 and ((short and not self.affordable(grown)) or (
                 (cost := estimate_wall_s(runs, grown)) > CHEAP_S and cost > COST_STEP * last)):
             grown = n + (grown - n) // 2
-        # Sizes stay within what the store and the runs' argv can hold exactly.
-        grown = min(grown, MAX_SIZE)
+        # Sizes stay within what a fit, reading them as doubles, tells apart.
+        grown = min(grown, MAX_EXACT_SIZE)
         if self._ceiling is not None and grown >= self._ceiling:
             # Below a size that did not finish, approach it by halving the gap (in log n).
             return self._between(n, self._ceiling) or self._ceiling
@@ -685,7 +685,7 @@ class AdaptivePlan:
                         n = min(n, self.next_size(max(r.size_n for r in self.measured())))
                 else:
                     beyond = (self._ceiling is not None and n >= self._ceiling) or (
-                        n in self.sizes() and n >= MAX_SIZE)
+                        n in self.sizes() and n >= MAX_EXACT_SIZE)
                     # Two finished sizes are enough to price the next one.
                     if beyond or (self._finished() >= 2 and not self.affordable(n)):
                         growing = False

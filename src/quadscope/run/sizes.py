@@ -7,8 +7,9 @@ Contract: `parse_sizes(spec)` accepts
                    when the end is not a power-of-two multiple of the start);
   `1e3..1e6*4`     geometric with factor 4, the end included the same way;
   `0..1000+100`    linear with step 100 (the end when a step lands on it).
-Sizes are integers from 0 to MAX_SIZE (`1e3` is fine, `2.5` is not), read
-exactly (decimal, never through a float). A spec that does not parse, yields
+Sizes are integers from 0 to MAX_SIZE, 2^63 - 1 (`1e3` is fine, `2.5` is
+not), read exactly (decimal, never through a float); two that a double cannot
+tell apart (past 2^53) are refused. A spec that does not parse, yields
 fewer than MIN_SIZES or more than MAX_SIZES distinct sizes, raises
 `SizesError` with the reason: four sizes is the least that can tell one class
 from another. `parse_size(text, option)` reads one size in the same notation
@@ -17,6 +18,7 @@ from another. `parse_size(text, option)` reads one size in the same notation
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from decimal import Decimal, InvalidOperation
@@ -25,9 +27,13 @@ from quadscope.errors import SizesError
 
 MIN_SIZES = 4
 MAX_SIZES = 10_000
-# Sizes are fitted as doubles, which hold every integer exactly only up to 2^53;
-# past it two sizes can become one number. No sweep gets near it anyway.
-MAX_SIZE = 2**53
+# A size is passed to the program as an exact integer and stored in a 64-bit
+# column, so 2^63 - 1 is the largest. Fits read sizes as doubles, exact only up to
+# 2^53: past it two sizes can become one number, so those are refused
+# (`check_distinct`), and adaptive mode, which picks sizes itself, grows n no further
+# than MAX_EXACT_SIZE.
+MAX_SIZE = 2**63 - 1
+MAX_EXACT_SIZE = 2**53
 
 _RANGE = re.compile(r"^\s*([^.\s]+(?:\.\d+)?)\s*\.\.\s*([^*+\s]+)\s*(?:([*+])\s*(\S+))?\s*$")
 
@@ -47,11 +53,24 @@ def _integer(text: str, where: str) -> int:
     if value < 0:
         raise SizesError(f"{where}: {text!r} is negative; sizes start at 0")
     if value > MAX_SIZE:
-        raise SizesError(f"{where}: {text!r} is past 2^53 ({MAX_SIZE}), beyond which sizes "
-                         "are no longer exact in a fit; use smaller sizes")
+        raise SizesError(f"{where}: {text!r} is past 2^63 - 1 ({MAX_SIZE}), the largest size "
+                         "a program's argument and the store both hold exactly; use smaller sizes")
     if value != value.to_integral_value():
         raise SizesError(f"{where}: {text!r} is not an integer; sizes are whole numbers")
     return int(value)
+
+
+def check_distinct(sizes: tuple[int, ...], where: str) -> None:
+    """SizesError when two distinct sizes are one number as a double (both past 2^53).
+
+    The fit reads sizes as doubles; two sizes it cannot tell apart would pool their runs
+    under one x and the sweep would seem to have fewer sizes than it measured.
+    """
+    for a, b in itertools.pairwise(sizes):
+        if float(a) == float(b):
+            raise SizesError(f"{where}: sizes {a} and {b} are the same number to a fit, "
+                             "which reads sizes as doubles (exact only to 2^53); space them "
+                             "further apart")
 
 
 def parse_size(text: str, option: str) -> int:
@@ -113,6 +132,7 @@ def parse_sizes(spec: str) -> tuple[int, ...]:
             raise SizesError(f"{where}: more than {MAX_SIZES} sizes")
         sizes = [_integer(part, where) for part in parts]
     distinct = tuple(sorted(set(sizes)))
+    check_distinct(distinct, where)
     if len(distinct) < MIN_SIZES:
         raise SizesError(
             f"--sizes {spec!r} gives {len(distinct)} distinct size(s) {list(distinct)}; "

@@ -31,7 +31,7 @@ from quadscope import meters, metrics
 from quadscope.errors import UsageError
 from quadscope.host import Host
 from quadscope.model import Sweep
-from quadscope.run.sizes import MAX_SIZE, MAX_SIZES
+from quadscope.run.sizes import MAX_EXACT_SIZE, MAX_SIZE, MAX_SIZES
 from quadscope.textsafe import command_text, shorten
 
 if TYPE_CHECKING:  # and pyfunc where used: the CLI's parser imports this module
@@ -161,7 +161,7 @@ def check_spec(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -> 
     check_seconds("--budget", spec.budget_s)
     if spec.mode == "accumulate":
         _count("--runs", spec.runs, 4, MAX_SIZES, " (4 is the least that fits a trend)")
-    _count("--start", spec.start_n, 0, MAX_SIZE)
+    _count("--start", spec.start_n, 0, MAX_EXACT_SIZE)  # adaptive grows n no further
     if spec.predict_n is not None:
         _count("--predict", spec.predict_n, 0, MAX_SIZE)
     _count("--seed", spec.seed, 0, MAX_SEED)
