@@ -51,3 +51,15 @@ def test_a_closed_stdout_is_one_sentence_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("quadscope: standard output is closed") and \
         done.stderr.count("\n") == 1
+
+
+def test_an_imported_sweep_without_cpu_times_has_a_wall_reference() -> None:
+    """Profiling a hyperfine import: wall time only, so the reference is wall, faults unknown."""
+    from quadscope.model import Measurement, Run
+    from quadscope.profile.driver import reference_seconds, should_sample_faults
+
+    runs = [Run(sweep_id=1, seq=i, variant="A", size_n=8, repeat=i, warmup=False,
+                started_at=0.0, measurement=Measurement(wall_s=0.1 * (i + 1), exit_code=0))
+            for i in range(3)]
+    assert reference_seconds(runs, 8) == pytest.approx(0.2)
+    assert should_sample_faults(runs) == (False, None)

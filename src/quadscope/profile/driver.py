@@ -80,7 +80,10 @@ def reference_seconds(runs: Sequence[Run], size_n: int) -> float | None:
     at = [r for r in _ok(runs) if r.size_n == size_n]
     if not at:
         return None
-    cpu = statistics.median(r.measurement.user_s + r.measurement.sys_s for r in at)
+    # An imported sweep (hyperfine, pytest-benchmark) has wall time alone.
+    cpus = [r.measurement.user_s + r.measurement.sys_s for r in at
+            if r.measurement.user_s is not None and r.measurement.sys_s is not None]
+    cpu = statistics.median(cpus) if cpus else 0.0
     return cpu if cpu > 0 else statistics.median(r.measurement.wall_s for r in at)
 
 
@@ -99,8 +102,12 @@ def should_sample_faults(runs: Sequence[Run]) -> tuple[bool, int | None]:
     top = max(r.size_n for r in good)
     at_top = [r.measurement for r in good if r.size_n == top]
     counted = [m.page_faults for m in at_top if m.page_faults is not None]
-    faults = int(statistics.median(counted) if counted else
-                 statistics.median(m.minor_faults + m.major_faults for m in at_top))
+    if not counted:
+        counted = [m.minor_faults + m.major_faults for m in at_top
+                   if m.minor_faults is not None and m.major_faults is not None]
+    if not counted:  # an imported sweep: no fault counts were ever taken
+        return False, None
+    faults = int(statistics.median(counted))
     return (top > 0 and faults / top >= FAULTS_PER_N) or faults >= FAULTS_MIN, faults
 
 
