@@ -111,3 +111,11 @@ def test_sizes_past_two_to_the_53_reach_the_program_exactly_and_are_fitted(
     assert {r.size_n for r in store.runs(sweep.id)} == set(sizes)
     analysis = analyse(sweep, store.runs(sweep.id))
     assert analysis.fits["A"]["wall_s"].best == "n"
+
+
+@pytest.mark.parametrize("cpus", ["0-999999999", "99999999999999999999", "0,70000"])
+def test_a_cpu_list_past_any_machine_is_refused_without_filling_memory(
+        capsys: pytest.CaptureFixture[str], cpus: str) -> None:
+    """`--cpu 0-999999999` was expanded into a billion numbers (the OOM killer ended it)."""
+    assert main(["run", "--sizes", "1,2,4,8", "--cpu", cpus, "--", "true", "{n}"]) == 2
+    assert "names CPUs past 65535" in capsys.readouterr().err

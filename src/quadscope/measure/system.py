@@ -64,6 +64,9 @@ NO_TURBO = f"{CPU_DIR}/intel_pstate/no_turbo"
 BOOST = f"{CPU_DIR}/cpufreq/boost"
 
 
+MAX_CPU = 65535  # Linux's NR_CPUS tops out at 8192 today; a generous bound all the same
+
+
 def parse_cpu_list(text: str) -> tuple[int, ...]:
     """CPUs from the kernel's list format, `0-3,6`, sorted; ValueError when it is not one."""
     cpus: set[int] = set()
@@ -72,6 +75,8 @@ def parse_cpu_list(text: str) -> tuple[int, ...]:
         first, last = int(lo), int(hi or lo)
         if first < 0 or last < first:
             raise ValueError(f"{part!r} is not a CPU or a range of CPUs")
+        if last > MAX_CPU:  # `0-999999999` would otherwise fill memory with CPU numbers
+            raise ValueError(f"{part!r} names CPUs past {MAX_CPU}, more than Linux numbers")
         cpus.update(range(first, last + 1))
     return tuple(sorted(cpus))
 
