@@ -63,3 +63,18 @@ def test_an_imported_sweep_without_cpu_times_has_a_wall_reference() -> None:
             for i in range(3)]
     assert reference_seconds(runs, 8) == pytest.approx(0.2)
     assert should_sample_faults(runs) == (False, None)
+
+
+@pytest.mark.slow  # starts quadscope with an ASCII-only standard output
+@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}])
+def test_an_output_that_cannot_encode_a_dash_gets_an_escape_not_exit_70(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    """`show` and `list` under LANG=C or PYTHONIOENCODING=ascii print `\\u2014`, exit 0."""
+    import os
+
+    db = _stored(tmp_path)
+    for command in (["show", "1"], ["list"]):
+        done = subprocess.run([sys.executable, "-m", "quadscope", *command, "--db", str(db)],
+                              capture_output=True, timeout=60, env={**os.environ, **env})
+        assert done.returncode == 0, done.stderr
+        done.stdout.decode("ascii")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import io
 import signal
 import sys
 import threading
@@ -180,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("standard output is closed, so there is nowhere to print; redirect it to a "
              "file or to /dev/null (`>/dev/null`) instead of closing it")
         return 2
+    _encode_what_it_can(sys.stdout)
     parser = build_parser(_command_named(args_given))
     try:
         args = parser.parse_args(argv)
@@ -215,6 +217,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"internal error ({type(exc).__name__}: {str(exc)[:200]}); this is a "
              f"bug in quadscope: {where}; please attach it to an issue")
         return CRASH_EXIT
+
+
+def _encode_what_it_can(stream: object) -> None:
+    """A character the output's encoding lacks (`—` under LANG=C, PYTHONIOENCODING=ascii,
+    a path's undecodable byte) is written as an escape, as stderr already does, rather
+    than failing the command."""
+    if isinstance(stream, io.TextIOWrapper) and stream.errors != "backslashreplace":
+        stream.reconfigure(errors="backslashreplace")
 
 
 def _say(sentence: str) -> None:
