@@ -46,6 +46,8 @@ def _one_sentence(err: str) -> str:
     ([0.1, -0.2, 0.3], None, "time -0.2"),
     ([0.1, math.inf, 0.3], None, "time inf"),
     ([0.1, "fast", 0.3], None, "time 'fast'"),
+    ([0.1, 1e308, 0.3], None, "time 1e+308"),
+    ([0.1, 5e-324, 0.3], None, "time 5e-324"),
 ])
 def test_an_import_with_one_bad_number_stores_nothing_and_the_store_stays_usable(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], times: list[Any],
@@ -181,3 +183,25 @@ def test_sizes_past_two_to_the_53_import_exactly(tmp_path: Path) -> None:
         read_sweeps(twins, source="f.json", now=0.0)
 
 
+
+
+@pytest.mark.parametrize("times", [[1e-15, 1e-15], [1e9, 1e9], [1e-15, 1e9], [0.0, 1e-15]])
+def test_times_at_the_bounds_of_a_duration_import_and_fit(
+        tmp_path: Path, times: list[float]) -> None:
+    """The extreme durations accepted are fitted and shown without overflow (exit 0)."""
+    doc = {"results": [{"command": f"p {n}", "parameters": {"n": str(n)},
+                        "times": times if n != 8 else times[::-1]} for n in (1, 2, 4, 8)]}
+    assert main(["import", str(_write(tmp_path / "b.json", doc)),
+                 "--db", str(tmp_path / "r.db")]) == 0
+
+
+def test_pytest_benchmark_metadata_of_another_shape_is_left_out(tmp_path: Path) -> None:
+    """commit_info and machine_info that are not objects: the rounds import, the metadata not."""
+    doc = {"benchmarks": [{"name": f"t[{n}]", "params": {"n": n}, "stats": {"median": 0.1 * n}}
+                          for n in (1, 2, 3, 4)],
+           "datetime": "2020-13-45", "commit_info": [1], "machine_info": {"cpu": "x"}}
+    db = tmp_path / "r.db"
+    assert main(["import", str(_write(tmp_path / "b.json", doc)), "--db", str(db)]) == 0
+    with SqliteStore(db) as store:
+        sweep = store.get_sweep("t")
+    assert (sweep.git_commit, sweep.machine) == ("", "")

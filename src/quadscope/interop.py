@@ -23,17 +23,16 @@ The sweep's `counters` names the tool; `created_at` is the file's own date when
 it has one, else `now`.
 
 Every number is checked before anything is returned, so nothing of a file
-that holds one bad value is stored: times must be finite and non-negative
-seconds, exit codes integers from -255 to 255, memory a non-negative 64-bit
-integer, sizes exact integers from 0 to `sizes.MAX_SIZE` (read as decimals,
-never through a float).
+that holds one bad value is stored: times must be durations (0, or 1e-15
+to 1e9 seconds: `is_duration`), exit codes integers from -255 to 255,
+memory a non-negative 64-bit integer, sizes exact integers from 0 to
+`sizes.MAX_SIZE` (read as decimals, never through a float).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import math
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -110,15 +109,28 @@ def _checked_size(n: int, source: str, what: str) -> int:
     return n
 
 
+# A duration a run can have: none shorter than a femtosecond but zero (far below it
+# the fit's weights, 1/t², overflow), none longer than 30 years (far past it their
+# sums do). A per-call rusage delta of an in-process batch is ~1e-12 s at the least.
+MIN_DURATION_S = 1e-15
+MAX_DURATION_S = 1e9
+
+
+def is_duration(seconds: float) -> bool:
+    """Whether `seconds` can be a run's time: 0, or finite from MIN_ to MAX_DURATION_S."""
+    return seconds == 0 or MIN_DURATION_S <= seconds <= MAX_DURATION_S
+
+
 def _seconds(v: Any, source: str, what: str) -> float:
-    """A time from the file: a finite, non-negative number of seconds, or ImportFormatError."""
+    """A time from the file: a duration (`is_duration`) in seconds, or ImportFormatError."""
     if isinstance(v, bool) or not isinstance(v, int | float):
         raise ImportFormatError(f"{source}: {what} has a time {_shown(v)} that is not a number; "
                                 "nothing was stored")
     t = float(v)
-    if not math.isfinite(t) or t < 0:
+    if not is_duration(t):
         raise ImportFormatError(f"{source}: {what} has a time {_shown(v)}, which is not a "
-                                "duration; nothing was stored")
+                                f"duration (0, or {MIN_DURATION_S:g} to {MAX_DURATION_S:g} s); "
+                                "nothing was stored")
     return t
 
 
@@ -200,9 +212,9 @@ def _pytest_benchmark(data: Mapping[str, Any], source: str, now: float,
         raise ImportFormatError(f"{source}: pytest-benchmark's file holds no benchmarks")
     for runs in by_func.values():
         _distinct(runs, source)
-    commit = data.get("commit_info") or {}
-    machine = data.get("machine_info") or {}
-    cpu = machine.get("cpu") or {}
+    commit = _mapping(data.get("commit_info"))
+    machine = _mapping(data.get("machine_info"))
+    cpu = _mapping(machine.get("cpu"))
     label = " ".join(x for x in (str(machine.get("node") or ""),
                                  f"({cpu.get('brand_raw')})" if cpu.get("brand_raw") else "") if x)
     created = _timestamp(data.get("datetime"), now)
@@ -222,6 +234,11 @@ def _pytest_benchmark(data: Mapping[str, Any], source: str, now: float,
             git_dirty=bool(commit.get("dirty")), machine=label)
         out.append(Imported(sweep, tuple(runs)))
     return out
+
+
+def _mapping(v: Any) -> Mapping[str, Any]:
+    # Metadata of another shape is left out, not a reason to refuse the measurements.
+    return v if isinstance(v, Mapping) else {}
 
 
 def _timestamp(text: Any, now: float) -> float:

@@ -11,7 +11,6 @@ import argparse
 import dataclasses
 import datetime as dt
 import functools
-import math
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from quadscope.commands.common import (
 )
 from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_fail_on
 from quadscope.errors import StoreError, UnknownRunError, UsageError
+from quadscope.interop import is_duration
 from quadscope.jsonfile import read_json
 from quadscope.textsafe import visible
 
@@ -184,7 +184,7 @@ def check_types(sweep: Sweep, runs: list[Run]) -> None:
                                       or not isinstance(value, int | float)):
                 raise TypeError(f"run {r.seq}: {name} is {value!r}, not a number")
             # A time that is NaN, infinite or negative would be fitted and gated as if real.
-            if name.endswith("_s") and value is not None and not 0 <= value < math.inf:
+            if name.endswith("_s") and value is not None and not is_duration(value):
                 raise ValueError(f"run {r.seq}: {name} is {value!r}, not a duration")
 
 
