@@ -205,3 +205,29 @@ def test_pytest_benchmark_metadata_of_another_shape_is_left_out(tmp_path: Path) 
     with SqliteStore(db) as store:
         sweep = store.get_sweep("t")
     assert (sweep.git_commit, sweep.machine) == ("", "")
+
+
+def test_an_import_is_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A store that fails at the last run keeps nothing of the sweep: no half-stored import."""
+    import sqlite3
+
+    from quadscope.store import base
+
+    real = base.run_values
+    calls: list[int] = []
+
+    def fail_at_the_last(run: Any) -> Any:
+        calls.append(run.seq)
+        if run.seq == 11:
+            raise sqlite3.OperationalError("disk is full")
+        return real(run)
+
+    monkeypatch.setattr(base, "run_values", fail_at_the_last)
+    db = tmp_path / "r.db"
+    assert main(["import", str(_write(tmp_path / "hf.json", _hyperfine([0.1, 0.2, 0.3]))),
+                 "--db", str(db)]) == 4
+    assert "the disk is full" in capsys.readouterr().err and calls[-1] == 11
+    monkeypatch.setattr(base, "run_values", real)
+    with SqliteStore(db) as store:
+        assert store.list_sweeps() == []

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from quadscope.cli import main
+from quadscope.errors import StoreError
 
 
 def _stored(tmp_path: Path) -> Path:
@@ -78,3 +79,22 @@ def test_an_output_that_cannot_encode_a_dash_gets_an_escape_not_exit_70(
                               capture_output=True, timeout=60, env={**os.environ, **env})
         assert done.returncode == 0, done.stderr
         done.stdout.decode("ascii")
+
+
+def test_store_sweep_keeps_a_sweep_and_its_runs_together(store_location: Path | str) -> None:
+    """On both back ends: the sweep gets an id, every run gets it, in order; a failure keeps none."""
+    from quadscope.model import Measurement, Run, Sweep
+    from quadscope.store import open_store
+
+    sweep = Sweep(id=0, name="imp", mode="sizes", command=("p", "{n}"), sizes=(1, 2),
+                  repeat=1, warmup=0, created_at=1.0, status="complete")
+    runs = [Run(sweep_id=0, seq=i, variant="A", size_n=n, repeat=0, warmup=False,
+                started_at=1.0, measurement=Measurement(wall_s=0.1 * n, exit_code=0))
+            for i, n in enumerate((1, 2))]
+    with open_store(store_location) as store:
+        stored = store.store_sweep(sweep, runs)
+        assert [(r.sweep_id, r.size_n) for r in store.runs(stored.id)] == [(stored.id, 1),
+                                                                           (stored.id, 2)]
+        with pytest.raises(StoreError):
+            store.store_sweep(sweep, [*runs, runs[0]])  # a duplicate seq: the whole sweep goes
+        assert [s.id for s, _ in store.list_sweeps()] == [stored.id]

@@ -7,7 +7,8 @@ the output options' files for the last one; the sweeps are
 then compared, reported and followed by `history` like any other. A file
 that cannot be read (bounded: `jsonfile.read_json`), is not one of the
 formats, or holds a number that is not a time, an exit code or a size, is
-one sentence, exit 2, and nothing of it is stored. `--name` is checked as
+one sentence, exit 2, and nothing of it is stored; each sweep is stored with
+all its runs in one transaction (`Store.store_sweep`). `--name` is checked as
 `run --name` is; names and paths from the file are printed made visible.
 """
 
@@ -63,17 +64,14 @@ def run(args: argparse.Namespace) -> int:
             if args.name:
                 sweep = dataclasses.replace(sweep, name=args.name if len(imported) == 1
                                             else f"{args.name}:{sweep.name}")
-            # Stored as interrupted until its last run is committed, so a store that fails
-            # part way never shows a partial import as complete.
-            stored = store.create_sweep(dataclasses.replace(sweep, status="interrupted"))
             repeats: dict[int, int] = {}
+            runs = []
             for seq, (n, m) in enumerate(item.runs):
                 repeats[n] = repeats.get(n, -1) + 1
-                store.add_run(Run(sweep_id=stored.id, seq=seq, variant="A", size_n=n,
-                                  repeat=repeats[n], warmup=False, started_at=sweep.created_at,
-                                  measurement=m))
-            store.set_status(stored.id, sweep.status)
-            stored = dataclasses.replace(stored, status=sweep.status)
+                runs.append(Run(sweep_id=0, seq=seq, variant="A", size_n=n, repeat=repeats[n],
+                                warmup=False, started_at=sweep.created_at, measurement=m))
+            # One transaction: a store that fails part way keeps nothing of this sweep.
+            stored = store.store_sweep(sweep, runs)
             print(f"quadscope: imported sweep {stored.id} ({visible(stored.name)}, "
                   f"{len(item.runs)} runs at {len(repeats)} sizes) from {visible(args.file)}",
                   file=sys.stderr)

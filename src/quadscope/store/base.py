@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -46,6 +46,13 @@ class Store(Protocol):
                  tb: TracebackType | None) -> None: ...
 
     def create_sweep(self, sweep: Sweep, owner: Owner | None = None) -> Sweep: ...
+
+    def store_sweep(self, sweep: Sweep, runs: Sequence[Run]) -> Sweep:
+        """A finished sweep (an import) and all its runs in one transaction: all or none.
+
+        Returns the sweep with its id; each run's `sweep_id` is replaced by it.
+        """
+        ...
 
     def claim(self, sweep_id: int, owner: Owner,
               alive: Callable[[Owner], bool]) -> Owner | None: ...

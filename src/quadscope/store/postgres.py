@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -291,6 +291,24 @@ class PostgresStore:
         return [(base.row_to_sweep(row[:6]), int(row[6])) for row in rows]
 
     # -- runs ----------------------------------------------------------------
+
+    @_translated
+    def store_sweep(self, sweep: Sweep, runs: Sequence[Run]) -> Sweep:
+        """A finished sweep and all its runs in one transaction (base.Store.store_sweep)."""
+        with self._write() as c:
+            row = c.execute(
+                "INSERT INTO sweeps (name, kind, status, created_at, data) "
+                "VALUES (%s, %s, %s, %s, '') RETURNING id",
+                (sweep.name, sweep.kind, sweep.status, sweep.created_at)).fetchone()
+            assert row is not None
+            stored = dataclasses.replace(sweep, id=int(row[0]))
+            c.execute("UPDATE sweeps SET data = %s WHERE id = %s",
+                      (base.dumps(stored.to_dict()), stored.id))
+            with c.cursor() as cur:
+                cur.executemany(_q(base.RUN_INSERT),
+                                [base.run_values(dataclasses.replace(r, sweep_id=stored.id))
+                                 for r in runs])
+        return stored
 
     @_translated
     def add_run(self, run: Run) -> None:

@@ -51,7 +51,7 @@ import functools
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -401,6 +401,23 @@ class SqliteStore:
                       (base.dumps(stored.to_dict()), stored.id))
             if owner is not None:
                 self._set_owner(stored.id, owner)
+        return stored
+
+    @_translated
+    @_committed
+    def store_sweep(self, sweep: Sweep, runs: Sequence[Run]) -> Sweep:
+        """A finished sweep and all its runs in one transaction (base.Store.store_sweep)."""
+        with self._write() as c:
+            cur = c.execute(
+                "INSERT INTO sweeps (name, kind, status, created_at, data) VALUES (?, ?, ?, ?, '')",
+                (sweep.name, sweep.kind, sweep.status, sweep.created_at),
+            )
+            assert cur.lastrowid is not None
+            stored = dataclasses.replace(sweep, id=cur.lastrowid)
+            c.execute("UPDATE sweeps SET data = ? WHERE id = ?",
+                      (base.dumps(stored.to_dict()), stored.id))
+            c.executemany(base.RUN_INSERT, (base.run_values(dataclasses.replace(r, sweep_id=stored.id))
+                                            for r in runs))
         return stored
 
     @_translated
