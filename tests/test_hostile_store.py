@@ -27,6 +27,9 @@ def _stored(tmp_path: Path) -> Path:
     ("PRAGMA user_version = 0", "its schema version is 0"),
     ("DROP TABLE runs", "it lacks the runs table"),
     ("DROP TABLE sweeps", "it lacks the sweeps table"),
+    ("UPDATE sweeps SET data = '{'", "sweep 1's record in the store cannot be read"),
+    ("UPDATE sweeps SET data = '[]'", "sweep 1's record in the store cannot be read"),
+    ("UPDATE sweeps SET data = '{}'", "sweep 1's record in the store cannot be read (KeyError"),
 ])
 @pytest.mark.parametrize("command", [["list"], ["show", "1"], ["export", "1", "--json", "-"]])
 def test_a_store_changed_by_something_else_is_one_sentence_exit_4(
@@ -98,3 +101,12 @@ def test_store_sweep_keeps_a_sweep_and_its_runs_together(store_location: Path | 
         with pytest.raises(StoreError):
             store.store_sweep(sweep, [*runs, runs[0]])  # a duplicate seq: the whole sweep goes
         assert [s.id for s, _ in store.list_sweeps()] == [stored.id]
+
+
+@pytest.mark.parametrize("text", ["[", "[]", "1"])
+def test_a_damaged_stored_result_is_a_store_error(text: str) -> None:
+    """A blob (profile, doctor, fits) that is not a JSON object: StoreError, exit 4."""
+    from quadscope.store.base import blob_from_text
+
+    with pytest.raises(StoreError, match="something other than quadscope changed"):
+        blob_from_text(text)

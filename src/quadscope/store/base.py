@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
-from quadscope.errors import UnknownRunError
+from quadscope.errors import StoreError, UnknownRunError
 from quadscope.model import Owner, Run, Sweep
 from quadscope.store.schema import BOOL_COLUMNS, RUN_COLUMNS
 
@@ -140,10 +140,13 @@ def dumps(obj: Mapping[str, Any]) -> str:
 
 def row_to_sweep(row: tuple[Any, ...]) -> Sweep:
     sweep_id, name, kind, status, created_at, data = row
-    d = json.loads(data)
-    # The columns are authoritative for the fields SQL users can query.
-    d.update(id=int(sweep_id), name=name, kind=kind, status=status, created_at=created_at)
-    return Sweep.from_dict(d)
+    try:
+        d = json.loads(data)
+        # The columns are authoritative for the fields SQL users can query.
+        d.update(id=int(sweep_id), name=name, kind=kind, status=status, created_at=created_at)
+        return Sweep.from_dict(d)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise damaged(f"sweep {sweep_id}'s record", exc) from None
 
 
 def row_to_run(row: tuple[Any, ...]) -> Run:
@@ -154,8 +157,22 @@ def row_to_run(row: tuple[Any, ...]) -> Run:
 
 
 def blob_from_text(text: str) -> dict[str, Any]:
-    obj: dict[str, Any] = json.loads(text)
+    try:
+        obj = json.loads(text)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise damaged("a stored result (profile, doctor or fits)", exc) from None
+    if not isinstance(obj, dict):
+        raise damaged("a stored result (profile, doctor or fits)",
+                      TypeError(f"a {type(obj).__name__}, not an object"))
     return obj
+
+
+def damaged(what: str, exc: BaseException) -> StoreError:
+    """The sentence for a stored record quadscope cannot read: something else changed it."""
+    return StoreError(f"{what} in the store cannot be read ({type(exc).__name__}: "
+                      f"{str(exc)[:100]}): something other than quadscope changed the "
+                      "database; copy out what it holds with `sqlite3 FILE .dump` (or "
+                      "pg_dump), or point --db at a new file")
 
 
 def unknown_sweep(ref: object, location: str) -> UnknownRunError:
