@@ -110,3 +110,17 @@ def test_a_damaged_stored_result_is_a_store_error(text: str) -> None:
 
     with pytest.raises(StoreError, match="something other than quadscope changed"):
         blob_from_text(text)
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "1"], ["import", "{doc}"]])
+def test_a_db_that_is_a_pipe_is_refused_not_waited_on(tmp_path: Path, command: list[str],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """--db naming a FIFO blocked the first read forever; now one sentence, exit 4."""
+    import os
+
+    fifo = tmp_path / "pipe.db"
+    os.mkfifo(fifo)
+    doc = _stored(tmp_path).parent / "hf.json"
+    capsys.readouterr()
+    assert main([c.format(doc=doc) for c in command] + ["--db", str(fifo)]) == 4
+    assert "is not a regular file" in capsys.readouterr().err

@@ -50,6 +50,7 @@ import errno
 import functools
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -176,6 +177,7 @@ class SqliteStore:
         self._journal: journal.RunJournal | None = None  # made at the first add_run
         self._pending: list[tuple[Any, ...]] = []  # journaled, not yet committed
         self._committed_at_s = time.monotonic()
+        _refuse_special(self.path)
         if readonly and not self.path.is_file():
             raise UnknownRunError(
                 f"there is no results database at {self.path}"
@@ -568,6 +570,18 @@ class SqliteStore:
         """The object stored under `key` for this sweep, or None."""
         row = self._conn.execute(base.BLOB_SELECT, (sweep_id, key)).fetchone()
         return None if row is None else base.blob_from_text(row[0])
+
+
+def _refuse_special(path: Path) -> None:
+    # A pipe would block the first read forever (until something writes to it), a
+    # device or socket is no database: only a regular file (or none yet) is opened.
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # absent (or unreadable): the open that follows says which
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise StoreError(f"{path} is not a regular file (a pipe, a device or a socket), so it "
+                         "cannot hold a quadscope store; point --db at a file")
 
 
 def _refuse_foreign_bytes(path: Path) -> None:
