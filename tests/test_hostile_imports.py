@@ -105,13 +105,15 @@ def test_importing_dev_zero_is_refused_at_the_limit(
 
 def test_deeply_nested_json_is_one_sentence(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    """100k levels of brackets: exit 2 and a sentence, not exit 70 from the parser's recursion."""
+    """100k levels of brackets (import, compare, doctor --vs): exit 2 and a sentence, never 70."""
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
     assert main(["import", str(deep), "--db", str(tmp_path / "r.db")]) == 2
     assert "nests too deeply" in _one_sentence(capsys.readouterr().err)
     assert main(["compare", str(deep), str(deep), "--db", str(tmp_path / "r.db")]) == 2
     assert "nests too deeply" in _one_sentence(capsys.readouterr().err)
+    assert main(["doctor", "--vs", str(deep), "--only", "clock"]) == 2
+    assert "--vs" in _one_sentence(capsys.readouterr().err)
 
 
 def test_import_name_gets_run_names_check_and_file_text_is_shown_visible(

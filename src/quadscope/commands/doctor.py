@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 from dataclasses import replace
@@ -38,6 +37,7 @@ from quadscope.commands.common import (
 from quadscope.doctor import DEFAULT_BUDGET_S, QUICK_BUDGET_S, dirscan, probe_names, select
 from quadscope.errors import UsageError
 from quadscope.fleet import add_fleet_options
+from quadscope.jsonfile import read_json
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from quadscope.doctor.base import Probe
@@ -111,14 +111,7 @@ def register(sub: Any) -> None:
 def load_report(path: str) -> DoctorReport:
     from quadscope.doctor.records import DoctorReport
 
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise UsageError(f"cannot read --vs {path}: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"--vs {path} is not JSON ({e.msg} at line {e.lineno})") from None
-    except (UnicodeDecodeError, RecursionError) as e:
-        raise UsageError(f"--vs {path} is not JSON text ({e})") from None
+    data = read_json(path, f"--vs {path}")
     if not isinstance(data, dict) or data.get("kind") != "doctor" or "probes" not in data:
         raise UsageError(
             f"--vs {path} is not a doctor report: write one with `quadscope doctor --save FILE`"
