@@ -74,3 +74,15 @@ def test_the_wrote_line_names_an_output_path_visible(tmp_path: Path,
     err = capsys.readouterr().err
     assert out.exists() and "quadscope: wrote " in err
     assert all(line.isprintable() for line in err.splitlines())
+
+
+def test_a_notice_shows_control_characters_as_text() -> None:
+    """Warnings and gate sentences (notice) quote others' text: escapes, not terminal control."""
+    import io
+
+    from quadscope.notice import notice
+
+    out = io.StringIO()
+    notice(f"warning: the command `x{HOSTILE}` looks odd", out)
+    assert "\x1b" not in out.getvalue() and "\x9b" not in out.getvalue()
+    assert "\\x1b]52;c;aGVsbG8=\\x07" in out.getvalue()
