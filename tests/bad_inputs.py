@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,7 @@ def make_sandbox(root: Path) -> dict[str, str]:
     (root / "schemastr.json").write_text(json.dumps({**good_export, "schema": "two"}))
     (root / "newer.json").write_text(json.dumps({**good_export, "schema": 99}))
     (root / "doctor_bad.json").write_text(json.dumps({"kind": "doctor", "probes": [1, 2]}))
+    _hostile_files(root)
     return {
         "db": str(db), "corrupt": str(root / "corrupt.db"), "notsqlite": str(root / "notsqlite.db"),
         "foreign": str(root / "foreign.db"), "dir": str(root / "dir"),
@@ -90,8 +92,51 @@ def make_sandbox(root: Path) -> dict[str, str]:
         "missingjson": str(root / "missing.json"), "out": str(root / "out"),
         **{name: str(root / f"{name}.json") for name in
            ("list", "text", "binary", "good", "types", "runtypes", "sweeplist", "schemastr",
-            "newer", "doctor_bad")},
+            "newer", "doctor_bad", "deep", *HOSTILE_JSON)},
+        **{name: str(root / f"{name}.db") for name in HOSTILE_DB},
+        "fifo": str(root / "fifo.db"),
     }
+
+
+def _hf(first_times: list[Any], codes: list[Any] | None = None) -> dict[str, Any]:
+    """hyperfine --parameter-scan JSON over four sizes; the first result's times and codes given."""
+    results: list[dict[str, Any]] = [
+        {"command": f"p {n}", "parameters": {"n": str(n)}, "times": [0.1, 0.2]}
+        for n in (1, 2, 4, 8)]
+    results[0]["times"] = first_times
+    if codes is not None:
+        results[0]["exit_codes"] = codes
+    return {"results": results}
+
+
+HOSTILE_JSON: dict[str, Any] = {  # issue 29's files: each must be refused, nothing stored
+    "hf_code": _hf([0.1, 0.2], [0, 10**23]), "hf_nan": _hf([0.1, math.nan]),
+    "hf_neg": _hf([0.1, -0.2]), "hf_inf": _hf([0.1, math.inf]), "hf_huge": _hf([0.1, 1e308]),
+    "hf_tiny": _hf([0.1, 5e-324]),
+    "hf_twins": {"results": [{"command": "p", "parameters": {"n": n}, "times": [0.1]}
+                             for n in (1, 2, 2**60, 2**60 + 1)]},
+    "hf_name": {"results": [{"command": f"x\x1b]52;c;aGk=\x07 {n}", "parameters": {"n": n},
+                             "times": [0.1]} for n in (1, 2, 3, 4)]},
+}
+HOSTILE_DB = {  # quadscope's mark, then changed by something else
+    "v0": "PRAGMA user_version = 0", "noruns": "DROP TABLE runs",
+    "baddata": "UPDATE sweeps SET data = '{'",
+}
+
+
+def _hostile_files(root: Path) -> None:
+    import os
+    import shutil
+    import sqlite3
+
+    for name, doc in HOSTILE_JSON.items():
+        (root / f"{name}.json").write_text(json.dumps(doc))
+    (root / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    for name, damage in HOSTILE_DB.items():
+        shutil.copy(root / "results.db", root / f"{name}.db")
+        with sqlite3.connect(root / f"{name}.db") as conn:
+            conn.execute(damage)
+    os.mkfifo(root / "fifo.db")
 
 
 R = ("run", "--db", "{db}", "--no-perf")
@@ -251,6 +296,50 @@ ROWS: tuple[Row, ...] = (
     (("doctor", "--db", "{db}", "--vs", "{good}"), 2, "is not a doctor report"),
     (("doctor", "--db", "{db}", "--vs", "{list}"), 2, "is not a doctor report"),
     (("doctor", "--db", "{db}", "--vs", "{doctor_bad}"), 2, "damaged doctor report"),
+    # -- hostile files, text and stores (issue 29) -------------------------------------------
+    (("import", "{hf_code}", "--db", "{out}/i.db"), 2, "has an exit code 1000"),
+    (("import", "{hf_nan}", "--db", "{out}/i.db"), 2, "has a time nan"),
+    (("import", "{hf_neg}", "--db", "{out}/i.db"), 2, "has a time -0.2"),
+    (("import", "{hf_inf}", "--db", "{out}/i.db"), 2, "has a time inf"),
+    (("import", "{hf_huge}", "--db", "{out}/i.db"), 2, "has a time 1e+308"),
+    (("import", "{hf_tiny}", "--db", "{out}/i.db"), 2, "has a time 5e-324"),
+    (("import", "{hf_twins}", "--db", "{out}/i.db"), 2, "the same number to a fit"),
+    (("import", "{hf_name}", "--db", "{out}/i.db", "--name", "a\x1b[2Jb"), 2, "must be printable"),
+    (("import", "{hf_name}", "--db", "{out}/i.db", "--name", "12"), 2, "looks like a sweep id"),
+    (("import", "{deep}", "--db", "{out}/i.db"), 2, "nests too deeply"),
+    (("import", "{dirjson}", "--db", "{out}/i.db"), 2, "it is a directory"),
+    (("import", "{hf_name}", "--db", "mysql://u:pw@h/d"), 2, "mysql:// URL"),
+    (("import", "{hf_name}", "--db", "{fifo}"), 4, "is not a regular file"),
+    (("compare", "{deep}", "{good}", "--db", "{db}"), 2, "nests too deeply"),
+    (("doctor", "--db", "{db}", "--vs", "{deep}"), 2, "nests too deeply"),
+    (("list", "--db", "{v0}"), 4, "its schema version is 0"),
+    (("show", "1", "--db", "{v0}"), 4, "its schema version is 0"),
+    (("list", "--db", "{noruns}"), 4, "it lacks the runs table"),
+    (("show", "good", "--db", "{noruns}"), 4, "it lacks the runs table"),
+    (("list", "--db", "{baddata}"), 4, "record in the store cannot be read"),
+    (("export", "1", "--json", "-", "--db", "{baddata}"), 4, "cannot be read"),
+    (("list", "--db", "{fifo}"), 4, "is not a regular file"),
+    (("show", "good", "--db", "{db}", "--json", "-", "--csv", "-"), 2,
+     "both write to standard output"),
+    (("export", "good", "--db", "{db}", "--markdown", "-", "--json", "-"), 2,
+     "both write to standard output"),
+    ((*R, *S4, "--json", "-", "--csv", "-", *CMD), 2, "both write to standard output"),
+    (("list", "--db", "mysql://user:pw@host/db"), 2, "mysql:// URL"),
+    (("list", "--db", "sqlite:///x.db"), 2, "sqlite:// URL"),
+    (("list", "--db", ""), 2, "--db is empty"),
+    (("list", "--db="), 2, "--db is empty"),
+    (("doctor", "--db", "{db}", "--only", ""), 2, "--only is empty"),
+    (("doctor", "--db", "{db}", "--only", ","), 2, "--only names no probe"),
+    ((*R, *S4, "--until", "", *CMD), 2, "--until is empty"),
+    ((*R, *S4, "--name=", *CMD), 2, "--name is empty"),
+    ((*R, *S4, "--setup", "", *CMD), 2, "--setup is empty"),
+    (("compare", "good", "good", "--db", "{db}", "--fail-on", ""), 2, "--fail-on is empty"),
+    ((*R, *S4, "--cpu", "0-999999999", *CMD), 2, "names CPUs past 65535"),
+    ((*R, *S4, "--cpu", "99999999999999999999", *CMD), 2, "names CPUs past 65535"),
+    ((*R, "--sizes", "1,2,9007199254740992,9007199254740993", *CMD), 2,
+     "the same number to a fit"),
+    ((*R, *S4, "--", "./no\x1b]52;c;aGk=\x07", "{n}"), 3, "no\\x1b]52;c;aGk=\\x07"),
+    (("show", "1", "--db", "{out}/no\x1b[2J.db"), 5, "no\\x1b[2J.db"),
     # -- the command line itself -----------------------------------------------------------
     (("frobnicate",), 2, "invalid choice"),
     (("run", "--bogus"), 2, "unrecognized arguments"),
