@@ -18,9 +18,10 @@ for it. A timeout interrupts the batch with SIGALRM (main thread only) and
 marks the run timed out; an exception is exit code 1 with the traceback as the
 stderr tail, `sys.exit(code)` a failed run with that code (1 for 0), and
 `os._exit`/`os.abort` a failed run too (they raise while the function runs
-in-process, so a function cannot end quadscope by leaving; a segfault in C
-code still would: use --fork for that). The garbage collector stays on: collections the function causes
-are part of its cost.
+in-process, in any thread of this process, so a function cannot end
+quadscope by leaving; a segfault in C code still would: use --fork for
+that). The garbage collector stays on: collections the function causes are
+part of its cost.
 
 With `fork=True` (`--fork`) every run forks once; the child builds the
 argument, times one call alone with the monotonic clock and getrusage deltas,
