@@ -2,7 +2,9 @@
 
 Contract: `SqliteStore(path)` (a `base.Store`) opens (or creates) one SQLite file and refuses, with a
 `StoreError` naming the path, any file that is not a quadscope store or was
-written by a newer schema, and a file or folder it cannot write.
+written by a newer schema, a store something else damaged (no schema version,
+a table gone, a sweep record that does not parse), a pipe, device or socket,
+and a file or folder it cannot write.
 `SqliteStore.for_reading(path)` opens an existing store read-only (SQLite `mode=ro`,
 `immutable=1` in a folder it cannot write: a read-only file system) and never
 creates one (`UnknownRunError` when there is none). Every SQLite failure in a
@@ -11,7 +13,8 @@ method becomes a `StoreError` sentence naming the file and what to do
 transaction (`migrations.upgrade`), and a raw metric the registry has gained
 since the file was written becomes a nullable column; the tables themselves
 are declared in `schema`. Each write but `add_run` is its own committed
-transaction. Nothing here prints, measures or fits. Tables and columns are
+transaction; `store_sweep` (an import) writes a sweep and all its runs in
+one. Nothing here prints, measures or fits. Tables and columns are
 documented in docs/schema.md.
 
 Runs in batches: `add_run` appends the run to this store's journal
@@ -20,7 +23,9 @@ commits the runs journaled so far in one transaction once `batch_s` has passed
 since the last commit (so a slow sweep commits every run at once, a fast one
 every `batch_s`), before any other method of this store answers, and at
 `close()`. A writable open first commits (and removes) the journal of any
-writer that died before committing (`journal.replay_orphans`), and
+writer that died before committing (`journal.replay_orphans`; a row no column
+can hold, such as a 10^23 exit code, is dropped rather than failing every
+later open), and
 `for_reading` opens writable to do so when one is there, so every command that
 reads a sweep sees all its runs; another process sees a live sweep's runs at
 most `batch_s` late.
