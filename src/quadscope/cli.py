@@ -33,7 +33,6 @@ from typing import Any
 
 from quadscope import __version__
 from quadscope.errors import QuadscopeError, Stopped, StoreError, exit_codes
-from quadscope.textsafe import visible, visible_lines
 
 CRASH_EXIT = 70  # EX_SOFTWARE (sysexits.h): an internal error, not the user's
 
@@ -82,6 +81,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse's default prints usage and exits 2; we keep the exit code but
         # make the sentence ours, so every user mistake reads the same way.
+        from quadscope.textsafe import visible  # here: `--help` imports only cli and errors
+
         self.exit(2, f"quadscope: {visible(message)} (see `{self.prog} --help`)\n")
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
@@ -175,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = args_given[:args_given.index("--")] if "--" in args_given else args_given
     for arg in options:
         if arg.startswith("--") and arg.endswith("=--"):  # argparse would pass a list on
-            print(f"quadscope: {visible(arg)}: an option's value cannot be `--`", file=sys.stderr)
+            _say(f"{arg}: an option's value cannot be `--`")
             return 2
     if sys.stdout is None:  # started with standard output closed (`quadscope run ... >&-`)
         _say("standard output is closed, so there is nowhere to print; redirect it to a "
@@ -234,5 +235,7 @@ def _say(sentence: str) -> None:
     stderr, names from an imported file); this is the one place they reach the
     terminal, so it is the one place they are neutralised (textsafe.visible).
     """
+    from quadscope.textsafe import visible_lines  # here: `--help` imports only cli and errors
+
     print(f"quadscope: {visible_lines(sentence)}", file=sys.stderr)
 
