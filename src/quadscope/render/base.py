@@ -20,6 +20,7 @@ mapping of file name -> bytes; it writes nothing and never re-computes a fit.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from quadscope.fleet.outliers import FleetDoctor
 
 
-class Renderer:
+class Renderer(ABC):
     name: ClassVar[str]
     flag: ClassVar[str]  # e.g. "--json"; "" when the format is not written to a file
     metavar: ClassVar[str]
@@ -39,12 +40,13 @@ class Renderer:
     step_summary: ClassVar[bool] = False
     writes_fleet: ClassVar[bool] = False
 
-    def render(self, analysis: Analysis) -> bytes | Mapping[str, bytes]:
-        raise NotImplementedError(f"{type(self).__name__} must define render")
+    @abstractmethod
+    def render(self, analysis: Analysis) -> bytes | Mapping[str, bytes]: ...
 
     def render_fleet(self, fleet: FleetDoctor) -> bytes:
-        # Reached only by a renderer that does not declare `writes_fleet`: the CLI checks it.
-        raise NotImplementedError(f"{self.name} has no fleet form")
+        # Reached only by a renderer that does not declare `writes_fleet`: the CLI checks it,
+        # so getting here is a programming error, not a user's.
+        raise TypeError(f"the {self.name} renderer has no fleet form (writes_fleet is False)")
 
 
 __all__ = ["Renderer"]
