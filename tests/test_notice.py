@@ -38,3 +38,15 @@ def test_each_line_of_a_several_line_message_wraps_on_its_own() -> None:
     text = wrapped("first\nsecond " + "word " * 20, 40)
     assert text.splitlines()[:2] == ["quadscope: first", "           second word word word word"]
 
+
+
+@pytest.mark.parametrize("label", ["n log n", "log n", "log² n", "i log i"])
+def test_a_class_with_spaces_stays_on_one_line(label: str) -> None:
+    """"gate failed: … faster than the allowed n log n" never ends a line on "n log"."""
+    text = f"gate failed: instructions grows as n², faster than the allowed {label}"
+    for width in range(40, 90):
+        out = wrapped(text, width)
+        assert label in out.replace("\n" + " " * 11, " ")
+        assert all(label in line or not any(part in line.split() for part in ("log", "log²"))
+                   for line in out.splitlines())
+        assert " ".join(line.strip() for line in out.splitlines()) == f"quadscope: {text}"

@@ -3,8 +3,9 @@
 Contract: `notice(text)` prints "quadscope: " + `text` on stderr, each paragraph
 (a line of `text`) wrapped at `stderr_width()` with later lines indented under
 the text, never breaking a word (a path, a URL or an option stays whole, so it
-can be copied). `wrapped(text, width)` is that text, for tests and callers
-that print elsewhere. `stderr_width()` is `$COLUMNS` when set, else the
+can be copied, and a class such as "n log n" stays on one line).
+`wrapped(text, width)` is that text, for tests and callers that print
+elsewhere. `stderr_width()` is `$COLUMNS` when set, else the
 terminal's width when stderr is one, else 80, so piped output and CI logs
 wrap as an 80-column terminal would. Warnings, gate sentences and the
 rescue note go through it, their control characters made visible
@@ -15,6 +16,7 @@ and tests read. Standard library only (and textsafe, which is too).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import textwrap
 from typing import TextIO
@@ -24,6 +26,10 @@ from quadscope.textsafe import visible_lines
 PREFIX = "quadscope: "
 DEFAULT_WIDTH = 80
 MIN_WIDTH = 40  # narrower than this and a hanging indent leaves no room for words
+# A class written with spaces ("n log n", "log² n", "i log i") is one word to the reader:
+# kept on one line, as a path is. textwrap breaks only at ASCII whitespace.
+_CLASS = re.compile(r"(?:\b[ni] )?\blog\S? [ni]\b")
+_KEEP = "\u00a0"
 
 
 def stderr_width(stream: TextIO | None = None) -> int:
@@ -45,9 +51,11 @@ def wrapped(text: str, width: int, prefix: str = PREFIX) -> str:
     indent = " " * len(prefix)
     out = []
     for i, line in enumerate(text.split("\n")):
+        line = _CLASS.sub(lambda m: m.group(0).replace(" ", _KEEP), line)
         out.append(textwrap.fill(line, width=width, initial_indent=prefix if i == 0 else indent,
                                  subsequent_indent=indent, break_long_words=False,
-                                 break_on_hyphens=False) or (prefix if i == 0 else ""))
+                                 break_on_hyphens=False).replace(_KEEP, " ")
+                   or (prefix if i == 0 else ""))
     return "\n".join(out)
 
 
