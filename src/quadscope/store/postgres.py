@@ -228,14 +228,7 @@ class PostgresStore:
     def create_sweep(self, sweep: Sweep, owner: Owner | None = None) -> Sweep:
         """Store a new sweep with an id from the sequence; with `owner`, claimed in the same commit."""
         with self._write() as c:
-            row = c.execute(
-                "INSERT INTO sweeps (name, kind, status, created_at, data) "
-                "VALUES (%s, %s, %s, %s, '') RETURNING id",
-                (sweep.name, sweep.kind, sweep.status, sweep.created_at)).fetchone()
-            assert row is not None
-            stored = dataclasses.replace(sweep, id=int(row[0]))
-            c.execute("UPDATE sweeps SET data = %s WHERE id = %s",
-                      (base.dumps(stored.to_dict()), stored.id))
+            stored = _insert_sweep(c, sweep)
             if owner is not None:
                 c.execute(_q(base.OWNER_UPSERT), base.owner_values(stored.id, owner))
         return stored
@@ -296,14 +289,7 @@ class PostgresStore:
     def store_sweep(self, sweep: Sweep, runs: Sequence[Run]) -> Sweep:
         """A finished sweep and all its runs in one transaction (base.Store.store_sweep)."""
         with self._write() as c:
-            row = c.execute(
-                "INSERT INTO sweeps (name, kind, status, created_at, data) "
-                "VALUES (%s, %s, %s, %s, '') RETURNING id",
-                (sweep.name, sweep.kind, sweep.status, sweep.created_at)).fetchone()
-            assert row is not None
-            stored = dataclasses.replace(sweep, id=int(row[0]))
-            c.execute("UPDATE sweeps SET data = %s WHERE id = %s",
-                      (base.dumps(stored.to_dict()), stored.id))
+            stored = _insert_sweep(c, sweep)
             with c.cursor() as cur:
                 cur.executemany(_q(base.RUN_INSERT),
                                 [base.run_values(dataclasses.replace(r, sweep_id=stored.id))
@@ -342,3 +328,15 @@ class PostgresStore:
         """The object stored under `key` for this sweep, or None."""
         row = self._one(base.BLOB_SELECT, (sweep_id, key))
         return None if row is None else base.blob_from_text(row[0])
+
+
+def _insert_sweep(c: psycopg.Connection[Any], sweep: Sweep) -> Sweep:
+    """Insert `sweep` inside the caller's transaction; return it with the sequence's id."""
+    row = c.execute(
+        "INSERT INTO sweeps (name, kind, status, created_at, data) "
+        "VALUES (%s, %s, %s, %s, '') RETURNING id",
+        (sweep.name, sweep.kind, sweep.status, sweep.created_at)).fetchone()
+    assert row is not None
+    stored = dataclasses.replace(sweep, id=int(row[0]))
+    c.execute("UPDATE sweeps SET data = %s WHERE id = %s", (base.dumps(stored.to_dict()), stored.id))
+    return stored

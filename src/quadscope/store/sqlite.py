@@ -80,6 +80,19 @@ DB_ENV_VAR = "QUADSCOPE_DB"
 # several ms) then costs a fast sweep ~0.1% of its time, and a reader in
 # another process sees a live sweep at most this late.
 BATCH_S = 0.1
+
+
+def _insert_sweep(c: sqlite3.Connection, sweep: Sweep) -> Sweep:
+    """Insert `sweep` inside the caller's transaction; return it with the id SQLite assigned."""
+    cur = c.execute(
+        "INSERT INTO sweeps (name, kind, status, created_at, data) VALUES (?, ?, ?, ?, '')",
+        (sweep.name, sweep.kind, sweep.status, sweep.created_at),
+    )
+    assert cur.lastrowid is not None
+    stored = dataclasses.replace(sweep, id=cur.lastrowid)
+    c.execute("UPDATE sweeps SET data = ? WHERE id = ?", (base.dumps(stored.to_dict()), stored.id))
+    return stored
+
 __all__ = ["APPLICATION_ID", "DB_ENV_VAR", "LATEST_REFS", "SqliteStore", "default_db_path"]
 
 def default_db_path(cwd: Path | None = None, env: Mapping[str, str] = os.environ) -> Path:
@@ -398,14 +411,7 @@ class SqliteStore:
         With `owner`, the sweep is claimed for that process in the same transaction.
         """
         with self._write() as c:
-            cur = c.execute(
-                "INSERT INTO sweeps (name, kind, status, created_at, data) VALUES (?, ?, ?, ?, '')",
-                (sweep.name, sweep.kind, sweep.status, sweep.created_at),
-            )
-            assert cur.lastrowid is not None
-            stored = dataclasses.replace(sweep, id=cur.lastrowid)
-            c.execute("UPDATE sweeps SET data = ? WHERE id = ?",
-                      (base.dumps(stored.to_dict()), stored.id))
+            stored = _insert_sweep(c, sweep)
             if owner is not None:
                 self._set_owner(stored.id, owner)
         return stored
@@ -415,14 +421,7 @@ class SqliteStore:
     def store_sweep(self, sweep: Sweep, runs: Sequence[Run]) -> Sweep:
         """A finished sweep and all its runs in one transaction (base.Store.store_sweep)."""
         with self._write() as c:
-            cur = c.execute(
-                "INSERT INTO sweeps (name, kind, status, created_at, data) VALUES (?, ?, ?, ?, '')",
-                (sweep.name, sweep.kind, sweep.status, sweep.created_at),
-            )
-            assert cur.lastrowid is not None
-            stored = dataclasses.replace(sweep, id=cur.lastrowid)
-            c.execute("UPDATE sweeps SET data = ? WHERE id = ?",
-                      (base.dumps(stored.to_dict()), stored.id))
+            stored = _insert_sweep(c, sweep)
             c.executemany(base.RUN_INSERT, (base.run_values(dataclasses.replace(r, sweep_id=stored.id))
                                             for r in runs))
         return stored
