@@ -112,8 +112,9 @@ def fault_cycle(signum: int, seed: int, workdir: Path) -> FaultOutcome:
     db = workdir / f"faults-{signum}-{seed}.db"
     env = {**os.environ, "PYTHONPATH": str(SRC), "XDG_CACHE_HOME": str(workdir / "cache")}
     stop_after = random.Random(seed).randint(1, TOTAL_RUNS - 5)
-    proc = _quadscope(["run", "--db", str(db), "--sizes", SIZES, "--repeat", "4",
-                       "--warmup", "1", "--shell", "--", command(marker)], env)
+    # --meter time: the plan's runs and nothing else (the default may count the work after).
+    proc = _quadscope(["run", "--db", str(db), "--sizes", SIZES, "--repeat", "4", "--meter",
+                       "time", "--warmup", "1", "--shell", "--", command(marker)], env)
     try:
         deadline = time.monotonic() + 60
         before: dict[tuple[str, int, int, int], float] = {}

@@ -141,7 +141,7 @@ def test_a_second_resume_is_refused_until_the_first_process_is_killed(
     waits = f"i=0; while [ ! -e {stop} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; : {{n}}"
     child = subprocess.Popen(
         [sys.executable, "-m", "quadscope", "run", "--db", str(db), "--no-perf", "--sizes",
-         "1,2,3,4", "--repeat", "1", "--warmup", "0", "--shell", "--", waits],
+         "1,2,3,4", "--repeat", "1", "--warmup", "0", "--meter", "time", "--shell", "--", waits],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 30

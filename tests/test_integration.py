@@ -98,8 +98,8 @@ def test_failing_sizes_are_reported_and_left_out(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """Runs that fail at some sizes are listed with exit code and stderr, and not fitted."""
     prog = compile_c(FAILS_ABOVE, name="fails-above")
-    data = sweep_json(tmp_path, "--no-perf", "--sizes", "50..800", "--repeat", "2", "--",
-                      str(prog), "{n}")
+    data = sweep_json(tmp_path, "--no-perf", "--sizes", "50..800", "--repeat", "2", "--meter",
+                      "time", "--", str(prog), "{n}")
     failed = {f["size_n"] for f in data["failures"]}
     assert failed == {400, 800}
     assert all(f["exit_code"] == 3 and "too big" in f["stderr_tail"] for f in data["failures"])

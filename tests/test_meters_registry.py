@@ -34,26 +34,29 @@ HOST = Host(hostname="box", kernel="6.1", cpus=2)
 
 
 def test_builtin_meters_in_order_with_their_metrics_and_costs() -> None:
-    """time (the default) then instructions, the one exact meter; units from the metric registry."""
-    assert meters.NAMES == ("time", "instructions")
-    assert REGISTRY.default.name == "time"
-    assert [(m.name, m.metrics, m.exact) for m in REGISTRY] == [
-        ("time", ("wall_s",), False), ("instructions", ("instructions",), True)]
+    """auto (the default: time, counting the work when time cannot decide), time, then
+    instructions, the one exact meter; units from the metric registry."""
+    assert meters.NAMES == ("auto", "time", "instructions")
+    assert REGISTRY.default.name == "auto"
+    assert [(m.name, m.metrics, m.exact, m.counts_with) for m in REGISTRY] == [
+        ("auto", ("wall_s",), False, "instructions"), ("time", ("wall_s",), False, None),
+        ("instructions", ("instructions",), True, None)]
     assert REGISTRY.get("instructions").units == {"instructions": "count"}
     assert REGISTRY.get("time").cost.run_s(2.0) == 2.0
     assert REGISTRY.get("instructions").cost == Cost(slowdown=30.0, startup_s=0.3)
     assert meters.exact_metric("instructions") == "instructions"
     assert meters.exact_metric("time") is None
+    assert meters.exact_metric("auto") is None  # an auto sweep that counted is stored as such
     assert meters.exact_metric("gone") is None  # a stored sweep of a meter no longer known
 
 
 def test_an_unknown_meter_is_one_sentence_naming_the_choices() -> None:
     """`--meter` and the API refuse a meter the registry lacks, listing the ones it has."""
-    with pytest.raises(UsageError, match=r"--meter is one of time, instructions, not 'cycles'"):
+    with pytest.raises(UsageError, match=r"--meter is one of auto, time, instructions, not 'cycles'"):
         meters.choose_measuring(("prog", "{n}"), meter="cycles")
     with pytest.raises(UsageError, match="not 'cycles'"):
         check_spec(SweepSpec(command=("prog", "{n}"), sizes=(1, 2, 4, 8), meter="cycles"))
-    with pytest.raises(KeyError, match="known: time, instructions"):
+    with pytest.raises(KeyError, match="known: auto, time, instructions"):
         REGISTRY.get("cycles")
 
 
@@ -169,7 +172,7 @@ def test_the_api_records_the_same_host_facts_as_run(tmp_path: Path,
     monkeypatch.setattr(session.Machine, "real",
                         classmethod(lambda cls: _machine({THP: "[always] madvise never\n"})))
     analysis = sweep_function(_count_up, sizes=[1, 2, 4, 8], repeat=1, warmup=0,
-                              db=tmp_path / "api.db")
+                              db=tmp_path / "api.db", meter="time")  # in process: no Valgrind
     assert analysis.sweep.host == dataclasses.replace(HOST, thp="always")
     assert analysis.sweep.git_commit == "abc123"
     assert any("transparent huge pages are 'always'" in note for note in analysis.notes)
@@ -186,5 +189,6 @@ def test_the_api_stores_rescued_runs_of_its_database_first(tmp_path: Path,
     monkeypatch.setattr(session.Machine, "real", classmethod(lambda cls: _machine({})))
     monkeypatch.setattr(rescue, "ingest", lambda store, directory=None: opened.append(
         str(store.location)) or 0)
-    sweep_function(_count_up, sizes=[1, 2, 4, 8], repeat=1, warmup=0, db=tmp_path / "api.db")
+    sweep_function(_count_up, sizes=[1, 2, 4, 8], repeat=1, warmup=0, db=tmp_path / "api.db",
+                   meter="time")  # in process: no Valgrind
     assert opened == [str(tmp_path / "api.db")]

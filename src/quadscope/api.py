@@ -47,6 +47,7 @@ from quadscope.analyse.analysis import Analysis
 from quadscope.measure.pyfunc import PREFIX
 from quadscope.meters import REGISTRY as METERS
 from quadscope.meters import Measuring
+from quadscope.run.counting import Counting
 from quadscope.run.spec import SweepSpec
 
 DEFAULT_BUDGET_S = 10.0  # an adaptive sweep's budget in a test suite: long enough for 4+ sizes
@@ -69,7 +70,7 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
     spec = SweepSpec(command=(label, "{n}"), name=name or label, sizes=tuple(sizes),
                      repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
                      seed=seed, meter=meter, fork=fork)
-    return _sweep(spec, _function_measuring(spec, func, setup), as_location(db))
+    return _sweep(spec, *_function_meters(spec, func, setup), as_location(db))
 
 
 def function_label(func: Callable[..., Any]) -> str:
@@ -77,16 +78,20 @@ def function_label(func: Callable[..., Any]) -> str:
     return f"{PREFIX}{getattr(func, '__module__', '?')}:{getattr(func, '__qualname__', func)}"
 
 
-def _function_measuring(spec: SweepSpec, func: Callable[[Any], Any],
-                        setup: Callable[[int], Any] | None) -> Measuring:
-    """The spec's meter measuring the function object itself (it need not be importable by name)."""
+def _function_meters(spec: SweepSpec, func: Callable[[Any], Any],
+                     setup: Callable[[int], Any] | None) -> tuple[Measuring, Counting | None]:
+    """The spec's meter measuring the function object itself (it need not be importable by
+    name), and what it counts the work with when time cannot decide (it then must be)."""
     from quadscope.meters import choose_measuring
+    from quadscope.run.session import counting_for
 
-    return choose_measuring(spec.command, meter=spec.meter, fork=spec.fork, function=func,
-                            setup=setup)
+    return (choose_measuring(spec.command, meter=spec.meter, fork=spec.fork, function=func,
+                             setup=setup),
+            counting_for(spec.meter, spec.command, fork=spec.fork, function=func, setup=setup))
 
 
-def _sweep(spec: SweepSpec, measuring: Measuring, db: Path | str) -> Analysis:
+def _sweep(spec: SweepSpec, measuring: Measuring, counting: Counting | None,
+           db: Path | str) -> Analysis:
     from quadscope.analyse.analysis import analyse
     from quadscope.measure.clock import SystemClock
     from quadscope.run import rescue, session
@@ -96,7 +101,8 @@ def _sweep(spec: SweepSpec, measuring: Measuring, db: Path | str) -> Analysis:
         # Runs a killed quadscope measured but had not stored yet go in first, as the CLI does.
         rescue.ingest(store)
         sweep = session.start(spec, store=store, clock=SystemClock(),
-                              machine=session.Machine.real(), measuring=measuring)
+                              machine=session.Machine.real(), measuring=measuring,
+                              counting=counting)
         return analyse(sweep, store.runs(sweep.id))
 
 
@@ -158,7 +164,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     from quadscope.analyse.sides import gate_evidence
     from quadscope.classes import REGISTRY
     from quadscope.model import METRICS
-    from quadscope.run.session import choose
+    from quadscope.run.session import choose, choose_counting
     from quadscope.store import DB_ENV_VAR, as_location
 
     at_most = REGISTRY.parse(at_most).name  # refused before anything is swept
@@ -172,7 +178,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
         spec = SweepSpec(command=(label, "{n}"), name=name or label, mode=mode,
                          sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
                          budget_s=budget_s, meter=meter)
-        measuring = _function_measuring(spec, target, setup)
+        measuring, counting = _function_meters(spec, target, setup)
     else:
         if setup is not None:
             raise ValueError("setup= applies to a function; a command reads {n} itself")
@@ -180,10 +186,10 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
         spec = SweepSpec(command=command, name=name or command[0], mode=mode,
                          sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
                          budget_s=budget_s, meter=meter)
-        measuring = choose(spec)
+        measuring, counting = choose(spec), choose_counting(spec)
     with tempfile.TemporaryDirectory(prefix="quadscope-db-") as scratch:
         configured = as_location(db) if db or os.environ.get(DB_ENV_VAR) else None
-        analysis = _sweep(spec, measuring, configured or Path(scratch) / "results.db")
+        analysis = _sweep(spec, measuring, counting, configured or Path(scratch) / "results.db")
     outcome = judge_metric(analysis.fits.get("A", {}), metric, at_most, analysis.size_word,
                            analysis.work_metric)
     path = _write_report(analysis, report or report_path(spec.name))

@@ -224,7 +224,8 @@ class Sweep:
     predict_n: int | None = None
     counters: str = "rusage"  # "perf" or "rusage": what could be counted
     counters_note: str = ""  # why perf was not used, with the fix
-    meter: str = "time"  # "time", or "instructions" (--meter): counted by `counters`
+    meter: str = "time"  # "auto", "time" or "instructions" (--meter): counted by `counters`;
+    # an auto sweep that counted the work (run.counting) is stored as "instructions"
     host: Host = field(default_factory=Host)
     created_at: float = 0.0
     status: str = "running"  # running | complete | interrupted | failed

@@ -311,7 +311,8 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
             measuring = session.measuring_to_resume(sweep)
             try:
                 sweep = session.resume(sweep, store=store, clock=SystemClock(),
-                                       measuring=measuring, progress=progress)
+                                       measuring=measuring, progress=progress,
+                                       counting=session.counting_to_resume(sweep))
             finally:
                 progress.stop()
         else:
@@ -322,7 +323,9 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
             warn_skews(facts.advice)
             try:
                 sweep = session.start(spec, store=store, clock=SystemClock(), machine=machine,
-                                      measuring=measuring, facts=facts, progress=progress)
+                                      measuring=measuring, facts=facts, progress=progress,
+                                      counting=session.choose_counting(spec,
+                                                                       no_perf=args.no_perf))
             finally:
                 progress.stop()
     except KeyboardInterrupt as exc:

@@ -7,7 +7,8 @@ measures with (`choose_measuring`) and the analysis of an exact meter's sweep
 read it, and nothing else names a meter. Each meter is one module of this
 package declaring its `METER` (`base.Meter` lists the fields: the metrics it
 is the evidence for, whether they are exact, its executor factory, why it
-cannot run here, its cost); `time` (`timing`) is the default.
+cannot run here, its cost, the exact meter it falls back on); `auto` (`auto`:
+time, and count the work when time cannot decide) is the default.
 
 `choose_measuring(command, meter=, no_perf=, fork=, cpus=, function=, setup=,
 registry=)` is the one place an executor is picked: the meter's factory for
@@ -30,13 +31,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from quadscope.errors import UsageError
-from quadscope.meters import instructions, timing
+from quadscope.meters import auto, instructions, timing
 from quadscope.meters.base import Cost, Measuring, Meter, Registry, Target
 
 __all__ = ["NAMES", "REGISTRY", "Cost", "Measuring", "Meter", "Registry", "Target",
            "choose_measuring", "exact_metric", "named"]
 
-REGISTRY = Registry((timing.METER, instructions.METER))
+REGISTRY = Registry((auto.METER, timing.METER, instructions.METER))
 NAMES = REGISTRY.names
 
 

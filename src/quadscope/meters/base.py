@@ -91,6 +91,9 @@ class Meter:
     unavailable: Callable[[Target], str] = _always
     cost: Cost = Cost()
     describe: str = ""
+    # An exact meter this one falls back on when time alone leaves the class open
+    # (`run.counting`): "instructions" for `auto`, None for a meter that never counts.
+    counts_with: str | None = None
 
     def __post_init__(self) -> None:
         for name in self.metrics:

@@ -1,4 +1,4 @@
-"""The time meter (`--meter time`, the default): the clock and rusage, and perf's counters where allowed.
+"""The time meter (`--meter time`): the clock and rusage, and perf's counters where allowed.
 
 Contract: `METER` measures a program with the resident launcher
 (`measure.launcher.ProcessExecutor`) pinned to the target's CPUs, counting
@@ -49,4 +49,5 @@ def measuring(target: Target) -> Measuring:
     return Measuring(ProcessExecutor(backend, cpus=target.cpus), backend.name, note)
 
 
-METER = Meter("time", metrics=("wall_s",), exact=False, measuring=measuring)
+METER = Meter("time", metrics=("wall_s",), exact=False, measuring=measuring,
+              describe="time: the clock, rusage and perf's counters only, never counting the work")

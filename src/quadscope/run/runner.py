@@ -54,6 +54,7 @@ from quadscope.measure.launcher import Executor, Job
 from quadscope.measure.provenance import Provenance
 from quadscope.meters import REGISTRY, Registry
 from quadscope.model import Measurement, Owner, Run, Sweep
+from quadscope.run.counting import FLOOR_S, Counting
 from quadscope.run.plan import (
     AgreeingPlan,
     Batch,
@@ -197,15 +198,38 @@ def _end(store: Store, sweep: Sweep, runs: Sequence[Run], status: str) -> Sweep:
     return ended
 
 
+def _count(sweep: Sweep, runner: Runner, counting: Counting, *, spent_s: float, clock: Clock,
+           store: Store, progress: Progress) -> Sweep:
+    """The counting phase after the timed plan (`run.counting`); the sweep as it then stands."""
+    plan = counting.plan(sweep, runner.runs)
+    measuring = None if plan is None else counting.measuring()
+    if plan is None or measuring is None:
+        return sweep
+    counter = Runner(sweep, executor=measuring.executor, clock=clock, store=store,
+                     progress=progress, done=runner.runs)
+    try:
+        counter.run(plan, max(spent_s, FLOOR_S))
+    finally:
+        runner.runs[:] = counter.runs  # stored either way; a Ctrl-C keeps the sweep timed
+    marked = counting.mark(sweep, counter.runs, plan, measuring)
+    if marked != sweep:
+        store.update_sweep(marked)
+    return marked
+
+
 def _execute(sweep: Sweep, plan: Plan, *, budget_s: float | None, done: Sequence[Run],
              executor: Executor, clock: Clock, store: Store, progress: Progress,
-             owner: Owner) -> Sweep:
+             owner: Owner, counting: Counting | None = None) -> Sweep:
     try:
         progress.started(sweep, plan.total_runs)
         runner = Runner(sweep, executor=executor, clock=clock, store=store, progress=progress,
                         done=done)
         try:
+            t0 = clock.monotonic()
             runner.run(plan, budget_s)
+            if counting is not None:
+                sweep = _count(sweep, runner, counting, spent_s=clock.monotonic() - t0,
+                               clock=clock, store=store, progress=progress)
         except BaseException:
             # The store may be what failed (a full disk): the first error is the
             # one to report; a sweep left "running" by a dead owner stays resumable.
@@ -251,10 +275,12 @@ def busy(sweep: Sweep, holder: Owner) -> SweepBusyError:
 def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store,
               progress: Progress | None = None, counters: str = "rusage",
               counters_note: str = "", host: Host | None = None,
-              provenance: Provenance | None = None, registry: Registry = REGISTRY) -> Sweep:
+              provenance: Provenance | None = None, registry: Registry = REGISTRY,
+              counting: Counting | None = None) -> Sweep:
     """Run a new sweep to the end (or the budget) and return it as stored.
 
-    `registry` holds the meters `spec.meter` names.
+    `registry` holds the meters `spec.meter` names; `counting`, when given, counts
+    the work after the timed plan if time alone left the class open (`run.counting`).
     """
     check_spec(spec, registry)
     if spec.mode == "accumulate":
@@ -277,7 +303,8 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
     else:
         plan, budget_s = _fixed_plan(sweep, registry), None
     return _execute(sweep, plan, budget_s=budget_s, done=(), executor=executor, clock=clock,
-                    store=store, progress=progress or NoProgress(), owner=owner)
+                    store=store, progress=progress or NoProgress(), owner=owner,
+                    counting=counting)
 
 
 def check_resumable(sweep: Sweep) -> None:
@@ -289,7 +316,7 @@ def check_resumable(sweep: Sweep) -> None:
 def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store,
                  progress: Progress | None = None,
                  alive: Callable[[Owner], bool] = is_alive,
-                 registry: Registry = REGISTRY) -> Sweep:
+                 registry: Registry = REGISTRY, counting: Counting | None = None) -> Sweep:
     """Continue a stored sweep: run what its plan still lacks; finished runs are kept.
 
     Refused (`SweepBusyError`) while another live process runs it; a sweep whose
@@ -315,4 +342,5 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     else:
         plan, budget_s = _fixed_plan(sweep, registry), None
     return _execute(sweep, plan, budget_s=budget_s, done=done, executor=executor, clock=clock,
-                    store=store, progress=progress or NoProgress(), owner=owner)
+                    store=store, progress=progress or NoProgress(), owner=owner,
+                    counting=counting)

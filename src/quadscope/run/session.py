@@ -33,8 +33,10 @@ Nothing here prints: a command prints `facts.advice` before it starts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from quadscope import meters
 from quadscope.host import Host
@@ -54,6 +56,7 @@ from quadscope.measure.system import (
 from quadscope.meters import REGISTRY, Measuring, Registry
 from quadscope.model import Sweep
 from quadscope.run import runner  # called through the module: tests replace run_sweep
+from quadscope.run.counting import Counting
 from quadscope.run.runner import Progress
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
@@ -105,6 +108,32 @@ def choose(spec: SweepSpec, *, no_perf: bool = False,
                                    fork=spec.fork, cpus=spec.cpus, registry=registry)
 
 
+def counting_for(spec_meter: str, command: Sequence[str], *, no_perf: bool = False,
+                 fork: bool = False, cpus: Sequence[int] = (),
+                 function: Callable[[Any], Any] | None = None,
+                 setup: Callable[[int], Any] | None = None,
+                 registry: Registry = REGISTRY) -> Counting | None:
+    """The exact meter a sweep of `spec_meter` falls back on (`run.counting`), None when the
+    meter never counts or its exact meter cannot count here (no Valgrind). The exact
+    meter's executor is built only when counting starts (`Counting.make`)."""
+    name = meters.named(spec_meter, registry).counts_with
+    if name is None:
+        return None
+    exact = meters.named(name, registry)
+    target = meters.Target(tuple(command), tuple(cpus), fork, no_perf, function, setup)
+    if exact.unavailable(target) or exact.agrees_on is None:
+        return None
+    return Counting(functools.partial(exact.measuring, target), exact.name, exact.agrees_on,
+                    exact.cost)
+
+
+def choose_counting(spec: SweepSpec, *, no_perf: bool = False,
+                    registry: Registry = REGISTRY) -> Counting | None:
+    """What `spec.meter` falls back on to count the work here (`counting_for`)."""
+    return counting_for(spec.meter, tuple(spec.command), no_perf=no_perf, fork=spec.fork,
+                        cpus=tuple(spec.cpus), registry=registry)
+
+
 def _ended_host(host: Host, measuring: Measuring, stat_before: tuple[int, ...],
                 reader: Reader) -> Host:
     """`host` with what only the end can say: the steal time, and how runs were cleaned up."""
@@ -120,18 +149,22 @@ def _ended_host(host: Host, measuring: Measuring, stat_before: tuple[int, ...],
 def start(spec: SweepSpec, *, store: Store, clock: Clock, machine: Machine,
           measuring: Measuring | None = None, facts: HostFacts | None = None,
           no_perf: bool = False, progress: Progress | None = None,
-          registry: Registry = REGISTRY) -> Sweep:
+          registry: Registry = REGISTRY, counting: Counting | None = None) -> Sweep:
     """Run a new sweep of `spec` to its end and return it as stored (module docstring).
 
-    `measuring` defaults to `choose(spec)`, `facts` to `read_host(machine)`.
+    `measuring` defaults to `choose(spec)` and then `counting` to `choose_counting(spec)`;
+    `facts` defaults to `read_host(machine)`.
     """
+    if measuring is None:  # a caller bringing its own executor brings its own counting
+        counting = choose_counting(spec, no_perf=no_perf, registry=registry)
     measuring = measuring or choose(spec, no_perf=no_perf, registry=registry)
     facts = facts or read_host(machine)
     stat_before = cpu_times(machine.reader.read(STAT))
     sweep = runner.run_sweep(spec, executor=measuring.executor, clock=clock, store=store,
                              progress=progress, counters=measuring.counters,
                              counters_note=measuring.note, host=facts.host,
-                             provenance=facts.provenance, registry=registry)
+                             provenance=facts.provenance, registry=registry,
+                             counting=counting)
     ended = _ended_host(sweep.host, measuring, stat_before, machine.reader)
     if ended != sweep.host:
         sweep = dataclasses.replace(sweep, host=ended)
@@ -146,9 +179,19 @@ def measuring_to_resume(sweep: Sweep, registry: Registry = REGISTRY) -> Measurin
                                    cpus=sweep.cpus, registry=registry)
 
 
+def counting_to_resume(sweep: Sweep, registry: Registry = REGISTRY) -> Counting | None:
+    """What a stored sweep's meter falls back on to count the work, perf only if it had it."""
+    return counting_for(sweep.meter, tuple(sweep.command), no_perf=sweep.counters != "perf",
+                        fork=sweep.fork, cpus=tuple(sweep.cpus), registry=registry)
+
+
 def resume(sweep: Sweep, *, store: Store, clock: Clock, measuring: Measuring | None = None,
-           progress: Progress | None = None, registry: Registry = REGISTRY) -> Sweep:
-    """Continue a stored sweep (`run.runner.resume_sweep`) with what it was started with."""
+           progress: Progress | None = None, registry: Registry = REGISTRY,
+           counting: Counting | None = None) -> Sweep:
+    """Continue a stored sweep (`run.runner.resume_sweep`) with what it was started with
+    (`counting` as in `start`)."""
+    if measuring is None:
+        counting = counting_to_resume(sweep, registry)
     measuring = measuring or measuring_to_resume(sweep, registry)
     return runner.resume_sweep(sweep, executor=measuring.executor, clock=clock, store=store,
-                               progress=progress, registry=registry)
+                               progress=progress, registry=registry, counting=counting)

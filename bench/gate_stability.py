@@ -1,0 +1,153 @@
+"""Gate stability: does a blatant quadratic fail its gate, and its fix pass, on every run?
+
+Four gates, each run R times (`--runs`, default 20; `--quick`: 5) as a user
+runs them, with quadscope's defaults (`--meter auto`: the work is counted when
+time alone cannot decide), in a fresh database each time:
+
+* C strcat — a C program building a string of n numbers with `strcat`
+  (quadratic), `quadscope run --sizes 5000..80000 --fail-above "n log n"`:
+  must exit 8 (fail) every time;
+* C fixed — the same program keeping a pointer to the end (linear),
+  `--fail-above n`: must exit 0 (pass) every time;
+* Python set — `assert_scales(dedup_set, at_most="n", sizes=1000..16000)`
+  (bench/gate_targets.py: membership in a hash set, linear): must pass;
+* Python list — the same gate on `dedup_list` (membership in a list,
+  quadratic): must fail.
+
+Each row reports how many of the R runs passed (exit 0), failed (8) or were
+undecided (9, or anything else), and the median seconds per gate. With
+`--busy` every run happens under `../shared/tools/busy --cores 1 --memory 64`
+(a bounded competing load, started once for the whole benchmark); the
+BENCHMARKS.md section reports both, quiet and busy.
+
+usage: .venv/bin/python bench/gate_stability.py [--runs 20] [--quick] [--busy]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import log, machine, table
+
+from quadscope.measure.cbuild import compile_c
+
+ROOT = Path(__file__).resolve().parent.parent
+BUSY = ROOT.parent / "shared" / "tools" / "busy"
+
+_STRCAT = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    char *s = calloc(n * 6 + 16, 1), *end = s, field[16];
+    for (long i = 0; i < n; i++) {
+        snprintf(field, sizeof field, "%ld,", i % 10000);
+#ifdef FIXED
+        end = stpcpy(end, field);
+#else
+        strcat(s, field);
+#endif
+    }
+    printf("%zu\n", strlen(s));
+    return 0;
+}
+"""
+
+_PY_GATE = """\
+import sys
+sys.path.insert(0, {root!r})
+from bench.gate_targets import make_items, {func}
+from quadscope.api import assert_scales, ScalingError, ScalingUndecided
+try:
+    assert_scales({func}, at_most="n", sizes=[1000, 2000, 4000, 8000, 16000],
+                  setup=make_items, db={db!r}, report={report!r})
+except ScalingError:
+    sys.exit(8)
+except ScalingUndecided:
+    sys.exit(9)
+"""
+
+
+def _cli(args: list[str], db: str) -> list[str]:
+    return [sys.executable, "-m", "quadscope", "run", "--db", db, "--quiet", *args]
+
+
+def gates() -> list[tuple[str, str, int, list[str]]]:
+    """(name, gate, the exit expected, argv) of each gate; argv holds {db} and {report}."""
+    strcat = compile_c(_STRCAT, name="bench-strcat")
+    fixed = compile_c(_STRCAT, name="bench-strcat-fixed", flags=("-O2", "-DFIXED"))
+    py = [sys.executable, "-c"]
+    return [
+        ("C strcat (n²)", '--fail-above "n log n"', 8,
+         _cli(["--sizes", "5000..80000", "--fail-above", "n log n", "--", str(strcat), "{n}"],
+              "{db}")),
+        ("C strcat fixed (n)", "--fail-above n", 0,
+         _cli(["--sizes", "5000..80000", "--fail-above", "n", "--", str(fixed), "{n}"],
+              "{db}")),
+        ("Python set dedup (n)", 'at_most="n"', 0,
+         [*py, _PY_GATE.format(root=str(ROOT), func="dedup_set", db="{db}", report="{report}")]),
+        ("Python list dedup (n²)", 'at_most="n"', 8,
+         [*py, _PY_GATE.format(root=str(ROOT), func="dedup_list", db="{db}", report="{report}")]),
+    ]
+
+
+def run_gate(argv: list[str], tmp: str, k: int) -> tuple[int, float]:
+    db, report = f"{tmp}/g{k}.db", f"{tmp}/g{k}.html"
+    argv = [a.replace("{db}", db).replace("{report}", report) for a in argv]
+    t0 = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900, check=False,
+                          cwd=tmp, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    return done.returncode, time.monotonic() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--busy", action="store_true")
+    args = ap.parse_args()
+    runs = 5 if args.quick else args.runs
+    busy = None
+    if args.busy:
+        busy = subprocess.Popen([str(BUSY), "--cores", "1", "--memory", "64", "--seconds",
+                                 "86400"], start_new_session=True)
+        time.sleep(2)
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="quadscope-gates-") as tmp:
+            for name, gate, want, argv in gates():
+                codes, secs = [], []
+                for k in range(runs):
+                    code, s = run_gate(argv, tmp, len(rows) * 1000 + k)
+                    codes.append(code)
+                    secs.append(s)
+                    log(f"{name}: run {k + 1}/{runs} exit {code} in {s:.1f} s")
+                rows.append((name, gate, {0: "pass", 8: "fail"}[want],
+                             f"{codes.count(want)}/{runs}",
+                             codes.count(0), codes.count(8), runs - codes.count(0) - codes.count(8),
+                             f"{statistics.median(secs):.1f}"))
+    finally:
+        if busy is not None:
+            os.killpg(busy.pid, signal.SIGTERM)
+            busy.wait(timeout=30)
+    m = machine()
+    print(f"Gate stability ({'under busy --cores 1 --memory 64' if args.busy else 'quiet'}; "
+          f"{m['date']}, {m['nproc']} CPUs, {m['cpu']}), {runs} runs per gate:\n")
+    print(table(["gate", "rule", "expected", "as expected", "pass (0)", "fail (8)",
+                 "undecided/other", "median s"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

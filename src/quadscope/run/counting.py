@@ -1,0 +1,219 @@
+"""Counting the work after a timed sweep left its time verdict open (`--meter auto`, the default).
+
+Contract: a meter whose `counts_with` names an exact meter (`meters.auto`)
+times every run as the time meter does; when the timed plan ends,
+`Counting.plan(sweep, runs, budget_s)` asks whether time alone settled the
+class (`open_reason`: the headline time fit of every variant, as the verdict
+reads it, is a bracket or carries a doubt such as the cache or load caveat).
+If it did, nothing more runs. If not, a `CountPlan` hands the runner one job
+at a time under the exact meter's executor (`Counting.measuring`: perf's
+counter where the CPU has one, else Valgrind, `meters.instructions`): each
+job is a real timed run plus its count, so the time data only gain a repeat.
+
+Which sizes: the timed sweep's own, at most `MAX_SIZES` of them spread evenly
+in log n over the range (`pick_sizes`), each variant's in turn: the smallest
+`SETTLE_SIZES` - 1 first, then the largest (the span to settle on, and where
+a second term shows most), then the rest, smallest first. One count per size:
+an exact count repeats.
+
+What it may spend: `budget_s`, what the timed sweep itself cost
+(`max(spent, FLOOR_S)`), so counting at most doubles a sweep. Before each job
+the plan prices it from the last counted job's cost (the budget the runner
+reports before and after it), scaled by how much longer the plain timed run
+is at the next size; the first job is priced by the exact meter's `Cost`
+model. A job that would not fit is not started (the next cheaper one may be);
+the plan ends when none fits, or when the counts settle the class: at least `SETTLE_SIZES` sizes spanning a
+factor `SETTLE_SPAN`, with a confident fit of the count.
+
+`Counting.mark(sweep, runs)` is the sweep as stored after it: when at least
+`MIN_COUNTED` sizes were counted for every variant, the sweep's meter becomes
+the exact one (the analysis then leads with the work); otherwise it stays
+timed, and `counters_note` says what counting would have cost, so the output
+can name the meter that decides instead of a size nobody can run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from quadscope.errors import ProgramError
+from quadscope.meters.base import Cost, Measuring
+from quadscope.model import Run, Sweep
+from quadscope.run.plan import Batch, PlannedRun, Scheduled
+
+MAX_SIZES = 8  # counts at more sizes than this add cost, not evidence
+MIN_COUNTED = 3  # fewer counted sizes than this cannot class the work
+SETTLE_SIZES = 4
+SETTLE_SPAN = 4.0
+FLOOR_S = 5.0  # a sweep cheaper than this may still spend this much on counting (a few Valgrind starts)
+
+
+def _measured(runs: Sequence[Run], variant: str) -> list[Run]:
+    return [r for r in runs if r.variant == variant and not r.warmup and r.measurement.ok]
+
+
+def open_reason(sweep: Sweep, runs: Sequence[Run]) -> str:
+    """Why time alone left the class open ("" when it settled it): the headline time fit's
+    bracket or doubt, for the first variant that has one."""
+    from quadscope.analyse.analysis import fit_runs
+    from quadscope.analyse.headline import time_fit
+
+    for variant in sorted({r.variant for r in runs}):
+        measured = _measured(runs, variant)
+        if len({r.size_n for r in measured}) < 3:
+            continue  # too little to fit: not a question counting answers
+        fits, _ = fit_runs(measured, metrics=("wall_s", "cpu_s", "user_s"), seed=sweep.seed)
+        fit = time_fit(fits)
+        if fit is None:
+            continue
+        if not fit.confident:
+            return f"time alone left {variant}'s class open"
+        if fit.doubts:
+            return f"time alone settled {variant}'s class only with a caveat ({fit.doubts[0].check})"
+    return ""
+
+
+def pick_sizes(sizes: Sequence[int], most: int = MAX_SIZES) -> tuple[int, ...]:
+    """At most `most` of `sizes`, smallest first, spread evenly in log n, the largest included."""
+    ordered = sorted(set(sizes))
+    if len(ordered) <= most:
+        return tuple(ordered)
+    lo, hi = math.log(max(ordered[0], 1)), math.log(max(ordered[-1], 1))
+    picked: list[int] = []
+    for k in range(most):
+        target = lo + (hi - lo) * k / (most - 1)
+        best = min(ordered, key=lambda n: abs(math.log(max(n, 1)) - target))
+        if best not in picked:
+            picked.append(best)
+    return tuple(sorted(picked))
+
+
+def count_order(sizes: Sequence[int]) -> list[int]:
+    """The order sizes are counted in: the smallest SETTLE_SIZES - 1, then the largest (a span
+    to settle on, and where a second term shows most), then the rest, smallest first."""
+    ordered = sorted(set(sizes))
+    head = ordered[:SETTLE_SIZES - 1]
+    head += [n for n in ordered[-1:] if n not in head]
+    return head + [n for n in ordered if n not in head]
+
+
+def _timed_median(runs: Sequence[Run], variant: str, size_n: int) -> float | None:
+    walls = [r.measurement.wall_s for r in _measured(runs, variant) if r.size_n == size_n]
+    return statistics.median(walls) if walls else None
+
+
+class CountPlan:
+    """One counted job at a time, within the budget (see the module docstring).
+
+    Like `AdaptivePlan` it keeps one thing between calls: the budget left when it
+    handed out its last job, from which the next call reads what that job cost.
+    """
+
+    def __init__(self, jobs: Sequence[PlannedRun], *, metric: str, cost: Cost,
+                 timeout_s: float | None) -> None:
+        self.jobs = tuple(jobs)
+        self.metric = metric
+        self.cost = cost
+        self.timeout_s = timeout_s
+        self._before_s: float | None = None  # the budget left before the last job
+
+    @property
+    def total_runs(self) -> int:
+        return len(self.jobs)
+
+    def next_batch(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
+        counted = {(r.variant, r.size_n) for r in history
+                   if r.measurement.ok and r.value(self.metric) is not None}
+        todo = [j for j in self.jobs if (j.variant, j.size_n) not in counted
+                and not any(_same_job(r, j) for r in history)]
+        if not todo or self._settled(history):
+            return None
+        for job in todo:  # the first that fits what is left: later ones cost more
+            if remaining_s is None or self._price(history, job, remaining_s) <= remaining_s:
+                self._before_s = remaining_s
+                return (Scheduled(job, self.timeout_s),)
+        return None
+
+    def _price(self, history: Sequence[Run], job: PlannedRun, remaining_s: float) -> float:
+        """What counting `job` should cost: the last counted job's cost scaled by how much
+        longer the plain run is at this size, or the meter's cost model for the first."""
+        plain = _timed_median(history, job.variant, job.size_n) or 0.0
+        before = self._before_s
+        last = next((r for r in reversed(history) if r.value(self.metric) is not None), None)
+        if before is None or last is None:
+            return self.cost.run_s(plain)
+        spent = max(before - remaining_s, 0.0)
+        last_plain = _timed_median(history, last.variant, last.size_n) or 0.0
+        scale = plain / last_plain if last_plain > 0 else 1.0
+        return spent * max(scale, 1.0)
+
+    def _settled(self, history: Sequence[Run]) -> bool:
+        from quadscope.analyse.fitting import fit_metric
+
+        for variant in sorted({j.variant for j in self.jobs}):
+            points = [(r.size_n, v) for r in history if r.variant == variant
+                      and r.measurement.ok and (v := r.value(self.metric)) is not None]
+            sizes = sorted({n for n, _ in points})
+            if len(sizes) < SETTLE_SIZES or sizes[-1] < SETTLE_SPAN * max(sizes[0], 1):
+                return False
+            fit = fit_metric(self.metric, [n for n, _ in points], [v for _, v in points])
+            if not fit.confident:
+                return False
+        return True
+
+
+def _same_job(run: Run, job: PlannedRun) -> bool:
+    return (run.variant, run.size_n, run.repeat, run.warmup) == (
+        job.variant, job.size_n, job.repeat, job.warmup)
+
+
+@dataclass(frozen=True, slots=True)
+class Counting:
+    """The exact meter a timed sweep falls back on, and how (see the module docstring)."""
+
+    make: Callable[[], Measuring]  # the exact meter's executor, built when counting starts
+    meter: str  # the exact meter's name, e.g. "instructions"
+    metric: str  # the metric it counts
+    cost: Cost
+
+    def plan(self, sweep: Sweep, runs: Sequence[Run]) -> CountPlan | None:
+        """The counting the timed runs call for; None when time alone settled the class."""
+        if sweep.mode == "accumulate" or not open_reason(sweep, runs):
+            return None
+        measured = {v: {r.size_n for r in _measured(runs, v)} for v in {r.variant for r in runs}}
+        repeat = 1 + max((r.repeat for r in runs), default=0)  # a repeat no timed run has
+        jobs = [PlannedRun(v, n, repeat)
+                for n in count_order(pick_sizes(sorted(set().union(*measured.values()))))
+                for v in sorted(measured) if n in measured[v]]
+        return (CountPlan(jobs, metric=self.metric, cost=self.cost, timeout_s=sweep.timeout_s)
+                if jobs else None)
+
+    def measuring(self) -> Measuring | None:
+        """The exact meter's executor for this target; None when it cannot count it (a
+        function object a child Python cannot import, `measure.pycount`)."""
+        try:
+            return self.make()
+        except ProgramError:
+            return None
+
+    def mark(self, sweep: Sweep, runs: Sequence[Run], plan: CountPlan,
+             measuring: Measuring) -> Sweep:
+        """The sweep after counting: the exact meter's when the work was counted at enough
+        sizes, else still timed, with a note on what counting would cost."""
+        variants = {j.variant for j in plan.jobs}
+        counted = {v: {r.size_n for r in _measured(runs, v) if r.value(self.metric) is not None}
+                   for v in variants}
+        if all(len(sizes) >= MIN_COUNTED for sizes in counted.values()):
+            return dataclasses.replace(
+                sweep, meter=self.meter, counters=measuring.counters,
+                counters_note=f"time alone left the class open, so the work was counted at "
+                              f"{min(len(s) for s in counted.values())} sizes "
+                              f"({measuring.note})")
+        return dataclasses.replace(sweep, counters_note=(
+            f"time alone left the class open, and counting the work ({measuring.counters}) "
+            f"at {MIN_COUNTED} sizes did not fit in the sweep's own time: "
+            f"`--meter {self.meter}` counts it whatever it costs"))

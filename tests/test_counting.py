@@ -1,0 +1,101 @@
+"""The default meter counts the work only when time alone leaves the class open (run.counting)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+
+from tests.conftest import measurement, size_of
+
+from quadscope.analyse.analysis import analyse
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.launcher import FakeExecutor
+from quadscope.meters import Cost, Measuring
+from quadscope.model import Measurement, Run, Sweep
+from quadscope.run.counting import MAX_SIZES, Counting, pick_sizes
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
+from quadscope.store import Store
+
+SIZES = (1000, 2000, 4000, 8000, 16000, 32000)
+
+
+def _timed(f: Callable[[int], float], noise: float,
+           seed: int = 1) -> Callable[[Sequence[str]], Measurement]:
+    """Wall time f(n) scattered by ±`noise` (relative), deterministic for a seed."""
+    rng = random.Random(seed)
+
+    def cost(argv: Sequence[str]) -> Measurement:
+        wall = f(size_of(argv)) * (1 + noise * (2 * rng.random() - 1))
+        return measurement(wall)
+    return cost
+
+
+def _counted(work: Callable[[int], int],
+             count_s: float) -> Callable[[Sequence[str]], Measurement]:
+    """A counted run: a real run's time plus the exact count; the counting costs count_s."""
+    def cost(argv: Sequence[str]) -> Measurement:
+        n = size_of(argv)
+        m = measurement(count_s)
+        return Measurement({**m.values, "instructions": work(n)}, exit_code=0)
+    return cost
+
+
+def _sweep(store: Store, timed: Callable[[Sequence[str]], Measurement],
+           counted: Callable[[Sequence[str]], Measurement],
+           ) -> tuple[Sweep, tuple[Run, ...], FakeExecutor]:
+    clock = FakeClock(1000.0)
+    counter = FakeExecutor(counted, clock)
+    counting = Counting(lambda: Measuring(counter, "valgrind", "counted under a fake"), "instructions",
+                        "instructions", Cost(slowdown=30.0, startup_s=0.3))
+    sweep = run_sweep(SweepSpec(command=("prog", "{n}"), sizes=SIZES, repeat=3, warmup=0),
+                      executor=FakeExecutor(timed, clock), clock=clock, store=store,
+                      counting=counting)
+    return sweep, tuple(store.runs(sweep.id)), counter
+
+
+def test_time_left_open_is_decided_by_the_counted_work(store: Store) -> None:
+    """Wall time scattered ±60% leaves the class open; the count, 3·n² at every size,
+    is taken once per size until it settles, and the sweep leads with the work: quadratic."""
+    sweep, runs, counter = _sweep(store, _timed(lambda n: 1e-9 * n * n + 0.01, 0.6),
+                                  _counted(lambda n: 3 * n * n, 0.05))
+    assert sweep.meter == "instructions" and sweep.counters == "valgrind"
+    assert "time alone left the class open" in sweep.counters_note
+    # One count per size: the three smallest, the largest, and then it has settled.
+    assert [size_of(a) for a in counter.calls] == [1000, 2000, 4000, 32000]
+    counted = [r for r in runs if r.value("instructions") is not None]
+    assert len(counted) == 4 and all(r.measurement.ok for r in counted)
+    a = analyse(sweep, runs)
+    assert a.work_metric == "instructions"
+    assert a.fits["A"]["instructions"].cls == "n^2"
+    assert a.verdict.startswith("quadratic: the work grows as n²")
+
+
+def test_time_that_settles_is_not_counted(store: Store) -> None:
+    """A clean quadratic in time settles the class: nothing is counted, the meter stays auto."""
+    sweep, runs, counter = _sweep(store, _timed(lambda n: 1e-8 * n * n, 0.001),
+                                  _counted(lambda n: 3 * n * n, 0.05))
+    assert counter.calls == ()
+    assert sweep.meter == "auto" and sweep.counters_note == ""
+    assert all(r.value("instructions") is None for r in runs)
+
+
+def test_counting_stops_within_the_timed_sweeps_own_cost(store: Store) -> None:
+    """Each count costing 40 s where the whole timed sweep took a few seconds: the first
+    count is priced by the meter's cost model and fits; the next is priced from what the
+    first cost and does not, so counting stops, the sweep stays timed and says why."""
+    sweep, _runs, counter = _sweep(store, _timed(lambda n: 1e-9 * n * n + 0.01, 0.6),
+                                  _counted(lambda n: 3 * n * n, 40.0))
+    assert len(counter.calls) <= 1
+    assert sweep.meter == "auto"
+    assert "did not fit in the sweep's own time" in sweep.counters_note
+    assert "--meter instructions" in sweep.counters_note
+
+
+def test_counted_sizes_are_few_spread_smallest_first_and_keep_the_largest() -> None:
+    """At most MAX_SIZES sizes, spread in log n, the largest always counted."""
+    sizes = [2 ** k for k in range(4, 20)]
+    picked = pick_sizes(sizes)
+    assert len(picked) == MAX_SIZES and picked[0] == 16 and picked[-1] == 2 ** 19
+    assert list(picked) == sorted(picked)
+    assert pick_sizes([5, 3, 3, 9]) == (3, 5, 9)
