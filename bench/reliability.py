@@ -9,7 +9,11 @@ with no traceback; a fuzzed argv when it does not reach the crash handler
 (exit 70) or print a traceback. The faults row runs tests/faults.py's cycles
 (SIGKILL, SIGTERM, SIGHUP, SIGINT at seeded points of a real 41-run sweep, each
 then resumed; two seeds per signal, one with --quick): faults injected, runs
-lost or duplicated, marked processes left. Prints the tables on stdout.
+lost or duplicated, marked processes left. The group row runs its
+`group_kill_cycle`: SIGKILL of quadscope's whole process group (the launcher and
+the run in flight with it) at 20 seeded points (2 with --quick), then resumed:
+finished runs lost or stored twice, marked processes left. Prints the tables on
+stdout.
 
 usage: .venv/bin/python bench/reliability.py [--quick] [--seed N]
 """
@@ -28,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
 
 from bad_inputs import ROWS, expand, guard_measuring, make_sandbox, run_argv  # noqa: E402
-from faults import fault_cycle  # noqa: E402
+from faults import fault_cycle, group_kill_cycle  # noqa: E402
 from fuzz_argv import fuzz  # noqa: E402
 from quadscope.cli import CRASH_EXIT  # noqa: E402
 
@@ -54,6 +58,23 @@ def faults_row(seeds: int, workdir: Path) -> tuple[str, list[str]]:
                 wrong.append(f"fault {signal.Signals(signum).name} seed {seed}: {out}")
     took = time.monotonic() - t0
     return f"| {injected} | {lost} | {left} | {took:.0f} s |", wrong
+
+
+def group_row(seeds: int, workdir: Path) -> tuple[str, list[str]]:
+    """The group-kill row over `seeds` seeded points, and what went wrong."""
+    lost = left = 0
+    wrong: list[str] = []
+    t0 = time.monotonic()
+    for seed in range(1, seeds + 1):
+        out = group_kill_cycle(seed, workdir)
+        lost += out.runs_lost + out.duplicates
+        left += out.left_after_signal + out.left_after_resume
+        if out.runs_lost or out.duplicates or out.left_after_signal or out.left_after_resume \
+                or out.runs_after != 41:
+            wrong.append(f"group SIGKILL seed {seed}: {out}")
+    took = time.monotonic() - t0
+    return f"| SIGKILL of the whole process group | {seeds} | {lost} | {left} | {took:.0f} s |", \
+        wrong
 
 
 def table_rows(sandbox: dict[str, str]) -> tuple[int, int, int, list[str]]:
@@ -91,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             fuzzed = fuzz(count, args.seed, make_sandbox(Path(tmp) / "fuzz"))
             faults, fault_wrong = faults_row(1 if args.quick else 2, Path(tmp))
             wrong += fault_wrong
+            group, group_wrong = group_row(2 if args.quick else 20, Path(tmp))
+            wrong += group_wrong
         finally:
             os.chdir(old)
     print("## Reliability\n")
@@ -108,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     print("| faults injected | runs lost | processes left | time |")
     print("|---:|---:|---:|---:|")
     print(faults)
+    print()
+    print("The whole process group SIGKILLed (quadscope, its launcher, the run in flight: a "
+          "CI job cancelled, `timeout -s KILL`) at seeded points, then `--resume`; a run "
+          "counts as finished once its process was reaped (`tests/faults.py`).\n")
+    print("| fault | points | finished runs lost or doubled | processes left | time |")
+    print("|---|---:|---:|---:|---:|")
+    print(group)
     exits = ", ".join(f"{code}: {n}" for code, n in sorted(fuzzed.exits.items()))
     print(f"\nFuzzed argv by exit code: {exits} (99: stopped where measuring would start).")
     for line in wrong + [f"crash: {a[:6]}" for a, _ in fuzzed.crashes[:5]]:

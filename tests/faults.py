@@ -9,6 +9,15 @@ the runs lost (stored before the signal, missing or changed after the resume),
 duplicated (variant, size, repeat, warm-up) keys, and the marked processes
 still alive after each step. Shared by tests/test_faults.py and
 bench/reliability.py.
+
+`group_kill_cycle(seed, workdir)` starts the same sweep in a process group of
+its own, each run writing its pid to a marker file as its last act; at a
+seeded count of markers it stops the whole group (SIGSTOP, so that nothing
+moves while it looks), notes which runs had finished (their pid is gone: the
+launcher reaped them) and which had written their marker but not yet ended,
+SIGKILLs the group (quadscope and its launcher with it: a CI job cancelled,
+`timeout -s KILL`), then resumes. A finished run that the resume had to run
+again writes a second marker: runs lost = markers - 41 - those in flight.
 """
 
 from __future__ import annotations
@@ -142,3 +151,62 @@ def fault_cycle(signum: int, seed: int, workdir: Path) -> FaultOutcome:
     return FaultOutcome(signum, proc.returncode, resume.returncode, len(before), lost,
                         sum(1 for v in after.values() if v == -1.0), len(after), left_signal,
                         left_resume, err + err2)
+
+
+def group_command(marker: str, markers: Path) -> str:
+    """`command(marker)`, then the run's pid appended to `markers` as its last act."""
+    return f"{command(marker)}; echo $$ >> {markers}"
+
+
+def _finished(pids: list[int]) -> tuple[int, int]:
+    """(finished, in flight) among runs that wrote their marker: a finished one is reaped."""
+    gone = sum(1 for pid in pids if not Path(f"/proc/{pid}").exists())
+    return gone, len(pids) - gone
+
+
+def _markers(path: Path) -> list[int]:
+    try:
+        return [int(w) for w in path.read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def group_kill_cycle(seed: int, workdir: Path) -> FaultOutcome:
+    """One sweep whose whole process group is SIGKILLed at a seeded point, then resumed."""
+    marker = f"qsfault-{uuid.uuid4().hex}"
+    db = workdir / f"group-{seed}.db"
+    markers = workdir / f"group-{seed}.pids"
+    env = {**os.environ, "PYTHONPATH": str(SRC), "XDG_CACHE_HOME": str(workdir / "cache")}
+    stop_after = random.Random(seed).randint(1, TOTAL_RUNS - 5)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "quadscope", "run", "--db", str(db), "--sizes", SIZES,
+         "--repeat", "4", "--warmup", "1", "--shell", "--", group_command(marker, markers)],
+        env=env, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline \
+                and len(_markers(markers)) < stop_after:
+            time.sleep(0.005)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGSTOP)
+        written = _markers(markers)
+        _, in_flight = _finished(written)
+        before = stored_runs(db)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=30)
+        left_signal = settled_marked(marker)
+        resume = _quadscope(["run", "--db", str(db), "--resume", "1"], env)
+        _, err2 = resume.communicate(timeout=60)
+        left_resume = settled_marked(marker)
+        after = stored_runs(db)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _kill_marked(marker)
+    lost = len(_markers(markers)) - TOTAL_RUNS - in_flight
+    return FaultOutcome(signal.SIGKILL, proc.returncode, resume.returncode, len(before),
+                        lost, sum(1 for v in after.values() if v == -1.0), len(after),
+                        left_signal, left_resume, err + err2)

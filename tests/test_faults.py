@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from faults import TOTAL_RUNS, fault_cycle
+from faults import TOTAL_RUNS, fault_cycle, group_kill_cycle
 from quadscope.errors import ToolMissingError
 from quadscope.measure.resident import build_launcher
 
@@ -48,3 +48,17 @@ def test_stop_sentence_names_the_signal_and_the_resume(tmp_path: Path) -> None:
     out = fault_cycle(signal.SIGTERM, 5, tmp_path)
     assert ("quadscope: stopped by SIGTERM; every finished run of sweep 1 is stored; continue "
             "with `quadscope run --resume 1`") in out.stderr
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+@pytest.mark.slow
+def test_sigkill_of_the_whole_process_group_loses_no_finished_run(seed: int,
+                                                                  tmp_path: Path) -> None:
+    """quadscope, its launcher and the run in flight SIGKILLed at once: every run that had
+    finished is stored exactly once after the resume (none run twice), and nothing the runs
+    started in the background (a setsid child) outlives the kill."""
+    out = group_kill_cycle(seed, tmp_path)
+    assert out.exit_code == -signal.SIGKILL, out.stderr
+    assert out.resume_exit_code in (0, 8, 9), out.stderr
+    assert (out.runs_lost, out.duplicates, out.runs_after) == (0, 0, TOTAL_RUNS), out
+    assert (out.left_after_signal, out.left_after_resume) == (0, 0), out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import signal
 import subprocess
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from quadscope.errors import ToolMissingError
 from quadscope.measure.resident import (
     MANIFEST_KEEP,
     MANIFEST_SUFFIX,
+    RESCUE_RING,
     RESCUE_SUFFIX,
     Request,
     ResidentLauncher,
@@ -142,21 +144,60 @@ def test_a_launcher_closed_with_its_goodbye_leaves_nothing(launcher_path: str,
 
 
 @pytest.mark.slow
-def test_a_launcher_left_without_a_goodbye_writes_its_last_replies(launcher_path: str,
-                                                                 tmp_path: Path) -> None:
-    """Its request pipe closed without "bye" (quadscope died): the last replies are kept,
-    numbered so that the last is the N-th."""
+def test_a_launcher_left_without_a_goodbye_keeps_its_logged_replies(launcher_path: str,
+                                                                   tmp_path: Path) -> None:
+    """Its request pipe closed without "bye" (quadscope died): the two logs stay, numbered
+    from their first reply, and hold at least the last RESCUE_RING replies."""
     rescue = tmp_path / "rescue"
     launcher = ResidentLauncher(launcher_path, rescue_dir=rescue)
     request = Request("/bin/sh", ("/bin/sh", "-c", "echo err >&2"), (), 10.0)
     assert len(list(launcher.run_many([request] * 200, [f"t{k}" for k in range(200)]))) == 200
     launcher._busy = True  # as if in a batch: close() says no goodbye
     launcher.close()
-    (saved,) = rescue.glob(f"*{RESCUE_SUFFIX}")
-    head, _, rest = saved.read_bytes().partition(b"\n")
-    replies = split_replies(rest, ())
-    assert head == b"rescue 200" and len(replies) == 128
-    assert all(r.stderr_tail == "err\n" for r in replies)
+    heads, numbered = [], {}
+    for log in sorted(rescue.glob(f"*{RESCUE_SUFFIX}.[01]")):
+        head, _, rest = log.read_bytes().partition(b"\n")
+        heads.append(head)
+        first = int(head.split()[1])
+        numbered.update(enumerate(split_replies(rest, ()), first))
+    assert heads == [b"replies 1", b"replies %d" % (RESCUE_RING + 1)]
+    assert sorted(numbered) == list(range(1, 201))
+    assert all(r.stderr_tail == "err\n" for r in numbered.values())
+
+
+@pytest.mark.slow
+def test_a_sigkilled_launcher_has_logged_every_reply_it_sent(launcher_path: str,
+                                                             tmp_path: Path) -> None:
+    """SIGKILL of the launcher itself (as with quadscope's whole process group): every reply
+    it sent is in its logs already, and the next opening stores each run once."""
+    db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    with _store(db, 0) as store:
+        sweep = store.get_sweep(1)
+        launcher = ResidentLauncher(launcher_path, rescue_dir=rescue)
+        request = Request("/bin/true", ("/bin/true",), (), 10.0)
+        tags = [rescue_tag(store_key(str(db)), sweep, seq, PlannedRun("A", 10, seq), 1.0)
+                for seq in range(300)]
+        replies = launcher.run_many([request] * 300, tags)
+        taken = [next(replies) for _ in range(250)]
+        os.kill(launcher._pid, signal.SIGKILL)
+        os.waitpid(launcher._pid, 0)
+        assert all(r.status == 0 for r in taken)
+        for seq in range(200):  # quadscope stored these; the 50 after it had not yet
+            store.add_run(Run(1, seq, "A", 10, seq, False, 0.0, measurement(0.5)))
+        logged = {}
+        for log in rescue.glob(f"*{RESCUE_SUFFIX}.[01]"):
+            head, _, rest = log.read_bytes().partition(b"\n")
+            logged.update(enumerate(split_replies(rest, ()), int(head.split()[1])))
+        assert max(logged) >= 250 and min(logged) <= max(logged) - RESCUE_RING + 1
+        assert sorted(logged) == list(range(min(logged), max(logged) + 1))
+        # The next quadscope finds the one that wrote the manifest dead, as it would be.
+        (manifest,) = rescue.glob(f"*{MANIFEST_SUFFIX}")
+        head, _, rest = manifest.read_bytes().partition(b"\n")
+        manifest.write_bytes(manifest_header(_dead_pid(), launcher._pid, ()) + rest)
+        assert ingest(store, rescue) >= 50
+        assert [r.seq for r in store.runs(1)] == list(range(max(logged)))
+        assert not list(rescue.iterdir())
+    launcher._req_w = None  # already dead: nothing to close
 
 
 @pytest.mark.slow

@@ -36,14 +36,21 @@
  *           ERRNO is non-zero when the program could not be executed (nothing ran).
  *
  * Rescue (-r): in a batch, replies wait in the reply pipe, and then in quadscope's
- * buffer, until it stores them; a quadscope killed by SIGKILL would lose the runs
- * that had ended since its last look. So we keep the last RESCUE_RING replies (more
- * than quadscope may have taken and not stored: it runs at most 64 ahead), and when
- * we leave without quadscope's goodbye ("bye\n" in place of a request: it closed
- * us on purpose, every reply stored), we write "rescue N\n" and those replies, in
- * order, to RESCUE_PATH (through RESCUE_PATH.tmp and a rename: whole or absent), N
- * being the number of replies written since we started, so the last one written
- * is reply N. quadscope stores the ones it lacks at its next start (run/rescue.py).
+ * buffer, until it stores them; a kill of quadscope, or of its whole process group
+ * (a CI job cancelled, `timeout -s KILL`, the OOM killer), would lose the runs that
+ * had ended since its last look. So each reply also goes, with one write(2) before
+ * it goes to the pipe, to a log beside RESCUE_PATH: RESCUE_PATH.0 and RESCUE_PATH.1
+ * in turn, each "replies FIRST\n" and then whole replies, FIRST being the number of
+ * the first reply in it (replies are numbered from 1, as requests are). A log that
+ * holds RESCUE_RING replies hands over to the other, which starts anew: together
+ * they hold at least the last RESCUE_RING replies (more than quadscope may have taken
+ * and not stored: it runs at most 64 ahead), whatever moment we die at, SIGKILL
+ * included: a reply is in the page cache once its write(2) returns (not fsync-ed: an
+ * operating-system crash may lose it, as it may lose the store's last commits). On
+ * quadscope's goodbye ("bye\n" in place of a request: it closed us on purpose, every
+ * reply stored) we remove both logs; otherwise they stay, and quadscope stores the
+ * replies it lacks at its next start (run/rescue.py). Cost: one write(2) of ~100
+ * bytes to the page cache a run, a few microseconds.
  *
  * How a run goes: the clock starts, then the child is spawned with CLONE_VM | CLONE_VFORK
  * as posix_spawn does (no page tables copied for a child that only execs): by
@@ -80,9 +87,13 @@
  * every process the run starts is in it whatever it does (setsid, double fork, a
  * subreaper of its own). After each run, when cgroup.events says it is still populated,
  * cgroup.kill (or SIGKILL to each pid in cgroup.procs before Linux 5.14) kills them all.
- * A launcher that was itself SIGKILLed leaves its cgroup behind: the next launcher to
- * start kills what is left in every quadscope-launcher-PID whose PID is gone, and
- * removes it. We remove our own at exit. Cost: with clone3 (Linux 5.7, x86-64), none
+ * A launcher that was itself SIGKILLed (with its whole process group, say) would leave
+ * its cgroup behind, and in it what the run in flight had started in the background
+ * (a setsid daemon): so a watchdog, forked at start into a session of its own (no
+ * group kill reaches it) and holding no descriptor of ours, waits on our pidfd; when
+ * we are gone it kills whatever is left in our cgroup and removes it, then exits.
+ * As a second line the next launcher to start kills what is left in every
+ * quadscope-launcher-PID whose PID is gone, and removes it. We remove our own at exit. Cost: with clone3 (Linux 5.7, x86-64), none
  * to speak of: the child is forked into the cgroup. Writing cgroup.procs instead (the
  * fallback, and the start-up check without clone3) takes the cgroup write lock:
  * ~10 ms for the first move after an idle spell (an RCU grace period), ~50 µs after.
@@ -127,11 +138,11 @@
 #define MAX_EVENTS 16
 #define RESCUE_RING 128
 
-static const char *rescue_path;      /* -r: where the last replies go when quadscope dies */
+static const char *rescue_path;      /* -r: the stem of the reply logs (see "Rescue") */
 static int said_bye;                 /* quadscope closed us on purpose: nothing to rescue */
 static unsigned long long replies_written; /* whole replies, since start */
-static int replying;                 /* a reply is being written: its slot is not whole */
-static struct { char *buf; size_t len, cap; } ring[RESCUE_RING]; /* the last replies */
+static struct { int fd, now; unsigned long long held; } rlog = {-1, 0, 0}; /* the log in use */
+static struct { char *buf; size_t len, cap; } out; /* the reply being written */
 
 static volatile sig_atomic_t parent_gone; /* SIGTERM came (quadscope died or asked) */
 
@@ -354,6 +365,46 @@ static int make_cgroup(void) {
     return 1;
 }
 
+/* The watchdog's life (see "No orphans"): wait for the launcher (pidfd) to be gone,
+ * then kill what is left in its cgroup and remove it. Never returns. */
+static void watch(int pidfd) {
+    /* No descriptor of the launcher's: quadscope must see its pipes close when it dies. */
+    if (syscall(SYS_close_range, 0U, (unsigned)pidfd - 1, 0U) != 0
+        || syscall(SYS_close_range, (unsigned)pidfd + 1, ~0U, 0U) != 0)
+        for (int fd = 0; fd < 65536; fd++)
+            if (fd != pidfd) close(fd);
+    int null = open("/dev/null", O_RDWR);
+    if (null == 0) { dup2(0, 1); dup2(0, 2); }
+    struct pollfd p = {pidfd, POLLIN, 0};
+    while (poll(&p, 1, -1) < 0 && errno == EINTR) {}
+    char path[4096 + 512];
+    snprintf(path, sizeof path, "%s/cgroup.kill", cg.dir);
+    int kfd = open(path, O_WRONLY | O_CLOEXEC); /* gone when the launcher removed it */
+    kill_cgroup(cg.dir, kfd);
+    for (int i = 0; i < 100 && rmdir(cg.dir) != 0 && errno == EBUSY; i++)
+        usleep(10000); /* the killed are still exiting */
+    _exit(0);
+}
+
+/* Starts the watchdog, a grandchild in a session of its own (not our child: our clean-up
+ * after each run kills and reaps our children). Called before we become a subreaper, so
+ * that it is handed to our own ancestors' when its parent exits. Best effort: without
+ * it, the next launcher's sweep of stale cgroups is the clean-up. */
+static void start_watchdog(void) {
+    int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    if (pidfd < 0) return;
+    pid_t mid = fork();
+    if (mid == 0) {
+        if (fork() != 0) _exit(0);
+        setsid();
+        signal(SIGINT, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
+        watch(pidfd);
+    }
+    close(pidfd);
+    if (mid > 0) waitpid(mid, NULL, 0);
+}
+
 static int open_counter(const struct event *e) {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -496,42 +547,68 @@ static int format_count(char *out, size_t size, int fd, int open_errno,
     return snprintf(out, size, " %llu", count);
 }
 
-/* Adds bytes to the reply being written (reply number replies_written + 1). */
-static void ring_add(const char *buf, size_t len) {
-    if (!rescue_path) return;
-    typeof(ring[0]) *slot = &ring[replies_written % RESCUE_RING];
-    if (slot->len + len > slot->cap) {
-        size_t cap = (slot->len + len) * 2;
-        char *grown = realloc(slot->buf, cap);
-        if (!grown) return; /* the rescue is a bonus: never fail a run for it */
-        slot->buf = grown;
-        slot->cap = cap;
+/* Adds bytes to the reply being written; exits when memory runs out (a tail is <= 1 MiB). */
+static void out_add(const char *buf, size_t len) {
+    if (out.len + len > out.cap) {
+        size_t cap = (out.len + len) * 2;
+        char *grown = realloc(out.buf, cap);
+        if (!grown) { perror("quadscope-launcher: reply"); exit(125); }
+        out.buf = grown;
+        out.cap = cap;
     }
-    memcpy(slot->buf + slot->len, buf, len);
-    slot->len += len;
+    memcpy(out.buf + out.len, buf, len);
+    out.len += len;
 }
 
-/* At exit (atexit): the last replies, kept unless quadscope said goodbye (see the top). */
-static void rescue(void) {
-    if (!rescue_path || said_bye || replies_written == 0) return;
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", rescue_path) >= (int)sizeof tmp) return;
-    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (out < 0) { perror("quadscope-launcher: rescue"); return; }
-    char head[64];
-    int len = snprintf(head, sizeof head, "rescue %llu\n", replies_written);
-    int ok = write(out, head, (size_t)len) == len;
-    unsigned long long first = replies_written > RESCUE_RING ? replies_written - RESCUE_RING : 0;
-    /* A reply cut short (quadscope died while we wrote it) fills the slot of the oldest. */
-    if (replying && replies_written >= RESCUE_RING) first++;
-    for (unsigned long long k = first; ok && k < replies_written; k++) {
-        typeof(ring[0]) *slot = &ring[k % RESCUE_RING];
-        ok = write(out, slot->buf, slot->len) == (ssize_t)slot->len;
+/* Log k's path (RESCUE_PATH.k) into path: 0, or -1 when it does not fit. */
+static int log_path(char *path, size_t size, int k) {
+    int n = snprintf(path, size, "%s.%d", rescue_path, k);
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* Log k made anew, its first reply to be number `first`: its descriptor, or -1. */
+static int start_log(int k, unsigned long long first) {
+    char path[4096], head[64];
+    if (log_path(path, sizeof path, k) != 0) return -1;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) return -1;
+    int len = snprintf(head, sizeof head, "replies %llu\n", first);
+    if (write(fd, head, (size_t)len) != len) {
+        close(fd);
+        return -1;
     }
-    if (close(out) != 0 || !ok || rename(tmp, rescue_path) != 0) {
-        perror("quadscope-launcher: rescue");
-        unlink(tmp);
+    return fd;
+}
+
+/* The reply in `out` (number replies_written + 1) into the log in use, by one write(2);
+ * a log holding RESCUE_RING replies hands over to the other (see "Rescue"). The rescue is
+ * a bonus: a log that cannot be written ends it, never a run. */
+static void log_reply(void) {
+    if (!rescue_path) return;
+    if (rlog.fd < 0 || rlog.held >= RESCUE_RING) {
+        if (rlog.fd >= 0) {
+            close(rlog.fd);
+            rlog.now ^= 1;
+        }
+        rlog.held = 0;
+        rlog.fd = start_log(rlog.now, replies_written + 1);
     }
+    if (rlog.fd < 0 || write(rlog.fd, out.buf, out.len) != (ssize_t)out.len) {
+        perror("quadscope-launcher: rescue log");
+        if (rlog.fd >= 0) close(rlog.fd);
+        rlog.fd = -1;
+        rescue_path = NULL; /* the logs stay: quadscope keeps its manifest for them */
+        return;
+    }
+    rlog.held++;
+}
+
+/* At exit (atexit): after quadscope's goodbye it has every reply, so the logs go. */
+static void end_logs(void) {
+    if (!rescue_path || !said_bye) return;
+    char path[4096];
+    for (int k = 0; k < 2; k++)
+        if (log_path(path, sizeof path, k) == 0) unlink(path);
 }
 
 /* Writes all of buf to the reply pipe; exits when quadscope is gone (nobody to report to). */
@@ -618,27 +695,27 @@ static void run(struct spawn *s, long long timeout_ns) {
     if (fstat(RUN_STDERR_FD, &st) != 0) { perror("quadscope-launcher: stderr file"); exit(125); }
     size_t tail = st.st_size < (off_t)s->tail_bytes ? (size_t)st.st_size : s->tail_bytes;
     len += snprintf(line + len, sizeof line - (size_t)len, " %zu\n", tail);
-    ring[replies_written % RESCUE_RING].len = 0;
-    replying = 1;
-    ring_add(line, (size_t)len);
-    reply(line, (size_t)len);
+    /* The whole reply is assembled first: one write(2) to the log, then one to the pipe. */
+    out.len = 0;
+    out_add(line, (size_t)len);
     if (st.st_size != 0) {
         char buf[4096];
         for (size_t off = 0; off < tail;) {
             size_t want = tail - off < sizeof buf ? tail - off : sizeof buf;
             ssize_t r = pread(RUN_STDERR_FD, buf, want, st.st_size - (off_t)tail + (off_t)off);
             if (r <= 0) { perror("quadscope-launcher: stderr file"); exit(125); }
-            ring_add(buf, (size_t)r);
-            reply(buf, (size_t)r);
+            out_add(buf, (size_t)r);
             off += (size_t)r;
         }
-        if (ftruncate(RUN_STDERR_FD, 0) != 0 || lseek(RUN_STDERR_FD, 0, SEEK_SET) < 0) {
-            perror("quadscope-launcher: stderr file");
-            exit(125);
-        }
     }
+    log_reply(); /* on disk (the page cache) before quadscope may see it: see "Rescue" */
+    reply(out.buf, out.len);
     replies_written++;
-    replying = 0;
+    if (st.st_size != 0
+        && (ftruncate(RUN_STDERR_FD, 0) != 0 || lseek(RUN_STDERR_FD, 0, SEEK_SET) < 0)) {
+        perror("quadscope-launcher: stderr file");
+        exit(125);
+    }
 }
 
 /* 1 when exactly n bytes of the request could be read. */
@@ -703,10 +780,11 @@ int main(int argc, char **argv) {
         perror("quadscope-launcher: setup");
         return 125;
     }
+    int cgroup = make_cgroup();
+    if (cgroup) start_watchdog();
     /* Orphaned descendants come to us, so that no process of a run outlives it. */
     int subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
-    int cgroup = make_cgroup();
-    atexit(rescue); /* registered after make_cgroup's: runs before the cgroup goes */
+    atexit(end_logs);
     /* The counters, opened once on ourselves and inherited by every run (see the top).
      * A dummy event that is not inherited keeps each child's copies from being a clone
      * of our context: the kernel swaps equal (cloned) contexts between parent and

@@ -247,7 +247,8 @@ class ProcessExecutor(SerialExecutor):
 
     def execute_job(self, job: Job) -> Measurement:
         if self.launcher is not None:
-            return self.measurement_of(job, self._launcher(self.launcher).run(self._request(job)))
+            reply = self._launcher(self.launcher).run(self._request(job), job.tag)
+            return self.measurement_of(job, reply)
         path = self._path(job.argv)
         with tempfile.TemporaryFile(prefix="quadscope-stderr-") as err:
             m = self._run_direct(path, job, err.fileno())

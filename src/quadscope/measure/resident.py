@@ -24,16 +24,20 @@ every finished run), then re-raises. `encode_request` and `parse_reply` are
 the protocol, pure, so it is tested without a process; launcher.c's header
 comment is the protocol's reference.
 
-Rescue (`rescue_dir`): as `run_many(requests, tags)` hands requests to the
-launcher it appends to the launcher's manifest (`<token>.manifest` in
+Rescue (`rescue_dir`): as `run_many(requests, tags)` (or `run(request, tag)`) hands
+requests to the launcher it appends to the launcher's manifest (`<token>.manifest` in
 `rescue_dir`, one write per look) a line "INDEX TAG" per request, INDEX
 counting the requests sent since the launcher started (from 1, as the
 launcher counts its replies) and TAG saying which run it is (the runner's
-JSON); the manifest keeps the last MANIFEST_KEEP or more. A launcher that
-goes without quadscope's goodbye (`close()` sends "bye"; a SIGKILL does not)
-writes its last replies to `<token>.rescue` (launcher.c's "Rescue");
-`run.rescue` pairs them with their tags and stores those the store lacks.
-`close()` removes the manifest when nothing was left to rescue.
+JSON); the manifest keeps the last MANIFEST_KEEP or more. The launcher writes
+each reply, before it sends it, to one of its two logs (`rescue_logs(stem)`:
+`<token>.rescue.0` and `.1`, in turn, together holding at least its last
+RESCUE_RING replies; launcher.c's "Rescue"), so a run is on disk the moment
+it is reaped, even when quadscope's whole process group is SIGKILLed. On
+quadscope's goodbye (`close()` sends "bye" once every reply is taken) the
+launcher removes its logs, and `close()` the manifest; otherwise they stay,
+and `run.rescue` pairs the logged replies with their tags and stores those
+the store lacks.
 
 Why resident: a process per run (a launcher or `perf stat`) costs milliseconds
 of harness time; one long-lived launcher costs a pipe round trip per run, and a
@@ -136,6 +140,12 @@ def default_rescue_dir() -> Path:
 
 MANIFEST_SUFFIX = ".manifest"
 RESCUE_SUFFIX = ".rescue"
+RESCUE_RING = 128  # replies a launcher's log holds before the other takes over (launcher.c)
+
+
+def rescue_logs(rescue: str | Path) -> tuple[Path, Path]:
+    """The two reply logs of the launcher started with `-r rescue` (launcher.c's "Rescue")."""
+    return Path(f"{rescue}.0"), Path(f"{rescue}.1")
 
 
 def manifest_header(quadscope_pid: int, launcher_pid: int, events: Sequence[str]) -> bytes:
@@ -263,11 +273,16 @@ class ResidentLauncher:
             encoded = self._encoded[r] = encode_request(r.path, r.argv, r.env, r.timeout_s)
         return encoded
 
-    def run(self, r: Request) -> Reply:
-        """Spawn one run, wait for it, and return what the launcher measured."""
+    def run(self, r: Request, tag: str = "") -> Reply:
+        """Spawn one run, wait for it, and return what the launcher measured.
+
+        `tag` (when not "") goes to the rescue manifest, as a batch's tags do.
+        """
         assert self._req_w is not None, "run() after close()"
         assert not self._busy, "run() while a batch is under way"
         request = memoryview(self._encode(r))
+        if tag:
+            self._note([tag])
         try:
             self._sent_total += 1
             while request:
@@ -462,12 +477,11 @@ class ResidentLauncher:
         if self._manifest is not None:
             os.close(self._manifest)
             self._manifest = None
-            rescued = os.path.exists(f"{self._stem}{RESCUE_SUFFIX}")
+            logs = rescue_logs(f"{self._stem}{RESCUE_SUFFIX}")
             # Kept only when the launcher left replies that tagged runs may be among.
-            for suffix in (MANIFEST_SUFFIX, RESCUE_SUFFIX) if not rescued or not self._noted \
-                    else ():
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(f"{self._stem}{suffix}")
+            if not self._noted or not any(log.exists() for log in logs):
+                for path in (Path(f"{self._stem}{MANIFEST_SUFFIX}"), *logs):
+                    path.unlink(missing_ok=True)
 
     def __del__(self) -> None:
         self.close()

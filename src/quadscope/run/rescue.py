@@ -3,22 +3,24 @@
 Contract: `rescue_tag(store_key(location), sweep, seq, planned, at)` is the
 one-line tag the runner gives each job of a batch; the launcher's manifest keeps it
 (`measure.resident`). `ingest(store)` finds, in the rescue directory, the
-replies a launcher saved when its quadscope died mid-batch (launcher.c's
-"Rescue"), pairs each with its tag, and stores as runs those that belong to
-`store` and are not stored yet; it returns how many it stored, removes the
-files it used up and the manifests of launchers that ended with nothing
-left to rescue (with the half-written rescue of a launcher killed while
-writing it). Files for another store are left for that store's next
-opening, and so are runs of a sweep another live process runs (a
-`--resume` of it: its next seqs are its own); a sweep is claimed while its
-runs are stored, as a run claims it. A damaged file is skipped, never
-fatal: rescue is a bonus on top of what the store already holds.
+replies a launcher logged for a quadscope that died before storing them (launcher.c's
+"Rescue": each reply is written to the launcher's log before it is sent), pairs each
+with its tag, and stores as runs those that belong to `store` and are not stored yet;
+it returns how many it stored, and removes the files it used up and the manifests of
+launchers that ended with nothing left to rescue. Files for another store are left
+for that store's next opening, and so are runs of a sweep another live process runs
+(a `--resume` of it: its next seqs are its own), and the files of a launcher still
+running SETTLE_S after its quadscope died; a sweep is claimed while its runs are
+stored, as a run claims it. A damaged file is skipped, never fatal: rescue is a bonus
+on top of what the store already holds.
 
 Why: a batch's runs go back to back (issue 11's per-run cost), and quadscope
-reads their replies every LOOK_S or so; a SIGKILL in between would lose the
-runs that had ended since the last look. The runs' numbers (`seq`) were
-fixed when the batch was handed out, so a rescued run takes exactly the place
-it would have had. `started_at` is the batch's start (for the record only).
+reads their replies every LOOK_S or so; a SIGKILL in between (of quadscope, or of
+its whole process group with the launcher: a CI job cancelled, `timeout -s KILL`,
+the OOM killer) would lose the runs that had ended since the last look. The runs'
+numbers (`seq`) were fixed when the batch was handed out, so a rescued run takes
+exactly the place it would have had. `started_at` is the batch's start (for the
+record only).
 """
 
 from __future__ import annotations
@@ -37,15 +39,18 @@ from quadscope.measure.launcher import Job, ProcessExecutor
 from quadscope.measure.resident import (
     MANIFEST_SUFFIX,
     RESCUE_SUFFIX,
+    Reply,
     default_rescue_dir,
+    rescue_logs,
     split_replies,
 )
 from quadscope.model import Run, Sweep
 from quadscope.run.plan import PlannedRun
 from quadscope.store import Store
 
-# How long the next quadscope waits for a launcher whose quadscope just died to write its
-# rescue (it first kills the run in flight and everything the run started).
+# How long the next quadscope waits for a launcher whose quadscope just died to end (it
+# kills the run in flight and everything the run started; a reply it writes meanwhile
+# goes to its log first).
 SETTLE_S = 5.0
 
 
@@ -63,11 +68,22 @@ def rescue_tag(key: str, sweep: Sweep, seq: int, planned: PlannedRun, at: float)
                       separators=(",", ":"))
 
 
-def _settling(launcher_pid: int, rescue: Path) -> bool:
+def _launcher_runs(pid: int) -> bool:
+    """Whether `pid` is still a running launcher (a reused pid is another program's)."""
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        return pid_runs(pid)
+    return name.startswith("quadscope-launc") and pid_runs(pid)  # comm: 15 characters
+
+
+def _settling(launcher_pid: int) -> bool:
     """True when the launcher still runs SETTLE_S on: its quadscope died a moment ago and
-    it is killing the run in flight (its whole cgroup) before it writes the rescue."""
+    it is killing the run in flight (its whole cgroup) before it exits."""
     deadline = time.monotonic() + SETTLE_S
-    while pid_runs(launcher_pid) and not rescue.exists():
+    while _launcher_runs(launcher_pid):
         if time.monotonic() > deadline:
             return True
         time.sleep(0.02)
@@ -89,18 +105,31 @@ def _manifest(path: Path) -> tuple[tuple[int, int, tuple[str, ...]], dict[int, d
     return (int(head[2]), int(head[3]), events), tags
 
 
-def _rescued(path: Path, events: tuple[str, ...],
-             tags: dict[int, dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Run]]:
-    """(tag, run) for each whole reply in a rescue file that has a tag."""
+def _logged(path: Path, events: tuple[str, ...]) -> dict[int, Reply]:
+    """The whole replies in one reply log, by their number (launcher.c's "Rescue").
+
+    "replies FIRST" heads a log; "rescue N" heads the single file older launchers
+    wrote at exit, whose last reply is the N-th.
+    """
     data = path.read_bytes()
     head, _, rest = data.partition(b"\n")
-    word, _, count = head.decode().partition(" ")
-    if word != "rescue" or not count.isdigit():
-        raise ValueError(f"{path} is not a rescue file")
+    word, _, count = head.decode("ascii", "replace").partition(" ")
+    if word not in ("replies", "rescue") or not count.isdigit():
+        raise ValueError(f"{path} is not a reply log")
     replies = split_replies(rest, events)
-    first = int(count) - len(replies) + 1  # replies are numbered from 1, as requests are
-    for k, reply in enumerate(replies):
-        tag = tags.get(first + k)
+    first = int(count) if word == "replies" else int(count) - len(replies) + 1
+    return {first + k: reply for k, reply in enumerate(replies)}
+
+
+def _rescued(paths: list[Path], events: tuple[str, ...],
+             tags: dict[int, dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Run]]:
+    """(tag, run) for each whole reply in the logs at `paths` that has a tag."""
+    replies: dict[int, Reply] = {}
+    for path in paths:
+        with contextlib.suppress(ValueError):  # a log cut short at its head: the other holds
+            replies.update(_logged(path, events))
+    for index, reply in sorted(replies.items()):
+        tag = tags.get(index)
         if tag is None:
             continue
         try:
@@ -169,20 +198,22 @@ def ingest(store: Store, directory: Path | None = None) -> int:
     for manifest in manifests:
         stem = str(manifest)[: -len(MANIFEST_SUFFIX)]
         rescue = Path(stem + RESCUE_SUFFIX)
+        logs = [rescue, *rescue_logs(rescue)]  # the first: an older launcher's single file
         try:
             (quadscope_pid, launcher_pid, events), tags = _manifest(manifest)
             if pid_runs(quadscope_pid):
                 continue  # its quadscope still runs: its runs are its own to store
-            if not rescue.exists() and _settling(launcher_pid, rescue):
+            if _settling(launcher_pid):
                 continue  # its launcher is still at it after SETTLE_S: left for next time
-            if not rescue.exists():
-                # Its launcher ended with nothing to rescue, or was killed while writing
-                # (a .tmp, never renamed: a rescue is whole or absent).
+            found = [log for log in logs if log.exists()]
+            if not found:
+                # Its launcher ended with nothing to rescue (or an older one was killed
+                # while writing its rescue: a .tmp, never renamed).
                 Path(f"{rescue}.tmp").unlink(missing_ok=True)
                 manifest.unlink()
                 continue
             ours, foreign = [], 0
-            for tag, run in _rescued(rescue, events, tags):
+            for tag, run in _rescued(found, events, tags):
                 if tag.get("store") == key:  # tags hold store_key already
                     ours.append((float(tag.get("made", 0.0)), run))
                 else:
@@ -190,8 +221,8 @@ def ingest(store: Store, directory: Path | None = None) -> int:
             added, waiting = _store_new(store, ours)
             stored += added
             if not foreign and not waiting:
-                rescue.unlink()
-                manifest.unlink()
+                for path in (*found, manifest):
+                    path.unlink(missing_ok=True)
         except (OSError, ValueError, KeyError, TypeError, RuntimeError, QuadscopeError):
             continue  # damaged, or the store refused: left alone
     return stored
