@@ -162,3 +162,25 @@ def test_a_second_resume_is_refused_until_the_first_process_is_killed(
         [(sweep, count)] = store.list_sweeps()
         assert (sweep.status, count) == ("complete", 4)
         assert sorted(r.size_n for r in store.runs(sweep.id)) == [1, 2, 3, 4]
+
+
+def test_list_shows_a_running_sweep_whose_process_is_gone_as_died(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep left "running" by a killed process: `list` says it died and how to resume it;
+    one whose process lives stays "running"; another machine's cannot be told, so it stays."""
+    db = tmp_path / "l.db"
+    dead = Owner(pid=2**22 + 7, host=platform.node(), start_ticks=1)  # no such process
+    elsewhere = Owner(pid=1, host="another-machine")
+    with open_store(str(db)) as s:
+        for name, owner in (("gone", dead), ("live", this_process()), ("far", elsewhere)):
+            s.create_sweep(Sweep(id=0, name=name, mode="sizes", command=("p", "{n}")), owner)
+        s.create_sweep(Sweep(id=0, name="unclaimed", mode="sizes", command=("p", "{n}")))
+    monkeypatch.setenv("COLUMNS", "120")  # every column shown, whatever the terminal
+    code, out, err = run_argv(["list", "--db", str(db)])
+    assert code == 0, err
+    status = {line.split("│")[2].strip(): line.split("│")[5].strip()
+              for line in out.splitlines() if line.count("│") >= 7 and "id" not in line}
+    assert status == {"gone": "died", "live": "running", "far": "running",
+                      "unclaimed": "died"}
+    assert ("sweeps 1, 4 stopped before their end; their finished runs are kept: continue one "
+            "with `quadscope run --resume ID`") in " ".join(out.split())

@@ -2,7 +2,10 @@
 
 Contract: every command here reads the store and re-fits from stored runs
 (fitting is a pure function of them), so yesterday's sweep reports the same way
-today. Unknown ids are one sentence and exit 5.
+today. Unknown ids are one sentence and exit 5. `list` shows a sweep stored as
+"running" whose process is gone (killed with no chance to say so: SIGKILL, the
+OOM killer, a reboot) as "died" (`shown_status`), and says how to continue every
+died or interrupted sweep.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from quadscope.analyse.analysis import Analysis
-    from quadscope.model import Run, Sweep
+    from quadscope.model import Owner, Run, Sweep
     from quadscope.store import Store
 
 
@@ -84,6 +87,8 @@ def run_list(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no sweeps stored in {visible(store.location)} yet; start one with `quadscope run`")
         return 0
+    from quadscope.measure.host import is_alive
+
     console = Console(highlight=False)
     # One line per sweep: a long name (a command) is cut to the room the other columns
     # leave, never wrapped over four lines; narrower than 80, kind and mode give way.
@@ -95,14 +100,42 @@ def run_list(args: argparse.Namespace) -> int:
         table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=len(col),
                          max_width=max(12, console.width - (45 if narrow else 62))
                          if col == "name" else None)
+    stopped: list[int] = []
     for sweep, count in rows:
         when = dt.datetime.fromtimestamp(sweep.created_at).strftime("%Y-%m-%d %H:%M")
+        status = shown_status(sweep, store.owner(sweep.id) if sweep.status == "running"
+                              else None, is_alive)
+        if status in ("died", "interrupted"):
+            stopped.append(sweep.id)
         cells: dict[str, str | Text] = {
             "id": str(sweep.id), "name": Text(visible(sweep.name)), "kind": sweep.kind,
-            "mode": sweep.mode, "status": sweep.status, "runs": str(count), "created": when}
+            "mode": sweep.mode, "status": status, "runs": str(count), "created": when}
         table.add_row(*(cells[c] for c in cols))
     console.print(table)
+    if stopped:
+        print(resume_advice(sorted(stopped)))
     return 0
+
+
+def shown_status(sweep: Sweep, owner: Owner | None, alive: Callable[[Owner], bool]) -> str:
+    """The status `list` shows: a "running" sweep whose process is gone "died".
+
+    `owner` is the sweep's claim (None: none left); `alive` says whether it runs
+    (`host.is_alive`: on another machine it cannot tell, and says it does).
+    """
+    if sweep.status != "running" or (owner is not None and alive(owner)):
+        return sweep.status
+    return "died"
+
+
+def resume_advice(ids: list[int]) -> str:
+    """One sentence on continuing the died or interrupted sweeps `ids` (at least one)."""
+    if len(ids) == 1:
+        return (f"sweep {ids[0]} stopped before its end; its finished runs are kept: "
+                f"continue it with `quadscope run --resume {ids[0]}`")
+    shown = ", ".join(str(i) for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
+    return (f"sweeps {shown} stopped before their end; their finished runs are kept: "
+            f"continue one with `quadscope run --resume ID`")
 
 
 def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Analysis:

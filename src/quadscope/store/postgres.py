@@ -273,6 +273,12 @@ class PostgresStore:
             c.execute(_q(base.STATUS_UPDATE), (status, base.dumps(sweep.to_dict()), sweep_id))
 
     @_translated
+    def owner(self, sweep_id: int) -> Owner | None:
+        """The process that claimed the sweep and has not released it, or None."""
+        row = self._one(base.OWNER_SELECT, (sweep_id,))
+        return None if row is None else base.row_to_owner(row)
+
+    @_translated
     def get_sweep(self, ref: str | int) -> Sweep:
         """Look a sweep up by id ("3"), by name (the most recent), or "last"/"latest"."""
         return base.find_sweep(self._one, ref, self.location)

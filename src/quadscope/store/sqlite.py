@@ -450,6 +450,13 @@ class SqliteStore:
         with self._write() as c:
             c.execute(base.OWNER_DELETE, (sweep_id, owner.pid, owner.host))
 
+    @_translated
+    @_committed
+    def owner(self, sweep_id: int) -> Owner | None:
+        """The process that claimed the sweep and has not released it, or None."""
+        row = self._conn.execute(base.OWNER_SELECT, (sweep_id,)).fetchone()
+        return None if row is None else base.row_to_owner(row)
+
     def _set_owner(self, sweep_id: int, owner: Owner) -> None:
         self._conn.execute(base.OWNER_UPSERT, base.owner_values(sweep_id, owner))
 
