@@ -12,12 +12,14 @@ bench/reliability.py.
 
 `group_kill_cycle(seed, workdir)` starts the same sweep in a process group of
 its own, each run writing its pid to a marker file as its last act; at a
-seeded count of markers it stops the whole group (SIGSTOP, so that nothing
-moves while it looks), notes which runs had finished (their pid is gone: the
-launcher reaped them) and which had written their marker but not yet ended,
-SIGKILLs the group (quadscope and its launcher with it: a CI job cancelled,
-`timeout -s KILL`), then resumes. A finished run that the resume had to run
-again writes a second marker: runs lost = markers - 41 - those in flight.
+seeded count of markers it stops the whole group (SIGSTOP: quadscope and its
+launcher; the run in flight is in a group of its own and goes on), notes which
+runs had finished (their pid is gone: the launcher reaped them), SIGKILLs the
+group (a CI job cancelled, `timeout -s KILL`; the run in flight dies with the
+launcher, or ends unreaped), waits for the runs' processes to go, then resumes.
+Every marker not of a finished run is of a run in flight, which no one reaped;
+a finished run that the resume had to run again writes a second marker: runs
+lost = markers - 41 - those in flight.
 """
 
 from __future__ import annotations
@@ -158,10 +160,9 @@ def group_command(marker: str, markers: Path) -> str:
     return f"{command(marker)}; echo $$ >> {markers}"
 
 
-def _finished(pids: list[int]) -> tuple[int, int]:
-    """(finished, in flight) among runs that wrote their marker: a finished one is reaped."""
-    gone = sum(1 for pid in pids if not Path(f"/proc/{pid}").exists())
-    return gone, len(pids) - gone
+def _finished(pids: list[int]) -> int:
+    """How many of the runs that wrote their marker had finished: been reaped (pid gone)."""
+    return sum(1 for pid in pids if not Path(f"/proc/{pid}").exists())
 
 
 def _markers(path: Path) -> list[int]:
@@ -190,13 +191,13 @@ def group_kill_cycle(seed: int, workdir: Path) -> FaultOutcome:
             time.sleep(0.005)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGSTOP)
-        written = _markers(markers)
-        _, in_flight = _finished(written)
+        finished = _finished(_markers(markers))
         before = stored_runs(db)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         _, err = proc.communicate(timeout=30)
         left_signal = settled_marked(marker)
+        in_flight = len(_markers(markers)) - finished
         resume = _quadscope(["run", "--db", str(db), "--resume", "1"], env)
         _, err2 = resume.communicate(timeout=60)
         left_resume = settled_marked(marker)

@@ -25,7 +25,7 @@ compact report shows and each metric's median at the largest size
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from quadscope.analyse.launches import pool_launches
 from quadscope.analyse.memory import memory_bound
 from quadscope.analyse.notable import medians_at_max, notable_metrics
 from quadscope.analyse.text import OUTGROWS_HEADLINE
+from quadscope.analyse.thin import thinned
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
@@ -180,12 +181,14 @@ def fit_runs(
     metrics: Sequence[str] = METRICS,
     n_boot: int | None = None,
     pooled: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Fit], list[str]]:
     """Fit every metric that was counted; notes say which could not be fitted and why.
 
     `n_boot` (bootstrap replicates) defaults to `fit_metric`'s, as every report uses;
     fewer serve only adaptive mode's intermediate looks (see `run.adaptive`).
     `pooled`: the runs are accumulate mode's pooled launches (`fit_metric`).
+    `progress` is told the name of each metric before it is fitted.
     """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
     from quadscope.analyse.fitting import fit_metric
@@ -196,6 +199,8 @@ def fit_runs(
         sizes, values = metric_series(runs, metric)
         if not values:
             continue
+        if progress is not None:
+            progress(metric)
         try:
             fits[metric] = (fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed,
                                        pooled=pooled)
@@ -246,6 +251,15 @@ def time_outgrows_instructions(fits: Mapping[str, Fit], growth: float | None = N
     return text.outgrows_note(slowest, fastest)
 
 
+def _prefixed(progress: Callable[[str], None] | None,
+              variant: str) -> Callable[[str], None] | None:
+    """`progress`, told "VARIANT METRIC" for each metric."""
+    if progress is None:
+        return None
+    told = progress
+    return lambda metric: told(f"{variant} {metric}")
+
+
 def analyse(
     sweep: Sweep,
     runs: Sequence[Run],
@@ -253,11 +267,13 @@ def analyse(
     profile: Attribution | None = None,
     doctor: DoctorReport | ProbeResult | None = None,
     probe_series: Mapping[str, tuple[ProbeSeries, ...]] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Analysis:
     """Fit each variant's metrics, compare A with B when there is a B, and name the verdict.
 
     `profile`, `doctor` and `probe_series` are results attached to the sweep,
-    passed through to the renderers as they are.
+    passed through to the renderers as they are. `progress` is told what is
+    fitted next ("A wall_s"), for a long fit's progress line.
     """
     runs = tuple(sorted(runs, key=lambda r: r.seq))
     failures = tuple(r for r in runs if not r.warmup and not r.measurement.ok)
@@ -270,6 +286,9 @@ def analyse(
     pooled = sweep.mode == "accumulate"
     if pooled:  # single launches, pooled into sizes for the fits (analyse.launches)
         measured = {v: list(pool_launches(good)) for v, good in measured.items()}
+    measured, thin_note = thinned(measured)  # 10,000 sizes: fitted on 100 (analyse.thin)
+    if thin_note:
+        notes.append(thin_note)
     for variant in variants:
         good = measured[variant]
         if not good:
@@ -278,7 +297,8 @@ def analyse(
                 notes.append(text.all_failed(variant, len(tried)))
             fits[variant] = {}
             continue
-        f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, pooled=pooled)
+        f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, pooled=pooled,
+                        progress=_prefixed(progress, variant))
         f, cached = memory_bound(f, good, sweep.host)
         n.extend(cached)
         fits[variant] = f

@@ -7,15 +7,18 @@ come from the renderer registry (`render.RENDERERS`): nothing here names a file 
 (`print_analysis` asks the registry for the terminal renderer by name).
 `analyse_stored` is `analysis.analyse` of a stored sweep with the results
 attached to it (its profile, its doctor findings and each probe's plot lines).
+`fit_progress()` is the progress of a fit that takes longer than
+FitProgress.AFTER_S, on stderr (every command that fits passes it on).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -196,8 +199,64 @@ def analyse_stored(store: Store, sweep: Sweep) -> Analysis:
 
     profile = _blob(store, sweep.id, "profile", Attribution.from_dict)
     doctor = _blob(store, sweep.id, "doctor", doctor_from_dict)
-    return analyse(sweep, store.runs(sweep.id), profile=profile, doctor=doctor,
-                   probe_series=probe_series(store, doctor))
+    with fit_progress() as progress:
+        return analyse(sweep, store.runs(sweep.id), profile=profile, doctor=doctor,
+                       probe_series=probe_series(store, doctor), progress=progress)
+
+
+class FitProgress:
+    """What is being fitted, on stderr, once a fit has taken AFTER_S: on a terminal one
+    line rewritten in place for each metric (cleared by `done()`), elsewhere (a CI log)
+    one notice, so that a wide sweep's fit is never a silence of many seconds."""
+
+    AFTER_S = 1.0
+
+    def __init__(self, stream: Any = None, clock: Callable[[], float] | None = None) -> None:
+        import time
+
+        self._stream = stream or sys.stderr
+        self._clock = clock or time.monotonic
+        self._t0 = self._clock()
+        self._count = 0
+        self._shown = False
+        try:
+            self._tty = self._stream.isatty()
+        except (AttributeError, ValueError):
+            self._tty = False
+
+    def __call__(self, what: str) -> None:
+        self._count += 1
+        if self._clock() - self._t0 < self.AFTER_S:
+            return
+        try:
+            if self._tty:
+                self._stream.write(f"\r\x1b[2Kquadscope: fitting {visible(what)} "
+                                   f"(metric {self._count})…")
+                self._stream.flush()
+            elif not self._shown:
+                notice("fitting every metric; a sweep with many sizes or metrics takes "
+                       "a few seconds", self._stream)
+        except (OSError, ValueError):
+            return  # stderr closed: progress is a courtesy
+        self._shown = True
+
+    def done(self) -> None:
+        if self._shown and self._tty:
+            try:
+                self._stream.write("\r\x1b[2K")
+                self._stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
+@contextlib.contextmanager
+def fit_progress() -> Iterator[FitProgress]:
+    """A `FitProgress` on stderr, its line cleared however the fit ends."""
+    progress = FitProgress()
+    try:
+        yield progress
+    finally:
+        progress.done()
 
 
 T = TypeVar("T")

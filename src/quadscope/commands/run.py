@@ -24,6 +24,7 @@ from quadscope.commands.common import (
     add_store_option,
     add_view_options,
     check_outputs,
+    fit_progress,
     open_store,
     print_analysis,
     write_outputs,
@@ -348,7 +349,8 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
         raise StoreError(f"{exc}; then continue with `quadscope run --resume "
                          f"{progress.sweep_id}`") from None
     profile = profile_after_sweep(args, sweep, store) if getattr(args, "profile", False) else None
-    analysis = analyse(sweep, store.runs(sweep.id), profile=profile)
+    with fit_progress() as fitting:
+        analysis = analyse(sweep, store.runs(sweep.id), profile=profile, progress=fitting)
     return finish(args, analysis)
 
 

@@ -66,8 +66,10 @@
  * at the clone; the kernel enables it at the child's exec, copies it into every
  * descendant, and adds each copy's count back to our event when its process
  * exits. Our own copy is never enabled (we never exec), so a run's count is our
- * event's reading after the run's processes are all reaped, less its reading
- * before the spawn: the run's program from its exec on, descendants included.
+ * event's reading once the run's leader is reaped, less its reading before the
+ * spawn: the run's program from its exec on, with every descendant that ended
+ * before it (what it waited for). What it left running is killed after the
+ * reading and not counted, as wait4's rusage does not count it either.
  * No perf_event_open per run: creating and freeing a software event flips a
  * kernel static key each time, which patches kernel text on every CPU (~100 µs
  * of IPIs on a 2-core VM).
@@ -678,7 +680,9 @@ static void run(struct spawn *s, long long timeout_ns) {
         if (errno != EINTR) { perror("quadscope-launcher: wait4"); exit(125); }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     long long wall_ns = s->exec_errno ? 0 : ns_between(&t0, &t1) - s->join_ns;
-    kill_leftovers(pid, s->cgroup_errno == 0);
+    /* The reply is taken now, as the leader is reaped, and logged before what the run left
+     * running is killed (which may take milliseconds): a SIGKILL of us in between loses no
+     * reaped run (see "Rescue"); the leftovers' work, like their rusage, is not the run's. */
     char line[1024];
     int len = snprintf(line, sizeof line, "done %lld %d %d %d %lld %lld %ld %ld %ld %ld %ld",
                        wall_ns, timed_out, status, s->exec_errno,
@@ -709,6 +713,7 @@ static void run(struct spawn *s, long long timeout_ns) {
         }
     }
     log_reply(); /* on disk (the page cache) before quadscope may see it: see "Rescue" */
+    kill_leftovers(pid, s->cgroup_errno == 0); /* gone before quadscope hears of the run */
     reply(out.buf, out.len);
     replies_written++;
     if (st.st_size != 0
