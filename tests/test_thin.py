@@ -99,11 +99,12 @@ def test_progress_is_silent_at_first_then_one_line_in_place_on_a_terminal() -> N
     assert text.endswith("\r\x1b[2K") and "\n" not in text
 
 
-def test_progress_in_a_log_is_one_notice() -> None:
+def test_progress_in_a_log_or_a_pipe_is_nothing() -> None:
+    """What a log holds must not depend on the machine's speed."""
     clock, out = _Clock(), io.StringIO()
     p = FitProgress(out, clock)
     clock.t = 5.0
     for m in ("A wall_s", "A user_s", "A sys_s"):
         p(m)
     p.done()
-    assert out.getvalue().count("quadscope: fitting every metric") == 1
+    assert out.getvalue() == ""

@@ -8,7 +8,7 @@ come from the renderer registry (`render.RENDERERS`): nothing here names a file 
 `analyse_stored` is `analysis.analyse` of a stored sweep with the results
 attached to it (its profile, its doctor findings and each probe's plot lines).
 `fit_progress()` is the progress of a fit that takes longer than
-FitProgress.AFTER_S, on stderr (every command that fits passes it on).
+FitProgress.AFTER_S, on a terminal's stderr (`run` and the stored commands pass it on).
 """
 
 from __future__ import annotations
@@ -205,9 +205,11 @@ def analyse_stored(store: Store, sweep: Sweep) -> Analysis:
 
 
 class FitProgress:
-    """What is being fitted, on stderr, once a fit has taken AFTER_S: on a terminal one
-    line rewritten in place for each metric (cleared by `done()`), elsewhere (a CI log)
-    one notice, so that a wide sweep's fit is never a silence of many seconds."""
+    """What is being fitted, on a terminal's stderr, once a fit has taken AFTER_S: one line
+    rewritten in place for each metric and cleared by `done()`, so that a wide sweep's
+    fit is never a silence of seconds and leaves no trace. Elsewhere (a log, a pipe)
+    nothing: what is written there must not depend on how fast the machine is, and a
+    fit is bounded (`analyse.thin`: at most 100 sizes, a few seconds)."""
 
     AFTER_S = 1.0
 
@@ -233,9 +235,6 @@ class FitProgress:
                 self._stream.write(f"\r\x1b[2Kquadscope: fitting {visible(what)} "
                                    f"(metric {self._count})…")
                 self._stream.flush()
-            elif not self._shown:
-                notice("fitting every metric; a sweep with many sizes or metrics takes "
-                       "a few seconds", self._stream)
         except (OSError, ValueError):
             return  # stderr closed: progress is a courtesy
         self._shown = True
