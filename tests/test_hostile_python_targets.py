@@ -71,3 +71,30 @@ def test_resume_of_a_target_that_leaves_finishes_the_sweep(
     with SqliteStore(db) as store:
         assert store.get_sweep(sweep.id).status == "complete"
         assert len(store.runs(sweep.id)) == 8
+
+
+@pytest.mark.slow  # the probe forks
+def test_a_segfault_in_c_code_is_a_failed_run_with_one_sentence() -> None:
+    """ctypes.string_at(0) reads address 0: in a fork first, so quadscope lives to say so,
+    once per size (the next run at that size is the same failed run, not another fork)."""
+    ex = FunctionExecutor()
+    m = ex.execute(["python:ctypes:string_at", "0"], timeout_s=30)
+    assert m.exit_code == -11 and not m.ok
+    assert m.stderr_tail.startswith("python:ctypes:string_at crashed with SIGSEGV at n = 0")
+    assert ex.execute(["python:ctypes:string_at", "0"], timeout_s=30) is m
+    fine = ex.execute(["python:math:factorial", "20"], timeout_s=30)
+    assert fine.ok and fine.wall_s > 0
+
+
+@pytest.mark.slow  # `run` asks git for the commit; the probe forks
+def test_a_sweep_of_a_target_that_segfaults_ends_with_one_sentence(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "r.db"
+    assert main(["run", "--db", str(db), "--sizes", "0,1,2,3", "--repeat", "1", "--warmup", "0",
+                 "--", "python:ctypes:string_at", "{n}"]) == 6
+    assert "every run of the command failed (exit codes [-11])" in capsys.readouterr().err
+    with SqliteStore(db) as store:
+        sweep = store.get_sweep("last")
+        runs = store.runs(sweep.id)
+    assert sweep.status == "complete" and len(runs) == 4
+    assert all("crashed with SIGSEGV" in r.measurement.stderr_tail for r in runs)

@@ -19,9 +19,14 @@ marks the run timed out; an exception is exit code 1 with the traceback as the
 stderr tail, `sys.exit(code)` a failed run with that code (1 for 0), and
 `os._exit`/`os.abort` a failed run too (they raise while the function runs
 in-process, in any thread of this process, so a function cannot end
-quadscope by leaving; a segfault in C code still would: use --fork for
-that). The garbage collector stays on: collections the function causes are
-part of its cost.
+quadscope by leaving). A crash in C code (a segfault, `ctypes.string_at(0)`)
+cannot be caught in-process, so a `python:` target's first call at each size
+runs once in a fork first (the probe: one call and one fork per size, a few
+ms): one that dies by a signal there is a failed run, with one sentence, at
+that size and never run in-process; one that times out there is a timed-out
+run. Callables registered through the API skip the probe (their callers'
+own state is what they touch; `fork=True` isolates them). The garbage
+collector stays on: collections the function causes are part of its cost.
 
 With `fork=True` (`--fork`) every run forks once; the child builds the
 argument, times one call alone with the monotonic clock and getrusage deltas,
@@ -53,6 +58,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from quadscope import metrics
@@ -207,6 +213,9 @@ def _staying_in() -> Iterator[Callable[[Func], Func]]:
         os._exit, os.abort = real_exit, real_abort
 
 
+_SIGNALS = {int(s) for s in signal.Signals}
+
+
 def _exit_code(exc: BaseException | None) -> int:
     """The failed run's exit status: SystemExit's own code when it is a failure's, else 1."""
     code = exc.code if isinstance(exc, SystemExit) else 1
@@ -247,11 +256,37 @@ class FunctionExecutor(SerialExecutor):
         self.fork = fork
         self._min_batch_s = min_batch_s
         self._loops: dict[tuple[str, int], int] = {}  # loops calibrated per (target, n)
+        self._probed: set[str] = set()  # python: targets, whose first call per size is probed
+        # Each probed size's failed run, or None when it may run in-process.
+        self._crashed: dict[tuple[str, int], Measurement | None] = {}
 
     def function(self, target: str) -> Func:
         if target not in self._functions:
             self._functions[target], self._setups[target] = resolve_target(target)
+            self._probed.add(target)
         return self._functions[target]
+
+    def _probe(self, target: str, func: Func, setup: Setup | None, n: int,
+               timeout_s: float | None) -> Measurement | None:
+        """The failed run of a `python:` target that crashes or times out at `n` in a fork,
+        or None: it may run in-process (see the module docstring). Once per size."""
+        key = (target, n)
+        if key in self._crashed or target not in self._probed:
+            return self._crashed.get(key)
+        m = self._forked(func, setup, n, timeout_s)
+        if m.timed_out:
+            return m  # not kept: a later run at n may be given longer
+        self._crashed[key] = None
+        if m.exit_code < 0:
+            name = signal.Signals(-m.exit_code).name if -m.exit_code in _SIGNALS else \
+                f"signal {-m.exit_code}"
+            m = replace(m, stderr_tail=(
+                f"{target} crashed with {name} at n = {n} (in C code: it would have ended "
+                "quadscope, so each size's first call runs in a fork first); "
+                "nothing was measured at this size"))
+            self._crashed[key] = m
+            return m
+        return None
 
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         func = self.function(argv[0])
@@ -259,6 +294,8 @@ class FunctionExecutor(SerialExecutor):
         n = int(argv[-1])
         if self.fork:
             return self._forked(func, setup, n, timeout_s)
+        if (failed := self._probe(argv[0], func, setup, n, timeout_s)) is not None:
+            return failed
         started = time.monotonic()
         try:
             with _deadline(timeout_s), _staying_in() as stand_in:
