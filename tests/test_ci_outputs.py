@@ -158,23 +158,26 @@ def test_a_fail_above_case_carries_verdict_exponent_interval_and_sizes(tmp_path:
 
 
 def test_compare_fail_on_gates_are_testcases_with_both_sides(tmp_path: Path) -> None:
-    """`compare --fail-on` wrote tests="0"; now each judged metric is a testcase, and a
-    metric B did not measure is skipped with the reason."""
+    """`compare --fail-on` wrote tests="0"; now each judged metric is a testcase (a bare
+    `class` judges the headline time alone, `class=METRIC` the metric named), and a metric
+    whose change cannot be decided is skipped with the reason."""
     db = tmp_path / "r.db"
     _quadratic_sweep(db, "ab")
     _quadratic_sweep(db, "fixed", program="fixed")
     out = tmp_path / "ab.xml"
     code = main(["compare", "1", "2", "--db", str(db), "--fail-on", "class",
-                 "--fail-on", "slower=1.1", "--junit", str(out)])
+                 "--fail-on", "class=max_rss_bytes", "--fail-on", "slower=1.1",
+                 "--junit", str(out)])
     cases = _valid_junit(out.read_bytes())
     names = [c.attrib["name"] for c in cases]
     assert names == ["ab vs fixed: --fail-on class (wall_s)",
-                     "ab vs fixed: --fail-on class (max_rss_bytes)",
+                     "ab vs fixed: --fail-on class=max_rss_bytes (max_rss_bytes)",
                      "ab vs fixed: --fail-on slower=1.1 (wall_s)"], names
     wall = cases[0]
-    assert [c.tag for c in wall] == ["system-out"]  # B (linear) grows no faster than A
+    assert [c.tag for c in wall] == ["system-out"]  # B (linear) grows slower than A
     text = wall.find("system-out").text or ""  # type: ignore[union-attr]
-    for part in ("gate passed: wall_s: B grows no faster than A", "A: verdict: quadratic",
+    for part in ("gate passed: wall_s: B grows slower than A (n at most, A n² or faster): "
+                 "an improvement", "A: verdict: quadratic",
                  "B: verdict: linear", "A: exponent: ", "B: exponent: ", "sizes: "):
         assert part in text, part
     assert cases[1].find("skipped") is not None

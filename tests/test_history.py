@@ -2,33 +2,43 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from quadscope.analyse.fitting import fit_metric
 from quadscope.analyse.history import (
     History,
     HistoryPoint,
-    between_sweep_scatter,
+    build_history,
+    change_sentences,
     changepoints,
+    history_metric,
+    merge_unsure,
     order_sweeps,
+    own_cost,
     reference_n,
 )
+from quadscope.classes import INCONCLUSIVE
 from quadscope.cli import main
 from quadscope.commands.history import load_history
 from quadscope.host import Host
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.measure.provenance import Provenance, collect_provenance, machine_label
-from quadscope.model import Measurement, Sweep
+from quadscope.model import Fit, Measurement, Prediction, Sweep
 from quadscope.render.history_html import history_html
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 from quadscope.store import SqliteStore
+from quadscope.workloads.synthetic import Scenario, simulate, truth_for
 
 
 def test_changepoints_finds_one_step_and_none_in_flat_data() -> None:
@@ -39,11 +49,32 @@ def test_changepoints_finds_one_step_and_none_in_flat_data() -> None:
     assert changepoints([1.0], [0.01], 1.0) == []
 
 
-def test_scatter_is_zero_below_five_points_and_robust_to_a_step() -> None:
-    """τ needs five points; one large step among small differences does not inflate it."""
-    assert between_sweep_scatter([0.0, 5.0, 0.0]) == 0.0
-    tau = between_sweep_scatter([0.0, 0.1, 0.0, 5.0, 5.1, 5.0])
-    assert tau == pytest.approx(0.1 / (0.6744897501960817 * 2 ** 0.5))
+def test_steps_that_are_too_small_or_not_sure_are_merged() -> None:
+    """Segments 3% apart merge under a 5% threshold; a 2× step stays; a 20% step whose
+    sides' errors make it 2.2 standard errors is not sure at z = 2.8, and merges."""
+    y = [0.0, 0.0, 0.03, 0.03, 0.72, 0.72]
+    var = [1e-8] * 6
+    starts = changepoints(y, var, 2 * 1.79)
+    assert starts == [2, 4]
+    assert merge_unsure(y, var, starts, 0.0488, 2.8) == [4]
+    y = [0.0, 0.0, 0.0, 0.18, 0.18, 0.18]
+    assert merge_unsure(y, [0.01] * 6, [3], 0.0488, 2.8) == []  # 0.18 / √(2·0.01/3) = 2.2
+    assert merge_unsure(y, [0.001] * 6, [3], 0.0488, 2.8) == [3]
+
+
+def test_own_cost_is_the_median_at_ref_n_with_the_pooled_spread() -> None:
+    """The median of the runs at ref_n; its error from every size's spread, √(π/2)/√m."""
+    sizes = [1, 1, 2, 2, 4, 4, 4]
+    values = [1.0, 1.1, 2.0, 2.2, 4.0, 4.4, 4.2]
+    median, se = own_cost(sizes, values, 4) or (0.0, 0.0)
+    assert median == pytest.approx(4.2)
+    x = [[math.log(1.0), math.log(1.1)], [math.log(2.0), math.log(2.2)],
+         [math.log(4.0), math.log(4.4), math.log(4.2)]]
+    ss = sum(sum((v - sum(g) / len(g)) ** 2 for v in g) for g in x)
+    widen = 4.604094 / 2.575829  # t(0.995, 4 df) / z(0.995)
+    assert se == pytest.approx(math.sqrt(ss / 4) * math.sqrt(math.pi / 2) / math.sqrt(3) * widen)
+    assert own_cost(sizes, values, 8) is None  # not measured there
+    assert own_cost([1, 2], [1.0, 2.0], 2) is None  # no degrees of freedom
 
 
 def test_reference_n_is_the_largest_common_size_else_the_smallest_maximum() -> None:
@@ -200,3 +231,119 @@ def test_history_plot_labels_touch_nothing_and_the_page_fits(
     scroll, view, bad = page.evaluate(OVERFLOW_JS)
     assert (scroll, bad) == (view, [])
     page.close()
+
+
+def _fit(cls: str, cost: float, k: float, ci: tuple[float, float], rel: float = 0.05,
+         metric: str = "wall_s", lo: str = "", hi: str = "") -> Fit:
+    settled = cls != INCONCLUSIVE
+    return Fit(metric=metric, cls=cls, exponent=k, exponent_ci=ci,
+               coefficients={"a": 0.0, "b": 1.0}, r2=1.0, candidates=(), n_points=18,
+               prediction=Prediction(32000, cost, cost * (1 - rel), cost * (1 + rel)),
+               best=cls if settled else lo, at_least=lo or (cls if settled else ""),
+               at_most=hi or (cls if settled else ""))
+
+
+def _sweeps(n: int, meter: str = "time") -> list[Sweep]:
+    return [Sweep(id=i + 1, name="x", mode="sizes", command=("p", "{n}"), meter=meter,
+                  git_commit=f"{i + 1:x}" * 40, created_at=float(i)) for i in range(n)]
+
+
+def test_a_step_judged_from_each_sweeps_own_interval_is_found_both_ways() -> None:
+    """The reported history: five sweeps of wall time stepping 6 ms → 22 s → 8.8 ms. The
+    spread of successive differences was carried by the steps and marked nothing; each
+    sweep's own interval finds both steps and both changes of growth."""
+    fits = [_fit("n log n", 6.0e-3, 1.1, (1.05, 1.15)), _fit("n log n", 6.1e-3, 1.1, (1.05, 1.15)),
+            _fit("n^2", 22.0, 2.0, (1.95, 2.05)), _fit("n^2", 21.6, 2.0, (1.95, 2.05)),
+            _fit("n log n", 8.8e-3, 1.1, (1.05, 1.15))]
+    history = build_history(list(zip(_sweeps(5), fits, strict=True)), name="x",
+                            metric="wall_s", ref_n=32000, order="git")
+    steps = [p.step for p in history.points]
+    assert [s is not None for s in steps] == [False, False, True, False, True]
+    assert steps[2] == pytest.approx(3603, rel=0.001)
+    assert steps[4] == pytest.approx(8.8e-3 / 21.8, rel=0.01)
+    assert [p.class_changed for p in history.points] == ["", "", "n log n → n²", "",
+                                                         "n² → n log n"]
+    assert change_sentences(history)[0] == "wall time grew 3,603× at 3333333333: n log n → n²"
+    assert change_sentences(history)[1].startswith("wall time fell 2,477× at 5555555555")
+
+
+def test_an_exact_two_fold_step_of_the_work_is_found() -> None:
+    """Counted exactly, the work is 5.76M, 11.5M (×2), 11.5M, then n²: both are changes, and
+    nothing else; the sentence names the work."""
+    costs = [5.76e6, 1.152e7, 1.152e7, 6.42e7, 6.42e7]
+    classes = ["n", "n", "n", "n^2", "n^2"]
+    fits = [_fit(c, v, 1.0 if c == "n" else 2.0, (0.999, 1.001) if c == "n" else (1.999, 2.001),
+                 rel=0.0, metric="instructions") for c, v in zip(classes, costs, strict=True)]
+    own = [(v, 0.0) for v in costs]
+    history = build_history(list(zip(_sweeps(5, "instructions"), fits, strict=True)),
+                            name="x", metric="instructions", ref_n=32000, order="git",
+                            measured=own)
+    assert history.exact and history.min_step == pytest.approx(0.01)
+    assert [p.step for p in history.points] == [None, pytest.approx(2.0), None,
+                                                pytest.approx(6.42e7 / 1.152e7), None]
+    assert change_sentences(history) == (
+        "the work grew 2× at 2222222222 (n)",
+        "the work grew 5.57× at 4444444444: n → n²")
+    # A timed metric of the same sweeps is not "the work": its threshold is compare's 5%.
+    timed = build_history(list(zip(_sweeps(5), fits, strict=True)), name="x",
+                          metric="instructions", ref_n=32000, order="git", measured=own)
+    assert not timed.exact and timed.min_step == pytest.approx(0.05)
+
+
+def test_the_work_grew_thousands_fold_in_one_sentence() -> None:
+    """"the work grew 3,500× at abc1234567: n log n → n²"."""
+    fits = [_fit("n log n", 1e6, 1.07, (1.06, 1.08), 0.0, "instructions"),
+            _fit("n^2", 3.5e9, 2.0, (1.99, 2.01), 0.0, "instructions")]
+    sweeps = _sweeps(2, "instructions")
+    sweeps[1] = dataclasses.replace(sweeps[1], git_commit="abc1234567" + "0" * 30)
+    history = build_history(list(zip(sweeps, fits, strict=True)), name="x",
+                            metric="instructions", ref_n=32000, order="git")
+    assert change_sentences(history) == ("the work grew 3,500× at abc1234567: n log n → n²",)
+
+
+def test_a_bracketed_sweep_changes_growth_when_its_exponent_is_apart() -> None:
+    """n … n log n (k 1.0–1.2), then an unsettled k of 1.9–2.1: a change, marked once; a
+    settled n² after it is the same growth, not a second change."""
+    fits = [_fit(INCONCLUSIVE, 1.0, 1.1, (1.0, 1.2), lo="n", hi="n log n"),
+            _fit(INCONCLUSIVE, 1.0, 2.0, (1.9, 2.1), lo="n log n", hi="n^3"),
+            _fit("n^2", 1.0, 2.0, (1.95, 2.05))]
+    history = build_history(list(zip(_sweeps(3), fits, strict=True)), name="x",
+                            metric="wall_s", ref_n=32000, order="git")
+    assert [p.class_changed for p in history.points] == ["", "n … n log n → n log n … n³", ""]
+    assert all(p.step is None for p in history.points)
+
+
+def test_history_follows_the_metric_run_led_with() -> None:
+    """The work where every sweep counted it exactly; else the time most sweeps led with."""
+    work = {"wall_s": _fit("n", 1.0, 1.0, (0.9, 1.1)),
+            "instructions": _fit("n", 1.0, 1.0, (0.99, 1.01), metric="instructions")}
+    assert history_metric([(work, "instructions"), (work, "instructions")]) == "instructions"
+    assert history_metric([(work, "instructions"), (work, None)]) == "wall_s"
+    cpu = {"wall_s": _fit(INCONCLUSIVE, 1.0, 1.0, (0.5, 1.5), lo="1", hi="n^2"),
+           "cpu_s": _fit("n", 1.0, 1.0, (0.95, 1.05), metric="cpu_s")}
+    assert history_metric([(cpu, None), (cpu, None), (work, None)]) == "cpu_s"
+    assert history_metric([(cpu, None), (work, None)]) == "wall_s"  # a tie: wall time
+    assert history_metric([]) == "wall_s"
+
+
+def _flat_series(cv: float, seed: int, sweeps: int = 8) -> History:
+    """`sweeps` sweeps of one n log n program (5 of start-up at the smallest size), noise
+    `cv`, three repeats at six sizes: nothing changed."""
+    rng = np.random.default_rng(seed)
+    sizes = [1000, 2000, 4000, 8000, 16000, 32000]
+    truth = truth_for("n log n", sizes, 0.2, top_s=0.5)
+    entries, own = [], []
+    for i, sweep in enumerate(_sweeps(sweeps)):
+        n, v = simulate(truth, Scenario(cv=cv), sizes, 3, rng)
+        entries.append((sweep, fit_metric("wall_s", n, v, predict_n=32000, seed=i)))
+        own.append(own_cost(n, v, 32000))
+    return build_history(entries, name="x", metric="wall_s", ref_n=32000, order="git",
+                         measured=own)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_noisy_flat_series_has_no_step_and_no_change(seed: int) -> None:
+    """Eight sweeps of an unchanged program with 5% noise: nothing marked (the false-step
+    rate on such series is measured in BENCHMARKS.md §history)."""
+    history = _flat_series(0.05, seed)
+    assert history.changes == ()

@@ -3,25 +3,29 @@
 Contract: pure functions of values (the option itself is declared and printed by
 `commands/gates.py`, for `compare` and `run --vs` alike). `parse_fail_on(items)`
 turns the option's values into `AbRule`s (a `UsageError` names a bad one);
-`decide(analysis, rules)` is a pure function
-returning one `AbOutcome` per rule and metric (a bare `class` rule gives two,
-for wall_s and max_rss_bytes), each "pass", "fail" or "undecided" with
-one sentence that says why, and for "undecided" what would decide it.
-`exit_code(outcomes)` is 0 when every rule passed, FAIL_EXIT (8, as
-`--fail-above`) when one failed, UNDECIDED_EXIT (9) when none failed but one
-could not be decided: an undecided gate never passes silently.
+`judged_metrics(rule, analysis)` names the metrics a rule judges, and
+`decide(analysis, rules)` is a pure function returning one `AbOutcome` per rule
+and judged metric, each "pass", "fail" or "undecided" with one sentence that
+says why, and for "undecided" what would decide it. `exit_code(outcomes)` is 0
+when every rule passed, FAIL_EXIT (8, as `--fail-above`) when one failed,
+UNDECIDED_EXIT (9) when none failed but one could not be decided: an undecided
+gate never passes silently.
 
-Rules:
-- `class` (or `class=METRIC`): B fails when it grows in a faster class than A
-  for wall_s and max_rss_bytes (or METRIC). Settled classes are compared in
-  the registry's order; an unsettled side is compared by its bracket
-  (`Fit.at_least`/`at_most`): B fails when its slowest supported class is
-  faster than A's fastest, passes when its fastest is no faster than A's
-  slowest, and is undecided otherwise, naming the size that would settle it
-  (`Fit.decide_n`). B also fails when its exponent interval lies more than
-  `compare.EXPONENT_GAP` above A's (neither class being "1"), which `compare`
-  calls a class change; intervals apart the other way pass nothing by
-  themselves.
+Rules, each a one-sided question (does B grow faster than A?):
+- `class` judges the headline metric alone (`lead_metric`: the work, where the
+  meter counts it exactly and both sides settle its class, as `--fail-above`
+  does through `headline.lead_fit`; else the time A's verdict led with), never
+  every metric: a peak memory that cannot be decided does not hold up a gate on
+  time. `class=METRIC[,METRIC]` judges the metrics named.
+- For each judged metric B fails when its growth surely exceeds A's upper end:
+  B's slowest supported class (`Fit.at_least`; a settled class is its own
+  bracket) is faster than A's fastest (`Fit.at_most`), or B's exponent
+  interval lies more than `compare.EXPONENT_GAP` above A's (neither class being
+  "1"), which `compare` calls a class change. So a bracketed A still fails a
+  B that surely outgrows its bracket. B passes when its fastest supported class
+  is no faster than A's slowest, or when its exponent interval lies that far
+  below A's (an improvement, not undecided). Otherwise it is undecided, naming
+  the size that would settle it (`Fit.decide_n`).
 - `slower=RATIO` (or `slower=RATIO:METRIC`, default wall_s): at the largest
   size both measured, B fails when the 95% interval of B/A (ratio of medians,
   percentile bootstrap, `analyse.compare`) lies wholly above RATIO, passes
@@ -34,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from quadscope.analyse.headline import label, lead_fit, time_fit
 from quadscope.classes import REGISTRY
 from quadscope.errors import GATE_FAILED_EXIT, GATE_UNDECIDED_EXIT, UsageError
 from quadscope.model import METRICS, Fit
@@ -45,13 +50,13 @@ if TYPE_CHECKING:  # only annotations: `--fail-on` is added to parsers that must
 FAIL_EXIT = GATE_FAILED_EXIT
 UNDECIDED_EXIT = GATE_UNDECIDED_EXIT
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
-CLASS_METRICS = ("wall_s", "max_rss_bytes")
+HEADLINE_METRIC = "wall_s"  # a class rule's metric when neither side has a time or work fit
 
 
 @dataclass(frozen=True, slots=True)
 class AbRule:
     kind: str  # "class" | "slower"
-    metrics: tuple[str, ...]
+    metrics: tuple[str, ...]  # () for a bare "class": the headline metric (`lead_metric`)
     limit: float = 1.0  # for "slower": the largest B/A allowed
 
 
@@ -66,7 +71,7 @@ def parse_fail_on(items: Sequence[str]) -> list[AbRule]:
     for item in items:
         kind, _, rest = item.partition("=")
         if kind == "class":
-            chosen = tuple(rest.split(",")) if rest else CLASS_METRICS
+            chosen = tuple(rest.split(",")) if rest else ()
             for m in chosen:
                 if m not in METRICS:
                     raise UsageError(f"--fail-on {item!r}: {m!r} is not a metric; use one of "
@@ -100,28 +105,76 @@ def _bounds(fit: Fit) -> tuple[int, int] | None:
     return None
 
 
-def _class_outcome(metric: str, fa: Fit, fb: Fit, word: str) -> AbOutcome:
+def _apart(low: tuple[float, float] | None, high: tuple[float, float] | None) -> bool:
+    """`high`'s exponent interval lies more than EXPONENT_GAP above `low`'s."""
     # Imported here: compare needs scipy, and this module is read to build the parser.
     from quadscope.analyse.compare import EXPONENT_GAP
 
+    return low is not None and high is not None and high[0] > low[1] + EXPONENT_GAP
+
+
+def _k(fit: Fit) -> str:
+    ci = fit.exponent_ci
+    return f"{fit.exponent or 0:.2f}" + ("" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
+
+
+def _class_outcome(metric: str, fa: Fit, fb: Fit, word: str) -> AbOutcome:
+    """Does B surely grow faster than A (fail), surely not (pass), or cannot it tell?"""
     ba, bb = _bounds(fa), _bounds(fb)
-    ca, cb = fa.exponent_ci, fb.exponent_ci
-    apart = (ca is not None and cb is not None and "1" not in (fa.cls, fb.cls)
-             and cb[0] > ca[1] + EXPONENT_GAP)
-    if apart:
-        return AbOutcome(FAIL, f"{metric}: B grows faster than A (k {fb.exponent:.2f} "
-                               f"against {fa.exponent:.2f}, intervals apart)")
-    if ba is not None and bb is not None:
-        if bb[0] > ba[1]:
-            return AbOutcome(FAIL, f"{metric}: B grows as {REGISTRY.names[bb[0]]} or faster, "
-                                   f"A as {REGISTRY.names[ba[1]]} at most")
-        if bb[1] <= ba[0]:
-            return AbOutcome(PASS, f"{metric}: B grows no faster than A")
+    powers = "1" not in (fa.cls, fb.cls)
+    if ba is not None and bb is not None and bb[0] > ba[1]:
+        return AbOutcome(FAIL, f"{metric}: B grows as {_name(bb[0], word)} or faster, "
+                               f"A as {_name(ba[1], word)} at most")
+    if powers and _apart(fa.exponent_ci, fb.exponent_ci):
+        return AbOutcome(FAIL, f"{metric}: B grows faster than A (k {_k(fb)} against "
+                               f"{_k(fa)}, intervals apart)")
+    if ba is not None and bb is not None and bb[1] <= ba[0]:
+        slower = bb[1] < ba[0]
+        return AbOutcome(PASS, f"{metric}: B grows " + (
+            f"slower than A ({_name(bb[1], word)} at most, A {_name(ba[0], word)} or "
+            "faster): an improvement" if slower else "no faster than A"))
+    if powers and _apart(fb.exponent_ci, fa.exponent_ci):
+        return AbOutcome(PASS, f"{metric}: B grows slower than A (k {_k(fb)} against "
+                               f"{_k(fa)}, intervals apart): an improvement")
     decide = [f.decide_n for f in (fa, fb) if f.decide_n]
     hint = (f"a sweep to {word} = {fmt_count(max(decide))} would decide" if decide
             else "a sweep over a wider range of sizes would decide")
     return AbOutcome(UNDECIDED, f"{metric}: cannot tell whether B grows faster than A "
-                                f"(a class is not settled); {hint}")
+                                f"(their growths overlap: A {_span(fa, word)}, B {_span(fb, word)}); "
+                                f"{hint}")
+
+
+def _name(index: int, word: str) -> str:
+    return label(REGISTRY.names[index], word)
+
+
+def _span(fit: Fit, word: str) -> str:
+    bounds = _bounds(fit)
+    if bounds is None:
+        return f"k {_k(fit)}"
+    lo, hi = _name(bounds[0], word), _name(bounds[1], word)
+    return (lo if lo == hi else f"{lo} … {hi}") + f", k {_k(fit)}"
+
+
+def lead_metric(analysis: Analysis) -> str:
+    """The metric a bare `class` rule judges: the work where the meter counts it exactly and
+    both sides settle it (`headline.lead_fit`), else the time A's verdict led with."""
+    fits_a, fits_b = analysis.fits.get("A", {}), analysis.fits.get("B", {})
+    work = analysis.work_metric
+    la, lb = lead_fit(fits_a, work), lead_fit(fits_b, work)
+    if work and la is not None and lb is not None and la.metric == lb.metric == work:
+        return work
+    time = time_fit(fits_a)
+    if time is not None and time.metric in fits_b:
+        return time.metric
+    return HEADLINE_METRIC
+
+
+def judged_metrics(rule: AbRule, analysis: Analysis) -> tuple[str, ...]:
+    """The metrics `rule` judges: those it names, else the headline metric."""
+    if rule.kind == "slower":
+        return rule.metrics[:1]
+    return rule.metrics or (lead_metric(analysis),)
 
 
 def _slower_outcome(rule: AbRule, analysis: Analysis) -> AbOutcome:
@@ -150,7 +203,7 @@ def decide(analysis: Analysis, rules: Sequence[AbRule]) -> list[AbOutcome]:
         if rule.kind == "slower":
             out.append(_slower_outcome(rule, analysis))
             continue
-        for metric in rule.metrics:
+        for metric in judged_metrics(rule, analysis):
             fa, fb = fits_a.get(metric), fits_b.get(metric)
             if fa is None or fb is None:
                 out.append(AbOutcome(UNDECIDED, f"{metric}: not fitted on both sides, so its "
@@ -168,4 +221,5 @@ def exit_code(outcomes: Sequence[AbOutcome]) -> int:
     return 0
 
 
-__all__ = ["FAIL_EXIT", "UNDECIDED_EXIT", "AbOutcome", "AbRule", "decide", "exit_code", "parse_fail_on"]
+__all__ = ["FAIL_EXIT", "UNDECIDED_EXIT", "AbOutcome", "AbRule", "decide", "exit_code",
+           "judged_metrics", "lead_metric", "parse_fail_on"]

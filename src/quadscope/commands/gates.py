@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 GATE_HELP = (f"exit {GATE_FAILED_EXIT} when a metric grows faster than CLASS at 95%%, "
              f"{GATE_UNDECIDED_EXIT} when the data cannot tell yet; without METRIC= it gates "
              "the headline time, e.g. 'n log n' or 'max_rss_bytes=n' (repeatable)")
-FAIL_ON_HELP = ("gate CI on the change from A to B: 'class' (B grows faster than A) or "
-                "'slower=1.1' (B/A's 95%% interval above 1.1); exit 8 fails, 9 undecided "
-                "(repeatable)")
+FAIL_ON_HELP = ("gate CI on the change from A to B: 'class' (B surely grows faster than A, "
+                "judged on the headline metric; 'class=METRIC' names one) or 'slower=1.1' "
+                "(B/A's 95%% interval above 1.1); exit 8 fails, 9 undecided (repeatable)")
 
 
 def add_gate_option(p: Any) -> None:
@@ -69,7 +69,7 @@ def junit_cases(args: argparse.Namespace, analysis: Analysis) -> list[GateCase]:
     """Every gate option as JUnit testcases: each `--fail-above` value, then each `--fail-on`
     outcome. Failed (or undecided under `--strict-gate`) is a failure, passed passes,
     undecided is skipped; each carries its sentence and `sides.gate_evidence`."""
-    from quadscope.analyse.ab_gate import decide, parse_fail_on
+    from quadscope.analyse.ab_gate import decide, judged_metrics, parse_fail_on
     from quadscope.analyse.gate import parse_gates
     from quadscope.analyse.sides import gate_evidence
     from quadscope.render.junit import FAILED, PASSED, GateCase
@@ -84,13 +84,13 @@ def junit_cases(args: argparse.Namespace, analysis: Analysis) -> list[GateCase]:
         cases.append(GateCase(f"{label}: --fail-above {gate.text}", outcome, o.sentence,
                               gate_evidence(analysis, gate.metric)))
     rules = parse_fail_on(getattr(args, "fail_on", None) or [])
-    judged = [(rule, metric) for rule in rules
-              for metric in (rule.metrics if rule.kind == "class" else rule.metrics[:1])]
+    judged = [(rule, metric) for rule in rules for metric in judged_metrics(rule, analysis)]
     for (rule, metric), ab in zip(judged, decide(analysis, rules), strict=True):
         outcome = {"pass": PASSED, "fail": FAILED}.get(ab.outcome, "undecided")
         if outcome == "undecided" and strict:
             outcome = FAILED
-        name = (f"{label}: --fail-on class ({metric})" if rule.kind == "class"
+        named = "=" + ",".join(rule.metrics) if rule.metrics else ""
+        name = (f"{label}: --fail-on class{named} ({metric})" if rule.kind == "class"
                 else f"{label}: --fail-on slower={rule.limit:g} ({metric})")
         said = {"pass": "passed", "fail": "failed"}.get(ab.outcome, ab.outcome)
         cases.append(GateCase(name, outcome, f"gate {said}: {ab.sentence}",

@@ -7,10 +7,13 @@ time when it is not a repository), fits each at the reference n
 prints one row per sweep: commit and its subject (read from git in --repo
 when shown, `measure.provenance.commit_subjects`, so older sweeps have theirs
 too; none when the repository does not know the commit), class, exponent, the fitted cost at the
-reference n with its 95% interval, and a mark where the class changed or the
-constant stepped (`analyse.history`'s changepoint test). `--html FILE` writes
-the same as a self-contained page (`render.history_html`). A name no sweep
-has is one sentence and exit 5.
+reference n with its 95% interval, and a mark where the growth changed or the
+cost stepped (`analyse.history`: judged from each sweep's own intervals), then
+one sentence per change ("the work grew 3,500× at abc1234567: n log n → n²").
+Without --metric it follows the metric `run` led with
+(`analyse.history.history_metric`: the work where every sweep's meter counted
+it exactly, else the time). `--html FILE` writes the same as a self-contained
+page (`render.history_html`). A name no sweep has is one sentence and exit 5.
 """
 
 from __future__ import annotations
@@ -35,10 +38,12 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "history",
         description="Lines up every stored sweep called NAME in git's commit order and marks "
-        "where the growth class changed or the constant stepped (a changepoint test).")
+        "where the growth changed or the cost stepped, judged from each sweep's own 95% "
+        "intervals.")
     p.add_argument("name", metavar="NAME", help="the --name the sweeps were stored under")
-    p.add_argument("--metric", default="wall_s", choices=METRICS, metavar="METRIC",
-                   help="the metric to follow [wall_s]")
+    p.add_argument("--metric", default=None, choices=METRICS, metavar="METRIC",
+                   help="the metric to follow [the one the verdict led with: the work where "
+                   "the meter counts it exactly, else the time]")
     p.add_argument("--repo", metavar="DIR", default=None,
                    help="the git repository whose commit order to use [the working directory]")
     p.add_argument("--html", metavar="FILE", default=None, help="also write the history as HTML")
@@ -46,12 +51,15 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def load_history(store: Any, name: str, metric: str, repo: Path) -> History:
-    """The History of every sweep named `name` in `store`, in `repo`'s commit order."""
-    from quadscope.analyse.analysis import analyse
+def load_history(store: Any, name: str, metric: str | None, repo: Path) -> History:
+    """The History of every sweep named `name` in `store`, in `repo`'s commit order, of
+    `metric` (None: the one `run` led with, `history_metric`)."""
+    from quadscope.analyse.analysis import analyse, metric_series
     from quadscope.analyse.history import (
         build_history,
+        history_metric,
         order_sweeps,
+        own_cost,
         reference_n,
         with_subjects,
     )
@@ -66,12 +74,14 @@ def load_history(store: Any, name: str, metric: str, repo: Path) -> History:
                      if r.variant == "A" and not r.warmup and r.measurement.ok}) for s in sweeps]
     ref_n = reference_n(sizes)
     commits = commit_order(repo)
-    entries = []
-    for sweep in order_sweeps(sweeps, commits):
-        analysis = analyse(dataclasses.replace(sweep, predict_n=ref_n), runs[sweep.id])
-        entries.append((sweep, analysis.fits.get("A", {}).get(metric)))
+    analyses = [analyse(dataclasses.replace(sweep, predict_n=ref_n), runs[sweep.id])
+                for sweep in order_sweeps(sweeps, commits)]
+    if metric is None:
+        metric = history_metric([(a.fits.get("A", {}), a.work_metric) for a in analyses])
+    entries = [(a.sweep, a.fits.get("A", {}).get(metric)) for a in analyses]
+    measured = [own_cost(*metric_series(a.measured("A"), metric), ref_n) for a in analyses]
     history = build_history(entries, name=name, metric=metric, ref_n=ref_n,
-                            order="git" if commits is not None else "time")
+                            order="git" if commits is not None else "time", measured=measured)
     if commits is None:
         return history
     # Read from git when shown, not stored: old sweeps get theirs, and a reworded commit is new.
@@ -158,6 +168,10 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(*(cells[i] for i in keep))
     console = Console(highlight=False)
     console.print(table)
+    from quadscope.analyse.history import change_sentences
+
+    for sentence in change_sentences(history):
+        console.print(Text(visible(sentence)))
     if history.order == "time":
         console.print(Text(f"note: {visible(str(repo))} is not a git repository: sweeps are in time order "
                       "(give --repo to order them by commit)", style="dim"))
