@@ -2,7 +2,8 @@
 
 `make bench` runs this (about 30–40 minutes on a 2-core VM): accuracy.py,
 overhead.py, time_to_verdict.py, culprits.py, calibration.py, exact_meter.py,
-pyfunc.py, reliability.py, store_writes.py, startup.py and bisect_commits.py, in that
+pyfunc.py, reliability.py, store_writes.py, startup.py, bisect_commits.py and
+history_steps.py, in that
 order (`--only 2,9` re-runs some and keeps the other sections as BENCHMARKS.md has them). Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
@@ -29,6 +30,7 @@ import bisect_commits
 import calibration
 import culprits
 import exact_meter
+import history_steps
 import overhead
 import pyfunc
 import reliability
@@ -122,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
          lambda: printed(startup.main, ["--quick"] if args.quick else [])),
         ("11. Bisect: the commit that changed the growth, against sweeping every commit",
          lambda: printed(bisect_commits.main, ["--quick"] if args.quick else [])),
+        ("12. History: steps judged from each sweep's own intervals",
+         lambda: printed(history_steps.main, ["--quick"] if args.quick else [])),
     ]
     t0 = time.monotonic()
     only = {int(x) for x in args.only.split(",") if x.strip()}

@@ -32,7 +32,7 @@ carried by the very steps it should find: five sweeps stepping 6 ms → 22 s →
   the `measured=` of `build_history`); a sweep without runs there is judged on
   its fit's 95% bootstrap interval of the cost, s = (ln hi − ln lo) / (2·1.96).
   The fit's interval alone is too narrow to judge by (a bootstrap of three runs
-  a size): on flat simulated series it marked false steps in 17 of 30.
+  a size): on flat simulated series it marked a false step in 17 of 30.
 - Steps are the boundaries of a changepoint segmentation of y = ln(cost): the
   segmentation minimising Σ_segments Σ_i (y_i − ȳ_seg)² / s_i² + β·(segments − 1)
   is found exactly by optimal partitioning (Jackson et al. 2005, "An algorithm
@@ -49,9 +49,10 @@ carried by the very steps it should find: five sweeps stepping 6 ms → 22 s →
   `EXACT_MIN_STEP` for the work counted exactly (every sweep's meter counts the
   metric, `meters.exact_metric`): held-still counts repeat to the instruction,
   so an exact 2× step is a change of the program, found whatever else changed.
-  Measured (BENCHMARKS.md, "history"): on 30 simulated flat series of ten sweeps,
-  no false step at 5% or 10% noise, 2 series of 30 with 3% session-to-session
-  drift; a 20% step was found in 20 of 20.
+  Measured (BENCHMARKS.md §12, `bench/history_steps.py`), on simulated series of
+  ten sweeps: a false mark in 0 of 30 flat series at 5% noise, 1 of 30 at 10%,
+  5 of 30 with a 3% drift between sessions (the fit's interval alone: 17, 9
+  and 23); a 20% step found in 29 of 30, a 10% one in 25.
 """
 
 from __future__ import annotations
@@ -258,8 +259,9 @@ def _cost(fit: Fit | None) -> tuple[float, float, float] | None:
     return p.value, min(p.lo, p.value), max(p.hi, p.value)
 
 
-def _growth_label(p: HistoryPoint) -> str:
-    """The class in type ("n²"), the bracket ("n … n log n") or k ("k ≈ 1.40") of a point."""
+def growth_label(p: HistoryPoint) -> str:
+    """The class in type ("n²"), the bracket ("n … n log n") or k ("k ≈ 1.40") of a point:
+    its class cell in the table and the page."""
     if p.cls != INCONCLUSIVE:
         return class_label(p.cls)
     if p.at_least in REGISTRY and p.at_most in REGISTRY:
@@ -286,7 +288,7 @@ def class_changes(points: Sequence[HistoryPoint]) -> dict[int, str]:
         if ref is not None:
             both = settled and ref.cls != INCONCLUSIVE
             if (p.cls != ref.cls) if both else _apart(ref, p):
-                out[i] = f"{_growth_label(ref)} → {_growth_label(p)}"
+                out[i] = f"{growth_label(ref)} → {growth_label(p)}"
         if settled or i in out or (ref is None and p.exponent_ci is not None):
             ref = p
     return out
@@ -354,7 +356,7 @@ def change_sentences(history: History) -> tuple[str, ...]:
             moved = f"grew {_times(p.step)}" if p.step > 1 else f"fell {_times(1 / p.step)}"
         else:
             moved = "changed its growth"
-        what = f": {p.class_changed}" if p.class_changed else f" ({_growth_label(p)})"
+        what = f": {p.class_changed}" if p.class_changed else f" ({growth_label(p)})"
         out.append(f"{who} {moved} at {where}{what}")
     return tuple(out)
 

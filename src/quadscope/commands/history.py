@@ -104,7 +104,7 @@ def mark(p: HistoryPoint) -> str:
 
 def _history_row(p: HistoryPoint, metric: str, narrow: bool) -> list[str]:
     """One sweep's cells; narrow drops the 95% intervals so the row fits 80 columns."""
-    from quadscope.analyse.change import class_label
+    from quadscope.analyse.history import growth_label
     from quadscope.units import fmt_value
 
     k = "—" if p.exponent is None or p.exponent_ci is None else f"{p.exponent:.2f}" + (
@@ -112,7 +112,7 @@ def _history_row(p: HistoryPoint, metric: str, narrow: bool) -> list[str]:
     cost = "—" if p.cost is None else fmt_value(metric, p.cost) + (
         "" if narrow else f" [{fmt_value(metric, p.cost_lo or 0)}, {fmt_value(metric, p.cost_hi or 0)}]")
     when = dt.datetime.fromtimestamp(p.created_at).strftime("%Y-%m-%d %H:%M")
-    return [str(p.sweep_id), commit_label(p), p.subject, p.branch, when, class_label(p.cls), k,
+    return [str(p.sweep_id), commit_label(p), p.subject, p.branch, when, growth_label(p), k,
             cost, mark(p)]
 
 

@@ -20,8 +20,7 @@ from collections.abc import Iterable
 from html import escape
 
 from quadscope import __version__
-from quadscope.analyse.change import class_label
-from quadscope.analyse.history import History, HistoryPoint
+from quadscope.analyse.history import History, HistoryPoint, growth_label
 from quadscope.units import fmt_value
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#222;
@@ -111,7 +110,7 @@ def _plot(history: History) -> str:
             out.append(f"<line x1=\"{x(i):.1f}\" x2=\"{x(i):.1f}\" y1=\"{y(p.cost_lo):.1f}\" "
                        f"y2=\"{y(p.cost_hi):.1f}\" stroke=\"{colour}\"/>")
         out.append(f"<circle cx=\"{x(i):.1f}\" cy=\"{y(p.cost):.1f}\" r=\"4\" fill=\"{colour}\">"
-                   f"<title>{_e(p.commit[:10])} {_e(class_label(p.cls))} {_e(_mark(p))}</title></circle>")
+                   f"<title>{_e(p.commit[:10])} {_e(growth_label(p))} {_e(_mark(p))}</title></circle>")
     # Commit labels: the changes first, then the ends, then the rest; one that would touch
     # a label already placed is left out (the table below lists every sweep).
     names = [p.commit[:7] or str(p.sweep_id) for p in history.points]
@@ -134,7 +133,7 @@ def _rows(history: History) -> Iterable[str]:
             f"{fmt_value(history.metric, p.cost_hi)}]")
         when = dt.datetime.fromtimestamp(p.created_at).strftime("%Y-%m-%d %H:%M")
         cells = [str(p.sweep_id), (p.commit[:10] or "—") + ("+dirty" if p.dirty else ""),
-                 p.subject, p.branch, when, p.machine, class_label(p.cls), k, cost, _mark(p)]
+                 p.subject, p.branch, when, p.machine, growth_label(p), k, cost, _mark(p)]
         cls = " class=\"change\"" if _mark(p) else ""
         yield f"<tr{cls}>" + "".join(
             f"<td class=\"{'mono' if j == 1 else 'num' if j in (7, 8) else ''}\">{_e(c)}</td>"
