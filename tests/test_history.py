@@ -150,6 +150,8 @@ def test_history_marks_linear_quadratic_linear_commits(
         (repo / "algo.txt").write_text("linear, edited\n")
         dirty = collect_provenance(host=Host(), cwd=repo)
         history = load_history(store, "hot", "wall_s", repo)
+        # Without --metric, the time the verdicts led with (a timed sweep counts no work).
+        assert load_history(store, "hot", None, repo).metric == "wall_s"
     commits = _git(repo, "rev-list", "--reverse", "HEAD").split()
     assert dirty.git_dirty and dirty.git_commit == commits[-1] and dirty.git_branch == "main"
     assert history.order == "git" and history.ref_n == 32000

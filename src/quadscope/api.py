@@ -15,7 +15,8 @@ small time budget (an adaptive sweep, or the fixed `sizes` given), writes an
 HTML report outside the user's tree (`report=`, else `report_path(name)`: one
 file per target in a fixed temporary folder, replaced by the next run, so no
 folders pile up; the pytest fixture puts it in the test's `tmp_path`), and
-judges the headline time fit (or `metric`'s) with the one gate rule every gate
+judges the headline fit (the work where `meter` counts it exactly and settles
+its class, else the time; or `metric`'s) with the one gate rule every gate
 shares (`analyse.gate.judge_metric`). It returns a `ScalingResult` when the growth is
 within `at_most` (any spelling quadscope prints, `classes.Registry.parse`; an
 unknown one is a ValueError raised before the sweep), raises `ScalingError` (an

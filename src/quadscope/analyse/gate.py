@@ -47,7 +47,8 @@ EXIT_CODES = {PASS: 0, FAIL: GATE_FAILED_EXIT, UNDECIDED: GATE_UNDECIDED_EXIT}
 
 @dataclass(frozen=True, slots=True)
 class Gate:
-    """One `--fail-above` value: the metric gated (None: the headline time) and the limit."""
+    """One `--fail-above` value: the metric gated (None: the headline, `headline.lead_fit`)
+    and the limit."""
 
     text: str  # as the user gave it, e.g. "max_rss_bytes=n"
     metric: str | None

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     from quadscope.analyse.gate import GateOutcome
     from quadscope.render.junit import GateCase
 
-GATE_HELP = (f"exit {GATE_FAILED_EXIT} when a metric grows faster than CLASS at 95%%, "
-             f"{GATE_UNDECIDED_EXIT} when the data cannot tell yet; without METRIC= it gates "
-             "the headline time, e.g. 'n log n' or 'max_rss_bytes=n' (repeatable)")
+GATE_HELP = (f"exit {GATE_FAILED_EXIT} when a metric surely grows faster than CLASS (95%%), "
+             f"0 when it surely does not, {GATE_UNDECIDED_EXIT} when the data cannot tell yet; "
+             "without METRIC= it gates the headline (the work where the meter counts it "
+             "exactly, else the time), e.g. 'n log n' or 'max_rss_bytes=n' (repeatable)")
 FAIL_ON_HELP = ("gate CI on the change from A to B: 'class' (B surely grows faster than A, "
                 "judged on the headline metric; 'class=METRIC' names one) or 'slower=1.1' "
                 "(B/A's 95%% interval above 1.1); exit 8 fails, 9 undecided (repeatable)")
