@@ -12,8 +12,9 @@ Method:
   apart (when both fits are confident, only if neither class is "1"), or both
   fits are confident and their classes differ, or (a side not settled) when
   one side's slowest supported class (`Fit.at_least`; a settled class is its own
-  bracket) is faster than the other's fastest (`Fit.at_most`): B surely
-  outgrows a bracketed A, or surely grows slower; otherwise, with both confident,
+  bracket) is faster than the other's fastest (`Fit.at_most`), neither class
+  being "1": B surely outgrows a bracketed A, or surely grows slower; otherwise,
+  with both confident,
   both sides are refitted with the shared class and bootstrapped: "constant"
   when the 95% interval of b_B/b_A excludes 1, "offset" when only a_B − a_A's
   interval excludes 0, "none" when neither does. With an inconclusive side and
@@ -172,10 +173,6 @@ def _unsettled(metric: str, fit_a: Fit, fit_b: Fit, all_hold_one: bool,
     """(change, summary) when a side's class is not settled."""
     ci_a, ci_b = fit_a.exponent_ci, fit_b.exponent_ci
     side = "A" if not fit_a.confident else "B"
-    apart = _brackets_apart(fit_a, fit_b)
-    if apart is not None:
-        return "class", (f"{metric}: B grows as {apart} ({side}'s class is not settled); "
-                         f"{ratio_span}")
     if (ci_a is not None and ci_b is not None
             and (ci_a[1] + EXPONENT_GAP < ci_b[0] or ci_b[1] + EXPONENT_GAP < ci_a[0])):
         # A class is unsettled, yet the exponents' intervals do not even touch: the
@@ -183,6 +180,10 @@ def _unsettled(metric: str, fit_a: Fit, fit_b: Fit, all_hold_one: bool,
         return "class", (f"{metric}: B grows with exponent {fit_b.exponent:.2f} "
                          f"[{ci_b[0]:.2f}, {ci_b[1]:.2f}] where A's is {fit_a.exponent:.2f} "
                          f"[{ci_a[0]:.2f}, {ci_a[1]:.2f}] ({side}'s class is not settled); "
+                         f"{ratio_span}")
+    apart = _brackets_apart(fit_a, fit_b)
+    if apart is not None:
+        return "class", (f"{metric}: B grows as {apart} ({side}'s class is not settled); "
                          f"{ratio_span}")
     if all_hold_one:
         return "none", f"{metric}: no change detected ({ratio_span})"
@@ -199,8 +200,8 @@ def _brackets_apart(fit_a: Fit, fit_b: Fit) -> str | None:
     """"n² or faster where A grows as n log n at most" when the two sides' brackets of
     supported classes do not overlap, else None."""
     ba, bb = _bracket(fit_a), _bracket(fit_b)
-    if ba is None or bb is None:
-        return None
+    if ba is None or bb is None or "1" in (fit_a.cls, fit_b.cls):
+        return None  # a flat side scatters: as for exponents, "1" is not judged this way
     if REGISTRY.index(bb[0]) > REGISTRY.index(ba[1]):
         return f"{bb[0]} or faster where A grows as {ba[1]} at most"
     if REGISTRY.index(bb[1]) < REGISTRY.index(ba[0]):
