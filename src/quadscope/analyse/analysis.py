@@ -25,7 +25,7 @@ compact report shows and each metric's median at the largest size
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -182,6 +182,7 @@ def fit_runs(
     n_boot: int | None = None,
     pooled: bool = False,
     progress: Callable[[str], None] | None = None,
+    exact: Collection[str] = (),
 ) -> tuple[dict[str, Fit], list[str]]:
     """Fit every metric that was counted; notes say which could not be fitted and why.
 
@@ -189,8 +190,11 @@ def fit_runs(
     fewer serve only adaptive mode's intermediate looks (see `run.adaptive`).
     `pooled`: the runs are accumulate mode's pooled launches (`fit_metric`).
     `progress` is told the name of each metric before it is fitted.
+    `exact`: metrics the sweep's meter counts exactly, fitted as sums of growth terms
+    (`analyse.exactfit`), or as any metric when their counts follow no such law.
     """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
+    from quadscope.analyse.exactfit import fit_exact
     from quadscope.analyse.fitting import fit_metric
 
     fits: dict[str, Fit] = {}
@@ -201,12 +205,12 @@ def fit_runs(
             continue
         if progress is not None:
             progress(metric)
+        boot: dict[str, Any] = {} if n_boot is None else {"n_boot": n_boot}
         try:
-            fits[metric] = (fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed,
-                                       pooled=pooled)
-                            if n_boot is None else
-                            fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed,
-                                       n_boot=n_boot, pooled=pooled))
+            exactly = (fit_exact(metric, sizes, values, predict_n=predict_n, seed=seed, **boot)
+                       if metric in exact and not pooled else None)
+            fits[metric] = exactly if exactly is not None else fit_metric(
+                metric, sizes, values, predict_n=predict_n, seed=seed, pooled=pooled, **boot)
         except FitRefusedError as exc:
             notes.append(str(exc))  # the message already names the metric
     return fits, notes
@@ -297,12 +301,14 @@ def analyse(
                 notes.append(text.all_failed(variant, len(tried)))
             fits[variant] = {}
             continue
+        counted = exact_metric(sweep.meter)
         f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, pooled=pooled,
-                        progress=_prefixed(progress, variant))
+                        progress=_prefixed(progress, variant),
+                        exact=(counted,) if counted else ())
         f, cached = memory_bound(f, good, sweep.host)
         n.extend(cached)
         fits[variant] = f
-        if (counted := exact_metric(sweep.meter)) and (
+        if counted and (
                 outgrows := time_outgrows_instructions(f, count_growth(good, counted))):
             n.append(outgrows)
             if variant == "A":

@@ -28,6 +28,7 @@ import re
 from collections.abc import Mapping
 
 from quadscope import metrics
+from quadscope.analyse.text import doubt_text
 from quadscope.classes import REGISTRY, GrowthClass
 from quadscope.model import Fit
 
@@ -195,6 +196,18 @@ def lead_fit(fits: Mapping[str, Fit], work: str | None = None) -> Fit | None:
     return counted if counted is not None and counted.confident else time_fit(fits)
 
 
+def work_note(fits: Mapping[str, Fit], work: str | None) -> str:
+    """The sentence under the headline about the work's terms: a settled exactly counted
+    class whose fastest term is still a small part of the work at the largest size
+    ("the n² term is 2% of the work at n = 64000 and dominates beyond n ≈ 3200000; ...",
+    `analyse.exactfit`, its "work_terms" note); "" otherwise."""
+    counted = fits.get(work) if work else None
+    if counted is None or not counted.confident:
+        return ""
+    return "; ".join(doubt_text(d, REGISTRY) for d in counted.doubts
+                     if d.check == "work_terms" and d.numbers.get("settled"))
+
+
 def _work_clause(fit: Fit, size_word: str) -> str:
     """"quadratic: the work grows as n² (instructions, exact, k = 2.00 ± 0.01)"."""
     k = _k(fit, fit.confident).removeprefix(" (").removesuffix(")")
@@ -287,7 +300,8 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n", n_max: float | N
 
 
 __all__ = ["accumulated_total", "bracket_text", "class_text", "exponent_text", "growth_fraction", "label",
-           "lead_fit", "metric_words", "regime_text", "time_fit", "trivial", "verdict_line"]
+           "lead_fit", "metric_words", "regime_text", "time_fit", "trivial", "verdict_line",
+           "work_note"]
 
 
 def accumulated_total(fit: Fit, launches: int) -> str:

@@ -185,6 +185,55 @@ def _second_term(d: Doubt, registry: Registry, grow_to: int | None) -> str:
             f"({_f(n, 'share'):.0%} of the cost at n = {fmt_n(_f(n, 'n_max'))}): {where}")
 
 
+def share_text(share: float) -> str:
+    """A share of the work: whole percent from 1% up, one decimal below ("0.3%")."""
+    return f"{share:.0%}" if share >= 0.0095 else f"{share:.1%}"
+
+
+def _terms_label(names: str, registry: Registry) -> str:
+    """An explanation's terms ("n + n^2", as `exactfit` stores them) in labels: "n + n²"."""
+    return " + ".join(registry[t].label if t in registry else t for t in names.split(" + "))
+
+
+def _work_terms(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    """An exact count's fastest term: a note beside a settled class, or too small to settle."""
+    n = d.numbers
+    top, at = registry[d.at_most].label, fmt_n(_f(n, "n_max"))
+    share = share_text(_f(n, "share"))
+    if n.get("settled"):
+        first = registry[_s(n, "first")].words if n.get("first") else "start-up"
+        where = (f"dominates beyond n ≈ {fmt_n(d.decide_n)}" if d.decide_n
+                 else "would dominate only beyond any practical n")
+        return (f"the {top} term is {share} of the work at n = {at} and {where}; the {first} "
+                f"term does most of the work at the sizes measured")
+    target = (f"grow n to {fmt_n(d.decide_n)}, where it would be 1%" if d.decide_n
+              else "no practical n would make it 1%")
+    return (f"the {top} term is only {share} of the work at n = {at}, too little to tell "
+            f"from the count's bookkeeping; {target}")
+
+
+def _exact_tie(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    n = d.numbers
+    aim = "to tell them apart" if n.get("other") else "to see whether it holds"
+    target = f"grow n to {fmt_n(d.decide_n)} {aim}" if d.decide_n else f"no practical n is enough {aim}"
+    if n.get("other"):
+        return (f"the counts fit {_terms_label(_s(n, 'chosen'), registry)} and "
+                f"{_terms_label(_s(n, 'other'), registry)} about equally well over n = "
+                f"{fmt_n(_f(n, 'lo_n'))}–{fmt_n(_f(n, 'hi_n'))}; {target}")
+    top = registry[d.at_most].label
+    return (f"only the count at n = {fmt_n(_f(n, 'carried_by'))} asks for the {top} term in "
+            f"{_terms_label(_s(n, 'chosen'), registry)}: without it the slower terms fit; "
+            f"{target}")
+
+
+def _exact_hidden(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    n = d.numbers
+    target = f"grow n to {fmt_n(d.decide_n)} to see it" if d.decide_n else "no practical n shows it"
+    return (f"a {registry[_s(n, 'class')].words} term worth up to {share_text(_f(n, 'share'))} "
+            f"of the work at n = {fmt_n(_f(n, 'n_max'))} cannot be ruled out at these sizes; "
+            f"{target}")
+
+
 def change_of_regime(numbers: Mapping[str, DoubtValue]) -> str:
     """Where the growth changes and the exponents either side."""
     return (f"the growth changes near n = {fmt_n(_f(numbers, 'n_break'))} (k ≈ "
@@ -270,6 +319,9 @@ _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
     "regime": _regime,
     "step": _step,
     "memory": _memory,
+    "work_terms": _work_terms,
+    "exact_tie": _exact_tie,
+    "exact_hidden": _exact_hidden,
 }
 
 
@@ -280,4 +332,4 @@ def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> s
 
 __all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "decades",
            "doubt_text", "flat_count_note", "fmt_n", "memory_note", "memory_why", "nothing_to_fit",
-           "outgrows_note", "refused", "step", "then", "tie", "too_few_sizes", "vs_not_fitted"]
+           "outgrows_note", "refused", "share_text", "step", "then", "tie", "too_few_sizes", "vs_not_fitted"]

@@ -34,7 +34,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from quadscope.analyse.change import BETTER, WORSE, class_label
-from quadscope.analyse.headline import bracket_text, bracketed, exponent_text, trivial
+from quadscope.analyse.headline import (
+    bracket_text,
+    bracketed,
+    exponent_text,
+    trivial,
+    work_note,
+)
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.meters import REGISTRY as METERS
@@ -403,6 +409,9 @@ def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
 def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
                 ) -> Iterable[RenderableType]:
     yield from headline(analysis, width)
+    if analysis.comparison is None and (note := work_note(analysis.fits.get("A", {}),
+                                                          analysis.work_metric)):
+        yield _line(fit_words(visible(note), width))  # what the exact count's class rests on
     if analysis.profile is not None and (said := analysis.profile.culprit_sentence):
         yield _line(fit_words(visible(said), width), "bold")  # the user's function, first
     yield _sweep_line(analysis, width)

@@ -1,0 +1,511 @@
+"""Exact counts: the work as a sum of growth terms, its class the fastest term really there.
+
+Contract: pure numpy/scipy on one exactly counted metric's runs (an exact meter's,
+`quadscope.meters.exact_metric`); no I/O, deterministic for a seed.
+`fit_exact(metric, sizes, values, ...)` returns a `Fit`, or None when the counts
+follow no law of one or two growth terms (a change of regime, a step, a cost per
+element that moves): the caller then fits them as any metric
+(`quadscope.analyse.fitting.fit_metric`), with its checks. No sentence is written
+here (`quadscope.analyse.text`).
+
+Why another method. A time's noise is a few percent and unknown; an exact count
+repeats to the instruction, and what moves it beyond the algorithm is bookkeeping
+(the digits of n in argv, an allocator's rounding), a few parts in 10⁵. A start-up
+or linear term beside the growing one is then plain to see, yet a single class
+a + b·f(n) cannot follow it, and the free power law reads its curvature as a
+k between the terms (mawk's `s = s "x"`, CPython's `s += "x"` on a global: k =
+0.96 … 2.45 over less than a decade). So, with each count's σ known:
+
+1. σ of a size's median is JITTER of the count (the bookkeeping's share, an
+   assumption stated here and calibrated in bench/calibration.py), or the
+   half-range of its repeats where they disagree by more, and never below
+   one instruction.
+2. Explanations: the constant; each class of the registry, a + b·f(n); each
+   pair of growing classes (exponentials aside), a + c·f(n) + b·h(n); every
+   coefficient ≥ 0 (non-negative least squares, Lawson & Hanson 1974, ch. 23).
+   A pair with a zero coefficient is its single class again and is dropped.
+3. Scores: AICc with the known σ (Burnham & Anderson, Model Selection and
+   Multimodel Inference, 2nd ed., 2002, §2.4); where even the best pair misses
+   by more than σ, the over-dispersion ĉ = χ²/(m − 3) of the best pair
+   (ibid. §6.2) scales every χ². When ĉ exceeds MAX_C_HAT (the best pair
+   misses by more than ~0.1% of the count) the counts follow no such law:
+   None.
+4. Selection: the simplest explanation within SELECT of the best (fewest
+   coefficients, then the slowest top term). A superset of it within SELECT
+   adds nothing the data need. Its class is its fastest term: the work's
+   asymptotic class, which is the verdict even while a slower term still
+   does most of the work at the sizes measured (the point of counting
+   exactly: to find the quadratic before the sizes where it dominates).
+5. What keeps it from settling, each one a `Doubt` (sentences in `text`):
+   another explanation within SELECT whose fastest term differs, or the
+   choice of a refit with one size left out ("exact_tie"); a faster term
+   whose share at n_max could reach MIN_SHARE unseen, its upper 95% bound
+   from the linear model's standard error ("exact_hidden"); the fastest
+   term itself under MIN_SHARE of the work at n_max, too little to tell
+   from a bookkeeping artefact ("work_terms", unsettled). A settled class
+   whose fastest term is under half the work at n_max carries a
+   "work_terms" doubt too, as a note: the class is settled, the note says
+   how much of the work that term is at n_max and where it dominates.
+6. k is the effective local exponent d log ŷ / d log n of the chosen
+   explanation at n_max (clipped to [0, 4] as the free power law's), its
+   interval from a parametric bootstrap of σ·√ĉ (Efron & Tibshirani 1993,
+   §6), widened to the rivals' k when unsettled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+from scipy.optimize import nnls
+
+from quadscope.analyse import text
+from quadscope.analyse.classfit import K_GRID, Data, fit_classes
+from quadscope.analyse.stats import akaike_weights, group_medians, group_runs, nice_n, qaicc
+from quadscope.classes import INCONCLUSIVE, REGISTRY, GrowthClass, Registry
+from quadscope.errors import FitRefusedError
+from quadscope.model import Candidate, Doubt, DoubtValue, Fit, Prediction
+
+# The relative σ assumed of an exact count: bookkeeping (argv's digits, an allocator's
+# rounding) moves a count by parts in 10⁵; 1e-4 stays above that (bench/calibration.py).
+JITTER = 1e-4
+# ΔAICc a more complex explanation must gain over a simpler one, and within which two
+# explanations are rivals: the top of Burnham & Anderson's "considerably less" band
+# (§2.6) and more, since an exact count is judged against an assumed σ.
+SELECT = 10.0
+# ĉ beyond which the counts follow no law of one or two terms: the best pair misses by
+# √ĉ·JITTER (about 0.1% at 100) and the ordinary fit, with its changes of regime, decides.
+MAX_C_HAT = 100.0
+# A term under this share of the work at n_max is too small to settle a class on.
+MIN_SHARE = 0.005
+# The share at which a small term is found reliably (bench/calibration.py): the size
+# named to confirm a smaller one is where it would reach this.
+SURE_SHARE = 0.01
+# Two growth terms need four sizes: three coefficients and one size to check them.
+PAIR_SIZES = 4
+# Sizes beyond this no sweep reaches (as evidence.MAX_DECIDE_N).
+MAX_N = 1e12
+Z95 = 1.959964
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """One exact metric's medians per size and their known σ."""
+
+    n: np.ndarray
+    y: np.ndarray
+    sigma: np.ndarray
+    n_obs: int
+
+    @property
+    def m(self) -> int:
+        return int(self.n.size)
+
+    @property
+    def w(self) -> np.ndarray:
+        return 1.0 / self.sigma**2
+
+    def without(self, j: int) -> Counts:
+        keep = np.arange(self.m) != j
+        return Counts(self.n[keep], self.y[keep], self.sigma[keep], self.n_obs)
+
+
+def counts(metric: str, sizes: Sequence[float], values: Sequence[float],
+           jitter: float = JITTER) -> Counts:
+    """Medians per size with σ = the larger of `jitter`·count and the repeats' half-range."""
+    groups = group_runs(sizes, values)
+    if groups.sizes.size < 3:
+        raise FitRefusedError(text.refused(metric, int(groups.sizes.size)))
+    y = group_medians(groups.padded, groups.counts)
+    with np.errstate(invalid="ignore"):
+        half_range = np.nan_to_num((np.nanmax(groups.padded, axis=1)
+                                    - np.nanmin(groups.padded, axis=1)) / 2)
+    sigma = np.maximum.reduce([jitter * np.abs(y), half_range, np.ones_like(y)])
+    return Counts(groups.sizes, y, sigma, groups.n_obs)
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """a + Σ bᵢ·fᵢ(n): its growing terms slowest first, each b on the raw scale, and χ²."""
+
+    terms: tuple[GrowthClass, ...]
+    a: float
+    b: tuple[float, ...]
+    chi2: float
+
+    @property
+    def n_coef(self) -> int:
+        return 1 + len(self.terms) + sum(1 for t in self.terms if t.base is not None)
+
+    @property
+    def top(self) -> str:
+        return self.terms[-1].name if self.terms else "1"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.terms)
+
+    def parts(self, n: np.ndarray) -> np.ndarray:
+        """(1 + terms, n.size): the start-up a, then each term's b·f(n)."""
+        rows = [np.full(n.shape, self.a)]
+        rows += [np.reshape(t.evaluate(0.0, b, n), n.shape)
+                 for t, b in zip(self.terms, self.b, strict=True)]
+        return np.vstack(rows)
+
+    def curve(self, n: np.ndarray) -> np.ndarray:
+        return self.parts(np.asarray(n, dtype=float)).sum(axis=0)
+
+    def shares(self, n_at: float) -> np.ndarray:
+        """Each term's share of the work at `n_at` (the start-up's first)."""
+        p = self.parts(np.array([n_at]))[:, 0]
+        return p / p.sum() if p.sum() > 0 else np.zeros_like(p)
+
+    def exponent(self, n_at: float) -> float:
+        """d log ŷ / d log n at `n_at`, clipped to the free power law's [0, 4]."""
+        if self.terms and self.terms[-1].outgrows_powers:
+            return float(K_GRID[-1])
+        h = 1e-3
+        lo, hi = self.curve(np.array([n_at * (1 - h), n_at * (1 + h)]))
+        if not (lo > 0 and hi > 0):
+            return 0.0
+        k = np.log(hi / lo) / np.log((1 + h) / (1 - h))
+        return float(np.clip(k, K_GRID[0], K_GRID[-1]))
+
+
+def _pair(f: GrowthClass, h: GrowthClass, c: Counts) -> Explanation | None:
+    nf, nh = f.normalised(c.n, float(c.n[-1])), h.normalised(c.n, float(c.n[-1]))
+    if nf is None or nh is None:
+        return None
+    x = np.column_stack([np.ones(c.m), nf[0], nh[0]])
+    coef, _ = nnls(x / c.sigma[:, None], c.y / c.sigma)
+    if coef[1] <= 0 or coef[2] <= 0:
+        return None  # a single class again, fitted as such
+    r = (c.y - x @ coef) / c.sigma
+    return Explanation((f, h), float(coef[0]), (float(coef[1]) / nf[1], float(coef[2]) / nh[1]),
+                       float(r @ r))
+
+
+def explanations(c: Counts, registry: Registry) -> list[Explanation]:
+    """The constant, every class alone, and every pair of growing classes (see step 2)."""
+    data = Data(group_runs(c.n.tolist(), c.y.tolist()), c.n, c.y, c.w, True)
+    out = []
+    for raw in fit_classes(data, registry).values():
+        if raw is None:
+            continue
+        a, b, chi2, growth = raw
+        if not growth.growing:
+            out.append(Explanation((), a, (), chi2))
+        elif b > 0:
+            out.append(Explanation((growth,), a, (b,), chi2))
+    if c.m >= PAIR_SIZES:
+        growing = [g for g in registry if g.growing and not g.bases]
+        out += [e for f, h in combinations(growing, 2) if (e := _pair(f, h, c)) is not None]
+    return out
+
+
+def c_hat_of(found: Sequence[Explanation], m: int) -> float:
+    """ĉ of the global model, a pair (which holds every class alone as a zero coefficient):
+    the smallest χ² over m − 3, and 1 when it fits within σ or no size is left to judge."""
+    if m <= 3 or not found:
+        return 1.0
+    return max(1.0, min(e.chi2 for e in found) / (m - 3))
+
+
+def aicc(chi2: float, c_hat: float, m: int, n_coef: int) -> float:
+    """AICc with σ known (K = n_coef), or QAICc once ĉ is estimated (K = n_coef + 1; Burnham
+    & Anderson 2002, §2.4, §6.2), as `stats.qaicc` caps a small sample's denominator at 1."""
+    if c_hat > 1.0:
+        return float(qaicc(chi2, c_hat, m, n_coef))
+    k = n_coef
+    return chi2 + 2 * k + 2 * k * (k + 1) / max(m - k - 1, 1)
+
+
+def scores(found: Sequence[Explanation], m: int, c_hat: float) -> np.ndarray:
+    return np.array([aicc(e.chi2, c_hat, m, e.n_coef) for e in found])
+
+
+def _simplicity(e: Explanation, registry: Registry) -> tuple[int, int, tuple[int, ...]]:
+    return (e.n_coef, registry.index(e.top), tuple(registry.index(t) for t in e.names))
+
+
+def choose(found: Sequence[Explanation], m: int, c_hat: float,
+           registry: Registry) -> tuple[Explanation, list[Explanation]]:
+    """The simplest explanation within SELECT of the best, and the others within SELECT."""
+    s = scores(found, m, c_hat)
+    near = [e for e, v in zip(found, s, strict=True) if v - s.min() < SELECT]
+    near.sort(key=lambda e: _simplicity(e, registry))
+    return near[0], near[1:]
+
+
+def _superset(e: Explanation, of: Explanation) -> bool:
+    return set(of.names) <= set(e.names)
+
+
+def hidden_share(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float) -> float:
+    """The upper 95% bound of a term h's share at n_max, were it added to `chosen`.
+
+    Weighted least squares of the chosen's columns and h's, unconstrained: the
+    bound is max(b̂, 0) + 1.96·se(b̂) with se from (XᵀWX)⁻¹·ĉ.
+    """
+    n_top = float(c.n[-1])
+    cols = [np.ones(c.m)]
+    for t in (*chosen.terms, h):
+        norm = t.normalised(c.n, n_top)
+        if norm is None:
+            return 0.0
+        cols.append(norm[0])
+    x = np.column_stack(cols) / c.sigma[:, None]
+    yw = c.y / c.sigma
+    xtx = x.T @ x
+    try:
+        cov = np.linalg.inv(xtx) * c_hat
+    except np.linalg.LinAlgError:
+        return 1.0
+    coef = cov @ (x.T @ yw) / c_hat
+    upper = max(float(coef[-1]), 0.0) + Z95 * float(np.sqrt(max(cov[-1, -1], 0.0)))
+    total = float(chosen.curve(np.array([n_top]))[0])
+    return upper / total if total > 0 else 1.0
+
+
+def faster_than(name: str, registry: Registry) -> list[GrowthClass]:
+    """The growing classes without a base that grow faster than `name`."""
+    order = registry.index(name)
+    return [g for g in registry if g.growing and not g.bases and registry.index(g.name) > order]
+
+
+def carried_by(chosen: Explanation, c: Counts, c_hat: float, registry: Registry) -> float | None:
+    """The size whose count alone carries `chosen`'s fastest term, or None.
+
+    With each size left out in turn (the jackknife idea of Quenouille 1956 and
+    Tukey 1958, applied to the selection), the best explanation whose fastest
+    term is no faster than `chosen`'s slower one must still be worse by
+    SELECT: otherwise that one size (a step in the bookkeeping at the top, an
+    allocator changing its strategy) is all that asks for the faster term.
+    Only a pair is checked: a class alone is asked for by every size.
+    """
+    if len(chosen.terms) < 2:
+        return None
+    limit = registry.index(chosen.terms[-2].name)
+    for j in range(c.m):
+        sub = c.without(j)
+        found = explanations(sub, registry)
+        s = scores(found, sub.m, c_hat)
+        slower = [v for e, v in zip(found, s, strict=True) if registry.index(e.top) <= limit]
+        if not slower or min(slower) - s.min() < SELECT:
+            return float(c.n[j])
+    return None
+
+
+def cross_n(e: Explanation, n_from: float) -> float | None:
+    """Where e's fastest term becomes more than half the work (None beyond MAX_N)."""
+    grid = np.geomspace(n_from, MAX_N, 600)
+    p = e.parts(grid)
+    over = np.nonzero(p[-1] > p[:-1].sum(axis=0))[0]
+    return float(grid[over[0]]) if over.size else None
+
+
+def reach_n(e: Explanation, share: float, n_from: float) -> int | None:
+    """The size where e's fastest term would be `share` of the work (None beyond MAX_N)."""
+    grid = np.geomspace(n_from, MAX_N, 600)
+    p = e.parts(grid)
+    total = p.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hit = np.nonzero(p[-1] >= share * total)[0]
+    return nice_n(float(grid[hit[0]])) if hit.size else None
+
+
+def part_n(first: Explanation, second: Explanation, n_from: float, tol: float) -> int | None:
+    """The smallest size beyond `n_from` where two explanations part by more than `tol`."""
+    grid = np.geomspace(n_from, MAX_N, 600)[1:]
+    p1, p2 = first.curve(grid), second.curve(grid)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.abs(p1 - p2) / np.maximum(np.maximum(p1, p2), np.finfo(float).tiny)
+    hit = np.nonzero(np.where(np.isfinite(rel), rel, 1.0) > tol)[0]
+    return nice_n(float(grid[hit[0]])) if hit.size else None
+
+
+def _refit(e: Explanation, c: Counts, y: np.ndarray) -> Explanation:
+    """`e`'s terms refitted on other medians `y` at the same sizes (its bases kept)."""
+    n_top = float(c.n[-1])
+    norms = [t.normalised(c.n, n_top) for t in e.terms]
+    x = np.column_stack([np.ones(c.m), *(nm[0] for nm in norms if nm is not None)])
+    coef, _ = nnls(x / c.sigma[:, None], y / c.sigma)
+    r = (y - x @ coef) / c.sigma
+    bs = tuple(float(b) / nm[1] for b, nm in zip(coef[1:], norms, strict=True) if nm is not None)
+    return Explanation(e.terms, float(coef[0]), bs, float(r @ r))
+
+
+def exponent_interval(e: Explanation, c: Counts, c_hat: float, seed: int,
+                      n_boot: int) -> tuple[float, float]:
+    """k's 95% interval: a parametric bootstrap about e's curve with σ·√ĉ."""
+    rng = np.random.default_rng(seed)
+    fitted = e.curve(c.n)
+    n_top = float(c.n[-1])
+    ks = [_refit(e, c, fitted + c.sigma * np.sqrt(c_hat) * rng.standard_normal(c.m)).exponent(n_top)
+          for _ in range(n_boot)]
+    k = e.exponent(n_top)
+    lo, hi = np.percentile(ks, [2.5, 97.5])
+    half = max(k - float(lo), float(hi) - k, 0.0)
+    return max(k - half, float(K_GRID[0])), min(k + half, float(K_GRID[-1]))
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the counts settle: the chosen explanation, the class or INCONCLUSIVE, the bracket,
+    the rival explanations and the doubts."""
+
+    chosen: Explanation
+    cls: str
+    at_least: str
+    at_most: str
+    rivals: tuple[Explanation, ...]
+    doubts: tuple[Doubt, ...]
+    c_hat: float
+
+
+def terms_numbers(e: Explanation, n_max: float) -> dict[str, DoubtValue]:
+    """The explanation as numbers a Doubt carries: each term's class, coefficient, share."""
+    shares = e.shares(n_max)
+    out: dict[str, DoubtValue] = {"n_max": n_max, "a": e.a, "share_a": float(shares[0]),
+                                  "terms": " + ".join(e.names) or "1"}
+    for i, (t, b) in enumerate(zip(e.terms, e.b, strict=True), start=1):
+        out[f"term{i}"] = t.name
+        out[f"b{i}"] = b
+        out[f"share{i}"] = float(shares[i])
+    out["class"] = e.top
+    out["share"] = float(shares[-1]) if e.terms else 0.0
+    out["first"] = e.terms[-2].name if len(e.terms) > 1 else ""
+    return out
+
+
+def decide(c: Counts, registry: Registry = REGISTRY) -> Decision | None:
+    """The class the counts settle, or a bracket and why (steps 2–5 of the module docstring)."""
+    found = explanations(c, registry)
+    c_hat = c_hat_of(found, c.m)
+    if c_hat > MAX_C_HAT or not found:
+        return None
+    chosen, near = choose(found, c.m, c_hat, registry)
+    n_max = float(c.n[-1])
+    rivals = [e for e in near if not _superset(e, chosen) and e.top != chosen.top]
+    doubts: list[Doubt] = []
+    tops = {chosen.top, *(e.top for e in rivals)}
+    carrier = carried_by(chosen, c, c_hat, registry)
+    if rivals or carrier is not None:
+        other = rivals[0] if rivals else None
+        if carrier is not None:
+            tops.add(chosen.terms[-2].name)
+        tol = 3 * JITTER * np.sqrt(c_hat)
+        decide_n = part_n(chosen, other, n_max, tol) if other is not None else nice_n(4 * n_max)
+        numbers: dict[str, DoubtValue] = {
+            "chosen": " + ".join(chosen.names) or "1",
+            "other": (" + ".join(other.names) or "1") if other else "",
+            "carried_by": carrier, "lo_n": float(c.n[0]), "hi_n": n_max}
+        doubts.append(Doubt("exact_tie", min(tops, key=registry.index),
+                            max(tops, key=registry.index), decide_n, numbers=numbers))
+    hid = [(h, s) for h in faster_than(max(tops, key=registry.index), registry)
+           if (s := hidden_share(chosen, h, c, c_hat)) >= MIN_SHARE]
+    if hid:
+        h, share = hid[-1]
+        tops.add(h.name)
+        doubts.append(Doubt("exact_hidden", chosen.top, h.name, nice_n(4 * n_max),
+                            numbers={"class": h.name, "share": share, "n_max": n_max,
+                                     "chosen": chosen.top}))
+    numbers = terms_numbers(chosen, n_max)
+    top_share = float(numbers["share"])  # type: ignore[arg-type]
+    slower = chosen.terms[-2].name if len(chosen.terms) > 1 else "1"
+    if chosen.terms and top_share < MIN_SHARE:
+        tops.add(slower)
+        doubts.append(Doubt("work_terms", slower, chosen.top,
+                            reach_n(chosen, SURE_SHARE, n_max),
+                            numbers={**numbers, "settled": 0}))
+    cls = chosen.top if not doubts else INCONCLUSIVE
+    if cls != INCONCLUSIVE and len(chosen.terms) > 1 and top_share < 0.5:
+        cross = cross_n(chosen, n_max)
+        doubts.append(Doubt("work_terms", slower, chosen.top,
+                            None if cross is None else nice_n(cross),
+                            numbers={**numbers, "settled": 1}))
+    lo, hi = min(tops, key=registry.index), max(tops, key=registry.index)
+    return Decision(chosen, cls, lo if cls == INCONCLUSIVE else cls,
+                    hi if cls == INCONCLUSIVE else cls, tuple(rivals), tuple(doubts), c_hat)
+
+
+def _reason(d: Decision, registry: Registry) -> str:
+    return "; ".join(text.doubt_text(x, registry) for x in d.doubts)
+
+
+def _decide_n(d: Decision) -> int | None:
+    if d.cls != INCONCLUSIVE:
+        return None
+    return max((x.decide_n for x in d.doubts if x.decide_n), default=None)
+
+
+def _candidates(c: Counts, found: Sequence[Explanation], c_hat: float,
+                registry: Registry) -> tuple[Candidate, ...]:
+    """Every class alone with its score, as the ordinary fit lists them."""
+    by_name = {e.top: e for e in found if len(e.terms) <= 1}
+    rows = []
+    for g in registry:
+        e = by_name.get(g.name)
+        if e is None:
+            rows.append((g.name, 0.0, 0.0, float(np.inf), float(np.inf)))
+        else:
+            score = aicc(e.chi2, c_hat, c.m, e.n_coef)
+            rows.append((g.name, e.a, e.b[0] if e.b else 0.0, score, e.chi2))
+    weights = akaike_weights(np.array([r[3] for r in rows]))
+    return tuple(Candidate(r[0], r[1], r[2], r[3], float(wt), r[4])
+                 for r, wt in zip(rows, weights, strict=True))
+
+
+def _prediction(at_n: int, d: Decision, c: Counts, seed: int, n_boot: int) -> Prediction:
+    """The chosen explanation at `at_n`, its interval over the bootstrap and the rivals."""
+    rng = np.random.default_rng(seed + 1)
+    at = np.array([float(at_n)])
+    fitted = d.chosen.curve(c.n)
+    values = [float(_refit(d.chosen, c, fitted + c.sigma * np.sqrt(d.c_hat)
+                           * rng.standard_normal(c.m)).curve(at)[0]) for _ in range(n_boot)]
+    values += [float(e.curve(at)[0]) for e in d.rivals]
+    value = float(d.chosen.curve(at)[0])
+    lo, hi = np.nanpercentile(values[:n_boot], [2.5, 97.5])
+    return Prediction(at_n, value, min(float(lo), value, *values[n_boot:]),
+                      max(float(hi), value, *values[n_boot:]))
+
+
+def fit_exact(metric: str, sizes: Sequence[float], values: Sequence[float], *,
+              predict_n: int | None = None, seed: int = 0, n_boot: int = 200,
+              registry: Registry = REGISTRY) -> Fit | None:
+    """How an exactly counted metric grows (see the module docstring); None when the
+    counts follow no law of one or two terms and the ordinary fit should decide."""
+    c = counts(metric, sizes, values)
+    d = decide(c, registry)
+    if d is None:
+        return None
+    found = explanations(c, registry)
+    n_max = float(c.n[-1])
+    flat = d.cls == "1"
+    k = d.chosen.exponent(n_max)
+    k_ci = exponent_interval(d.chosen, c, d.c_hat, seed, n_boot)
+    if d.cls == INCONCLUSIVE:
+        ks = [e.exponent(n_max) for e in d.rivals]
+        k_ci = (min([k_ci[0], *ks]), max([k_ci[1], *ks]))
+    single = {e.top: e for e in found if len(e.terms) <= 1}
+    shown = single.get(d.chosen.top if d.cls == INCONCLUSIVE else d.cls)
+    a, b = (shown.a, shown.b[0] if shown.b else 0.0) if shown is not None else (d.chosen.a, 0.0)
+    coefficients = {"a": a, "b": b}
+    if shown is not None and shown.terms and shown.terms[-1].base is not None:
+        coefficients["c"] = float(shown.terms[-1].base)
+    wm = float((c.w * c.y).sum() / c.w.sum())
+    tss = float((c.w * (c.y - wm) ** 2).sum())
+    return Fit(
+        metric=metric, cls=d.cls, exponent=None if flat else k,
+        exponent_ci=None if flat else k_ci, coefficients=coefficients,
+        r2=None if tss <= 0 else 1.0 - d.chosen.chi2 / tss,
+        candidates=_candidates(c, found, d.c_hat, registry), n_points=c.n_obs,
+        reason=_reason(d, registry), decide_n=_decide_n(d),
+        prediction=None if predict_n is None else _prediction(int(predict_n), d, c, seed, n_boot),
+        best=d.chosen.top, at_least=d.at_least, at_most=d.at_most, doubts=d.doubts)
+
+
+__all__ = ["JITTER", "MAX_C_HAT", "MIN_SHARE", "SELECT", "Counts", "Decision", "Explanation",
+           "counts", "decide", "explanations", "fit_exact"]
