@@ -20,6 +20,21 @@ measured, as issue 9 asks a verdict to name them: the faster term where it is
 at least the slower one there, and either term where the slower still leads
 (the faster is then the class for larger n, right too).
 
+Exact counts (`--protocol exact`, issue 25): what an exact meter (`--meter
+instructions`) records, fitted by `quadscope.analyse.exactfit` as a stored sweep
+of that meter would be. Each size's count is the truth scaled to 10⁹ at the top,
+a constant start-up term (none, a third or four fifths of the smallest count),
+times a bookkeeping jitter uniform in ±JITTER_EXACT (±0.01%), rounded to an
+integer, recorded twice (repeats agree, as the meter's plan stops there). Every
+single law, and a faster second term worth 1%, 3% and 10% of the work at the
+largest size (`SHARES`: n + n², n log n + n², n + n³, n² + n³), on the law's own
+sizes ("exact") and on its four largest alone ("exact4": three octaves, as
+`--sizes 6250..50000`). A two-term law is scored by its asymptotic class, the
+faster term. The rates: a second term named (the settled class is the faster
+term) or seen (a bracket reaching it), to be ≥ 90% from 1% up; a false second
+term on a single law (a class or bracket faster than the law, or a term
+reported), to be ≤ 0.5%.
+
 Each verdict is scored against the truth:
 * right class — the settled class is the true one;
 * right bracket — unsettled, and the bracket [at_least, at_most] holds the truth;
@@ -31,7 +46,7 @@ should hold the true k 93–97% of the time. A change of regime named on a
 single law is a false one: goal at most 1% at 5% CV.
 
 usage: .venv/bin/python bench/calibration.py [--per-class 1000] [--jobs 2]
-           [--protocol fixed|adaptive|both] [--laws 'n;n^2'] [--quick]
+           [--protocol fixed|adaptive|both|exact] [--laws 'n;n^2'] [--quick]
 """
 
 from __future__ import annotations
@@ -106,6 +121,16 @@ ADAPTIVE: dict[str, tuple[int, int, float]] = {
     "n + n², equal at the top": (1000, 128_000, 0.5), "n + n², equal at 4× the top": (1000, 128_000, 0.5),
     "n + n³, equal at 2× the top": (1000, 128_000, 0.5),
 }
+# Exact counts: a faster term worth this share of the work at the largest size
+# (law, faster law, share), on the two-term sizes.
+SHARES: dict[str, tuple[str, str, float]] = {
+    f"{law} + {extra} at {share:.0%}": (law, extra, share)
+    for law, extra in (("n", "n^2"), ("n log n", "n^2"), ("n", "n^3"), ("n^2", "n^3"))
+    for share in (0.01, 0.03, 0.1)
+}
+JITTER_EXACT = 1e-4  # a count's bookkeeping jitter, ± this share, uniform
+EXACT_TOP = 1e9  # the count at the largest size
+EXACT_PROTOCOLS = ("exact", "exact4")
 BUDGET_S = 30.0
 EXP_BASE = 1.6
 CVS = (0.01, 0.05, 0.2)
@@ -123,6 +148,8 @@ class Outcome:
     covered: bool | None  # the k interval holds the true k (power laws only)
     verdict: str
     regime: bool  # a change of regime was named
+    faster: str = ""  # exact: "named", "seen" or "" (a faster term than the law's, see `_exact`)
+    fallback: bool = False  # exact: the counts followed no law of ≤ 2 terms (ordinary fit)
 
 
 def _score(truths: Sequence[str], cls: str, lo: str, hi: str) -> str:
@@ -218,8 +245,66 @@ def one(law: str, index: int, seed: int, protocol: str = "fixed") -> Outcome:
     return Outcome(law, protocol, scenario.cv, label, kind, covered, verdict, regime)
 
 
+def exact_truth(law: str, sizes: Sequence[int], offset: float) -> tuple[Truth, str, str]:
+    """The truth of a law (or of a law with a faster term at its share of the work at the
+    top), the class it is scored as (the fastest term), and the single law below it."""
+    if law in SHARES:
+        first, extra, share = SHARES[law]
+        lower = truth_for(first, sizes, offset, top_s=1.0)
+        top = lower.at(max(sizes))
+        extra_b = share * top / (1 - share) / Truth(extra, 0.0, 1.0).at(max(sizes))
+        return Truth(first, lower.a, lower.b, extra_law=extra, extra_b=extra_b), extra, first
+    truth = truth_for(law, sizes, offset, base=EXP_BASE, top_s=1.0)
+    return truth, LAWS[law][0], LAWS[law][0]
+
+
+def exact_counts(truth: Truth, sizes: Sequence[int], rng: np.random.Generator,
+                 jitter: float = JITTER_EXACT) -> tuple[list[float], list[float]]:
+    """Each size's count (scaled to EXACT_TOP at the top, jittered, an integer) twice."""
+    scale = EXACT_TOP / truth.at(max(sizes))
+    ns: list[float] = []
+    vs: list[float] = []
+    for n in sizes:
+        count = float(round(truth.at(n) * scale * (1 + rng.uniform(-jitter, jitter))))
+        ns += [float(n), float(n)]
+        vs += [count, count]
+    return ns, vs
+
+
+def _exact(law: str, index: int, seed: int, protocol: str) -> Outcome:
+    """One simulated exact-count sweep, fitted as an exact meter's stored sweep would be."""
+    from quadscope.analyse.exactfit import fit_exact
+
+    sizes = _TWO_SIZES if law in SHARES else LAWS[law][1]
+    sizes = sizes[-4:] if protocol == "exact4" else sizes
+    keys = [*LAWS, *SHARES]
+    rng = np.random.default_rng([seed, index, keys.index(law), EXACT_PROTOCOLS.index(protocol)])
+    offset = OFFSETS[index % len(OFFSETS)]
+    truth, truth_cls, below = exact_truth(law, sizes, offset)
+    ns, vs = exact_counts(truth, sizes, rng)
+    fit = fit_exact("instructions", ns, vs, seed=index, n_boot=50)
+    fallback = fit is None
+    if fit is None:
+        fit = fit_metric("instructions", ns, vs, seed=index)
+    kind = _score((truth_cls,), fit.cls, fit.at_least, fit.at_most)
+    verdict = fit.cls if fit.cls != INCONCLUSIVE else f"[{fit.at_least} … {fit.at_most}]"
+    idx = REGISTRY.index
+    top = fit.cls if fit.cls != INCONCLUSIVE else fit.at_most
+    reported = any(d.check == "work_terms" for d in fit.doubts)
+    if law in SHARES:
+        faster = "named" if fit.cls == truth_cls else (
+            "seen" if top and idx(top) >= idx(truth_cls) else "")
+    else:  # a false term: named (settled, or a term reported) or a bracket reaching faster
+        named = (fit.confident and idx(fit.cls) > idx(below)) or reported
+        faster = "named" if named else "seen" if top and idx(top) > idx(below) else ""
+    return Outcome(law, protocol, 0.0, f"offset {offset:.0%}", kind, None, verdict, False,
+                   faster, fallback)
+
+
 def _batch(args: tuple[str, Sequence[int], int, str]) -> list[Outcome]:
     law, indices, seed, protocol = args
+    if protocol in EXACT_PROTOCOLS:
+        return [_exact(law, i, seed, protocol) for i in indices]
     return [one(law, i, seed, protocol) for i in indices]
 
 
@@ -240,6 +325,43 @@ def run(per_class: int, jobs: int, seed: int = 0, protocols: Sequence[str] = ("f
 def _rate(outcomes: Sequence[Outcome], pick: Callable[[Outcome], bool]) -> str:
     hits = [o for o in outcomes if pick(o)]
     return f"{len(hits)} of {len(outcomes)} ({len(hits) / max(len(outcomes), 1):.2%})"
+
+
+def exact_markdown(outcomes: Sequence[Outcome], elapsed_s: float) -> str:
+    """The exact protocols' tables: per law, its verdicts, a faster term named or seen."""
+    per = len(outcomes) // max(1, len({(o.law, o.protocol) for o in outcomes}))
+    lines = [f"{per} simulated exact-count sweeps per law and protocol (counts 10⁹ at the top, "
+             f"jitter ±{JITTER_EXACT:.2%}, start-up 0 / ⅓ / ⅘ of the smallest count, two agreeing "
+             f"repeats per size); {len(outcomes)} sweeps in {elapsed_s:.0f} s."]
+    for protocol in dict.fromkeys(o.protocol for o in outcomes):
+        mine_p = [o for o in outcomes if o.protocol == protocol]
+        lines += ["", f"### {protocol} protocol", "",
+                  "| true law | right class | right bracket | confidently wrong | faster term "
+                  "named | faster term seen (bracket) | ordinary fit (no ≤ 2-term law) |",
+                  "|---|---|---|---|---|---|---|"]
+        for law in dict.fromkeys(o.law for o in mine_p):
+            mine = [o for o in mine_p if o.law == law]
+            c = Counter(o.kind for o in mine)
+            f = Counter(o.faster for o in mine)
+            lines.append(f"| {law} | {c['right']} | {c['bracket']} | **{c['wrong']}** | "
+                         f"{f['named']} | {f['seen']} | {sum(o.fallback for o in mine)} |")
+        single = [o for o in mine_p if o.law in LAWS]
+        two = [o for o in mine_p if o.law in SHARES]
+        lines += ["", "False second term on single laws (a faster class settled or a term "
+                      f"reported): **{_rate(single, lambda o: o.faster == 'named')}** (goal ≤ 0.5%); "
+                      "a bracket reaching a faster class (honest doubt, not a claim): "
+                      f"{_rate(single, lambda o: o.faster == 'seen')}; confidently wrong: "
+                      f"{_rate(mine_p, lambda o: o.kind == 'wrong')}."]
+        for share in sorted({SHARES[o.law][2] for o in two}):
+            at = [o for o in two if SHARES[o.law][2] == share]
+            lines.append(f"Faster term at {share:.0%} of the work: named "
+                         f"**{_rate(at, lambda o: o.faster == 'named')}**, named or seen "
+                         f"{_rate(at, lambda o: bool(o.faster))} (goal ≥ 90%).")
+        wrong = [o for o in mine_p if o.kind == "wrong"][:12]
+        if wrong:
+            lines += ["", "Confidently wrong (first 12):", ""]
+            lines += [f"- {o.law}, {o.scenario}: {o.verdict}" for o in wrong]
+    return "\n".join(lines)
 
 
 def markdown(outcomes: Sequence[Outcome], per_class: int, elapsed_s: float) -> str:
@@ -294,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-class", type=int, default=1000)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--protocol", choices=("fixed", "adaptive", "both"), default="both")
+    p.add_argument("--protocol", choices=("fixed", "adaptive", "both", "exact"), default="both",
+                   help="exact: simulated exact counts (the exact and exact4 protocols)")
     p.add_argument("--adaptive-per-class", type=int, default=None,
                    help="sweeps per law in the adaptive protocol (each is a whole simulated "
                         "adaptive run, ~0.1-1 s): default --per-class")
@@ -305,8 +428,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true",
                    help="36 fixed and 6 adaptive sweeps per law")
     args = p.parse_args(argv)
-    protocols = ("fixed", "adaptive") if args.protocol == "both" else (args.protocol,)
     t0 = time.monotonic()
+    if args.protocol == "exact":
+        chosen = [law.strip() for law in args.laws.split(";") if law.strip()] or [*LAWS, *SHARES]
+        found = run(36 if args.quick else args.per_class, args.jobs, args.seed, EXACT_PROTOCOLS,
+                    chosen)
+        print("## Calibration: simulated exact counts of known truth\n")
+        print(exact_markdown(found, time.monotonic() - t0))
+        return 0
+    protocols = ("fixed", "adaptive") if args.protocol == "both" else (args.protocol,)
     outcomes: list[Outcome] = []
     for protocol in protocols:
         if args.quick:

@@ -187,8 +187,9 @@ def _pair(f: GrowthClass, h: GrowthClass, c: Counts) -> Explanation | None:
                        float(r @ r))
 
 
-def explanations(c: Counts, registry: Registry) -> list[Explanation]:
-    """The constant, every class alone, and every pair of growing classes (see step 2)."""
+def explanations(c: Counts, registry: Registry, pair_sizes: int = PAIR_SIZES) -> list[Explanation]:
+    """The constant, every class alone, and every pair of growing classes (see step 2);
+    pairs only from `pair_sizes` sizes up."""
     data = Data(group_runs(c.n.tolist(), c.y.tolist()), c.n, c.y, c.w, True)
     out = []
     for raw in fit_classes(data, registry).values():
@@ -199,7 +200,7 @@ def explanations(c: Counts, registry: Registry) -> list[Explanation]:
             out.append(Explanation((), a, (), chi2))
         elif b > 0:
             out.append(Explanation((growth,), a, (b,), chi2))
-    if c.m >= PAIR_SIZES:
+    if c.m >= pair_sizes:
         growing = [g for g in registry if g.growing and not g.bases]
         out += [e for f, h in combinations(growing, 2) if (e := _pair(f, h, c)) is not None]
     return out
@@ -283,6 +284,7 @@ def carried_by(chosen: Explanation, c: Counts, c_hat: float, registry: Registry)
     term is no faster than `chosen`'s slower one must still be worse by
     SELECT: otherwise that one size (a step in the bookkeeping at the top, an
     allocator changing its strategy) is all that asks for the faster term.
+    The refits hold pairs down to three sizes, so four sizes can be checked.
     Only a pair is checked: a class alone is asked for by every size.
     """
     if len(chosen.terms) < 2:
@@ -290,7 +292,8 @@ def carried_by(chosen: Explanation, c: Counts, c_hat: float, registry: Registry)
     limit = registry.index(chosen.terms[-2].name)
     for j in range(c.m):
         sub = c.without(j)
-        found = explanations(sub, registry)
+        # Three sizes left fit any pair exactly, which the small-sample term then weighs.
+        found = explanations(sub, registry, pair_sizes=3)
         s = scores(found, sub.m, c_hat)
         slower = [v for e, v in zip(found, s, strict=True) if registry.index(e.top) <= limit]
         if not slower or min(slower) - s.min() < SELECT:
