@@ -213,17 +213,20 @@ def _work_terms(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 
 
 def _exact_tie(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    """Another explanation of the counts as good, or one size that alone asks for the term."""
     n = d.numbers
     aim = "to tell them apart" if n.get("other") else "to see whether it holds"
     target = f"grow n to {fmt_n(d.decide_n)} {aim}" if d.decide_n else f"no practical n is enough {aim}"
+    chosen = _terms_label(_s(n, "chosen"), registry)
+    parts = []
     if n.get("other"):
-        return (f"the counts fit {_terms_label(_s(n, 'chosen'), registry)} and "
-                f"{_terms_label(_s(n, 'other'), registry)} about equally well over n = "
-                f"{fmt_n(_f(n, 'lo_n'))}–{fmt_n(_f(n, 'hi_n'))}; {target}")
-    top = registry[d.at_most].label
-    return (f"only the count at n = {fmt_n(_f(n, 'carried_by'))} asks for the {top} term in "
-            f"{_terms_label(_s(n, 'chosen'), registry)}: without it the slower terms fit; "
-            f"{target}")
+        parts.append(f"the counts fit {chosen} and {_terms_label(_s(n, 'other'), registry)} about "
+                     f"equally well over n = {fmt_n(_f(n, 'lo_n'))}–{fmt_n(_f(n, 'hi_n'))}")
+    if n.get("carried_by") is not None:
+        top = registry[_s(n, "chosen").split(" + ")[-1]].label
+        parts.append(f"only the count at n = {fmt_n(_f(n, 'carried_by'))} asks for the {top} "
+                     f"term in {chosen}: without it the slower terms fit")
+    return f"{', and '.join(parts)}; {target}"
 
 
 def _exact_hidden(d: Doubt, registry: Registry, grow_to: int | None) -> str:

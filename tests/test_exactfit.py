@@ -1,0 +1,174 @@
+"""Exact counts fitted as sums of growth terms (`analyse.exactfit`): the class is the fastest
+term really there, a small one is reported early, and no term is invented on a single law."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from quadscope.analyse.analysis import analyse, fit_runs
+from quadscope.analyse.exactfit import MIN_SHARE, counts, fit_exact
+from quadscope.analyse.fitting import fit_metric
+from quadscope.analyse.headline import work_note
+from quadscope.classes import INCONCLUSIVE, REGISTRY
+from quadscope.model import Measurement, Run, Sweep
+from quadscope.render.terminal import TerminalRenderer
+
+SIZES = [1000 * 2**i for i in range(7)]  # 1k … 64k
+
+
+def counted(law: str, *, extra: str = "", share: float = 0.0, start_up: float = 0.3,
+            sizes: list[int] = SIZES, jitter: float = 1e-4, seed: int = 0,
+            top: float = 1e9) -> tuple[list[float], list[float]]:
+    """Counts of `law` (and `extra` worth `share` of the work at the top), a start-up term
+    that is `start_up` of the smallest count, jittered by ± `jitter`, each size twice."""
+    rng = np.random.default_rng(seed)
+    n = np.asarray(sizes, dtype=float)
+    f = REGISTRY[law].f(n) / REGISTRY[law].f(n[-1:])[0]
+    a = start_up * f[0] / (1 - start_up)
+    y = a + f
+    if extra:
+        h = REGISTRY[extra].f(n) / REGISTRY[extra].f(n[-1:])[0]
+        y = y + share * y[-1] / (1 - share) * h
+    y = np.round(y / y[-1] * top * (1 + rng.uniform(-jitter, jitter, n.size)))
+    return np.repeat(n, 2).tolist(), np.repeat(y, 2).tolist()
+
+
+def checks(fit_doubts: tuple[object, ...]) -> list[str]:
+    return [d.check for d in fit_doubts]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("law", ["1", "log n", "sqrt n", "n", "n log n", "n^2", "n^3"])
+@pytest.mark.parametrize("start_up", [0.0, 0.8])
+def test_a_single_law_settles_as_itself_with_no_term_invented(law: str, start_up: float) -> None:
+    """Each class alone, with start-up and jitter: settled, no second term, no note."""
+    fit = fit_exact("instructions", *counted(law, start_up=start_up, seed=3), n_boot=30)
+    assert fit is not None
+    assert (fit.cls, fit.at_least, fit.at_most) == (law, law, law)
+    assert fit.doubts == () and fit.reason == ""
+
+
+def test_a_two_percent_quadratic_under_a_linear_term_is_the_class_and_is_said() -> None:
+    """n + n² with n² worth 2% of the work at 64k: the class is n² (asymptotic), k is the
+    local exponent (≈ 1), and the note gives the share and where n² takes over."""
+    fit = fit_exact("instructions", *counted("n", extra="n^2", share=0.02), n_boot=30)
+    assert fit is not None and fit.cls == "n^2"
+    assert fit.exponent is not None and 0.95 < fit.exponent < 1.1
+    note = next(d for d in fit.doubts if d.check == "work_terms")
+    assert note.numbers["settled"] == 1
+    assert note.numbers["share"] == pytest.approx(0.02, rel=0.05)
+    assert note.at_least == "n" and note.at_most == "n^2"
+    # Where n² is half of the work: 0.02·(n/64k)² = 0.98·(n/64k) ⇒ n ≈ 49 × 64k ≈ 3.1M.
+    assert note.decide_n is not None and 2.8e6 < note.decide_n < 3.6e6
+    assert fit.reason.startswith("the n² term is 2% of the work at n = 64000 and dominates "
+                                 "beyond n ≈ ")
+    assert fit.reason.endswith("; the linear term does most of the work at the sizes measured")
+    assert fit.decide_n is None  # settled: nothing to decide
+
+
+def test_a_dominant_faster_term_settles_without_a_note() -> None:
+    """n + n² with n² already 60% of the work: n², and nothing more to say."""
+    fit = fit_exact("instructions", *counted("n", extra="n^2", share=0.6), n_boot=30)
+    assert fit is not None and fit.cls == "n^2" and fit.doubts == ()
+
+
+def test_a_term_too_small_to_settle_leaves_a_bracket() -> None:
+    """A real n² term worth 0.2% (under MIN_SHARE) is seen but settles nothing: n … n²,
+    and the sentence names where it would be 1%."""
+    assert 0.002 < MIN_SHARE
+    fit = fit_exact("instructions", *counted("n", extra="n^2", share=0.002), n_boot=30)
+    assert fit is not None and fit.cls == INCONCLUSIVE
+    assert (fit.at_least, fit.at_most) == ("n", "n^2")
+    assert "work_terms" in checks(fit.doubts)
+    assert "the n² term is only 0.2% of the work at n = 64000" in fit.reason
+    assert "where it would be 1%" in fit.reason
+
+
+def test_one_size_that_alone_asks_for_a_faster_term_does_not_settle_it() -> None:
+    """A linear count 0.6% higher at the top size alone (a bookkeeping step) is no n³."""
+    n, y = counted("n", jitter=0.0)
+    y = [v * 1.006 if s == SIZES[-1] else v for s, v in zip(n, y, strict=True)]
+    fit = fit_exact("instructions", n, y, n_boot=30)
+    assert fit is not None and fit.cls == INCONCLUSIVE
+    assert REGISTRY.index(fit.at_least) <= REGISTRY.index("n")
+    assert "exact_tie" in checks(fit.doubts)
+    assert "only the count at n = 64000 asks for" in fit.reason
+
+
+def test_counts_that_follow_no_two_term_law_are_left_to_the_ordinary_fit() -> None:
+    """A cost per element that steps up ×4 at 8k (a change of regime) fits no a + c·f + b·h
+    with a ≥ 0 within 0.1%: None, and fit_runs fits it as any metric."""
+    n = np.asarray(SIZES, dtype=float)
+    y = np.where(n <= 8000, 1000 * n, 1000 * 8000 + 4000 * (n - 8000)) + 1e6
+    assert fit_exact("instructions", np.repeat(n, 2).tolist(), np.repeat(y, 2).tolist()) is None
+    runs = [Run(sweep_id=1, seq=i, variant="A", size_n=int(s), repeat=0, warmup=False,
+                started_at=0.0, measurement=Measurement({"wall_s": 1e-3, "instructions": v},
+                                                        exit_code=0))
+            for i, (s, v) in enumerate(zip(np.repeat(n, 2), np.repeat(y, 2), strict=True))]
+    fits, _ = fit_runs(runs, metrics=("instructions",), exact=("instructions",), n_boot=30)
+    plain = fit_metric("instructions", np.repeat(n, 2).tolist(), np.repeat(y, 2).tolist(),
+                       n_boot=30)
+    assert fits["instructions"].cls == plain.cls
+    assert fits["instructions"].at_most == plain.at_most
+
+
+def test_repeats_that_disagree_widen_sigma() -> None:
+    """σ is the jitter of the count, or the half-range of its repeats when larger, never
+    below one instruction."""
+    c = counts("instructions", [10, 10, 20, 20, 40], [1e6, 1e6 + 2000, 2e6, 2e6, 3.0])
+    assert c.sigma.tolist() == pytest.approx([1000.0, 200.0, 1.0])
+
+
+def test_cpython_global_append_counts_settle_quadratic() -> None:
+    """Counts of CPython 3.11 `s += "x"` (module level, 10k–80k, Valgrind): start-up, a linear
+    and a quadratic term (the copy), over 3 octaves: n², k ≈ 1.90."""
+    sizes = [10000, 20000, 40000, 80000]
+    values = [179002778, 345694425, 978320707, 3440063900]
+    fit = fit_exact("instructions", np.repeat(sizes, 2).tolist(), np.repeat(values, 2).tolist(),
+                    n_boot=30)
+    assert fit is not None and fit.cls == "n^2"
+    assert fit.exponent == pytest.approx(1.895, abs=0.01)
+
+
+def test_mawk_counts_across_its_memcpy_switch_are_left_to_the_ordinary_fit() -> None:
+    """mawk `s = s "x"` under Valgrind: above ~8 KiB glibc copies with `rep movsb`, which
+    Valgrind counts per byte, so the counts change regime at 6250–12500 (×7.8 for ×2).
+    No law of ≤ 2 terms with a start-up ≥ 0 holds: the ordinary fit decides."""
+    sizes = [6250, 12500, 25000, 50000]
+    values = [7555061, 58879098, 304120728, 1263355659]
+    assert fit_exact("instructions", np.repeat(sizes, 2).tolist(),
+                     np.repeat(values, 2).tolist()) is None
+
+
+def _sweep_runs(meter: str) -> tuple[Sweep, list[Run]]:
+    n, y = counted("n", extra="n^2", share=0.02)
+    runs = [Run(sweep_id=1, seq=i, variant="A", size_n=int(s), repeat=i % 2, warmup=False,
+                started_at=0.0,
+                measurement=Measurement({"wall_s": 1e-3 + s * 1e-7 * (1 + 0.01 * (i % 3 - 1)),
+                                         "instructions": v}, exit_code=0))
+            for i, (s, v) in enumerate(zip(n, y, strict=True))]
+    return Sweep(id=1, name="x", mode="sizes", command=("z", "{n}"), meter=meter), runs
+
+
+def test_an_instruction_meter_sweep_leads_with_the_class_and_says_the_term() -> None:
+    """The headline names n² for the work; the terminal's next line is the term's sentence;
+    the JSON fit carries it as a work_terms doubt."""
+    sweep, runs = _sweep_runs("instructions")
+    analysis = analyse(sweep, runs)
+    assert analysis.verdict.startswith("quadratic: the work grows as n² (instructions, exact, k = ")
+    note = work_note(analysis.fits["A"], "instructions")
+    assert note.startswith("the n² term is 2% of the work at n = 64000")
+    shown = TerminalRenderer().render(analysis).decode().splitlines()
+    assert " ".join(shown[1:4]).find("the n² term is 2% of the work") >= 0
+    doubts = analysis.to_dict()["fits"]["instructions"]["doubts"]
+    assert [d["check"] for d in doubts] == ["work_terms"]
+    assert doubts[0]["numbers"]["terms"] == "n + n^2"
+
+
+def test_a_timed_sweep_fits_its_instructions_as_any_metric() -> None:
+    """Without the exact meter the same counts go through the ordinary fit: no terms note."""
+    sweep, runs = _sweep_runs("time")
+    analysis = analyse(sweep, runs)
+    fit = analysis.fits["A"]["instructions"]
+    assert "work_terms" not in checks(fit.doubts)
+    assert work_note(analysis.fits["A"], None) == ""
