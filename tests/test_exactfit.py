@@ -75,7 +75,7 @@ def test_a_dominant_faster_term_settles_without_a_note() -> None:
 def test_a_term_too_small_to_settle_leaves_a_bracket() -> None:
     """A real n² term worth 0.2% (under MIN_SHARE) is seen but settles nothing: n … n²,
     and the sentence names where it would be 1%."""
-    assert 0.002 < MIN_SHARE
+    assert MIN_SHARE > 0.002
     fit = fit_exact("instructions", *counted("n", extra="n^2", share=0.002), n_boot=30)
     assert fit is not None and fit.cls == INCONCLUSIVE
     assert (fit.at_least, fit.at_most) == ("n", "n^2")
