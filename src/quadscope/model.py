@@ -379,6 +379,10 @@ class Fit:
     `doubts` are the checks' reasons not to settle the class, in the order of
     the checks (`quadscope.analyse.verdict`): renderers read them rather than
     re-deciding; `reason` is their sentence.
+    An exactly counted metric's fit (`quadscope.analyse.exactfit`) reads
+    `exponent` as the local exponent of its fitted terms at the largest size, and
+    a settled one may carry a "work_terms" doubt that is a note, not a doubt: its
+    fastest term, the class, is still a small share of the work there.
     """
 
     metric: str

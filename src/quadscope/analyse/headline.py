@@ -6,6 +6,9 @@ Where the meter counts the work exactly (`work=`), it gives two answers: the
 work, the algorithm's class, first ("quadratic: the work grows as n²
 (instructions, exact, k = 2.00 ± 0.01)"), then the time the machine pays;
 `lead_fit` is the fit gates judge (the work when settled, else the time).
+`work_note` is the line under it when the work's class is a term still small at
+the largest size ("the n² term is 2% of the work at n = 64000 and dominates
+beyond n ≈ 3300000; …", `analyse.exactfit`).
 Otherwise it leads with wall time (or CPU time, when wall time is the noisier
 of the two and they agree), as "quadratic: wall time grows as n² (k = 2.00 ±
 0.02)"; when the class is not settled but the data bracket it, it says the
