@@ -172,3 +172,25 @@ def test_a_timed_sweep_fits_its_instructions_as_any_metric() -> None:
     fit = analysis.fits["A"]["instructions"]
     assert "work_terms" not in checks(fit.doubts)
     assert work_note(analysis.fits["A"], None) == ""
+
+
+def test_mawk_counts_settle_linear_and_a_hidden_quadratic() -> None:
+    """Real mawk counts under Valgrind, 8k–64k: a loop of additions is exactly linear (547
+    instructions per pass): n; with a nested loop every 128 passes it is n², the note giving
+    its share (43% at 64k) and where it dominates."""
+    sizes = [8000, 16000, 32000, 64000]
+    linear = fit_exact("instructions", sizes, [4681661, 9057691, 17809691, 35313691], n_boot=30)
+    assert linear is not None and linear.cls == "n" and linear.doubts == ()
+    nested = fit_exact("instructions", sizes, [6552774, 13908355, 31905980, 81119980], n_boot=30)
+    assert nested is not None and nested.cls == "n^2"
+    assert nested.reason.startswith("the n² term is 43% of the work at n = 64000 and dominates")
+
+
+def test_a_faster_term_that_could_hide_at_one_percent_unsettles() -> None:
+    """Linear counts over a span of 1.2×: an n log n (or faster) term of 1% could hide, so
+    the class is a bracket from n, with the sentence naming the term and the share."""
+    sizes = [1000, 1100, 1200, 1300]
+    fit = fit_exact("instructions", sizes, [1e6 + 500 * n for n in sizes], n_boot=30)
+    assert fit is not None and fit.cls == INCONCLUSIVE and fit.at_least == "n"
+    assert "exact_hidden" in checks(fit.doubts)
+    assert "cannot be ruled out at these sizes" in fit.reason

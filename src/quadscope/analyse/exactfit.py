@@ -39,8 +39,10 @@ k between the terms (mawk's `s = s "x"`, CPython's `s += "x"` on a global: k =
 5. What keeps it from settling, each one a `Doubt` (sentences in `text`):
    another explanation within SELECT whose fastest term differs, or the
    choice of a refit with one size left out ("exact_tie"); a faster term
-   whose share at n_max could reach MIN_SHARE unseen, its upper 95% bound
-   from the linear model's standard error ("exact_hidden"); the fastest
+   whose share at n_max could reach SURE_SHARE unseen, its upper 95% bound
+   from the linear model's standard error ("exact_hidden": a term that
+   small is below what is found reliably, and over four sizes a linear
+   count that fits to the instruction still leaves n log n 0.5%); the fastest
    term itself under MIN_SHARE of the work at n_max, too little to tell
    from a bookkeeping artefact ("work_terms", unsettled). A settled class
    whose fastest term is under half the work at n_max carries a
@@ -81,7 +83,8 @@ MAX_C_HAT = 100.0
 # A term under this share of the work at n_max is too small to settle a class on.
 MIN_SHARE = 0.005
 # The share at which a small term is found reliably (bench/calibration.py): the size
-# named to confirm a smaller one is where it would reach this.
+# named to confirm a smaller one is where it would reach this, and a faster term that
+# could hide at this share unsettles a class.
 SURE_SHARE = 0.01
 # Two growth terms need four sizes: three coefficients and one size to check them.
 PAIR_SIZES = 4
@@ -408,7 +411,7 @@ def decide(c: Counts, registry: Registry = REGISTRY) -> Decision | None:
         doubts.append(Doubt("exact_tie", min(tops, key=registry.index),
                             max(tops, key=registry.index), decide_n, numbers=numbers))
     hid = [(h, s) for h in faster_than(max(tops, key=registry.index), registry)
-           if (s := hidden_share(chosen, h, c, c_hat)) >= MIN_SHARE]
+           if (s := hidden_share(chosen, h, c, c_hat)) >= SURE_SHARE]
     if hid:
         h, share = hid[-1]
         tops.add(h.name)
