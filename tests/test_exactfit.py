@@ -194,3 +194,19 @@ def test_a_faster_term_that_could_hide_at_one_percent_unsettles() -> None:
     assert fit is not None and fit.cls == INCONCLUSIVE and fit.at_least == "n"
     assert "exact_hidden" in checks(fit.doubts)
     assert "cannot be ruled out at these sizes" in fit.reason
+
+
+def test_the_calibrations_exact_slice_names_every_term_and_invents_none() -> None:
+    """A fixed-seed slice of `bench/calibration.py --protocol exact`: over 8 sizes, each
+    single law settles as itself and a faster term at 1% of the work is named."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from calibration import LAWS, SHARES, _exact
+
+    singles = [_exact(law, i, 7, "exact") for law in LAWS for i in (0, 1, 2)]
+    assert [o for o in singles if o.kind != "right" or o.faster] == []
+    small = [_exact(law, i, 7, "exact") for law in SHARES if SHARES[law][2] == 0.01
+             for i in (0, 1, 2)]
+    assert [o for o in small if o.faster != "named"] == []
