@@ -181,7 +181,8 @@ def group_kill_cycle(seed: int, workdir: Path) -> FaultOutcome:
     stop_after = random.Random(seed).randint(1, TOTAL_RUNS - 5)
     proc = subprocess.Popen(
         [sys.executable, "-m", "quadscope", "run", "--db", str(db), "--sizes", SIZES,
-         "--repeat", "4", "--warmup", "1", "--shell", "--", group_command(marker, markers)],
+         "--repeat", "4", "--warmup", "1", "--meter", "time", "--shell", "--",
+         group_command(marker, markers)],
         env=env, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         start_new_session=True)
     try:

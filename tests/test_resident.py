@@ -196,7 +196,8 @@ def test_runs_after_a_cgroup_cleanup_still_run() -> None:
 
 @pytest.mark.integration
 def test_what_a_sigkilled_launcher_left_is_killed_by_the_next_one(tmp_path: Path) -> None:
-    """A run's setsid child outlives its SIGKILLed launcher; the next launcher kills it."""
+    """A run's setsid child does not outlive its SIGKILLed launcher for long: the launcher's
+    watchdog kills its cgroup, and at the latest the next launcher's start sweeps it."""
     import signal
     import threading
     ex = ProcessExecutor()
@@ -218,7 +219,6 @@ def test_what_a_sigkilled_launcher_left_is_killed_by_the_next_one(tmp_path: Path
     try:
         os.kill(launcher, signal.SIGKILL)
         worker.join(10.0)
-        assert _alive(orphan)  # nobody killed it: its launcher died by SIGKILL
         nxt = ProcessExecutor()
         nxt.execute(["/bin/true"], 10.0)  # its start sweeps the dead launcher's cgroup
         for _ in range(200):
