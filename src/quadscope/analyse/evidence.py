@@ -23,6 +23,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from quadscope.analyse.classfit import K_GRID, ClassFit, Data, boot_class, fit_classes, power_grid
+from quadscope.analyse.decide import Advice, Extension, constant_n, pair_n, tie_n
 from quadscope.analyse.slopes import swing
 from quadscope.analyse.stats import nice_n, nnls2, qaicc
 from quadscope.analyse.terms import doubt
@@ -49,31 +50,15 @@ HIDDEN_SHARE = 0.15
 # Verdict.
 
 
-def _divergence_n(c1: ClassFit, c2: ClassFit, n_max: float, tol: float) -> int | None:
-    """Smallest n > n_max where the two fitted curves differ by more than `tol` (relative)."""
-    grid = np.logspace(np.log10(n_max), np.log10(MAX_DECIDE_N), 400)[1:]
-    with np.errstate(invalid="ignore", over="ignore"):
-        p1 = c1.curve(grid)
-        p2 = c2.curve(grid)
-        rel = np.abs(p1 - p2) / np.maximum(np.maximum(np.abs(p1), np.abs(p2)), np.finfo(float).tiny)
-    rel = np.where(np.isfinite(rel), rel, 1.0)
-    hit = np.nonzero(rel > tol)[0]
-    return None if hit.size == 0 else nice_n(grid[hit[0]])
-
-
-def _tie(c1: ClassFit, c2: ClassFit, top: ClassFit, data: Data, c_hat: float) -> Tie:
+def _tie(c1: ClassFit, c2: ClassFit, top: ClassFit, data: Data, advice: Advice) -> Tie:
     """Why c1 and c2 cannot be told apart (start-up dominating `top`, or both fit as well),
-    and the n where their predictions part."""
+    and what would tell them apart (`quadscope.analyse.decide.tie_n`)."""
     lo_n, hi_n = float(data.n[0]), float(data.n[-1])
-    sigma_rel = np.sqrt(c_hat / data.w[-3:]) / np.maximum(np.abs(data.y[-3:]), np.finfo(float).tiny)
-    # Curves must part by several standard errors of a median to be told apart at one size.
-    tol = float(np.clip(3 * np.median(sigma_rel), 0.02, 0.5))
-    decide_n = _divergence_n(c1, c2, hi_n, tol)
     grow = float(top.growth.evaluate(0.0, top.b, np.array([hi_n]))[0]) if top.growth.growing else 0.0
     total = top.a + grow
     frac = grow / total if total > 0 and np.isfinite(total) else 1.0
     share = float(frac) if top.growth.growing and frac < 0.5 else None
-    return Tie(c1.cls, c2.cls, lo_n, hi_n, decide_n, share)
+    return Tie(c1.cls, c2.cls, lo_n, hi_n, advice.n, share, advice.meter)
 
 
 def _rise(data: Data, boot: np.ndarray, growth: GrowthClass,
@@ -100,43 +85,34 @@ def _rise(data: Data, boot: np.ndarray, growth: GrowthClass,
     return max(b or 0.0, 0.0) * unit, max(b_hi, 0.0) * unit, b_hi
 
 
-def _hidden(data: Data, boot: np.ndarray, growth: GrowthClass) -> tuple[float, int | None] | None:
-    """(share, n) when the runs cannot rule out a `growth` term above HIDDEN_SHARE of the cost.
+def _hidden(data: Data, boot: np.ndarray, growth: GrowthClass) -> float | None:
+    """The share when the runs cannot rule out a `growth` term above HIDDEN_SHARE of the cost.
 
     The 97.5th percentile of the bootstrap b of a + b·f(n) says how much growth
     of that shape the noise could hide over the measured sizes; where it could
-    be a sizeable part of the cost, "constant" is not yet shown. The n returned
-    is where such a term would add as much again as the constant part, so
-    growing to it settles the question (None when no practical n does).
+    be a sizeable part of the cost, "constant" is not yet shown.
     """
     rise = _rise(data, boot, growth)
-    if rise is None or rise[1] <= HIDDEN_SHARE:
-        return None
-    _, share, b_hi = rise
-    level = float(np.median(data.y))
-    base = growth.evaluate(0.0, b_hi, data.n[[0, -1]])
-    grid = np.logspace(np.log10(2 * data.n[-1]), np.log10(MAX_DECIDE_N), 200)
-    with np.errstate(over="ignore", invalid="ignore"):
-        added = growth.evaluate(0.0, b_hi, grid) - base[0]
-    reach = np.nonzero(added >= level)[0]
-    return share, (nice_n(float(grid[reach[0]])) if reach.size else None)
+    return None if rise is None or rise[1] <= HIDDEN_SHARE else rise[1]
 
 
-def _hidden_walk(data: Data, boot: np.ndarray, fits: Mapping[str, ClassFit],
-                 registry: Registry) -> tuple[Hidden, ...]:
-    """The growing classes the runs could hide above HIDDEN_SHARE, with `_hidden`'s (share, n).
+def _hidden_walk(st: Stats) -> tuple[Hidden, ...]:
+    """The growing classes the runs could hide above HIDDEN_SHARE, with `_hidden`'s share.
 
-    Slow growth hides first: the walk goes up from the slowest class while each could hide.
+    Slow growth hides first: the walk goes up from the slowest class while each could
+    hide. The first (slowest) names what would rule it out (`decide.constant_n`).
     """
-    hidden = []
-    for g in (g for g in registry if g.growing):
-        if (h := _hidden(data, boot, fits[g.name].growth)) is None:
+    hidden: list[Hidden] = []
+    for g in (g for g in st.registry if g.growing):
+        if (share := _hidden(st.data, st.boot, st.fits[g.name].growth)) is None:
             break
-        hidden.append(Hidden(g.name, h[0], h[1]))
+        advice = (st.advise_constant(st.fits[g.name].growth) if not hidden
+                  else Advice(None))
+        hidden.append(Hidden(g.name, share, advice.n, advice.meter))
     return tuple(hidden)
 
 
-def _negligible(data: Data, boot: np.ndarray, fit: ClassFit) -> tuple[float, int | None] | None:
+def _negligible(st: Stats, fit: ClassFit) -> tuple[float, int | None] | None:
     """(upper rise, n) when the growth `fit` finds adds at most HIDDEN_SHARE across the sizes.
 
     A rise that small is within what a sweep's own drift produces: machine
@@ -147,20 +123,21 @@ def _negligible(data: Data, boot: np.ndarray, fit: ClassFit) -> tuple[float, int
     drift rises with log n. The growth is then practically equivalent to none
     (an equivalence margin, as in Schuirmann's two one-sided tests, J.
     Pharmacokinet. Biopharm. 15, 1987): neither it nor a constant is settled.
-    The n returned is where the fitted term would add 2·HIDDEN_SHARE, so
-    growing to it shows the growth if it is real (None beyond MAX_DECIDE_N).
+    The n returned is where either answer would be reached with probability
+    `decide.POWER`: the growth found, were it real, chosen alone
+    (`decide.tie_n`), and a constant ruling out the slowest growth
+    (`decide.constant_n`); None when no affordable n is (a time: the
+    instructions meter decides instead).
     """
     if not fit.growth.growing:
         return None
-    rise = _rise(data, boot, fit.growth, fit.b)
+    rise = _rise(st.data, st.boot, fit.growth, fit.b)
     if rise is None or rise[1] > HIDDEN_SHARE:
         return None
-    level = float(np.median(data.y))
-    grid = np.logspace(np.log10(2 * data.n[-1]), np.log10(MAX_DECIDE_N), 200)
-    with np.errstate(over="ignore", invalid="ignore"):
-        added = fit.growth.evaluate(0.0, fit.b, grid) - fit.growth.evaluate(0.0, fit.b, data.n[:1])
-    reach = np.nonzero(added >= 2 * HIDDEN_SHARE * level)[0]
-    return rise[1], (nice_n(float(grid[reach[0]])) if reach.size else None)
+    slowest = next(g for g in st.registry if g.growing)
+    grows, flat = st.advise((fit.cls,)), st.advise_constant(st.fits[slowest.name].growth)
+    both = None if grows.n is None or flat.n is None else max(grows.n, flat.n)
+    return rise[1], both
 
 
 def drifts(metric: str) -> bool:
@@ -322,7 +299,17 @@ class Stats:
 
     def tie(self, c1: str, c2: str, top: str) -> Tie:
         """Why classes c1 and c2 cannot be told apart (`top`'s start-up share, see `_tie`)."""
-        return _tie(self.fits[c1], self.fits[c2], self.fits[top], self.data, self.c_hat)
+        return _tie(self.fits[c1], self.fits[c2], self.fits[top], self.data,
+                    self.advise((c1, c2)))
+
+    def advise(self, classes: Sequence[str]) -> Advice:
+        """What would settle which of `classes` holds (`decide.tie_n`)."""
+        return tie_n(Extension.of(self.data, self.c_hat), self.fits, classes, self.boot,
+                     self.registry, SELECT_DELTA)
+
+    def advise_constant(self, growth: GrowthClass) -> Advice:
+        """What would rule out a hidden `growth` term (`decide.constant_n`)."""
+        return constant_n(Extension.of(self.data, self.c_hat), self.fits, growth, HIDDEN_SHARE)
 
 
 def gather(metric: str, sizes: Sequence[float], values: Sequence[float], st: Stats, k: float,
@@ -348,16 +335,32 @@ def gather(metric: str, sizes: Sequence[float], values: Sequence[float], st: Sta
     # too little across the sizes to tell from drift settles neither it nor a constant.
     grower = ev.chosen if ev.chosen != "1" else (
         min(registry.names[1:], key=lambda c: fits[c].score) if ev.trend is not None else "")
-    negligible = _negligible(data, st.boot, fits[grower]) if grower and drifts(metric) else None
+    negligible = _negligible(st, fits[grower]) if grower and drifts(metric) else None
     ev = replace(ev, grower=grower, negligible=negligible)
     if negligible is not None and ev.chosen != "1":
-        ev = replace(ev, hidden=_hidden_walk(data, st.boot, fits, registry))
+        ev = replace(ev, hidden=_hidden_walk(st))
     if ev.chosen != "1":
+        second = doubt(fits[ev.chosen].growth, data.n, data.y, data.w, fits[ev.chosen].chi2,
+                       registry, repeated=data.repeated, max_n=MAX_DECIDE_N) if split else None
+        if second is not None:
+            # Where the faster term would be read alone (`decide.pair_n`), not where it
+            # merely equals the slower one: there both still show.
+            advice = pair_n(Extension.of(data, st.c_hat), fits,
+                            registry[str(second.numbers["first"])],
+                            registry[str(second.numbers["class"])], registry, SELECT_DELTA)
+            second = replace(second, decide_n=advice.n, meter=advice.meter)
         ev = replace(ev, slopes=_slopes(ev, st) if negligible is None else None,
-                     second_term=doubt(fits[ev.chosen].growth, data.n, data.y, data.w,
-                                       fits[ev.chosen].chi2, registry, repeated=data.repeated,
-                                       max_n=MAX_DECIDE_N) if split else None)
-    return ev
+                     second_term=second)
+    return ev if drifts(metric) else _uncounted(ev)
+
+
+def _uncounted(ev: Evidence) -> Evidence:
+    """The evidence without a meter to advise: only a time is decided by counting the work."""
+    def tie(t: Tie | None) -> Tie | None:
+        return None if t is None else replace(t, meter="")
+    second = None if ev.second_term is None else replace(ev.second_term, meter="")
+    return replace(ev, tie=tie(ev.tie), rising_tie=tie(ev.rising_tie), loo_tie=tie(ev.loo_tie),
+                   hidden=tuple(replace(h, meter="") for h in ev.hidden), second_term=second)
 
 
 def _selection(st: Stats) -> tuple[str, str]:
@@ -413,7 +416,7 @@ def _constant(ev: Evidence, st: Stats, sizes: Sequence[float], values: Sequence[
         # Too few points for a rank test, yet the exponent's interval excludes flat
         # and the cost grew by half: not evidence of a constant.
         trend = (1.0, None)
-    hidden = _hidden_walk(data, st.boot, fits, st.registry)
+    hidden = _hidden_walk(st)
     rising_tie = None
     if trend is not None:
         growing = min(st.registry.names[1:], key=lambda c: fits[c].score)

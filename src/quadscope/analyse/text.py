@@ -92,22 +92,39 @@ def _s(numbers: Mapping[str, DoubtValue], key: str) -> str:
     return str(numbers[key])
 
 
-def _grow_to(decide_n: int | None, then: str, otherwise: str) -> str:
-    return f"grow n to {fmt_n(decide_n)} {then}" if decide_n else otherwise
+def _grow_to(decide_n: int | None, then: str, otherwise: str, meter: DoubtValue = None) -> str:
+    if decide_n:
+        return f"grow n to {fmt_n(decide_n)} {then}"
+    return count_instead(str(meter)) if meter else otherwise
+
+
+def count_instead(meter: str) -> str:
+    """What decides when no affordable n does: counting the work with an exact meter."""
+    return (f"no affordable n would decide it; count the work instead: --meter {meter} decides "
+            "the class without growing n")
 
 
 def tie(numbers: Mapping[str, DoubtValue], decide_n: int | None, registry: Registry) -> str:
-    """Why two classes (`first`, `second`) cannot be told apart, and the n where they part."""
+    """Why two classes (`first`, `second`) cannot be told apart, and what would tell them apart
+    (a size, else the `meter` its numbers name)."""
     first, second = registry[_s(numbers, "first")].label, registry[_s(numbers, "second")].label
-    target = f"grow n to {fmt_n(decide_n)}" if decide_n else "no practical n decides it"
     lo_n, hi_n = _f(numbers, "lo_n"), _f(numbers, "hi_n")
     share = numbers.get("growing_share")
+    meter = numbers.get("meter")
     if share is not None:
         pct = max(1, math.ceil(100 * float(share)))
-        return (f"start-up cost dominates every size: the growing part is under {pct}% of the "
-                f"total at n = {fmt_n(hi_n)}; {target} to tell {first} from {second}")
-    return (f"{first} and {second} fit about equally well over {decades(lo_n, hi_n)} of n "
-            f"({fmt_n(lo_n)}–{fmt_n(hi_n)}); {target} to tell them apart")
+        said = (f"start-up cost dominates every size: the growing part is under {pct}% of the "
+                f"total at n = {fmt_n(hi_n)}")
+        apart = f"tell {first} from {second}"
+    else:
+        said = (f"{first} and {second} fit about equally well over {decades(lo_n, hi_n)} of n "
+                f"({fmt_n(lo_n)}–{fmt_n(hi_n)})")
+        apart = "tell them apart"
+    if decide_n:
+        return f"{said}; grow n to {fmt_n(decide_n)} to {apart}"
+    if meter:
+        return f"{said}; {count_instead(str(meter))}"
+    return f"{said}; no practical n decides it to {apart}"
 
 
 def _tie_doubt(d: Doubt, registry: Registry, grow_to: int | None) -> str:
@@ -130,7 +147,8 @@ def _rising(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 
 def _hidden(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
-    target = _grow_to(d.decide_n, "to confirm it is constant", "no practical n would show it")
+    target = _grow_to(d.decide_n, "to confirm it is constant", "no practical n would show it",
+                      d.meter)
     return (f"no growth detected, but the spread of the runs could hide a "
             f"{registry[_s(n, 'class')].words} term worth up to {_f(n, 'share'):.0%} of the cost "
             f"at n = {fmt_n(_f(n, 'hi_n'))}: start-up cost may be masking it; {target}")
@@ -157,7 +175,8 @@ def _exponent(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 
 def _negligible(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
-    target = _grow_to(d.decide_n, "to see whether it keeps growing", "no practical n would show it")
+    target = _grow_to(d.decide_n, "to see whether it keeps growing", "no practical n would show it",
+                      d.meter)
     share = _f(n, "share")
     most = f"at most {share:.0%}" if share >= 0.01 else "under 1%"
     return (f"the runs grow as {registry[_s(n, 'class')].label} by {most} of the cost over "
@@ -179,8 +198,12 @@ def _slopes(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 
 def _second_term(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
-    where = (f"it would overtake the {n['first']} term near n = {fmt_n(d.decide_n)}"
-             if d.decide_n else "no practical n would let it dominate")
+    if d.decide_n:
+        where = f"it would dominate the {n['first']} term from n = {fmt_n(d.decide_n)}"
+    elif d.meter:
+        where = count_instead(d.meter)
+    else:
+        where = "no practical n would let it dominate"
     return (f"a {registry[_s(n, 'class')].words} term is present but small at these n "
             f"({_f(n, 'share'):.0%} of the cost at n = {fmt_n(_f(n, 'n_max'))}): {where}")
 

@@ -19,7 +19,8 @@ The fold's precedence (what fitting has always done, now in one place):
   selection checks (tie, rising, hidden, leave_one_out, short_span,
   exponent); a negligible growth replaces both; the local slopes' and a
   second term's sentences are added after it, and their sizes raise the
-  deciding size.
+  deciding size. A doubt that names a meter and no size (no affordable n
+  decides it) leaves the verdict no deciding size.
 * The bracket of a verdict where nothing rises, or too little to count,
   runs from "1" to the fastest growth a doubt names (hidden, leave-one-out,
   negligible). Otherwise it is the classes the data support (within
@@ -56,10 +57,11 @@ class Tie:
     hi_n: float
     decide_n: int | None
     growing_share: float | None  # the growing part's share at n_max when start-up dominates
+    meter: str = ""  # a meter that decides when no affordable n does ("" for none)
 
     def numbers(self) -> dict[str, DoubtValue]:
         return {"first": self.first, "second": self.second, "lo_n": self.lo_n, "hi_n": self.hi_n,
-                "growing_share": self.growing_share}
+                "growing_share": self.growing_share, "meter": self.meter or None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,7 @@ class Hidden:
     cls: str
     share: float
     decide_n: int | None
+    meter: str = ""  # a meter that decides when no affordable n does ("" for none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +148,7 @@ def tie(ev: Evidence) -> tuple[Doubt, ...]:
     """Another growing class within SELECT_DELTA, a shaky bootstrap or leave-one-out: a tie."""
     if not ev.other or ev.tie is None:
         return ()
-    return (Doubt("tie", "", "", ev.tie.decide_n,
+    return (Doubt("tie", "", "", ev.tie.decide_n, ev.tie.meter,
                   numbers={**ev.tie.numbers(), "chosen": ev.chosen, "other": ev.other,
                            "by": ev.tie_by}),)
 
@@ -155,7 +158,7 @@ def rising(ev: Evidence) -> tuple[Doubt, ...]:
     if ev.chosen != "1" or ev.trend is None or ev.rising_tie is None:
         return ()
     tau, p = ev.trend
-    return (Doubt("rising", "", "", ev.rising_tie.decide_n,
+    return (Doubt("rising", "", "", ev.rising_tie.decide_n, ev.rising_tie.meter,
                   numbers={**ev.rising_tie.numbers(), "tau": tau, "p": p, "k": ev.k,
                            "k_lo": ev.k_ci[0], "k_hi": ev.k_ci[1]}),)
 
@@ -165,8 +168,9 @@ def hidden(ev: Evidence) -> tuple[Doubt, ...]:
     if not ev.hidden:
         return ()
     first = ev.hidden[0]
-    return (Doubt("hidden", "1", ev.hidden[-1].cls, first.decide_n,
-                  numbers={"class": first.cls, "share": first.share, "hi_n": ev.hi_n}),)
+    return (Doubt("hidden", "1", ev.hidden[-1].cls, first.decide_n, first.meter,
+                  numbers={"class": first.cls, "share": first.share, "hi_n": ev.hi_n,
+                           "meter": first.meter or None}),)
 
 
 def leave_one_out(ev: Evidence) -> tuple[Doubt, ...]:
@@ -204,7 +208,8 @@ def negligible(ev: Evidence) -> tuple[Doubt, ...]:
     if ev.negligible is None:
         return ()
     share, decide_n = ev.negligible
-    return (Doubt("negligible", "1", ev.grower, decide_n,
+    # Only a time is judged negligible: counting its work decides where no size does.
+    return (Doubt("negligible", "1", ev.grower, decide_n, "" if decide_n else "instructions",
                   numbers={"class": ev.grower, "share": share, "lo_n": ev.lo_n,
                            "hi_n": ev.hi_n}),)
 
@@ -250,17 +255,21 @@ def _reason(ev: Evidence, doubts: Sequence[Doubt]) -> tuple[str, int | None]:
     reg = ev.registry
     parts: list[str] = []
     decide_n: int | None = None
+    said: list[Doubt] = []
     primary = next((d for d in doubts if d.check in SELECTION), None)
     if primary is not None:
-        parts, decide_n = [text.doubt_text(primary, reg)], primary.decide_n
+        parts, decide_n, said = [text.doubt_text(primary, reg)], primary.decide_n, [primary]
     if (d := _first(doubts, "negligible")) is not None:
-        parts, decide_n = [text.doubt_text(d, reg)], d.decide_n
+        parts, decide_n, said = [text.doubt_text(d, reg)], d.decide_n, [d]
     if (d := _first(doubts, "slopes")) is not None:
         decide_n = max(decide_n or 0, d.decide_n or 0)
         parts.append(text.doubt_text(d, reg, grow_to=decide_n))
     if (d := _first(doubts, "second_term")) is not None:
         decide_n = max(decide_n or 0, d.decide_n or 0) or None
         parts.append(text.doubt_text(d, reg))
+        said.append(d)
+    if any(d.meter and not d.decide_n for d in said):
+        decide_n = None  # a doubt no affordable n decides: a size would not settle the verdict
     return "; ".join(parts), decide_n
 
 
