@@ -2,8 +2,8 @@
 
 `make bench` runs this (about 30–40 minutes on a 2-core VM): accuracy.py,
 overhead.py, time_to_verdict.py, culprits.py, calibration.py, exact_meter.py,
-pyfunc.py, reliability.py, store_writes.py, startup.py, bisect_commits.py and
-history_steps.py, in that
+pyfunc.py, reliability.py, store_writes.py, startup.py, bisect_commits.py,
+history_steps.py and decide_n.py, in that
 order (`--only 2,9` re-runs some and keeps the other sections as BENCHMARKS.md has them). Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
@@ -29,6 +29,7 @@ import accuracy
 import bisect_commits
 import calibration
 import culprits
+import decide_n
 import exact_meter
 import history_steps
 import overhead
@@ -126,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
          lambda: printed(bisect_commits.main, ["--quick"] if args.quick else [])),
         ("12. History: steps judged from each sweep's own intervals",
          lambda: printed(history_steps.main, ["--quick"] if args.quick else [])),
+        ("13. Following the deciding size: does it decide?",
+         lambda: printed(decide_n.main, ["--per-law", "12"] if args.quick else
+                         ["--per-law", "72"])),
     ]
     t0 = time.monotonic()
     only = {int(x) for x in args.only.split(",") if x.strip()}

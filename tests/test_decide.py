@@ -8,6 +8,7 @@ import pytest
 from quadscope.analyse import decide, text
 from quadscope.analyse.classfit import ClassFit, prepare
 from quadscope.analyse.fitting import fit_metric
+from quadscope.analyse.gate import judge
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.model import Doubt
 from quadscope.workloads.synthetic import Scenario, simulate, truth_for
@@ -87,6 +88,9 @@ def test_no_affordable_size_names_the_meter_for_a_time_and_nothing_for_a_count(
         fit.reason)
     tie = next(d for d in fit.doubts if d.check == "tie")
     assert (tie.decide_n, tie.meter) == (None, "instructions")
+    gate = judge(fit, "n")
+    assert gate.decide_n is None and gate.sentence.endswith(
+        "; count the work with --meter instructions to decide")
     counted = fit_metric("instructions", n, y, seed=seed)
     assert counted.decide_n is None and "--meter" not in counted.reason
     assert all(d.meter == "" for d in counted.doubts if d.check == "tie")

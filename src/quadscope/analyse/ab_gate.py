@@ -137,7 +137,9 @@ def _class_outcome(metric: str, fa: Fit, fb: Fit, word: str) -> AbOutcome:
         return AbOutcome(PASS, f"{metric}: B grows slower than A (k {_k(fb)} against "
                                f"{_k(fa)}, intervals apart): an improvement")
     decide = [f.decide_n for f in (fa, fb) if f.decide_n]
-    hint = (f"a sweep to {word} = {fmt_count(max(decide))} would decide" if decide
+    meter = next((d.meter for f in (fa, fb) for d in f.doubts if d.meter and not d.decide_n), "")
+    hint = (f"counting the work (--meter {meter}) would decide" if meter
+            else f"a sweep to {word} = {fmt_count(max(decide))} would decide" if decide
             else "a sweep over a wider range of sizes would decide")
     return AbOutcome(UNDECIDED, f"{metric}: cannot tell whether B grows faster than A "
                                 f"(their growths overlap: A {_span(fa, word)}, B {_span(fb, word)}); "

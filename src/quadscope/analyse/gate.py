@@ -96,7 +96,9 @@ def judge(fit: Fit, limit: str, size_word: str = "n") -> GateOutcome:
 
 
 def _undecided(fit: Fit, why: str, allowed: str) -> GateOutcome:
+    meter = next((d.meter for d in fit.doubts if d.meter and not d.decide_n), "")
     tail = (f"; measure up to n = {fit.decide_n} to decide" if fit.decide_n
+            else f"; count the work with --meter {meter} to decide" if meter
             else "; measure more sizes or repeats to decide")
     joiner = " " if why.endswith("exceed") else ", so it may or may not exceed "
     return GateOutcome(UNDECIDED, f"gate undecided: {why}{joiner}{allowed}{tail}", fit.decide_n)

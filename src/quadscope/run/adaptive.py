@@ -20,9 +20,10 @@ than above it (`_fill_in`: a size below costs a fraction of one above). Once
 four or more sizes are in, it looks (re-fits) after growth steps and stops
 once the time verdict is reached (wall_s, or the `--until` metrics): its
 class, or a bracket of two neighbouring classes (it settles the question a
-user came with: "n or n log n: not quadratic") that no size could narrow for
-what the budget affords and at most DECIDE_SPEND times what the sweep has spent
-(or DECIDE_FLOOR of the budget, if more), or, over the constant's settling
+user came with: "n or n log n: not quadratic") whose next growth step towards
+the size that would decide it (one doubling, as the look after it asks again)
+is not affordable within what the budget affords and at most DECIDE_SPEND times
+what the sweep has spent (or DECIDE_FLOOR of the budget, if more), or, over the constant's settling
 span, a bracket from "1" whose medians rise by at most the drift margin
 (`_flat`, `_level`), the same at two looks in a row (stopping at the first
 good-looking verdict is optional stopping, which inflates false confidence:
@@ -561,8 +562,12 @@ class AdaptivePlan:
         # A change of regime with too few sizes above it grows on while affordable (its
         # upper class is the verdict for large n, see `_wants_larger`).
         worth = self.affordable if fit.regime_n is not None else self._worth_deciding
-        return width <= 1 and not (self._wants_larger(fit) and (
-            fit.decide_n is None or worth(fit.decide_n)))
+        # The plan looks again after each step, so only the next step towards the deciding
+        # size must be worth it (a power calculation names that size, `analyse.decide`,
+        # often several doublings on: its whole path may be, and the looks stop it sooner).
+        step = None if fit.decide_n is None else min(fit.decide_n,
+                                                     SLOW_GROWTH * max(self.sizes(), default=1))
+        return width <= 1 and not (self._wants_larger(fit) and (step is None or worth(step)))
 
     def _worth_deciding(self, n: int) -> bool:
         """Growing to n, where a two-class bracket would settle, is affordable and costs at
