@@ -10,7 +10,7 @@ from quadscope.analyse.classfit import ClassFit, prepare
 from quadscope.analyse.fitting import fit_metric
 from quadscope.analyse.gate import judge
 from quadscope.classes import INCONCLUSIVE, REGISTRY
-from quadscope.model import Doubt
+from quadscope.model import Doubt, DoubtValue
 from quadscope.workloads.synthetic import Scenario, simulate, truth_for
 
 SIZES = [1000 * 2**i for i in range(8)]
@@ -108,14 +108,14 @@ def test_a_size_beyond_the_largest_factor_is_never_named() -> None:
 
 
 def test_the_meter_sentence_replaces_the_size_in_every_doubt_that_names_one() -> None:
-    numbers = {"first": "n", "second": "n log n", "lo_n": 1000.0, "hi_n": 128000.0,
-               "growing_share": None, "meter": "instructions"}
-    said = text.tie(numbers, None, REGISTRY)
+    numbers: dict[str, DoubtValue] = {"first": "n", "second": "n log n", "lo_n": 1000.0,
+                                      "hi_n": 128000.0, "growing_share": None}
+    said = text.tie(numbers, None, REGISTRY, "instructions")
     assert said.endswith("; no affordable n would decide it; count the work instead: "
                          "--meter instructions decides the class without growing n")
     assert "grow n" not in said
     hidden = Doubt("hidden", "1", "log n", None, "instructions",
                    numbers={"class": "log n", "share": 0.3, "hi_n": 128000.0})
     assert "--meter instructions decides the class" in text.doubt_text(hidden, REGISTRY)
-    assert "grow n to 512000 to tell them apart" in text.tie({**numbers, "meter": None}, 512000,
-                                                              REGISTRY)
+    assert "grow n to 512000 to tell them apart" in text.tie(numbers, 512000, REGISTRY)
+    assert text.tie(numbers, None, REGISTRY).endswith("no practical n decides it to tell them apart")

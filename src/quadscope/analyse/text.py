@@ -92,10 +92,10 @@ def _s(numbers: Mapping[str, DoubtValue], key: str) -> str:
     return str(numbers[key])
 
 
-def _grow_to(decide_n: int | None, then: str, otherwise: str, meter: DoubtValue = None) -> str:
+def _grow_to(decide_n: int | None, then: str, otherwise: str, meter: str = "") -> str:
     if decide_n:
         return f"grow n to {fmt_n(decide_n)} {then}"
-    return count_instead(str(meter)) if meter else otherwise
+    return count_instead(meter) if meter else otherwise
 
 
 def count_instead(meter: str) -> str:
@@ -104,13 +104,13 @@ def count_instead(meter: str) -> str:
             "the class without growing n")
 
 
-def tie(numbers: Mapping[str, DoubtValue], decide_n: int | None, registry: Registry) -> str:
+def tie(numbers: Mapping[str, DoubtValue], decide_n: int | None, registry: Registry,
+        meter: str = "") -> str:
     """Why two classes (`first`, `second`) cannot be told apart, and what would tell them apart
-    (a size, else the `meter` its numbers name)."""
+    (a size, else `meter`)."""
     first, second = registry[_s(numbers, "first")].label, registry[_s(numbers, "second")].label
     lo_n, hi_n = _f(numbers, "lo_n"), _f(numbers, "hi_n")
     share = numbers.get("growing_share")
-    meter = numbers.get("meter")
     if share is not None:
         pct = max(1, math.ceil(100 * float(share)))
         said = (f"start-up cost dominates every size: the growing part is under {pct}% of the "
@@ -123,12 +123,12 @@ def tie(numbers: Mapping[str, DoubtValue], decide_n: int | None, registry: Regis
     if decide_n:
         return f"{said}; grow n to {fmt_n(decide_n)} to {apart}"
     if meter:
-        return f"{said}; {count_instead(str(meter))}"
+        return f"{said}; {count_instead(meter)}"
     return f"{said}; no practical n decides it to {apart}"
 
 
 def _tie_doubt(d: Doubt, registry: Registry, grow_to: int | None) -> str:
-    reason = tie(d.numbers, d.decide_n, registry)
+    reason = tie(d.numbers, d.decide_n, registry, d.meter)
     if d.numbers.get("by") == "leave_one_out":
         return (f"leaving one size out turns {d.numbers['chosen']} into {d.numbers['other']}, "
                 f"so one size carries it: {reason}")
@@ -142,7 +142,7 @@ def _rising(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     else:
         why = f"k = {_f(n, 'k'):.2f}, 95% interval {_f(n, 'k_lo'):.2f}–{_f(n, 'k_hi'):.2f}"
     return (f"values rise with n ({why}) though no growth class clearly beats a constant: "
-            f"{tie(n, d.decide_n, registry)}")
+            f"{tie(n, d.decide_n, registry, d.meter)}")
 
 
 def _hidden(d: Doubt, registry: Registry, grow_to: int | None) -> str:
@@ -156,7 +156,7 @@ def _hidden(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 
 def _leave_one_out(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     return (f"leaving one size out, the runs fit {d.numbers['other']}, so one size carries the "
-            f"constant: {tie(d.numbers, d.decide_n, registry)}")
+            f"constant: {tie(d.numbers, d.decide_n, registry, d.meter)}")
 
 
 def _short_span(d: Doubt, registry: Registry, grow_to: int | None) -> str:

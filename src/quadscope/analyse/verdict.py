@@ -61,7 +61,7 @@ class Tie:
 
     def numbers(self) -> dict[str, DoubtValue]:
         return {"first": self.first, "second": self.second, "lo_n": self.lo_n, "hi_n": self.hi_n,
-                "growing_share": self.growing_share, "meter": self.meter or None}
+                "growing_share": self.growing_share}
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,8 +169,7 @@ def hidden(ev: Evidence) -> tuple[Doubt, ...]:
         return ()
     first = ev.hidden[0]
     return (Doubt("hidden", "1", ev.hidden[-1].cls, first.decide_n, first.meter,
-                  numbers={"class": first.cls, "share": first.share, "hi_n": ev.hi_n,
-                           "meter": first.meter or None}),)
+                  numbers={"class": first.cls, "share": first.share, "hi_n": ev.hi_n}),)
 
 
 def leave_one_out(ev: Evidence) -> tuple[Doubt, ...]:
@@ -178,11 +177,12 @@ def leave_one_out(ev: Evidence) -> tuple[Doubt, ...]:
     if not ev.shaky:
         return ()
     numbers: dict[str, DoubtValue] = {"chosen": ev.chosen, "other": ev.shaky[-1]}
-    decide_n = None
+    decide_n, meter = None, ""
     if ev.loo_tie is not None:
         numbers.update(ev.loo_tie.numbers())
-        decide_n = ev.loo_tie.decide_n
-    return (Doubt("leave_one_out", ev.shaky[0], ev.shaky[-1], decide_n, numbers=numbers),)
+        decide_n, meter = ev.loo_tie.decide_n, ev.loo_tie.meter
+    return (Doubt("leave_one_out", ev.shaky[0], ev.shaky[-1], decide_n, meter,
+                  numbers=numbers),)
 
 
 def short_span(ev: Evidence) -> tuple[Doubt, ...]:
