@@ -9,7 +9,8 @@ every other class with probability at least POWER; `constant_n` the size at
 which a constant would rule out the growth the runs could hide. Neither names
 a size whose extension would cost more than COST_MULTIPLE times the runs so
 far (priced by the fitted curve of the metric itself, a time's own cost and
-a count's proxy for it) or lies beyond MAX_FACTOR times the largest size:
+a count's proxy for it) or lies beyond MAX_FACTOR times the largest size
+(or MAX_N):
 they return an `Advice` with no size, and what would decide instead.
 
 Method. The power of the selection is that of a likelihood-ratio test, whose
@@ -59,8 +60,9 @@ from quadscope.classes import GrowthClass, Registry
 POWER = 0.8
 # The extension may cost at most this many times the runs so far ...
 COST_MULTIPLE = 100.0
-# ... and its largest size be at most this many times the largest measured.
+# ... and its largest size be at most this many times the largest measured, and at most MAX_N.
 MAX_FACTOR = 1e7
+MAX_N = 1e12
 # The bootstrap replicates the assurance averages over (the first ones: they are i.i.d.).
 ASSURANCE_REPLICATES = 64
 # What decides instead when no size does: a time is counted exactly by this meter.
@@ -113,7 +115,9 @@ class Extension:
         MAX_FACTOR of the largest size."""
         curve = cost.curve if isinstance(cost, ClassFit) else cost
         top = float(self.data.n[-1])
-        most = int(np.floor(np.log2(MAX_FACTOR)))
+        most = int(np.floor(np.log2(max(min(MAX_FACTOR, MAX_N / top), 1.0))))
+        if most < 1:
+            return 0
         new = top * 2.0 ** np.arange(1, most + 1)
         with np.errstate(over="ignore", invalid="ignore"):
             price = np.cumsum(self.repeats * np.abs(curve(new)))
