@@ -36,11 +36,12 @@ def test_the_extension_doubles_from_the_top_and_is_priced_by_the_fitted_cost() -
     assert ext.affords(cost, 128_000 * 2**steps) and not ext.affords(cost, 128_000 * 2 ** (steps + 1))
 
 
-def test_a_flat_cost_is_capped_by_the_largest_factor_not_by_its_price() -> None:
+def test_a_flat_cost_is_capped_by_the_largest_size_not_by_its_price() -> None:
     n, y = _linear()
     ext = decide.Extension.of(prepare("wall_s", n, [1.0] * len(y)), 1.0)
     steps = ext.steps(ClassFit(REGISTRY["1"], 1.0, 0.0, 0.0, 0.0))
-    assert 2.0**steps <= decide.MAX_FACTOR < 2.0 ** (steps + 1)
+    most = min(decide.MAX_FACTOR, decide.MAX_N / SIZES[-1])
+    assert 2.0**steps <= most < 2.0 ** (steps + 1)
 
 
 def _tie_sweep(cv: float, seed: int) -> tuple[list[int], list[float]]:
