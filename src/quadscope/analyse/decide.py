@@ -5,13 +5,15 @@ fits of `quadscope.analyse.classfit`; no I/O, no sentences. `Extension` is
 the sweep a user makes by following the advice: the same repeats, sizes
 doubling from the largest measured. `tie_n` is the smallest such size at
 which each of the competing classes, were it the truth, would be told from
-every other class with probability at least POWER; `constant_n` the size at
-which a constant would rule out the growth the runs could hide. Neither names
-a size whose extension would cost more than COST_MULTIPLE times the runs so
-far (priced by the fitted curve of the metric itself, a time's own cost and
-a count's proxy for it) or lies beyond MAX_FACTOR times the largest size
-(or MAX_N):
-they return an `Advice` with no size, and what would decide instead.
+every other class with probability at least POWER, and still with the
+largest size left out (`evidence._leave_out`); `pair_n` the size at which a
+faster second term would be read alone; `constant_n` the size at which a
+constant would rule out the growth the runs could hide. None names a size
+whose extension would cost more than COST_MULTIPLE times the runs so far
+(priced by the curve of the hypothesis: a time's own cost, a count's proxy
+for it) or lies beyond MAX_FACTOR times the largest size (or MAX_N): they
+return an `Advice` with no size and the meter that would decide instead
+(`evidence` keeps it for a time only: an exact count has no noise to beat).
 
 Method. The power of the selection is that of a likelihood-ratio test, whose
 statistic on the extended design is approximately non-central χ² with one
@@ -19,20 +21,21 @@ degree of freedom and non-centrality λ = the χ² (over ĉ) of the rival class
 fitted to the noise-free curve of the true one, less the true class's own
 (the "exemplary data" method: Self, Mauritsen & Ohara, "Power calculations
 for likelihood ratio tests in generalized linear models", Biometrics 48,
-1992). The sizes already measured enter with their observed medians, not
-the curve: the power is conditional on the runs so far, as a trial's
-interim analysis is (Lan, Simon & Halperin, "Stochastically curtailed tests
-in long-term clinical trials", Sequential Analysis 1, 1982), so runs that
-happen to favour the rival ask for more sizes. A
-class is chosen alone when it beats each rival by SELECT_DELTA (plus twice
-its extra coefficients) and so do MIN_SUPPORT of the bootstrap replicates
-(which scatter about the runs as the runs about the truth: a second margin
-of z = Φ⁻¹(MIN_SUPPORT) standard deviations), so the power against a rival
-is Φ(√λ − √threshold − z), and against all of them the least of these. The true
-curve is not known: the power is averaged over the bootstrap replicates of
-the class's coefficients, which is the assurance of O'Hagan, Stevens &
-Campbell ("Assurance in clinical trial design", Pharm. Stat. 4, 2005), the
-probability of deciding given what the runs so far say. The medians at new
+1992). The sizes already measured enter with their observed medians, not the
+curve: the power is conditional on the runs so far, as a trial's interim
+analysis is (Lan, Simon & Halperin, "Stochastically curtailed tests in long-
+term clinical trials", Sequential Analysis 1, 1982), so runs that happen to
+favour the rival ask for more sizes. A class is chosen alone when it beats
+each rival by SELECT_DELTA (plus twice its extra coefficients) and so do
+MIN_SUPPORT of the bootstrap replicates (which scatter about the runs as the
+runs about the truth: a second margin of z = Φ⁻¹(MIN_SUPPORT) standard
+deviations), so the power against a rival is Φ(√λ − √threshold − z), and
+against all of them the least of these. The true curve is not known: the
+power is averaged over the bootstrap replicates of the class's coefficients,
+which is the assurance of O'Hagan, Stevens & Campbell ("Assurance in
+clinical trial design", Pharm. Stat. 4, 2005), the predictive power of
+Spiegelhalter, Freedman & Blackburn (Controlled Clinical Trials 7, 1986):
+the probability of deciding given what the runs say. The medians at new
 sizes keep the relative precision of the largest sizes measured (timing
 noise is roughly multiplicative).
 
