@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 
 from quadscope.analyse import text
 from quadscope.analyse.fitting import fit_metric
-from quadscope.analyse.verdict import CHECKS, Evidence, Slopes, Tie, fold, run_checks
+from quadscope.analyse.verdict import CHECKS, Evidence, Hidden, Slopes, Tie, fold, run_checks
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.model import Doubt, Fit
 
@@ -107,3 +108,101 @@ def test_every_check_of_the_registry_has_a_sentence() -> None:
     names = {check.__name__ for check in CHECKS}
     for name in names:
         assert text._TEXTS[name]
+
+
+# Effective exponents over three decades as `evidence.exponents` finds them (rounded): the
+# coherence rule reads these, never the classes' nominal exponents.
+EXPONENTS = (("1", 0.0), ("log n", 0.1), ("sqrt n", 0.5), ("n", 1.0), ("n log n", 1.15),
+             ("n^2", 2.0), ("n^3", 3.0), ("c^n", 4.0))
+
+
+def test_a_bracket_never_holds_a_class_that_ks_interval_excludes() -> None:
+    """Issue 25: CPython's l.insert(0, i) read "√n … n²" beside k = 1.96 [1.92, 1.99], and
+    "√n … n³" beside k = 2.44 [1.67, 3.20] on a loaded machine, where leaving a size out
+    left √n standing. The bracket is cut to the classes enclosing k's interval."""
+    ev = _evidence(chosen="n^2", best="n^2", k=1.96, k_ci=(1.92, 1.99), leading=("n^2",),
+                   loo_leading=("sqrt n", "n", "n^2"), k_supported=(), exponents=EXPONENTS,
+                   shaky=("sqrt n",), loo_tie=Tie("n^2", "sqrt n", 2000.0, 32000.0, None, None))
+    verdict = fold(ev, run_checks(ev))
+    assert (verdict.cls, verdict.at_least, verdict.at_most) == (INCONCLUSIVE, "n log n", "n^2")
+    wide = replace(ev, k=2.44, k_ci=(1.67, 3.2), leading=("n^2", "n^3"), other="n^3",
+                   tie_by="rival", tie=Tie("n^2", "n^3", 2000.0, 32000.0, 40000, None))
+    verdict = fold(wide, run_checks(wide))
+    assert (verdict.at_least, verdict.at_most) == ("n log n", "n^3")
+
+
+def test_a_bracket_the_doubts_built_outside_ks_interval_becomes_the_classes_around_it() -> None:
+    """Leaving a size out left only classes below k's interval standing: the bracket is the
+    interval's enclosing classes."""
+    ev = _evidence(chosen="n^3", best="n^3", k=2.7, k_ci=(2.62, 2.80), leading=("n^3",),
+                   loo_leading=("n", "n log n"), k_supported=(), exponents=EXPONENTS,
+                   shaky=("n",), loo_tie=Tie("n^3", "n", 1000.0, 128000.0, None, None))
+    verdict = fold(ev, run_checks(ev))
+    assert (verdict.at_least, verdict.at_most) == ("n^2", "n^3")
+
+
+def test_when_the_best_classes_lie_outside_ks_interval_no_bracket_is_given() -> None:
+    """n and n log n tie on every size while k = 1.42 [1.27, 1.58] (a cost per element that
+    steps up ×4): the two lenses disagree, so the verdict gives no bracket and says why."""
+    ev = _evidence(other="n log n", tie_by="rival", leading=("n", "n log n"), k=1.42,
+                   k_ci=(1.27, 1.58), tie=Tie("n", "n log n", 1000.0, 512000.0, None, None),
+                   exponents=EXPONENTS)
+    verdict = fold(ev, run_checks(ev))
+    assert (verdict.cls, verdict.at_least, verdict.at_most) == (INCONCLUSIVE, "", "")
+    assert verdict.reason.startswith("the free exponent k = 1.42 (95% interval 1.27–1.58) "
+                                     "excludes n and n log n, which fit best")
+
+
+def test_a_second_term_and_the_local_slopes_reach_beyond_k_and_say_why() -> None:
+    """A second growth term fitted beside the first is the class for larger n, which one k over
+    these sizes cannot see: it may raise the bracket past k's interval (its sentence gives
+    the term's share); so may the upper half's local slopes lower it."""
+    term = Doubt("second_term", "n", "n^2", 4096, numbers={
+        "class": "n^2", "first": "n", "share": 0.2, "n_max": 128000.0})
+    ev = _evidence(k=1.07, k_ci=(1.05, 1.09), exponents=EXPONENTS, second_term=term)
+    verdict = fold(ev, run_checks(ev))
+    assert (verdict.at_least, verdict.at_most) == ("n", "n^2")
+
+
+def test_a_flat_bracket_keeps_1_and_is_cut_at_ks_ceiling() -> None:
+    """Nothing rises (a hidden growth up to n³): the bracket runs from "1", its top cut to the
+    slowest class at or above k's interval; without exponents it reaches the hidden class."""
+    hidden = (Hidden("log n", 0.3, None), Hidden("sqrt n", 0.2, None), Hidden("n^3", 0.16, None))
+    ev = _evidence(chosen="1", best="1", leading=("1",), loo_leading=("1",), k=0.2,
+                   k_ci=(0.1, 0.45), hidden=hidden, exponents=EXPONENTS)
+    verdict = fold(ev, run_checks(ev))
+    assert (verdict.cls, verdict.at_least, verdict.at_most) == (INCONCLUSIVE, "1", "sqrt n")
+    assert fold(replace(ev, exponents=()), run_checks(ev)).at_most == "n^3"
+
+
+def _coherent(fit: Fit) -> bool:
+    """The reader's check: a settled power class lies in k's interval, and a bracket's ends lie
+    no further out than the powers enclosing it (log factors read between the powers)."""
+    if fit.exponent_ci is None or fit.regime_n is not None or any(
+            d.check in ("slopes", "second_term") for d in fit.doubts):
+        return True
+    lo, hi = fit.exponent_ci
+    power = {"sqrt n": 0.5, "n": 1.0, "n^2": 2.0, "n^3": 3.0}
+    if fit.confident:
+        return fit.cls not in power or lo - 0.005 <= power[fit.cls] <= hi + 0.005
+    ends = [power.get(fit.at_least), power.get(fit.at_most)]
+    below = max((p for p in power.values() if p <= lo + 0.005), default=0.0)
+    above = min((p for p in power.values() if p >= hi - 0.005), default=4.0)
+    return ((ends[0] is None or ends[0] >= below - 1e-9)
+            and (ends[1] is None or ends[1] <= above + 1e-9))
+
+
+def test_verdicts_are_coherent_with_their_exponent_interval_on_simulated_sweeps() -> None:
+    """mawk read "cubic: n³ (k = 2.71 ± 0.09)": over power laws between the classes, with
+    offsets and 1–20% noise, no settled class and no bracket contradicts k's interval."""
+    sizes = [100 * 2**i for i in range(8)]
+    for seed, (p, noise, a) in enumerate([(2.7, 0.01, 0.0), (2.7, 0.05, 0.3), (1.5, 0.02, 0.1),
+                                          (0.3, 0.05, 0.5), (2.0, 0.2, 0.2), (1.0, 0.01, 0.8),
+                                          (3.0, 0.05, 0.0), (0.5, 0.02, 0.3)]):
+        rng = np.random.default_rng(seed)
+        n = np.tile(np.asarray(sizes, dtype=float), 3)
+        y = (a + (n / sizes[-1]) ** p) * np.exp(noise * rng.standard_normal(n.size))
+        fit = fit_metric("wall_s", n.tolist(), y.tolist(), seed=seed)
+        assert _coherent(fit), (p, noise, a, fit.cls, fit.at_least, fit.at_most, fit.exponent_ci)
+        if p == 2.7 and noise == 0.01:  # a settled n³ would be the mawk verdict
+            assert (fit.cls, fit.at_least, fit.at_most) == (INCONCLUSIVE, "n^2", "n^3")

@@ -10,9 +10,10 @@ findings (a `DoctorReport` for the summary sweep, a `ProbeResult` for a probe's
 sweep), each probe's plot series and a `doctor --vs` comparison. The notes
 end with the advice of every host fact the sweep recorded that likely skewed
 its timings (`measure.system`). A settled
-time class the caches may account for (time outgrowing peak RSS as the
-working set leaves the L2 cache) is widened down to memory's class, with a
-note (`analyse.memory`). In an
+time class the caches account for part of (time outgrowing, past the L2
+cache, its own growth while the data fit) is widened by the growth that
+excess explains, never below memory's class, with a note; with the work
+counted the note alone says it (`analyse.memory`). In an
 instruction-meter sweep, a note says when wall time surely grows faster than
 the instructions counted (`time_outgrows_instructions`). There the verdict gives
 two answers: the work (the meter's exact count, `Analysis.work_metric`) leads
@@ -305,7 +306,7 @@ def analyse(
         f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, pooled=pooled,
                         progress=_prefixed(progress, variant),
                         exact=(counted,) if counted else ())
-        f, cached = memory_bound(f, good, sweep.host)
+        f, cached = memory_bound(f, good, sweep.host, work=counted)
         n.extend(cached)
         fits[variant] = f
         if counted and (

@@ -34,9 +34,13 @@ from quadscope.metrics import find as find_metric
 # Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";
 # we take the top of that band: below it the more complex class is not clearly better.
 SELECT_DELTA = 6.0
-# How far (in exponent units) the free power law's 95% interval may miss the
-# class's own effective exponent before the class is distrusted.
+# How far (in exponent units) the free power law's 95% interval may miss a class's own
+# effective exponent while the class stays in an unsettled bracket's support
+# (`k_supported`: the classes a bracket is built from before `verdict.fold` makes it coherent).
 EXPONENT_SLACK = 0.3
+# How far a settled class's effective exponent may lie outside k's 95% interval: half a unit
+# of the two decimals k is printed with, so a reader never sees a class the interval excludes.
+COHERENCE_TOL = 0.005
 # Largest size that `decide_n` may name: beyond it no sweep is practical.
 MAX_DECIDE_N = 1e12
 # A "1" verdict is withdrawn when the runs rise with n at this one-sided significance,
@@ -168,6 +172,34 @@ def _effective_exponent(cf: ClassFit, data: Data) -> float:
     if cf.growth.outgrows_powers:
         return float(K_GRID[-1])
     return float(power_grid(data.n, cf.curve(data.n), data.w)[0])
+
+
+def exponents(fits: Mapping[str, ClassFit], data: Data,
+              registry: Registry) -> tuple[tuple[str, float], ...]:
+    """Every class's effective exponent at these sizes, the scale `verdict.fold` judges it on.
+
+    The k a free power law a + b·n^k finds on the class's fitted curve
+    (`_effective_exponent`): the same estimator as the data's k, offset included,
+    so a + b·n² reads 2 whatever a is, and n log n reads about 1.1–1.2. A class
+    whose fit has no growing part (b = 0) is judged on its shape alone, f(n);
+    "1" is 0 and a class beyond every power the top of k's search.
+    """
+    out = []
+    for growth in registry:
+        fit = fits[growth.name]
+        if not growth.growing:
+            out.append((growth.name, 0.0))
+        elif growth.outgrows_powers:
+            out.append((growth.name, float(K_GRID[-1])))
+        elif np.isfinite(fit.score) and fit.b > 0:
+            out.append((growth.name, _effective_exponent(fit, data)))
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):
+                shape = growth.evaluate(0.0, 1.0, data.n)
+            ok = bool(np.all(np.isfinite(shape)) and shape[-1] > 0)
+            out.append((growth.name, float(power_grid(data.n, shape / shape[-1], data.w)[0])
+                        if ok else float(growth.order[0])))
+    return tuple(out)
 
 
 def _straddle(k: float, fits: Mapping[str, ClassFit], data: Data,
@@ -322,14 +354,17 @@ def gather(metric: str, sizes: Sequence[float], values: Sequence[float], st: Sta
     """
     data, fits, registry = st.data, st.fits, st.registry
     ev = Evidence(metric, registry, settle, *_selection(st), float(data.n[0]), float(data.n[-1]),
-                  k, k_ci, bool(k >= K_GRID[-1] - 1e-9), (), ())
+                  k, k_ci, bool(k >= K_GRID[-1] - 1e-9), (), (),
+                  exponents=exponents(fits, data, registry), cut=split)
     ev = _tied(ev, st)
     if ev.chosen == "1":
         ev = _constant(ev, st, data.n.tolist() if pooled else sizes,
                        data.y.tolist() if pooled else values)
     elif not ev.other:
-        k_eff = _effective_exponent(fits[ev.chosen], data)
-        if k_eff < k_ci[0] - EXPONENT_SLACK or k_eff > k_ci[1] + EXPONENT_SLACK:
+        # A settled class is never one k's interval excludes: judged on its effective
+        # exponent, so an offset that lowers k lowers the class's exponent alike.
+        k_eff = dict(ev.exponents)[ev.chosen]
+        if k_eff < k_ci[0] - COHERENCE_TOL or k_eff > k_ci[1] + COHERENCE_TOL:
             ev = replace(ev, straddle=_straddle(k, fits, data, registry))
     # Growth found (the chosen class, or the best growing one where the runs rise) that adds
     # too little across the sizes to tell from drift settles neither it nor a constant.

@@ -151,11 +151,12 @@ class _DriftError:
 def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                predict_n: int | None, seed: int, n_boot: int, registry: Registry,
                split: bool, settle: bool, pooled: bool = False,
-               drift: _DriftError | None = None) -> Fit:
+               drift: _DriftError | None = None, change: bool = True) -> Fit:
     """`fit_metric`; `split` looks for a change of regime, and without `settle` a class is only a bracket.
 
     `drift` is the drift taken out of `values` (None: none), whose error goes into k's
-    interval. The statistics are computed here; the verdict is the fold of the checks'
+    interval; without `change` no change of regime is looked for (`_split` found only
+    noise). The statistics are computed here; the verdict is the fold of the checks'
     doubts (`quadscope.analyse.verdict`).
     """
     data = prepare(metric, sizes, values, pooled)
@@ -163,7 +164,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     k, a_pl, b_pl_norm, chi_pl = power_point(data)
     fitted_pl = a_pl + b_pl_norm * (data.n / data.n[-1]) ** k
     raw = fit_classes(data, registry)
-    if split and (regime := _change(data, raw, chi_pl, registry)) is not None:
+    if split and change and (regime := _change(data, raw, chi_pl, registry)) is not None:
         return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
                       n_boot=n_boot, registry=registry, pooled=pooled, drift=drift)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
@@ -280,6 +281,13 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
                           drift=None if drift is None else replace(drift, keep=keep))
 
     lower = part(~above, None, True)
+    upper_fit = part(above, predict_n, MIN_UPPER_SIZES - regime.sizes_above <= 0) \
+        if regime.sizes_above >= 3 else None
+    if drifts(metric) and _level_shift(lower, upper_fit, x, v, above, registry):
+        # No growth on either side: a shift of the machine's speed, not a change of growth.
+        return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
+                          registry=registry, split=True, settle=True, pooled=pooled,
+                          drift=drift, change=False)
     at = nice_n(regime.n_break)
     hi_n = float(np.max(x[np.isfinite(x) & np.isfinite(v)]))
     short = MIN_UPPER_SIZES - regime.sizes_above
@@ -295,7 +303,7 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
         return replace(whole, cls=INCONCLUSIVE, at_least="", at_most="", decide_n=decide_n,
                        reason=text.doubt_text(few, registry), doubts=(few,),
                        **where)  # type: ignore[arg-type]
-    upper = part(above, predict_n, short <= 0)
+    upper = upper_fit if upper_fit is not None else part(above, predict_n, short <= 0)
     same = lower.cls if lower.confident and registry[lower.cls].growing else regime.step
     if same and not (upper.at_least and registry.index(upper.at_least) <= registry.index(same)
                      <= registry.index(upper.at_most)):
@@ -310,6 +318,35 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
                        doubts=(*upper.doubts, doubt_), **where)  # type: ignore[arg-type]
     return replace(upper, reason=text.above_regime(at, upper.reason),
                    **where)  # type: ignore[arg-type]
+
+
+def _flat(fit: Fit, registry: Registry) -> bool:
+    """The fit shows no growth: "1", or a bracket that reaches down to "1" (or none)."""
+    if fit.confident:
+        return not registry[fit.cls].growing
+    return fit.at_least in ("", "1")
+
+
+def _level_shift(lower: Fit, upper: Fit | None, x: np.ndarray, v: np.ndarray,
+                 above: np.ndarray, registry: Registry) -> bool:
+    """Whether a change of regime in a time is only noise: neither side grows.
+
+    Issue 25: /bin/true under load read "1 … n³ above n ≈ 1,500 (below: k ≈ 0.0)": a
+    shift of the level between the runs of small and large sizes (load arriving, a
+    frequency change) beats a single law by ΔQAICc ≥ 10 in a few sweeps out of a hundred
+    (`bench/flat_noise.py`), yet no growth is seen on either side of it. With fewer than
+    three sizes above (`upper` None), the upper side grows when every size's median there
+    exceeds the median run below by more than HIDDEN_SHARE, what drift alone makes.
+    """
+    if not _flat(lower, registry):
+        return False
+    if upper is not None:
+        return _flat(upper, registry)
+    ok = np.isfinite(x) & np.isfinite(v)
+    below = v[ok & ~above]
+    level = float(np.median(below)) if below.size else 0.0
+    tops = [float(np.median(v[ok & above & (x == n)])) for n in np.unique(x[ok & above])]
+    return level <= 0 or not tops or min(tops) <= (1 + HIDDEN_SHARE) * level
 
 
 def _reach_back(upper: Fit, lower: Fit, regime: Regime, registry: Registry) -> tuple[str, str]:

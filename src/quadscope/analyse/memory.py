@@ -1,47 +1,48 @@
 """Time that outgrows the memory a program touches, while that memory leaves the caches.
 
-Contract: `memory_bound(fits, runs, host)` is pure: given one variant's fits,
-its measured runs and the sweep's host facts (`l2_bytes`, `llc_bytes`, from
-`measure.host`), it returns the fits with each time metric's verdict widened
-where the memory hierarchy may account for its growth, and a note for each.
-A time metric (TIME_METRICS) whose class is settled is widened when all of
-these hold (an unsettled one already says it is unsure, and its bracket
-stands):
+Contract: `memory_bound(fits, runs, host, work=None)` is pure: given one
+variant's fits, its measured runs, the sweep's host facts (`l2_bytes`,
+`llc_bytes`, from `measure.host`) and the metric counting the work exactly
+(`work`, an exact meter's; None for a timed sweep), it returns the fits with
+each time metric's verdict widened where the memory hierarchy accounts for
+part of its growth, and a note for each. Only a settled time class
+(TIME_METRICS) is touched (an unsettled one already says it is unsure), and
+only when:
 
 * the working set, the median peak RSS at the largest size less that at the
   smallest, outgrows the L2 cache (or LLC_SHARE of the last-level cache when
   the L2's size is not recorded);
 * peak RSS surely grows (its fit's slowest class is above "1") and time's
-  slowest class is faster than that, by at most up to n² (no cache makes n³
-  of n, nor an exponential);
-* the growth beyond memory's is where the caches can make it: measured on the
-  per-size medians, time outgrows n^k_memory by at most IN_CACHE_EXCESS over
-  the sizes whose working set fits in the cache (growth there is the
-  algorithm's, not the caches'), and by at most MEMORY_PENALTY from the first
-  size whose working set does not fit to the largest;
+  class is faster than that, by at most up to n² (no cache makes n³ of n).
 
-then its verdict becomes a bracket from memory's class up to time's, with no
-size named to decide it: a "memory" `Doubt` whose meter, instructions, would
-(its sentences are `analyse.text`'s). Without the cache sizes (a sweep stored
-before they were recorded) or peak RSS, nothing changes.
+How far the verdict may widen is measured in the data, never assumed (issue
+25: a quadratic whose working set grew as √n out of L2 once read "√n … n²"
+beside k = 1.96 [1.92, 1.99]). The sizes split at the transition: those whose
+working set fits in the cache (at least MIN_SIDE of them, spanning ×2) and
+those beyond it (at least MIN_SIDE). Below the transition the time grows as
+n^k_in, the algorithm's growth while the data fit (the time less the fitted
+offset, start-up that no cache scales); the cache's excess is how
+much more than n^k_in the time grew from the last size that fits to the
+largest, capped at MEMORY_PENALTY. Spread over the span of sizes the verdict's
+k was fitted on (above a change of regime, when there is one), that excess is
+the exponent e the caches can explain; the bracket reaches down from time's
+class to the fastest class whose exponent is at most k_lo − e, and never below
+memory's class (a program that touches n bytes does at least that much work).
+When that is time's class, or the excess is under MIN_EXCESS, nothing changes.
+Without sizes on both sides of the transition nothing is measured, so nothing
+widens. With the work counted (`--meter instructions`), the cost per unit of
+work is measured directly, below the transition and at the largest size, and
+the caveat is a note giving that rise, never a bracket: the work's own class
+is the algorithm's.
 
 Why: once the data a program walks outgrow a cache, each access costs more as
 n grows (misses in L2, then the last-level cache, the TLB and page walks), so
 the time per element rises over a wide span of n and wall time reads faster
 than the algorithm: a random walk over n slots read n log n over 4k–512k
 elements (the cost per element up 1.5x), n^1.84 in user time over 64k–4M (11x),
-and heap sort n^1.7 over 30k–1M (about 12x). Within such a span repetition does
-not separate the algorithm's class from the memory's effect: counting the work
-does (`--meter instructions`), and the note says so. The memory's own class is
-the floor: a program that touches n bytes does at least that much work. The
-bounds keep what caches cannot make: a per-access cost rises from an L2 hit
-to a DRAM access with a TLB miss by about 20x on current x86 (~14 cycles
-against ~100 ns), and not at all while the data fit. So a quadratic over a
-working set of 2 MiB, whose time per element rises 16x from 1k to 16k while
-its data fit in L2, stays quadratic; and cache_step's pointer chase, whose
-time per element rose 6x over 64k–2M elements once out of L2 after growing
-slower than n before (start-up), reads "n … n²" (measured over the sizes
-that matter: over 4k–2M its exponent alone implied 80x, beyond the bound).
+and heap sort n^1.7 over 30k–1M (about 12x). A per-access cost rises from an L2
+hit to a DRAM access with a TLB miss by about 20x on current x86 (~14 cycles
+against ~100 ns), and not at all while the data fit, hence the cap.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from dataclasses import replace
 from quadscope.analyse import text
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.host import Host
-from quadscope.model import Doubt, Fit, Run
+from quadscope.model import Doubt, DoubtValue, Fit, Run
 
 TIME_METRICS = ("wall_s", "user_s", "cpu_s")
 # Without the L2's size: the working set at the largest size, as a share of the
@@ -63,8 +64,10 @@ LLC_SHARE = 0.25
 # The most the memory hierarchy multiplies the time per element by over a sweep (see the
 # module docstring).
 MEMORY_PENALTY = 20.0
-# The most time may outgrow memory's class while the data still fit in the cache.
-IN_CACHE_EXCESS = 2.0
+# Sizes needed on each side of the transition to measure the cost below and above it.
+MIN_SIDE = 2
+# A rise past the cache smaller than this (×) is noise, not the caches' doing.
+MIN_EXCESS = 1.25
 # The fastest time class a cache effect is taken to explain (over a memory class below).
 CEILING = "n^2"
 
@@ -86,27 +89,68 @@ def _rss_span(rss: Mapping[int, float]) -> tuple[float, float] | None:
     return top - low, top
 
 
-def _excess(time: Mapping[int, float], lo: int, hi: int, k_memory: float) -> float:
-    """How much more than n^k_memory the time grows from size lo to size hi."""
-    if time[lo] <= 0:
-        return math.inf
-    return (time[hi] / time[lo]) / (hi / lo) ** k_memory
+def _slope(time: Mapping[int, float], lo: int, hi: int) -> float:
+    """The log-log slope of the median time from size lo to size hi."""
+    return math.log(time[hi] / time[lo]) / math.log(hi / lo)
 
 
-def _caches_may_explain(time: Mapping[int, float], rss: Mapping[int, float], cache: float,
-                        k_memory: float) -> bool:
-    """The module docstring's bounds, on the medians of one time metric."""
-    sizes = [n for n in time if n in rss]
-    if len(sizes) < 2:
-        return False
+def _sides(sizes: Sequence[int], rss: Mapping[int, float], cache: float) -> tuple[list[int], list[int]]:
+    """(sizes whose working set fits in `cache`, sizes beyond it)."""
     base = rss[sizes[0]]
-    fits = [n for n in sizes if rss[n] - base < cache]
-    out = [n for n in sizes if rss[n] - base >= cache]
-    if not out:
-        return False
-    if len(fits) >= 2 and _excess(time, fits[0], fits[-1], k_memory) > IN_CACHE_EXCESS:
-        return False  # it outgrew memory while the data fit: that is the algorithm
-    return _excess(time, out[0], out[-1], k_memory) <= MEMORY_PENALTY
+    inside = [n for n in sizes if rss[n] - base < cache]
+    return inside, [n for n in sizes if rss[n] - base >= cache and n > inside[-1]]
+
+
+def _measurable(inside: Sequence[int], out: Sequence[int]) -> bool:
+    return len(inside) >= MIN_SIDE and inside[-1] >= 2 * inside[0] and len(out) >= MIN_SIDE
+
+
+def cache_excess(time: Mapping[int, float], rss: Mapping[int, float], cache: float,
+                 work: Mapping[int, float] | None = None) -> float | None:
+    """How many times more the time grew past the cache than below it (None: not measurable).
+
+    Without `work`: the time at the largest size over the time at the last size
+    that fits, divided by what n^k_in (the slope while the data fit) predicts.
+    With `work` (an exact count per size): the time per unit of work at the
+    largest size over that at the last size that fits.
+    """
+    sizes = [n for n in time if n in rss and time[n] > 0 and (work is None or work.get(n, 0) > 0)]
+    if len(sizes) < 2 * MIN_SIDE:
+        return None
+    inside, out = _sides(sizes, rss, cache)
+    if not _measurable(inside, out):
+        return None
+    last, top = inside[-1], out[-1]
+    if work is not None:
+        return (time[top] / work[top]) / (time[last] / work[last])
+    k_in = _slope(time, inside[0], last)
+    return (time[top] / time[last]) / (top / last) ** k_in
+
+
+def _growing_part(time: Mapping[int, float], fit: Fit) -> dict[int, float]:
+    """The median times less the fit's offset a (start-up, which no cache scales), or the
+    times as they are where that leaves one not positive, or where the fit is of the sizes
+    above a change of regime (its offset is not that of the sizes below)."""
+    a = fit.coefficients.get("a", 0.0) if fit.regime_n is None else 0.0
+    less = {n: t - a for n, t in time.items()}
+    return less if a > 0 and all(t > 0 for t in less.values()) else dict(time)
+
+
+def _exponent(cls: str, lo: float, hi: float) -> float:
+    """A class's log-log slope from size lo to size hi (its shape alone)."""
+    f = REGISTRY[cls].evaluate(0.0, 1.0, [lo, hi])
+    return 0.0 if not REGISTRY[cls].growing else math.log(f[1] / f[0]) / math.log(hi / lo)
+
+
+def _floor(fit: Fit, memory: str, excess: float, lo: float, hi: float) -> str:
+    """The slowest class the caches leave time's growth: k_lo less what `excess` explains."""
+    k_lo = fit.exponent_ci[0] if fit.exponent_ci is not None else fit.exponent or 0.0
+    reach = k_lo - math.log(min(excess, MEMORY_PENALTY)) / math.log(hi / lo)
+    order = REGISTRY.index
+    below = [g.name for g in REGISTRY if g.growing and not g.outgrows_powers
+             and _exponent(g.name, lo, hi) <= reach + 1e-9]
+    floor = max(below, key=order, default=memory)
+    return max(floor, memory, key=order)
 
 
 def _slowest(fit: Fit) -> str:
@@ -117,9 +161,9 @@ def _fastest(fit: Fit) -> str:
     return fit.at_most or (fit.cls if fit.confident else "")
 
 
-def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
-                 host: Host) -> tuple[dict[str, Fit], list[str]]:
-    """The fits with time verdicts the caches may explain widened, and a note for each."""
+def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host,
+                 work: str | None = None) -> tuple[dict[str, Fit], list[str]]:
+    """The fits with time verdicts the caches explain widened, and a note for each."""
     out = dict(fits)
     l2, llc = host.l2_bytes or 0, host.llc_bytes or 0
     cache, name = (l2, "L2 cache") if l2 > 0 else (LLC_SHARE * llc, "last-level cache")
@@ -129,9 +173,9 @@ def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
     if cache <= 0 or rss is None or span is None or span[0] < cache:
         return out, []
     memory = _slowest(rss)  # what the memory surely grows as: the floor
-    if (memory not in REGISTRY or REGISTRY.index(memory) == 0 or rss.exponent is None
-            or not math.isfinite(rss.exponent)):
+    if memory not in REGISTRY or REGISTRY.index(memory) == 0:
         return out, []
+    counted = _medians(runs, work) if work else None
     notes = []
     for metric in TIME_METRICS:
         fit = fits.get(metric)
@@ -141,14 +185,25 @@ def memory_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
         if (slowest not in REGISTRY or REGISTRY.index(slowest) <= REGISTRY.index(memory)
                 or REGISTRY.index(slowest) > REGISTRY.index(CEILING)):
             continue
-        if not _caches_may_explain(_medians(runs, metric), rss_at, cache, rss.exponent):
-            continue  # more than the caches can make of memory's growth
-        fastest = _fastest(fit) or slowest
-        doubt = Doubt("memory", memory, fastest, None, meter="instructions", numbers={
+        time = _growing_part(_medians(runs, metric), fit)
+        excess = cache_excess(time, rss_at, cache, counted or None)
+        if excess is None or excess < MIN_EXCESS:
+            continue  # nothing measured, or nothing for the caches to explain
+        numbers: dict[str, DoubtValue] = {
             "memory": memory, "slowest": slowest, "working_set_bytes": span[0],
-            "cache_bytes": l2 or llc, "cache": name})
+            "cache_bytes": l2 or llc, "cache": name, "excess": min(excess, MEMORY_PENALTY)}
+        if counted:  # the work is counted: its class is the algorithm's; the time's rise a note
+            notes.append(text.memory_note(metric, Doubt("memory", slowest, slowest, None,
+                                                          numbers={**numbers, "per_work": 1})))
+            continue
+        sizes = [n for n in time if fit.regime_n is None or n > fit.regime_n]
+        floor = _floor(fit, memory, excess, float(min(sizes)), float(max(sizes)))
+        if REGISTRY.index(floor) >= REGISTRY.index(slowest):
+            continue  # the caches explain less than one class of growth
+        doubt = Doubt("memory", floor, _fastest(fit) or slowest, None, meter="instructions",
+                      numbers=numbers)
         out[metric] = replace(fit, cls=INCONCLUSIVE, best=fit.best or fit.cls,
-                              at_least=memory, at_most=fastest, decide_n=None,
+                              at_least=floor, at_most=doubt.at_most, decide_n=None,
                               reason=text.doubt_text(doubt, REGISTRY),
                               doubts=(*fit.doubts, doubt))
         notes.append(text.memory_note(metric, doubt))

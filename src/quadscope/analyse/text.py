@@ -260,6 +260,14 @@ def _exact_hidden(d: Doubt, registry: Registry, grow_to: int | None) -> str:
             f"{target}")
 
 
+def lenses_disagree(k: float, k_ci: tuple[float, float], leading: Sequence[str],
+                    registry: Registry) -> str:
+    """Why an unsettled verdict gives no bracket: the best classes lie outside k's interval."""
+    names = " and ".join(registry[c].label for c in leading)
+    return (f"the free exponent k = {k:.2f} (95% interval {k_ci[0]:.2f}–{k_ci[1]:.2f}) "
+            f"excludes {names}, which fit best: the growth is not one class over these sizes")
+
+
 def change_of_regime(numbers: Mapping[str, DoubtValue]) -> str:
     """Where the growth changes and the exponents either side."""
     return (f"the growth changes near n = {fmt_n(_f(numbers, 'n_break'))} (k ≈ "
@@ -291,7 +299,12 @@ def _step(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 
 
 def _memory(d: Doubt, registry: Registry, grow_to: int | None) -> str:
-    return f"{memory_why(d.numbers)}: the caches may account for growth beyond {d.at_least}"
+    return (f"{memory_why(d.numbers)}, where the time grew {_excess(d.numbers)} more than "
+            f"below it: the caches may account for growth beyond {registry[d.at_least].label}")
+
+
+def _excess(numbers: Mapping[str, DoubtValue]) -> str:
+    return f"×{_f(numbers, 'excess'):.2g}"
 
 
 def memory_why(numbers: Mapping[str, DoubtValue]) -> str:
@@ -302,13 +315,22 @@ def memory_why(numbers: Mapping[str, DoubtValue]) -> str:
 
 
 def memory_note(metric: str, d: Doubt) -> str:
-    """The note beside a time verdict the caches may account for, and the meter that would tell."""
+    """The note beside a time verdict the caches account for part of, and what would tell.
+
+    With the work counted (`per_work` in the numbers) it gives the measured rise of
+    the time per unit of work and leaves the verdicts alone.
+    """
+    if d.numbers.get("per_work"):
+        return (f"{metric}: {memory_why(d.numbers)}, and the time per unit of work counted "
+                f"rose {_excess(d.numbers)} past it (cache and TLB misses): the work's class is "
+                "the algorithm's, the rest is what the memory costs")
     slowest, fastest = str(d.numbers["slowest"]), d.at_most
     grows = slowest if slowest == fastest else f"{slowest} … {fastest}"
-    return (f"{metric} grows as {grows} over these sizes, but {memory_why(d.numbers)}: each access "
-            "costs more as the data leave the caches (cache and TLB misses), so part of that "
-            "growth may be the memory's rather than the algorithm's, which grows at least as "
-            f"{d.at_least}; `--meter {d.meter}` counts the work itself")
+    return (f"{metric} grows as {grows} over these sizes, but {memory_why(d.numbers)}, and past "
+            f"it the time grew {_excess(d.numbers)} more than its growth while the data fit "
+            "(cache and TLB misses): that part may be the memory's rather than the "
+            f"algorithm's, which grows at least as {d.at_least}; `--meter {d.meter}` counts the "
+            "work itself")
 
 
 # The headline's clause when wall time outgrows the instructions counted: short, the note
@@ -357,5 +379,6 @@ def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> s
 
 
 __all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "decades",
-           "doubt_text", "flat_count_note", "fmt_n", "memory_note", "memory_why", "nothing_to_fit",
-           "outgrows_note", "refused", "share_text", "step", "then", "tie", "too_few_sizes", "vs_not_fitted"]
+           "doubt_text", "flat_count_note", "fmt_n", "lenses_disagree", "memory_note", "memory_why",
+           "nothing_to_fit", "outgrows_note", "refused", "share_text", "step", "then", "tie",
+           "too_few_sizes", "vs_not_fitted"]

@@ -28,6 +28,38 @@ The fold's precedence (what fitting has always done, now in one place):
   drops "1"), widened by the ends of the exponent, slopes and second-term
   doubts, and raised to the class beyond every power when k sits at the top
   of its search and the runs rise.
+
+Coherence with k (issue 25): a verdict never contradicts the exponent
+interval printed beside it. k is the exponent of a free power law a + b·n^k,
+offset included, so a class is judged on its *effective* exponent
+(`Evidence.exponents`, `evidence.exponents`): the k that same estimator finds
+on the class's own fitted curve at these sizes. It is f's exponent for a
+power (a + b·n² reads 2 whatever a is) and between the neighbouring powers
+for a log factor (n log n reads about 1.1–1.2 over a few decades); comparing
+k with f's nominal exponent instead would wrongly exclude n log n at k = 1.15,
+or wrongly keep n³ at k = 2.71 "because of the offset" (the offset is in k).
+With [k_lo, k_hi] k's 95% interval and ± `COHERENCE_TOL` (half a printed digit):
+
+* a settled class's effective exponent lies in [k_lo, k_hi]; otherwise the
+  "exponent" check unsettles it (`evidence.gather`), and the bracket is the
+  classes around k;
+* a bracket's ends lie between the fastest class at or below k_lo and the
+  slowest class at or above k_hi (`_coherent`): it may reach the classes that
+  enclose the interval ("n² … n³" for k = 2.71 ± 0.09, the exponent between
+  them), never a class beyond them. A bracket the doubts built wholly outside
+  those ends becomes the ends themselves. Where a class that fits as well as
+  the best on every size (`Evidence.leading`) lies beyond them, the two lenses
+  disagree (a cost per element that steps up reads k = 1.4 ± 0.2 while n and
+  n log n tie): no bracket is given, and the reason says why not.
+
+Two verdicts are built after the fold and keep their own bounds: the cache
+caveat (`analyse.memory`), which widens a time verdict below k only by the
+growth a cache transition explains in the data, and the bracket just above a
+change of regime (`fitting._split`: its bracket is not cut, and
+`_reach_back` widens it), whose k comes from a few sizes that still carry the
+cost below the change (a negative offset, which a ≥ 0 cannot follow, so k
+overstates the growth: calibration's "×4 per element" law read "n log n … n²"
+for a linear law when cut). A settled class there still lies in k's interval.
 """
 
 from __future__ import annotations
@@ -114,6 +146,8 @@ class Evidence:
     leading: tuple[str, ...]
     loo_leading: tuple[str, ...]
     k_supported: tuple[str, ...] = ()  # growing classes whose exponent k's interval holds
+    exponents: tuple[tuple[str, float], ...] = ()  # each class's effective exponent (see above)
+    cut: bool = True  # cut the bracket to k's interval (not within a regime split off)
     other: str = ""
     tie_by: str = ""  # rival | leave_one_out | bootstrap
     tie: Tie | None = None
@@ -300,22 +334,87 @@ def needs_support(ev: Evidence, doubts: Sequence[Doubt]) -> bool:
     return bool(doubts or not ev.settle) and not _flat(ev, doubts)
 
 
+# The doubts whose ends measure what k cannot, kept beyond k's interval (module docstring).
+BEYOND_K = ("slopes", "second_term")
+# Half a unit of the two decimals k is printed with (as `evidence.COHERENCE_TOL`).
+COHERENCE_TOL = 0.005
+
+
+def k_ends(ev: Evidence) -> tuple[str, str] | None:
+    """(floor, ceiling): the fastest class whose effective exponent is at most k_lo and the
+    slowest at least k_hi, the widest bracket k's interval allows; None without exponents
+    or within a regime split off (`Evidence.cut`)."""
+    if not ev.exponents or not ev.cut:
+        return None
+    lo, hi = ev.k_ci
+    below = [c for c, e in ev.exponents if e <= lo + COHERENCE_TOL]
+    above = [c for c, e in ev.exponents if e >= hi - COHERENCE_TOL]
+    order = ev.registry.index
+    floor = max(below, key=order) if below else ev.registry.names[0]
+    ceiling = min(above, key=order) if above else ev.registry.names[-1]
+    return floor, ceiling
+
+
+def _disagree(ev: Evidence) -> bool:
+    """A growing class that fits as well as the best on every size lies beyond k's
+    interval's ends (a constant chosen while the runs rise is the rising check's)."""
+    ends = k_ends(ev)
+    if ends is None:
+        return False
+    order = ev.registry.index
+    return any(not order(ends[0]) <= order(c) <= order(ends[1])
+               for c in ev.leading if ev.registry[c].growing)
+
+
+def _coherent(ev: Evidence, at_least: str, at_most: str) -> tuple[str, str]:
+    """The bracket cut to the classes k's interval allows (see the module docstring)."""
+    ends = k_ends(ev)
+    if ends is None or not at_least or not at_most:
+        return at_least, at_most
+    order = ev.registry.index
+    floor, ceiling = ends
+    if _disagree(ev):
+        # The classes that fit best on every size and k's interval disagree (a law that is
+        # not one power over these sizes, as a cost per element stepping up): no bracket.
+        return "", ""
+    lo = max(at_least, floor, key=order)
+    hi = min(at_most, ceiling, key=order)
+    return (lo, hi) if order(lo) <= order(hi) else (floor, ceiling)
+
+
+def _widen(ev: Evidence, ends: tuple[str, str], doubts: Sequence[Doubt],
+           checks: Sequence[str]) -> tuple[str, str]:
+    """`ends` widened by the ends of the doubts of `checks`."""
+    at_least, at_most = ends
+    order = ev.registry.index
+    for d in (d for d in doubts if d.check in checks):
+        at_least = min(filter(None, (at_least, d.at_least)), key=order)
+        at_most = max(filter(None, (at_most, d.at_most)), key=order)
+    return at_least, at_most
+
+
 def _bracket(ev: Evidence, cls: str, doubts: Sequence[Doubt]) -> tuple[str, str]:
     order = ev.registry.index
     rise = _rise(doubts)
     if cls == INCONCLUSIVE and _flat(ev, doubts):
         # Nothing rises, or too little to count: as for a settled "1", whose bracket holds no
         # class a negligible b would also fit, the bracket runs from constant up to the
-        # growth found and the fastest growth the runs could hide.
+        # growth found and the fastest growth the runs could hide. Its top is cut to k's
+        # interval; its floor stays "1" (a rise within drift is no evidence against it).
         reach = [d.at_most for d in doubts if d.check in FLAT_REACH]
-        return "1", max(reach, key=order, default="1")
+        top = max(reach, key=order, default="1")
+        ends = k_ends(ev)
+        return "1", top if ends is None else min(top, max(ends[1], "1", key=order), key=order)
     p = None if rise is None else rise.numbers.get("p")
     drop = (cls == INCONCLUSIVE and ev.chosen == "1" and rise is not None
             and isinstance(p, float) and p < BRACKET_TREND_P)
-    at_least, at_most = _supported(ev, cls, drop)
-    for d in (d for d in doubts if d.check in WIDENS):
-        at_least = min(filter(None, (at_least, d.at_least)), key=order)
-        at_most = max(filter(None, (at_most, d.at_most)), key=order)
+    at_least, at_most = _widen(ev, _supported(ev, cls, drop), doubts,
+                               [c for c in WIDENS if c not in BEYOND_K])
+    if cls == INCONCLUSIVE:
+        at_least, at_most = _coherent(ev, at_least, at_most)
+    # The local slopes of the upper half and a second growth term fitted beside the first
+    # measure what one k over every size cannot; their sentences give their own numbers.
+    at_least, at_most = _widen(ev, (at_least, at_most), doubts, BEYOND_K)
     fastest = next((g.name for g in ev.registry if g.outgrows_powers), "")
     if (cls == INCONCLUSIVE and rise is not None and at_most and fastest and ev.k_at_top
             and order(ev.best) >= order(at_most) and order(at_most) < order(fastest)):
@@ -333,8 +432,11 @@ def fold(ev: Evidence, doubts: Sequence[Doubt]) -> Verdict:
     cls = INCONCLUSIVE if doubts or not ev.settle else ev.chosen
     reason, decide_n = _reason(ev, doubts)
     at_least, at_most = _bracket(ev, cls, doubts)
+    if cls == INCONCLUSIVE and not at_least and not at_most and _disagree(ev):
+        leading = [c for c in ev.leading if ev.registry[c].growing]
+        reason = text.then(text.lenses_disagree(ev.k, ev.k_ci, leading, ev.registry), reason)
     return Verdict(cls, at_least, at_most, decide_n, reason, tuple(doubts))
 
 
 __all__ = ["CHECKS", "Check", "Doubt", "Evidence", "Hidden", "Slopes", "Tie", "Verdict", "fold",
-           "needs_support", "run_checks"]
+           "k_ends", "needs_support", "run_checks"]
