@@ -27,17 +27,13 @@ from quadscope.analyse.decide import Advice, Extension, constant_n, pair_n, tie_
 from quadscope.analyse.slopes import swing
 from quadscope.analyse.stats import nice_n, nnls2, qaicc
 from quadscope.analyse.terms import doubt
-from quadscope.analyse.verdict import MIN_SUPPORT, Evidence, Hidden, Slopes, Tie
+from quadscope.analyse.verdict import EXPONENT_SLACK, MIN_SUPPORT, Evidence, Hidden, Slopes, Tie
 from quadscope.classes import GrowthClass, Registry
 from quadscope.metrics import find as find_metric
 
 # Burnham & Anderson (2002, §2.6) read Δ of 4–7 as "considerably less support";
 # we take the top of that band: below it the more complex class is not clearly better.
 SELECT_DELTA = 6.0
-# How far (in exponent units) the free power law's 95% interval may miss a class's own
-# effective exponent while the class stays in an unsettled bracket's support
-# (`k_supported`: the classes a bracket is built from before `verdict.fold` makes it coherent).
-EXPONENT_SLACK = 0.3
 # How far a settled class's effective exponent may lie outside k's 95% interval: half a unit
 # of the two decimals k is printed with, so a reader never sees a class the interval excludes.
 COHERENCE_TOL = 0.005

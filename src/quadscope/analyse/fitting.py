@@ -8,7 +8,8 @@ This module runs the method below: the models are fitted by
 into an `Evidence` record by `quadscope.analyse.evidence`, and the verdict —
 class, bracket, deciding size, reason and the `doubts` behind them — is the
 fold of the checks of `quadscope.analyse.verdict`. A change of regime is
-fitted here (`_split`, `_step`). No sentence is written here (`analyse.text`).
+fitted here (`_split`, `_step`), and for a time named only when one side of
+it grows (`_level_shift`). No sentence is written here (`analyse.text`).
 
 Method, in order:
 1. Runs are grouped by size and reduced to medians. Each median is weighted by
@@ -29,10 +30,13 @@ Method, in order:
    a more complex class must beat every simpler one by ΔQAICc ≥ `SELECT_DELTA`
    (`evidence`). The verdict is `INCONCLUSIVE` whenever another growing class is
    within that margin of the winner, fewer than `MIN_SUPPORT` (`verdict`) of
-   bootstrap replicates reach the same verdict, or the free exponent's
-   interval contradicts the class; in that last case the bracket also holds
-   the classes just below and just above k (`evidence._straddle`), so a k of
-   1.6 reads "n log n … n²", never "n² … n²".
+   bootstrap replicates reach the same verdict, or the free exponent's 95%
+   interval excludes the class's effective exponent (a settled class never
+   contradicts the k printed beside it: `verdict`'s coherence rule); in that
+   last case the bracket also holds the classes just below and just above k
+   (`evidence._straddle`), so a k of 1.6 reads "n log n … n²", never "n² … n²",
+   and k = 2.71 ± 0.09 reads "n² … n³", never "n³". Every bracket is cut to
+   the classes k's interval allows (`verdict.k_ends`).
    With repeated runs, a growing verdict must also follow the local slopes of
    the upper half of the sizes (`quadscope.analyse.slopes`): a cost per
    element that rises through the caches, or a staircase of steps, is a

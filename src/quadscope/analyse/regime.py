@@ -29,6 +29,17 @@ as a parameter. A searched breakpoint makes the usual null distribution
 invalid (Davies, Biometrika 74, 1987), so the threshold is calibrated on
 simulated single laws instead (`bench/calibration.py`, regime rows): at most
 1% false regime changes at 5% noise.
+
+A time whose runs shift level between the small and the large sizes (load
+arriving on a shared machine, a frequency change) can beat every single model
+by that margin with no growth anywhere: /bin/true under load read "1 … n³
+above n ≈ 1,500 (below: k ≈ 0.0)". So for a time, fitting names a change only
+when one side of it grows (`fitting._level_shift`: the regime below settles a
+growing class or its bracket starts above "1", or the regime above does; with
+fewer than three sizes above, their medians exceed the runs below by more than
+drift makes); otherwise the whole range is fitted as one, where the rise, if
+any, is a doubt. `bench/flat_noise.py` measures how often flat noisy sweeps
+still name one.
 """
 
 from __future__ import annotations
