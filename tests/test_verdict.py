@@ -142,19 +142,22 @@ def test_a_bracket_the_doubts_built_outside_ks_interval_becomes_the_classes_arou
 
 
 def test_when_the_best_classes_lie_outside_ks_interval_no_bracket_is_given() -> None:
-    """n and n log n tie on every size while k = 1.60 [1.45, 1.75], which excludes n even with
-    the bracket's slack: the two lenses disagree, so the verdict gives no bracket and says
-    why."""
-    ev = _evidence(other="n log n", tie_by="rival", leading=("n", "n log n"), k=1.6,
-                   k_ci=(1.45, 1.75), tie=Tie("n", "n log n", 1000.0, 512000.0, None, None),
+    """n and n log n tie on every size while k = 2.30 [2.20, 2.40], beyond both even with the
+    bracket's slack: the two lenses disagree, so the verdict gives no bracket and says why.
+    Where one of the best classes lies within, the noise leaves many standing and the cut
+    keeps those: with k = 1.36 [1.25, 1.46] (calibration's ×4 step) "n or n log n" stays."""
+    ev = _evidence(other="n log n", tie_by="rival", leading=("n", "n log n"), k=2.3,
+                   k_ci=(2.2, 2.4), tie=Tie("n", "n log n", 1000.0, 512000.0, None, None),
                    exponents=EXPONENTS)
     verdict = fold(ev, run_checks(ev))
     assert (verdict.cls, verdict.at_least, verdict.at_most) == (INCONCLUSIVE, "", "")
-    assert verdict.reason.startswith("the free exponent k = 1.60 (95% interval 1.45–1.75) "
+    assert verdict.reason.startswith("the free exponent k = 2.30 (95% interval 2.20–2.40) "
                                      "excludes n and n log n, which fit best")
-    # Within the slack (k = 1.36 [1.25, 1.46], calibration's ×4 step) n stays: "n … n log n".
     near = fold(replace(ev, k=1.36, k_ci=(1.25, 1.46)), run_checks(ev))
     assert (near.at_least, near.at_most) == ("n", "n log n")
+    noisy = replace(ev, k=0.24, k_ci=(0.0, 0.49), leading=("log n", "sqrt n", "n", "n^3"))
+    verdict = fold(noisy, run_checks(noisy))
+    assert (verdict.at_least, verdict.at_most) == ("log n", "sqrt n")
 
 
 def test_a_second_term_and_the_local_slopes_reach_beyond_k_and_say_why() -> None:

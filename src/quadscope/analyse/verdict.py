@@ -52,11 +52,10 @@ With [k_lo, k_hi] k's 95% interval and ± `COHERENCE_TOL` (half a printed digit)
   `_coherent`: "√n … n²" beside k = 1.96 [1.92, 1.99] becomes "n log n … n²").
   A bracket's ends are looser than a settled class's because a bracket says
   the growth lies between them, not that it is either. A bracket the doubts
-  built wholly outside those ends becomes the ends themselves. Where a class
-  that fits as well as
-  the best on every size (`Evidence.leading`) lies beyond them, the two lenses
-  disagree (k = 1.6 ± 0.15 while n and n log n tie): no bracket is given,
-  and the reason says why not.
+  built wholly outside those ends becomes the ends themselves. Where every
+  growing class that fits as well as the best on every size
+  (`Evidence.leading`) lies beyond them, the two lenses disagree (k = 1.6 ±
+  0.15 while n and n log n tie): no bracket is given, and the reason says why.
 
 Two verdicts are built after the fold and keep their own bounds: the cache
 caveat (`analyse.memory`), which widens a time verdict below k only by the
@@ -370,14 +369,15 @@ def k_ends(ev: Evidence) -> tuple[str, str] | None:
 
 
 def _disagree(ev: Evidence) -> bool:
-    """A growing class that fits as well as the best on every size lies beyond k's
-    interval's ends (a constant chosen while the runs rise is the rising check's)."""
+    """Every growing class that fits as well as the best on every size lies beyond k's
+    interval's ends (a constant chosen while the runs rise is the rising check's; where
+    some lie within, the noise leaves many classes standing and the cut keeps those)."""
     ends = k_ends(ev)
-    if ends is None:
+    growing = [c for c in ev.leading if ev.registry[c].growing]
+    if ends is None or not growing:
         return False
     order = ev.registry.index
-    return any(not order(ends[0]) <= order(c) <= order(ends[1])
-               for c in ev.leading if ev.registry[c].growing)
+    return all(not order(ends[0]) <= order(c) <= order(ends[1]) for c in growing)
 
 
 def _coherent(ev: Evidence, at_least: str, at_most: str) -> tuple[str, str]:
