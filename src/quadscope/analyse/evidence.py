@@ -357,10 +357,14 @@ def gather(metric: str, sizes: Sequence[float], values: Sequence[float], st: Sta
         ev = _constant(ev, st, data.n.tolist() if pooled else sizes,
                        data.y.tolist() if pooled else values)
     elif not ev.other:
-        # A settled class is never one k's interval excludes: judged on its effective
-        # exponent, so an offset that lowers k lowers the class's exponent alike.
+        # A settled time is never a class k's interval excludes: judged on its effective
+        # exponent, so an offset that lowers k lowers the class's exponent alike. A count
+        # (exact, or nearly) has an interval of its tiny noise about one power, which any
+        # lower-order term puts off the class (n² + c·n reads k = 1.97 ± 0.001): there the
+        # slack stays, and the second-term check speaks for the other term.
         k_eff = dict(ev.exponents)[ev.chosen]
-        if k_eff < k_ci[0] - COHERENCE_TOL or k_eff > k_ci[1] + COHERENCE_TOL:
+        tol = COHERENCE_TOL if drifts(metric) else EXPONENT_SLACK
+        if k_eff < k_ci[0] - tol or k_eff > k_ci[1] + tol:
             ev = replace(ev, straddle=_straddle(k, fits, data, registry))
     # Growth found (the chosen class, or the best growing one where the runs rise) that adds
     # too little across the sizes to tell from drift settles neither it nor a constant.
