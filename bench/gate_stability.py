@@ -66,12 +66,13 @@ int main(int argc, char **argv) {
 
 _PY_GATE = """\
 import sys
+from pathlib import Path
 sys.path.insert(0, {root!r})
 from bench.gate_targets import make_items, {func}
 from quadscope.api import assert_scales, ScalingError, ScalingUndecided
 try:
     assert_scales({func}, at_most="n", sizes=[1000, 2000, 4000, 8000, 16000],
-                  setup=make_items, db={db!r}, report={report!r})
+                  setup=make_items, db={db!r}, report=Path({report!r}))
 except ScalingError:
     sys.exit(8)
 except ScalingUndecided:
@@ -102,13 +103,15 @@ def gates() -> list[tuple[str, str, int, list[str]]]:
     ]
 
 
-def run_gate(argv: list[str], tmp: str, k: int) -> tuple[int, float]:
+def run_gate(argv: list[str], tmp: str, k: int) -> tuple[int, float, str]:
     db, report = f"{tmp}/g{k}.db", f"{tmp}/g{k}.html"
     argv = [a.replace("{db}", db).replace("{report}", report) for a in argv]
     t0 = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=900, check=False,
                           cwd=tmp, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
-    return done.returncode, time.monotonic() - t0
+    said = " / ".join(line.strip() for line in (done.stdout + done.stderr).splitlines()
+                      if line.strip() and "warning" not in line and not line.startswith(" " * 5))
+    return done.returncode, time.monotonic() - t0, said[:400]
 
 
 def main() -> int:
@@ -116,6 +119,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--busy", action="store_true")
+    ap.add_argument("--only", default="", help="comma list of gate numbers (1-4) to run")
     args = ap.parse_args()
     runs = 5 if args.quick else args.runs
     busy = None
@@ -126,13 +130,17 @@ def main() -> int:
     rows = []
     try:
         with tempfile.TemporaryDirectory(prefix="quadscope-gates-") as tmp:
-            for name, gate, want, argv in gates():
+            only = {int(k) for k in args.only.split(",") if k}
+            for number, (name, gate, want, argv) in enumerate(gates(), 1):
+                if only and number not in only:
+                    continue
                 codes, secs = [], []
                 for k in range(runs):
-                    code, s = run_gate(argv, tmp, len(rows) * 1000 + k)
+                    code, s, said = run_gate(argv, tmp, len(rows) * 1000 + k)
                     codes.append(code)
                     secs.append(s)
-                    log(f"{name}: run {k + 1}/{runs} exit {code} in {s:.1f} s")
+                    log(f"{name}: run {k + 1}/{runs} exit {code} in {s:.1f} s"
+                        + ("" if code == want else f": {said}"))
                 rows.append((name, gate, {0: "pass", 8: "fail"}[want],
                              f"{codes.count(want)}/{runs}",
                              codes.count(0), codes.count(8), runs - codes.count(0) - codes.count(8),

@@ -210,3 +210,12 @@ def test_the_calibrations_exact_slice_names_every_term_and_invents_none() -> Non
     small = [_exact(law, i, 7, "exact") for law in SHARES if SHARES[law][2] == 0.01
              for i in (0, 1, 2)]
     assert [o for o in small if o.faster != "named"] == []
+
+
+def test_three_sizes_are_left_to_the_ordinary_fit() -> None:
+    """Over three sizes a two-coefficient law leaves one residual: a linear count with a
+    wobble of a few instructions in 10⁴ must not read as a sure n log n (a CPython loop did)."""
+
+    sizes = [1000.0, 2000.0, 4000.0]
+    values = [50_000 + 30 * n + w for n, w in zip(sizes, (0.0, 9.0, -7.0), strict=True)]
+    assert fit_exact("instructions", sizes, values) is None

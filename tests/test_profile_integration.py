@@ -7,6 +7,7 @@ retried. They need perf with a working software clock event and a C compiler.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -72,9 +73,9 @@ def test_vsyscall_time_loop_diagnosis(setup: PerfSetup, tmp_path: Path) -> None:
     rep = PerfSampler(setup).sample_faults([str(binary), "20000"], size_n=20000,
                                            expected_faults=20000, out_dir=tmp_path)
     assert rep is not None
-    assert rep.sentences[0].startswith(
-        "about 1 page fault per call, at the vsyscall page, from tick_loop:"
-    ), rep.sentences
+    # About one per call: perf may miss a sample or two of 20,000 ("about 0.99").
+    assert re.match(r"about (1 page fault|0\.9\d page faults|1\.0\d page faults) per call, at "
+                    r"the vsyscall page, from tick_loop:", rep.sentences[0]), rep.sentences
 
 
 def test_run_profile_diagnoses_vsyscall_faults(
@@ -101,9 +102,8 @@ def test_run_profile_diagnoses_vsyscall_faults(
     assert max(r["minor_faults"] for r in doc["runs"]) < 1000  # what rusage alone would decide on
     faults = doc["profile"]["faults"]
     assert faults is not None, doc["profile"]["notes"]
-    assert faults["sentences"][0].startswith(
-        "about 1 page fault per call, at the vsyscall page, from tick_loop:"
-    ), faults["sentences"]
+    assert re.match(r"about (1 page fault|0\.9\d page faults|1\.0\d page faults) per call, at "
+                    r"the vsyscall page, from tick_loop:", faults["sentences"][0]), faults["sentences"]
     kernel = [c for c in doc["profile"]["culprits"] if c["dso"] == "[kernel.kallsyms]"]
     if setup.kernel:
         assert kernel, doc["profile"]["culprits"]

@@ -117,7 +117,8 @@ def test_undecided_skips_unless_strict(pytester: pytest.Pytester) -> None:
     """An undecided gate skips the test with its sentence; --quadscope-strict fails it instead."""
     body = '''
 def test_it(scaling):
-    scaling.check(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions")
+    scaling.check(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions",
+                  meter="time")
 '''
     skipped = _run(pytester, body)
     skipped.assert_outcomes(skipped=1)
@@ -181,7 +182,8 @@ def test_skips_point_at_the_test_not_the_plugin(pytester: pytest.Pytester) -> No
 import pytest
 
 def test_check(scaling):
-    scaling.check(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions")
+    scaling.check(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions",
+                  meter="time")
 
 @pytest.mark.scales(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions")
 def test_marker():

@@ -82,6 +82,10 @@ SELECT = 10.0
 MAX_C_HAT = 100.0
 # A term under this share of the work at n_max is too small to settle a class on.
 MIN_SHARE = 0.005
+# Fewer sizes than this are left to the ordinary fit (which brackets them): over three
+# sizes, two-coefficient laws differ by one residual, and a σ of 0.01% turns any
+# bookkeeping wobble into a "sure" class (a linear CPython loop read n log n, k = 1.08).
+MIN_SIZES = 4
 # The share at which a small term is found reliably (bench/calibration.py): the size
 # named to confirm a smaller one is where it would reach this, and a faster term that
 # could hide at this share unsettles a class.
@@ -484,6 +488,8 @@ def fit_exact(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     """How an exactly counted metric grows (see the module docstring); None when the
     counts follow no law of one or two terms and the ordinary fit should decide."""
     c = counts(metric, sizes, values)
+    if c.n.size < MIN_SIZES:  # a + b·f(n) through three points leaves one degree of freedom
+        return None
     d = decide(c, registry)
     if d is None:
         return None
@@ -513,5 +519,5 @@ def fit_exact(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         best=d.chosen.top, at_least=d.at_least, at_most=d.at_most, doubts=d.doubts)
 
 
-__all__ = ["JITTER", "MAX_C_HAT", "MIN_SHARE", "SELECT", "Counts", "Decision", "Explanation",
+__all__ = ["JITTER", "MAX_C_HAT", "MIN_SHARE", "MIN_SIZES", "SELECT", "Counts", "Decision", "Explanation",
            "counts", "decide", "explanations", "fit_exact"]

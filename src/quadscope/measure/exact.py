@@ -38,12 +38,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from quadscope.errors import ToolMissingError
-from quadscope.measure.launcher import Executor, SerialExecutor
+from quadscope.measure.launcher import Executor, Job, SerialExecutor
 from quadscope.model import Measurement
 
 PAGE_BYTES = 4096
@@ -122,6 +122,25 @@ class Callgrind:
     def total(self, out_dir: str) -> int | None:
         return _sum_files(out_dir, "totals:")
 
+    def prefix_many(self, out_dir: str) -> list[str]:
+        """`prefix`, one output file per process: `count_many_command`'s forked children."""
+        return [self.valgrind, "-q", "--tool=callgrind", "--instr-atstart=no",
+                "--collect-atstart=no", f"--callgrind-out-file={out_dir}/callgrind.%p.out"]
+
+    def by_size(self, out_dir: str) -> dict[int, int]:
+        """Each dump's count (`summary:`, the events since the last dump) by the size its
+        description names ("desc: Trigger: Client Request: n=1000")."""
+        counts: dict[int, int] = {}
+        for name in sorted(os.listdir(out_dir)):
+            with open(os.path.join(out_dir, name), errors="replace") as f:
+                text = f.read()
+            size = next((line.rsplit("n=", 1)[1] for line in text.splitlines()
+                         if line.startswith("desc: Trigger: Client Request: n=")), None)
+            count = _summary(text, "summary:")
+            if size is not None and size.strip().isdigit() and count is not None:
+                counts[int(size)] = count
+        return counts
+
 
 def find_valgrind() -> str:
     """Valgrind's path; ToolMissingError saying how to install it."""
@@ -136,12 +155,40 @@ class InstructionMeter(SerialExecutor):
 
     def __init__(self, timed: Executor, runner: Executor, tool: CountingTool, *,
                  command: Callable[[Sequence[str]], list[str]] = list,
-                 metric: str = "instructions") -> None:
+                 metric: str = "instructions",
+                 many: Callable[[Sequence[Sequence[str]]], list[str]] | None = None) -> None:
         self._metric = metric  # another counting meter (a Cachegrind miss count) names its own
         self._timed = timed
         self._runner = runner
         self._tool = tool
         self._command = command
+        self._many = many  # every job of a batch counted under one start (`Callgrind.by_size`)
+
+    @property
+    def counts_many(self) -> bool:
+        """Whether a batch's jobs are counted under one Valgrind start (a Python function)."""
+        return self._many is not None and isinstance(self._tool, Callgrind)
+
+    def execute_many(self, jobs: Iterable[Job]) -> Iterator[Measurement]:
+        """Each job timed by `timed`; with `many`, the batch's good ones counted in one start."""
+        if not self.counts_many:
+            yield from super().execute_many(jobs)
+            return
+        jobs = list(jobs)
+        timed = list(self._timed.execute_many(jobs))
+        good = [j for j, m in zip(jobs, timed, strict=True) if m.ok]
+        counts = self.count_many([j.argv for j in good], _total_timeout(good)) if good else {}
+        for job, m in zip(jobs, timed, strict=True):
+            count = counts.get(int(job.argv[-1])) if m.ok else None
+            yield replace(m, values={**m.values, self._metric: count})
+
+    def count_many(self, argvs: Sequence[Sequence[str]], timeout_s: float | None) -> dict[int, int]:
+        """The instructions of each argv's call, by its size, counted under one start."""
+        assert self._many is not None and isinstance(self._tool, Callgrind)
+        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out:
+            counted = self._runner.execute(
+                hold_still([*self._tool.prefix_many(out), *self._many(argvs)]), timeout_s)
+            return self._tool.by_size(out) if counted.ok else {}
 
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         m = self._timed.execute(argv, timeout_s)
@@ -154,6 +201,12 @@ class InstructionMeter(SerialExecutor):
             counted = self._runner.execute(
                 hold_still([*self._tool.prefix(out), *self._command(argv)]), timeout_s)
             return self._tool.total(out) if counted.ok else None
+
+
+def _total_timeout(jobs: Sequence[Job]) -> float | None:
+    """The batch's timeout: the sum of its jobs' (None when one has none)."""
+    limits = [j.timeout_s for j in jobs]
+    return None if any(t is None for t in limits) else sum(t for t in limits if t is not None)
 
 
 class HeldStill(SerialExecutor):

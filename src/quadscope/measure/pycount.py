@@ -33,6 +33,9 @@ _MARKS_C = r"""
 #include <valgrind/callgrind.h>
 void quadscope_count_on(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_TOGGLE_COLLECT; }
 void quadscope_count_off(void) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_STOP_INSTRUMENTATION; }
+void quadscope_count_dump(const char *what) {
+    CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS_AT(what); CALLGRIND_STOP_INSTRUMENTATION;
+}
 """
 
 # Runs in the child: argv = marks library, sys.path (JSON), MODULE:FUNC, MODULE:SETUP or "", n.
@@ -53,6 +56,35 @@ on, off = marks.quadscope_count_on, marks.quadscope_count_off
 on()
 func(arg)
 off()
+"""
+
+
+# Counts many sizes under one Valgrind start: each size's call in a forked child (a
+# fresh copy of the imported module, as a process of its own would have), its count
+# dumped with the size in the dump's description ("n=1000").
+_MANY_DRIVER = """\
+import ctypes, importlib, json, os, sys
+lib, path, target, setup, sizes = sys.argv[1:]
+sys.path[:0] = json.loads(path)
+def load(ref):
+    module, name = ref.split(":")
+    obj = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+func = load(target)
+make = load(setup) if setup else int
+marks = ctypes.CDLL(lib)
+marks.quadscope_count_dump.argtypes = [ctypes.c_char_p]
+for n in json.loads(sizes):
+    pid = os.fork()
+    if pid == 0:
+        arg = make(int(n))
+        marks.quadscope_count_on()
+        func(arg)
+        marks.quadscope_count_dump(f"n={n}".encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
 """
 
 
@@ -96,5 +128,19 @@ def count_command(func_ref: str | None = None,
     def command(argv: Sequence[str]) -> list[str]:
         func, setup = (func_ref, setup_ref) if func_ref else target_refs(argv[0])
         return [sys.executable, "-c", _DRIVER, lib, path, func, setup, str(argv[-1])]
+
+    return command
+
+
+def count_many_command(func_ref: str | None = None, setup_ref: str = "",
+                       ) -> Callable[[Sequence[Sequence[str]]], list[str]]:
+    """argvs `(target, n)` of one target -> one child Python counting every n in turn."""
+    lib = marks_library()
+    path = json.dumps([p for p in sys.path if p])
+
+    def command(argvs: Sequence[Sequence[str]]) -> list[str]:
+        func, setup = (func_ref, setup_ref) if func_ref else target_refs(argvs[0][0])
+        sizes = json.dumps([int(a[-1]) for a in argvs])
+        return [sys.executable, "-c", _MANY_DRIVER, lib, path, func, setup, sizes]
 
     return command

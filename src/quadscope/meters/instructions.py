@@ -47,16 +47,17 @@ def measuring(target: Target) -> Measuring:
     from quadscope.measure.counters import NoCounters
     from quadscope.measure.exact import Cachegrind, Callgrind, HeldStill, InstructionMeter, find_valgrind
     from quadscope.measure.launcher import ProcessExecutor
-    from quadscope.measure.pycount import count_command, importable_ref
+    from quadscope.measure.pycount import count_command, count_many_command, importable_ref
 
     if (backend := _cpu_counter(target)) is not None:
         return Measuring(HeldStill(ProcessExecutor(backend, cpus=target.cpus)), "perf",
                          "instructions counted by the CPU, ASLR off")
     if target.function is not None:  # the API: the child Python imports it by its own name
-        command = count_command(importable_ref(target.function),
-                                importable_ref(target.setup) if target.setup is not None else "")
+        refs = (importable_ref(target.function),
+                importable_ref(target.setup) if target.setup is not None else "")
         return Measuring(InstructionMeter(python_executor(target), ProcessExecutor(NoCounters()),
-                                          Callgrind(find_valgrind()), command=command),
+                                          Callgrind(find_valgrind()), command=count_command(*refs),
+                                          many=count_many_command(*refs)),
                          "valgrind", "instructions of the call alone, counted under Valgrind's "
                          "callgrind")
     valgrind = find_valgrind()
@@ -64,7 +65,7 @@ def measuring(target: Target) -> Measuring:
     if target.python:
         return Measuring(
             InstructionMeter(python_executor(target), runner, Callgrind(valgrind),
-                             command=count_command()),
+                             command=count_command(), many=count_many_command()),
             "valgrind", "instructions of the call alone, counted under Valgrind's callgrind")
     return Measuring(InstructionMeter(runner, runner, Cachegrind(valgrind)), "valgrind",
                      "no hardware instruction counter here: instructions counted under "

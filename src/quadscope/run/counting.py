@@ -17,11 +17,14 @@ a second term shows most), then the rest, smallest first. One count per size:
 an exact count repeats.
 
 What it may spend: `budget_s`, what the timed sweep itself cost
-(`max(spent, FLOOR_S)`), so counting at most doubles a sweep. Before each job
+(`max(spent, FLOOR_S)`), so counting at most doubles a sweep that took FLOOR_S or
+more (a cheaper one could not afford three counts of a Python under Valgrind). Before each job
 the plan prices it from the last counted job's cost (the budget the runner
 reports before and after it), scaled by how much longer the plain timed run
 is at the next size; the first job is priced by the exact meter's `Cost`
-model. A job that would not fit is not started (the next cheaper one may be);
+model. Where the executor counts a whole batch under one start (a Python
+function: `exact.InstructionMeter.counts_many`), every size goes in one batch.
+A job that would not fit is not started (the next cheaper one may be);
 the plan ends when none fits, or when the counts settle the class: at least `SETTLE_SIZES` sizes spanning a
 factor `SETTLE_SPAN`, with a confident fit of the count.
 
@@ -49,7 +52,7 @@ MAX_SIZES = 8  # counts at more sizes than this add cost, not evidence
 MIN_COUNTED = 3  # fewer counted sizes than this cannot class the work
 SETTLE_SIZES = 4
 SETTLE_SPAN = 4.0
-FLOOR_S = 5.0  # a sweep cheaper than this may still spend this much on counting (a few Valgrind starts)
+FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgrind starts of Python
 
 
 def _measured(runs: Sequence[Run], variant: str) -> list[Run]:
@@ -119,6 +122,7 @@ class CountPlan:
         self.metric = metric
         self.cost = cost
         self.timeout_s = timeout_s
+        self.batched = False  # the executor counts a whole batch under one start
         self._before_s: float | None = None  # the budget left before the last job
 
     @property
@@ -132,6 +136,12 @@ class CountPlan:
                 and not any(_same_job(r, j) for r in history)]
         if not todo or self._settled(history):
             return None
+        if self.batched:  # one start for all: priced as one, by the meter's cost model
+            price = self.cost.run_s(sum(_timed_median(history, j.variant, j.size_n) or 0.0
+                                        for j in todo))
+            if remaining_s is not None and price > remaining_s:
+                todo = todo[:1]  # a single size may still fit
+            return tuple(Scheduled(j, self.timeout_s) for j in todo)
         for job in todo:  # the first that fits what is left: later ones cost more
             if remaining_s is None or self._price(history, job, remaining_s) <= remaining_s:
                 self._before_s = remaining_s
@@ -201,9 +211,10 @@ class Counting:
             return None
 
     def mark(self, sweep: Sweep, runs: Sequence[Run], plan: CountPlan,
-             measuring: Measuring) -> Sweep:
+             measuring: Measuring, spent_s: tuple[float, float] = (0.0, 0.0)) -> Sweep:
         """The sweep after counting: the exact meter's when the work was counted at enough
-        sizes, else still timed, with a note on what counting would cost."""
+        sizes, else still timed, with a note on what counting would cost. `spent_s` is
+        (the timed sweep's seconds, counting's), said in the note."""
         variants = {j.variant for j in plan.jobs}
         counted = {v: {r.size_n for r in _measured(runs, v) if r.value(self.metric) is not None}
                    for v in variants}
@@ -211,8 +222,9 @@ class Counting:
             return dataclasses.replace(
                 sweep, meter=self.meter, counters=measuring.counters,
                 counters_note=f"time alone left the class open, so the work was counted at "
-                              f"{min(len(s) for s in counted.values())} sizes "
-                              f"({measuring.note})")
+                              f"{min(len(s) for s in counted.values())} sizes in "
+                              f"{spent_s[1]:.1f} s (the timed sweep took {spent_s[0]:.1f} s; "
+                              f"{measuring.note})")
         return dataclasses.replace(sweep, counters_note=(
             f"time alone left the class open, and counting the work ({measuring.counters}) "
             f"at {MIN_COUNTED} sizes did not fit in the sweep's own time: "

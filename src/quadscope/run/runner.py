@@ -205,13 +205,16 @@ def _count(sweep: Sweep, runner: Runner, counting: Counting, *, spent_s: float, 
     measuring = None if plan is None else counting.measuring()
     if plan is None or measuring is None:
         return sweep
+    plan.batched = bool(getattr(measuring.executor, "counts_many", False))
     counter = Runner(sweep, executor=measuring.executor, clock=clock, store=store,
                      progress=progress, done=runner.runs)
+    t0 = clock.monotonic()
     try:
         counter.run(plan, max(spent_s, FLOOR_S))
     finally:
         runner.runs[:] = counter.runs  # stored either way; a Ctrl-C keeps the sweep timed
-    marked = counting.mark(sweep, counter.runs, plan, measuring)
+    marked = counting.mark(sweep, counter.runs, plan, measuring,
+                           (spent_s, clock.monotonic() - t0))
     if marked != sweep:
         store.update_sweep(marked)
     return marked
