@@ -24,6 +24,9 @@ reports before and after it), scaled by how much longer the plain timed run
 is at the next size; the first job is priced by the exact meter's `Cost`
 model. Where the executor counts a whole batch under one start (a Python
 function: `exact.InstructionMeter.counts_many`), every size goes in one batch.
+If those counts do not settle the work, up to `EXTEND` doublings above the
+largest size follow in one more batch (each also a real timed run, so the
+time data gain a size): a wider span is what separates n from n log n.
 A job that would not fit is not started (the next cheaper one may be);
 the plan ends when none fits, or when the counts settle the class: at least `SETTLE_SIZES` sizes spanning a
 factor `SETTLE_SPAN`, with a confident fit of the count.
@@ -52,6 +55,7 @@ MAX_SIZES = 8  # counts at more sizes than this add cost, not evidence
 MIN_COUNTED = 3  # fewer counted sizes than this cannot class the work
 SETTLE_SIZES = 4
 SETTLE_SPAN = 4.0
+EXTEND = 3  # doublings above the timed sizes a batched count may add to settle the work
 FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgrind starts of Python
 
 
@@ -123,6 +127,7 @@ class CountPlan:
         self.cost = cost
         self.timeout_s = timeout_s
         self.batched = False  # the executor counts a whole batch under one start
+        self._extended = False  # whether sizes beyond the timed ones were handed out
         self._before_s: float | None = None  # the budget left before the last job
 
     @property
@@ -134,7 +139,12 @@ class CountPlan:
                    if r.measurement.ok and r.value(self.metric) is not None}
         todo = [j for j in self.jobs if (j.variant, j.size_n) not in counted
                 and not any(_same_job(r, j) for r in history)]
-        if not todo or self._settled(history):
+        if self._settled(history):
+            return None
+        if not todo and self.batched and not self._extended:
+            self._extended = True
+            return self._extension(history, remaining_s)
+        if not todo:
             return None
         if self.batched:  # one start for all: priced as one, by the meter's cost model
             price = self.cost.run_s(sum(_timed_median(history, j.variant, j.size_n) or 0.0
@@ -147,6 +157,23 @@ class CountPlan:
                 self._before_s = remaining_s
                 return (Scheduled(job, self.timeout_s),)
         return None
+
+    def _extension(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
+        """Where one start counts many sizes and the timed sizes did not settle the work:
+        EXTEND more doublings above the largest, as many as fit (each priced as if the
+        plain run grew as n², the fastest a cheap sweep plausibly hides)."""
+        jobs: list[Scheduled] = []
+        price = self.cost.startup_s
+        for variant in sorted({j.variant for j in self.jobs}):
+            top = max(j.size_n for j in self.jobs if j.variant == variant)
+            plain = _timed_median(history, variant, top) or 0.0
+            repeat = max(j.repeat for j in self.jobs)
+            for k in range(1, EXTEND + 1):
+                price += self.cost.slowdown * plain * 4 ** k
+                if remaining_s is not None and price > remaining_s:
+                    break
+                jobs.append(Scheduled(PlannedRun(variant, top * 2 ** k, repeat), self.timeout_s))
+        return tuple(jobs) or None
 
     def _price(self, history: Sequence[Run], job: PlannedRun, remaining_s: float) -> float:
         """What counting `job` should cost: the last counted job's cost scaled by how much
