@@ -349,8 +349,12 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
         raise StoreError(f"{exc}; then continue with `quadscope run --resume "
                          f"{progress.sweep_id}`") from None
     profile = profile_after_sweep(args, sweep, store) if getattr(args, "profile", False) else None
+    runs = store.runs(sweep.id)
     with fit_progress() as fitting:
-        analysis = analyse(sweep, store.runs(sweep.id), profile=profile, progress=fitting)
+        analysis = analyse(sweep, runs, profile=profile, progress=fitting)
+    from quadscope.analyse.brief import KEY, brief
+
+    store.put_blob(sweep.id, KEY, brief(analysis, len(runs)).to_dict())  # `list`'s verdict
     return finish(args, analysis)
 
 

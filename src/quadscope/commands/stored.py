@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
 import functools
 import sys
 from collections.abc import Callable
@@ -33,10 +32,12 @@ from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_
 from quadscope.errors import StoreError, UnknownRunError, UsageError
 from quadscope.interop import is_duration
 from quadscope.jsonfile import read_json
+from quadscope.notice import wrapped
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from quadscope.analyse.analysis import Analysis
+    from quadscope.analyse.brief import Brief
     from quadscope.model import Owner, Run, Sweep
     from quadscope.store import Store
 
@@ -75,8 +76,10 @@ def register(sub: Any) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     from rich.console import Console  # here, not at the top: `quadscope --help` stays instant
-    from rich.table import Table
-    from rich.text import Text
+
+    from quadscope.measure.host import is_alive
+    from quadscope.render.listing import Listed, list_table
+    from quadscope.units import fmt_count
 
     try:
         store = open_store(args, readonly=True)
@@ -87,34 +90,79 @@ def run_list(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no sweeps stored in {visible(store.location)} yet; start one with `quadscope run`")
         return 0
-    from quadscope.measure.host import is_alive
-
+    statuses = [shown_status(sweep, store.owner(sweep.id) if sweep.status == "running"
+                             else None, is_alive) for sweep, _ in rows]
+    briefs = known_briefs(args, store, [(s, c) for (s, c), st in zip(rows, statuses, strict=True)
+                                        if st != "running"])
+    items = []
+    for (sweep, count), status in zip(rows, statuses, strict=True):
+        b = briefs.get(sweep.id)
+        sizes = (f"{fmt_count(min(sweep.sizes))}..{fmt_count(max(sweep.sizes))} "
+                 f"({len(sweep.sizes)})" if sweep.sizes else "")
+        items.append(Listed(sweep.id, sweep.name, b.text if b else "",
+                            b.direction if b else "", status, count, sizes, sweep.meter,
+                            sweep.kind, sweep.mode, sweep.created_at))
     console = Console(highlight=False)
-    # One line per sweep: a long name (a command) is cut to the room the other columns
-    # leave, never wrapped over four lines; narrower than 80, kind and mode give way.
-    narrow = console.width < 80
-    cols = ("id", "name", "status", "runs", "created") if narrow else (
-        "id", "name", "kind", "mode", "status", "runs", "created")
-    table = Table(title=Text(f"sweeps in {visible(store.location)}"), title_justify="left")
-    for col in cols:
-        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=len(col),
-                         max_width=max(12, console.width - (45 if narrow else 62))
-                         if col == "name" else None)
-    stopped: list[int] = []
-    for sweep, count in rows:
-        when = dt.datetime.fromtimestamp(sweep.created_at).strftime("%Y-%m-%d %H:%M")
-        status = shown_status(sweep, store.owner(sweep.id) if sweep.status == "running"
-                              else None, is_alive)
-        if status in ("died", "interrupted"):
-            stopped.append(sweep.id)
-        cells: dict[str, str | Text] = {
-            "id": str(sweep.id), "name": Text(visible(sweep.name)), "kind": sweep.kind,
-            "mode": sweep.mode, "status": status, "runs": str(count), "created": when}
-        table.add_row(*(cells[c] for c in cols))
-    console.print(table)
+    console.print(list_table(f"sweeps in {store.location}", items, console.width))
+    stopped = sorted(i.id for i in items if i.status in ("died", "interrupted"))
     if stopped:
-        print(resume_advice(sorted(stopped)))
+        print(wrapped(resume_advice(stopped), console.width, prefix=""))
     return 0
+
+
+def known_briefs(args: argparse.Namespace, store: Store,
+                 rows: list[tuple[Sweep, int]]) -> dict[int, Brief]:
+    """Each sweep's verdict in a few words (`analyse.brief`): the stored one while it is
+    fresh, else fitted now and stored (when the store can be written) for the next `list`."""
+    from quadscope.analyse.brief import KEY, Brief
+
+    out: dict[int, Brief] = {}
+    stale: list[tuple[Sweep, int]] = []
+    for sweep, count in rows:
+        kept = Brief.from_dict(store.get_blob(sweep.id, KEY))
+        if kept is not None and kept.fresh(count):
+            out[sweep.id] = kept
+        elif count:
+            stale.append((sweep, count))
+        elif sweep.kind == "doctor":
+            out[sweep.id] = Brief("the doctor's findings: `quadscope show`")
+    if stale:
+        out.update(fitted_briefs(args, store, stale))
+    return out
+
+
+def fitted_briefs(args: argparse.Namespace, store: Store,
+                  rows: list[tuple[Sweep, int]]) -> dict[int, Brief]:
+    """`rows`' briefs fitted from their runs, stored when the store lets `list` write."""
+    from quadscope.analyse.analysis import analyse
+    from quadscope.analyse.brief import Brief, brief
+    from quadscope.commands.common import fit_progress
+    from quadscope.errors import QuadscopeError
+
+    out, unread = {}, {}
+    with fit_progress() as progress:
+        for sweep, count in rows:
+            try:
+                runs = store.runs(sweep.id)
+            except QuadscopeError:  # `show` says what is wrong; `list` lists the rest
+                unread[sweep.id] = Brief("its runs cannot be read")
+                continue
+            out[sweep.id] = brief(analyse(sweep, runs, progress=progress), count)
+    remember_briefs(args, out)
+    return out | unread
+
+
+def remember_briefs(args: argparse.Namespace, briefs: dict[int, Brief]) -> None:
+    """Store `briefs` (a cache: a store `list` may not write, read-only or busy, keeps none)."""
+    from quadscope.analyse.brief import KEY
+    from quadscope.errors import QuadscopeError
+
+    try:
+        with open_store(args) as writable:
+            for sweep_id, b in briefs.items():
+                writable.put_blob(sweep_id, KEY, b.to_dict())
+    except (QuadscopeError, OSError):
+        pass  # fitted again next time: slower, never wrong
 
 
 def shown_status(sweep: Sweep, owner: Owner | None, alive: Callable[[Owner], bool]) -> str:

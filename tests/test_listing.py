@@ -1,0 +1,119 @@
+"""`quadscope list` at 80 and 160 columns: the verdict in every row, names cut in the middle."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from quadscope.analyse.brief import KEY, Brief
+from quadscope.cli import main
+from quadscope.model import Sweep
+from quadscope.render.listing import middle_cut
+from quadscope.store import SqliteStore
+from test_report import synth_runs
+
+SIZES = (1000, 2000, 4000, 8000, 16000, 32000)
+LONG = "python3 -c 'import sys; sorted(range(int(sys.argv[1])))' {n} --and-a-long-tail-END"
+
+
+def _store(db: Path) -> None:
+    """Three stored sweeps: flat, quadratic under a long name, and an A/B whose B is linear."""
+    with SqliteStore(db) as store:
+        for name, power in (("flat", 0.0), (LONG, 2.0)):
+            sweep = store.create_sweep(Sweep(id=0, name=name, mode="sizes", command=("p", "{n}"),
+                                             sizes=SIZES, repeat=3, status="complete"))
+            for r in synth_runs(SIZES, 3, power=power, coef=2e-9 if power else 0.0, noise=0.02):
+                store.add_run(dataclasses.replace(r, sweep_id=sweep.id))
+        ab = store.create_sweep(Sweep(id=0, name="fix", mode="sizes", command=("a", "{n}"),
+                                      vs_command=("b", "{n}"), sizes=SIZES, repeat=3,
+                                      status="complete"))
+        runs = synth_runs(SIZES, 3, power=2.0, noise=0.02) + synth_runs(
+            SIZES, 3, variant="B", power=1.0, coef=2e-7, noise=0.02, seed=2, start_seq=18)
+        for r in runs:
+            store.add_run(dataclasses.replace(r, sweep_id=ab.id))
+
+
+def _list(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, db: Path,
+          columns: int) -> list[str]:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert main(["list", "--db", str(db)]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_list_at_80_columns_shows_id_name_verdict_and_when(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """Every line fits 80 columns; the heads are id, name, verdict, when; each sweep's class
+    is there (n² for the quadratic, "better: n² → n" for the A/B); the long name is
+    shell-quoted and keeps its start and its end."""
+    db = tmp_path / "r.db"
+    _store(db)
+    lines = _list(capsys, monkeypatch, db, 80)
+    assert all(len(line.rstrip()) <= 80 for line in lines)
+    head = next(line for line in lines if "verdict" in line)
+    assert [w for w in head.replace("┃", " ").split()] == ["id", "name", "verdict", "when"]
+    rows = {line.split("│")[1].strip(): line for line in lines if line.startswith("│")}
+    assert set(rows) == {"1", "2", "3"}
+    assert "│ 1 " in rows["1"].replace("  ", " ") and "flat" in rows["1"]
+    assert "n²" in rows["2"] and "'python3" in rows["2"] and "END'" in rows["2"]
+    assert "…" in rows["2"]
+    assert "better: n² → n" in rows["3"]
+
+
+def test_wider_terminals_add_status_runs_sizes_then_meter_kind_mode(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """160 columns add status, runs and sizes; meter, kind and mode come only where the
+    94-character name fits whole beside them (200)."""
+    db = tmp_path / "r.db"
+    _store(db)
+    quoted = LONG.replace("'", "'\"'\"'")
+    for width, heads, whole in ((160, ("status", "runs", "sizes"), False),
+                                (200, ("status", "runs", "sizes", "meter", "kind", "mode"), True)):
+        lines = _list(capsys, monkeypatch, db, width)
+        assert all(len(line.rstrip()) <= width for line in lines)
+        head = next(line for line in lines if "verdict" in line)
+        assert [w for w in head.replace("┃", " ").split()] == ["id", "name", "verdict", "when",
+                                                               *heads]
+        assert any(f"'{quoted}'" in line for line in lines) == whole
+        assert any("1k..32k (6)" in line and "complete" in line for line in lines)
+
+
+def test_list_keeps_the_verdicts_and_refits_only_a_sweep_that_changed(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """The first `list` stores each brief; a brief made from other runs is made again."""
+    db = tmp_path / "r.db"
+    _store(db)
+    _list(capsys, monkeypatch, db, 80)
+    with SqliteStore(db) as store:
+        kept = Brief.from_dict(store.get_blob(2, KEY))
+        assert kept is not None and kept.text == "n²" and kept.fresh(18)
+        store.put_blob(2, KEY, dataclasses.replace(kept, text="stale", runs=5).to_dict())
+        store.put_blob(1, KEY, {"text": 3})  # not a brief: made again
+    lines = _list(capsys, monkeypatch, db, 80)
+    assert not any("stale" in line for line in lines)
+    with SqliteStore(db) as store:
+        assert (Brief.from_dict(store.get_blob(2, KEY)) or kept).runs == 18
+        assert (Brief.from_dict(store.get_blob(1, KEY)) or kept).text == "1"
+
+
+def test_list_says_what_did_not_complete_where_status_has_no_column(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """An interrupted sweep reads "interrupted: n²" at 80 columns, and how to continue it."""
+    db = tmp_path / "r.db"
+    _store(db)
+    with SqliteStore(db) as store:
+        store.set_status(2, "interrupted")
+    out = "\n".join(_list(capsys, monkeypatch, db, 80))
+    assert "interrupted: n²" in out and "quadscope run --resume 2" in out
+
+
+def test_middle_cut_keeps_both_ends() -> None:
+    assert middle_cut("abcdefghij", 10) == "abcdefghij"
+    assert middle_cut("abcdefghij", 5) == "ab…ij"
+    assert middle_cut("abcdefghij", 6) == "abc…ij"
+    assert middle_cut("abc", 1) == "…"
