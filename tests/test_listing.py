@@ -117,3 +117,48 @@ def test_middle_cut_keeps_both_ends() -> None:
     assert middle_cut("abcdefghij", 5) == "ab…ij"
     assert middle_cut("abcdefghij", 6) == "abc…ij"
     assert middle_cut("abc", 1) == "…"
+
+
+def _printed(table: object, width: int) -> list[str]:
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None).print(table)
+    return buf.getvalue().splitlines()
+
+
+def test_history_at_80_columns_keeps_class_k_cost_change_and_a_subject() -> None:
+    """At 80 columns nothing is cut to "…" but the subject: commit, class, k, cost and the
+    change in short; at 160 the intervals and the change in words join."""
+    from quadscope.render.history_table import history_table
+    from test_history import FEW
+
+    subject = "parser: cache the lookahead buffer so the tokenizer is linear again"
+    history = dataclasses.replace(FEW, points=tuple(
+        dataclasses.replace(p, subject=subject) for p in FEW.points))
+    lines = _printed(history_table(history, 80), 80)
+    assert all(len(line.rstrip()) <= 80 for line in lines)
+    head = next(line for line in lines if "class" in line)
+    assert head.replace("┃", " ").split() == ["commit", "class", "k", "cost", "at", "n",
+                                              "change", "subject"]
+    rows = [line for line in lines if line.startswith("│")]
+    assert "0000003" in rows[2] and "n²" in rows[2] and "210 ms" in rows[2]
+    assert "n → n²; ×15.3" in rows[2] and "parser: cache" in rows[2]
+    assert all(line.count("…") == 1 for line in rows)  # the subject's, and nothing else's
+    wide = _printed(history_table(history, 160), 160)
+    assert all(len(line.rstrip()) <= 160 for line in wide)
+    assert any("class n → n²; cost ×15.3" in line and subject[:50] in line for line in wide)
+    assert any("1.00 [0.90, 1.10]" in line for line in wide)
+
+
+def test_history_without_subjects_at_60_columns_still_fits() -> None:
+    """No subject known and a 60-column terminal: the five answer columns, uncut."""
+    from quadscope.render.history_table import history_table
+    from test_history import FEW
+
+    lines = _printed(history_table(FEW, 60), 60)
+    assert all(len(line.rstrip()) <= 60 for line in lines)
+    assert not any("…" in line for line in lines[1:])
+    assert any("n² → n; ×0.07" in line for line in lines)

@@ -4,11 +4,13 @@ Contract: reads every stored sweep called NAME (nothing is re-run), orders
 them by git's commit order in --repo (the working directory by default; by
 time when it is not a repository), fits each at the reference n
 (`analyse.history.reference_n`: the largest size they all measured), and
-prints one row per sweep: commit and its subject (read from git in --repo
-when shown, `measure.provenance.commit_subjects`, so older sweeps have theirs
-too; none when the repository does not know the commit), class, exponent, the fitted cost at the
-reference n with its 95% interval, and a mark where the growth changed or the
-cost stepped (`analyse.history`: judged from each sweep's own intervals), then
+prints one row per sweep (`render.history_table`, fitted to the terminal):
+commit and its subject (read from git in --repo when shown,
+`measure.provenance.commit_subjects`, so older sweeps have theirs too; none
+when the repository does not know the commit), class, exponent, the fitted
+cost at the reference n (with their 95% intervals where the width allows),
+and a mark where the growth changed or the cost stepped (`analyse.history`:
+judged from each sweep's own intervals), then
 one sentence per change ("the work grew 3,500× at abc1234567: n log n → n²").
 Without --metric it follows the metric `run` led with
 (`analyse.history.history_metric`: the work where every sweep's meter counted
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ from quadscope.metrics import NAMES as METRICS
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:
-    from quadscope.analyse.history import History, HistoryPoint
+    from quadscope.analyse.history import History
 
 
 def register(sub: Any) -> None:
@@ -88,86 +89,18 @@ def load_history(store: Any, name: str, metric: str | None, repo: Path) -> Histo
     return with_subjects(history, commit_subjects(repo, [p.commit for p in history.points]))
 
 
-def commit_label(p: HistoryPoint) -> str:
-    return (p.commit[:10] or "—") + ("+dirty" if p.dirty else "")
-
-
-def mark(p: HistoryPoint) -> str:
-    """What changed at this point, in words: the class, the constant, or both."""
-    parts = []
-    if p.class_changed:
-        parts.append(f"class {p.class_changed}")
-    if p.step is not None:
-        parts.append(f"cost ×{p.step:.3g}")
-    return "; ".join(parts)
-
-
-def _history_row(p: HistoryPoint, metric: str, narrow: bool) -> list[str]:
-    """One sweep's cells; narrow drops the 95% intervals so the row fits 80 columns."""
-    from quadscope.analyse.history import growth_label
-    from quadscope.units import fmt_value
-
-    k = "—" if p.exponent is None or p.exponent_ci is None else f"{p.exponent:.2f}" + (
-        "" if narrow else f" [{p.exponent_ci[0]:.2f}, {p.exponent_ci[1]:.2f}]")
-    cost = "—" if p.cost is None else fmt_value(metric, p.cost) + (
-        "" if narrow else f" [{fmt_value(metric, p.cost_lo or 0)}, {fmt_value(metric, p.cost_hi or 0)}]")
-    when = dt.datetime.fromtimestamp(p.created_at).strftime("%Y-%m-%d %H:%M")
-    return [str(p.sweep_id), commit_label(p), p.subject, p.branch, when, growth_label(p), k,
-            cost, mark(p)]
-
-
-SUBJECT = 2  # the subject column, cut to what the others leave
-MIN_SUBJECT_CHARS = 12
-
-
-def _fitting_columns(heads: list[str], rows: list[list[str]],
-                     width: int) -> tuple[list[int], int]:
-    """The columns to show and the subject's width: `when`, then `branch`, then `sweep`, then
-    the subject go first when the terminal is narrow; the subject is cut before anything else."""
-    keep = list(range(len(heads)))
-    if not any(r[SUBJECT] for r in rows):
-        keep.remove(SUBJECT)
-
-    def need(i: int) -> int:
-        return max([len(heads[i]), *(len(r[i]) for r in rows)]) + 3
-
-    for drop in (4, 3, 0, SUBJECT):
-        others = sum(need(i) for i in keep if i != SUBJECT) + 1
-        subject = min(need(SUBJECT), MIN_SUBJECT_CHARS + 3) if SUBJECT in keep else 0
-        if others + subject <= width or drop not in keep:
-            break
-        keep.remove(drop)
-    others = sum(need(i) for i in keep if i != SUBJECT) + 1
-    return keep, max(MIN_SUBJECT_CHARS, width - others - 3)
-
-
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console  # here, not at the top: `quadscope --help` stays instant
-    from rich.table import Table
     from rich.text import Text
+
+    from quadscope.render.history_table import history_table
 
     repo = Path(args.repo) if args.repo else Path.cwd()
     if args.repo and not repo.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")
     history = load_history(open_store(args, readonly=True), args.name, args.metric, repo)
     console = Console(highlight=False)
-    rows = [_history_row(p, history.metric, console.width < 80) for p in history.points]
-    heads = ["sweep", "commit", "subject", "branch", "when", "class", "k [95%]", "cost at n",
-             "change"]
-    keep, subject_chars = _fitting_columns(heads, rows, console.width)
-    title = Text(visible(f"{history.name}: {history.metric} at n={history.ref_n}, in "
-                         f"{'commit' if history.order == 'git' else 'time'} order"))
-    table = Table(title=title, title_justify="left")
-    for i in keep:
-        table.add_column(heads[i], no_wrap=True, overflow="ellipsis",
-                         max_width=subject_chars if i == SUBJECT else None)
-    for p, row in zip(history.points, rows, strict=True):
-        # Branch names, subjects and sweep names are the user's: shown literally, never as markup.
-        cells = [Text(visible(c), style="bold red" if i == 8 and mark(p) else "")
-                 for i, c in enumerate(row)]
-        table.add_row(*(cells[i] for i in keep))
-    console = Console(highlight=False)
-    console.print(table)
+    console.print(history_table(history, console.width))
     from quadscope.analyse.history import change_sentences
 
     for sentence in change_sentences(history):
