@@ -51,6 +51,10 @@ def register(sub: Any) -> None:
     p.add_argument("ref", metavar="RUN", help="sweep id, name, or 'last'")
     p.add_argument("--predict", default=None, metavar="N",
                    help="extrapolate every metric to this size")
+    p.add_argument("--sizes", action="store_true",
+                   help="also print each size's runs: n, runs, min, median, max, MAD/median")
+    p.add_argument("--metric", default=None, metavar="METRIC",
+                   help="the metric of the per-size table (implies --sizes) [the headline's]")
     add_store_option(p)
     add_output_options(p)
     add_gate_option(p)
@@ -198,10 +202,28 @@ def run_show(args: argparse.Namespace) -> int:
     from quadscope.run.sizes import parse_size
 
     predict_n = None if args.predict is None else parse_size(args.predict, "--predict")
-    analysis = stored_analysis(open_store(args, readonly=True), args.ref, predict_n)
+    store = open_store(args, readonly=True)
+    if args.metric is not None:  # refused before the fit, which takes seconds
+        check_metric(args.metric, store.runs(store.get_sweep(args.ref).id))
+        args.sizes = True
+    analysis = stored_analysis(store, args.ref, predict_n)
     print_analysis(analysis, args)
     write_outputs(args, analysis)
     return check_gates(args, analysis)
+
+
+def check_metric(metric: str, runs: list[Run]) -> None:
+    """UsageError unless some measured run of `runs` counted `metric`."""
+    from quadscope.metrics import NAMES
+    from quadscope.render.sizes import known_metrics
+
+    known = known_metrics(runs)
+    if metric in known:
+        return
+    what = "is not a metric" if metric not in NAMES else "was not measured in this sweep"
+    raise UsageError(f"--metric {visible(metric)} {what}; give one of: {', '.join(known)}"
+                     if known else f"--metric {visible(metric)}: this sweep has no measured "
+                     "runs to show per size")
 
 
 def run_export(args: argparse.Namespace) -> int:

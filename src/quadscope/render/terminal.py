@@ -14,7 +14,11 @@ only the CLI prints it. What it shows:
   of what `-v` would add (failures, hidden metrics), the top culprits of a
   profile and a probe's finding.
 - `verbose`: every metric of every variant with a, b, r² and predictions,
+  the per-size table of the headline's metric (`render.sizes`: n, runs, min,
+  median, max, MAD/median; at most `VERBOSE_SIZES` sizes unless `sizes`),
   every note and reason in full, the comparison per metric, the failed runs.
+- `sizes` (`show --sizes`): the per-size table of every size under the
+  default report; `metric` names its metric (else the headline's).
 
 Layout: every table fits `width` without wrapping a name or a number: columns
 are dropped, least useful first, until it fits (`fit_columns`), and what is
@@ -49,6 +53,7 @@ from quadscope.profile.records import Culprit
 from quadscope.profile.stacks import UNKNOWN
 from quadscope.render.base import Renderer
 from quadscope.render.doctor import doctor_text
+from quadscope.render.sizes import shown_metric, sizes_tables
 from quadscope.textsafe import command_text, shorten, visible
 from quadscope.units import fmt_count, fmt_value
 
@@ -62,6 +67,7 @@ if TYPE_CHECKING:
 # rich is imported inside the functions that draw: the renderer registry imports
 # this module to build `quadscope --help`, which must start at once.
 
+VERBOSE_SIZES = 12  # -v's per-size table shows at most this many sizes; --sizes every one
 K_MAX = 4.0  # the free power law's search bound (analyse.classfit.K_GRID): k there means "≥ 4"
 CHANGE_STYLE = {WORSE: "bold red", BETTER: "bold green"}
 
@@ -406,8 +412,8 @@ def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
     return fit_columns("culprits: what makes it grow", cols, rows, width)
 
 
-def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
-                ) -> Iterable[RenderableType]:
+def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
+                sizes: bool = False, metric: str | None = None) -> Iterable[RenderableType]:
     yield from headline(analysis, width)
     if analysis.comparison is None and (note := work_note(analysis.fits.get("A", {}),
                                                           analysis.work_metric)):
@@ -417,12 +423,14 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
     yield _sweep_line(analysis, width)
     word = analysis.size_word
     if verbose:
-        yield from _verbose(analysis, width)
+        yield from _verbose(analysis, width, sizes, metric)
         return
     shown = analysis.notable
     table = compact_table(analysis, shown, width)
     if table is not None:
         yield table
+    if sizes:
+        yield from sizes_tables(analysis, shown_metric(analysis, metric), width)
     two = "B" in analysis.fits and len(analysis.fits) > 1
     notes: dict[tuple[str, str], list[str]] = {}  # one line per (variant, note): metrics joined
     for variant, fits in analysis.fits.items():
@@ -454,7 +462,8 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False
         yield _line(f"-v shows {', '.join(extra)}", "dim")
 
 
-def _verbose(analysis: Analysis, width: int) -> Iterable[RenderableType]:
+def _verbose(analysis: Analysis, width: int, sizes: bool = False, metric: str | None = None
+             ) -> Iterable[RenderableType]:
     from rich.text import Text
     sw = analysis.sweep
     if sw.counters_note:
@@ -467,6 +476,8 @@ def _verbose(analysis: Analysis, width: int) -> Iterable[RenderableType]:
     for variant, fits in analysis.fits.items():
         if fits:
             yield full_table(analysis, variant, width)
+    yield from sizes_tables(analysis, shown_metric(analysis, metric), width,
+                            None if sizes else VERBOSE_SIZES)
     two = len(analysis.fits) > 1
     for variant, fits in analysis.fits.items():
         for fit in fits.values():
@@ -499,11 +510,13 @@ class TerminalRenderer(Renderer):
     folder = False
 
     def __init__(self, color: bool = False, width: int = 120, verbose: bool = False,
-                 quiet: bool = False) -> None:
+                 quiet: bool = False, sizes: bool = False, metric: str | None = None) -> None:
         self.color = color
         self.width = width
         self.verbose = verbose
         self.quiet = quiet
+        self.sizes = sizes
+        self.metric = metric
 
     def render(self, analysis: Analysis) -> bytes:
         if isinstance(analysis.doctor, DoctorReport):
@@ -521,7 +534,7 @@ class TerminalRenderer(Renderer):
                           color_system="standard" if self.color else None, highlight=False,
                           markup=False, emoji=False)
         items = headline(analysis, self.width)[:1] if self.quiet else renderables(
-            analysis, self.width, self.verbose)
+            analysis, self.width, self.verbose, self.sizes, self.metric)
         for item in items:
             # console.print wraps a Text whatever its own no_wrap says: pass it on.
             if isinstance(item, Text) and item.no_wrap:
