@@ -1,7 +1,8 @@
 """The `quadscope` command: parse, dispatch to one sub-command, map errors to exits.
 
 Contract: this and `commands/*` are the only modules that print. A
-`QuadscopeError` becomes `quadscope: <sentence>` on stderr and its exit code;
+`QuadscopeError` becomes `quadscope: <sentence>` on stderr (wrapped with a
+hanging indent when stderr is a terminal: `notice.error`) and its exit code;
 Ctrl-C becomes exit 130 after whatever was measured has been stored; SIGTERM
 and SIGHUP are raised as `errors.Stopped` (a KeyboardInterrupt) and stop the
 same way, exit 143 and 129. An
@@ -81,9 +82,9 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse's default prints usage and exits 2; we keep the exit code but
         # make the sentence ours, so every user mistake reads the same way.
-        from quadscope.textsafe import visible  # here: `--help` imports only cli and errors
+        from quadscope.notice import error_text  # here: `--help` imports only cli and errors
 
-        self.exit(2, f"quadscope: {visible(message)} (see `{self.prog} --help`)\n")
+        self.exit(2, error_text(f"{message} (see `{self.prog} --help`)", sys.stderr) + "\n")
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
         # argparse calls this for values given on the command line only (never for
@@ -170,8 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_given = list(sys.argv[1:] if argv is None else argv)
     for i, arg in enumerate(args_given, 1):
         if "\x00" in arg:  # no program can receive it, and os calls would raise on it
-            print(f"quadscope: argument {i} holds a NUL character, which no command line "
-                  "can carry; remove it", file=sys.stderr)
+            _say(f"argument {i} holds a NUL character, which no command line can carry; "
+                 "remove it")
             return 2
     options = args_given[:args_given.index("--")] if "--" in args_given else args_given
     for arg in options:
@@ -198,11 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(str(exc))
         return exc.exit_code
     except Stopped as exc:
-        print(f"quadscope: stopped by {signal.Signals(exc.signum).name}; every finished run "
-              "is stored.", file=sys.stderr)
+        _say(f"stopped by {signal.Signals(exc.signum).name}; every finished run is stored.")
         return exc.exit_code
     except KeyboardInterrupt:
-        print("quadscope: interrupted; every finished run is stored.", file=sys.stderr)
+        _say("interrupted; every finished run is stored.")
         return 130
     except BrokenPipeError:
         return 0
@@ -229,13 +229,14 @@ def _encode_what_it_can(stream: object) -> None:
 
 
 def _say(sentence: str) -> None:
-    """Print `quadscope: <sentence>` on stderr, its control characters made visible.
+    """Print `quadscope: <sentence>` on stderr, its control characters made visible, wrapped
+    at the terminal's width with a hanging indent when stderr is one (`notice.error`).
 
     Error sentences quote what others wrote (paths, commands, a child's
     stderr, names from an imported file); this is the one place they reach the
     terminal, so it is the one place they are neutralised (textsafe.visible).
     """
-    from quadscope.textsafe import visible_lines  # here: `--help` imports only cli and errors
+    from quadscope.notice import error  # here: `--help` imports only cli and errors
 
-    print(f"quadscope: {visible_lines(sentence)}", file=sys.stderr)
+    error(sentence)
 

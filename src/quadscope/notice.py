@@ -9,8 +9,11 @@ elsewhere. `stderr_width()` is `$COLUMNS` when set, else the
 terminal's width when stderr is one, else 80, so piped output and CI logs
 wrap as an 80-column terminal would. Warnings, gate sentences and the
 rescue note go through it, their control characters made visible
-(`textsafe.visible_lines`); an error (`cli.main`) stays the one line scripts
-and tests read. Standard library only (and textsafe, which is too).
+(`textsafe.visible_lines`). `error(text)` prints an error the same way
+when stderr is a terminal, where a person reads it; piped or captured it
+stays the one line scripts, logs and tests read (`cli.main`'s errors
+and argparse's go through it). Standard library only (and textsafe, which is
+too).
 """
 
 from __future__ import annotations
@@ -66,4 +69,22 @@ def notice(text: str, stream: TextIO | None = None) -> None:
     print(wrapped(visible_lines(text), stderr_width(stream)), file=stream, flush=True)
 
 
-__all__ = ["DEFAULT_WIDTH", "PREFIX", "notice", "stderr_width", "wrapped"]
+def error(text: str, stream: TextIO | None = None) -> None:
+    """Print the error `text` as "quadscope: …" on stderr (or `stream`): wrapped with a
+    hanging indent on a terminal, one line elsewhere (see the module docstring)."""
+    stream = stream or sys.stderr
+    print(error_text(text, stream), file=stream, flush=True)
+
+
+def error_text(text: str, stream: TextIO) -> str:
+    """What `error` prints on `stream`: wrapped only when `stream` is a terminal."""
+    try:
+        tty = stream.isatty()
+    except (AttributeError, OSError, ValueError):
+        tty = False
+    text = visible_lines(text)
+    return wrapped(text, stderr_width(stream)) if tty else PREFIX + text
+
+
+__all__ = ["DEFAULT_WIDTH", "PREFIX", "error", "error_text", "notice", "stderr_width",
+           "wrapped"]

@@ -32,7 +32,7 @@ from quadscope.commands.common import (
 from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_fail_on
 from quadscope.errors import GATE_FAILED_EXIT, Stopped, StoreError, UsageError
 from quadscope.fleet import add_fleet_options
-from quadscope.notice import notice
+from quadscope.notice import error, notice
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from quadscope.analyse.analysis import Analysis
@@ -334,14 +334,13 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
         if isinstance(exc, Stopped):
             if sid is None:
                 raise
-            print(f"quadscope: stopped by {signal.Signals(exc.signum).name}; every finished "
-                  f"run of sweep {sid} is stored; continue with `quadscope run --resume {sid}`",
-                  file=sys.stderr)
+            error(f"stopped by {signal.Signals(exc.signum).name}; every finished run of sweep "
+                  f"{sid} is stored; continue with `quadscope run --resume {sid}`")
             return exc.exit_code
         if sid is not None:
             count = len(store.runs(sid))
-            print(f"quadscope: interrupted; the {count} finished runs of sweep {sid} are "
-                  f"stored. Continue with `quadscope run --resume {sid}`.", file=sys.stderr)
+            error(f"interrupted; the {count} finished runs of sweep {sid} are stored. "
+                  f"Continue with `quadscope run --resume {sid}`.")
         return 130
     except StoreError as exc:
         if progress.sweep_id is None:

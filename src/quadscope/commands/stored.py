@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +31,7 @@ from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_
 from quadscope.errors import StoreError, UnknownRunError, UsageError
 from quadscope.interop import is_duration
 from quadscope.jsonfile import read_json
-from quadscope.notice import wrapped
+from quadscope.notice import error, wrapped
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
@@ -322,8 +321,7 @@ def run_compare(args: argparse.Namespace) -> int:
     opener = functools.cache(lambda: open_store(args, readonly=True))
     analysis = combined(opener, args.ref_a, args.ref_b)
     if analysis.comparison is None:
-        print("quadscope: nothing to compare: one of the sweeps has no successful runs",
-              file=sys.stderr)
+        error("nothing to compare: one of the sweeps has no successful runs")
         return 6
     print_analysis(analysis, args)
     write_outputs(args, analysis)
