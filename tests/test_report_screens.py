@@ -1,6 +1,7 @@
 """Every report kind in headless Chromium, looked at as a person would.
 
-The kinds: single sweep, compare, profile, doctor.
+The kinds: single sweep, compare, profile, doctor; and every page (those, the doctor's
+summary, an import, a history) answers in its first screen (1280×800, unscrolled).
 
 Each page must load without a console error, lead with its headline, draw one
 series per variant in every open metric's cost plot, and (for a profile) let a
@@ -212,4 +213,95 @@ def test_report_kind_reads_at_400_px(browser: Any, tmp_path: Path, kind: str) ->
     shots = ROOT / "artifacts" / "screens"
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / f"{kind}-400.png"), full_page=True)
+    page.close()
+
+
+def imported() -> Analysis:
+    """A hyperfine --parameter-scan of an n log n command, imported as `quadscope import`
+    stores it (interop.read_sweeps, one run per time)."""
+    import dataclasses
+    import math
+
+    from quadscope.interop import read_sweeps
+    from quadscope.model import Run
+
+    results = [{"command": f"sort-bench {n}", "parameters": {"n": str(n)},
+                "times": [2e-3 + 4e-8 * n * math.log(n) * (1 + 0.01 * r) for r in (-1, 0, 1)],
+                "exit_codes": [0, 0, 0]} for n in SIZES]
+    (item,) = read_sweeps({"results": results}, source="hf.json", now=1.7e9)
+    sweep = dataclasses.replace(item.sweep, id=31)  # as the store numbers it
+    runs = [Run(31, seq, "A", n, seq % 3, False, 1.7e9, m)
+            for seq, (n, m) in enumerate(item.runs)]
+    return analyse(sweep, runs)
+
+
+def _history_page() -> bytes:
+    import dataclasses
+
+    from quadscope.render.history_html import history_html
+    from test_history import FEW
+
+    subjects = ("parse: one pass", "parse: keep tokens", "parse: insert each token at the "
+                "front (quadratic)", "docs", "parse: append, then reverse once", "tests")
+    return history_html(dataclasses.replace(FEW, points=tuple(
+        dataclasses.replace(p, subject=s) for p, s in zip(FEW.points, subjects, strict=True))))
+
+
+def doctor_summary() -> Analysis:
+    """What `quadscope doctor --html` writes: the summary sweep (no runs of its own) with
+    the report and each probe's series."""
+    a = doctor()
+    summary = Sweep(id=20, name="doctor", mode="sizes", command=("quadscope", "doctor"),
+                    kind="doctor", status="complete", host=a.sweep.host)
+    assert isinstance(a.doctor, DoctorReport)
+    return analyse(summary, [], doctor=a.doctor, probe_series=a.probe_series)
+
+
+# Every page, and the element that holds its answer: the verdict, the A/B change, the
+# doctor's slow probe, the change column of the first commit where the growth changed.
+PAGES = {"sweep": (single, "#verdict"), "compare": (compared, "#change"),
+         "profile": (profiled, "#verdict"), "doctor": (doctor_summary, "#doctor tr.verdict-slow"),
+         "import": (imported, "#verdict"), "history": (_history_page, "tr.change td:nth-child(7)")}
+FIRST_SCREEN = {"width": 1280, "height": 800}
+# Whether an element lies inside the visible part of the box that scrolls it sideways.
+IN_ITS_BOX_JS = """e => {
+  const r = e.getBoundingClientRect();
+  for (let c = e.parentElement; c && c !== document.body; c = c.parentElement) {
+    const o = getComputedStyle(c).overflowX;
+    if (o === 'auto' || o === 'scroll' || o === 'hidden') {
+      const b = c.getBoundingClientRect();
+      if (r.left < b.left - 1 || r.right > b.right + 1) return false;
+    }
+  }
+  return true;
+}"""
+
+
+@pytest.mark.parametrize("kind", list(PAGES))
+def test_every_page_shows_its_answer_in_the_first_screen(browser: Any, tmp_path: Path,
+                                                          kind: str) -> None:
+    """At 1280×800, before any scrolling, each page's answer is on screen, whole and
+    visible; the first screen is kept as artifacts/screens/first-KIND.png."""
+    make, answer = PAGES[kind]
+    made = make()
+    path = tmp_path / "page.html"
+    path.write_bytes(made if isinstance(made, bytes) else HtmlRenderer().render(made))
+    page = browser.new_page(viewport=FIRST_SCREEN)
+    page.set_default_timeout(15_000)
+    page.goto(path.as_uri())
+    if kind != "history":  # the history page is static: no script marks it ready
+        page.wait_for_selector("body[data-ready]")
+    box = page.locator(answer).first.bounding_box()
+    assert box is not None and page.locator(answer).first.is_visible()
+    assert box["y"] >= 0 and box["y"] + min(box["height"], 120) <= FIRST_SCREEN["height"], box
+    # Not behind a sideways scroll either (the history's change column once was).
+    assert box["x"] >= 0 and box["x"] + box["width"] <= FIRST_SCREEN["width"], box
+    assert page.locator(answer).first.evaluate(IN_ITS_BOX_JS), kind
+    if isinstance(made, Analysis) and answer in ("#verdict", "#change"):
+        shown = page.inner_text(answer)
+        assert shown == (made.change.text if answer == "#change" and made.change
+                         else made.verdict)
+    shots = ROOT / "artifacts" / "screens"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"first-{kind}.png"))
     page.close()

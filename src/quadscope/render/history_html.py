@@ -29,7 +29,9 @@ table{border-collapse:collapse;margin:1em 0}td,th{padding:.25em .6em;border-bott
 text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.change td{color:#b00}
 .mono{font-family:ui-monospace,monospace}svg text{font-size:11px;fill:#444}
-.wide{overflow-x:auto}.wide td:not(:last-child){white-space:nowrap}.wide td:last-child{min-width:14em}
+.wide{overflow-x:auto}.wide td{white-space:nowrap}
+.wide td:nth-child(3){white-space:normal;min-width:12em}
+.wide td:nth-child(7){white-space:normal;min-width:11em}
 svg{max-width:100%;min-width:560px;height:auto}"""
 
 _W, _H = 760, 260
@@ -132,11 +134,13 @@ def _rows(history: History) -> Iterable[str]:
             f"{fmt_value(history.metric, p.cost)} [{fmt_value(history.metric, p.cost_lo)}, "
             f"{fmt_value(history.metric, p.cost_hi)}]")
         when = dt.datetime.fromtimestamp(p.created_at).strftime("%Y-%m-%d %H:%M")
+        # The answer (class, k, cost, change) before where and when: at 1280 px the change
+        # was scrolled out of sight behind branch, date and machine.
         cells = [str(p.sweep_id), (p.commit[:10] or "—") + ("+dirty" if p.dirty else ""),
-                 p.subject, p.branch, when, p.machine, growth_label(p), k, cost, _mark(p)]
+                 p.subject, growth_label(p), k, cost, _mark(p), p.branch, when, p.machine]
         cls = " class=\"change\"" if _mark(p) else ""
         yield f"<tr{cls}>" + "".join(
-            f"<td class=\"{'mono' if j == 1 else 'num' if j in (7, 8) else ''}\">{_e(c)}</td>"
+            f"<td class=\"{'mono' if j == 1 else 'num' if j in (4, 5) else ''}\">{_e(c)}</td>"
             for j, c in enumerate(cells)) + "</tr>"
 
 
@@ -144,8 +148,8 @@ def history_html(history: History) -> bytes:
     """The whole page, UTF-8."""
     title = f"{history.name}: {history.metric} across commits"
     order = "git's commit order" if history.order == "git" else "time order (no repository)"
-    head = ("sweep", "commit", "subject", "branch", "when", "machine", "class", "k [95%]",
-            f"cost at n={history.ref_n} [95%]", "change")
+    head = ("sweep", "commit", "subject", "class", "k [95%]", f"cost at n={history.ref_n} [95%]",
+            "change", "branch", "when", "machine")
     changes = len(history.changes)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
