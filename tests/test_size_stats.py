@@ -111,3 +111,19 @@ def test_show_metric_prints_that_metric_per_size_and_refuses_an_unknown_one(
         err = " ".join(captured.err.split())
         assert err.startswith(f"quadscope: --metric {bad} {said}; give one of: wall_s")
         assert err.count(".") <= 1 and "Traceback" not in err
+
+
+def test_runs_own_sizes_option_does_not_ask_for_the_table(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run --sizes 1e3..64e3` names the sizes to sweep: its report has no per-size table,
+    while `show --sizes` (dest per_size) does."""
+    import argparse
+
+    from quadscope.commands.common import print_analysis
+
+    monkeypatch.setenv("COLUMNS", "80")
+    analysis = analyse(*_sweep())
+    print_analysis(analysis, argparse.Namespace(sizes="1e3..64e3", metric=None))
+    assert "per size" not in capsys.readouterr().out
+    print_analysis(analysis, argparse.Namespace(per_size=True, size_metric="wall_s"))
+    assert "wall_s per size" in capsys.readouterr().out

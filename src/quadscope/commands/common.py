@@ -185,7 +185,8 @@ def print_analysis(analysis: Analysis, args: argparse.Namespace | None = None) -
     out = render.get_renderer(
         "terminal", color=sys.stdout.isatty(), width=width,
         verbose=bool(getattr(args, "verbose", False)), quiet=bool(getattr(args, "quiet", False)),
-        sizes=bool(getattr(args, "sizes", False)), metric=getattr(args, "metric", None),
+        # `show --sizes` and `--metric` (dests of their own: `run --sizes` is the sizes to sweep)
+        sizes=bool(getattr(args, "per_size", False)), metric=getattr(args, "size_metric", None),
     ).render(analysis)
     assert isinstance(out, bytes)  # the terminal renderer writes no folder
     sys.stdout.write(out.decode("utf-8"))

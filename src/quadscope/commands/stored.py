@@ -50,9 +50,9 @@ def register(sub: Any) -> None:
     p.add_argument("ref", metavar="RUN", help="sweep id, name, or 'last'")
     p.add_argument("--predict", default=None, metavar="N",
                    help="extrapolate every metric to this size")
-    p.add_argument("--sizes", action="store_true",
+    p.add_argument("--sizes", action="store_true", dest="per_size",
                    help="also print each size's runs: n, runs, min, median, max, MAD/median")
-    p.add_argument("--metric", default=None, metavar="METRIC",
+    p.add_argument("--metric", default=None, metavar="METRIC", dest="size_metric",
                    help="the metric of the per-size table (implies --sizes) [the headline's]")
     add_store_option(p)
     add_output_options(p)
@@ -202,9 +202,9 @@ def run_show(args: argparse.Namespace) -> int:
 
     predict_n = None if args.predict is None else parse_size(args.predict, "--predict")
     store = open_store(args, readonly=True)
-    if args.metric is not None:  # refused before the fit, which takes seconds
-        check_metric(args.metric, store.runs(store.get_sweep(args.ref).id))
-        args.sizes = True
+    if args.size_metric is not None:  # refused before the fit, which takes seconds
+        check_metric(args.size_metric, store.runs(store.get_sweep(args.ref).id))
+        args.per_size = True
     analysis = stored_analysis(store, args.ref, predict_n)
     print_analysis(analysis, args)
     write_outputs(args, analysis)
