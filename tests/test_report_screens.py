@@ -260,7 +260,7 @@ def doctor_summary() -> Analysis:
 # Every page, and the element that holds its answer: the verdict, the A/B change, the
 # doctor's slow probe, the change column of the first commit where the growth changed.
 PAGES = {"sweep": (single, "#verdict"), "compare": (compared, "#change"),
-         "profile": (profiled, "#verdict"), "doctor": (doctor_summary, "#doctor tr.verdict-slow"),
+         "profile": (profiled, "#verdict"), "doctor": (doctor_summary, "#verdict"),
          "import": (imported, "#verdict"), "history": (_history_page, "tr.change td:nth-child(7)")}
 FIRST_SCREEN = {"width": 1280, "height": 800}
 # Whether an element lies inside the visible part of the box that scrolls it sideways.
@@ -297,7 +297,10 @@ def test_every_page_shows_its_answer_in_the_first_screen(browser: Any, tmp_path:
     # Not behind a sideways scroll either (the history's change column once was).
     assert box["x"] >= 0 and box["x"] + box["width"] <= FIRST_SCREEN["width"], box
     assert page.locator(answer).first.evaluate(IN_ITS_BOX_JS), kind
-    if isinstance(made, Analysis) and answer in ("#verdict", "#change"):
+    if kind == "doctor":  # the doctor's own answer, not "nothing could be fitted"
+        assert page.inner_text(answer) == "fork is slow; 1 of 2 probes ok"
+        assert page.locator("#doctor tr.verdict-slow").first.is_visible()
+    elif isinstance(made, Analysis) and answer in ("#verdict", "#change"):
         shown = page.inner_text(answer)
         assert shown == (made.change.text if answer == "#change" and made.change
                          else made.verdict)

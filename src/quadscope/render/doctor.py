@@ -73,4 +73,21 @@ def doctor_text(
     return buf.getvalue()
 
 
-__all__ = ["doctor_text"]
+_ATTENTION = ("slow", "pathological")
+
+
+def doctor_headline(report: DoctorReport) -> tuple[str, str]:
+    """The doctor's answer in one sentence and its tone ("calm", "bad" or "open"):
+    "fork is slow; 1 of 2 probes ok" or "all 6 probes ok"."""
+    bad = [r for r in report.results if r.verdict in _ATTENTION]
+    ok = sum(1 for r in report.results if r.verdict == "ok")
+    total = len(report.results)
+    if not bad:
+        if ok == total:
+            return f"all {total} probes ok on this machine", "calm"
+        return f"{ok} of {total} probes ok, the others skipped", "open"
+    named = "; ".join(f"{r.probe} is {r.verdict}" for r in bad)
+    return f"{named}; {ok} of {total} probes ok", "bad"
+
+
+__all__ = ["doctor_headline", "doctor_text"]

@@ -174,13 +174,35 @@ def _tone(analysis: Analysis, variant: str) -> str:
     return " open" if lead is None or not lead.confident else " calm" if calm else ""
 
 
+def _doctor_only(analysis: Analysis) -> bool:
+    """A doctor summary (`quadscope doctor --html`): a report of probes, no runs of its own."""
+    from quadscope.doctor.records import DoctorReport
+
+    return isinstance(analysis.doctor, DoctorReport) and not analysis.runs
+
+
+# What a doctor summary's facts keep: it has no command, sizes or runs of its own.
+_DOCTOR_FACTS = ("sweep", "status", "host")
+
+
 def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
     yield f"<header><h1>{_e(data.title)}</h1>"
-    if data.change is not None:
+    doctor_only = _doctor_only(analysis)
+    if doctor_only:
+        from quadscope.doctor.records import DoctorReport
+        from quadscope.render.doctor import doctor_headline
+
+        assert isinstance(analysis.doctor, DoctorReport)
+        text, tone = doctor_headline(analysis.doctor)
+        yield (f"<p class=\"verdict{'' if tone == 'bad' else ' ' + tone}\" id=\"verdict\">"
+               f"{_e(text)}</p>")
+    elif data.change is not None:
         # The A/B result leads: it is what `--vs` and `compare` are for.
         yield (f"<p class=\"change change-{_e(data.change['direction'])}\" id=\"change\">"
                f"{_e(data.change['text'])}</p>")
-    if data.change is None:
+    if doctor_only:
+        pass
+    elif data.change is None:
         yield f"<p class=\"verdict{_tone(analysis, 'A')}\" id=\"verdict\">{_e(data.verdict)}</p>"
     else:
         from quadscope.analyse.sides import side_verdict
@@ -192,6 +214,8 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
             yield f"<p class=\"verdict{_tone(analysis, variant)}\" id=\"{anchor}\">{_e(text)}</p>"
     yield "<dl class=\"facts\">"
     for k, v in data.facts:
+        if doctor_only and k not in _DOCTOR_FACTS:
+            continue
         cls = " class=\"mono\"" if k in ("command", "vs (B)") else ""
         yield f"<dt>{_e(k)}</dt><dd{cls}>{_e(v)}</dd>"
     yield "</dl></header>"
@@ -294,6 +318,10 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
             yield (f"<p class=\"hint\">{len(data.failures) - 200} more failures: "
                    "`quadscope show` lists them all.</p>")
 
+    if doctor_only:
+        yield (f"<footer>quadscope {_e(__version__)} · report built from the stored doctor "
+               "report; nothing was re-run.</footer>")
+        return
     yield (f"<footer>quadscope {_e(__version__)} · report built from the stored sweep; "
            "nothing was re-run. The band around each fitted curve is where 95% of single runs "
            "are expected to fall, given the class (a weighted least-squares prediction band, "
