@@ -162,3 +162,26 @@ def test_history_without_subjects_at_60_columns_still_fits() -> None:
     assert all(len(line.rstrip()) <= 60 for line in lines)
     assert not any("…" in line for line in lines[1:])
     assert any("n² → n; ×0.07" in line for line in lines)
+
+
+def test_a_store_of_unfitted_sweeps_is_fitted_a_few_at_a_time(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """With FIT_PER_LIST at 1, the first `list` fits the newest sweep and says how many wait
+    (shown as —); each `list` after fits one more, until none waits."""
+    from quadscope.commands import stored
+
+    monkeypatch.setattr(stored, "FIT_PER_LIST", 1)
+    db = tmp_path / "r.db"
+    _store(db)
+    lines = _list(capsys, monkeypatch, db, 80)
+    rows = {line.split("│")[1].strip(): line for line in lines if line.startswith("│")}
+    assert "better: n² → n" in rows["3"] and "—" in rows["2"] and "—" in rows["1"]
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["list", "--db", str(db)]) == 0
+    captured = capsys.readouterr()
+    assert "verdicts of 1 older sweeps are not known yet" in " ".join(captured.err.split())
+    assert "n²" in next(line for line in captured.out.splitlines() if line.startswith("│  2"))
+    _list(capsys, monkeypatch, db, 80)
+    assert main(["list", "--db", str(db)]) == 0
+    assert capsys.readouterr().err == ""

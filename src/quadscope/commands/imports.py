@@ -45,6 +45,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from quadscope.analyse.brief import KEY, brief
     from quadscope.analyse.gate import parse_gates, worst_exit
     from quadscope.commands.common import analyse_stored, print_analysis, write_outputs
     from quadscope.interop import read_sweeps
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{len(item.runs)} runs at {len(repeats)} sizes) from {visible(args.file)}",
                   file=sys.stderr)
             analysis = analyse_stored(store, stored)
+            store.put_blob(stored.id, KEY, brief(analysis, len(runs)).to_dict())  # for `list`
             print_analysis(analysis)
             code = worst_exit((code, check_gates(args, analysis)))
         if analysis is not None:

@@ -31,7 +31,7 @@ from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_
 from quadscope.errors import StoreError, UnknownRunError, UsageError
 from quadscope.interop import is_duration
 from quadscope.jsonfile import read_json
-from quadscope.notice import error, wrapped
+from quadscope.notice import error, notice, wrapped
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
@@ -113,6 +113,9 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
+FIT_PER_LIST = 10  # sweeps a `list` fits for their verdicts (about 2 s each), newest first
+
+
 def known_briefs(args: argparse.Namespace, store: Store,
                  rows: list[tuple[Sweep, int]]) -> dict[int, Brief]:
     """Each sweep's verdict in a few words (`analyse.brief`): the stored one while it is
@@ -129,8 +132,11 @@ def known_briefs(args: argparse.Namespace, store: Store,
             stale.append((sweep, count))
         elif sweep.kind == "doctor":
             out[sweep.id] = Brief("the doctor's findings: `quadscope show`")
-    if stale:
-        out.update(fitted_briefs(args, store, stale))
+    if stale:  # newest first: a store of old sweeps is fitted a few at a time, not all at once
+        out.update(fitted_briefs(args, store, stale[:FIT_PER_LIST]))
+    if len(stale) > FIT_PER_LIST:
+        notice(f"the verdicts of {len(stale) - FIT_PER_LIST} older sweeps are not known yet "
+               f"(shown as —): each `quadscope list` fits {FIT_PER_LIST} more and keeps them")
     return out
 
 
