@@ -185,3 +185,21 @@ def test_a_store_of_unfitted_sweeps_is_fitted_a_few_at_a_time(
     _list(capsys, monkeypatch, db, 80)
     assert main(["list", "--db", str(db)]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_doctor_summary_lists_its_answer(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """The doctor's summary sweep (no runs) lists what its report says, in red when slow."""
+    from quadscope.doctor.records import DoctorReport, ProbeResult
+
+    db = tmp_path / "r.db"
+    report = DoctorReport((ProbeResult("fork", "m", "n", "1 ms", "slow", "f"),
+                           ProbeResult("clock", "m", "1", "20 ns", "ok", "f")),
+                          machine={}, quick=True, budget_s=30.0, elapsed_s=9.0)
+    with SqliteStore(db) as store:
+        s = store.create_sweep(Sweep(id=0, name="doctor", mode="sizes", command=("quadscope",),
+                                     kind="doctor", status="complete"))
+        store.put_blob(s.id, "doctor", report.to_dict())
+    lines = _list(capsys, monkeypatch, db, 80)
+    assert any("fork is slow; 1 of 2 probes ok" in line for line in lines)

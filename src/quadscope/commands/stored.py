@@ -131,13 +131,29 @@ def known_briefs(args: argparse.Namespace, store: Store,
         elif count:
             stale.append((sweep, count))
         elif sweep.kind == "doctor":
-            out[sweep.id] = Brief("the doctor's findings: `quadscope show`")
+            out[sweep.id] = doctor_brief(store, sweep.id)
     if stale:  # newest first: a store of old sweeps is fitted a few at a time, not all at once
         out.update(fitted_briefs(args, store, stale[:FIT_PER_LIST]))
     if len(stale) > FIT_PER_LIST:
         notice(f"the verdicts of {len(stale) - FIT_PER_LIST} older sweeps are not known yet "
                f"(shown as —): each `quadscope list` fits {FIT_PER_LIST} more and keeps them")
     return out
+
+
+def doctor_brief(store: Store, sweep_id: int) -> Brief:
+    """A doctor summary's answer ("fork is slow; 5 of 6 probes ok"), from its stored report."""
+    from quadscope.analyse.brief import Brief
+    from quadscope.doctor.records import DoctorReport, doctor_from_dict
+    from quadscope.render.doctor import doctor_headline
+
+    try:
+        report = doctor_from_dict(store.get_blob(sweep_id, "doctor") or {})
+    except (KeyError, TypeError, ValueError, AttributeError):
+        report = None  # `show` says what is wrong with it
+    if not isinstance(report, DoctorReport):
+        return Brief("doctor's report cannot be read")
+    text, tone = doctor_headline(report)
+    return Brief(text, "worse" if tone == "bad" else "")
 
 
 def fitted_briefs(args: argparse.Namespace, store: Store,
