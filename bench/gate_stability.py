@@ -114,19 +114,21 @@ def run_gate(argv: list[str], tmp: str, k: int) -> tuple[int, float, str]:
     return done.returncode, time.monotonic() - t0, said[:400]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--busy", action="store_true")
     ap.add_argument("--only", default="", help="comma list of gate numbers (1-4) to run")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     runs = 5 if args.quick else args.runs
     busy = None
     if args.busy:
         busy = subprocess.Popen([str(BUSY), "--cores", "1", "--memory", "64", "--seconds",
-                                 "86400"], start_new_session=True)
+                                 "3600"], start_new_session=True)
         time.sleep(2)
+        if busy.poll() is not None:
+            raise SystemExit(f"busy exited at once ({busy.returncode}): no load to measure under")
     rows = []
     try:
         with tempfile.TemporaryDirectory(prefix="quadscope-gates-") as tmp:

@@ -3,7 +3,7 @@
 `make bench` runs this (about 30–40 minutes on a 2-core VM): accuracy.py,
 overhead.py, time_to_verdict.py, culprits.py, calibration.py, exact_meter.py,
 pyfunc.py, reliability.py, store_writes.py, startup.py, bisect_commits.py,
-history_steps.py and decide_n.py, in that
+history_steps.py, decide_n.py and gate_stability.py, in that
 order (`--only 2,9` re-runs some and keeps the other sections as BENCHMARKS.md has them). Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
@@ -31,6 +31,7 @@ import calibration
 import culprits
 import decide_n
 import exact_meter
+import gate_stability
 import history_steps
 import overhead
 import pyfunc
@@ -130,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         ("13. Following the deciding size: does it decide?",
          lambda: printed(decide_n.main, ["--per-law", "12"] if args.quick else
                          ["--per-law", "72"])),
+        ("14. Gate stability: a blatant quadratic fails, its fix passes, every run",
+         lambda: "\n\n".join(printed(gate_stability.main,
+                                      ["--runs", "5" if args.quick else "20", *busy])
+                              for busy in ([], ["--busy"]))),
     ]
     t0 = time.monotonic()
     only = {int(x) for x in args.only.split(",") if x.strip()}
