@@ -17,12 +17,15 @@ import contextlib
 import io
 import json
 import math
+import re
+import signal
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from quadscope.cli import main
+from hostile_rows import GENERATED, HANDLED, make_more
+from quadscope.cli import CRASH_EXIT, main
 from quadscope.errors import QuadscopeError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
@@ -84,7 +87,8 @@ def make_sandbox(root: Path) -> dict[str, str]:
     (root / "newer.json").write_text(json.dumps({**good_export, "schema": 99}))
     (root / "doctor_bad.json").write_text(json.dumps({"kind": "doctor", "probes": [1, 2]}))
     _hostile_files(root)
-    return {
+    more = make_more(root, db)
+    return {**more,
         "db": str(db), "corrupt": str(root / "corrupt.db"), "notsqlite": str(root / "notsqlite.db"),
         "foreign": str(root / "foreign.db"), "dir": str(root / "dir"),
         "dirjson": str(root / "dir.json"), "file": str(root / "file.txt"),
@@ -143,7 +147,7 @@ R = ("run", "--db", "{db}", "--no-perf")
 S4 = ("--sizes", "1,2,3,4")
 CMD = ("--", "/bin/true", "{n}")
 
-ROWS: tuple[Row, ...] = (
+BASE_ROWS: tuple[Row, ...] = (
     # -- numbers: nan, inf, negative, absurd, past 2^63 and twins past 2^53 ----------------
     ((*R, *S4, "--timeout", "nan", *CMD), 2, "--timeout must be a positive number"),
     ((*R, *S4, "--timeout", "inf", *CMD), 2, "--timeout must be a positive number"),
@@ -347,6 +351,7 @@ ROWS: tuple[Row, ...] = (
     (("show",), 2, "required"),
     ((*R, *S4, "--", "/bin/true", "{n}\x00"), 2, "NUL character"),
 )
+ROWS: tuple[Row, ...] = (*BASE_ROWS, *GENERATED)
 
 
 def expand(argv: Sequence[str], paths: dict[str, str]) -> list[str]:
@@ -359,15 +364,98 @@ def expand(argv: Sequence[str], paths: dict[str, str]) -> list[str]:
     return out
 
 
-def run_argv(argv: Sequence[str]) -> tuple[int, str, str]:
-    """`cli.main(argv)` with its output captured: (exit code, stdout, stderr)."""
+ROW_LIMIT_S = 30.0  # a row still running after this is a hang
+
+
+class Hung(BaseException):
+    """A row ran past `ROW_LIMIT_S` (a BaseException: no `except Exception` swallows it)."""
+
+
+class _Refusing(io.FileIO):
+    """Standard output (a real descriptor, on /dev/null) whose every write fails as `error`
+    does: the reader gone (EPIPE) or the disk full (ENOSPC)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__("/dev/null", "wb")
+        self.error = error
+
+    def write(self, data: Any) -> int:
+        raise self.error
+
+
+def _stdout_for(marker: str) -> io.TextIOWrapper | None:
+    if marker == "{stdout:closed}":
+        return None  # what Python makes of `quadscope ... >&-`
+    error = BrokenPipeError(32, "Broken pipe") if marker == "{stdout:broken}" \
+        else OSError(28, "No space left on device")
+    return io.TextIOWrapper(_Refusing(error), encoding="utf-8", write_through=True)
+
+
+def run_argv(argv: Sequence[str], limit_s: float = ROW_LIMIT_S) -> tuple[int, str, str]:
+    """`cli.main(argv)` with its output captured: (exit code, stdout, stderr).
+
+    A first element `{stdout:closed}`, `{stdout:broken}` or `{stdout:full}` runs
+    the rest with standard output closed, or failing with EPIPE or ENOSPC. A
+    call past `limit_s` raises `Hung`.
+    """
     # stdout has a byte buffer, as a real one does: `--markdown -` writes bytes to it.
     raw = io.BytesIO()
-    out, err = io.TextIOWrapper(raw, encoding="utf-8", write_through=True), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    out.flush()
+    if argv and argv[0].startswith("{stdout:"):
+        out, argv = _stdout_for(argv[0]), argv[1:]
+    else:
+        out = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    err = io.StringIO()
+
+    def hang(*_: Any) -> None:
+        raise Hung(f"still running after {limit_s:g} s")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
+            code = main(list(argv))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    with contextlib.suppress(OSError):
+        if out is not None:
+            out.flush()
     return code, raw.getvalue().decode("utf-8", "replace"), err.getvalue()
+
+
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def judge(argv: Sequence[str], code: int, phrase: str,
+          paths: dict[str, str]) -> tuple[str, str]:
+    """(outcome, detail) of one row: clear, handled, crash, silent, hang, raw or wrong.
+
+    `code` 0 asks for `handled`: exit 0 with `phrase` in its output. Otherwise a
+    row is `clear` when it exits `code` with `phrase` in its one `quadscope:`
+    line on stderr. Either way, a terminal control character on stdout or
+    stderr that the row did not write itself is `raw`.
+    """
+    phrase = expand([phrase], paths)[0]
+    try:
+        got, out, err = run_argv(expand(argv, paths))
+    except Hung as exc:
+        return "hang", str(exc)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    if got == CRASH_EXIT or "Traceback" in err:
+        return "crash", err[-300:]
+    if RAW_CONTROL.search(out + err):
+        return "raw", repr((out + err)[:300])
+    if code == 0:
+        ok = got == 0 and phrase in out + err
+        return ("handled" if ok else "wrong"), f"exit {got}: {err[:200]!r}"
+    if got == 0:
+        return "silent", repr(err[:200])
+    if got == code and phrase in err and len(lines) == 1 and lines[0].startswith("quadscope: "):
+        return "clear", ""
+    return "wrong", f"exit {got}: {err[:300]!r}"
+
+
+ALL_ROWS: tuple[Row, ...] = (*ROWS, *((argv, 0, phrase) for argv, phrase in HANDLED))
 
 
 class Reached(AssertionError):

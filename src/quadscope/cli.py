@@ -206,6 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except SystemExit as exc:  # a parser used again inside a command (bisect's options after refs)
+        if isinstance(exc.__context__, BrokenPipeError):  # rich's Console on a closed pipe
+            return 0  # as above: the reader has all it wanted
+        return exc.code if isinstance(exc.code, int) else 2
     except OSError as exc:  # the environment refused (a full disk, a vanished file)
         where = f" {exc.filename}" if exc.filename else ""
         _say(f"cannot use{where}: {exc.strerror or exc}")

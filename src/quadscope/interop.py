@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -126,7 +127,10 @@ def _seconds(v: Any, source: str, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
         raise ImportFormatError(f"{source}: {what} has a time {_shown(v)} that is not a number; "
                                 "nothing was stored")
-    t = float(v)
+    try:
+        t = float(v)
+    except OverflowError:  # an integer of hundreds of digits
+        t = math.inf
     if not is_duration(t):
         raise ImportFormatError(f"{source}: {what} has a time {_shown(v)}, which is not a "
                                 f"duration (0, or {MIN_DURATION_S:g} to {MAX_DURATION_S:g} s); "
@@ -158,12 +162,15 @@ def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -
     runs: list[tuple[int, Measurement]] = []
     template = ""
     try:
-        for res in results:
+        for i, res in enumerate(results):
+            if not isinstance(res, Mapping):
+                raise ImportFormatError(f"{source}: hyperfine's result {i} is {_shown(res)}, "
+                                        "not an object; export it again with --export-json")
             what = f"command {res.get('command')!r}"
             key, n = _size(res.get("parameters"), param, source, what)
             times = [_seconds(t, source, what) for t in res["times"]]
             codes = list(res.get("exit_codes") or [0] * len(times))
-            memory = res.get("memory_usage_byte")
+            memory: Any = res.get("memory_usage_byte")
             per_run_memory = isinstance(memory, list) and len(memory) == len(times)
             for i, t in enumerate(times):
                 rss = (_integer(memory[i], 0, MAX_BYTES, source, what, "a memory use")

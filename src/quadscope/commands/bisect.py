@@ -105,8 +105,9 @@ def _spec(args: argparse.Namespace, store: Store) -> SweepSpec:
     """The sweep every commit gets: from the options, or from `--like RUN`'s stored sweep."""
     from quadscope.commands.run import split_command
     from quadscope.run.sizes import parse_sizes
-    from quadscope.run.spec import SweepSpec, check_spec
+    from quadscope.run.spec import SweepSpec, check_seconds, check_spec
 
+    check_seconds("--build-timeout", args.build_timeout)  # -inf would fail every build
     command, vs = split_command(args.command)
     if vs is not None:
         raise UsageError("bisect sweeps one command: drop --vs and what follows it")
@@ -119,8 +120,10 @@ def _spec(args: argparse.Namespace, store: Store) -> SweepSpec:
             raise UsageError(f"--like {args.like}: that sweep has no fixed sizes to reuse; "
                              "give --sizes and the command instead")
         spec = SweepSpec(command=like.command, shell=like.shell, sizes=like.sizes,
-                         name=args.name or like.name, repeat=args.repeat or like.repeat,
-                         warmup=like.warmup, timeout_s=args.timeout or like.timeout_s,
+                         name=args.name or like.name,
+                         repeat=like.repeat if args.repeat is None else args.repeat,
+                         warmup=like.warmup,
+                         timeout_s=like.timeout_s if args.timeout is None else args.timeout,
                          setup=like.setup, prepare=like.prepare, cpus=like.cpus,
                          meter=args.meter or like.meter, fork=like.fork)
     else:
@@ -133,7 +136,8 @@ def _spec(args: argparse.Namespace, store: Store) -> SweepSpec:
         if args.shell and len(command) > 1:
             command = (" ".join(command),)
         spec = SweepSpec(command=command, shell=args.shell, sizes=parse_sizes(args.sizes),
-                         name=args.name or "", repeat=args.repeat or 3, timeout_s=args.timeout,
+                         name=args.name or "", repeat=3 if args.repeat is None else args.repeat,
+                         timeout_s=args.timeout,
                          meter=args.meter or exact_meter(command, args.no_perf))
     check_spec(spec)
     return spec
@@ -227,13 +231,13 @@ def run(args: argparse.Namespace) -> int:
     from quadscope.run.worktree import commits_between, repo_root, resolve, temporary_worktree
 
     args = options_after_refs(args)
+    store = _absolute_store(args)
+    spec = _spec(args, store)  # the options are checked before git is asked anything
+    metric, limit = _gate(args, spec)
     cwd = Path.cwd()
     repo = repo_root(cwd)
     good, bad = resolve(repo, args.good), resolve(repo, args.bad)
     commits = commits_between(repo, good, bad)
-    store = _absolute_store(args)
-    spec = _spec(args, store)
-    metric, limit = _gate(args, spec)
     subjects = commit_subjects(repo, commits)
     print(f"quadscope: bisecting {len(commits) - 1} commits after {good[:10]} up to {bad[:10]} "
           f"with --meter {spec.meter}", file=sys.stderr)

@@ -66,9 +66,10 @@ STDOUT = "-"  # an output path meaning "write to standard output"
 
 def add_view_options(p: Any) -> None:
     """How much the terminal shows: `-v` everything, `--quiet` the headline only."""
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="show every metric, fit coefficients, notes and failures in full")
-    p.add_argument("--quiet", action="store_true", help="print the headline only")
+    both = p.add_mutually_exclusive_group()  # which one would win is a guess: refuse the pair
+    both.add_argument("-v", "--verbose", action="store_true",
+                      help="show every metric, fit coefficients, notes and failures in full")
+    both.add_argument("--quiet", action="store_true", help="print the headline only")
 
 
 def asked_outputs(args: argparse.Namespace) -> list[tuple[type[render.Renderer], str]]:

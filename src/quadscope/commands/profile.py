@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import add_store_option, open_store
-from quadscope.errors import FitRefusedError, ToolMissingError
+from quadscope.errors import FitRefusedError, ToolMissingError, UsageError
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
@@ -67,6 +67,9 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
 
     given = getattr(args, "profile_out", None)
     if given:
+        if Path(given).exists() and not Path(given).is_dir():  # refused before any sampling
+            raise UsageError(f"--out {visible(given)} is a file; name a directory for the "
+                             "folded stacks and the flame graph")
         return Path(given)
     db = as_location(getattr(args, "db", None))
     # A store on a server has no folder of its own: the stacks go beside the default one.
@@ -88,6 +91,7 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
             + (f" (all {len(runs)} failed)" if runs else " (it has no runs)")
             + f": fix the command and run the sweep again; `quadscope show {sweep.id}` "
             "shows why they failed")
+    out_dir = _out_dir(args, sweep)
     mode = getattr(args, "callgrind", "auto")
     try:
         sampler = choose_sampler(sweep.command if not sweep.shell else ("/bin/sh",))
@@ -95,7 +99,7 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
         attribution = _exact_only(mode, sweep, runs, missing)
     else:
         attribution = profile_sweep(
-            sweep, sizes, sampler=sampler, out_dir=_out_dir(args, sweep), runs=runs,
+            sweep, sizes, sampler=sampler, out_dir=out_dir, runs=runs,
             measure_overhead=not getattr(args, "no_overhead", False),
             progress=_say,
         )

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from quadscope.render.base import Renderer
+from quadscope.textsafe import visible
 from quadscope.units import fmt_value
 
 if TYPE_CHECKING:
@@ -31,8 +32,9 @@ _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 
 
 def md(text: object) -> str:
-    """`text` as literal Markdown: special characters escaped, newlines flattened."""
-    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    """`text` as literal Markdown: control characters visible (`textsafe.visible`), special
+    characters escaped, newlines flattened."""
+    return _SPECIAL.sub(r"\\\1", visible(" ".join(str(text).split())))
 
 
 def _k(fit: Fit) -> str:
@@ -68,7 +70,7 @@ def _lines(analysis: Analysis) -> Iterable[str]:
     yield ""
     yield from _headline(analysis)
     yield ""
-    where = [f"command `{' '.join(sw.command).replace('`', '')}`"]
+    where = [f"command `{visible(' '.join(sw.command)).replace('`', '')}`"]
     if sw.git_commit:
         where.append(f"commit {md(sw.git_commit[:10])}{' (dirty)' if sw.git_dirty else ''}"
                      + (f" on {md(sw.git_branch)}" if sw.git_branch else ""))
