@@ -257,7 +257,24 @@ OTHER: tuple[Row, ...] = (
     (("show", "good", "--db", "{db}", "--fail-above", "wall_s="), 2, "is not a class"),
 )
 
-GENERATED: tuple[Row, ...] = (*_store_rows(), *_name_rows(), *_target_rows(), *_number_rows(),
+HUGE = "x" * 100_000
+HUGE_ROWS: tuple[Row, ...] = (  # values far past any sane length
+    (("show", HUGE, "--db", "{db}"), 5, "characters]…"),  # quoted back, clipped
+    ((*R, *S4, "--repeat", HUGE, *CMD), 2, "characters]…"),
+    (("compare", "good", HUGE, "--db", "{db}"), 5, "no stored sweep"),
+    (("history", HUGE, "--db", "{db}"), 5, "no stored sweep"),
+    ((*R, *S4, "--name", HUGE, *CMD), 2, "at most 200 characters"),
+    (("import", "{hf_ok}", "--db", "{out}/h.db", "--name", HUGE), 2, "at most 200 characters"),
+    ((*R, "--sizes", "1," * 50_000 + "1", *CMD), 2, "--sizes"),
+    ((*R, "--sizes", "9" * 5000 + ",1,2,3", *CMD), 2, "past 2^63"),
+    (("list", "--db", "/tmp/" + "d" * 5000 + ".db"), 4, "File name too long"),
+    (("show", "good", "--db", "{db}", "--json", "/tmp/" + "j" * 5000), 2, "File name too long"),
+    ((*R, *S4, "--until", "wall_s," * 5000 + "bogus", *CMD), 2, "'bogus'"),
+    (("doctor", "--db", "{db}", "--only", "clock," * 5000 + "nosuch"), 2, "nosuch"),
+    ((*R, *S4, "--fail-above", "n^" + "9" * 5000, *CMD), 2, "is not a class"),
+)
+
+GENERATED: tuple[Row, ...] = (*HUGE_ROWS, *_store_rows(), *_name_rows(), *_target_rows(), *_number_rows(),
                               *_json_rows(), *_stdout_rows(), *OTHER)
 
 HANDLED: tuple[tuple[tuple[str, ...], str], ...] = (  # exit 0, and this on stdout

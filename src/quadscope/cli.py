@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import importlib
 import io
+import re
 import signal
 import sys
 import threading
@@ -84,7 +85,8 @@ class _Parser(argparse.ArgumentParser):
         # make the sentence ours, so every user mistake reads the same way.
         from quadscope.notice import error_text  # here: `--help` imports only cli and errors
 
-        self.exit(2, error_text(f"{message} (see `{self.prog} --help`)", sys.stderr) + "\n")
+        self.exit(2, error_text(_clipped(f"{message} (see `{self.prog} --help`)"), sys.stderr)
+                  + "\n")
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
         # argparse calls this for values given on the command line only (never for
@@ -242,5 +244,15 @@ def _say(sentence: str) -> None:
     """
     from quadscope.notice import error  # here: `--help` imports only cli and errors
 
-    error(sentence)
+    error(_clipped(sentence))
+
+
+_LONG_WORD = re.compile(r"\S{301,}")
+
+
+def _clipped(sentence: str) -> str:
+    """`sentence` with every word past 300 characters (a 100,000-character name or --sizes
+    quoted back) cut to its start and end, so the sentence stays one readable line."""
+    return _LONG_WORD.sub(lambda m: f"{m.group()[:200]}…[{len(m.group()) - 240:,} characters]…"
+                          f"{m.group()[-40:]}", sentence)
 
