@@ -326,7 +326,7 @@ def test_bisect_outside_a_repository_or_with_an_unknown_commit_is_one_sentence(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Exit 2 and one line, before anything is swept or stored."""
     monkeypatch.chdir(tmp_path)
-    args = ["--sizes", "1,2", "--db", str(tmp_path / "r.db"), "--", "true"]
+    args = ["--sizes", "1,2,3,4", "--db", str(tmp_path / "r.db"), "--", "true", "{n}"]
     assert main(["bisect", "a", "b", *args]) == 2
     assert "is not inside a git repository" in capsys.readouterr().err
     make_repo(tmp_path / "repo")

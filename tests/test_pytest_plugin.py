@@ -185,7 +185,8 @@ def test_check(scaling):
     scaling.check(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions",
                   meter="time")
 
-@pytest.mark.scales(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions")
+@pytest.mark.scales(linear, at_most="n", sizes=[1000, 2000, 4000], metric="instructions",
+                    meter="time")
 def test_marker():
     pass
 ''')

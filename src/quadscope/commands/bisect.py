@@ -101,8 +101,9 @@ def options_after_refs(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
-def _spec(args: argparse.Namespace, store: Store) -> SweepSpec:
-    """The sweep every commit gets: from the options, or from `--like RUN`'s stored sweep."""
+def _spec(args: argparse.Namespace, store: Store | None) -> SweepSpec:
+    """The sweep every commit gets: from the options, or from `--like RUN`'s stored sweep
+    (`store`, opened only for `--like`)."""
     from quadscope.commands.run import split_command
     from quadscope.run.sizes import parse_sizes
     from quadscope.run.spec import SweepSpec, check_seconds, check_spec
@@ -115,6 +116,7 @@ def _spec(args: argparse.Namespace, store: Store) -> SweepSpec:
         if command or args.sizes:
             raise UsageError(f"--like {args.like} takes the command and sizes from the stored "
                              "sweep: drop the command after -- and --sizes, or drop --like")
+        assert store is not None  # opened by `run` whenever --like is given
         like = store.get_sweep(args.like)
         if like.mode != "sizes" or not like.sizes:
             raise UsageError(f"--like {args.like}: that sweep has no fixed sizes to reuse; "
@@ -231,13 +233,16 @@ def run(args: argparse.Namespace) -> int:
     from quadscope.run.worktree import commits_between, repo_root, resolve, temporary_worktree
 
     args = options_after_refs(args)
-    store = _absolute_store(args)
-    spec = _spec(args, store)  # the options are checked before git is asked anything
+    # The options are checked before git is asked anything, and nothing is stored (no
+    # database is created) before git has named both commits; --like reads the store first.
+    store = _absolute_store(args) if args.like is not None else None
+    spec = _spec(args, store)
     metric, limit = _gate(args, spec)
     cwd = Path.cwd()
     repo = repo_root(cwd)
     good, bad = resolve(repo, args.good), resolve(repo, args.bad)
     commits = commits_between(repo, good, bad)
+    store = store or _absolute_store(args)
     subjects = commit_subjects(repo, commits)
     print(f"quadscope: bisecting {len(commits) - 1} commits after {good[:10]} up to {bad[:10]} "
           f"with --meter {spec.meter}", file=sys.stderr)
