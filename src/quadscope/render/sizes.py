@@ -52,7 +52,7 @@ def known_metrics(runs: Sequence[Run]) -> tuple[str, ...]:
 def sizes_tables(analysis: Analysis, metric: str, width: int, limit: int | None = None
                  ) -> Iterator[RenderableType]:
     """One table per variant of each size's runs of `metric` (see the module docstring)."""
-    from quadscope.render.terminal import Column, _line, fit_columns
+    from quadscope.render.columns import Column, _line, fit_columns
 
     word = analysis.size_word
     two = bool(analysis.fits.get("B"))

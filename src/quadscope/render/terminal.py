@@ -34,7 +34,6 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from quadscope.analyse.change import BETTER, WORSE, class_label
@@ -52,6 +51,7 @@ from quadscope.model import METRICS, Fit
 from quadscope.profile.records import Culprit
 from quadscope.profile.stacks import UNKNOWN
 from quadscope.render.base import Renderer
+from quadscope.render.columns import Column, _line, fit_columns
 from quadscope.render.doctor import doctor_text
 from quadscope.render.sizes import shown_metric, sizes_tables
 from quadscope.textsafe import command_text, shorten, visible
@@ -115,52 +115,6 @@ def _peaks(analysis: Analysis, variant: str) -> dict[str, float]:
 def median_at_max(analysis: Analysis, variant: str, metric: str) -> float | None:
     """The median at the variant's largest size, as analyse computed it (`Analysis.at_max`)."""
     return analysis.at_max.get(variant, {}).get(metric)
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    header: str
-    keep: int  # higher is kept longer when the table must shrink
-    right: bool = False
-
-
-def fit_columns(title: str | None, columns: Sequence[Column],
-                rows: Sequence[Sequence[str | Text]], width: int) -> Table:
-    """A table of `rows` that fits `width`: the least-kept columns are dropped until it does."""
-    keep = list(range(len(columns)))
-    while True:
-        table = _table(title, [columns[i] for i in keep], [[r[i] for i in keep] for r in rows])
-        if _natural_width(table) <= width or len(keep) <= 2:
-            return table
-        keep.remove(min(keep[1:], key=lambda i: (columns[i].keep, -i)))
-
-
-def _table(title: str | None, columns: Sequence[Column],
-           rows: Iterable[Sequence[str | Text]]) -> Table:
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-    table = Table(title=Text(title) if title else None, title_justify="left",
-                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
-    for col in columns:
-        table.add_column(col.header, justify="right" if col.right else "left", no_wrap=True,
-                         overflow="ellipsis")
-    for row in rows:
-        table.add_row(*(c if isinstance(c, Text) else Text(c) for c in row))
-    return table
-
-
-def _natural_width(table: Table) -> int:
-    from rich.cells import cell_len
-    from rich.console import Console
-    buf = io.StringIO()
-    Console(file=buf, width=1000, color_system=None).print(table)
-    return max((cell_len(line.rstrip()) for line in buf.getvalue().splitlines()), default=0)
-
-
-def _line(text: str, style: str = "") -> Text:
-    from rich.text import Text
-    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
 
 
 def _label(analysis: Analysis, variant: str) -> str:
