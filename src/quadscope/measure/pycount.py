@@ -38,10 +38,11 @@ void quadscope_count_dump(const char *what) {
 }
 """
 
-# Runs in the child: argv = marks library, sys.path (JSON), MODULE:FUNC, MODULE:SETUP or "", n.
-_DRIVER = """\
-import ctypes, importlib, json, sys
-lib, path, target, setup, n = sys.argv[1:]
+# Both drivers' start, in the child: argv = marks library, sys.path (JSON), MODULE:FUNC,
+# MODULE:SETUP or "", then what to count (one n, or a JSON list of them).
+_PRELUDE = """\
+import ctypes, importlib, json, os, sys
+lib, path, target, setup, what = sys.argv[1:]
 sys.path[:0] = json.loads(path)
 def load(ref):
     module, name = ref.split(":")
@@ -49,6 +50,10 @@ def load(ref):
     for part in name.split("."):
         obj = getattr(obj, part)
     return obj
+"""
+
+_DRIVER = _PRELUDE + """\
+n = what
 func = load(target)
 arg = load(setup)(int(n)) if setup else int(n)
 marks = ctypes.CDLL(lib)
@@ -62,21 +67,12 @@ off()
 # Counts many sizes under one Valgrind start: each size's call in a forked child (a
 # fresh copy of the imported module, as a process of its own would have), its count
 # dumped with the size in the dump's description ("n=1000").
-_MANY_DRIVER = """\
-import ctypes, importlib, json, os, sys
-lib, path, target, setup, sizes = sys.argv[1:]
-sys.path[:0] = json.loads(path)
-def load(ref):
-    module, name = ref.split(":")
-    obj = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj
+_MANY_DRIVER = _PRELUDE + """\
 func = load(target)
 make = load(setup) if setup else int
 marks = ctypes.CDLL(lib)
 marks.quadscope_count_dump.argtypes = [ctypes.c_char_p]
-for n in json.loads(sizes):
+for n in json.loads(what):
     pid = os.fork()
     if pid == 0:
         arg = make(int(n))
