@@ -127,7 +127,7 @@ def test_import_name_gets_run_names_check_and_file_text_is_shown_visible(
     assert main(["import", str(path), "--db", db, "--name", "42"]) == 2
     assert "looks like a sweep id" in capsys.readouterr().err
     assert main(["import", str(path), "--db", db]) == 0
-    err = capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())  # wrapped at 80 columns (`notice`)
     assert "imported sweep 1 (x\\x1b]52;c;aGk=\\x07 {n}" in err and "\x1b" not in err
 
 

@@ -257,11 +257,21 @@ def doctor_summary() -> Analysis:
     return analyse(summary, [], doctor=a.doctor, probe_series=a.probe_series)
 
 
+def imported_several() -> bytes:
+    """`quadscope import` of a file holding two sweeps: one page, the summary first."""
+    import dataclasses
+
+    second = single()
+    second = dataclasses.replace(second, sweep=dataclasses.replace(second.sweep, id=32))
+    return HtmlRenderer().render_several([imported(), second])
+
+
 # Every page, and the element that holds its answer: the verdict, the A/B change, the
 # doctor's slow probe, the change column of the first commit where the growth changed.
 PAGES = {"sweep": (single, "#verdict"), "compare": (compared, "#change"),
          "profile": (profiled, "#verdict"), "doctor": (doctor_summary, "#verdict"),
-         "import": (imported, "#verdict"), "history": (_history_page, "tr.change td:nth-child(7)")}
+         "import": (imported, "#verdict"), "import-several": (imported_several, "#verdict"),
+         "history": (_history_page, "tr.change td:nth-child(7)")}
 FIRST_SCREEN = {"width": 1280, "height": 800}
 # Whether an element lies inside the visible part of the box that scrolls it sideways.
 IN_ITS_BOX_JS = """e => {
@@ -300,6 +310,14 @@ def test_every_page_shows_its_answer_in_the_first_screen(browser: Any, tmp_path:
     if kind == "doctor":  # the doctor's own answer, not "nothing could be fitted"
         assert page.inner_text(answer) == "fork is slow; 1 of 2 probes ok"
         assert page.locator("#doctor tr.verdict-slow").first.is_visible()
+    elif kind == "import-several":  # the first sweep's verdict leads the summary
+        assert page.inner_text(answer) == imported().verdict
+        assert page.locator("header tbody tr").count() == 2
+        # Each section's open plots are drawn from its own data.
+        for sid in ("s31", "s32"):
+            holders = page.locator(f"#{sid} details[open] .plot-holder")
+            assert holders.count() > 0
+            assert page.locator(f"#{sid} details[open] .plot-holder svg").count() == holders.count()
     elif isinstance(made, Analysis) and answer in ("#verdict", "#change"):
         shown = page.inner_text(answer)
         assert shown == (made.change.text if answer == "#change" and made.change

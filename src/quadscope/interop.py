@@ -6,8 +6,9 @@ measurements), ready to store and then fit, compare and report like any
 other; it is pure and raises `ImportFormatError` (one sentence) for anything
 else. Formats:
 
-- hyperfine `--parameter-scan NAME ... --export-json FILE`: one sweep; each
-  result's `parameters[NAME]` is n and each of its `times` (wall seconds,
+- hyperfine `--parameter-scan NAME ... --export-json FILE`: one sweep per
+  command given (its results' commands with the parameter's value written
+  `{n}`, in the file's order); each result's `parameters[NAME]` is n and each of its `times` (wall seconds,
   one per run) a run, with the run's `exit_codes` entry, and its
   `memory_usage_byte` as max_rss_bytes when hyperfine wrote them per run.
   hyperfine reports user and system time only as means, so they are left
@@ -60,7 +61,7 @@ class Imported:
 def read_sweeps(data: Any, *, source: str, now: float, param: str | None = None) -> list[Imported]:
     """The sweeps in a hyperfine or pytest-benchmark JSON document (see the module docstring)."""
     if isinstance(data, Mapping) and isinstance(data.get("results"), list):
-        return [_hyperfine(data["results"], source, now, param)]
+        return _hyperfine(data["results"], source, now, param)
     if isinstance(data, Mapping) and isinstance(data.get("benchmarks"), list):
         return _pytest_benchmark(data, source, now, param)
     raise ImportFormatError(
@@ -158,9 +159,8 @@ def _shown(v: Any) -> str:
     return repr(v)[:40]
 
 
-def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -> Imported:
-    runs: list[tuple[int, Measurement]] = []
-    template = ""
+def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -> list[Imported]:
+    by_template: dict[str, list[tuple[int, Measurement]]] = {}
     try:
         for i, res in enumerate(results):
             if not isinstance(res, Mapping):
@@ -172,28 +172,34 @@ def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -
             codes = list(res.get("exit_codes") or [0] * len(times))
             memory: Any = res.get("memory_usage_byte")
             per_run_memory = isinstance(memory, list) and len(memory) == len(times)
+            # Each command hyperfine was given is its own sweep: its size written as {n}.
+            runs = by_template.setdefault(
+                str(res["command"]).replace(str(res["parameters"][key]), "{n}"), [])
             for i, t in enumerate(times):
                 rss = (_integer(memory[i], 0, MAX_BYTES, source, what, "a memory use")
                        if per_run_memory else None)
                 code = (_integer(codes[i], -255, 255, source, what, "an exit code")
                         if i < len(codes) and codes[i] is not None else 0)
                 runs.append((n, Measurement(wall_s=t, exit_code=code, max_rss_bytes=rss)))
-            if not template:
-                template = str(res["command"]).replace(str(res["parameters"][key]), "{n}")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ImportFormatError(f"{source} looks like hyperfine JSON but a result lacks "
                                 f"{exc}: export it again with --export-json") from None
-    if not runs:
+    if not any(by_template.values()):
         raise ImportFormatError(f"{source}: hyperfine's results hold no runs")
-    _distinct(runs, source)
-    try:
-        command = tuple(shlex.split(template))
-    except ValueError:
-        command = (template,)
-    sweep = _sweep(name=template, command=command, sizes=[n for n, _ in runs], now=now,
-                   source_tool="hyperfine", note="imported from hyperfine: wall time per run; "
-                   "user and system time are only given as means and are left out")
-    return Imported(sweep, tuple(runs))
+    out = []
+    for template, runs in by_template.items():
+        if not runs:
+            continue
+        _distinct(runs, source)
+        try:
+            command = tuple(shlex.split(template))
+        except ValueError:
+            command = (template,)
+        sweep = _sweep(name=template, command=command, sizes=[n for n, _ in runs], now=now,
+                       source_tool="hyperfine", note="imported from hyperfine: wall time per "
+                       "run; user and system time are only given as means and are left out")
+        out.append(Imported(sweep, tuple(runs)))
+    return out
 
 
 def _pytest_benchmark(data: Mapping[str, Any], source: str, now: float,

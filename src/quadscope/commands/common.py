@@ -154,7 +154,7 @@ def emit(r: type[render.Renderer], path: str, out: bytes | Mapping[str, bytes]) 
         sys.stdout.flush()
     elif isinstance(out, bytes):
         _write(Path(path), out)
-        print(f"quadscope: wrote {visible(str(path))}", file=sys.stderr)
+        notice(f"wrote {visible(str(path))}")
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary and r.step_summary:
             try:
@@ -170,18 +170,21 @@ def emit(r: type[render.Renderer], path: str, out: bytes | Mapping[str, bytes]) 
                                   "no file was written")
         for name, data in out.items():
             _write(Path(path) / name, data)
-        print(f"quadscope: wrote {len(out)} {r.name.upper()} file(s) to {visible(str(path))}",
-              file=sys.stderr)
+        notice(f"wrote {len(out)} {r.name.upper()} file(s) to {visible(str(path))}")
 
 
-def print_analysis(analysis: Analysis, args: argparse.Namespace | None = None) -> None:
-    """The terminal report on stdout, as wide as the terminal ($COLUMNS), as `-v`/`--quiet` ask.
+def print_analysis(analysis: Analysis, args: argparse.Namespace | None = None, *,
+                   gap: bool = False) -> None:
+    """The terminal report on stdout, as wide as the terminal ($COLUMNS), as `-v`/`--quiet` ask,
+    after a blank line when `gap` (the next of several reports).
 
     Nothing is printed when an output option writes to stdout (`--json -`): the
     report file is then what stdout carries.
     """
     if args is not None and any(path == STDOUT for _, path in asked_outputs(args)):
         return
+    if gap:
+        sys.stdout.write("\n")
     width = max(40, shutil.get_terminal_size((80, 24)).columns)
     out = render.get_renderer(
         "terminal", color=sys.stdout.isatty(), width=width,

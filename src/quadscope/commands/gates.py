@@ -83,7 +83,7 @@ def junit_cases(args: argparse.Namespace, analysis: Analysis) -> list[GateCase]:
         outcome = (PASSED if o.exit_code == 0 else FAILED if o.exit_code == GATE_FAILED_EXIT
                    else "undecided")
         cases.append(GateCase(f"{label}: --fail-above {gate.text}", outcome, o.sentence,
-                              gate_evidence(analysis, gate.metric)))
+                              gate_evidence(analysis, gate.metric), analysis.sweep.id))
     rules = parse_fail_on(getattr(args, "fail_on", None) or [])
     judged = [(rule, metric) for rule in rules for metric in judged_metrics(rule, analysis)]
     for (rule, metric), ab in zip(judged, decide(analysis, rules), strict=True):
@@ -95,7 +95,7 @@ def junit_cases(args: argparse.Namespace, analysis: Analysis) -> list[GateCase]:
                 else f"{label}: --fail-on slower={rule.limit:g} ({metric})")
         said = {"pass": "passed", "fail": "failed"}.get(ab.outcome, ab.outcome)
         cases.append(GateCase(name, outcome, f"gate {said}: {ab.sentence}",
-                              gate_evidence(analysis, metric)))
+                              gate_evidence(analysis, metric), analysis.sweep.id))
     return cases
 
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.errors import UnknownRunError, UsageError
 from quadscope.metrics import NAMES as METRICS
+from quadscope.notice import notice
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:
@@ -115,5 +115,5 @@ def run(args: argparse.Namespace) -> int:
             Path(args.html).write_bytes(history_html(history))
         except OSError as exc:
             raise UsageError(f"cannot write {args.html}: {exc.strerror or exc}") from None
-        print(f"quadscope: wrote {visible(args.html)}", file=sys.stderr)
+        notice(f"wrote {visible(args.html)}")
     return 0

@@ -2,8 +2,10 @@
 
 Contract: reads FILE (`interop.read_sweeps` knows the formats), stores each
 sweep it holds with all its runs, then fits and prints each like `quadscope
-show` and judging `--fail-above` on each (the worst exit code wins), writing
-the output options' files for the last one; the sweeps are
+show` and judging `--fail-above` on each (the worst exit code wins), then
+writes the output options' files of every sweep it stored
+(`commands.several`: one page, markdown or JUnit document for them all, the
+summary first; one file per sweep for the other formats); the sweeps are
 then compared, reported and followed by `history` like any other. A file
 that cannot be read (bounded: `jsonfile.read_json`), is not one of the
 formats, or holds a number that is not a time, an exit code or a size, is
@@ -15,13 +17,13 @@ all its runs in one transaction (`Store.store_sweep`). `--name` is checked as
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
 
 from quadscope.commands.common import add_output_options, add_store_option, check_outputs, open_store
 from quadscope.commands.gates import add_gate_option, check_gates
 from quadscope.jsonfile import read_json
+from quadscope.notice import notice
 from quadscope.run.spec import check_name
 from quadscope.textsafe import visible
 
@@ -47,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
 
     from quadscope.analyse.brief import KEY, brief
     from quadscope.analyse.gate import parse_gates, worst_exit
-    from quadscope.commands.common import analyse_stored, print_analysis, write_outputs
+    from quadscope.commands.common import analyse_stored, print_analysis
+    from quadscope.commands.several import check_several, write_several
     from quadscope.interop import read_sweeps
     from quadscope.model import Run
 
@@ -57,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
     data = read_json(args.file, args.file)
     # Every number is checked here, before the store is opened: a bad file stores nothing.
     imported = read_sweeps(data, source=args.file, now=time.time(), param=args.param)
+    check_several(args, len(imported))
     code = 0
     with open_store(args) as store:
-        analysis = None
-        for item in imported:
+        analyses = []
+        for i, item in enumerate(imported):
             sweep = item.sweep
             if args.name:
                 sweep = dataclasses.replace(sweep, name=args.name if len(imported) == 1
@@ -73,13 +77,13 @@ def run(args: argparse.Namespace) -> int:
                                 warmup=False, started_at=sweep.created_at, measurement=m))
             # One transaction: a store that fails part way keeps nothing of this sweep.
             stored = store.store_sweep(sweep, runs)
-            print(f"quadscope: imported sweep {stored.id} ({visible(stored.name)}, "
-                  f"{len(item.runs)} runs at {len(repeats)} sizes) from {visible(args.file)}",
-                  file=sys.stderr)
+            notice(f"imported sweep {stored.id} ({visible(stored.name)}, {len(item.runs)} runs "
+                   f"at {len(repeats)} sizes) from {visible(args.file)}")
             analysis = analyse_stored(store, stored)
             store.put_blob(stored.id, KEY, brief(analysis, len(runs)).to_dict())  # for `list`
-            print_analysis(analysis)
+            print_analysis(analysis, args, gap=i > 0)  # a blank line between reports
             code = worst_exit((code, check_gates(args, analysis)))
-        if analysis is not None:
-            write_outputs(args, analysis)
+            analyses.append(analysis)
+        if analyses:
+            write_several(args, analyses)
     return code

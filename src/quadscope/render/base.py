@@ -12,7 +12,12 @@ False unless the renderer declares it (as pyinstrument's renderers declare
   `--fail-above` or `--fail-on` gate), which the CLI judges and passes in;
 - `step_summary`: the CLI also appends its output to `$GITHUB_STEP_SUMMARY`;
 - `writes_fleet`: `render_fleet(fleet) -> bytes` writes `doctor --fleet`'s
-  machine × probe table (`render.fleet`); `doctor --fleet` refuses the others.
+  machine × probe table (`render.fleet`); `doctor --fleet` refuses the others;
+- `renders_several`: `render_several(analyses) -> bytes` writes several sweeps
+  (`quadscope import` of a file holding several) as one document: a summary
+  of every sweep's verdict first, then one section per sweep, each leading
+  with its verdict. The CLI writes one file per sweep with the others
+  (`commands.several`).
 
 Its one method `render(analysis)` returns bytes, or for a folder renderer a
 mapping of file name -> bytes; it writes nothing and never re-computes a fit.
@@ -21,7 +26,7 @@ mapping of file name -> bytes; it writes nothing and never re-computes a fit.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
@@ -39,6 +44,7 @@ class Renderer(ABC):
     reads_gates: ClassVar[bool] = False
     step_summary: ClassVar[bool] = False
     writes_fleet: ClassVar[bool] = False
+    renders_several: ClassVar[bool] = False
 
     @abstractmethod
     def render(self, analysis: Analysis) -> bytes | Mapping[str, bytes]: ...
@@ -47,6 +53,11 @@ class Renderer(ABC):
         # Reached only by a renderer that does not declare `writes_fleet`: the CLI checks it,
         # so getting here is a programming error, not a user's.
         raise TypeError(f"the {self.name} renderer has no fleet form (writes_fleet is False)")
+
+    def render_several(self, analyses: Sequence[Analysis]) -> bytes:
+        # Reached only by a renderer that does not declare `renders_several` (the CLI checks).
+        raise TypeError(f"the {self.name} renderer writes one sweep a file "
+                        "(renders_several is False)")
 
 
 __all__ = ["Renderer"]

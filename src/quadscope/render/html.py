@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from html import escape
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -75,6 +75,7 @@ class HtmlRenderer(Renderer):
     extension = ".html"
     folder = False
     writes_fleet = True  # render_fleet: doctor --fleet's table and findings
+    renders_several = True  # render_several: one page for several sweeps (html_several)
 
     def __init__(self, *, title: str | None = None) -> None:
         self.title = title
@@ -91,33 +92,50 @@ class HtmlRenderer(Renderer):
         from quadscope.render.plotdata import report_data
 
         data = report_data(analysis)
-        script = _asset("report.js")
-        scripts = [script]
         flame = ""
+        scripts = []
         if data.flame_tree is not None:
             vendor, drive = _asset("vendor/flamegraph.js"), _asset("flame.js")
             scripts += [vendor, drive]
             flame = (f"<script type=\"application/json\" id=\"qs-flame-data\">"
                      f"{json_for_script(data.flame_tree)}</script>\n"
                      f"<script>{vendor}</script>\n<script>{drive}</script>\n")
-        hashes = " ".join(f"'sha256-{_digest(s)}'" for s in scripts)
-        csp = (
-            "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-            f"script-src {hashes}; base-uri 'none'; form-action 'none'"
-        )
-        title = self.title or data.title
-        body = "\n".join(_body(analysis, data))
-        return (
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_e(csp)}\">\n"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<meta name=\"generator\" content=\"quadscope {_e(__version__)}\">\n"
-            f"<title>{_e(title)}</title>\n<style>\n{_asset('report.css')}</style>\n</head>\n"
-            f"<body>\n{body}\n<div id=\"qs-tip\" hidden></div>\n"
-            "<script type=\"application/json\" id=\"qs-data\">"
-            f"{json_for_script(data.to_json_obj())}</script>\n"
-            f"<script>{script}</script>\n{flame}</body>\n</html>\n"
-        ).encode()
+        body = "\n".join(report_body(analysis, data)) + "\n" + data_script(data, "qs-data")
+        return page(self.title or data.title, body, scripts, flame)
+
+    def render_several(self, analyses: Sequence[Analysis]) -> bytes:
+        """One page for several sweeps (`quadscope import` of a file holding several): a
+        summary of every verdict first, then one section per sweep (`html_several`)."""
+        from quadscope.render.html_several import several_page
+
+        return several_page(analyses, title=self.title)
+
+
+def data_script(data: ReportData, anchor: str = "") -> str:
+    """The plot data of one report, where report.js finds it (`script.qs-data`)."""
+    id_attr = f" id=\"{_e(anchor)}\"" if anchor else ""
+    return (f"<script type=\"application/json\" class=\"qs-data\"{id_attr}>"
+            f"{json_for_script(data.to_json_obj())}</script>")
+
+
+def page(title: str, body: str, scripts: Sequence[str] = (), tail: str = "") -> bytes:
+    """A whole document: `body`, report.js, and `tail` (which holds `scripts`, whose hashes
+    the Content-Security-Policy allows beside report.js's)."""
+    script = _asset("report.js")
+    hashes = " ".join(f"'sha256-{_digest(s)}'" for s in (script, *scripts))
+    csp = (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"script-src {hashes}; base-uri 'none'; form-action 'none'"
+    )
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_e(csp)}\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<meta name=\"generator\" content=\"quadscope {_e(__version__)}\">\n"
+        f"<title>{_e(title)}</title>\n<style>\n{_asset('report.css')}</style>\n</head>\n"
+        f"<body>\n{body}\n<div id=\"qs-tip\" hidden></div>\n"
+        f"<script>{script}</script>\n{tail}</body>\n</html>\n"
+    ).encode()
 
 
 def _digest(script: str) -> str:
@@ -163,7 +181,7 @@ def _summary(metric: str, text: str) -> str:
     return text.removeprefix(f"{metric}: ")
 
 
-def _tone(analysis: Analysis, variant: str) -> str:
+def verdict_tone(analysis: Analysis, variant: str) -> str:
     """The verdict box's class: " calm" (green), "" (red) or " open" (grey, not settled)."""
     fits = analysis.fits.get(variant, {})
     calm = all((growth := REGISTRY.get(f.cls)) is not None and growth.linear_or_slower
@@ -185,8 +203,12 @@ def _doctor_only(analysis: Analysis) -> bool:
 _DOCTOR_FACTS = ("sweep", "status", "host")
 
 
-def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
-    yield f"<header><h1>{_e(data.title)}</h1>"
+def report_body(analysis: Analysis, data: ReportData, *, ids: str = "",
+          heading: str = "h1", footer: bool = True) -> Iterable[str]:
+    """One report's HTML: its header (`heading` the title's element), verdict first, then its
+    tables and plots, then (`footer`) how the page was made; every id starts with `ids`,
+    so several reports share a page."""
+    yield f"<header><{heading}>{_e(data.title)}</{heading}>"
     doctor_only = _doctor_only(analysis)
     if doctor_only:
         from quadscope.doctor.records import DoctorReport
@@ -194,16 +216,17 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
 
         assert isinstance(analysis.doctor, DoctorReport)
         text, tone = doctor_headline(analysis.doctor)
-        yield (f"<p class=\"verdict{'' if tone == 'bad' else ' ' + tone}\" id=\"verdict\">"
+        yield (f"<p class=\"verdict{'' if tone == 'bad' else ' ' + tone}\" id=\"{ids}verdict\">"
                f"{_e(text)}</p>")
     elif data.change is not None:
         # The A/B result leads: it is what `--vs` and `compare` are for.
-        yield (f"<p class=\"change change-{_e(data.change['direction'])}\" id=\"change\">"
+        yield (f"<p class=\"change change-{_e(data.change['direction'])}\" id=\"{ids}change\">"
                f"{_e(data.change['text'])}</p>")
     if doctor_only:
         pass
     elif data.change is None:
-        yield f"<p class=\"verdict{_tone(analysis, 'A')}\" id=\"verdict\">{_e(data.verdict)}</p>"
+        yield (f"<p class=\"verdict{verdict_tone(analysis, 'A')}\" id=\"{ids}verdict\">"
+               f"{_e(data.verdict)}</p>")
     else:
         from quadscope.analyse.sides import side_verdict
 
@@ -211,7 +234,8 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         # verdict under B's green change read as bad news about the fix.
         for variant, anchor in (("A", "verdict"), ("B", "verdict-b")):
             text = visible(f"{variant}: {side_verdict(analysis, variant)}")
-            yield f"<p class=\"verdict{_tone(analysis, variant)}\" id=\"{anchor}\">{_e(text)}</p>"
+            tone = verdict_tone(analysis, variant)
+            yield f"<p class=\"verdict{tone}\" id=\"{ids}{anchor}\">{_e(text)}</p>"
     yield "<dl class=\"facts\">"
     for k, v in data.facts:
         if doctor_only and k not in _DOCTOR_FACTS:
@@ -259,7 +283,7 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
                "to zoom about the pointer, double-click or “reset zoom” to go back.</p>")
         for s in data.sections:
             open_attr = " open" if s.open else ""
-            yield (f"<details class=\"metric\" id=\"m-{_e(s.metric)}\"{open_attr}>"
+            yield (f"<details class=\"metric\" id=\"{ids}m-{_e(s.metric)}\"{open_attr}>"
                    f"<summary>{_e(s.metric)} <span class=\"mv\">— {_e(s.verdict)}"
                    "</span></summary><div class=\"grid\">")
             for plot in s.plots:
@@ -267,7 +291,7 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
             yield "</div></details>"
 
     if data.culprits or data.flame_svg or data.flame_tree:
-        yield "<section id=\"growth\"><h2>Where the growth comes from</h2>"
+        yield f"<section id=\"{ids}growth\"><h2>Where the growth comes from</h2>"
         if data.culprit_sentence:
             yield f"<p class=\"culprit\"><strong>{_e(data.culprit_sentence)}</strong></p>"
         if data.culprits:
@@ -289,7 +313,7 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
         yield "</section>"
 
     if data.doctor:
-        yield "<section id=\"doctor\"><h2>Doctor</h2>"
+        yield f"<section id=\"{ids}doctor\"><h2>Doctor</h2>"
         heads = list(dict.fromkeys(h for p in data.doctor for h in p.cells))
         # Stacked on a narrow screen, as the comparison is: its findings are prose.
         yield "<div class=\"wide\"><table class=\"stack\"><thead><tr><th>probe</th>"
@@ -318,6 +342,8 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
             yield (f"<p class=\"hint\">{len(data.failures) - 200} more failures: "
                    "`quadscope show` lists them all.</p>")
 
+    if not footer:  # a section of a page of several: the page has one footer
+        return
     if doctor_only:
         yield (f"<footer>quadscope {_e(__version__)} · report built from the stored doctor "
                "report; nothing was re-run.</footer>")
@@ -329,4 +355,5 @@ def _body(analysis: Analysis, data: ReportData) -> Iterable[str]:
            "slope at the fitted exponent k.</footer>")
 
 
-__all__ = ["HtmlRenderer", "json_for_script"]
+__all__ = ["HtmlRenderer", "data_script", "json_for_script", "page", "report_body",
+           "verdict_tone"]

@@ -13,7 +13,9 @@ and any other outcome (undecided, or an outcome this module does not know
 yet) holds `<skipped message=...>` naming what would decide it, so an
 undecided gate is neither green nor red. Every message is the gate's
 sentence then its evidence (verdict, exponent with its interval, sizes).
-No gates gives a suite of zero tests. The renderer declares `reads_gates`:
+No gates gives a suite of zero tests. `render_several(analyses)` (it declares
+`renders_several`) writes one `<testsuite>` per sweep, each holding the gates
+whose `sweep_id` is its sweep's. The renderer declares `reads_gates`:
 the CLI passes the judged gates in. The document is valid XML 1.0 whatever a
 name holds: ElementTree escapes markup, and characters XML cannot carry at all
 (controls, lone surrogates) are written as visible `\\xNN` escapes first.
@@ -50,6 +52,7 @@ class GateCase:
     outcome: str  # PASSED, FAILED, or anything else (e.g. "undecided"): written as skipped
     message: str = ""
     evidence: tuple[str, ...] = ()  # verdict, exponent and interval, sizes: one fact a line
+    sweep_id: int | None = None  # the sweep it judged, when a document holds several
 
     @property
     def summary(self) -> str:
@@ -100,36 +103,54 @@ class JunitRenderer(Renderer):
     extension = ".xml"
     folder = False
     reads_gates = True  # the CLI passes gates=[GateCase, ...]
+    renders_several = True  # render_several: one testsuite per sweep
 
     def __init__(self, gates: Sequence[GateCase] = ()) -> None:
         self.gates = tuple(gates)
 
     def render(self, analysis: Analysis) -> bytes:
-        sweep = analysis.sweep
-        label = _safe(sweep.name or " ".join(sweep.command))
-        cases = (*self.gates, *doctor_cases(analysis))
-        failures = sum(g.outcome == FAILED for g in cases)
-        skipped = sum(g.outcome not in (PASSED, FAILED) for g in cases)
-        counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
-                  "skipped": str(skipped)}
-        root = ET.Element("testsuites", {"name": "quadscope", **counts})
-        suite = ET.SubElement(root, "testsuite", {"name": f"quadscope: {label}", **counts,
-                                                  "time": "0"})
-        props = ET.SubElement(suite, "properties")
-        for key, value in (("sweep", str(sweep.id)), ("verdict", analysis.verdict),
-                           ("git_commit", sweep.git_commit), ("machine", sweep.machine)):
-            if value:
-                ET.SubElement(props, "property", {"name": key, "value": _safe(value)})
-        for gate in cases:
-            case = ET.SubElement(suite, "testcase", {"classname": f"quadscope.{label}",
-                                                     "name": _safe(gate.name), "time": "0"})
-            message = _safe(gate.summary or gate.outcome)
-            if gate.outcome == FAILED:
-                ET.SubElement(case, "failure", {"message": message,
-                                                "type": "growth"}).text = _safe_lines(gate.text)
-            elif gate.outcome != PASSED:
-                ET.SubElement(case, "skipped", {"message": message})
-            elif gate.text:
-                ET.SubElement(case, "system-out").text = _safe_lines(gate.text)
-        ET.indent(root)
-        return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+        return _document([(analysis, (*self.gates, *doctor_cases(analysis)))])
+
+    def render_several(self, analyses: Sequence[Analysis]) -> bytes:
+        """One `<testsuite>` per sweep, each holding the gates judged on it (`sweep_id`)."""
+        return _document([(a, (*(g for g in self.gates if g.sweep_id == a.sweep.id),
+                               *doctor_cases(a))) for a in analyses])
+
+
+def _counts(cases: Sequence[GateCase]) -> dict[str, str]:
+    failures = sum(g.outcome == FAILED for g in cases)
+    skipped = sum(g.outcome not in (PASSED, FAILED) for g in cases)
+    return {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
+            "skipped": str(skipped)}
+
+
+def _document(suites: Sequence[tuple[Analysis, Sequence[GateCase]]]) -> bytes:
+    every = [g for _, cases in suites for g in cases]
+    root = ET.Element("testsuites", {"name": "quadscope", **_counts(every)})
+    for analysis, cases in suites:
+        _suite(root, analysis, cases)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def _suite(root: ET.Element, analysis: Analysis, cases: Sequence[GateCase]) -> None:
+    sweep = analysis.sweep
+    label = _safe(sweep.name or " ".join(sweep.command))
+    suite = ET.SubElement(root, "testsuite", {"name": f"quadscope: {label}", **_counts(cases),
+                                              "time": "0"})
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("sweep", str(sweep.id)), ("verdict", analysis.verdict),
+                       ("git_commit", sweep.git_commit), ("machine", sweep.machine)):
+        if value:
+            ET.SubElement(props, "property", {"name": key, "value": _safe(value)})
+    for gate in cases:
+        case = ET.SubElement(suite, "testcase", {"classname": f"quadscope.{label}",
+                                                 "name": _safe(gate.name), "time": "0"})
+        message = _safe(gate.summary or gate.outcome)
+        if gate.outcome == FAILED:
+            ET.SubElement(case, "failure", {"message": message,
+                                            "type": "growth"}).text = _safe_lines(gate.text)
+        elif gate.outcome != PASSED:
+            ET.SubElement(case, "skipped", {"message": message})
+        elif gate.text:
+            ET.SubElement(case, "system-out").text = _safe_lines(gate.text)

@@ -7,7 +7,11 @@ machine, meter), one table row per fitted metric (class, exponent with its
 95% interval, the bracket of classes the data support, r²), a B-against-A
 table when the sweep compares two commands, and the notes. It declares
 `step_summary`: when `$GITHUB_STEP_SUMMARY` is set, the CLI appends the same
-bytes there (GitHub's job summary, which expects appends). Every string from
+bytes there (GitHub's job summary, which expects appends). It declares
+`renders_several`: `render_several(analyses)` is one document for several
+sweeps (`quadscope import` of a file holding several): a summary table of
+every sweep's answer (the change, else the verdict) first, then each sweep's
+section as above, one heading level down. Every string from
 the user or the workload is escaped so it cannot open a link, an image or an
 HTML tag, nor break a table cell.
 """
@@ -15,7 +19,7 @@ HTML tag, nor break a table cell.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from quadscope.render.base import Renderer
@@ -64,9 +68,27 @@ def _headline(analysis: Analysis) -> Iterable[str]:
     yield f"- B: {md(side_verdict(analysis, 'B'))}"
 
 
-def _lines(analysis: Analysis) -> Iterable[str]:
+def _answer(analysis: Analysis) -> str:
+    return analysis.change.text if analysis.change is not None else analysis.verdict
+
+
+def _several(analyses: Sequence[Analysis]) -> Iterable[str]:
+    """The summary of several sweeps, then each one's section."""
+    yield f"### quadscope: {len(analyses)} sweeps"
+    yield ""
+    yield "| sweep | name | answer |"
+    yield "|---|---|---|"
+    for a in analyses:
+        sw = a.sweep
+        yield f"| {sw.id} | {md(sw.name or ' '.join(sw.command))} | {md(_answer(a))} |"
+    yield ""
+    for a in analyses:
+        yield from _lines(a, level="####")
+
+
+def _lines(analysis: Analysis, level: str = "###") -> Iterable[str]:
     sw = analysis.sweep
-    yield f"### quadscope: {md(sw.name or ' '.join(sw.command))} (sweep {sw.id})"
+    yield f"{level} quadscope: {md(sw.name or ' '.join(sw.command))} (sweep {sw.id})"
     yield ""
     yield from _headline(analysis)
     yield ""
@@ -84,7 +106,7 @@ def _lines(analysis: Analysis) -> Iterable[str]:
             continue
         yield ""
         if len(analysis.fits) > 1:
-            yield f"#### {'A' if variant == 'A' else 'B (--vs)'}"
+            yield f"{level}# {'A' if variant == 'A' else 'B (--vs)'}"
             yield ""
         yield "| metric | class | exponent k [95%] | supported classes | r² | largest n |"
         yield "|---|---|---|---|---|---|"
@@ -121,6 +143,10 @@ class MarkdownRenderer(Renderer):
     folder = False
     writes_fleet = True  # render_fleet: doctor --fleet's table and findings
     step_summary = True  # the CLI appends this output to $GITHUB_STEP_SUMMARY too
+    renders_several = True  # render_several: one document for several sweeps
+
+    def render_several(self, analyses: Sequence[Analysis]) -> bytes:
+        return "\n".join(_several(analyses)).encode("utf-8")
 
     def render(self, analysis: Analysis) -> bytes:
         return "\n".join(_lines(analysis)).encode("utf-8")
