@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from quadscope.analyse.analysis import analyse
+from quadscope.analyse.headline import lead_fit
 from quadscope.analyse.sizestats import SizeStats, shown_sizes, size_stats
 from quadscope.cli import main
 from quadscope.model import Measurement, Run, Sweep
@@ -127,3 +128,34 @@ def test_runs_own_sizes_option_does_not_ask_for_the_table(
     assert "per size" not in capsys.readouterr().out
     print_analysis(analysis, argparse.Namespace(per_size=True, size_metric="wall_s"))
     assert "wall_s per size" in capsys.readouterr().out
+
+
+def test_show_json_carries_the_per_size_table_of_every_fitted_metric(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`show --sizes --json -` holds the table the terminal prints: `size_stats[metric]` for the
+    headline metric (and any other the compact report shows), one row per size with n,
+    runs, min, median, max and the spread (MAD/median)."""
+    import json
+
+    db = _stored(tmp_path)
+    assert main(["show", "1", "--db", db, "--sizes", "--json", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    sweep, runs = _sweep()
+    analysis = analyse(sweep, runs)
+    lead = lead_fit(analysis.fits["A"], analysis.work_metric)
+    assert lead is not None and doc["schema"] == 2
+    assert next(iter(doc["size_stats"])) == lead.metric  # the headline's table first
+    assert set(doc["size_stats"]) <= set(doc["fits"]) and "wall_s" in doc["size_stats"]
+    rows = doc["size_stats"]["wall_s"]
+    measured = [r for r in runs if not r.warmup and r.measurement.ok]
+    want = [s.to_dict() for s in size_stats(measured, "wall_s")]
+    assert [r["n"] for r in rows] == sorted({r.size_n for r in measured}) == [w["n"] for w in want]
+    for got, expected in zip(rows, want, strict=True):
+        assert got["runs"] == expected["runs"]
+        for key in ("min", "median", "max"):
+            assert got[key] == pytest.approx(expected[key], rel=1e-12)
+        assert (got["mad_over_median"] is None) == (expected["mad_over_median"] is None)
+    assert "vs_size_stats" not in doc
+    ab = analyse(*_sweep(vs=True)).to_dict()
+    assert [r["n"] for r in ab["vs_size_stats"]["wall_s"]] == list(SIZES)
+    assert ab["vs_size_stats"]["wall_s"][-1]["median"] < ab["size_stats"]["wall_s"][-1]["median"]

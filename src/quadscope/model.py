@@ -23,7 +23,9 @@ Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
       carries its bracket (`at_least`, `at_most`) and, for an exponential,
       its fitted base `c` among its coefficients.
       A Fit lists its `doubts` (one record per check that kept it from being
-      settled); older exports read as none. Not a bump: fits are exported,
+      settled); older exports read as none. The JSON export carries each
+      notable metric's per-size table (`size_stats`, `vs_size_stats`: n, runs,
+      min, median, max, MAD/median). Not a bump: fits and tables are exported,
       never stored, and the field is only added. Nor is `Sweep.host` read
       as a typed `Host` record: its stored and exported form is the same
       object of strings.

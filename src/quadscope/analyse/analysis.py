@@ -37,11 +37,13 @@ from quadscope.analyse.headline import (
     class_text,
     exponent_text,
     growth_fraction,
+    lead_fit,
     verdict_line,
 )
 from quadscope.analyse.launches import pool_launches
 from quadscope.analyse.memory import memory_bound
 from quadscope.analyse.notable import medians_at_max, notable_metrics
+from quadscope.analyse.sizestats import size_stats
 from quadscope.analyse.text import OUTGROWS_HEADLINE
 from quadscope.analyse.thin import thinned
 from quadscope.classes import INCONCLUSIVE, REGISTRY
@@ -126,8 +128,11 @@ class Analysis:
                 for r in self.failures
             ],
         }
+        # Each notable metric's per-size table (`show --sizes`): n, runs, min, median, max, spread.
+        d["size_stats"] = self._size_stats("A")
         if "B" in self.fits:
             d["vs_fits"] = {m: f.to_dict() for m, f in self.fits["B"].items()}
+            d["vs_size_stats"] = self._size_stats("B")
         if self.comparison is not None:
             d["comparison"] = self.comparison.to_dict()
             if (change := self.change) is not None:
@@ -139,6 +144,15 @@ class Analysis:
         if self.doctor is not None:
             d["doctor"] = self._doctor_dict(self.doctor)
         return d
+
+    def _size_stats(self, variant: str) -> dict[str, list[dict[str, float | int | None]]]:
+        """`{metric: [row per size]}` of `sizestats.size_stats` for each notable metric fitted
+        (the metrics a compact report shows, the headline's first), as the terminal's table."""
+        runs = self.measured(variant)
+        fits = self.fits.get(variant, {})
+        lead = lead_fit(fits, self.work_metric)
+        chosen = dict.fromkeys([*([lead.metric] if lead else []), *self.notable])
+        return {m: [row.to_dict() for row in size_stats(runs, m)] for m in chosen if m in fits}
 
     def _doctor_dict(self, doctor: DoctorReport | ProbeResult) -> dict[str, Any]:
         """The stored doctor blob, each probe with its plot's series as `plot_series`."""
