@@ -496,6 +496,8 @@ def guard_measuring(stop: type[Exception] = Reached) -> Iterator[None]:
             stack.enter_context(mock.patch(target, refuse))
         # bisect's meter is chosen by probing this machine (it compiles the launcher): the
         # wall clock, which needs no probe, stands in
-        stack.enter_context(mock.patch("quadscope.commands.bisect.exact_meter",
-                                       lambda *_a, **_k: "time"))
+        # wall clock, which needs no probe, stands in (history --run imports it where used)
+        for meter_of in ("quadscope.commands.bisect.exact_meter",
+                         "quadscope.commands.commits.exact_meter"):
+            stack.enter_context(mock.patch(meter_of, lambda *_a, **_k: "time"))
         yield

@@ -23,14 +23,19 @@ commit, GOOD not an ancestor of BAD) one sentence and exit 2.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope import meters
+from quadscope.commands.commits import (
+    Measurer,
+    absolute_store,
+    exact_meter,
+    like_spec,
+    options_before_command,
+)
 from quadscope.commands.common import add_store_option
 from quadscope.errors import BisectError, UsageError
 from quadscope.textsafe import visible
@@ -89,16 +94,8 @@ def register(sub: Any) -> None:
 
 
 def options_after_refs(args: argparse.Namespace) -> argparse.Namespace:
-    """`GOOD BAD --sizes ... -- PROG`: argparse hands everything after BAD to the command, so
-    when that starts with an option, what comes before `--` is parsed again as options.
-    (A `--` right after BAD is argparse's own, dropped: the command follows it as it is.)"""
-    tail = list(args.command)
-    if not tail or not tail[0].startswith("-") or tail[0] == "--":
-        return args
-    cut = tail.index("--") if "--" in tail else len(tail)
-    args.options_parser.parse_args([*tail[:cut], args.good, args.bad], namespace=args)
-    args.command = tail[cut:]
-    return args
+    """`GOOD BAD --sizes ... -- PROG`: the options argparse left in the command, parsed again."""
+    return options_before_command(args, [args.good, args.bad])
 
 
 def _spec(args: argparse.Namespace, store: Store | None) -> SweepSpec:
@@ -117,17 +114,8 @@ def _spec(args: argparse.Namespace, store: Store | None) -> SweepSpec:
             raise UsageError(f"--like {args.like} takes the command and sizes from the stored "
                              "sweep: drop the command after -- and --sizes, or drop --like")
         assert store is not None  # opened by `run` whenever --like is given
-        like = store.get_sweep(args.like)
-        if like.mode != "sizes" or not like.sizes:
-            raise UsageError(f"--like {args.like}: that sweep has no fixed sizes to reuse; "
-                             "give --sizes and the command instead")
-        spec = SweepSpec(command=like.command, shell=like.shell, sizes=like.sizes,
-                         name=args.name or like.name,
-                         repeat=like.repeat if args.repeat is None else args.repeat,
-                         warmup=like.warmup,
-                         timeout_s=like.timeout_s if args.timeout is None else args.timeout,
-                         setup=like.setup, prepare=like.prepare, cpus=like.cpus,
-                         meter=args.meter or like.meter, fork=like.fork)
+        spec = like_spec(store.get_sweep(args.like), ref=f"--like {args.like}", name=args.name,
+                         repeat=args.repeat, timeout_s=args.timeout, meter=args.meter)
     else:
         if not command or not command[0].strip():
             raise UsageError("no command to sweep: put it after `--`, e.g. "
@@ -145,15 +133,6 @@ def _spec(args: argparse.Namespace, store: Store | None) -> SweepSpec:
     return spec
 
 
-def exact_meter(command: tuple[str, ...], no_perf: bool,
-                registry: meters.Registry = meters.REGISTRY) -> str:
-    """The first exact meter that can count `command` here (the same answer on every run),
-    else the registry's default."""
-    target = meters.Target(command, no_perf=no_perf)
-    found = next((m for m in registry if m.exact and not m.unavailable(target)), registry.default)
-    return found.name
-
-
 def _gate(args: argparse.Namespace, spec: SweepSpec) -> tuple[str | None, str | None]:
     """The metric judged (None: the headline time) and the limit (None: GOOD's own class)."""
     from quadscope.analyse.gate import parse_gates
@@ -164,69 +143,6 @@ def _gate(args: argparse.Namespace, spec: SweepSpec) -> tuple[str | None, str | 
     return gate.metric if gate.metric else meters.exact_metric(spec.meter), gate.limit
 
 
-def _absolute_store(args: argparse.Namespace) -> Store:
-    """The store, opened by an absolute path: the sweeps run with the worktree as working directory."""
-    from quadscope.commands.common import open_store
-    from quadscope.store import as_location
-
-    where = as_location(getattr(args, "db", None))
-    if isinstance(where, Path):
-        args.db = str(where.resolve())
-    return open_store(args)
-
-
-@dataclass(frozen=True, slots=True)
-class Measurer:
-    """Checks out, builds and sweeps one commit in the worktree; returns its fits or why not.
-
-    `where` is the user's working directory's place in the worktree: builds and runs go there.
-    """
-
-    args: argparse.Namespace
-    spec: SweepSpec
-    store: Store
-    tree: Path
-    where: Path
-
-    def __call__(self, commit: str) -> tuple[dict[str, Fit], int | None, str]:
-        from quadscope.errors import FitRefusedError, ProgramError, SetupError
-        from quadscope.run.worktree import build, checkout
-
-        if not checkout(self.tree, commit):
-            return {}, None, "git could not check it out"
-        if self.args.build:
-            built = build(self.where, self.args.build, timeout_s=self.args.build_timeout)
-            if not built.ok:
-                return {}, None, built.tail
-        try:
-            with contextlib.chdir(self.where):  # the runs, and their relative paths, are the commit's
-                return self._sweep(commit)
-        except (ProgramError, SetupError, FitRefusedError) as exc:
-            return {}, None, str(exc)
-
-    def _sweep(self, commit: str) -> tuple[dict[str, Fit], int | None, str]:
-        from quadscope.analyse.analysis import analyse
-        from quadscope.measure.clock import SystemClock
-        from quadscope.measure.launcher import resolve_program
-        from quadscope.measure.provenance import collect_provenance
-        from quadscope.measure.system import FileReader
-        from quadscope.run import session
-
-        if not self.spec.shell and not self.spec.command[0].startswith("python:"):
-            resolve_program(self.spec.command[0])
-        tree = self.where
-        machine = session.Machine(FileReader(),
-                                  provenance=lambda host: collect_provenance(host=host, cwd=tree))
-        measuring = session.choose(self.spec, no_perf=self.args.no_perf)
-        sweep = session.start(self.spec, store=self.store, clock=SystemClock(), machine=machine,
-                              measuring=measuring)
-        if sweep.git_commit != commit:  # the provenance must name the commit swept, not HEAD
-            raise BisectError(f"sweep {sweep.id} recorded commit {sweep.git_commit[:10] or 'none'} "
-                              f"while {commit[:10]} was checked out")
-        fits = analyse(sweep, self.store.runs(sweep.id)).fits.get("A", {})
-        return dict(fits), sweep.id, ""
-
-
 def run(args: argparse.Namespace) -> int:
     from quadscope.measure.provenance import commit_subjects
     from quadscope.run.bisect import SKIP, Probe, bisect, limit_of, probe_of
@@ -235,14 +151,14 @@ def run(args: argparse.Namespace) -> int:
     args = options_after_refs(args)
     # The options are checked before git is asked anything, and nothing is stored (no
     # database is created) before git has named both commits; --like reads the store first.
-    store = _absolute_store(args) if args.like is not None else None
+    store = absolute_store(args) if args.like is not None else None
     spec = _spec(args, store)
     metric, limit = _gate(args, spec)
     cwd = Path.cwd()
     repo = repo_root(cwd)
     good, bad = resolve(repo, args.good), resolve(repo, args.bad)
     commits = commits_between(repo, good, bad)
-    store = store or _absolute_store(args)
+    store = store or absolute_store(args)
     subjects = commit_subjects(repo, commits)
     print(f"quadscope: bisecting {len(commits) - 1} commits after {good[:10]} up to {bad[:10]} "
           f"with --meter {spec.meter}", file=sys.stderr)
@@ -250,15 +166,17 @@ def run(args: argparse.Namespace) -> int:
         measure = Measurer(args, spec, store, tree, tree / cwd.resolve().relative_to(repo.resolve()))
 
         def judge(commit: str, allowed: str) -> Probe:
-            fits, sweep_id, failed = measure(commit)
-            if failed:
-                p = Probe(commit, SKIP, f"skipped: {failed}")
+            got = measure(commit)
+            if got.failed:
+                p = Probe(commit, SKIP, f"skipped: {got.failed}")
             else:
-                p = probe_of(commit, fits, metric=metric, limit=allowed, sweep_id=sweep_id)
+                p = probe_of(commit, got.fits, metric=metric, limit=allowed,
+                             sweep_id=got.sweep_id)
             _report_probe(p, subjects)
             return p
 
-        good_fits, good_id, failed = measure(good)
+        first = measure(good)
+        good_fits, good_id, failed = first.fits, first.sweep_id, first.failed
         gated = good_fits.get(metric) if metric else _time(good_fits)
         allowed = limit or limit_of(gated)
         if failed or allowed is None:

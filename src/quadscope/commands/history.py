@@ -16,6 +16,10 @@ Without --metric it follows the metric `run` led with
 (`analyse.history.history_metric`: the work where every sweep's meter counted
 it exactly, else the time). `--html FILE` writes the same as a self-contained
 page (`render.history_html`). A name no sweep has is one sentence and exit 5.
+`--run A..B [--build CMD]` first sweeps each commit of the range not yet stored
+under NAME in a temporary worktree, as NAME was swept (`commands.history_run`,
+sharing `bisect`'s worktree and sweeping code), then shows the history in that
+repository; the options that say how to sweep are refused without `--run`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from quadscope import meters
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.errors import UnknownRunError, UsageError
 from quadscope.metrics import NAMES as METRICS
@@ -48,8 +53,45 @@ def register(sub: Any) -> None:
     p.add_argument("--repo", metavar="DIR", default=None,
                    help="the git repository whose commit order to use [the working directory]")
     p.add_argument("--html", metavar="FILE", default=None, help="also write the history as HTML")
+    run_group = p.add_argument_group(
+        "sweeping commits (--run)", "sweep the commits of a range not yet stored under NAME in "
+        "a temporary git worktree, as NAME's newest sweep was swept (or as given here), then "
+        "show the history")
+    run_group.add_argument("--run", metavar="A..B", default=None,
+                           help="sweep A and every commit after it up to B first")
+    run_group.add_argument("--build", metavar="CMD", default=None,
+                           help="build each commit with /bin/sh -c CMD in its worktree; a failed "
+                           "build skips the commit")
+    run_group.add_argument("--build-timeout", type=float, default=None, metavar="S",
+                           help="a build longer than S seconds is a failed build")
+    run_group.add_argument("--sizes", metavar="SPEC", default=None,
+                           help="the sizes to sweep at [NAME's newest sweep's]")
+    run_group.add_argument("--meter", choices=meters.NAMES, default=None,
+                           help="how each commit is measured [NAME's newest sweep's]")
+    run_group.add_argument("--repeat", type=int, default=None, metavar="K",
+                           help="runs per size [NAME's newest sweep's]")
+    run_group.add_argument("--timeout", type=float, default=None, metavar="S",
+                           help="kill a run's whole process group after S seconds")
     add_store_option(p)
-    p.set_defaults(func=run)
+    p.add_argument("command", nargs=argparse.REMAINDER,
+                   help="with --run: -- PROG ARG... to sweep instead of NAME's command "
+                   "({n} is the size; give --sizes)")
+    p.set_defaults(func=run, options_parser=p)
+
+
+_RUN_ONLY = ("build", "build_timeout", "sizes", "meter", "repeat", "timeout")
+
+
+def _check_run_options(args: argparse.Namespace) -> None:
+    """The options that say how to sweep, refused without `--run` (they would do nothing)."""
+    if args.run is not None:
+        return
+    given = [f"--{k.replace('_', '-')}" for k in _RUN_ONLY if getattr(args, k) is not None]
+    if args.command:
+        given.append("a command")
+    if given:
+        raise UsageError(f"{', '.join(given)} only say(s) how --run A..B sweeps commits: "
+                         "add --run, or drop them")
 
 
 def load_history(store: Any, name: str, metric: str | None, repo: Path) -> History:
@@ -93,11 +135,18 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console  # here, not at the top: `quadscope --help` stays instant
     from rich.text import Text
 
+    from quadscope.commands.commits import options_before_command
     from quadscope.render.history_table import history_table
 
+    args = options_before_command(args, [args.name])
+    _check_run_options(args)
     repo = Path(args.repo) if args.repo else Path.cwd()
     if args.repo and not repo.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")
+    if args.run is not None:
+        from quadscope.commands.history_run import sweep_range
+
+        repo = sweep_range(args).repo
     history = load_history(open_store(args, readonly=True), args.name, args.metric, repo)
     console = Console(highlight=False)
     console.print(history_table(history, console.width))
