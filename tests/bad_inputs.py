@@ -495,7 +495,6 @@ def guard_measuring(stop: type[Exception] = Reached) -> Iterator[None]:
         for target in MEASURING:
             stack.enter_context(mock.patch(target, refuse))
         # bisect's meter is chosen by probing this machine (it compiles the launcher): the
-        # wall clock, which needs no probe, stands in
         # wall clock, which needs no probe, stands in (history --run imports it where used)
         for meter_of in ("quadscope.commands.bisect.exact_meter",
                          "quadscope.commands.commits.exact_meter"):

@@ -80,3 +80,24 @@ def test_the_ab_change_leads_with_the_work_when_both_sides_settle_it() -> None:
                            "3.12× less work at n = 16k")
     timed = change_summary(comparison, a, b)
     assert timed is not None and timed.text.startswith("B against A is undecided")
+
+
+def test_the_work_leads_when_its_change_is_decided_though_a_side_is_bracketed() -> None:
+    """A n² (exact) against B "n or n log n" (exact, bracketed): the counts surely changed
+    class, so the change says so instead of the noisy time's "nothing measurable"; the bare
+    `--fail-on class` gate judges the same metric (it read the time, undecided)."""
+    a = {"wall_s": TIME_WIDE, "instructions": WORK_N2}
+    b = {"wall_s": fit("wall_s", INCONCLUSIVE, 0.0, (0.0, 4.0), "1", "n^3"),
+         "instructions": fit("instructions", INCONCLUSIVE, 0.05, (0.05, 0.05), "n", "n log n")}
+    comparison = Comparison("A", "B", (_mc("wall_s", "none", 0.615),
+                                       _mc("instructions", "class", 0.318)))
+    worked = change_summary(comparison, a, b, work="instructions")
+    assert worked is not None and worked.metric == "instructions"
+    assert worked.direction == "better"
+    assert worked.text.startswith("B changed the growth of the work (instructions): "
+                                  "k = 1.95 → 0.05 (n² → n or n log n); 3.14× less work")
+    # Undecided work (its change not decided, a side bracketed): the time leads, as before.
+    undecided = Comparison("A", "B", (_mc("wall_s", "none", 0.615),
+                                      _mc("instructions", "inconclusive", 0.318)))
+    timed = change_summary(undecided, a, b, work="instructions")
+    assert timed is not None and timed.metric == "wall_s"

@@ -159,9 +159,13 @@ def _span(fit: Fit, word: str) -> str:
 
 
 def lead_metric(analysis: Analysis) -> str:
-    """The metric a bare `class` rule judges: the work where the meter counts it exactly and
+    """The metric a bare `class` rule judges: the one the A/B headline leads with
+    (`Analysis.change`: the work counted exactly where it decides), else the work where
     both sides settle it (`headline.lead_fit`), else the time A's verdict led with."""
     fits_a, fits_b = analysis.fits.get("A", {}), analysis.fits.get("B", {})
+    change = analysis.change
+    if change is not None and change.metric in fits_a and change.metric in fits_b:
+        return change.metric
     work = analysis.work_metric
     la, lb = lead_fit(fits_a, work), lead_fit(fits_b, work)
     if work and la is not None and lb is not None and la.metric == lb.metric == work:

@@ -7,8 +7,10 @@ its `direction`: "worse", "better", "same" or "unclear") or None when nothing
 was compared. The terminal, the HTML page and the JSON (`comparison.summary`)
 all show this one text, so the words and their order agree everywhere. The
 lead metric is the work (`work=`, the metric the meter counts exactly) when both
-sides' classes of it are settled, else wall_s when it was compared (what a user
-feels), else the first compared metric in registry order. The size quoted is the largest size
+sides' classes of it are settled or its comparison decided a change (of class,
+factor or constant: a bracketed side surely apart from the other), else wall_s
+when it was compared (what a user feels), else the first compared metric in
+registry order. The size quoted is the largest size
 measured on both sides; the ratio there is B/A of the medians (compare.py).
 """
 
@@ -123,12 +125,19 @@ def summarise(mc: MetricComparison, fa: Fit, fb: Fit, size_word: str = "n",
                          UNCLEAR, mc.metric)
 
 
+# What the comparison of the work decided, which the summary leads with even when a side's
+# class is bracketed: exact counts that surely changed class or factor beat a noisy time.
+DECIDED = ("class", "constant", "offset")
+
+
 def lead_comparison(comparison: Comparison, work: str | None = None,
                     settled: Mapping[str, bool] | None = None) -> MetricComparison | None:
     """The compared metric the summary is about: the exactly counted `work` when it was
-    compared and `settled` on both sides, else wall_s, else the first one."""
+    compared and `settled` on both sides or its change decided (`DECIDED`), else wall_s,
+    else the first one."""
     by_metric = {mc.metric: mc for mc in comparison.metrics}
-    if work and work in by_metric and (settled or {}).get(work):
+    if work and work in by_metric and ((settled or {}).get(work)
+                                       or by_metric[work].change in DECIDED):
         return by_metric[work]
     return by_metric.get(LEAD_METRIC) or next(iter(comparison.metrics), None)
 

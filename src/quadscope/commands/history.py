@@ -155,8 +155,12 @@ def run(args: argparse.Namespace) -> int:
     for sentence in change_sentences(history):
         console.print(Text(visible(sentence)))
     if history.order == "time":
-        console.print(Text(f"note: {visible(str(repo))} is not a git repository: sweeps are in time order "
-                      "(give --repo to order them by commit)", style="dim"))
+        from quadscope.notice import wrapped  # a hanging indent, as every note and warning
+
+        console.print(Text(wrapped(f"{visible(str(repo))} is not a git repository with "
+                                   "commits: sweeps are in time order (give --repo to order "
+                                   "them by commit)", console.width, prefix="note: "),
+                           style="dim"))
     if args.html:
         from quadscope.render.history_html import history_html
 
