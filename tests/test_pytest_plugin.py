@@ -194,3 +194,17 @@ def test_marker():
     out = result.stdout.str()
     assert out.count("SKIPPED [1] test_inner.py:") == 2, out
     assert "pytest_plugin.py" not in out
+
+
+def test_a_bad_class_fails_at_the_tests_line_in_one_sentence(pytester: pytest.Pytester) -> None:
+    """`at_most="n to the two"` is refused before any sweep, its traceback the test's line and
+    the sentence listing the spellings, not the class registry's code (nor its repr)."""
+    result = _run(pytester, '''
+def test_it(scaling):
+    scaling.check(linear, at_most="n to the two", sizes=[1000, 2000, 4000, 8000])
+''')
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "'n to the two' is not a class" in out and "n² (or n^2, quadratic" in out
+    for leak in ("quadscope/classes.py", "def parse", "Registry(classes="):
+        assert leak not in out
