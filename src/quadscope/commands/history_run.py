@@ -153,11 +153,17 @@ def _sweep_commits(args: argparse.Namespace, store: Store, repo: Path, commits: 
 
 
 def growth_text(fits: Mapping[str, Fit], meter: str) -> str:
-    """The class of the metric the meter counts exactly (if any), then the time's."""
+    """The class of the metric the meter counts exactly (if any), then the time's; a class
+    not settled is its bracket ("1 … n³"), as the tables write it."""
     from quadscope.analyse.change import class_label
-    from quadscope.analyse.headline import time_fit
+    from quadscope.analyse.headline import bracket_text, bracketed, time_fit
     from quadscope.meters import exact_metric
+
+    def label(f: Fit) -> str:
+        if f.confident:
+            return class_label(f.cls)
+        return bracket_text(f) if bracketed(f) else "unsettled"
 
     exact = exact_metric(meter)
     shown = [f for f in (fits.get(exact) if exact else None, time_fit(fits)) if f is not None]
-    return "; ".join(f"{f.metric} {class_label(f.cls)}" for f in shown) or "nothing fitted"
+    return "; ".join(f"{f.metric} {label(f)}" for f in shown) or "nothing fitted"
