@@ -49,9 +49,10 @@ def stderr_width(stream: TextIO | None = None) -> int:
     return DEFAULT_WIDTH
 
 
-def wrapped(text: str, width: int, prefix: str = PREFIX) -> str:
-    """`prefix + text`, each of its lines wrapped at `width`, continuations indented."""
-    indent = " " * len(prefix)
+def wrapped(text: str, width: int, prefix: str = PREFIX, hang: str | None = None) -> str:
+    """`prefix + text`, each of its lines wrapped at `width`, continuations indented by
+    `hang` (as deep as `prefix` when None)."""
+    indent = " " * len(prefix) if hang is None else hang
     out = []
     for i, line in enumerate(text.split("\n")):
         line = _CLASS.sub(lambda m: m.group(0).replace(" ", _KEEP), line)

@@ -3,9 +3,9 @@
 Contract: `doctor_text(report, vs, color=, width=) -> str` is what `quadscope
 doctor` prints and `quadscope show` of a doctor summary sweep shows: the
 budget line, the machine line, the probe table (probe, measured, class,
-cost, verdict; `measured` only from `WIDE` columns), one
-finding per probe, the `--vs` sentences when there are any, and the summary
-sweep's id. The terminal renderer calls it for an `Analysis` whose `doctor`
+cost, verdict; `measured` only from `WIDE` columns), one finding per probe
+(wrapped at `width` with a hanging indent), the `--vs` sentences when there
+are any, and the summary sweep's id. The terminal renderer calls it for an `Analysis` whose `doctor`
 is a `DoctorReport`; only the CLI prints it.
 """
 
@@ -29,6 +29,8 @@ def doctor_text(
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
+
+    from quadscope.notice import wrapped
 
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=color, no_color=not color, width=width,
@@ -56,13 +58,14 @@ def doctor_text(
     con.print(table)
     con.print()
     con.print("findings:")
+    # Each finding wrapped at the width with a hanging indent, as every note and warning.
     for r in report.results:
-        con.print(f"  {r.probe}: {r.finding}", highlight=False, markup=False)
+        con.print(Text(wrapped(f"{r.probe}: {r.finding}", width, prefix="  ", hang="    ")))
     if vs is not None and vs.probes:
         con.print()
         con.print(f"vs {vs.label}:", markup=False)
         for c in vs.probes:
-            con.print(f"  {c.sentence}", markup=False)
+            con.print(Text(wrapped(c.sentence, width, prefix="  ", hang="    ")))
     if report.summary_sweep_id:
         con.print()
         con.print(
