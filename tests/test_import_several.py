@@ -49,7 +49,7 @@ def test_every_sweep_of_the_file_is_in_the_page_the_markdown_and_junit(
     summary, first, second = page.split("<section")[0], page.index('id="s1"'), page.index('id="s2"')
     # The summary leads, the first sweep's verdict carrying #verdict, then a section each.
     assert re.search(r'id="verdict">quadratic: wall time grows as n²', summary)
-    assert "linear" in summary and summary.count("<td class=\"num\">") == 2
+    assert "linear" in summary and summary.count("<td class=\"nw\">#") == 2
     assert first < second and page.count('class="qs-data"') == 2
     assert 'id="s1-verdict">quadratic' in page and 'id="s2-verdict">linear' in page
     assert page.count("<footer>") == 1

@@ -48,7 +48,7 @@ def _summary(analyses: Sequence[Analysis]) -> Iterable[str]:
         text, cls = answer(a)
         sw = a.sweep
         anchor = " id=\"verdict\"" if i == 0 else ""
-        yield (f"<tr><td class=\"num\">{sw.id}</td><td data-label=\"name\">"
+        yield (f"<tr><td class=\"nw\">#{sw.id}</td><td data-label=\"name\">"
                f"<a href=\"#s{sw.id}\">{_e(sw.name or ' '.join(sw.command))}</a></td>"
                f"<td data-label=\"answer\"><p class=\"{cls} in-table\"{anchor}>{_e(text)}</p>"
                "</td></tr>")
