@@ -124,3 +124,17 @@ def test_history_run_sweeps_the_range_in_a_worktree_and_skips_stored_commits(
     assert _git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert _git(repo, "status", "--porcelain", "--untracked-files=no") == ""
     assert not (repo / "prog").exists()
+
+
+def test_a_range_backwards_is_one_sentence_naming_a_and_b() -> None:
+    """`--run B..A` (not an ancestor) names A and B, not bisect's GOOD and BAD."""
+    from quadscope.run.worktree import commits_between
+
+    def git(args: list[str], cwd: Path) -> str | None:
+        return None  # `git merge-base --is-ancestor` says no
+
+    with pytest.raises(UsageError, match=r"^A \(bbbbbbbbbb\) is not an ancestor of B "
+                                         r"\(aaaaaaaaaa\): give an older A, or swap them$"):
+        commits_between(Path("."), "b" * 40, "a" * 40, git, names=("A", "B"))
+    with pytest.raises(UsageError, match="^GOOD and BAD are the same commit"):
+        commits_between(Path("."), "a" * 40, "a" * 40, git)

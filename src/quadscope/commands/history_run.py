@@ -112,7 +112,7 @@ def sweep_range(args: argparse.Namespace) -> RangeSweeps:
     cwd = Path.cwd().resolve()
     repo = repo_root(Path(args.repo).resolve() if args.repo else cwd)
     a, b = resolve(repo, first), resolve(repo, last)
-    commits = commits_between(repo, a, b)
+    commits = commits_between(repo, a, b, names=("A", "B"))
     with absolute_store(args) as store:
         return _sweep_commits(args, store, repo, commits, cwd)
 

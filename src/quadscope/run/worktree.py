@@ -50,8 +50,8 @@ def repo_root(cwd: Path, git: GitRunner = long_git) -> Path:
     """The top directory of the repository `cwd` is in; UsageError outside one."""
     out = git(["rev-parse", "--show-toplevel"], cwd)
     if not out or not out.strip():
-        raise UsageError(f"{cwd} is not inside a git repository: run bisect in the "
-                         "repository whose commits to search")
+        raise UsageError(f"{cwd} is not inside a git repository: run quadscope in the "
+                         "repository whose commits to sweep")
     return Path(out.strip())
 
 
@@ -66,13 +66,17 @@ def resolve(repo: Path, ref: str, git: GitRunner = long_git) -> str:
     return out.strip()
 
 
-def commits_between(repo: Path, good: str, bad: str, git: GitRunner = long_git) -> list[str]:
-    """GOOD, then the commits on the ancestry path from it to BAD, oldest first (BAD last)."""
+def commits_between(repo: Path, good: str, bad: str, git: GitRunner = long_git, *,
+                    names: tuple[str, str] = ("GOOD", "BAD")) -> list[str]:
+    """GOOD, then the commits on the ancestry path from it to BAD, oldest first (BAD last);
+    `names` are what the sentences call them (`history --run` says A and B)."""
+    first, last = names
     if good == bad:
-        raise UsageError("GOOD and BAD are the same commit: there is nothing between them to search")
+        raise UsageError(f"{first} and {last} are the same commit: there is nothing between "
+                         "them to sweep")
     if git(["merge-base", "--is-ancestor", good, bad], repo) is None:
-        raise UsageError(f"GOOD ({good[:10]}) is not an ancestor of BAD ({bad[:10]}): give "
-                         "an older GOOD, or swap them")
+        raise UsageError(f"{first} ({good[:10]}) is not an ancestor of {last} ({bad[:10]}): "
+                         f"give an older {first}, or swap them")
     out = git(["rev-list", "--topo-order", "--reverse", "--ancestry-path", f"{good}..{bad}"], repo)
     after = (out or "").split()
     if not after or after[-1] != bad:
