@@ -136,5 +136,5 @@ def test_a_range_backwards_is_one_sentence_naming_a_and_b() -> None:
     with pytest.raises(UsageError, match=r"^A \(bbbbbbbbbb\) is not an ancestor of B "
                                          r"\(aaaaaaaaaa\): give an older A, or swap them$"):
         commits_between(Path("."), "b" * 40, "a" * 40, git, names=("A", "B"))
-    with pytest.raises(UsageError, match="^GOOD and BAD are the same commit"):
+    with pytest.raises(UsageError, match=r"^GOOD and BAD are the same commit"):
         commits_between(Path("."), "a" * 40, "a" * 40, git)
