@@ -84,3 +84,13 @@ def test_several_documents_to_stdout_are_refused_before_anything_is_stored(
     # One document holding both may go to stdout.
     assert main(["import", str(src), "--db", str(db), "--markdown", "-"]) == 0
     assert capsys.readouterr().out.startswith("### quadscope: 2 sweeps")
+
+
+def test_quiet_prints_each_sweeps_verdict_a_line_apart(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`import --quiet`: the headline of every sweep, as `show --quiet` prints one."""
+    src = _hyperfine(tmp_path / "hf.json")
+    assert main(["import", str(src), "--db", str(tmp_path / "r.db"), "--quiet"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3 and out[1] == ""
+    assert out[0].startswith("quadratic: wall time grows as n²") and out[2].startswith("linear")

@@ -20,7 +20,13 @@ import argparse
 import time
 from typing import Any
 
-from quadscope.commands.common import add_output_options, add_store_option, check_outputs, open_store
+from quadscope.commands.common import (
+    add_output_options,
+    add_store_option,
+    add_view_options,
+    check_outputs,
+    open_store,
+)
 from quadscope.commands.gates import add_gate_option, check_gates
 from quadscope.jsonfile import read_json
 from quadscope.notice import notice
@@ -40,6 +46,7 @@ def register(sub: Any) -> None:
     p.add_argument("--name", default="", help="store the sweep under this name [from the file]")
     add_store_option(p)
     add_output_options(p)
+    add_view_options(p)  # -v / --quiet, for each sweep's report as for `show`
     add_gate_option(p)
     p.set_defaults(func=run)
 
