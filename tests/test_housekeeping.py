@@ -71,3 +71,22 @@ def test_nnls_on_a_near_singular_curve_warns_nothing_and_stays_finite() -> None:
         a, b, rss = nnls2(np.array([0.0, 1e-161, 0.0]), np.array([0.0, 1e150, 0.0]), np.ones(3))
     assert np.isfinite([a, b, rss]).all()
     assert float(b) == 0.0 and float(a) == pytest.approx(1e150 / 3)
+
+
+def test_reading_commands_leave_no_wal_or_shm_beside_the_store(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`list`, `show`, `export` (`history` too, which asks git): the read-only store is
+    closed when the command ends, and with it go the -wal and -shm files SQLite keeps
+    while a reader has it open."""
+    import json
+
+    db = tmp_path / "results.db"
+    doc = tmp_path / "hf.json"
+    doc.write_text(json.dumps({"results": [
+        {"command": f"p {n}", "parameters": {"n": str(n)}, "times": [1e-3 * n, 1.1e-3 * n]}
+        for n in (1, 2, 4, 8)]}))
+    assert main(["import", str(doc), "--db", str(db)]) == 0
+    for argv in (["list"], ["show", "1"], ["export", "1", "--json", str(tmp_path / "e.json")]):
+        assert main([*argv, "--db", str(db)]) == 0, argv
+        assert sorted(p.name for p in tmp_path.glob("results.db*")) == ["results.db"], argv
+    capsys.readouterr()

@@ -196,7 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         with stop_signals_raise():
-            return int(args.func(args) or 0)
+            try:
+                return int(args.func(args) or 0)
+            finally:
+                _close_readers()
     except QuadscopeError as exc:
         _say(str(exc))
         return exc.exit_code
@@ -224,6 +227,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"internal error ({type(exc).__name__}: {str(exc)[:200]}); this is a "
              f"bug in quadscope: {where}; please attach it to an issue")
         return CRASH_EXIT
+
+
+def _close_readers() -> None:
+    """The read-only stores the command opened, closed (`commands.common.close_readers`);
+    looked up, not imported: a command that opened none may not have loaded it."""
+    common = sys.modules.get("quadscope.commands.common")
+    if common is not None:
+        common.close_readers()
 
 
 def _encode_what_it_can(stream: object) -> None:

@@ -7,7 +7,8 @@ come from the renderer registry (`render.RENDERERS`): nothing here names a file 
 (`print_analysis` asks the registry for the terminal renderer by name).
 `analyse_stored` is `analysis.analyse` of a stored sweep with the results
 attached to it (its profile, its doctor findings and each probe's plot lines).
-`fit_progress()` is the progress of a fit that takes longer than
+`open_store` keeps the read-only stores it opens, and `close_readers()` (called by
+`cli.main` after every command) closes them. `fit_progress()` is the progress of a fit that takes longer than
 FitProgress.AFTER_S, on a terminal's stderr (`run` and the stored commands pass it on).
 """
 
@@ -46,6 +47,8 @@ def open_store(args: argparse.Namespace, *, readonly: bool = False) -> Store:
     from quadscope.store import open_store as open_location
 
     store = open_location(as_location(getattr(args, "db", None)), readonly=readonly)
+    if readonly:
+        _READERS.append(store)  # closed by `close_readers` when the command ends
     if not readonly:
         from quadscope.run.rescue import ingest
 
@@ -53,6 +56,18 @@ def open_store(args: argparse.Namespace, *, readonly: bool = False) -> Store:
             notice(f"stored {rescued} run(s) that a killed quadscope had measured "
                    "but not yet stored")
     return store
+
+
+_READERS: list[Store] = []  # read-only stores `open_store` opened for the running command
+
+
+def close_readers() -> None:
+    """Close every read-only store `open_store` opened (`cli.main` calls it when a command
+    ends, however it ends): closing one removes the -wal and -shm files SQLite keeps while
+    it is open. A store already closed, or failing to close, is passed over."""
+    while _READERS:
+        with contextlib.suppress(Exception):
+            _READERS.pop().close()
 
 
 def add_output_options(p: Any) -> None:

@@ -7,7 +7,8 @@ a table gone, a sweep record that does not parse), a pipe, device or socket,
 and a file or folder it cannot write.
 `SqliteStore.for_reading(path)` opens an existing store read-only (SQLite `mode=ro`,
 `immutable=1` in a folder it cannot write: a read-only file system) and never
-creates one (`UnknownRunError` when there is none). Every SQLite failure in a
+creates one (`UnknownRunError` when there is none); closing it removes the
+-wal and -shm files a read-only connection leaves, where it may. Every SQLite failure in a
 method becomes a `StoreError` sentence naming the file and what to do
 (`store_error`: read-only, full disk, locked, corrupt, I/O). An older store is upgraded in place, in one
 transaction (`migrations.upgrade`), and a raw metric the registry has gained
@@ -177,6 +178,22 @@ def _readonly_uri(path: Path) -> str:
     if not os.access(path.parent, os.W_OK):
         uri += "&immutable=1"
     return uri
+
+
+def _tidy_wal(path: Path) -> None:
+    """Remove the -wal and -shm files a read-only connection leaves behind (it may not
+    checkpoint): a writable connection closed as the last one checkpoints and removes
+    them, as every writer's close does. It waits for no lock and changes no row; another
+    process still using the store keeps them, and a store we cannot write is left as is."""
+    wal = path.with_name(path.name + "-wal")
+    if not wal.exists() or not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+        return
+    with contextlib.suppress(sqlite3.Error):  # busy or gone: the files stay, as SQLite leaves them
+        conn = sqlite3.connect(path, timeout=0)
+        try:
+            conn.execute("PRAGMA schema_version").fetchone()  # a read, so it sees the WAL
+        finally:
+            conn.close()
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
@@ -389,6 +406,8 @@ class SqliteStore:
                 self._journal.close(keep=keep)
                 self._journal = None
             self._conn.close()
+            if self.readonly:
+                _tidy_wal(self.path)
 
     def __enter__(self) -> SqliteStore:
         return self
