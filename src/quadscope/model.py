@@ -107,6 +107,19 @@ class Measurement:
         object.__setattr__(self, "stderr_tail", stderr_tail)
         object.__setattr__(self, "values", {n: given.get(n) for n in metrics.RAW_NAMES})
 
+    @classmethod
+    def trusted(cls, values: dict[str, Number | None], *, exit_code: int, timed_out: bool,
+                stderr_tail: str) -> Measurement:
+        """A measurement of `values`, which holds every raw metric (`wall_s` set) and no
+        other, taken as it is: no check, no copy. For the launcher's replies (every run's
+        path); everyone else constructs one."""
+        m = object.__new__(cls)
+        object.__setattr__(m, "exit_code", exit_code)
+        object.__setattr__(m, "timed_out", timed_out)
+        object.__setattr__(m, "stderr_tail", stderr_tail)
+        object.__setattr__(m, "values", values)
+        return m
+
     def __getattr__(self, name: str) -> Any:
         # Only called when ordinary lookup fails: metric names read as attributes.
         # Any, not float | None, so `m.wall_s * 2` type-checks as it did as a field.

@@ -33,6 +33,7 @@ _PERF = metrics.by_source(metrics.PERF)
 EVENTS: tuple[str, ...] = tuple(m.events[0] for m in _PERF)
 # perf's names (and the aliases it may print instead) -> the registry's metric names.
 _METRIC_OF_EVENT: dict[str, str] = {e: m.name for m in _PERF for e in m.events}
+METRIC_OF_EVENT: Mapping[str, str] = _METRIC_OF_EVENT  # the perf metric each event counts
 
 # perf_event_attr (type, config): PERF_TYPE_HARDWARE = 0 with PERF_COUNT_HW_*,
 # PERF_TYPE_SOFTWARE = 1 with PERF_COUNT_SW_* (include/uapi/linux/perf_event.h).

@@ -63,7 +63,7 @@ from typing import Protocol
 from quadscope import metrics
 from quadscope.errors import ProgramError, SetupError, ToolMissingError
 from quadscope.measure.clock import FakeClock
-from quadscope.measure.counters import CounterBackend, NoCounters, counts_by_metric
+from quadscope.measure.counters import METRIC_OF_EVENT, CounterBackend, NoCounters
 from quadscope.measure.resident import (
     Reply,
     Request,
@@ -75,6 +75,10 @@ from quadscope.model import Measurement
 from quadscope.textsafe import command_text, visible
 
 _RUSAGE_METRICS = metrics.by_source(metrics.RUSAGE)
+_MAX_CACHED_REQUESTS = 4096  # distinct (argv, env, timeout) requests kept
+# (metric, struct rusage field, scale, integral) of each: `measurement_of`'s plan.
+_RUSAGE_PLAN = tuple((m.name, m.events[0], m.scale, m.integral) for m in _RUSAGE_METRICS)
+_NONE: dict[str, float | int | None] = dict.fromkeys(metrics.RAW_NAMES)  # every raw metric
 
 
 def rusage_values(ru: Callable[[str], float]) -> dict[str, float | int]:
@@ -103,10 +107,26 @@ class Job:
     tag: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """The measurements of consecutive jobs of a batch, taken in at one look, in order.
+
+    `logged`: each is on disk already, with its job's tag, until the caller asks for
+    the next chunk (the resident launcher's reply log, `run.rescue`), so storing the
+    chunk in one transaction before asking loses nothing to a kill; False: the caller
+    keeps each one safe itself (the store's journal).
+    """
+
+    measurements: tuple[Measurement, ...]
+    logged: bool = False
+
+
 class Executor(Protocol):
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement: ...
 
     def execute_many(self, jobs: Iterable[Job]) -> Iterator[Measurement]: ...
+
+    def execute_chunks(self, jobs: Iterable[Job]) -> Iterator[Chunk]: ...
 
 
 class SerialExecutor(ABC):
@@ -137,6 +157,11 @@ class SerialExecutor(ABC):
             if job.prepare is not None:
                 self.run_untimed("--prepare", job.prepare, job.timeout_s)
             yield self.execute_job(job)
+
+    def execute_chunks(self, jobs: Iterable[Job]) -> Iterator[Chunk]:
+        """`execute_many`'s measurements, one chunk each (none logged)."""
+        for m in self.execute_many(jobs):
+            yield Chunk((m,))
 
 
 def _failure(what: str, argv: Sequence[str], m: Measurement) -> str:
@@ -228,6 +253,7 @@ class ProcessExecutor(SerialExecutor):
         self.launcher = launcher
         self._resident: ResidentLauncher | None = None
         self._paths: dict[str, str] = {}  # argv[0] -> resolved path, looked up once
+        self._requests: dict[tuple[object, ...], Request] = {}  # by (argv, env, timeout_s)
         self._devnull: int | None = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
 
     def close(self) -> None:
@@ -280,6 +306,55 @@ class ProcessExecutor(SerialExecutor):
             yield from super().execute_many((job,))
         yield from self._run_batch(self.launcher, plain)
 
+    def execute_chunks(self, jobs: Iterable[Job]) -> Iterator[Chunk]:
+        """As `execute_many`, but a chunk at each look at the launcher (`run_chunks`).
+
+        A batch's chunks are `logged` when every job is tagged and the launcher keeps
+        its rescue; a job with an untimed command is a chunk of its own, not logged.
+        """
+        if self.launcher is None:
+            yield from super().execute_chunks(jobs)
+            return
+        plain: list[Job] = []
+        for job in jobs:
+            if job.setup is None and job.prepare is None:
+                plain.append(job)
+                continue
+            yield from self._run_chunks(self.launcher, plain)
+            plain = []
+            yield from super().execute_chunks((job,))
+        yield from self._run_chunks(self.launcher, plain)
+
+    def _run_chunks(self, launcher: str, jobs: Sequence[Job]) -> Iterator[Chunk]:
+        if not jobs:
+            return
+        requests = [self._request(job) for job in jobs]  # a missing program: before any run
+        tags = [job.tag for job in jobs] if all(job.tag for job in jobs) else []
+        resident = self._launcher(launcher)
+        chunks = resident.run_chunks(requests, tags)
+        done = 0
+        try:
+            for replies in chunks:
+                measurements, error = self._measurements(jobs[done:done + len(replies)], replies)
+                done += len(replies)
+                if measurements:
+                    yield Chunk(measurements, logged=bool(tags) and resident.logging)
+                if error is not None:
+                    raise error
+        finally:
+            chunks.close()  # cut short: the launcher is closed, its logs kept, the run killed
+
+    def _measurements(self, jobs: Sequence[Job], replies: Sequence[Reply],
+                      ) -> tuple[tuple[Measurement, ...], ProgramError | None]:
+        """The measurements of `replies`, up to the first program that could not run."""
+        out = []
+        for job, reply in zip(jobs, replies, strict=True):
+            try:
+                out.append(self.measurement_of(job, reply))
+            except ProgramError as e:
+                return tuple(out), e
+        return tuple(out), None
+
     def _path(self, argv: Sequence[str]) -> str:
         """The program argv[0] runs, looked up once (ProgramError when there is none)."""
         if not argv:
@@ -290,8 +365,16 @@ class ProcessExecutor(SerialExecutor):
         return path
 
     def _request(self, job: Job) -> Request:
-        return Request(self._path(job.argv), job.argv,
-                       tuple(os.fsencode(f"{k}={v}") for k, v in job.env), job.timeout_s)
+        # A sweep runs each size many times: its request is made once (a few µs a run).
+        key = (job.argv, job.env, job.timeout_s)
+        request = self._requests.get(key)
+        if request is None:
+            if len(self._requests) >= _MAX_CACHED_REQUESTS:
+                self._requests.clear()
+            request = self._requests[key] = Request(
+                self._path(job.argv), job.argv,
+                tuple(os.fsencode(f"{k}={v}") for k, v in job.env), job.timeout_s)
+        return request
 
     def _launcher(self, launcher: str) -> ResidentLauncher:
         if self._resident is None or self._resident.closed:
@@ -317,13 +400,17 @@ class ProcessExecutor(SerialExecutor):
         """What a launcher's reply says of `job` (ProgramError: it could not be run)."""
         if reply.errno:
             raise ProgramError(f"'{job.argv[0]}' could not be run: {os.strerror(reply.errno)}")
-        return Measurement(
-            {**rusage_values(reply.rusage.__getitem__), **counts_by_metric(reply.counts)},
-            wall_s=reply.wall_ns / 1e9,
-            exit_code=_exit_code(reply.status),
-            timed_out=reply.timed_out,
-            stderr_tail=reply.stderr_tail,
-        )
+        # rusage_values and counts_by_metric unrolled: this is on every run's path.
+        values = _NONE.copy()
+        ru = reply.rusage
+        for name, field, scale, integral in _RUSAGE_PLAN:
+            v = ru[field] * scale
+            values[name] = int(v) if integral else float(v)
+        for event, n in reply.counts.items():
+            values[METRIC_OF_EVENT[event]] = n
+        values["wall_s"] = reply.wall_ns / 1e9
+        return Measurement.trusted(values, exit_code=_exit_code(reply.status),
+                                   timed_out=reply.timed_out, stderr_tail=reply.stderr_tail)
 
     def _file_actions(self, err_fd: int) -> list[tuple[int, int, int]]:
         assert self._devnull is not None
@@ -396,6 +483,7 @@ class FakeExecutor(SerialExecutor):
 
 
 __all__ = [
+    "Chunk",
     "Executor",
     "FakeExecutor",
     "Job",

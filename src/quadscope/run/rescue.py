@@ -29,7 +29,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,20 @@ def rescue_tag(key: str, sweep: Sweep, seq: int, planned: PlannedRun, at: float)
                        "variant": planned.variant, "size_n": planned.size_n,
                        "repeat": planned.repeat, "warmup": planned.warmup, "at": at},
                       separators=(",", ":"))
+
+
+def rescue_tags(key: str, sweep: Sweep, first_seq: int, planned: Sequence[PlannedRun],
+                at: float) -> list[str]:
+    """`rescue_tag` of each planned run, numbered from `first_seq`: the same lines, the
+    sweep's part encoded once (a batch may hold a whole plan: this is on every run's path)."""
+    head = json.dumps({"store": key, "sweep": sweep.id, "made": sweep.created_at},
+                      separators=(",", ":"))[:-1]
+    at_text = json.dumps(at)
+    variants = {v: json.dumps(v) for v in {p.variant for p in planned}}
+    return [f'{head},"seq":{first_seq + k},"variant":{variants[p.variant]},'
+            f'"size_n":{p.size_n},"repeat":{p.repeat},"warmup":{"true" if p.warmup else "false"},'
+            f'"at":{at_text}}}'
+            for k, p in enumerate(planned)]
 
 
 def _launcher_runs(pid: int) -> bool:
@@ -228,4 +242,4 @@ def ingest(store: Store, directory: Path | None = None) -> int:
     return stored
 
 
-__all__ = ["ingest", "rescue_tag", "store_key"]
+__all__ = ["ingest", "rescue_tag", "rescue_tags", "store_key"]

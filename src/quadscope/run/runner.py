@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
@@ -50,10 +51,10 @@ from quadscope.errors import QuadscopeError, SweepBusyError, UsageError
 from quadscope.host import Host
 from quadscope.measure.clock import Clock
 from quadscope.measure.host import is_alive, this_process
-from quadscope.measure.launcher import Executor, Job
+from quadscope.measure.launcher import Chunk, Executor, Job
 from quadscope.measure.provenance import Provenance
 from quadscope.meters import REGISTRY, Registry
-from quadscope.model import Measurement, Owner, Run, Sweep
+from quadscope.model import Owner, Run, Sweep
 from quadscope.run.counting import FLOOR_S, Counting
 from quadscope.run.plan import (
     AgreeingPlan,
@@ -63,7 +64,7 @@ from quadscope.run.plan import (
     plan_accumulate,
     plan_runs,
 )
-from quadscope.run.rescue import rescue_tag, store_key
+from quadscope.run.rescue import rescue_tags, store_key
 from quadscope.run.spec import (
     SweepSpec,
     check_spec,
@@ -120,7 +121,7 @@ class Runner:
                 return
             self._run_batch(batch)
 
-    def _job(self, variant: str, size_n: int, timeout_s: float | None) -> Job:
+    def _job(self, variant: str, size_n: int, timeout_s: float | None, tag: str) -> Job:
         sw = self.sweep
         commands = self._commands.get((variant, size_n))
         if commands is None:
@@ -136,43 +137,41 @@ class Runner:
         if sw.setup is not None and size_n not in self._set_up:
             self._set_up.add(size_n)
             setup = tuple(substitute((sw.setup,), True, size_n))
-        return Job(argv, timeout_s, env=env, setup=setup, prepare=prepare)
+        return Job(argv, timeout_s, env=env, setup=setup, prepare=prepare, tag=tag)
 
     def _run_batch(self, batch: Batch) -> None:
-        at = self._clock.time()
-        jobs = [dataclasses.replace(self._job(s.run.variant, s.run.size_n, s.timeout_s),
-                                    tag=rescue_tag(self._store_key, self.sweep, self._seq + k,
-                                                   s.run, at))
-                for k, s in enumerate(batch)]
-        measurements = self._executor.execute_many(jobs)
+        tags = rescue_tags(self._store_key, self.sweep, self._seq, [s.run for s in batch],
+                           self._clock.time())
+        jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s, tag)
+                for s, tag in zip(batch, tags, strict=True)]
+        chunks = self._executor.execute_chunks(jobs)
         try:
-            self._store_each(batch, measurements)
+            self._store_chunks(batch, chunks)
         finally:
             # Closed now, not when collected: a batch cut short (a store error, Ctrl-C
             # while storing) must stop its runs before anything else uses the executor.
-            close = getattr(measurements, "close", None)
+            close = getattr(chunks, "close", None)
             if close is not None:
                 close()
 
-    def _store_each(self, batch: Batch, measurements: Iterator[Measurement]) -> None:
-        for scheduled in batch:
-            started = self._clock.time()
-            measurement = next(measurements)
-            planned = scheduled.run
-            run = Run(
-                sweep_id=self.sweep.id,
-                seq=self._seq,
-                variant=planned.variant,
-                size_n=planned.size_n,
-                repeat=planned.repeat,
-                warmup=planned.warmup,
-                started_at=started,
-                measurement=measurement,
-            )
-            self._store.add_run(run)
-            self._seq += 1
-            self.runs.append(run)
-            self._progress.ran(run, len(self.runs), self._clock.monotonic() - self._t0)
+    def _store_chunks(self, batch: Batch, chunks: Iterator[Chunk]) -> None:
+        """Store each chunk as it comes, in one transaction when it is logged (`Chunk`)."""
+        planned = iter(batch)
+        asked = self._clock.time()
+        for chunk in chunks:
+            runs = [Run(sweep_id=self.sweep.id, seq=self._seq + k, variant=s.run.variant,
+                        size_n=s.run.size_n, repeat=s.run.repeat, warmup=s.run.warmup,
+                        started_at=asked, measurement=m)
+                    for k, (m, s) in enumerate(zip(chunk.measurements,
+                                                   itertools.islice(planned, len(chunk.measurements)),
+                                                   strict=True))]
+            self._store.add_runs(runs, logged=chunk.logged)
+            self._seq += len(runs)
+            self.runs.extend(runs)
+            elapsed_s = self._clock.monotonic() - self._t0
+            for k, run in enumerate(runs, len(self.runs) - len(runs) + 1):
+                self._progress.ran(run, k, elapsed_s)
+            asked = self._clock.time()
 
 
 def _fixed_plan(sweep: Sweep, registry: Registry) -> Plan:

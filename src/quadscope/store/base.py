@@ -73,6 +73,12 @@ class Store(Protocol):
 
     def add_run(self, run: Run) -> None: ...
 
+    def add_runs(self, runs: Sequence[Run], *, logged: bool = False) -> None:
+        """Finished runs, in order, as `add_run` each; `logged` (they are on disk elsewhere
+        until this returns: the launcher's reply log, `launcher.Chunk`): committed before it
+        returns, in one transaction, with no journal of ours."""
+        ...
+
     def runs(self, sweep_id: int) -> list[Run]: ...
 
     def next_seq(self, sweep_id: int) -> int: ...
@@ -115,12 +121,17 @@ def run_values(run: Run) -> tuple[Any, ...]:
     """The runs-table row of `run`, in RUN_COLUMNS order (booleans as 0/1)."""
     # Run.to_dict's values without its dicts: this is on every run's path.
     m = run.measurement
-    fields = {"sweep_id": run.sweep_id, "seq": run.seq, "variant": run.variant,
-              "size_n": run.size_n, "repeat": run.repeat, "warmup": int(run.warmup),
-              "started_at": run.started_at, "exit_code": m.exit_code,
-              "timed_out": int(m.timed_out), "stderr_tail": m.stderr_tail}
+    fields = (run.sweep_id, run.seq, run.variant, run.size_n, run.repeat, int(run.warmup),
+              run.started_at, m.exit_code, int(m.timed_out), m.stderr_tail)
     values = m.values
-    return tuple(fields[k] if k in fields else values[k] for k in RUN_COLUMNS)
+    return tuple(fields[k] if isinstance(k, int) else values[k] for k in _ROW_PLAN)
+
+
+# Each column of RUN_COLUMNS: its index in run_values' `fields`, or the metric it holds.
+_FIELDS = ("sweep_id", "seq", "variant", "size_n", "repeat", "warmup", "started_at",
+           "exit_code", "timed_out", "stderr_tail")
+_ROW_PLAN: tuple[int | str, ...] = tuple(_FIELDS.index(c) if c in _FIELDS else c
+                                         for c in RUN_COLUMNS)
 
 
 def sweep_update_values(sweep: Sweep) -> tuple[Any, ...]:

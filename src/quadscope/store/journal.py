@@ -5,7 +5,7 @@ beside the SQLite database (`<db name>-runs-<random>`), holds an exclusive
 `flock` on it while it is open, and writes its first line: `columns`, the
 column names. `append(row)`
 writes one run's row (those columns' values) as one JSON line with one
-write(2). `clear()` empties it once its rows are committed; `close()`
+write(2), `append_many(rows)` several. `clear()` empties it once its rows are committed; `close()`
 removes it (`keep=True`: leaves it for the next opener to replay).
 `replay_orphans(db_path, commit)` finds every journal beside `db_path` whose
 writer is gone (its lock is free: the writer was killed, or its commit
@@ -86,6 +86,11 @@ class RunJournal:
         """One run's row, on the kernel's side of a write(2) when this returns."""
         assert self._fd is not None, "append() after close()"
         _write_all(self._fd, _line(row))
+
+    def append_many(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Runs' rows, one line each, with one write(2)."""
+        assert self._fd is not None, "append_many() after close()"
+        _write_all(self._fd, b"".join(_line(row) for row in rows))
 
     def clear(self) -> None:
         """Forget every row (they are committed); the column line stays."""

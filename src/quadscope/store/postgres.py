@@ -309,6 +309,14 @@ class PostgresStore:
             c.execute(_q(base.RUN_INSERT), base.run_values(run))
 
     @_translated
+    def add_runs(self, runs: Sequence[Run], *, logged: bool = False) -> None:
+        """Store finished runs in one transaction, committed at once (`logged` changes nothing)."""
+        if not runs:
+            return
+        with self._write() as c, c.cursor() as cur:
+            cur.executemany(_q(base.RUN_INSERT), [base.run_values(run) for run in runs])
+
+    @_translated
     def runs(self, sweep_id: int) -> list[Run]:
         """All runs of one sweep, in execution order (by seq)."""
         rows = self._conn.execute(_q(base.RUNS_SELECT), (sweep_id,)).fetchall()

@@ -526,13 +526,45 @@ class SqliteStore:
         A duplicate (sweep_id, seq) or an unknown sweep_id (two processes
         running one sweep) raises `StoreError` at the commit of its batch.
         """
-        values = base.run_values(run)
-        if self._journal is None:
-            self._journal = journal.RunJournal.create(self.path, RUN_COLUMNS)
-        self._journal.append(values)
-        self._pending.append(values)
+        self._journaled([base.run_values(run)])
         if time.monotonic() - self._committed_at_s >= self._batch_s:
             self._commit_pending()
+
+    @_translated
+    def add_runs(self, runs: Sequence[Run], *, logged: bool = False) -> None:
+        """Store finished runs in order (base.Store.add_runs): `logged` ones committed now, in
+        one transaction, without the journal; others journaled with one write(2), as `add_run`.
+
+        A logged chunk whose commit fails is journaled before the error goes up, so the
+        next open stores it (its log goes with the launcher's goodbye).
+        """
+        values = [base.run_values(run) for run in runs]
+        if not values:
+            return
+        if not logged:
+            self._journaled(values)
+            if time.monotonic() - self._committed_at_s >= self._batch_s:
+                self._commit_pending()
+            return
+        self._pending.extend(values)
+        try:
+            self._commit_pending()
+        except sqlite3.IntegrityError:
+            raise  # the others are committed (_commit_pending), that one refused
+        except BaseException:
+            with contextlib.suppress(OSError):
+                self._journal_append(values)
+            raise
+
+    def _journaled(self, values: list[tuple[Any, ...]]) -> None:
+        """Rows on the journal (one write(2)), pending their commit."""
+        self._journal_append(values)
+        self._pending.extend(values)
+
+    def _journal_append(self, values: list[tuple[Any, ...]]) -> None:
+        if self._journal is None:
+            self._journal = journal.RunJournal.create(self.path, RUN_COLUMNS)
+        self._journal.append_many(values)
 
     def _commit_pending(self) -> None:
         pending, refused = self._pending, None
