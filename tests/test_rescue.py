@@ -26,7 +26,7 @@ from quadscope.measure.resident import (
 )
 from quadscope.model import Owner, Run, Sweep
 from quadscope.run.plan import PlannedRun
-from quadscope.run.rescue import ingest, rescue_tag, store_key
+from quadscope.run.rescue import ingest, rescue_tag, rescue_tags, store_key
 from quadscope.store import SqliteStore
 
 REPLY = b"done 1000000 0 0 0 500 100 1500 60 0 1 0 0\n"
@@ -301,3 +301,13 @@ def test_runs_of_a_sweep_another_live_process_runs_wait_for_it(tmp_path: Path) -
     finally:
         resumer.kill()
         resumer.wait(timeout=10)
+
+
+def test_a_batchs_tags_are_each_runs_tag() -> None:
+    """rescue_tags builds the sweep's part once; each line is exactly rescue_tag's."""
+    sweep = Sweep(id=7, name="s\n\"x", mode="sizes", command=("p", "{n}"), created_at=12.5)
+    planned = [PlannedRun("A", 10, 0, warmup=True), PlannedRun("B", 2**40, 3),
+               PlannedRun("A", 1, 1)]
+    key = store_key("/tmp/a \"b\".db")
+    assert rescue_tags(key, sweep, 5, planned, 99.25) == [
+        rescue_tag(key, sweep, 5 + k, p, 99.25) for k, p in enumerate(planned)]

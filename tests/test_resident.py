@@ -362,3 +362,31 @@ def test_requests_larger_than_the_pipe_go_through_in_pieces() -> None:
         launcher.close()
     assert not alive, "the batch hung"
     assert [r.status for r in got] == [0, 0, 0]
+
+
+@pytest.mark.integration
+def test_a_chunk_not_acknowledged_keeps_the_launchers_logs(tmp_path: Path) -> None:
+    """run_chunks: a list the caller took and acknowledged (by asking for more) is done with;
+    closing the generator at a yield (the caller could not store that list) closes the
+    launcher without goodbye, so its reply logs stay for the rescue; a batch taken to its
+    end leaves the launcher for the next, which says goodbye and removes them."""
+    def logs() -> list[str]:
+        return sorted(p.name.rsplit(".", 1)[-1] for p in tmp_path.iterdir()
+                      if ".rescue." in p.name)
+
+    launcher = _launcher(rescue_dir=tmp_path)
+    assert launcher.logging
+    chunks = launcher.run_chunks([_sh("true")] * 3, ["a", "b", "c"])
+    assert sum(len(c) for c in chunks) == 3
+    assert not launcher.closed
+    chunks = launcher.run_chunks([_sh("true")] * 3, ["d", "e", "f"])
+    first = next(chunks)
+    assert first
+    chunks.close()
+    assert launcher.closed
+    assert logs() == ["0"]  # the replies, for run.rescue
+
+    again = _launcher(rescue_dir=tmp_path / "b")
+    assert sum(len(c) for c in again.run_chunks([_sh("true")] * 2, ["g", "h"])) == 2
+    again.close()
+    assert not (tmp_path / "b").exists() or not any((tmp_path / "b").iterdir())

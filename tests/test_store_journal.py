@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import quadscope
+from quadscope.errors import StoreError
 from quadscope.store import SqliteStore
 from quadscope.store.journal import RunJournal, replay_orphans
 from test_store import make_run, make_sweep
@@ -78,3 +80,43 @@ def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
     assert replay_orphans(db, lambda cols, rows: seen.append((cols, rows))) == 2
     assert seen == [(("a", "b"), [(1, 2.5), (3, None)])]
     assert _journals(db) == []
+
+
+def test_a_logged_chunk_is_committed_at_once_and_needs_no_journal(tmp_path: Path) -> None:
+    """add_runs(logged=True): one transaction, seen by another connection when it returns,
+    with nothing journaled; without `logged` the runs wait in the journal for their batch."""
+    db = tmp_path / "results.db"
+    with SqliteStore(db, batch_s=3600.0) as writer:
+        sweep = writer.create_sweep(make_sweep())
+        writer.add_runs([make_run(sweep.id, seq) for seq in range(3)], logged=True)
+        assert _journals(db) == []
+        with SqliteStore(db) as reader:
+            assert [r.seq for r in reader.runs(sweep.id)] == [0, 1, 2]
+        writer.add_runs([make_run(sweep.id, seq) for seq in range(3, 5)])
+        assert len(_journals(db)) == 1
+        with SqliteStore(db) as reader:
+            assert [r.seq for r in reader.runs(sweep.id)] == [0, 1, 2]
+    with SqliteStore(db) as reader:
+        assert [r.seq for r in reader.runs(sweep.id)] == [0, 1, 2, 3, 4]
+
+
+def test_a_logged_chunk_whose_commit_fails_is_journaled_for_the_next_open(
+        tmp_path: Path) -> None:
+    """The database locked by another writer: the error goes up, and the chunk is in the
+    journal (the launcher's log goes at its goodbye), for the close or, after a kill, the
+    next open to commit."""
+    db = tmp_path / "results.db"
+    writer = SqliteStore(db, busy_timeout_s=0.05)
+    sweep = writer.create_sweep(make_sweep())
+    blocker = sqlite3.connect(db, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    with pytest.raises(StoreError):
+        writer.add_runs([make_run(sweep.id, seq) for seq in range(4)], logged=True)
+    [journal] = _journals(db)
+    assert len((db.parent / journal).read_bytes().splitlines()) == 1 + 4  # columns, 4 runs
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    writer.close()  # commits them now that it can
+    assert _journals(db) == []
+    with SqliteStore(db) as store:
+        assert [r.seq for r in store.runs(sweep.id)] == [0, 1, 2, 3]

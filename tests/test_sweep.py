@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 
 import pytest
 from tests.conftest import fake_executor, measurement
@@ -10,12 +12,12 @@ from tests.conftest import fake_executor, measurement
 from quadscope.errors import UsageError
 from quadscope.host import Host
 from quadscope.measure.clock import FakeClock
-from quadscope.measure.launcher import FakeExecutor, Job, SerialExecutor
+from quadscope.measure.launcher import Chunk, FakeExecutor, Job, SerialExecutor
 from quadscope.model import Measurement, Run
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
 from quadscope.run.runner import NoProgress, Runner, resume_sweep, run_sweep
 from quadscope.run.spec import SweepSpec, new_sweep, substitute
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 
 def test_substitute_replaces_n_and_i_and_never_resplits() -> None:
@@ -171,3 +173,79 @@ def test_runner_stops_once_the_budget_is_spent(store: Store, clock: FakeClock) -
     assert [r for _, r in plan.told] == pytest.approx([1.0, 0.6, 0.2])
     assert [r.seq for r in store.runs(sweep.id)] == [0, 1, 2]
     assert clock.monotonic() == pytest.approx(1001.2)
+
+
+class _Looks(SerialExecutor):
+    """An executor that, like the launcher, brings a batch's runs in `per_look` at a time,
+    logged; it notes, at each look, how many runs the store had committed (seen from another
+    connection) and whether the store kept a journal."""
+
+    def __init__(self, inner: FakeExecutor, db: Path, per_look: int) -> None:
+        self.inner, self.db, self.per_look = inner, db, per_look
+        self.looks: list[tuple[int, int, bool]] = []  # (runs brought, committed before, journal)
+
+    def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
+        return self.inner.execute(argv, timeout_s)
+
+    def execute_chunks(self, jobs: Iterable[Job]) -> Iterator[Chunk]:
+        jobs = list(jobs)
+        assert all(job.tag for job in jobs)  # each run named for the launcher's rescue
+        for k in range(0, len(jobs), self.per_look):
+            look = jobs[k:k + self.per_look]
+            with sqlite3.connect(self.db) as other:
+                committed = other.execute("SELECT count(*) FROM runs").fetchone()[0]
+            journal = any("-runs-" in p.name for p in self.db.parent.iterdir())
+            self.looks.append((len(look), committed, journal))
+            yield Chunk(tuple(self.execute(j.argv, j.timeout_s) for j in look), logged=True)
+
+
+class _CountingStore:
+    """A store that counts its writes of runs: (add_run calls, add_runs calls with logged)."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+        self.single = 0
+        self.bulk: list[tuple[int, bool]] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+    def add_run(self, run: Run) -> None:
+        self.single += 1
+        self._store.add_run(run)
+
+    def add_runs(self, runs: Sequence[Run], *, logged: bool = False) -> None:
+        self.bulk.append((len(runs), logged))
+        self._store.add_runs(runs, logged=logged)
+
+
+def test_a_logged_look_is_one_transaction_committed_before_the_next_look(
+        tmp_path: Path, clock: FakeClock) -> None:
+    """The whole interleaved plan goes to the executor in one batch; the runner wakes once a
+    look, not once a run: each look's runs are one add_runs, committed (no journal) before the
+    executor is asked for the next look, and stored in plan order."""
+    db = tmp_path / "results.db"
+    store = _CountingStore(SqliteStore(db, batch_s=3600.0))  # never commits by time
+    ex = _Looks(fake_executor(lambda n: 1e-3 * n, clock), db, per_look=5)
+    spec = SweepSpec(command=("p", "{n}"), sizes=(1, 2, 4, 8), repeat=3, warmup=1)
+    sweep = run_sweep(spec, executor=ex, clock=clock, store=store)  # type: ignore[arg-type]
+    assert [n for n, _, _ in ex.looks] == [5, 5, 3]  # 12 runs and a warm-up, one batch
+    assert [c for _, c, _ in ex.looks] == [0, 5, 10]
+    assert not any(journal for _, _, journal in ex.looks)
+    assert (store.single, store.bulk) == (0, [(5, True), (5, True), (3, True)])
+    runs = store.runs(sweep.id)
+    assert [r.seq for r in runs] == list(range(13))
+    assert [r.size_n for r in runs] == [int(argv[-1]) for argv in ex.inner.calls]
+    assert sorted(r.size_n for r in runs if not r.warmup) == sorted([1, 2, 4, 8] * 3)
+    store.close()
+
+
+def test_a_serial_executor_is_stored_run_by_run_through_the_journal(
+        tmp_path: Path, clock: FakeClock) -> None:
+    """Runs not logged elsewhere (a serial executor) each go to the journal, as before."""
+    store = _CountingStore(SqliteStore(tmp_path / "results.db"))
+    spec = SweepSpec(command=("p", "{n}"), sizes=(1, 2), repeat=2, warmup=0)
+    run_sweep(spec, executor=fake_executor(lambda n: 1e-3, clock), clock=clock,
+              store=store)  # type: ignore[arg-type]
+    assert store.bulk == [(1, False)] * 4
+    store.close()
