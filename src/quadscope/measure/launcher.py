@@ -6,7 +6,12 @@ one after another, in the order given, and yields each measurement as soon as
 it has it, so the caller can store it (`ProcessExecutor` runs a batch back to
 back in its launcher and takes the replies of short runs in a few at a time,
 at most `resident.LOOK_S` late; `SerialExecutor` yields each before the next
-run starts). A
+run starts). `execute_chunks(jobs) -> Iterator[Chunk]` is the same batch a
+look at a time: a `Chunk` holds the measurements taken in together, and says
+whether they are `logged` (on disk, tagged, in the launcher's reply log until
+the caller asks for the next chunk), in which case the caller may store them
+in one transaction with no journal of its own (the runner does);
+`SerialExecutor`'s chunks are one measurement each, not logged. A
 `Job` may carry untimed commands to run before its measured run: `setup` (the
 runner gives it to the first job of each size) and `prepare` (every job); a
 failing one raises `SetupError` naming it, and nothing of it is measured. Runs

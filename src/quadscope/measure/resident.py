@@ -20,7 +20,13 @@ start), "subreaper" (every process the run started, setsid ones included) or
 SIGTERM turned into KeyboardInterrupt) closes the launcher, which kills the
 run in flight and everything it started; so does quadscope's death.
 `run_many` first yields the replies of the runs that had ended (Ctrl-C keeps
-every finished run), then re-raises. `encode_request` and `parse_reply` are
+every finished run), then re-raises. `run_chunks(requests, tags)` is `run_many`
+a look at a time: it yields a list of every reply come at each look, so the
+caller stores a list at once (one transaction), and its resuming the generator
+acknowledges that list; until then no further request is written, so the list
+is still in the launcher's log (below), and closing the generator at a yield
+closes the launcher without goodbye, keeping its logs for the rescue.
+`logging` says whether this launcher keeps the rescue. `encode_request` and `parse_reply` are
 the protocol, pure, so it is tested without a process; launcher.c's header
 comment is the protocol's reference.
 

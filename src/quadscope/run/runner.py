@@ -3,15 +3,19 @@
 Contract: `Runner.run(plan, budget_s)` is the one loop every sweep goes
 through. It asks the plan for a batch (giving it every run stored so far and
 what is left of the budget by the `Clock` it was given), hands the batch's
-argvs and timeouts to `Executor.execute_many`, and writes each measurement
-with `store.add_run` as soon as the executor yields it, so Ctrl-C or an
-exception loses nothing already measured. Each job carries a tag saying
-which run it is (`rescue.rescue_tag`): runs a `kill -9` caught between the
-executor's looks are stored by the next quadscope to open the store
-(`rescue.ingest`, from `commands.common.open_store`). It stops when the plan says it is
+argvs and timeouts to `Executor.execute_chunks` (a fixed plan is one batch: the
+whole plan), and stores each chunk of measurements with `store.add_runs` as
+soon as the executor yields it, before asking for the next, so Ctrl-C or an
+exception loses nothing already measured: a `logged` chunk (the launcher's)
+in one transaction, committed at once, any other through the store's journal.
+Python thus wakes once a look at the launcher, not once a run. Each job
+carries a tag saying which run it is (`rescue.rescue_tags`): runs a `kill -9`
+caught between the executor's looks, or in a chunk's commit, are stored by the
+next quadscope to open the store (`rescue.ingest`, from
+`commands.common.open_store`). It stops when the plan says it is
 done or when the budget is spent (checked between batches; the plan keeps
 each run's timeout within the budget). `started_at` is the clock's time when
-the runner asks for that run's measurement. The runner decides when the
+the runner asks for the chunk holding that run's measurement. The runner decides when the
 sweep's untimed commands run and the executor runs them: `--setup` with the
 first job of each size in this session (warm-ups included; again on resume, as
 its output may be gone), `--prepare` with every job. Every job carries the

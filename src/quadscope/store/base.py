@@ -33,6 +33,8 @@ class Store(Protocol):
     reach the tables later, in a batch: PostgreSQL commits it at once; SQLite
     journals it and commits within its batch interval, before any other method
     of the same store answers, at `close()`, or at the next open after a kill.
+    `add_runs` is `add_run` for several, and commits `logged` ones at once, in
+    one transaction.
     """
 
     @property

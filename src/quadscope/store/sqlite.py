@@ -23,10 +23,13 @@ Runs in batches: `add_run` appends the run to this store's journal
 commits the runs journaled so far in one transaction once `batch_s` has passed
 since the last commit (so a slow sweep commits every run at once, a fast one
 every `batch_s`), before any other method of this store answers, and at
-`close()`. A writable open first commits (and removes) the journal of any
-writer that died before committing (`journal.replay_orphans`; a row no column
-can hold, such as a 10^23 exit code, is dropped rather than failing every
-later open), and
+`close()`. `add_runs(runs, logged=True)` stores runs kept on disk elsewhere
+until it returns (a launcher's chunk, `launcher.Chunk`): in one transaction,
+committed at once, not journaled (journaled only if that commit fails);
+without `logged`, as `add_run` each, with one write(2) for all. A writable
+open first commits (and removes) the journal of any writer that died before
+committing (`journal.replay_orphans`; a row no column can hold, such as a
+10^23 exit code, is dropped rather than failing every later open), and
 `for_reading` opens writable to do so when one is there, so every command that
 reads a sweep sees all its runs; another process sees a live sweep's runs at
 most `batch_s` late.
