@@ -75,7 +75,7 @@ from quadscope.measure.counters import EVENT_CODES
 _DONE_FIELDS = ("wall_ns", "timed_out", "status", "errno", "utime_us", "stime_us",
                 "ru_maxrss", "ru_minflt", "ru_majflt", "ru_nvcsw", "ru_nivcsw")
 _MAX_CACHED_REQUESTS = 4096  # distinct (command, size) requests kept encoded
-LOOK_S = 0.02  # a batch's longest sleep between looks at the reply pipe
+LOOK_S = 0.05  # a batch's longest sleep between looks at the reply pipe (each look: one commit)
 SLOW_RUN_S = 0.02  # runs at least this long are taken in as each one ends
 _AHEAD_BYTES = 32 * 1024  # requests written ahead: within a pipe's 64 KiB, never blocking
 MAX_AHEAD_RUNS = 64  # and runs: what the launcher may get ahead of quadscope
