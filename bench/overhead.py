@@ -190,11 +190,13 @@ def markdown(rounds: list[Round], runs: int) -> str:
         rows.append([f"quadscope, {tool}", f"{med(tool, 'per_run_s') * 1e3:.3f} ms",
                      f"**{cost:.3f}** (goal ≤ {goal:.2f})",
                      _quartiles(paired(rounds, tool, "per_run_s")),
+                     f"{_gap(rounds, tool) * 1e6:.0f} µs ({_gap_over(rounds, tool) * 1e6:+.0f})",
                      f"{med(tool, 'own_cpu_s') * 1e6:.0f} µs",
                      f"{med(tool, 'mean_s') * 1e3:.3f} ms", f"**{wall:.3f}** (goal 0.95–1.05)"])
     for tool in ("hyperfine", "hyperfine, 4 sizes"):
         rows.append([tool.replace("hyperfine", "hyperfine -N"),
-                     f"{med(tool, 'per_run_s') * 1e3:.3f} ms", "1", "", "",
+                     f"{med(tool, 'per_run_s') * 1e3:.3f} ms", "1", "",
+                     f"{_gap(rounds, tool) * 1e6:.0f} µs", "",
                      f"{med(tool, 'mean_s') * 1e3:.3f} ms", "1"])
     n_rounds = len(rounds) // len(TOOLS)
     return (f"{n_rounds} interleaved rounds × {runs} runs of `/bin/true {{n}}` per tool: one "
@@ -203,9 +205,25 @@ def markdown(rounds: list[Round], runs: int) -> str:
             "them in its shuffled order, hyperfine runs each size as a block). Figures are "
             "medians over rounds; ratios are medians of each round's ratio to the hyperfine "
             "run of the same shape, with their interquartile range over rounds; own CPU is "
-            "quadscope's process alone (user + sys, not the launcher or the runs) / runs.\n\n"
-            + table(["", "per-run cost", "cost / hyperfine", "IQR over rounds", "own CPU a run",
-                     "measured wall time", "wall / hyperfine"], rows))
+            "quadscope's process alone (user + sys, not the launcher or the runs) / runs. "
+            "Beyond the run is each run's cost past its measured window (per-run cost − "
+            "measured wall time: the harness's own share, less touched by the noise in the "
+            "window), in brackets its excess over hyperfine's, paired by round.\n\n"
+            + table(["", "per-run cost", "cost / hyperfine", "IQR over rounds", "beyond the run",
+                     "own CPU a run", "measured wall time", "wall / hyperfine"], rows))
+
+
+def _gap(rounds: list[Round], tool: str) -> float:
+    """Median over rounds of `tool`'s per-run cost past its measured window."""
+    return statistics.median(r.per_run_s - r.mean_s for r in rounds if r.tool == tool)
+
+
+def _gap_over(rounds: list[Round], tool: str) -> float:
+    """Median over rounds of `tool`'s gap (`_gap`) less its hyperfine peer's in that round."""
+    mine = [r for r in rounds if r.tool == tool]
+    hf = [r for r in rounds if r.tool == PEER[tool]]
+    return statistics.median((a.per_run_s - a.mean_s) - (b.per_run_s - b.mean_s)
+                             for a, b in zip(mine, hf, strict=True))
 
 
 def split_markdown(splits: list[Split], runs: int) -> str:
