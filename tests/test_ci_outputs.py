@@ -7,12 +7,14 @@ import dataclasses
 import json
 import random
 import re
+import sqlite3
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from junit_schema import valid_junit
 from quadscope.cli import build_parser, main
 from quadscope.errors import exit_codes
 from quadscope.measure.clock import FakeClock
@@ -72,10 +74,11 @@ def test_junit_has_one_testcase_per_gate_and_skips_any_other_outcome() -> None:
     from quadscope.model import Sweep
 
     analysis = analyse(Sweep(id=1, name="s", mode="sizes", command=("p",)), [])
-    root = ET.fromstring(JunitRenderer(gates).render(analysis))
+    data = JunitRenderer(gates).render(analysis)
+    cases = valid_junit(data)
+    root = ET.fromstring(data)
     assert root.attrib["tests"] == "4" and root.attrib["failures"] == "1"
-    assert root.attrib["skipped"] == "2"
-    cases = root.findall("./testsuite/testcase")
+    assert root.find("testsuite").attrib["skipped"] == "2"  # type: ignore[union-attr]
     assert [c.attrib["name"] for c in cases] == ["a", "b", "c", "d"]
     assert [[child.tag for child in c] for c in cases] == [[], ["failure"], ["skipped"], ["skipped"]]
     assert cases[1][0].attrib["message"] == "grows as n^2"
@@ -90,7 +93,7 @@ def test_junit_from_the_cli_judges_each_gate_alone(tmp_path: Path) -> None:
     code = main(["show", "1", "--db", str(db), "--fail-above", "wall_s=n",
                  "--fail-above", "wall_s=n^2", "--junit", str(out)])
     assert code == 8
-    cases = ET.parse(out).getroot().findall("./testsuite/testcase")
+    cases = valid_junit(out.read_bytes())
     assert [c.attrib["name"] for c in cases] == ["q: --fail-above wall_s=n",
                                                  "q: --fail-above wall_s=n^2"]
     assert [[child.tag for child in c] for c in cases] == [["failure"], ["system-out"]]
@@ -108,47 +111,13 @@ def test_every_exit_code_is_in_the_help_and_the_readme() -> None:
     assert {int(m) for m in re.findall(r"^\| (\d+) \|", table, re.M)} == set(codes)
 
 
-def _valid_junit(data: bytes) -> list[ET.Element]:
-    """Parse a JUnit file and check its structure; its testcases.
-
-    The structure CI reporters read (the Jenkins/Ant JUnit schema): a <testsuites>
-    root of <testsuite>s of <testcase>s, each with a name and a classname; a
-    failure or a skip is one child with a message; every count attribute
-    (tests, failures, errors, skipped) equals what the children hold, in each
-    suite and summed at the root.
-    """
-    root = ET.fromstring(data)
-    assert root.tag == "testsuites"
-    everything: list[ET.Element] = []
-    totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
-    for suite in root:
-        assert suite.tag == "testsuite" and suite.attrib["name"]
-        cases = suite.findall("testcase")
-        assert [c.tag for c in suite if c.tag != "properties"] == ["testcase"] * len(cases)
-        kinds = []
-        for case in cases:
-            assert case.attrib["name"] and case.attrib["classname"]
-            outcome = [c for c in case if c.tag in ("failure", "error", "skipped")]
-            assert len(outcome) <= 1
-            if outcome:
-                assert outcome[0].attrib["message"]
-            kinds.append(outcome[0].tag if outcome else "passed")
-        counts = {"tests": len(cases), "failures": kinds.count("failure"),
-                  "errors": kinds.count("error"), "skipped": kinds.count("skipped")}
-        assert {k: int(suite.attrib[k]) for k in counts} == counts
-        totals = {k: totals[k] + counts[k] for k in totals}
-        everything += cases
-    assert {k: int(root.attrib[k]) for k in totals} == totals
-    return everything
-
-
 def test_a_fail_above_case_carries_verdict_exponent_interval_and_sizes(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     _quadratic_sweep(db, "q")
     out = tmp_path / "gates.xml"
     assert main(["show", "1", "--db", str(db), "--fail-above", "n", "--fail-above", "quadratic",
                  "--junit", str(out)]) == 8
-    failed, passed = _valid_junit(out.read_bytes())
+    failed, passed = valid_junit(out.read_bytes())
     message = failed.find("failure").attrib["message"]  # type: ignore[union-attr]
     assert message.startswith("gate failed: wall_s grows as n²")
     assert "verdict: quadratic" in message
@@ -168,7 +137,7 @@ def test_compare_fail_on_gates_are_testcases_with_both_sides(tmp_path: Path) -> 
     code = main(["compare", "1", "2", "--db", str(db), "--fail-on", "class",
                  "--fail-on", "class=max_rss_bytes", "--fail-on", "slower=1.1",
                  "--junit", str(out)])
-    cases = _valid_junit(out.read_bytes())
+    cases = valid_junit(out.read_bytes())
     names = [c.attrib["name"] for c in cases]
     assert names == ["ab vs fixed: --fail-on class (wall_s)",
                      "ab vs fixed: --fail-on class=max_rss_bytes (max_rss_bytes)",
@@ -197,11 +166,11 @@ def test_an_undecided_gate_is_skipped_naming_the_deciding_n_or_fails_under_stric
     analysis = analyse(Sweep(id=1, name="u", mode="sizes", command=("p",)), [])
     analysis = dataclasses.replace(analysis, fits={"A": fits})
     args = argparse.Namespace(fail_above=["n log n"], strict_gate=False)
-    (case,) = _valid_junit(JunitRenderer(junit_cases(args, analysis)).render(analysis))
+    (case,) = valid_junit(JunitRenderer(junit_cases(args, analysis)).render(analysis))
     skipped = case.find("skipped")
     assert skipped is not None and "measure up to n = 64000 to decide" in skipped.attrib["message"]
     args = argparse.Namespace(fail_above=["n log n"], strict_gate=True)
-    (case,) = _valid_junit(JunitRenderer(junit_cases(args, analysis)).render(analysis))
+    (case,) = valid_junit(JunitRenderer(junit_cases(args, analysis)).render(analysis))
     assert case.find("failure") is not None
 
 
@@ -220,7 +189,7 @@ def test_doctor_probes_are_testcases_slow_failing_with_its_advice() -> None:
     report = DoctorReport(probes, {}, quick=True, budget_s=1.0, elapsed_s=1.0)
     analysis = dataclasses.replace(
         analyse(Sweep(id=1, name="doctor", mode="sizes", command=("doctor",)), []), doctor=report)
-    cases = _valid_junit(JunitRenderer().render(analysis))
+    cases = valid_junit(JunitRenderer().render(analysis))
     assert [c.attrib["name"] for c in cases] == ["doctor: clock", "doctor: spawn", "doctor: perf"]
     assert [[x.tag for x in c] for c in cases] == [["system-out"], ["failure"], ["skipped"]]
     assert cases[1][0].attrib["message"].startswith(
@@ -235,7 +204,7 @@ def test_junit_is_valid_xml_whatever_the_names_hold(tmp_path: Path) -> None:
     name = "bad\x00\x1b[31m<&>\"'\udcff\x7f"  # an imported or 0.1.0 sweep's name is not checked
     analysis = analyse(Sweep(id=1, name=name, mode="sizes", command=("p\x01", "{n}")), [])
     gates = [GateCase(f"{name}: --fail-above n", "failed", f"gate failed: {name}", (name,))]
-    (case,) = _valid_junit(JunitRenderer(gates).render(analysis))
+    (case,) = valid_junit(JunitRenderer(gates).render(analysis))
     assert case.attrib["name"] == "bad\\x00\\x1b[31m<&>\"'\\udcff\\x7f: --fail-above n"
 
 
@@ -288,7 +257,38 @@ def test_import_takes_fail_above_and_writes_its_gate_to_junit(tmp_path: Path) ->
     out = tmp_path / "gates.xml"
     assert main(["import", str(path), "--db", str(tmp_path / "r.db"), "--fail-above",
                  "n log n", "--junit", str(out)]) == 8
-    (case,) = _valid_junit(out.read_bytes())
+    (case,) = valid_junit(out.read_bytes())
     assert "gate failed: wall_s grows as n²" in case.find("failure").attrib["message"]  # type: ignore[union-attr]
     assert main(["import", str(path), "--db", str(tmp_path / "r.db"), "--fail-above",
                  "O(n^2)"]) == 0
+
+
+def test_show_writes_a_valid_junit_file_for_a_name_holding_markup_and_controls(
+        tmp_path: Path) -> None:
+    """A stored name with markup, quotes and an escape sequence, through the CLI."""
+    db = tmp_path / "r.db"
+    _quadratic_sweep(db, "q")
+    name = "<q a=\"1\">&amp;]]>\x1b[31m\x07"
+    with sqlite3.connect(db) as conn:  # as an old or imported store holds it
+        conn.execute("UPDATE sweeps SET name = ?", (name,))
+    conn.close()
+    out = tmp_path / "gates.xml"
+    assert main(["show", "1", "--db", str(db), "--fail-above", "n", "--junit", str(out)]) == 8
+    (case,) = valid_junit(out.read_bytes())
+    assert case.attrib["classname"] == "quadscope.<q a=\"1\">&amp;]]>\\x1b[31m\\x07"
+
+
+@pytest.mark.slow  # `run` launches the programs it measures
+def test_run_and_run_vs_write_junit_files_the_schema_accepts(tmp_path: Path) -> None:
+    """`run --fail-above` and the A/B `run --vs --fail-on`, each on a program that takes ~ms."""
+    py = "/root/.pyenv/versions/3.11.7/bin/python3"
+    prog = [py, "-c", "import sys; sum(range(int(sys.argv[1])))", "{n}"]
+    base = ["run", "--db", str(tmp_path / "r.db"), "--sizes", "1000,2000,4000,8000",
+            "--repeat", "3", "--warmup", "0", "--meter", "time", "--quiet"]
+    one, ab = tmp_path / "one.xml", tmp_path / "ab.xml"
+    main([*base, "--fail-above", "n^3", "--junit", str(one), "--", *prog])
+    (case,) = valid_junit(one.read_bytes())
+    assert case.attrib["name"].endswith("--fail-above n^3")
+    main([*base, "--fail-on", "class", "--junit", str(ab), "--", *prog, "--vs", *prog])
+    (case,) = valid_junit(ab.read_bytes())
+    assert "--fail-on class" in case.attrib["name"]

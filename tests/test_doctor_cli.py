@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from junit_schema import valid_junit
 from quadscope import cli
 from quadscope.doctor import probe_names
 from quadscope.doctor.base import VERDICTS
@@ -49,9 +50,13 @@ def test_without_a_compiler_every_probe_is_skipped_and_the_doctor_still_succeeds
 
     monkeypatch.setattr("quadscope.doctor.runner.compile_c", no_cc)
     out = tmp_path / "doctor.json"
-    assert cli.main(["doctor", "--quick", "--no-perf", "--json", str(out)]) == 0
+    junit = tmp_path / "doctor.xml"
+    assert cli.main(["doctor", "--quick", "--no-perf", "--json", str(out),
+                     "--junit", str(junit)]) == 0
     data = json.loads(out.read_text())
     assert [p["verdict"] for p in data["probes"]] == ["skipped"] * 7
+    cases = valid_junit(junit.read_bytes())  # the Jenkins/Ant schema, one case a probe
+    assert [[x.tag for x in c] for c in cases] == [["skipped"]] * 7
     assert data["probes"][0]["finding"].startswith("could not compile the qs-doctor-clock")
 
 

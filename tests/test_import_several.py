@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from junit_schema import valid_junit
 from quadscope.cli import main
 from quadscope.store import SqliteStore
-from test_ci_outputs import _valid_junit
 
 SIZES = (1000, 2000, 4000, 8000, 16000, 32000)
 
@@ -61,7 +61,7 @@ def test_every_sweep_of_the_file_is_in_the_page_the_markdown_and_junit(
     assert md.index("| 1 | insert") < md.index("| 2 | append") < md.index(heads[0])
 
     junit = (out / "g.xml").read_bytes()
-    root_cases = _valid_junit(junit)
+    root_cases = valid_junit(junit)
     assert [s.attrib["name"] for s in ET.fromstring(junit)] == [
         "quadscope: insert {n}", "quadscope: append {n}"]  # one suite per sweep
     assert root_cases[0].find("failure") is not None  # the quadratic one exceeds n log n
