@@ -9,6 +9,7 @@ the loop quadratic.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import subprocess
 import time
@@ -17,7 +18,12 @@ from pathlib import Path
 import pytest
 
 from quadscope.cli import main
-from quadscope.commands.history_run import parse_range, range_spec, stored_commits
+from quadscope.commands.history_run import (
+    _sweep_commits,
+    parse_range,
+    range_spec,
+    stored_commits,
+)
 from quadscope.errors import UsageError
 from quadscope.model import Sweep
 from quadscope.store import SqliteStore, open_store
@@ -64,7 +70,10 @@ def test_each_commit_is_swept_as_names_newest_sweep_options_overriding_it(tmp_pa
         spec = range_spec(_args(sizes="10,20,40,80", repeat=5, meter="instructions"), store)
         assert (spec.sizes, spec.repeat, spec.meter) == ((10, 20, 40, 80), 5, "instructions")
         # A commit swept in a dirty tree is not "already stored": it is swept again.
-        assert stored_commits(store, "p") == {"a" * 40, "b" * 40}
+        newest = range_spec(_args(), store)  # c's meter and sizes, but c's tree was dirty
+        assert stored_commits(store, "p", newest) == set()
+        assert stored_commits(store, "p", dataclasses.replace(newest, sizes=(100, 200, 400))) == {
+            "a" * 40}
         spec = range_spec(_args(command=["--", "./other", "{n}"], sizes="8,16,32,64",
                                 meter="time"), store)
         assert spec.command == ("./other", "{n}") and spec.sizes == (8, 16, 32, 64)
@@ -72,6 +81,44 @@ def test_each_commit_is_swept_as_names_newest_sweep_options_overriding_it(tmp_pa
             range_spec(_args(command=["./other", "{n}"]), store)
         with pytest.raises(UsageError, match="no stored sweep is named 'new' to sweep"):
             range_spec(_args(name="new"), store)
+
+
+def test_a_commit_stored_under_another_meter_or_sizes_is_swept_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Already stored" was any sweep of the commit under NAME, whatever it measured."""
+    from quadscope.commands import commits as commits_module
+    from quadscope.commands.commits import Measured
+    from quadscope.run import worktree
+
+    db = tmp_path / "r.db"
+    a, b, c, d, e = (x * 40 for x in "abcde")
+    _store_sweep(db, name="p", commit=a, meter="time")  # as the range sweeps it
+    _store_sweep(db, name="p", commit=b, meter="instructions")  # another meter
+    _store_sweep(db, name="p", commit=c, sizes=(100, 200, 400), meter="time")  # other sizes
+    _store_sweep(db, name="q", commit=d, meter="time")  # another name
+    swept: list[str] = []
+
+    class FakeMeasurer:  # no worktree, no build, no process: records what it was asked
+        def __init__(self, *_: object) -> None:
+            pass
+
+        def __call__(self, commit: str) -> Measured:
+            swept.append(commit)
+            return Measured(sweep_id=len(swept))
+
+    monkeypatch.setattr(commits_module, "Measurer", FakeMeasurer)
+    monkeypatch.setattr(worktree, "temporary_worktree",
+                        lambda repo, commit: contextlib.nullcontext(tmp_path))
+    monkeypatch.setattr("quadscope.measure.provenance.commit_subjects", lambda repo, cs: {})
+    args = _args(sizes="100,200,400,800", meter="time")
+    with SqliteStore(db) as store:
+        done = _sweep_commits(args, store, tmp_path, [a, b, c, d, e], tmp_path)
+        assert (done.stored, done.swept) == ((a,), (b, c, d, e)) and swept == [b, c, d, e]
+        # Under --meter auto, a sweep whose work auto counted (stored as instructions) is it.
+        spec = range_spec(_args(sizes="100,200,400,800", meter="auto"), store)
+        assert stored_commits(store, "p", spec) == {b}
+        spec = dataclasses.replace(spec, sizes=(400, 100, 200), meter="time")  # in any order
+        assert stored_commits(store, "p", spec) == {c}
 
 
 def test_how_to_sweep_without_run_is_one_sentence(

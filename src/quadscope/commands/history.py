@@ -17,9 +17,9 @@ Without --metric it follows the metric `run` led with
 it exactly, else the time). `--html FILE` writes the same as a self-contained
 page (`render.history_html`). A name no sweep has is one sentence and exit 5.
 `--run A..B [--build CMD]` first sweeps each commit of the range not yet stored
-under NAME in a temporary worktree, as NAME was swept (`commands.history_run`,
-sharing `bisect`'s worktree and sweeping code), then shows the history in that
-repository; the options that say how to sweep are refused without `--run`.
+under NAME with the same meter and sizes in a temporary worktree, as NAME was
+swept (`commands.history_run`, sharing `bisect`'s worktree and sweeping code),
+then shows the history in that repository; the options that say how to sweep are refused without `--run`.
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ def register(sub: Any) -> None:
                    help="the git repository whose commit order to use [the working directory]")
     p.add_argument("--html", metavar="FILE", default=None, help="also write the history as HTML")
     run_group = p.add_argument_group(
-        "sweeping commits (--run)", "sweep the commits of a range not yet stored under NAME in "
-        "a temporary git worktree, as NAME's newest sweep was swept (or as given here), then "
-        "show the history")
+        "sweeping commits (--run)", "sweep the commits of a range not yet stored under NAME "
+        "with this meter and these sizes in a temporary git worktree, as NAME's newest sweep "
+        "was swept (or as given here), then show the history")
     run_group.add_argument("--run", metavar="A..B", default=None,
                            help="sweep A and every commit after it up to B first")
     run_group.add_argument("--build", metavar="CMD", default=None,

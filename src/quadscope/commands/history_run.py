@@ -6,8 +6,10 @@ repository (`--repo`, else the working directory's; `run.worktree`), takes A
 then every commit on the ancestry path up to B (A included: the history
 starts from it), and in one temporary worktree (removed afterwards, however
 it ends) checks out, builds (`--build CMD`) and sweeps each commit that has no
-stored sweep called NAME yet (`stored_commits`: one with runs at that commit,
-made in a clean tree), through `commands.commits.Measurer`, the same code as
+stored sweep called NAME as this range sweeps it yet (`stored_commits`: one
+with runs at that commit, made in a clean tree, with the same meter and
+sizes; a sweep under another meter or at other sizes does not count, so the
+commit is swept again), through `commands.commits.Measurer`, the same code as
 `bisect`. The sweep is the newest stored sweep called NAME's
 (`commands.commits.like_spec`: its command, sizes, meter, repeats), `--sizes`,
 `--meter`, `--repeat` and `--timeout` overriding it; with a command after
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quadscope import meters
 from quadscope.errors import UsageError
 from quadscope.notice import notice
 from quadscope.textsafe import visible
@@ -45,7 +48,7 @@ class RangeSweeps:
     repo: Path
     commits: tuple[str, ...]
     swept: tuple[str, ...]  # commits swept now
-    stored: tuple[str, ...]  # commits that already had a sweep called NAME
+    stored: tuple[str, ...]  # commits that already had a sweep called NAME, same meter and sizes
     skipped: tuple[str, ...]  # commits whose build or sweep failed
 
 
@@ -57,11 +60,21 @@ def parse_range(text: str) -> tuple[str, str]:
     return first, last
 
 
-def stored_commits(store: Store, name: str) -> set[str]:
-    """The commits at which a sweep called `name` with runs was made in a clean tree."""
+def stored_commits(store: Store, name: str, spec: SweepSpec,
+                   registry: meters.Registry = meters.REGISTRY) -> set[str]:
+    """The commits at which a sweep called `name` with runs was made in a clean tree with
+    `spec`'s meter and sizes (see the contract)."""
     return {s.git_commit for s, count in store.list_sweeps()
             if s.name == name and s.kind == "sweep" and count and s.git_commit
-            and not s.git_dirty}
+            and not s.git_dirty and sorted(s.sizes) == sorted(spec.sizes)
+            and _same_meter(s.meter, spec.meter, registry)}
+
+
+def _same_meter(stored: str, wanted: str, registry: meters.Registry) -> bool:
+    """`stored` is how a sweep under `wanted` is stored: that meter, or for one that counts
+    the work with an exact meter when time leaves the class open (`auto`), that meter too."""
+    meter = registry.find(wanted)
+    return stored == wanted or (meter is not None and stored == meter.counts_with)
 
 
 def newest_named(store: Store, name: str) -> Sweep | None:
@@ -124,7 +137,7 @@ def _sweep_commits(args: argparse.Namespace, store: Store, repo: Path, commits: 
     from quadscope.run.worktree import temporary_worktree
 
     spec = range_spec(args, store)
-    done = stored_commits(store, args.name)
+    done = stored_commits(store, args.name, spec)
     todo = [c for c in commits if c not in done]
     subjects = commit_subjects(repo, commits)
     notice(f"history --run: {len(commits)} commits from {commits[0][:10]} to {commits[-1][:10]}, "
