@@ -1,0 +1,198 @@
+"""The verdict on a cost that grows in several sizes: per-axis classes and separability (pure).
+
+Contract: `analyse_points(axes, points, metric=, seed=, n_boot=, registry=)`
+fits the product model a + b·Π x^p and the additive model a + Σ b·x^q
+(`analyse/multifit`), reads each axis's class from its exponent's 95%
+interval (`analyse/multiclass`: one class where the interval allows one, the
+bracket of the classes around it otherwise, never a class it excludes), tests
+separability by AICc and returns a `MultiVerdict` with one sentence:
+"quadratic in rows, linear in cols; the cost is not separable: rows²·cols fits
+better than rows² + cols". Separability (Burnham & Anderson 2002, §2.6: an AICc
+difference above 2 is support): the product model wins by more than
+SEPARATION (the cost is not separable: the growth in one size depends on the
+other), the sum wins by more (separable), or neither (not decided at these
+points); not asked where an axis does not grow (class "1") or fewer than
+MIN_POINTS points were measured. `lines(...)` are the medians along each axis
+through the base point and the product fit's curve there, which the renderers
+draw. `to_dict()` is the JSON form (docs/schema.md, "several sizes").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from quadscope.analyse.multiclass import AxisClass, axis_class, class_label, nearest
+from quadscope.analyse.multifit import GridPoint, Models, fit_models, medians
+from quadscope.classes import REGISTRY, Registry
+
+SEPARATION = 2.0  # AICc units
+MIN_POINTS = 8  # the sum has 2k + 2 parameters (k = 2) and AICc one more
+
+
+@dataclass(frozen=True, slots=True)
+class AxisVerdict:
+    """One axis: its sizes, exponent p with its 95% interval, and its class or bracket."""
+
+    axis: str
+    sizes: tuple[int, ...]
+    exponent: float
+    interval: tuple[float, float]
+    growth: AxisClass
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"axis": self.axis, "sizes": list(self.sizes), "exponent": self.exponent,
+                "interval": list(self.interval), "class": self.growth.name,
+                "at_least": self.growth.at_least, "at_most": self.growth.at_most}
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """The medians along one axis with the other axes at `fixed`, and the fit's values there."""
+
+    axis: str
+    fixed: tuple[tuple[str, int], ...]
+    sizes: tuple[int, ...]
+    medians: tuple[float, ...]
+    fitted: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MultiVerdict:
+    metric: str
+    axes: tuple[AxisVerdict, ...]
+    models: Models
+    separable: str  # "no" (product), "yes" (sum), "undecided", "not tested"
+    product_text: str
+    sum_text: str
+    sentence: str
+    lines: tuple[Line, ...]
+    points: tuple[tuple[tuple[int, ...], float], ...]  # (sizes, median) of every point
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.models
+        return {
+            "metric": self.metric,
+            "axes": [a.to_dict() for a in self.axes],
+            "product": {"model": self.product_text, "exponents": list(m.product.exponents),
+                        "coefficients": list(m.product.coef), "aicc": m.product.aicc},
+            "sum": {"model": self.sum_text, "exponents": list(m.additive.exponents),
+                    "coefficients": list(m.additive.coef), "aicc": m.additive.aicc},
+            "separable": self.separable,
+            "interval_method": "bootstrap of runs within each point plus wild residuals",
+            "n_boot": m.n_boot,
+            "verdict": self.sentence,
+            "points": [{"sizes": list(s), "median": v} for s, v in self.points],
+        }
+
+
+def _words(c: AxisClass, registry: Registry) -> str:
+    if c.name is not None:
+        return registry[c.name].words
+    if c.at_least == c.at_most:
+        return registry[c.at_least].words
+    return f"{registry[c.at_least].words} to {registry[c.at_most].words}"
+
+
+def _term(name: str, axis: str, registry: Registry) -> str:
+    return class_label(name, axis, registry)
+
+
+def _product_text(axes: Sequence[AxisVerdict], registry: Registry) -> str:
+    terms = []
+    for a in axes:
+        name = a.growth.name or nearest(a.exponent, a.sizes, registry)
+        if name != "1":
+            terms.append(_term(name, a.axis, registry))
+    return "·".join(terms) or "1"
+
+
+def _sum_text(axes: Sequence[AxisVerdict], models: Models, registry: Registry) -> str:
+    terms = []
+    for a, q, b in zip(axes, models.additive.exponents, models.additive.coef[1:], strict=True):
+        name = nearest(q, a.sizes, registry)
+        if name != "1" and b > 0:
+            terms.append(_term(name, a.axis, registry))
+    return " + ".join(terms) or "1"
+
+
+def _separable(axes: Sequence[AxisVerdict], models: Models) -> str:
+    if models.n_points < MIN_POINTS:
+        return "not tested"
+    gap = models.additive.aicc - models.product.aicc
+    if gap < -SEPARATION:
+        return "yes"
+    if any(a.growth.name == "1" for a in axes):
+        return "not tested"
+    return "no" if gap > SEPARATION else "undecided"
+
+
+def _sentence(axes: Sequence[AxisVerdict], separable: str, product: str, total: str,
+              registry: Registry, n_points: int) -> str:
+    parts = ", ".join(f"{_words(a.growth, registry)} in {a.axis}" for a in axes)
+    if separable == "no":
+        return f"{parts}; the cost is not separable: {product} fits better than {total}"
+    if separable == "yes":
+        return f"{parts}; the cost is separable: {total} fits better than {product}"
+    if separable == "undecided":
+        return (f"{parts}; {product} and {total} fit these points equally well, "
+                "so whether the sizes interact is not decided")
+    flat = [a.axis for a in axes if a.growth.name == "1"]
+    if flat:
+        return f"{parts}; the cost does not grow with {' or '.join(flat)}"
+    return f"{parts}; {n_points} points are too few to test whether the sizes interact"
+
+
+def _fixed_for(points: Sequence[GridPoint], i: int) -> tuple[int, ...]:
+    """The other axes' sizes with the most points along axis i (ties: the larger)."""
+    others = Counter(p.sizes[:i] + p.sizes[i + 1:] for p in points)
+    return max(others, key=lambda o: (others[o], o))
+
+
+def lines(names: Sequence[str], points: Sequence[GridPoint], models: Models) -> tuple[Line, ...]:
+    """Each axis's line through the point the most runs share (see the module docstring)."""
+    x, y = medians(points)
+    e = np.array(models.product.exponents)
+    a, b = models.product.coef
+    fitted = a + b * np.prod(x ** e, axis=1)
+    out = []
+    for i, name in enumerate(names):
+        fixed = _fixed_for(points, i)
+        on = sorted((p.sizes[i], j) for j, p in enumerate(points)
+                    if p.sizes[:i] + p.sizes[i + 1:] == fixed)
+        others = tuple(zip((*names[:i], *names[i + 1:]), fixed, strict=True))
+        out.append(Line(name, others, tuple(s for s, _ in on),
+                        tuple(float(y[j]) for _, j in on), tuple(float(fitted[j]) for _, j in on)))
+    return tuple(out)
+
+
+def _axes(names: Sequence[str], points: Sequence[GridPoint], exponents: Sequence[float],
+          intervals: Sequence[tuple[float, float]], registry: Registry) -> list[AxisVerdict]:
+    out = []
+    for i, name in enumerate(names):
+        sizes = tuple(sorted({p.sizes[i] for p in points}))
+        out.append(AxisVerdict(name, sizes, exponents[i], intervals[i],
+                               axis_class(name, sizes, intervals[i], registry)))
+    return out
+
+
+def analyse_points(names: Sequence[str], points: Sequence[GridPoint], *, metric: str = "wall_s",
+                   seed: int = 0, n_boot: int = 400,
+                   registry: Registry = REGISTRY) -> MultiVerdict:
+    """The verdict on `points` over axes `names` (each point's sizes in that order)."""
+    models = fit_models(points, seed=seed, n_boot=n_boot)
+    axes = _axes(names, points, models.product.exponents, models.intervals, registry)
+    separable = _separable(axes, models)
+    if separable == "yes":  # each size's growth is the sum's term in it
+        axes = _axes(names, points, models.additive.exponents, models.sum_intervals, registry)
+    product, total = _product_text(axes, registry), _sum_text(axes, models, registry)
+    _, y = medians(points)
+    return MultiVerdict(
+        metric, tuple(axes), models, separable, product, total,
+        _sentence(axes, separable, product, total, registry, models.n_points),
+        lines(names, points, models),
+        tuple((p.sizes, float(v)) for p, v in zip(points, y, strict=True)))

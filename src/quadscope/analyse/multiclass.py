@@ -1,0 +1,93 @@
+"""One axis's growth class read from its exponent's interval (pure).
+
+Contract: `axis_class(sizes, interval, registry=)` returns an `AxisClass`:
+the one class of the registry whose effective exponent over `sizes` lies in
+the exponent's 95% interval (± TOL), or, where several do or none does, the
+bracket (`at_least` … `at_most`) of the classes that enclose the interval,
+never a class the interval excludes. A class is judged on its effective
+exponent, as `analyse/verdict` judges a one-size fit: the slope of log f(x)
+against log x over the axis's own sizes (n log n reads about 1.2 over two
+decades, √n 0.5, log n about 0.3), so "n log n" is not refused for a k of
+1.2, nor "n" kept for it. Classes that outgrow every power (cⁿ) take part
+only as the bracket's top beyond MAX_POWER. "1" is the exponent 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from quadscope.classes import REGISTRY, GrowthClass, Registry
+
+TOL = 0.05  # half a printed digit of the exponent, as verdict.COHERENCE_TOL
+MAX_POWER = 4.0  # past this exponent the axis outgrows the powers the fit searches
+
+
+@dataclass(frozen=True, slots=True)
+class AxisClass:
+    """An axis's verdict: `name` when settled, else the bracket `at_least` … `at_most`."""
+
+    axis: str
+    name: str | None
+    at_least: str
+    at_most: str
+
+    @property
+    def settled(self) -> bool:
+        return self.name is not None
+
+
+def effective_exponent(growth: GrowthClass, sizes: Sequence[float]) -> float:
+    """The least squares slope of log f(x) on log x over `sizes` (0 for "1")."""
+    if not growth.growing:
+        return 0.0
+    x = np.asarray(sorted({float(s) for s in sizes if s >= 1}))
+    if x.size < 2:
+        return float(growth.order[0])
+    f = growth.evaluate(0.0, 1.0, x)
+    if not np.all(np.isfinite(f)) or np.any(f <= 0):
+        return float(growth.order[0])
+    lx = np.log(x)
+    return float(np.polyfit(lx, np.log(f), 1)[0])
+
+
+def exponents(sizes: Sequence[float], registry: Registry = REGISTRY) -> tuple[tuple[str, float], ...]:
+    """Each power-like class's effective exponent over `sizes`, in registry order."""
+    return tuple((g.name, effective_exponent(g, sizes)) for g in registry
+                 if not g.outgrows_powers)
+
+
+def axis_class(axis: str, sizes: Sequence[float], interval: tuple[float, float],
+               registry: Registry = REGISTRY) -> AxisClass:
+    """The class (or bracket) the exponent's `interval` allows over `sizes` (module docstring)."""
+    lo, hi = interval
+    table = exponents(sizes, registry)
+    inside = [c for c, e in table if lo - TOL <= e <= hi + TOL]
+    if len(inside) == 1:
+        return AxisClass(axis, inside[0], inside[0], inside[0])
+    below = [c for c, e in table if e <= lo + TOL]
+    above = [c for c, e in table if e >= hi - TOL]
+    floor = below[-1] if below else table[0][0]
+    if above:
+        ceiling = above[0]
+    else:
+        beyond = [g.name for g in registry if g.outgrows_powers]
+        ceiling = beyond[0] if beyond and hi > MAX_POWER else table[-1][0]
+    if inside:
+        floor, ceiling = inside[0], inside[-1]
+    return AxisClass(axis, None, floor, ceiling)
+
+
+def class_label(name: str, axis: str, registry: Registry = REGISTRY) -> str:
+    """A class's label with its size written as the axis ("n²" -> "rows²")."""
+    import re
+
+    return re.sub(r"n", axis, registry[name].label) if name != "1" else "1"
+
+
+def nearest(exponent: float, sizes: Sequence[float], registry: Registry = REGISTRY) -> str:
+    """The class whose effective exponent over `sizes` is nearest `exponent` (for the sum's terms)."""
+    table = exponents(sizes, registry)
+    return min(table, key=lambda ce: abs(ce[1] - exponent))[0]
