@@ -1,0 +1,130 @@
+"""Calibration of the fit in several sizes: do the exponents' 95% intervals cover the truth?
+
+Simulated sweeps of cost = a + b·n^p·m^q (and sums a + b·n^p + c·m^q) over
+true exponents p, q in {0.5, 1, 1.5, 2} (and n log n in n), with log-normal
+noise at 1%, 5% and 20% CV, an offset a of none or a third of the smallest
+cost, 3 repeats per point (1 at 20% half the time), on the full 5 × 5 grid
+and on the star design of `quadscope.run.design` (lines through the middle
+plus corners, 10 sizes per axis, at most 30 points). Each trial is fitted by
+`quadscope.analyse.multi.analyse_points` exactly as a stored sweep would be.
+
+Reported per cell: how often each exponent's 95% interval holds the true
+exponent (the stated rate is 95%; for n log n the truth is its effective
+exponent over the sizes, `analyse.multiclass.effective_exponent`), how often
+the axis's class is settled and right, a bracket holding the truth, or wrong
+(settled on another class, or a bracket that misses it: "confidently wrong"),
+and how often separability is judged right (product laws: "no"; sums: "yes").
+
+Run: PYTHONPATH=src python bench/multi_calibration.py [--trials 40] [--boot 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+from collections import defaultdict
+
+import numpy as np
+
+from quadscope.analyse.multi import analyse_points
+from quadscope.analyse.multiclass import effective_exponent
+from quadscope.analyse.multifit import GridPoint
+from quadscope.classes import REGISTRY
+from quadscope.run.design import Axis, design
+
+GRID_N = (1000, 2000, 4000, 8000, 16000)
+GRID_M = (10, 20, 40, 80, 160)
+STAR_N = tuple(1000 * 2**k for k in range(10))
+STAR_M = tuple(10 * 2**k for k in range(10))
+LAWS = {"sqrt n": 0.5, "n": 1.0, "n^1.5": 1.5, "n^2": 2.0}
+CLASS_OF = {0.5: "sqrt n", 1.0: "n", 2.0: "n^2"}  # 1.5 lies between classes: a bracket is right
+
+
+def _f(law: str, x: np.ndarray | float) -> np.ndarray:
+    if law == "n log n":
+        return np.asarray(x, dtype=float) * np.log(x)
+    return np.asarray(x, dtype=float) ** LAWS[law]
+
+
+def _truth_k(law: str, sizes: tuple[int, ...]) -> float:
+    return effective_exponent(REGISTRY["n log n"], sizes) if law == "n log n" else LAWS[law]
+
+
+def _score(growth, law: str, k: float) -> str:
+    order = REGISTRY.index
+    if law == "n^1.5":
+        lo, hi = order("n log n"), order("n^2")
+        if growth.name is not None:
+            return "wrong"
+        return "bracket" if order(growth.at_least) <= lo and order(growth.at_most) >= hi else "wrong"
+    true = law if law == "n log n" else CLASS_OF[LAWS[law]]
+    if growth.name is not None:
+        return "right" if growth.name == true else "wrong"
+    inside = order(growth.at_least) <= order(true) <= order(growth.at_most)
+    return "bracket" if inside else "wrong"
+
+
+def trial(rng: np.random.Generator, points, law_n: str, law_m: str, kind: str,
+          noise: float, offset: bool, repeat: int, n_boot: int) -> dict[str, object]:
+    x = np.array(points, dtype=float)
+    smallest = float(_f(law_n, x[:, 0].min()) * _f(law_m, x[:, 1].min()))
+    if kind == "product":
+        clean = _f(law_n, x[:, 0]) * _f(law_m, x[:, 1])
+    else:  # sum: both terms equal at the largest point, so both are seen
+        fn, fm = _f(law_n, x[:, 0]), _f(law_m, x[:, 1])
+        clean = fn / fn.max() + fm / fm.max()
+        smallest = float(clean.min())
+    a = smallest / 3 if offset else 0.0
+    pts = [GridPoint(tuple(int(s) for s in p),
+                     tuple((a + c) * np.exp(rng.normal(0, noise, repeat) - noise**2 / 2)))
+           for p, c in zip(points, clean, strict=True)]
+    v = analyse_points(("n", "m"), pts, seed=int(rng.integers(1 << 31)), n_boot=n_boot)
+    sizes = (tuple(sorted({p[0] for p in points})), tuple(sorted({p[1] for p in points})))
+    out: dict[str, object] = {"sep": v.separable}
+    for i, law in enumerate((law_n, law_m)):
+        k = _truth_k(law, sizes[i])
+        lo, hi = v.axes[i].interval
+        out[f"cover{i}"] = lo <= k <= hi
+        out[f"class{i}"] = _score(v.axes[i].growth, law, k)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--boot", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=28)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    designs = {"grid 5×5": [(n, m) for n in GRID_N for m in GRID_M],
+               "star ≤30": list(design((Axis("n", STAR_N), Axis("m", STAR_M)), max_points=30))}
+    laws_n = (*LAWS, "n log n")
+    cells: dict[tuple[str, str, float], list[dict[str, object]]] = defaultdict(list)
+    t0 = time.monotonic()
+    for name, points in designs.items():
+        for noise in (0.01, 0.05, 0.20):
+            for law_n, law_m, kind in itertools.product(laws_n, ("n", "n^2"), ("product", "sum")):
+                for t in range(args.trials):
+                    repeat = 1 if noise == 0.20 and t % 2 else 3
+                    cells[(name, kind, noise)].append(trial(
+                        rng, points, law_n, law_m, kind, noise, offset=bool(t % 3 == 0),
+                        repeat=repeat, n_boot=args.boot))
+    print(f"{sum(map(len, cells.values()))} trials in {time.monotonic() - t0:.0f} s\n")
+    print("| design | law | noise CV | trials | p covered | q covered | "
+          "class right | bracket holds | wrong | separability right |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (name, kind, noise), rows in sorted(cells.items()):
+        n = len(rows)
+        cov = [sum(bool(r[f"cover{i}"]) for r in rows) / n for i in (0, 1)]
+        scores = [r[f"class{i}"] for r in rows for i in (0, 1)]
+        want = "no" if kind == "product" else "yes"
+        sep = sum(r["sep"] == want for r in rows) / n
+        print(f"| {name} | {kind} | {noise:.0%} | {n} | {cov[0]:.1%} | {cov[1]:.1%} | "
+              f"{scores.count('right') / len(scores):.1%} | "
+              f"{scores.count('bracket') / len(scores):.1%} | "
+              f"{scores.count('wrong') / len(scores):.1%} | {sep:.1%} |")
+
+
+if __name__ == "__main__":
+    main()
