@@ -22,7 +22,7 @@ import pytest
 import quadscope
 from quadscope.errors import StoreError, UnknownRunError
 from quadscope.host import Host
-from quadscope.model import SCHEMA_VERSION, Measurement, Run, Sweep
+from quadscope.model import Measurement, Run, Sweep
 from quadscope.store import (
     APPLICATION_ID,
     SqliteStore,
@@ -33,6 +33,7 @@ from quadscope.store import (
     open_store,
 )
 from quadscope.store.schema import POSTGRES, SQLITE, Dialect, table_columns
+from quadscope.store.schema import STORE_VERSION as SCHEMA_VERSION
 
 
 def make_sweep(name: str = "sort", **kw: object) -> Sweep:
@@ -262,9 +263,10 @@ def test_duplicate_seq_is_refused(store: Store) -> None:
 
 
 def test_run_columns_follow_run_to_dict(store: Store) -> None:
-    """The runs table has one column per Run.to_dict() key, in the same order."""
+    """The runs table has one column per Run.to_dict() key, in the same order, then `axes`
+    (a run's other sizes; not in a one-size run's dict)."""
     columns = table_columns(store._conn, "runs", _dialect(store))  # type: ignore[attr-defined]
-    assert list(columns) == list(make_run(1, 0).to_dict())
+    assert list(columns) == [*make_run(1, 0).to_dict(), "axes"]
 
 
 def test_blobs_round_trip(store: Store) -> None:

@@ -18,9 +18,10 @@ import pytest
 from quadscope import metrics
 from quadscope.commands.stored import load_sweep
 from quadscope.errors import StoreError
-from quadscope.model import RUN_KEYS, SCHEMA_VERSION, Measurement, Run, Sweep
+from quadscope.model import Measurement, Run, Sweep
 from quadscope.store import SqliteStore, migrations, open_store
-from quadscope.store.schema import POSTGRES, SQLITE
+from quadscope.store.schema import POSTGRES, RUN_COLUMNS, SQLITE
+from quadscope.store.schema import STORE_VERSION as SCHEMA_VERSION
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema1"
 
@@ -48,18 +49,20 @@ def _schema(path: Path) -> tuple[int, list[tuple[str, str]]]:
 
 
 def test_schema1_store_is_upgraded_in_place_keeping_every_run(tmp_path: Path) -> None:
-    """Opening a 0.1.0 store brings it to a fresh store's schema 2, every row and value unchanged."""
+    """Opening a 0.1.0 store brings it to a fresh store's schema, every row and value unchanged
+    (the runs' `axes` of schema 3 NULL: one size)."""
     path = _old_copy(tmp_path)
     before = _rows(path)
     assert _schema(path)[0] == 1 and len(before) == 681
     SqliteStore(path).close()
     after = _rows(path)
-    assert after == before
-    assert list(after[0]) == list(RUN_KEYS)
+    assert [{k: v for k, v in r.items() if k != "axes"} for r in after] == before
+    assert {r["axes"] for r in after} == {None}
+    assert list(after[0]) == list(RUN_COLUMNS)
     fresh = tmp_path / "fresh.db"
     SqliteStore(fresh).close()
     assert _schema(path) == _schema(fresh)
-    assert _schema(path)[0] == SCHEMA_VERSION == 2
+    assert _schema(path)[0] == SCHEMA_VERSION == 3
 
 
 def test_second_open_of_an_upgraded_store_changes_nothing(tmp_path: Path) -> None:
@@ -96,7 +99,7 @@ def test_a_failed_upgrade_leaves_the_store_at_schema_1(
     monkeypatch.setitem(migrations.MIGRATIONS, 2, half_then_fail)
     with pytest.raises(StoreError) as e:
         SqliteStore(path)
-    assert str(e.value) == f"cannot upgrade {path} from schema 1 to 2: disk full"
+    assert str(e.value) == f"cannot upgrade {path} from schema 1 to {SCHEMA_VERSION}: disk full"
     assert (_schema(path), _rows(path)) == (schema, rows)
 
 
@@ -130,7 +133,7 @@ def test_a_metric_missing_from_the_table_is_added_as_nullable(store_location: Pa
             assert cols["context_switches"] == ("bigint", "YES")
             assert cols["wall_s"] == ("double precision", "NO")
             dialect = POSTGRES
-        assert set(cols) == set(RUN_KEYS)
+        assert set(cols) == set(RUN_COLUMNS)
         assert migrations.missing_metric_columns(conn, dialect) == ()
 
 
@@ -145,3 +148,43 @@ def test_schema1_json_export_still_loads(tmp_path: Path) -> None:
     for run, raw in zip(runs, data["runs"], strict=True):
         assert {k: run.to_dict()[k] for k in raw} == raw
         assert run.measurement.values.keys() == set(metrics.RAW_NAMES)
+
+
+def test_schema2_store_gains_the_axes_column_and_keeps_every_run(tmp_path: Path) -> None:
+    """A schema-2 store (before several sizes) opens at schema 3: same rows, `axes` NULL,
+    SQL identical to a fresh store's; its runs read back with no other axes."""
+    path = _old_copy(tmp_path)
+    to_schema2 = migrations.MIGRATIONS[2]
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    to_schema2(conn)
+    conn.execute("ALTER TABLE runs DROP COLUMN axes")  # as schema 2 had it
+    conn.execute("PRAGMA user_version=2")
+    conn.execute("COMMIT")
+    conn.close()
+    before = _rows(path)
+    assert _schema(path)[0] == 2 and "axes" not in before[0]
+    with SqliteStore(path) as s:
+        assert s.runs(1)[0].axes == ()
+    after = _rows(path)
+    assert [{k: v for k, v in r.items() if k != "axes"} for r in after] == before
+    fresh = tmp_path / "fresh.db"
+    SqliteStore(fresh).close()
+    assert _schema(path) == _schema(fresh)
+
+
+def test_runs_over_several_sizes_round_trip(tmp_path: Path) -> None:
+    """A run's other axes are stored and read back; a sweep's axes and points too."""
+    with SqliteStore(tmp_path / "s.db") as s:
+        sweep = s.create_sweep(Sweep(id=0, name="grid", mode="sizes", command=("x", "{n}", "{m}"),
+                                     axes=(("n", (1, 2, 4)), ("m", (10, 20, 40))),
+                                     points=((1, 10), (4, 40))))
+        s.add_run(Run(sweep.id, 0, "A", 4, 0, False, 0.0, Measurement(wall_s=0.5, exit_code=0),
+                      axes=(("m", 40),)))
+        s.add_run(Run(sweep.id, 1, "A", 1, 0, False, 0.0, Measurement(wall_s=0.1, exit_code=0)))
+    with SqliteStore(tmp_path / "s.db") as s:
+        runs = s.runs(sweep.id)
+        assert [r.axes for r in runs] == [(("m", 40),), ()]
+        got = s.get_sweep(str(sweep.id))
+        assert got.axes == sweep.axes and got.points == sweep.points
+        assert "axes" not in runs[1].to_dict() and runs[0].to_dict()["axes"] == {"m": 40}

@@ -21,9 +21,10 @@ import pytest
 import pg
 from bad_inputs import run_argv
 from quadscope.errors import StoreError, UnknownRunError
-from quadscope.model import SCHEMA_VERSION, Measurement, Owner, Run, Sweep
+from quadscope.model import Measurement, Owner, Run, Sweep
 from quadscope.store import mask_url, open_store
 from quadscope.store.postgres import META_TABLE, PostgresStore
+from quadscope.store.schema import STORE_VERSION as SCHEMA_VERSION
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -29,6 +29,12 @@ Schema history (bump SCHEMA_VERSION when a stored or exported field changes):
       never stored, and the field is only added. Nor is `Sweep.host` read
       as a typed `Host` record: its stored and exported form is the same
       object of strings.
+  Several sizes (issue 28): a Sweep may carry `axes` (each size parameter's
+  name and sizes) and `points` (the combinations measured), a Run the other
+  axes' sizes (`axes`, in the store's `axes` column: store schema 3, see
+  store/migrations.py). Both are written only when present, so a sweep over
+  one size exports exactly schema 2's shape and SCHEMA_VERSION, the exported
+  format's number, stays 2.
 """
 
 from __future__ import annotations
@@ -155,13 +161,26 @@ class Measurement:
         )
 
 
+def read_axes(value: Any) -> tuple[tuple[str, int], ...]:
+    """A run's other axes from its stored or exported form: a JSON object, its text, or None."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        import json
+
+        value = json.loads(value)
+    return tuple((str(k), int(v)) for k, v in dict(value).items())
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """One measured execution inside a sweep.
 
     `seq` is the execution order within the sweep (0, 1, ...); `variant` is "A"
     for the main command and "B" for `--vs`; `size_n` is the value substituted
-    for `{n}` (or the launch index `{i}` in accumulate mode).
+    for `{n}` (or the launch index `{i}` in accumulate mode), or for the first
+    axis of a sweep over several sizes, whose other axes' sizes are `axes`
+    ((name, size) pairs in the sweep's axis order; empty for one size).
     """
 
     sweep_id: int
@@ -172,6 +191,7 @@ class Run:
     warmup: bool
     started_at: float  # unix time, for the record only: never used for durations
     measurement: Measurement
+    axes: tuple[tuple[str, int], ...] = ()
 
     def value(self, metric: str) -> float | None:
         """One metric of this run as a float, derived ones included; None when not measured."""
@@ -189,6 +209,8 @@ class Run:
             "started_at": self.started_at,
         }
         d.update(self.measurement.to_dict())
+        if self.axes:  # only a sweep over several sizes: one size's layout is schema 2's
+            d["axes"] = dict(self.axes)
         return d
 
     @classmethod
@@ -202,6 +224,7 @@ class Run:
             warmup=bool(d["warmup"]),
             started_at=float(d["started_at"]),
             measurement=Measurement.from_dict(d),
+            axes=read_axes(d.get("axes")),
         )
 
 
@@ -256,10 +279,23 @@ class Sweep:
     git_dirty: bool = False  # tracked files differed from HEAD when the sweep started
     machine: str = ""  # "hostname (CPU model)"
     vs_host: str = ""  # B's hostname when B ran on another machine (a comparison only)
+    # Several sizes (run/design.py): each axis's name and sizes, the first axis being
+    # the runs' size_n; `points` the combinations measured. Both empty for one size.
+    axes: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    points: tuple[tuple[int, ...], ...] = ()
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.axes)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         del d["vs_host"]
+        if self.axes:
+            d["axes"] = [{"name": n, "sizes": list(s)} for n, s in self.axes]
+            d["points"] = [list(p) for p in self.points]
+        else:  # one size: the stored and exported shape stays schema 2's
+            del d["axes"], d["points"]
         d["host"] = self.host.to_dict()
         if self.vs_host:
             d["host"]["vs_host"] = self.vs_host
@@ -284,6 +320,9 @@ class Sweep:
         kw["host"] = Host.from_dict(host)
         kw["cpus"] = tuple(int(c) for c in kw.get("cpus", ()))
         kw["until"] = tuple(str(m) for m in kw.get("until", ()))
+        kw["axes"] = tuple((str(a["name"]), tuple(int(x) for x in a["sizes"]))
+                           for a in kw.get("axes", ()))
+        kw["points"] = tuple(tuple(int(x) for x in p) for p in kw.get("points", ()))
         return cls(**kw)
 
 

@@ -124,14 +124,15 @@ def run_values(run: Run) -> tuple[Any, ...]:
     # Run.to_dict's values without its dicts: this is on every run's path.
     m = run.measurement
     fields = (run.sweep_id, run.seq, run.variant, run.size_n, run.repeat, int(run.warmup),
-              run.started_at, m.exit_code, int(m.timed_out), m.stderr_tail)
+              run.started_at, m.exit_code, int(m.timed_out), m.stderr_tail,
+              json.dumps(dict(run.axes), separators=(",", ":")) if run.axes else None)
     values = m.values
     return tuple(fields[k] if isinstance(k, int) else values[k] for k in _ROW_PLAN)
 
 
 # Each column of RUN_COLUMNS: its index in run_values' `fields`, or the metric it holds.
 _FIELDS = ("sweep_id", "seq", "variant", "size_n", "repeat", "warmup", "started_at",
-           "exit_code", "timed_out", "stderr_tail")
+           "exit_code", "timed_out", "stderr_tail", "axes")
 _ROW_PLAN: tuple[int | str, ...] = tuple(_FIELDS.index(c) if c in _FIELDS else c
                                          for c in RUN_COLUMNS)
 

@@ -18,6 +18,12 @@ History (model.py's schema comment says what each version means):
       except wall_s. SQLite cannot drop NOT NULL in place, so the table is
       copied into a new one (https://www.sqlite.org/lang_altertable.html,
       "Making Other Kinds Of Table Schema Changes").
+  3 — the runs table gains `axes` (TEXT, nullable): a run's other sizes in a
+      sweep over several (issue 28). SQLite rebuilds the table as for 2, so an
+      upgraded file's SQL is a fresh one's; PostgreSQL adds the column
+      (`SHARED`, `upgrade_shared`). Old runs read it as NULL: one size.
+      SCHEMA_VERSION here is the store's (`schema.STORE_VERSION`), not the
+      exported format's (`model.SCHEMA_VERSION`, still 2).
 """
 
 from __future__ import annotations
@@ -27,13 +33,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from quadscope import metrics
-from quadscope.model import SCHEMA_VERSION
 from quadscope.store.schema import (
     SQLITE,
     Dialect,
     metric_column_sql,
     runs_table_sql,
     table_columns,
+)
+from quadscope.store.schema import (
+    STORE_VERSION as SCHEMA_VERSION,
 )
 
 
@@ -50,8 +58,24 @@ def _rebuild_runs(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE runs_schema1")
 
 
+def _add_axes(conn: Any, dialect: Dialect = SQLITE) -> None:
+    """Schema 2 -> 3: the runs' `axes` column (several sizes), NULL for every run stored."""
+    conn.execute(dialect.ddl("ALTER TABLE runs ADD COLUMN axes TEXT"))
+
+
+def _rebuild_with_axes(conn: sqlite3.Connection) -> None:
+    """Schema 2 -> 3 on SQLite: rebuilt as in 1 -> 2, so its SQL is a fresh store's."""
+    _rebuild_runs(conn)
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _rebuild_runs,
+    3: _rebuild_with_axes,
+}
+# The migrations PostgreSQL runs, in the shared words of `schema` (from its first schema on).
+FIRST_POSTGRES = 2
+SHARED: dict[int, Callable[[Any, Dialect], None]] = {
+    3: _add_axes,
 }
 
 
@@ -60,6 +84,12 @@ def upgrade(conn: sqlite3.Connection, version: int) -> None:
     for target in range(version + 1, SCHEMA_VERSION + 1):
         MIGRATIONS[target](conn)
     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+
+def upgrade_shared(conn: Any, version: int, dialect: Dialect) -> None:
+    """Migrate a PostgreSQL store at `version` (≥ FIRST_POSTGRES) to SCHEMA_VERSION."""
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        SHARED[target](conn, dialect)
 
 
 def missing_metric_columns(conn: Any, dialect: Dialect = SQLITE) -> tuple[str, ...]:

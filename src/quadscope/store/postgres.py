@@ -45,10 +45,11 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from quadscope.errors import StoreError, UnknownRunError
-from quadscope.model import SCHEMA_VERSION, Owner, Run, Sweep
+from quadscope.model import Owner, Run, Sweep
 from quadscope.store import base, migrations
 from quadscope.store.base import mask_url
 from quadscope.store.schema import POSTGRES, create_tables
+from quadscope.store.schema import STORE_VERSION as SCHEMA_VERSION
 
 APPLICATION = "quadscope"
 META_TABLE = "quadscope_meta"
@@ -193,10 +194,13 @@ class PostgresStore:
                 create_tables(c, POSTGRES)
                 c.execute(POSTGRES.ddl(_META_SQL))
                 c.execute(f"INSERT INTO {META_TABLE} VALUES (%s, %s)", (APPLICATION, SCHEMA_VERSION))
-            elif meta[1] < SCHEMA_VERSION:
+            elif meta[1] < migrations.FIRST_POSTGRES:
                 raise StoreError(f"{self._where} holds schema {meta[1]}, which no PostgreSQL "
                                  f"store was ever written with; this quadscope writes "
                                  f"{SCHEMA_VERSION}: point --db at a new database")
+            elif meta[1] < SCHEMA_VERSION:
+                migrations.upgrade_shared(c, meta[1], POSTGRES)
+                c.execute(f"UPDATE {META_TABLE} SET schema_version = %s", (SCHEMA_VERSION,))
             missing = migrations.missing_metric_columns(c, POSTGRES)
             if missing:
                 migrations.add_metric_columns(c, missing, POSTGRES)

@@ -4,7 +4,8 @@ Contract: `create_tables(conn, dialect)` makes the four tables of an empty store
 (`owners` is also added to older files that lack it, see OWNERS_SQL);
 `runs_table_sql()` is the `CREATE TABLE` of the runs table (migrations
 rebuild it with this); `RUN_COLUMNS` are its columns in `Run.to_dict()` order,
-so SQL, CSV and JSON share one layout; `metric_column_sql(metric)` declares one
+so SQL, CSV and JSON share one layout, then `axes` (a run's other sizes, store
+schema 3, `STORE_VERSION`); `metric_column_sql(metric)` declares one
 raw metric's column. A metric column is REAL, or INTEGER for an integral
 metric, and NOT NULL only for wall_s: a meter that cannot give a metric stores
 NULL. Derived metrics are never stored. Tables and columns are documented in
@@ -40,9 +41,17 @@ _DECLS: dict[str, str] = {
     "exit_code": "INTEGER NOT NULL",
     "timed_out": "INTEGER NOT NULL",
     "stderr_tail": "TEXT    NOT NULL",
+    "axes": "TEXT",  # a run's other axes as a JSON object (several sizes); NULL for one size
 }
 
-RUN_COLUMNS: tuple[str, ...] = RUN_KEYS
+# The store's own version (SQLite's user_version, PostgreSQL's quadscope_meta): 3 added
+# the runs' `axes` column (store/migrations.py). The exported format's number is
+# model.SCHEMA_VERSION, which a sweep over one size still writes unchanged.
+STORE_VERSION = 3
+
+# Run.to_dict's keys, then the runs' other axes: a column of the store only, so a run
+# over one size reads and exports as before.
+RUN_COLUMNS: tuple[str, ...] = (*RUN_KEYS, "axes")
 BOOL_COLUMNS = frozenset({"warmup", "timed_out"})  # stored as 0/1
 
 

@@ -68,10 +68,11 @@ from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from quadscope.errors import StoreError, UnknownRunError
-from quadscope.model import SCHEMA_VERSION, Owner, Run, Sweep
+from quadscope.model import Owner, Run, Sweep
 from quadscope.store import base, journal, migrations
 from quadscope.store.base import LATEST_REFS
 from quadscope.store.schema import OWNERS_SQL, RUN_COLUMNS, create_tables
+from quadscope.store.schema import STORE_VERSION as SCHEMA_VERSION
 
 # "QSCP" in ASCII: marks the file as ours in the SQLite header (offset 68), so
 # `file(1)`-style tools and our own open can tell a quadscope store apart.
