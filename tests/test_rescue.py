@@ -307,7 +307,7 @@ def test_a_batchs_tags_are_each_runs_tag() -> None:
     """rescue_tags builds the sweep's part once; each line is exactly rescue_tag's."""
     sweep = Sweep(id=7, name="s\n\"x", mode="sizes", command=("p", "{n}"), created_at=12.5)
     planned = [PlannedRun("A", 10, 0, warmup=True), PlannedRun("B", 2**40, 3),
-               PlannedRun("A", 1, 1)]
+               PlannedRun("A", 1, 1), PlannedRun("A", 4, 0, axes=(("m", 8), ("k", 2)))]
     key = store_key("/tmp/a \"b\".db")
     assert rescue_tags(key, sweep, 5, planned, 99.25) == [
         rescue_tag(key, sweep, 5 + k, p, 99.25) for k, p in enumerate(planned)]

@@ -41,14 +41,15 @@ def visible_lines(text: str) -> str:
     return "\n".join(visible(line) for line in text.split("\n"))
 
 
-_PLACEHOLDER = re.compile(r"\{[ni]\}")
+# {n}, {i}, and any axis of a sweep over several sizes ({m}, {rows}: run/axes.py).
+_PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _C_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", "'": "\\'"}
 
 
 def _quote(arg: str) -> str:
     """shlex.quote, or bash's $'...' quoting when the argument holds a control character.
 
-    The size placeholders `{n}` and `{i}` stay bare, as typed: bash expands
+    The size placeholders (`{n}`, `{i}`, `{m}`, ...) stay bare, as typed: bash expands
     braces only around a comma or `..`, so `./prog {n}` means what it shows.
     """
     if not _UNSAFE.search(arg):

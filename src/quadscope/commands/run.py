@@ -60,8 +60,12 @@ A second command after a standalone --vs inside the tail is swept as B:
 def register(sub: Any) -> None:
     p = sub.add_parser("run", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("sizes")
-    g.add_argument("--sizes", metavar="SPEC",
-                   help="100,200,400 | 1e3..1e6 (doubling) | 1e3..1e6*4 | 0..1000+100")
+    g.add_argument("--sizes", metavar="SPEC", action="append",
+                   help="100,200,400 | 1e3..1e6 (doubling) | 1e3..1e6*4 | 0..1000+100; "
+                        "several sizes: --sizes n=1e3..1e5 --sizes m=10..1000 with {n}, {m}")
+    g.add_argument("--max-points", type=int, default=None, metavar="N",
+                   help="several sizes: measure at most N points (the grid if it fits, else "
+                        "lines through the middle and corners) [36]")
     g.add_argument("--budget", type=float, default=30.0, metavar="SECONDS",
                    help="adaptive mode (the default without --sizes): at most this long [30]")
     g.add_argument("--start", default="1", metavar="N",
@@ -182,10 +186,24 @@ def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
             raise UsageError(f"--vs {args.vs!r} does not parse as a command line: {exc}") from None
     if args.vs_shell:
         vs, vs_shell = (args.vs_shell,), True
-    if args.accumulate and args.sizes is not None:
+    from quadscope.commands.multi import read_sizes
+
+    if isinstance(args.sizes, list) or not hasattr(args, "axes"):
+        read_sizes(args)
+    axes = args.axes
+    if args.accumulate and (args.sizes is not None or axes):
         raise UsageError("--accumulate counts launches with --runs; it takes no --sizes")
-    mode = "accumulate" if args.accumulate else ("sizes" if args.sizes is not None else "adaptive")
+    mode = ("accumulate" if args.accumulate else
+            ("sizes" if args.sizes is not None or axes else "adaptive"))
     sizes = parse_sizes(args.sizes) if args.sizes is not None else ()
+    multi: dict[str, Any] = {}
+    if axes:
+        from quadscope.commands.multi import design_points, refuse_unsupported
+
+        refuse_unsupported(args)
+        sizes = axes[0].sizes
+        multi = {"axes": tuple((a.name, a.sizes) for a in axes),
+                 "points": design_points(args, axes)}
     for cmd, shell in ((command, args.shell), (vs, vs_shell)) if resolve else ():
         if cmd and cmd[0].startswith(PREFIX):
             if "" not in sys.path:
@@ -201,7 +219,7 @@ def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
         predict_n=None if args.predict is None else parse_size(args.predict, "--predict"),
         until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
         setup=args.setup, prepare=args.prepare, cpus=parse_cpus(args.cpu),
-        meter=args.meter, fork=args.fork,
+        meter=args.meter, fork=args.fork, **multi,
     )
     check_spec(spec)
     return spec
@@ -210,7 +228,8 @@ def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
 def refuse_new_settings(args: argparse.Namespace) -> None:
     """`--resume` reuses the stored command and sizes: a new one given with it would be ignored."""
     command, _ = split_command(args.command)
-    given = [flag for flag, value in (("a command after --", command), ("--sizes", args.sizes),
+    given = [flag for flag, value in (("a command after --", command),
+                                      ("--sizes", args.sizes or getattr(args, "axes", ())),
                                       ("--vs", args.vs), ("--vs-shell", args.vs_shell),
                                       ("--accumulate", args.accumulate)) if value]
     if given:
@@ -279,12 +298,17 @@ class RichProgress:
 
 def run(args: argparse.Namespace) -> int:
     from quadscope.analyse.gate import parse_gates
+    from quadscope.commands.multi import read_sizes, refuse_unsupported
 
+    read_sizes(args)
+    if args.axes:
+        refuse_unsupported(args)  # before a store is opened or anything measured
     if args.fleet:
         from quadscope.commands.fleet import run_fleet
 
         return run_fleet(args, build_spec(args, resolve=False))
-    parse_gates(args.fail_above)  # refuse bad gates and paths before spending time on a sweep
+    if not args.axes:  # a sweep over several sizes gates AXIS=CLASS (commands/multi.py)
+        parse_gates(args.fail_above)  # refuse bad gates and paths before spending time
     check_fail_on(args)
     check_outputs(args)
     store = open_store(args)
@@ -313,7 +337,8 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
             try:
                 sweep = session.resume(sweep, store=store, clock=SystemClock(),
                                        measuring=measuring, progress=progress,
-                                       counting=session.counting_to_resume(sweep))
+                                       counting=None if sweep.axes else
+                                       session.counting_to_resume(sweep))
             finally:
                 progress.stop()
         else:
@@ -322,11 +347,13 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
             machine = session.Machine.real()
             facts = session.read_host(machine)
             warn_skews(facts.advice)
+            # Counting after the timed plan (run/counting.py) follows one size; a sweep
+            # over several is measured by its meter alone.
+            counting = None if spec.axes else session.choose_counting(spec, no_perf=args.no_perf)
             try:
                 sweep = session.start(spec, store=store, clock=SystemClock(), machine=machine,
                                       measuring=measuring, facts=facts, progress=progress,
-                                      counting=session.choose_counting(spec,
-                                                                       no_perf=args.no_perf))
+                                      counting=counting)
             finally:
                 progress.stop()
     except KeyboardInterrupt as exc:
@@ -347,6 +374,10 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
             raise
         raise StoreError(f"{exc}; then continue with `quadscope run --resume "
                          f"{progress.sweep_id}`") from None
+    if sweep.axes:
+        from quadscope.commands.multi import finish_multi
+
+        return finish_multi(args, store, sweep)
     profile = profile_after_sweep(args, sweep, store) if getattr(args, "profile", False) else None
     runs = store.runs(sweep.id)
     with fit_progress() as fitting:

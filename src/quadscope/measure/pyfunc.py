@@ -4,7 +4,9 @@ Contract: `FunctionExecutor` is an `Executor` (its `execute_many` is
 `SerialExecutor`'s) whose argv is `(target, size)`, where `target` is
 `python:MODULE:FUNC[:SETUP]` (imported on first use; SETUP names a function of
 the same module) or a name registered with a callable. The argument is
-`setup(n)` (default: n itself), built outside the timed window.
+`setup(n)` (default: n itself), built outside the timed window. Over several
+sizes (`python:M:F {n} {m}`, run/axes.py) the argv is `(target, n, m, ...)`
+and the function gets `setup(n, m)`, or is called as `func(n, m)` without one.
 
 In-process (the default), as timeit and pyperf do: calls run in batches of
 `loops` back-to-back calls on the same argument, the loop count growing until
@@ -71,7 +73,23 @@ MIN_BATCH_S = 0.01  # pyperf's default minimum time per batch of loops
 _TAIL_BYTES = 2000
 
 Func = Callable[[Any], Any]
-Setup = Callable[[int], Any]
+Setup = Callable[..., Any]
+Sizes = int | tuple[int, ...]  # one size, or every axis's in a sweep over several (run/axes)
+
+
+def _argument(setup: Setup | None, n: Sizes) -> Any:
+    """What the function is called with: setup(n) (setup(n, m) over several sizes), else the
+    size itself (the tuple of sizes, spread by `_spread`)."""
+    if isinstance(n, tuple):
+        return setup(*n) if setup is not None else n
+    return setup(n) if setup is not None else n
+
+
+def _spread(func: Func) -> Func:
+    """func(n, m) for a sweep over several sizes without setup: the sizes as its arguments."""
+    def call(sizes: Any) -> Any:
+        return func(*sizes)
+    return call
 
 
 def _parts(target: str) -> list[str]:
@@ -128,11 +146,11 @@ def _call_rusage(r0: resource.struct_rusage, r1: resource.struct_rusage,
     return out
 
 
-def _child(func: Func, setup: Setup | None, n: int, out_fd: int) -> None:
+def _child(func: Func, setup: Setup | None, n: Sizes, out_fd: int) -> None:
     code = 0
     report: dict[str, Any] = {}
     try:
-        arg = setup(n) if setup is not None else n
+        arg = _argument(setup, n)
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.monotonic()
         func(arg)
@@ -255,10 +273,10 @@ class FunctionExecutor(SerialExecutor):
         self._setups: dict[str, Setup | None] = dict.fromkeys(self._functions, setup)
         self.fork = fork
         self._min_batch_s = min_batch_s
-        self._loops: dict[tuple[str, int], int] = {}  # loops calibrated per (target, n)
+        self._loops: dict[tuple[str, Sizes], int] = {}  # loops calibrated per (target, n)
         self._probed: set[str] = set()  # python: targets, whose first call per size is probed
         # Each probed size's failed run, or None when it may run in-process.
-        self._crashed: dict[tuple[str, int], Measurement | None] = {}
+        self._crashed: dict[tuple[str, Sizes], Measurement | None] = {}
 
     def function(self, target: str) -> Func:
         if target not in self._functions:
@@ -266,7 +284,7 @@ class FunctionExecutor(SerialExecutor):
             self._probed.add(target)
         return self._functions[target]
 
-    def _probe(self, target: str, func: Func, setup: Setup | None, n: int,
+    def _probe(self, target: str, func: Func, setup: Setup | None, n: Sizes,
                timeout_s: float | None) -> Measurement | None:
         """The failed run of a `python:` target that crashes or times out at `n` in a fork,
         or None: it may run in-process (see the module docstring). Once per size."""
@@ -291,7 +309,10 @@ class FunctionExecutor(SerialExecutor):
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         func = self.function(argv[0])
         setup = self._setups.get(argv[0])
-        n = int(argv[-1])
+        sizes = tuple(int(a) for a in argv[1:])
+        n: Sizes = sizes[0] if len(sizes) == 1 else sizes
+        if isinstance(n, tuple) and setup is None:
+            func = _spread(func)
         if self.fork:
             return self._forked(func, setup, n, timeout_s)
         if (failed := self._probe(argv[0], func, setup, n, timeout_s)) is not None:
@@ -300,7 +321,7 @@ class FunctionExecutor(SerialExecutor):
         try:
             with _deadline(timeout_s), _staying_in() as stand_in:
                 func = stand_in(func)  # `python:os:_exit` itself
-                arg = setup(n) if setup is not None else n
+                arg = _argument(setup, n)
                 loops = self._loops.get((argv[0], n), 1)
                 while True:
                     per_call_s, ru = _batch(func, arg, loops)
@@ -321,7 +342,7 @@ class FunctionExecutor(SerialExecutor):
         self._loops[(argv[0], n)] = loops
         return Measurement({"wall_s": per_call_s, **ru}, exit_code=0)
 
-    def _forked(self, func: Func, setup: Setup | None, n: int,
+    def _forked(self, func: Func, setup: Setup | None, n: Sizes,
                 timeout_s: float | None) -> Measurement:
         read_fd, write_fd = os.pipe()
         started = time.monotonic()

@@ -59,6 +59,7 @@ class PlannedRun:
     size_n: int
     repeat: int
     warmup: bool = False
+    axes: tuple[tuple[str, int], ...] = ()  # the other axes' sizes (several sizes), as Run's
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,13 +102,42 @@ def plan_runs(
     return plan
 
 
+def plan_points(
+    names: Sequence[str],
+    points: Sequence[tuple[int, ...]],
+    *,
+    repeat: int,
+    warmup: int,
+    seed: int,
+    variants: Sequence[str] = ("A",),
+) -> list[PlannedRun]:
+    """`plan_runs` over the points of a sweep in several sizes (each a tuple in axis order):
+    rounds of every point in a fresh random order, warm-ups first from the smallest."""
+    rng = random.Random(seed)
+    ordered = sorted(points)
+
+    def planned(v: str, p: tuple[int, ...], r: int, warm: bool = False) -> PlannedRun:
+        return PlannedRun(v, p[0], r, warm, tuple(zip(names[1:], p[1:], strict=True)))
+
+    plan: list[PlannedRun] = []
+    for w in range(warmup):
+        p = ordered[w % len(ordered)]
+        plan.extend(planned(v, p, w, True) for v in variants)
+    for r in range(repeat):
+        round_points = list(ordered)
+        rng.shuffle(round_points)
+        for p in round_points:
+            plan.extend(planned(v, p, r) for v in variants)
+    return plan
+
+
 def plan_accumulate(runs: int, *, variants: Sequence[str] = ("A",)) -> list[PlannedRun]:
     """Launch i = 1..runs of each variant, all of A's launches first (see the module)."""
     return [PlannedRun(v, i, 0) for v in variants for i in range(1, runs + 1)]
 
 
-def _key(p: PlannedRun | Run) -> tuple[str, int, int, bool]:
-    return (p.variant, p.size_n, p.repeat, p.warmup)
+def _key(p: PlannedRun | Run) -> tuple[str, int, int, bool, tuple[tuple[str, int], ...]]:
+    return (p.variant, p.size_n, p.repeat, p.warmup, p.axes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,16 +176,16 @@ class AgreeingPlan:
         first = [p for p in todo if p.warmup or p.repeat < 2]
         if not first:
             settled = _agreeing(history, self.metric)
-            first = [p for p in todo if (p.variant, p.size_n) not in settled]
+            first = [p for p in todo if (p.variant, p.size_n, p.axes) not in settled]
         return tuple(Scheduled(p, self.timeout_s) for p in first) or None
 
 
-def _agreeing(history: Sequence[Run], metric: str) -> set[tuple[str, int]]:
-    """(variant, size) pairs whose first two measured runs give the same `metric`."""
-    seen: dict[tuple[str, int], list[float | None]] = {}
+def _agreeing(history: Sequence[Run], metric: str) -> set[tuple[str, int, tuple[tuple[str, int], ...]]]:
+    """(variant, size, other axes) whose first two measured runs give the same `metric`."""
+    seen: dict[tuple[str, int, tuple[tuple[str, int], ...]], list[float | None]] = {}
     for r in history:
         if not r.warmup and r.repeat < 2:
-            seen.setdefault((r.variant, r.size_n), []).append(
+            seen.setdefault((r.variant, r.size_n, r.axes), []).append(
                 r.value(metric) if r.measurement.ok else None)
     agreeing = set()
     for key, counts in seen.items():

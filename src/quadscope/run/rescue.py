@@ -44,7 +44,7 @@ from quadscope.measure.resident import (
     rescue_logs,
     split_replies,
 )
-from quadscope.model import Run, Sweep
+from quadscope.model import Run, Sweep, read_axes
 from quadscope.run.plan import PlannedRun
 from quadscope.store import Store
 
@@ -62,10 +62,12 @@ def store_key(location: str) -> str:
 def rescue_tag(key: str, sweep: Sweep, seq: int, planned: PlannedRun, at: float) -> str:
     """Which run a request is, as one JSON line (see the module docstring); `key` is
     `store_key(store.location)`, and the sweep is named by its id and creation time."""
-    return json.dumps({"store": key, "sweep": sweep.id, "made": sweep.created_at, "seq": seq,
-                       "variant": planned.variant, "size_n": planned.size_n,
-                       "repeat": planned.repeat, "warmup": planned.warmup, "at": at},
-                      separators=(",", ":"))
+    tag = {"store": key, "sweep": sweep.id, "made": sweep.created_at, "seq": seq,
+           "variant": planned.variant, "size_n": planned.size_n,
+           "repeat": planned.repeat, "warmup": planned.warmup, "at": at}
+    if planned.axes:  # several sizes: the run's other axes, so a rescued run keeps them
+        tag["axes"] = dict(planned.axes)
+    return json.dumps(tag, separators=(",", ":"))
 
 
 def rescue_tags(key: str, sweep: Sweep, first_seq: int, planned: Sequence[PlannedRun],
@@ -78,8 +80,15 @@ def rescue_tags(key: str, sweep: Sweep, first_seq: int, planned: Sequence[Planne
     variants = {v: json.dumps(v) for v in {p.variant for p in planned}}
     return [f'{head},"seq":{first_seq + k},"variant":{variants[p.variant]},'
             f'"size_n":{p.size_n},"repeat":{p.repeat},"warmup":{"true" if p.warmup else "false"},'
-            f'"at":{at_text}}}'
+            f'"at":{at_text}{_axes_text(p)}}}'
             for k, p in enumerate(planned)]
+
+
+def _axes_text(planned: PlannedRun) -> str:
+    """The tag's `axes` member for a run of several sizes (as `rescue_tag` writes it), else ''."""
+    if not planned.axes:
+        return ""
+    return ',"axes":' + json.dumps(dict(planned.axes), separators=(",", ":"))
 
 
 def _launcher_runs(pid: int) -> bool:
@@ -153,7 +162,7 @@ def _rescued(paths: list[Path], events: tuple[str, ...],
         yield tag, Run(sweep_id=int(tag["sweep"]), seq=int(tag["seq"]), variant=tag["variant"],
                        size_n=int(tag["size_n"]), repeat=int(tag["repeat"]),
                        warmup=bool(tag["warmup"]), started_at=float(tag["at"]),
-                       measurement=measurement)
+                       measurement=measurement, axes=read_axes(tag.get("axes")))
 
 
 def _store_new(store: Store, runs: list[tuple[float, Run]]) -> tuple[int, int]:

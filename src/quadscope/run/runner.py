@@ -66,6 +66,7 @@ from quadscope.run.plan import (
     FixedPlan,
     Plan,
     plan_accumulate,
+    plan_points,
     plan_runs,
 )
 from quadscope.run.rescue import rescue_tags, store_key
@@ -107,11 +108,13 @@ class Runner:
         self._seq = store.next_seq(sweep.id)
         self._store_key = store_key(store.location)  # for the rescue tags (run.rescue)
         self._t0 = clock.monotonic()
-        self._set_up: set[int] = set()  # sizes whose --setup has been handed out
-        # (variant, size) -> the job's argv, env and --prepare: built once, as a sweep
-        # runs each size many times and this is on every run's path.
-        self._commands: dict[tuple[str, int], tuple[tuple[str, ...], tuple[tuple[str, str], ...],
-                                                    tuple[str, ...] | None]] = {}
+        # sizes (and other axes) whose --setup has been handed out
+        self._set_up: set[tuple[int, tuple[tuple[str, int], ...]]] = set()
+        # (variant, size, other axes) -> the job's argv, env and --prepare: built once, as a
+        # sweep runs each size many times and this is on every run's path.
+        self._commands: dict[tuple[str, int, tuple[tuple[str, int], ...]],
+                             tuple[tuple[str, ...], tuple[tuple[str, str], ...],
+                                   tuple[str, ...] | None]] = {}
 
     def run(self, plan: Plan, budget_s: float | None = None) -> None:
         """Batches from `plan` until it is done or `budget_s` of the clock is spent."""
@@ -125,28 +128,32 @@ class Runner:
                 return
             self._run_batch(batch)
 
-    def _job(self, variant: str, size_n: int, timeout_s: float | None, tag: str) -> Job:
+    def _job(self, variant: str, size_n: int, timeout_s: float | None, tag: str,
+             axes: tuple[tuple[str, int], ...] = ()) -> Job:
         sw = self.sweep
-        commands = self._commands.get((variant, size_n))
+        commands = self._commands.get((variant, size_n, axes))
+        # Several sizes: every axis's placeholder by name, the first axis being size_n.
+        values = {sw.axes[0][0]: size_n, **dict(axes)} if sw.axes else None
         if commands is None:
             command, shell = ((sw.vs_command, sw.vs_shell) if variant == "B"
                               else (sw.command, sw.shell))
             assert command is not None
             prepare = (None if sw.prepare is None
-                       else tuple(substitute((sw.prepare,), True, size_n)))
-            commands = self._commands[(variant, size_n)] = (
-                tuple(substitute(command, shell, size_n)), size_padding(command, size_n), prepare)
+                       else tuple(substitute((sw.prepare,), True, size_n, values)))
+            commands = self._commands[(variant, size_n, axes)] = (
+                tuple(substitute(command, shell, size_n, values)),
+                size_padding(command, size_n, values), prepare)
         argv, env, prepare = commands
         setup = None
-        if sw.setup is not None and size_n not in self._set_up:
-            self._set_up.add(size_n)
-            setup = tuple(substitute((sw.setup,), True, size_n))
+        if sw.setup is not None and (size_n, axes) not in self._set_up:
+            self._set_up.add((size_n, axes))
+            setup = tuple(substitute((sw.setup,), True, size_n, values))
         return Job(argv, timeout_s, env=env, setup=setup, prepare=prepare, tag=tag)
 
     def _run_batch(self, batch: Batch) -> None:
         tags = rescue_tags(self._store_key, self.sweep, self._seq, [s.run for s in batch],
                            self._clock.time())
-        jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s, tag)
+        jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s, tag, s.run.axes)
                 for s, tag in zip(batch, tags, strict=True)]
         chunks = self._executor.execute_chunks(jobs)
         try:
@@ -165,7 +172,7 @@ class Runner:
         for chunk in chunks:
             runs = [Run(sweep_id=self.sweep.id, seq=self._seq + k, variant=s.run.variant,
                         size_n=s.run.size_n, repeat=s.run.repeat, warmup=s.run.warmup,
-                        started_at=asked, measurement=m)
+                        started_at=asked, measurement=m, axes=s.run.axes)
                     for k, (m, s) in enumerate(zip(chunk.measurements,
                                                    itertools.islice(planned, len(chunk.measurements)),
                                                    strict=True))]
@@ -181,6 +188,9 @@ class Runner:
 def _fixed_plan(sweep: Sweep, registry: Registry) -> Plan:
     if sweep.mode == "accumulate":
         planned = plan_accumulate(len(sweep.sizes), variants=variants(sweep))
+    elif sweep.axes:
+        planned = plan_points(sweep.axis_names, sweep.points, repeat=sweep.repeat,
+                              warmup=sweep.warmup, seed=sweep.seed, variants=variants(sweep))
     else:
         planned = plan_runs(sweep.sizes, repeat=sweep.repeat, warmup=sweep.warmup,
                             seed=sweep.seed, variants=variants(sweep))

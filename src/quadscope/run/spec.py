@@ -23,7 +23,7 @@ are refused, never stored.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -74,11 +74,24 @@ class SweepSpec:
     cpus: tuple[int, ...] = ()  # pin every run to these CPUs; () = not pinned
     meter: str = meters.REGISTRY.default.name  # a meter of the registry (--meter)
     fork: bool = False  # python: targets: one forked call per run (--fork)
+    # Several sizes (run/axes.py, run/design.py): each axis's name and sizes, the
+    # combinations to measure; `sizes` is then the first axis's. Empty for one size.
+    axes: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    points: tuple[tuple[int, ...], ...] = ()
 
 
-def substitute(command: Sequence[str], shell: bool, size_n: int) -> list[str]:
-    """The argv for one run: `{n}` and `{i}` replaced, a shell string run by /bin/sh -c."""
-    args = [a.replace("{n}", str(size_n)).replace("{i}", str(size_n)) for a in command]
+def substitute(command: Sequence[str], shell: bool, size_n: int,
+               values: Mapping[str, int] | None = None) -> list[str]:
+    """The argv for one run: `{n}` and `{i}` replaced, a shell string run by /bin/sh -c.
+
+    `values`, for a sweep over several sizes, gives every axis's size by name instead.
+    """
+    if values:
+        from quadscope.run.axes import fill
+
+        args = fill(command, values)
+    else:
+        args = [a.replace("{n}", str(size_n)).replace("{i}", str(size_n)) for a in command]
     return ["/bin/sh", "-c", args[0]] if shell else args
 
 
@@ -86,8 +99,14 @@ PAD_VAR = "QUADSCOPE_PAD"
 MAX_DIGITS = 20  # an int64's digits: no size outgrows the padding
 
 
-def size_padding(command: Sequence[str], size_n: int) -> tuple[tuple[str, str], ...]:
-    """The padding variable for one run of `command` at `size_n` (see the module docstring)."""
+def size_padding(command: Sequence[str], size_n: int,
+                 values: Mapping[str, int] | None = None) -> tuple[tuple[str, str], ...]:
+    """The padding variable for one run of `command` at `size_n` (see the module docstring);
+    with `values` (several sizes) every axis's placeholders are counted."""
+    if values:
+        pad = sum(a.count("{" + k + "}") * (MAX_DIGITS - len(str(v)))
+                  for a in command for k, v in values.items())
+        return ((PAD_VAR, "x" * max(0, pad)),)
     holes = sum(a.count("{n}") + a.count("{i}") for a in command)
     return ((PAD_VAR, "x" * max(0, holes * (MAX_DIGITS - len(str(size_n))))),)
 
@@ -125,14 +144,36 @@ def check_name(name: str) -> None:
                          f"{MAX_NAME_CHARS} characters, without surrounding spaces")
 
 
-def _check_python_target(cmd: Sequence[str], mode: str) -> None:
+def _check_python_target(cmd: Sequence[str], mode: str, names: Sequence[str] = ()) -> None:
     from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
 
+    if not cmd[0].startswith(PYTHON_PREFIX):
+        return
+    if names:
+        wanted = tuple("{" + n + "}" for n in names)
+        if tuple(cmd[1:]) != wanted:
+            raise UsageError(f"a python: target is called with the sizes alone, in the order of "
+                             f"--sizes: `{cmd[0]} {' '.join(wanted)}`, not `{' '.join(cmd)}`")
+        return
     placeholder = "{i}" if mode == "accumulate" else "{n}"
-    if cmd[0].startswith(PYTHON_PREFIX) and tuple(cmd[1:]) != (placeholder,):
+    if tuple(cmd[1:]) != (placeholder,):
         raise UsageError(f"a python: target is called with the size alone: "
                          f"`{cmd[0]} {placeholder}`, not `{' '.join(cmd)}`; "
                          "build other arguments inside the function")
+
+
+def _check_axes(spec: SweepSpec, commands: Sequence[Sequence[str]]) -> None:
+    """A sweep over several sizes: fixed sizes, every axis used, every placeholder given."""
+    from quadscope.run.axes import check_placeholders
+    from quadscope.run.design import Axis
+
+    if spec.mode != "sizes":
+        raise UsageError("a sweep over several sizes measures the sizes given: adaptive mode and "
+                         "--accumulate take one size")
+    axes = [Axis(name, sizes) for name, sizes in spec.axes]
+    check_placeholders(axes, commands)
+    if not spec.points:
+        raise UsageError("a sweep over several sizes needs its points (run/design.py)")
 
 
 def check_spec(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -> None:
@@ -142,7 +183,10 @@ def check_spec(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -> 
     if spec.vs_command is not None and (not spec.vs_command or not spec.vs_command[0].strip()):
         raise UsageError("the second command (--vs) is empty: give it, e.g. --vs './fast {n}'")
     commands = [spec.command] + ([spec.vs_command] if spec.vs_command else [])
-    if spec.mode != "accumulate":
+    names = tuple(name for name, _ in spec.axes)
+    if spec.axes:
+        _check_axes(spec, commands)
+    elif spec.mode != "accumulate":
         for cmd in commands:
             if not any("{n}" in a for a in cmd):
                 raise UsageError(
@@ -154,7 +198,7 @@ def check_spec(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -> 
         pairs.append((spec.vs_command, spec.vs_shell))
     for cmd, shell in pairs:
         if not shell:
-            _check_python_target(cmd, spec.mode)
+            _check_python_target(cmd, spec.mode, names)
     _count("--repeat", spec.repeat, 1, MAX_REPEAT)
     _count("--warmup", spec.warmup, 0, MAX_REPEAT)
     check_seconds("--timeout", spec.timeout_s)
@@ -216,4 +260,6 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
         cpus=spec.cpus,
         fork=spec.fork,
         until=spec.until,
+        axes=spec.axes,
+        points=spec.points,
     )

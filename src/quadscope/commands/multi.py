@@ -1,0 +1,117 @@
+"""`run` and `show` over several sizes: `--sizes n=SPEC --sizes m=SPEC` read, reported, gated.
+
+Contract (not a sub-command: `run` and `show` call it): `read_sizes(args)`
+turns `run`'s repeated `--sizes` into `args.sizes` (the one SPEC of a sweep
+over n, as before) and `args.axes` (two or more `run.design.Axis`, else ());
+`refuse_unsupported(args)` refuses, in one sentence, the options a sweep over
+several sizes does not take yet (a second command, adaptive mode, --profile,
+--fleet, output formats other than --json and --html); `design_points(args)`
+is the design (`run/design.py`) within `--max-points`; `finish_multi(args,
+store, sweep)` analyses the stored sweep (`analyse/multi_sweep.py`), prints
+the terminal report (unless an output goes to stdout), writes `--json` and
+`--html` and judges `--fail-above AXIS=CLASS` (or CLASS: every axis), one
+sentence each on stderr, returning the exit code (8 a failed gate, 9 an
+undecided one, `--strict-gate` making undecided 8).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from typing import Any
+
+from quadscope.errors import GATE_FAILED_EXIT, GATE_UNDECIDED_EXIT, FitRefusedError, UsageError
+from quadscope.model import Sweep
+from quadscope.notice import notice
+from quadscope.run.design import MAX_POINTS, Axis
+
+SUPPORTED_OUTPUTS = ("json", "html")
+
+
+def read_sizes(args: argparse.Namespace) -> None:
+    """`args.sizes` (str | None) and `args.axes` from the `--sizes` values (module docstring)."""
+    from quadscope.run.axes import DEFAULT_AXIS, is_multi, parse_axes
+
+    items = args.sizes if isinstance(args.sizes, list) else (
+        [] if args.sizes is None else [args.sizes])
+    args.axes = ()
+    if not items:
+        args.sizes = None
+        return
+    if len(items) == 1 and "=" not in items[0]:
+        args.sizes = items[0]
+        return
+    axes = parse_axes(items)
+    if not is_multi(axes):
+        if axes[0].name != DEFAULT_AXIS:
+            raise UsageError(f"--sizes {items[0]!r} names one axis; a sweep over one size uses "
+                             f"{{n}}: write --sizes {items[0].split('=', 1)[1].strip()} and put "
+                             "{n} in the command, or give a second axis")
+        args.sizes = items[0].split("=", 1)[1]
+        return
+    args.sizes = None
+    args.axes = axes
+
+
+def refuse_unsupported(args: argparse.Namespace) -> None:
+    from quadscope.commands.common import asked_outputs
+    from quadscope.commands.run import split_command
+
+    given = [flag for flag, on in (
+        ("--vs", args.vs is not None or args.vs_shell is not None
+         or split_command(args.command)[1] is not None),
+        ("--accumulate", args.accumulate), ("--profile", getattr(args, "profile", False)),
+        ("--fleet", getattr(args, "fleet", None)), ("--fail-on", args.fail_on)) if on]
+    given += [r.flag for r, _ in asked_outputs(args) if r.name not in SUPPORTED_OUTPUTS]
+    if given:
+        raise UsageError(f"a sweep over several sizes does not take {', '.join(given)} yet; "
+                         "it writes --json and --html and gates with --fail-above AXIS=CLASS")
+
+
+def design_points(args: argparse.Namespace, axes: tuple[Axis, ...]) -> tuple[tuple[int, ...], ...]:
+    from quadscope.run.design import design
+
+    budget = getattr(args, "max_points", None) or MAX_POINTS
+    if budget < 8:
+        raise UsageError(f"--max-points {budget}: at least 8 points are needed to fit the cost "
+                         "in several sizes")
+    return design(axes, max_points=budget)
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep) -> int:
+    """Report, write and gate a stored sweep over several sizes (module docstring)."""
+    from quadscope.analyse.multi_sweep import analyse_multi, judge_axis_gates, parse_axis_gates
+    from quadscope.commands.common import STDOUT, asked_outputs, emit
+    from quadscope.render import multi as text
+    from quadscope.render import multi_html
+
+    gates = parse_axis_gates(getattr(args, "fail_above", None) or [], sweep.axis_names)
+    report = analyse_multi(sweep, store.runs(sweep.id))
+    outputs = asked_outputs(args)
+    if not any(path == STDOUT for _, path in outputs):
+        _print(text.terminal(report, max(40, shutil.get_terminal_size((80, 24)).columns)))
+    for r, path in outputs:
+        if r.name == "json":
+            emit(r, path, text.to_json(report))
+        elif r.name == "html":
+            emit(r, path, multi_html.html(report))
+        else:
+            raise UsageError(f"a sweep over several sizes does not write {r.flag} yet; "
+                             "use --json or --html")
+    if report.verdict is None:  # the terminal report said why; the exit says it to scripts
+        raise FitRefusedError(f"nothing fitted: {report.refusal}")
+    code = 0
+    strict = bool(getattr(args, "strict_gate", False))
+    for outcome in judge_axis_gates(report, gates):
+        notice(outcome.sentence)
+        c = outcome.exit_code
+        if strict and c == GATE_UNDECIDED_EXIT:
+            c = GATE_FAILED_EXIT
+        code = max(code, c, key=lambda x: (x == GATE_FAILED_EXIT, x))
+    return code

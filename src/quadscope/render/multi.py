@@ -1,0 +1,141 @@
+"""A sweep over several sizes as terminal text and JSON: draws `MultiReport`, computes nothing.
+
+Contract: `terminal(report, width=80) -> str` is the report for a terminal,
+every line at most `width` columns (80 when piped): the sweep, the verdict
+sentence (wrapped), one row per axis (exponent, 95% interval, class or
+bracket, sizes), the two models with their AICc, and, for two axes whose grid
+fits the width, the median per point as a table (rows: the first axis).
+`to_json(report) -> bytes` is the JSON document (`sweep`, `metric`, `runs`,
+`failed`, and the verdict's `to_dict()`: per-axis exponents, intervals,
+classes, both models, separability), or the refusal. Text from the user (the
+command, names) goes through `textsafe`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from typing import Any
+
+from quadscope.analyse.multi import AxisVerdict
+from quadscope.analyse.multi_sweep import MultiReport
+from quadscope.analyse.multiclass import class_label
+from quadscope.textsafe import command_text, shorten, visible
+from quadscope.units import fmt_value
+
+SCHEMA = "quadscope.multi/1"
+
+
+def _class(a: AxisVerdict) -> str:
+    g = a.growth
+    if g.name is not None:
+        return class_label(g.name, a.axis)
+    return f"{class_label(g.at_least, a.axis)} … {class_label(g.at_most, a.axis)}"
+
+
+def _sizes(sizes: tuple[int, ...]) -> str:
+    return f"{sizes[0]:,} … {sizes[-1]:,} ({len(sizes)})"
+
+
+def _fit(exponents: tuple[float, ...], names: tuple[str, ...], additive: bool) -> str:
+    terms = [f"{n}^{e:.2f}" for n, e in zip(names, exponents, strict=True)]
+    if additive:
+        return "a + " + " + ".join(f"{c}·{t}" for c, t in zip("bcdefgh", terms, strict=False))
+    return "a + b·" + "·".join(terms)
+
+
+def _grid(report: MultiReport, width: int) -> list[str]:
+    v = report.verdict
+    assert v is not None
+    if len(v.axes) != 2:
+        return []
+    rows, cols = v.axes[0].sizes, v.axes[1].sizes
+    cell = {s: val for s, val in v.points}
+    head = max(len(f"{r:,}") for r in rows)
+    texts = {k: fmt_value(report.metric, x) for k, x in cell.items()}
+    col_w = max([len(t) for t in texts.values()] + [len(f"{c:,}") for c in cols]) + 2
+    if head + 2 + col_w * len(cols) > width:
+        return [f"  ({len(cols)} columns of {v.axes[1].axis} do not fit {width} columns: "
+                "see --json or --html)"]
+    out = [f"  median {report.metric} per point ({v.axes[0].axis} down, {v.axes[1].axis} across):",
+           " " * (head + 2) + "".join(f"{c:,}".rjust(col_w) for c in cols)]
+    for r in rows:
+        line = f"{r:,}".rjust(head + 2)
+        line += "".join(texts.get((r, c), "·").rjust(col_w) for c in cols)
+        out.append(line)
+    return out
+
+
+def terminal(report: MultiReport, width: int = 80) -> str:
+    sw = report.sweep
+    names = sw.axis_names
+    cmd = shorten(visible(command_text(sw.command, sw.shell)), max(20, width - 30))
+    grid = "x".join(str(len(s)) for _, s in sw.axes)
+    lines = [f"sweep {sw.id}: {cmd}",
+             f"  {report.n_runs} runs at {len(sw.points)} points ({grid} sizes"
+             f"{', full grid' if len(sw.points) == _product(sw) else ', lines and corners'})"
+             + (f", {report.n_failed} failed" if report.n_failed else ""),
+             ""]
+    v = report.verdict
+    if v is None:
+        lines += textwrap.wrap(f"nothing fitted: {report.refusal}", width)
+        return "\n".join(lines) + "\n"
+    lines += textwrap.wrap(f"{report.metric}: {visible(v.sentence)}", width,
+                           subsequent_indent="  ")
+    lines += ["", f"  {'size':<8}{'exponent':>9}  {'95% interval':<14}{'class':<18}sizes"]
+    for a in v.axes:
+        lo, hi = a.interval
+        lines.append(shorten(f"  {visible(a.axis):<8}{a.exponent:>9.2f}  "
+                             f"{f'{lo:.2f} – {hi:.2f}':<14}{visible(_class(a)):<18}"
+                             f"{_sizes(a.sizes)}", width))
+    m = v.models
+    better = "product" if m.product.aicc <= m.additive.aicc else "sum"
+    gap = abs(m.product.aicc - m.additive.aicc)
+    lines += ["", f"  {'model':<10}{'fitted':<36}{'AICc':>10}"]
+    for label, fit, additive, which in ((visible(v.product_text), m.product, False, "product"),
+                                        (visible(v.sum_text), m.additive, True, "sum")):
+        mark = f"  better by {gap:.1f}" if which == better and gap > 0 else ""
+        lines.append(shorten(f"  {shorten(label, 9):<10}"
+                             f"{shorten(_fit(fit.exponents, names, additive), 35):<36}"
+                             f"{fit.aicc:>10.1f}{mark}", width))
+    grid_lines = _grid(report, width)
+    if grid_lines:
+        lines += ["", *grid_lines]
+    lines += ["", shorten(f"  intervals: {m.n_boot} bootstrap replicates of the runs "
+                          "with the fit's residuals", width)]
+    return "\n".join(lines) + "\n"
+
+
+def _product(sw: Any) -> int:
+    total = 1
+    for _, sizes in sw.axes:
+        total *= len(sizes)
+    return total
+
+
+def to_json(report: MultiReport) -> bytes:
+    sw = report.sweep
+    doc: dict[str, Any] = {
+        "format": SCHEMA,
+        "sweep": sw.to_dict(),
+        "metric": report.metric,
+        "runs": report.n_runs,
+        "failed": report.n_failed,
+    }
+    if report.verdict is None:
+        doc["refusal"] = report.refusal
+    else:
+        doc.update(report.verdict.to_dict())
+    return (json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n").encode()
+
+
+def _finite(obj: Any) -> Any:
+    """Non-finite numbers (an AICc with too few points) as null: strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
