@@ -92,18 +92,19 @@ def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep) -> int:
     from quadscope.render import multi_html
 
     gates = parse_axis_gates(getattr(args, "fail_above", None) or [], sweep.axis_names)
-    report = analyse_multi(sweep, store.runs(sweep.id))
     outputs = asked_outputs(args)
+    unsupported = [r.flag for r, _ in outputs if r.name not in SUPPORTED_OUTPUTS]
+    if unsupported:
+        raise UsageError(f"a sweep over several sizes does not write {', '.join(unsupported)} "
+                         "yet; use --json or --html")
+    report = analyse_multi(sweep, store.runs(sweep.id))
     if not any(path == STDOUT for _, path in outputs):
         _print(text.terminal(report, max(40, shutil.get_terminal_size((80, 24)).columns)))
     for r, path in outputs:
         if r.name == "json":
             emit(r, path, text.to_json(report))
-        elif r.name == "html":
-            emit(r, path, multi_html.html(report))
         else:
-            raise UsageError(f"a sweep over several sizes does not write {r.flag} yet; "
-                             "use --json or --html")
+            emit(r, path, multi_html.html(report))
     if report.verdict is None:  # the terminal report said why; the exit says it to scripts
         raise FitRefusedError(f"nothing fitted: {report.refusal}")
     code = 0

@@ -14,6 +14,7 @@ import argparse
 import dataclasses
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import (
@@ -224,6 +225,11 @@ def run_show(args: argparse.Namespace) -> int:
 
     predict_n = None if args.predict is None else parse_size(args.predict, "--predict")
     store = open_store(args, readonly=True)
+    multi = _several_sizes(store, args.ref)
+    if multi is not None:  # a sweep over several sizes has its own report (commands/multi.py)
+        from quadscope.commands.multi import finish_multi
+
+        return finish_multi(args, store, multi)
     if args.size_metric is not None:  # refused before the fit, which takes seconds
         check_metric(args.size_metric, store.runs(store.get_sweep(args.ref).id))
         args.per_size = True
@@ -231,6 +237,14 @@ def run_show(args: argparse.Namespace) -> int:
     print_analysis(analysis, args)
     write_outputs(args, analysis)
     return check_gates(args, analysis)
+
+
+def _several_sizes(store: Store, ref: str) -> Sweep | None:
+    """The stored sweep `ref` names when it is over several sizes; None otherwise (or a file)."""
+    if Path(ref).is_file():
+        return None
+    sweep = store.get_sweep(ref)
+    return sweep if sweep.axes else None
 
 
 def check_metric(metric: str, runs: list[Run]) -> None:
