@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from quadscope.classes import REGISTRY
 from quadscope.cli import main
 from quadscope.measure.cbuild import compile_c
 
@@ -57,3 +58,23 @@ def test_quadratic_in_rows_linear_in_cols(tmp_path: Path, capsys: pytest.Capture
     assert "gate rows ≤ rows log rows: fail" in text.err
     assert "gate cols ≤ cols: pass" in text.err
     assert page.read_text().count("<svg") == 3
+
+
+def test_api_sweeps_a_function_over_two_keyword_sizes(tmp_path: Path):
+    """`sweep_sizes` calls func(n=..., m=...) at each point and reads n·m as linear in both."""
+    from quadscope.api import sweep_sizes
+
+    seen = set()
+
+    def work(n: int, m: int) -> int:
+        seen.add((n, m))
+        return sum(range(n * m * 50))
+
+    report = sweep_sizes(work, sizes={"n": [10, 20, 40, 80], "m": [10, 20, 40, 80]},
+                         db=tmp_path / "api.db", repeat=2)
+    assert len(seen) == 16
+    assert report.verdict is not None
+    assert [a.axis for a in report.verdict.axes] == ["n", "m"]
+    linear = REGISTRY.index("n")  # both axes: the class or bracket holds linear
+    for a in report.verdict.axes:
+        assert REGISTRY.index(a.growth.at_least) <= linear <= REGISTRY.index(a.growth.at_most), a

@@ -1,6 +1,8 @@
 """The Python API: sweep a function from Python code and get the analysis back.
 
-Contract: `sweep_function(func, sizes=...)` runs `func(setup(n))` through the
+Contract: `sweep_sizes(func, sizes={"n": [...], "m": [...]})` sweeps a function over
+several sizes (keywords) and returns the `MultiReport` (analyse/multi_sweep).
+`sweep_function(func, sizes=...)` runs `func(setup(n))` through the
 same runner, store and analysis as `quadscope run -- python:MODULE:FUNC {n}`
 (calls timed in calibrated in-process batches by `measure.pyfunc.FunctionExecutor`,
 or one forked call per run with `fork=True`) and returns the `Analysis`.
@@ -39,17 +41,21 @@ import os
 import re
 import tempfile
 import unittest
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from quadscope.analyse.analysis import Analysis
+from quadscope.errors import UsageError
 from quadscope.measure.pyfunc import PREFIX
 from quadscope.meters import REGISTRY as METERS
 from quadscope.meters import Measuring
 from quadscope.run.counting import Counting
 from quadscope.run.spec import SweepSpec
+
+if TYPE_CHECKING:
+    from quadscope.analyse.multi_sweep import MultiReport
 
 DEFAULT_BUDGET_S = 10.0  # an adaptive sweep's budget in a test suite: long enough for 4+ sizes
 
@@ -72,6 +78,58 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
                      repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
                      seed=seed, meter=meter, fork=fork)
     return _sweep(spec, *_function_meters(spec, func, setup), as_location(db))
+
+
+def sweep_sizes(func: Callable[..., Any], *, sizes: Mapping[str, Sequence[int]],
+                setup: Callable[..., Any] | None = None, repeat: int = 3, warmup: int = 1,
+                timeout_s: float | None = None, name: str = "", db: Path | str | None = None,
+                seed: int = 0, max_points: int | None = None, meter: str = "time",
+                ) -> MultiReport:
+    """Sweep `func` over several sizes (one keyword each) and return the report on them.
+
+    `func(setup(n=..., m=...))`, or `func(n=..., m=...)` without a setup: the sizes
+    are passed as keywords named as in `sizes`; the points are `run.design`'s.
+
+    >>> report = sweep_sizes(lambda n, m: sum(range(n * m)),
+    ...                      sizes={"n": [100, 200, 400, 800], "m": [1, 2, 4, 8]})
+    >>> report.verdict.sentence
+    """
+    from quadscope.analyse.multi_sweep import analyse_multi
+    from quadscope.meters import choose_measuring
+    from quadscope.run import rescue, session
+    from quadscope.run.design import MAX_POINTS, Axis, design
+    from quadscope.store import as_location, open_store
+
+    names = tuple(sizes)
+    axes = tuple(Axis(k, tuple(sorted({int(v) for v in vs}))) for k, vs in sizes.items())
+    if len(axes) < 2:
+        raise UsageError("sweep_sizes takes two or more sizes; sweep_function takes one")
+    label = function_label(func)
+    if setup is not None:
+        user_setup = setup
+
+        def keyword_setup(*values: int) -> Any:
+            return user_setup(**dict(zip(names, values, strict=True)))
+        call: Callable[[Any], Any] = func
+    else:
+        def keyword_setup(*values: int) -> Any:
+            return dict(zip(names, values, strict=True))
+
+        def call(kw: Any) -> Any:
+            return func(**kw)
+    spec = SweepSpec(command=(label, *("{" + k + "}" for k in names)), name=name or label,
+                     sizes=axes[0].sizes, repeat=repeat, warmup=warmup, timeout_s=timeout_s,
+                     seed=seed, meter=meter, axes=tuple((a.name, a.sizes) for a in axes),
+                     points=design(axes, max_points=max_points or MAX_POINTS))
+    measuring = choose_measuring(spec.command, meter=spec.meter, function=call,
+                                 setup=keyword_setup)
+    from quadscope.measure.clock import SystemClock
+
+    with open_store(as_location(db)) as store:
+        rescue.ingest(store)
+        sweep = session.start(spec, store=store, clock=SystemClock(),
+                              machine=session.Machine.real(), measuring=measuring)
+        return analyse_multi(sweep, store.runs(sweep.id))
 
 
 def function_label(func: Callable[..., Any]) -> str:

@@ -240,10 +240,16 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _several_sizes(store: Store, ref: str) -> Sweep | None:
-    """The stored sweep `ref` names when it is over several sizes; None otherwise (or a file)."""
-    if Path(ref).is_file():
+    """The stored sweep `ref` names when it is over several sizes; None otherwise (a file, or
+    no such sweep: the one-size path then says why in its own words)."""
+    from quadscope.errors import QuadscopeError
+
+    try:
+        if Path(ref).is_file():
+            return None
+        sweep = store.get_sweep(ref)
+    except (OSError, ValueError, QuadscopeError):
         return None
-    sweep = store.get_sweep(ref)
     return sweep if sweep.axes else None
 
 

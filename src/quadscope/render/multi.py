@@ -92,13 +92,13 @@ def terminal(report: MultiReport, width: int = 80) -> str:
     m = v.models
     better = "product" if m.product.aicc <= m.additive.aicc else "sum"
     gap = abs(m.product.aicc - m.additive.aicc)
-    lines += ["", f"  {'model':<10}{'fitted':<36}{'AICc':>10}"]
-    for label, fit, additive, which in ((visible(v.product_text), m.product, False, "product"),
-                                        (visible(v.sum_text), m.additive, True, "sum")):
-        mark = f"  better by {gap:.1f}" if which == better and gap > 0 else ""
-        lines.append(shorten(f"  {shorten(label, 9):<10}"
-                             f"{shorten(_fit(fit.exponents, names, additive), 35):<36}"
-                             f"{fit.aicc:>10.1f}{mark}", width))
+    rows = ((visible(v.product_text), m.product, False, "product"),
+            (visible(v.sum_text), m.additive, True, "sum"))
+    label_w = min(24, max(len(r[0]) for r in rows))
+    lines += ["", f"  models (AICc: lower fits better; {better} by {gap:.1f}):"]
+    for label, fit, additive, _ in rows:
+        lines.append(shorten(f"    {shorten(label, label_w):<{label_w}}  {fit.aicc:>8.1f}  "
+                             f"{_fit(fit.exponents, names, additive)}", width))
     grid_lines = _grid(report, width)
     if grid_lines:
         lines += ["", *grid_lines]

@@ -54,11 +54,14 @@ def _heat(report: MultiReport, v: MultiVerdict) -> str:
     ax.set_yticks(range(len(rows)), [f"{r:,}" for r in rows])
     ax.set_xlabel(mpl_text(v.axes[1].axis))
     ax.set_ylabel(mpl_text(v.axes[0].axis))
+    lo, hi = np.log(shown.min()), np.log(max(shown.max(), shown.min() * 1.001))
     for i in range(len(rows)):
         for j in range(len(cols)):
             if np.isfinite(grid[i, j]):
+                # viridis turns yellow near its top: dark text there
+                bright = (np.log(grid[i, j]) - lo) / (hi - lo) > 0.6
                 ax.text(j, i, fmt_value(report.metric, float(grid[i, j])), ha="center",
-                        va="center", fontsize=7, color="white")
+                        va="center", fontsize=7, color="black" if bright else "white")
     fig.colorbar(image, ax=ax, label=report.metric)
     ax.set_title(f"median {report.metric} per point")
     return _svg(fig)
@@ -73,6 +76,8 @@ def _line(report: MultiReport, line: Line) -> str:
     ax = fig.add_subplot()
     ax.loglog(line.sizes, line.medians, "o", label="median")
     ax.loglog(line.sizes, line.fitted, "-", label="product fit")
+    ax.set_xticks(line.sizes, [f"{x:,}" for x in line.sizes])
+    ax.minorticks_off()
     ax.set_xlabel(mpl_text(line.axis))
     ax.set_ylabel(report.metric)
     fixed = ", ".join(f"{mpl_text(n)} = {s:,}" for n, s in line.fixed)
