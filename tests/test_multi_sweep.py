@@ -133,3 +133,10 @@ def test_too_few_points_with_runs_is_refused_in_a_sentence(store: Store, clock: 
 def test_parse_axes_names_and_order():
     axes = parse_axes(["rows=1..8", "cols=10,20,30,40"])
     assert [(a.name, a.sizes) for a in axes] == [("rows", (1, 2, 4, 8)), ("cols", (10, 20, 30, 40))]
+
+
+def test_list_brief_names_the_model_that_fits(store: Store, clock: FakeClock):
+    from quadscope.analyse.multi_sweep import brief_text
+
+    sweep = run_sweep(_spec(), executor=FakeExecutor(_cost, clock), clock=clock, store=store)
+    assert brief_text(analyse_multi(sweep, store.runs(sweep.id))) == "n²·m"

@@ -8,7 +8,8 @@ saying why nothing could be fitted (too few points with runs, a size of 0, a
 value of 0). `judge_axis_gates(report, gates)` judges `--fail-above AXIS=CLASS`
 (or a bare CLASS, every axis) with the rule of `analyse/gate.judge`: pass when
 even the fastest class the axis's interval allows is within the limit, fail when
-even the slowest is above it, undecided otherwise.
+even the slowest is above it, undecided otherwise. `brief_text(report)` is the
+verdict in a few words for `quadscope list`.
 """
 
 from __future__ import annotations
@@ -100,6 +101,24 @@ def analyse_multi(sweep: Sweep, runs: Sequence[Run], *, seed: int = 0,
     verdict = analyse_points(sweep.axis_names, points, metric=metric, seed=sweep.seed,
                              n_boot=n_boot)
     return MultiReport(sweep, metric, len(measured), failed, verdict)
+
+
+def brief_text(report: MultiReport) -> str:
+    """The few words `list` shows: the model that fits ("rows²·cols", "rows² + cols"), or each
+    size's class where product and sum tie ("rows², cols … cols log cols")."""
+    v = report.verdict
+    if v is None:
+        return "no fit"
+    if v.separable == "no":
+        return v.product_text
+    if v.separable == "yes":
+        return v.sum_text
+    parts = []
+    for a in v.axes:
+        g = a.growth
+        parts.append(class_label(g.name, a.axis) if g.name else
+                     f"{class_label(g.at_least, a.axis)} … {class_label(g.at_most, a.axis)}")
+    return ", ".join(parts)
 
 
 def parse_axis_gates(items: Sequence[str], names: Sequence[str]) -> list[AxisGate]:

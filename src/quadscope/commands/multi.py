@@ -84,8 +84,10 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep) -> int:
-    """Report, write and gate a stored sweep over several sizes (module docstring)."""
+def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep,
+                 remember: bool = False) -> int:
+    """Report, write and gate a stored sweep over several sizes (module docstring);
+    `remember` (run's writable store) keeps the verdict `list` shows."""
     from quadscope.analyse.multi_sweep import analyse_multi, judge_axis_gates, parse_axis_gates
     from quadscope.commands.common import STDOUT, asked_outputs, emit
     from quadscope.render import multi as text
@@ -97,7 +99,13 @@ def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep) -> int:
     if unsupported:
         raise UsageError(f"a sweep over several sizes does not write {', '.join(unsupported)} "
                          "yet; use --json or --html")
-    report = analyse_multi(sweep, store.runs(sweep.id))
+    runs = store.runs(sweep.id)
+    report = analyse_multi(sweep, runs)
+    if remember:
+        from quadscope.analyse.brief import KEY, Brief
+        from quadscope.analyse.multi_sweep import brief_text
+
+        store.put_blob(sweep.id, KEY, Brief(brief_text(report), runs=len(runs)).to_dict())
     if not any(path == STDOUT for _, path in outputs):
         _print(text.terminal(report, max(40, shutil.get_terminal_size((80, 24)).columns)))
     for r, path in outputs:

@@ -396,7 +396,7 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
     if sweep.axes:
         from quadscope.commands.multi import finish_multi
 
-        return finish_multi(args, store, sweep)
+        return finish_multi(args, store, sweep, remember=True)
     profile = profile_after_sweep(args, sweep, store) if getattr(args, "profile", False) else None
     runs = store.runs(sweep.id)
     with fit_progress() as fitting:

@@ -173,6 +173,11 @@ def fitted_briefs(args: argparse.Namespace, store: Store,
             except QuadscopeError:  # `show` says what is wrong; `list` lists the rest
                 unread[sweep.id] = Brief("its runs cannot be read")
                 continue
+            if sweep.axes:  # several sizes: their own fit (analyse/multi_sweep.py)
+                from quadscope.analyse.multi_sweep import analyse_multi, brief_text
+
+                out[sweep.id] = Brief(brief_text(analyse_multi(sweep, runs)), runs=count)
+                continue
             out[sweep.id] = brief(analyse(sweep, runs, progress=progress), count)
     remember_briefs(args, out)
     return out | unread
