@@ -26,8 +26,9 @@ exponent's interval is the 2.5th to 97.5th percentile of the replicates. A
 point with one run, or runs that agree to the last digit (an exact count),
 carries no spread of its own, so each replicate also carries the fit's own
 relative residuals drawn again with random signs (a wild bootstrap, Wu,
-Ann. Statist. 14, 1986): a model that does not fit the points widens its
-interval rather than claiming an exactness it lacks. bench/multi_calibration.py
+Ann. Statist. 14, 1986; the residuals scaled up by the degrees of freedom the
+fit spent): a model that does not fit the points widens its interval rather
+than claiming an exactness it lacks. bench/multi_calibration.py
 measures how often the interval covers the true exponent.
 
 Model choice: AICc from the weighted residual sum of squares (Hurvich & Tsai,
@@ -244,7 +245,11 @@ def _replicates(points: Sequence[GridPoint], fit: ModelFit, rng: np.random.Gener
     """Bootstrap exponents of one model, (n_boot, axes); see the module docstring."""
     x, y = medians(points)
     fitted = _design(x, np.array(fit.exponents), additive) @ np.array(fit.coef)
-    rel = y / fitted - 1.0
+    # Residuals of a fit are smaller than its errors by the parameters it spent: scaled back
+    # by sqrt(n / (n - p)) (the degrees-of-freedom correction, Davidson & MacKinnon,
+    # "Econometric Theory and Methods", 2004, §5.5), as a wild bootstrap needs.
+    n_params = len(fit.coef) + len(fit.exponents)
+    rel = (y / fitted - 1.0) * math.sqrt(len(y) / max(len(y) - n_params, 1))
     top = float(y.max())
     drawn = np.empty((n_boot, len(points)))
     for j, p in enumerate(points):
