@@ -140,3 +140,30 @@ def test_list_brief_names_the_model_that_fits(store: Store, clock: FakeClock):
 
     sweep = run_sweep(_spec(), executor=FakeExecutor(_cost, clock), clock=clock, store=store)
     assert brief_text(analyse_multi(sweep, store.runs(sweep.id))) == "n²·m"
+
+
+def test_interrupted_sweep_over_several_sizes_resumes_the_missing_points(store: Store,
+                                                                         clock: FakeClock):
+    """Ctrl-C after 7 runs keeps them; --resume runs exactly the missing (point, repeat)s."""
+    from tests.test_sweep import _Interrupting
+
+    from quadscope.run.runner import resume_sweep
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(_spec(), executor=_Interrupting(FakeExecutor(_cost, clock), limit=7),
+                  clock=clock, store=store)
+    sweep = store.list_sweeps()[0][0]
+    assert len(store.runs(sweep.id)) == 7
+    again = FakeExecutor(_cost, clock)
+    resume_sweep(sweep, executor=again, clock=clock, store=store)
+    runs = store.runs(sweep.id)
+    assert len(again.calls) == 16 * 3 + 1 - 7
+    assert sorted((r.size_n, r.axes, r.repeat) for r in runs if not r.warmup) == sorted(
+        (n, (("m", m),), k) for n, m in design(AXES) for k in range(3))
+
+
+def test_setup_runs_once_per_point_with_every_axis_filled(store: Store, clock: FakeClock):
+    ex = FakeExecutor(_cost, clock)
+    run_sweep(_spec(setup="make {n} {m}"), executor=ex, clock=clock, store=store)
+    setups = [argv[-1] for what, argv in ex.untimed_calls if what == "--setup"]
+    assert sorted(setups) == sorted(f"make {n} {m}" for n, m in design(AXES))
