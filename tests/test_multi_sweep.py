@@ -167,3 +167,20 @@ def test_setup_runs_once_per_point_with_every_axis_filled(store: Store, clock: F
     run_sweep(_spec(setup="make {n} {m}"), executor=ex, clock=clock, store=store)
     setups = [argv[-1] for what, argv in ex.untimed_calls if what == "--setup"]
     assert sorted(setups) == sorted(f"make {n} {m}" for n, m in design(AXES))
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--sizes", "1..8", "--", "/bin/true", "{n}", "{m}"], "holds {m} but no --sizes gives it"),
+    (["--sizes", "n=1..8", "--sizes", "m=1..8", "--", "/bin/true", "{n}"], "has no {m}"),
+    (["--sizes", "n=1..8", "--sizes", "n=1..8", "--", "/bin/true", "{n}"], "twice"),
+    (["--sizes", "n=1..8", "--sizes", "m=1..8", "--fail-above", "k=n", "--", "/bin/true", "{n}",
+      "{m}"], "this sweep's sizes are n, m"),
+    (["--sizes", "n=1..8", "--sizes", "m=1..8", "--csv", "x.csv", "--", "/bin/true", "{n}",
+      "{m}"], "does not take --csv yet"),
+])
+def test_cli_refuses_bad_several_sizes_in_one_sentence(tmp_path, capsys, argv, words):
+    from quadscope.cli import main
+
+    code = main(["run", "--db", str(tmp_path / "x.db"), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and err.count("quadscope:") == 1, err

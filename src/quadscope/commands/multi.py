@@ -3,7 +3,8 @@
 Contract (not a sub-command: `run` and `show` call it): `read_sizes(args)`
 turns `run`'s repeated `--sizes` into `args.sizes` (the one SPEC of a sweep
 over n, as before) and `args.axes` (two or more `run.design.Axis`, else ());
-`refuse_unsupported(args)` refuses, in one sentence, the options a sweep over
+`refuse_other_placeholders(commands)` refuses a one-size program command
+holding `{m}`; `refuse_unsupported(args)` refuses, in one sentence, the options a sweep over
 several sizes does not take yet (a second command, adaptive mode, --profile,
 --fleet, output formats other than --json and --html); `design_points(args)`
 is the design (`run/design.py`) within `--max-points`; `finish_multi(args,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from quadscope.errors import GATE_FAILED_EXIT, GATE_UNDECIDED_EXIT, FitRefusedError, UsageError
@@ -52,6 +54,20 @@ def read_sizes(args: argparse.Namespace) -> None:
         return
     args.sizes = None
     args.axes = axes
+
+
+def refuse_other_placeholders(commands: Sequence[tuple[tuple[str, ...] | None, bool]]) -> None:
+    """A one-size sweep's program arguments holding `{m}` (a placeholder no --sizes gives).
+
+    Shell commands are left alone: `{print}` there is awk's, or the shell's."""
+    from quadscope.run.axes import placeholders
+
+    for cmd, shell in commands:
+        extra = sorted(placeholders(cmd) - {"n", "i"}) if cmd and not shell else []
+        if extra:
+            raise UsageError(f"`{' '.join(cmd or ())}` holds {{{extra[0]}}} but no --sizes gives "
+                             f"it: add --sizes n=SPEC --sizes {extra[0]}=SPEC for a sweep over "
+                             "several sizes")
 
 
 def refuse_unsupported(args: argparse.Namespace) -> None:

@@ -197,7 +197,9 @@ def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
             ("sizes" if args.sizes is not None or axes else "adaptive"))
     sizes = parse_sizes(args.sizes) if args.sizes is not None else ()
     if mode == "sizes" and not axes:
-        _refuse_other_placeholders([(command, args.shell), (vs, vs_shell)])
+        from quadscope.commands.multi import refuse_other_placeholders
+
+        refuse_other_placeholders([(command, args.shell), (vs, vs_shell)])
     multi: dict[str, Any] = {}
     if axes:
         from quadscope.commands.multi import design_points, refuse_unsupported
@@ -225,20 +227,6 @@ def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
     )
     check_spec(spec)
     return spec
-
-
-def _refuse_other_placeholders(commands: Sequence[tuple[tuple[str, ...] | None, bool]]) -> None:
-    """A one-size sweep's program arguments holding `{m}` (a placeholder no --sizes gives).
-
-    Shell commands are left alone: `{print}` there is awk's, or the shell's."""
-    from quadscope.run.axes import placeholders
-
-    for cmd, shell in commands:
-        extra = sorted(placeholders(cmd) - {"n", "i"}) if cmd and not shell else []
-        if extra:
-            raise UsageError(f"`{' '.join(cmd or ())}` holds {{{extra[0]}}} but no --sizes gives "
-                             f"it: add --sizes n=SPEC --sizes {extra[0]}=SPEC for a sweep over "
-                             "several sizes")
 
 
 def refuse_new_settings(args: argparse.Namespace) -> None:
