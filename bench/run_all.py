@@ -3,7 +3,7 @@
 `make bench` runs this (about 30–40 minutes on a 2-core VM): accuracy.py,
 overhead.py, time_to_verdict.py, culprits.py, calibration.py, exact_meter.py,
 pyfunc.py, reliability.py, store_writes.py, startup.py, bisect_commits.py,
-history_steps.py, decide_n.py and gate_stability.py, in that
+history_steps.py, decide_n.py, gate_stability.py and multi_calibration.py, in that
 order (`--only 2,9` re-runs some and keeps the other sections as BENCHMARKS.md has them). Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
@@ -33,6 +33,7 @@ import decide_n
 import exact_meter
 import gate_stability
 import history_steps
+import multi_calibration
 import overhead
 import pyfunc
 import reliability
@@ -135,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
          lambda: "\n\n".join(printed(gate_stability.main,
                                       ["--runs", "5" if args.quick else "20", *busy])
                               for busy in ([], ["--busy"]))),
+        ("15. Several sizes: do the exponents' intervals cover the truth?",
+         lambda: printed(multi_calibration.main, ["--trials", "3" if args.quick else "10"])),
     ]
     t0 = time.monotonic()
     only = {int(x) for x in args.only.split(",") if x.strip()}
