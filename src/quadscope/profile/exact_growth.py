@@ -38,6 +38,7 @@ from quadscope.analyse.fitting import fit_metric
 from quadscope.errors import FitRefusedError
 from quadscope.model import Fit
 from quadscope.profile.attribute import linear_excess
+from quadscope.profile.ownership import STARTUP_NAMES, SYSTEM_PREFIXES
 from quadscope.profile.callgrind_format import (
     UNKNOWN,
     CallgrindCounts,
@@ -50,11 +51,6 @@ FitFn = Callable[..., Fit]
 METRIC = "instructions"
 SUPERLINEAR_MIN = 0.05  # the program's excess over this share of its work: it grows faster than n
 MIN_SHARE = 0.001  # functions with less of the work at the largest n are not listed
-SYSTEM_PREFIXES = ("/lib/", "/lib64/", "/lib32/", "/usr/lib/", "/usr/lib64/", "/usr/lib32/",
-                   "/usr/libexec/", "/usr/local/lib/", "/snap/")
-STARTUP_NAMES = frozenset({"(below main)", "_start", "_init", "_fini", "frame_dummy",
-                           "register_tm_clones", "deregister_tm_clones",
-                           "__do_global_dtors_aux", "__libc_csu_init", "__libc_csu_fini"})
 # glibc picks a string function's variant for the CPU (`__strcat_avx2`); the user called strcat.
 _VARIANT = re.compile(r"^_*(?P<base>[a-z][a-z0-9]*?)(?:_(?:avx2|avx|evex|evex512|sse2|sse3|"
                       r"ssse3|sse4_1|sse4_2|erms|unaligned|rtm|generic|ifunc|nocache|"

@@ -11,7 +11,10 @@ culprit's fitted class, when it is one), `samples` (at the largest n) and
 under `MIN_SHARE` of the total are pruned (their time stays in their parent).
 `collapse(tree)` merges tall single-child chains (a frame whose one child
 holds nearly all of it) into one node named "a → … → z", for display, and
-keeps the tree's sizes (the flame graph's tooltips name them).
+keeps the tree's sizes (the flame graph's tooltips name them). A frame of the
+user's own program (`ownership.is_user_frame`: its binary or source file) is
+never merged into the chain above it, so it is never hidden behind "…": only
+runtime and library frames are.
 `speedscope(tree, name)` and `folded(tree)` write it in speedscope's file
 format and as folded stacks (flamegraph.pl, one `a;b;c value` line per stack).
 
@@ -34,6 +37,7 @@ from typing import Any
 
 from quadscope.profile.attribute import linear_excess, two_point_exponent
 from quadscope.profile.flamegraph import MIN_FRAME_SAMPLES, Node, build_tree
+from quadscope.profile.ownership import is_user_frame
 from quadscope.profile.records import FlameNode, FlameTree
 from quadscope.profile.stacks import Frame, StackProfile
 from quadscope.profile.startup import STARTUP
@@ -93,6 +97,9 @@ def _collapse(top: FlameNode) -> FlameNode:
         if len(kids) != 1 or node.value_s <= 0 or kids[0].value_s < CHAIN_SHARE * node.value_s:
             break
         child = kids[0]
+        # The user's own function starts a node of its own: "…" hides runtime frames only.
+        if is_user_frame(child.name, child.dso):
+            break
         chain.append(child.name)
         node = replace(child, value_s=node.value_s) if child.value_s > node.value_s else child
     if len(chain) > 2:
