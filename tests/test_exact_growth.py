@@ -145,7 +145,8 @@ def test_only_native_commands_are_counted() -> None:
 
 
 def test_terminal_and_page_show_the_sentence_under_the_headline() -> None:
-    """The terminal's second line is the sentence (escaped); the page's growth section opens with it."""
+    """The terminal's second line is the sentence (escaped); the page's banner carries it
+    under the verdict, and the growth section comes before the metrics."""
     from quadscope.analyse.analysis import analyse
     from quadscope.model import Measurement, Run, Sweep
     from quadscope.render.html import HtmlRenderer
@@ -167,9 +168,11 @@ def test_terminal_and_page_show_the_sentence_under_the_headline() -> None:
     lines = TerminalRenderer(width=200).render(a).decode().splitlines()
     assert lines[1] == said
     page = HtmlRenderer().render(a).decode()
-    growth = page.split('<section id="growth">')[1]
-    assert growth.startswith("<h2>Where the growth comes from</h2>\n<p class=\"culprit\"><strong>"
-                             "append_&lt;b&gt;field (csvjoin.c:14) makes it grow")
+    header = page.split("</header>")[0]
+    assert header.split('id="verdict"')[1].split("\n")[1].startswith(
+        '<p class="culprit" id="culprit">append_&lt;b&gt;field (csvjoin.c:14) makes it grow')
+    assert page.index('<section id="growth">') < page.index("How each metric grows")
+    assert "<details class=\"metric\"" in page and "<details class=\"metric\" open" not in page
 
 
 def test_a_linear_program_names_the_function_doing_the_most_growing_work() -> None:

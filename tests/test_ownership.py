@@ -6,7 +6,8 @@ import pytest
 
 from quadscope.profile.flametree import collapse
 from quadscope.profile.ownership import is_user_dso, is_user_frame
-from quadscope.profile.records import FlameNode, FlameTree
+from quadscope.profile.records import Culprit, FlameNode, FlameTree
+from quadscope.profile.sampled_sentence import sampled_culprit
 
 LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 PROG = "/home/me/csvjoin/csvjoin"
@@ -60,3 +61,38 @@ def test_a_python_chain_keeps_the_user_s_function_apart_from_the_interpreter() -
     shown = _names(collapse(tree).root)
     assert shown == ["all → … → Py_RunMain", "<module>", "main",
                      "remember_user → … → PyObject_RichCompare"]
+
+
+def _row(symbol: str, dso: str, path: tuple[str, ...], sl: float, cls: str = "n^2",
+         k: float | None = 2.0, caller: str | None = None) -> Culprit:
+    return Culprit(symbol, dso, cls, k, None, sl, sl, sl, sl, (), path, caller)
+
+
+def test_the_sampled_sentence_names_the_user_s_function_above_the_library_leaf() -> None:
+    """The issue's script: memcmp and [libc.so.6] rows under remember_user add up to it."""
+    py = "/root/.pyenv/versions/3.11.7/bin/python3.11"
+    tree = _chain([("_start", py), ("<module>", "users.py"), ("main", "users.py"),
+                   ("remember_user", "users.py"), ("__memcmp_evex_movbe", LIBC)])
+    path = ("_start", "<module>", "main", "remember_user")
+    rows = [_row("__memcmp_evex_movbe", LIBC, (*path, "__memcmp_evex_movbe"), 0.3, "inconclusive", 1.9),
+            _row("[libc.so.6]", LIBC, (*path, "[libc.so.6]"), 0.2),
+            _row("_PyEval_EvalFrameDefault", py, ("_start", "_PyEval_EvalFrameDefault"), 0.4)]
+    said = sampled_culprit(rows, tree, superlinear=True, size_n=8000)
+    assert said == ("remember_user (users.py) makes it grow: its calls to memcmp are about "
+                    "n^1.9, 50% of the growth beyond linear (time samples at n = 8k)")
+
+
+def test_a_kernel_row_is_credited_to_its_user_caller_and_own_code_says_so() -> None:
+    tree = _chain([("main", PROG), ("touch_pages", PROG), ("exc_page_fault", "[kernel.kallsyms]")])
+    rows = [_row("exc_page_fault", "[kernel.kallsyms]", ("main", "exc_page_fault"), 0.2,
+                 caller="touch_pages"),
+            _row("touch_pages", PROG, ("main", "touch_pages"), 0.7)]
+    said = sampled_culprit(rows, tree, superlinear=True, size_n=1000)
+    assert said is not None and said.startswith(
+        "touch_pages (csvjoin) makes it grow: its own code is n², 90%")
+
+
+def test_no_sentence_when_no_culprit_lies_under_the_user_s_code() -> None:
+    tree = _chain([("_start", LIBC), ("memcpy", LIBC)])
+    rows = [_row("memcpy", LIBC, ("_start", "memcpy"), 0.9)]
+    assert sampled_culprit(rows, tree, superlinear=True, size_n=10) is None

@@ -149,6 +149,9 @@ def test_report_kind_reads_right_in_chromium(browser: Any, tmp_path: Path, kind:
         assert page.evaluate("document.querySelector('#change').compareDocumentPosition("
                              "document.querySelector('#verdict')) & 4")  # change comes first
     variants = len([v for v, fs in analysis.fits.items() if fs])
+    if kind == "profile":  # its metric sections are folded under the culprits: open one
+        page.locator("details.metric > summary").first.click()
+        page.wait_for_selector("details[open] svg.qs-plot")
     series = page.eval_on_selector_all(
         "details[open] svg.qs-plot[data-plot$='-cost']",
         "els => els.map(e => e.querySelectorAll('g.pts').length)")
@@ -325,4 +328,51 @@ def test_every_page_shows_its_answer_in_the_first_screen(browser: Any, tmp_path:
     shots = ROOT / "artifacts" / "screens"
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / f"first-{kind}.png"))
+    page.close()
+
+
+ANSWER_SCREEN = {"width": 1400, "height": 900}
+
+
+def profiled_with_sentence() -> Analysis:
+    """The profile kind with its user's function named, as `--profile` stores it."""
+    import dataclasses
+
+    from quadscope.profile.records import CULPRIT_SENTENCE
+
+    a = profiled()
+    assert a.profile is not None
+    said = ("<module> (<string>) makes it grow: its calls to list.insert are n², 97% of the "
+            "growth beyond linear (time samples at n = 64k)")
+    profile = dataclasses.replace(a.profile, extra={**a.profile.extra, CULPRIT_SENTENCE: said})
+    return analyse(a.sweep, a.runs, profile=profile)
+
+
+def test_the_profile_page_answers_with_the_culprit_above_the_fold(browser: Any,
+                                                                   tmp_path: Path) -> None:
+    """At 1400×900, unscrolled: the culprit sentence under the verdict, the culprits table's
+    head on screen, every metric section folded, no culprit column behind a scroll bar.
+    The first screen is kept as artifacts/screens/answer-profile.png."""
+    made = profiled_with_sentence()
+    path = tmp_path / "page.html"
+    path.write_bytes(HtmlRenderer().render(made))
+    page = browser.new_page(viewport=ANSWER_SCREEN)
+    page.set_default_timeout(15_000)
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready]")
+    said = page.locator("#culprit")
+    assert made.profile is not None and said.inner_text() == made.profile.culprit_sentence
+    box, verdict = said.bounding_box(), page.locator("#verdict").bounding_box()
+    assert box is not None and verdict is not None and said.is_visible()
+    assert verdict["y"] < box["y"] and box["y"] + box["height"] <= ANSWER_SCREEN["height"], box
+    head = page.locator("#growth table thead").bounding_box()
+    assert head is not None and head["y"] + head["height"] <= ANSWER_SCREEN["height"], head
+    assert page.evaluate("document.querySelectorAll('details.metric').length") > 0
+    assert page.evaluate("document.querySelectorAll('details.metric[open]').length") == 0
+    spill = page.evaluate("[...document.querySelectorAll('#growth .wide')]"
+                          ".map(w => w.scrollWidth - w.clientWidth)")
+    assert spill and all(s <= 1 for s in spill), spill
+    shots = ROOT / "artifacts" / "screens"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "answer-profile.png"))
     page.close()

@@ -10,7 +10,8 @@ together, perf's C chains placed under the Python frame: `native.splice_native`)
 samples page
 faults at the largest size when the sweep's fault counts call for it
 (`should_sample_faults`: perf's page_faults when stored, else rusage's),
-measures the profiler's overhead once, and returns an `Attribution`; it
+measures the profiler's overhead once, and returns an `Attribution` (with the
+user's function named from the samples, `sampled_sentence.sampled_culprit`); it
 stores nothing (the caller does `store.put_blob(sweep.id, "profile",
 attribution.to_dict())`). The sweep's stored runs are only read: for the
 time each size's samples are scaled to (median user+sys CPU seconds) and to
@@ -43,7 +44,8 @@ from quadscope.profile.python import (
     python_argv,
     python_version,
 )
-from quadscope.profile.records import Attribution
+from quadscope.profile.records import CULPRIT_SENTENCE, Attribution
+from quadscope.profile.sampled_sentence import sampled_culprit
 from quadscope.profile.sampler import Sampler
 from quadscope.profile.stacks import Frame, StackProfile, write_folded
 from quadscope.profile.startup import fold_startup
@@ -209,6 +211,10 @@ def profile_sweep(
     if measure_overhead:
         say(f"measuring the profiler's overhead at n={top}")
         overhead = sampler.overhead(top_argv, size_n=top)
+    tree = flame_tree(profiles[0], profiles[-1], classes=classes,
+                      middle=profiles[-2] if len(profiles) > 2 else None)
+    said = sampled_culprit(result.culprits, tree, superlinear=result.superlinear,
+                           size_n=chosen[-1])
     return Attribution(
         sweep_id=sweep.id,
         sizes=chosen,
@@ -224,7 +230,7 @@ def profile_sweep(
         faults=faults,
         overhead=overhead,
         total_s=result.series.total_s,
-        extra={"repeats": [p.repeats for p in profiles]},
-        flame_tree=flame_tree(profiles[0], profiles[-1], classes=classes,
-                              middle=profiles[-2] if len(profiles) > 2 else None),
+        extra={"repeats": [p.repeats for p in profiles],
+               **({CULPRIT_SENTENCE: said} if said else {})},
+        flame_tree=tree,
     )

@@ -90,6 +90,7 @@ def attach_exact(a: Attribution, growth: ExactGrowth, counted: CallgrindRuns) ->
     no_line = () if c is None or c.line else (
         f"{c.name} has no file:line: its program has no debug information; rebuild with -g",)
     notes = (*a.notes, *(n for n in counted.notes if n not in a.notes), where, *no_line)
-    extra = {**a.extra, CULPRIT_SENTENCE: growth.sentence,
-             "callgrind": exact_summary(growth, counted)}
+    # Callgrind's sentence replaces the samples' one where it names a function.
+    said = {CULPRIT_SENTENCE: growth.sentence} if c is not None or not a.culprit_sentence else {}
+    extra = {**a.extra, **said, "callgrind": exact_summary(growth, counted)}
     return replace(a, culprits=(*exact_culprits(growth), *kernel), notes=notes, extra=extra)

@@ -11,6 +11,7 @@ into the HTML page. A probe is plotted when `probe_series` holds lines for it.
 from __future__ import annotations
 
 import math
+import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -139,7 +140,8 @@ def _culprit_row(c: Culprit) -> dict[str, str]:
         k += f" [{c.self_exponent_ci[0]:.2f}, {c.self_exponent_ci[1]:.2f}]"
     path = list(c.call_path)
     symbol = c.call_path[-1] if c.symbol == UNKNOWN and c.call_path else c.symbol  # [libc.so.6]
-    cells = (symbol, c.dso, class_label(c.self_class), k, f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}",
+    # The object's file name: its folder pushed the call path past a 1400 px screen.
+    cells = (symbol, os.path.basename(c.dso) or c.dso, class_label(c.self_class), k, f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}",
              f"{c.superlinear_share:.1%}", " → ".join((["…"] if len(path) > 5 else []) + path[-5:]))
     return dict(zip(_CULPRIT_HEADINGS, cells, strict=True))
 

@@ -203,6 +203,35 @@ def _doctor_only(analysis: Analysis) -> bool:
 _DOCTOR_FACTS = ("sweep", "status", "host")
 
 
+WRAPPED = ("symbol", "call path")  # the culprit columns allowed to wrap
+
+
+def _growth(data: ReportData, ids: str) -> Iterable[str]:
+    """The profile: its culprits table, then its flame graph; nothing without a profile."""
+    if data.culprits or data.flame_svg or data.flame_tree:
+        yield f"<section id=\"{ids}growth\"><h2>Where the growth comes from</h2>"
+        if data.culprits:
+            cols = list(dict.fromkeys(k for row in data.culprits for k in row))
+            # Names and call paths wrap anywhere; the short columns never: no column is
+            # clipped behind a scroll bar at 1400 px, and "inconclusive" stays one word.
+            yield _table(cols, ([row.get(h, "") for h in cols] for row in data.culprits),
+                         nowrap={j for j, h in enumerate(cols) if h not in WRAPPED})
+        if data.flame_tree is not None:
+            yield ("<h3>Differential flame graph</h3><p class=\"hint\">Width: share of the time "
+                   "at the largest n. Colour: share of the growth beyond linear (red carries it, "
+                   "grey is linear, blue grows slower; pale: too few samples to tell). Click a "
+                   "frame to zoom; hover for its class and shares.</p>"
+                   "<div class=\"flame-tools\"><input type=\"search\" id=\"qs-flame-search\" "
+                   "placeholder=\"search frames\"> <button type=\"button\" id=\"qs-flame-reset\">"
+                   "reset zoom</button> <span id=\"qs-flame-info\" class=\"hint\"></span></div>"
+                   "<div id=\"qs-flame\" class=\"flame-live\"></div>")
+        elif data.flame_svg:
+            yield "<h3>Differential flame graph</h3><div class=\"flame\">"
+            yield data.flame_svg  # rebuilt from a whitelist by plotdata.sanitise_svg
+            yield "</div>"
+        yield "</section>"
+
+
 def report_body(analysis: Analysis, data: ReportData, *, ids: str = "",
           heading: str = "h1", footer: bool = True) -> Iterable[str]:
     """One report's HTML: its header (`heading` the title's element), verdict first, then its
@@ -236,6 +265,8 @@ def report_body(analysis: Analysis, data: ReportData, *, ids: str = "",
             text = visible(f"{variant}: {side_verdict(analysis, variant)}")
             tone = verdict_tone(analysis, variant)
             yield f"<p class=\"verdict{tone}\" id=\"{ids}{anchor}\">{_e(text)}</p>"
+    if data.culprit_sentence:  # the user's function, right under the verdict
+        yield f"<p class=\"culprit\" id=\"{ids}culprit\">{_e(data.culprit_sentence)}</p>"
     yield "<dl class=\"facts\">"
     for k, v in data.facts:
         if doctor_only and k not in _DOCTOR_FACTS:
@@ -243,6 +274,8 @@ def report_body(analysis: Analysis, data: ReportData, *, ids: str = "",
         cls = " class=\"mono\"" if k in ("command", "vs (B)") else ""
         yield f"<dt>{_e(k)}</dt><dd{cls}>{_e(v)}</dd>"
     yield "</dl></header>"
+    # A profiled sweep answers "which function?" first: its culprits come before the metrics.
+    yield from _growth(data, ids)
     if data.comparison:
         yield "<h2>B against A</h2>"
         yield ("<p class=\"hint\">A and B are overlaid in every plot below, and each metric "
@@ -281,36 +314,16 @@ def report_body(analysis: Analysis, data: ReportData, *, ids: str = "",
         yield "<h2>Cost against " + _e(data.size_word) + "</h2>"
         yield ("<p class=\"hint\">Hover a point for its run. Drag a box to zoom, shift+wheel "
                "to zoom about the pointer, double-click or “reset zoom” to go back.</p>")
+        profiled = bool(data.culprits or data.flame_svg or data.flame_tree)
         for s in data.sections:
-            open_attr = " open" if s.open else ""
+            # Under a profile the metrics are the evidence, not the answer: all folded.
+            open_attr = " open" if s.open and not profiled else ""
             yield (f"<details class=\"metric\" id=\"{ids}m-{_e(s.metric)}\"{open_attr}>"
                    f"<summary>{_e(s.metric)} <span class=\"mv\">— {_e(s.verdict)}"
                    "</span></summary><div class=\"grid\">")
             for plot in s.plots:
                 yield _figure(plot)
             yield "</div></details>"
-
-    if data.culprits or data.flame_svg or data.flame_tree:
-        yield f"<section id=\"{ids}growth\"><h2>Where the growth comes from</h2>"
-        if data.culprit_sentence:
-            yield f"<p class=\"culprit\"><strong>{_e(data.culprit_sentence)}</strong></p>"
-        if data.culprits:
-            cols = list(dict.fromkeys(k for row in data.culprits for k in row))
-            yield _table(cols, ([row.get(h, "") for h in cols] for row in data.culprits))
-        if data.flame_tree is not None:
-            yield ("<h3>Differential flame graph</h3><p class=\"hint\">Width: share of the time "
-                   "at the largest n. Colour: share of the growth beyond linear (red carries it, "
-                   "grey is linear, blue grows slower; pale: too few samples to tell). Click a "
-                   "frame to zoom; hover for its class and shares.</p>"
-                   "<div class=\"flame-tools\"><input type=\"search\" id=\"qs-flame-search\" "
-                   "placeholder=\"search frames\"> <button type=\"button\" id=\"qs-flame-reset\">"
-                   "reset zoom</button> <span id=\"qs-flame-info\" class=\"hint\"></span></div>"
-                   "<div id=\"qs-flame\" class=\"flame-live\"></div>")
-        elif data.flame_svg:
-            yield "<h3>Differential flame graph</h3><div class=\"flame\">"
-            yield data.flame_svg  # rebuilt from a whitelist by plotdata.sanitise_svg
-            yield "</div>"
-        yield "</section>"
 
     if data.doctor:
         yield f"<section id=\"{ids}doctor\"><h2>Doctor</h2>"

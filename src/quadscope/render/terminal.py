@@ -7,12 +7,13 @@ only the CLI prints it. What it shows:
 - `quiet`: the headline only (for an A/B sweep, the change: `analysis.change`).
 - default: the A/B change (coloured: worse red, better green) then each
   side's verdict labelled "A:" and "B:" (`analyse.sides.side_verdict`), or
-  the verdict alone (`analysis.verdict`, as the fitting decided it), one dim line naming the
-  sweep, then one table of the metrics that grow or matter (as analyse
+  the verdict alone (`analysis.verdict`, as the fitting decided it); a
+  profiled sweep's culprit sentence (its user's function) right under it; one
+  dim line naming the sweep; a profile's top culprits (the answer before the
+  evidence); then one table of the metrics that grow or matter (as analyse
   decided them: `analysis.notable`, see `analyse.notable`; the "at max n"
-  column is `analysis.at_max`), each with at most one short note beneath, then counts
-  of what `-v` would add (failures, hidden metrics), the top culprits of a
-  profile and a probe's finding.
+  column is `analysis.at_max`), each with at most one short note beneath, then
+  a probe's finding and counts of what `-v` would add (failures, hidden metrics).
 - `verbose`: every metric of every variant with a, b, r² and predictions,
   the per-size table of the headline's metric (`render.sizes`: n, runs, min,
   median, max, MAD/median; at most `VERBOSE_SIZES` sizes unless `sizes`),
@@ -379,6 +380,9 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
     if verbose:
         yield from _verbose(analysis, width, sizes, metric)
         return
+    if analysis.profile is not None and (table := culprits_table(
+            analysis.profile.culprits, width, limit=5, growing_only=True)) is not None:
+        yield table  # the answer to "which function?" before the metrics' evidence
     shown = analysis.notable
     table = compact_table(analysis, shown, width)
     if table is not None:
@@ -406,9 +410,6 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
         extra.append(f"{len(analysis.failures)} failed run(s)")
     if analysis.notes:
         extra.append(f"{len(analysis.notes)} note(s)")
-    if analysis.profile is not None and (table := culprits_table(
-            analysis.profile.culprits, width, limit=5, growing_only=True)) is not None:
-        yield table
     probe = analysis.doctor
     if isinstance(probe, ProbeResult) and probe.finding:
         yield _line(f"doctor {probe.probe}: {probe.verdict} — {visible(probe.finding)}")
@@ -427,6 +428,9 @@ def _verbose(analysis: Analysis, width: int, sizes: bool = False, metric: str | 
                "subreaper": "every process it started (child subreaper)"}.get(
                    cleanup, "its process group")
         yield Text(f"after each run quadscope killed {how}", style="dim")
+    if analysis.profile is not None and (table := culprits_table(
+            analysis.profile.culprits, width)) is not None:
+        yield table
     for variant, fits in analysis.fits.items():
         if fits:
             yield full_table(analysis, variant, width)
@@ -444,9 +448,6 @@ def _verbose(analysis: Analysis, width: int, sizes: bool = False, metric: str | 
             if mc.summary:
                 yield Text(visible(mc.summary))
     if (table := failures_table(analysis, width)) is not None:
-        yield table
-    if analysis.profile is not None and (table := culprits_table(
-            analysis.profile.culprits, width)) is not None:
         yield table
     probe = analysis.doctor
     if isinstance(probe, ProbeResult) and probe.finding:
