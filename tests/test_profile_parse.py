@@ -147,6 +147,15 @@ def test_first_touch_faults_are_demand_zero() -> None:
     assert rep.by_kind == {"demand-zero": 313, "file-backed": 39}
     assert rep.callers["demand-zero"] == "touch"
     assert rep.sentences[0].startswith("313 first-touch faults on anonymous memory (about 1 per n)")
+    assert "MAP_POPULATE" in rep.sentences[0] and "interpreter" not in rep.sentences[0]
+
+
+def test_an_interpreted_program_is_advised_about_its_objects_not_map_populate() -> None:
+    """A Python user was told to 'pre-fault with MAP_POPULATE' (issue 26)."""
+    rep = classify_faults(parse(_lines("faults-anon-software.txt")), 300,
+                          resolver=FakeCallSites({}), interpreted=True)
+    assert "MAP_POPULATE" not in rep.sentences[0]
+    assert "keep fewer objects alive" in rep.sentences[0]
 
 
 def _fault(addr: int, code: int | None) -> PerfSample:

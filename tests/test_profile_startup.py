@@ -98,3 +98,15 @@ def test_interpreter_note_only_for_python_frames() -> None:
     assert note is not None and note.startswith("<listcomp>'s own time is the interpreter")
     assert interpreter_note([culprit("deflate", "libz.so.1")]) is None
     assert interpreter_note([]) is None
+
+
+def test_a_native_program_s_start_up_is_the_loader_and_a_negligible_one_is_not_mentioned() -> None:
+    """A C program was told 'interpreter start-up … costs about 0 ms' (issue 26)."""
+    native = fold_startup([profile(n, 4000) for n in SIZES], interpreted=False)
+    assert native.note is not None and native.note.startswith(
+        "program start-up (the dynamic loader, before main) costs about 4 ms")
+    assert "interpreter" not in native.note
+    quiet = fold_startup([profile(n, 400) for n in SIZES], interpreted=False)
+    assert quiet.note is None and all((STARTUP,) in p.stacks for p in quiet.profiles)
+    assert fold_startup([profile(n, 4000) for n in SIZES]).note.startswith(  # type: ignore[union-attr]
+        "interpreter start-up (imports, site, encodings)")

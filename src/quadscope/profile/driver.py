@@ -186,7 +186,7 @@ def profile_sweep(
     merged, spliced = splice_native(profiles)
     if spliced:
         notes.append(spliced)
-    startup = fold_startup(merged)
+    startup = fold_startup(merged, interpreted=python_argv(sweep.command))
     if startup.note:
         notes.append(startup.note)
     profiles = list(startup.profiles)

@@ -1,6 +1,6 @@
 """Page faults as a cost: what kind they are, who causes them, one sentence each. Pure.
 
-Contract: `classify_faults(data, size_n, resolver=None) -> FaultReport` reads
+Contract: `classify_faults(data, size_n, resolver=None, interpreted=False) -> FaultReport` reads
 fault samples (the `exceptions:page_fault_user` tracepoint, whose
 `error_code` tells writes from reads, or the `page-faults` software event with
 `-d` data addresses) plus the mmap records of the same recording, and puts
@@ -17,7 +17,10 @@ every fault in one kind:
   other        no address
 
 Weights are sample periods, so a recording with `-c 1000` counts 1000 faults
-per sample. `sentences` are the diagnosis shown to people, largest kind first.
+per sample. `sentences` are the diagnosis shown to people, largest kind first;
+their advice is for the target's kind: a native program is told about its own
+buffers and MAP_POPULATE, a program run by an interpreter (`interpreted`, a
+Python command) about the objects it keeps, which the interpreter allocates.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ def fmt_rate(r: float) -> str:
 
 def classify_faults(
     data: PerfData, size_n: int, *, resolver: CallSiteResolver | None = None,
-    exclude_pids: tuple[int, ...] = (),
+    exclude_pids: tuple[int, ...] = (), interpreted: bool = False,
 ) -> FaultReport:
     by_kind: dict[str, int] = {}
     callers: dict[str, dict[str, int]] = {}
@@ -80,14 +83,14 @@ def classify_faults(
     total = sum(by_kind.values())
     ordered = {k: by_kind[k] for k in sorted(by_kind, key=lambda k: (-by_kind[k], KINDS.index(k)))}
     sentences = tuple(
-        _sentence(kind, count, size_n, top.get(kind, "an unknown caller"))
+        _sentence(kind, count, size_n, top.get(kind, "an unknown caller"), interpreted)
         for kind, count in ordered.items()
         if total and count / total >= MIN_KIND_SHARE and kind != "other"
     )
     return FaultReport(size_n, total, ordered, top, sentences)
 
 
-def _sentence(kind: str, count: int, size_n: int, caller: str) -> str:
+def _sentence(kind: str, count: int, size_n: int, caller: str, interpreted: bool = False) -> str:
     r = count / size_n if size_n else 0.0
     faults = "page fault" if fmt_rate(r) == "1" else "page faults"
     if kind == "vsyscall":
@@ -95,6 +98,13 @@ def _sentence(kind: str, count: int, size_n: int, caller: str) -> str:
             f"about {fmt_rate(r)} {faults} per call, at the vsyscall page, from {caller}: this "
             "kernel maps [vsyscall] execute-only, so every call through 0xffffffffff600400 traps "
             "and is emulated; call time()/gettimeofday() through libc (the vDSO) instead"
+        )
+    if kind == "demand-zero" and interpreted:
+        return (
+            f"{count} first-touch faults on anonymous memory (about {fmt_rate(r)} per n) from "
+            f"{caller}: the interpreter takes fresh pages for the objects the program keeps, "
+            "and each is zeroed on first touch; keep fewer objects alive, or reuse one "
+            "container (a bytearray or array.array) instead of building new ones"
         )
     if kind == "demand-zero":
         return (

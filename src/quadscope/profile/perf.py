@@ -38,6 +38,7 @@ from quadscope.profile.callsite import ElfCallSites
 from quadscope.profile.faults import FaultReport, classify_faults
 from quadscope.profile.kallsyms import KernelSymbols, read_kernel_symbols
 from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
+from quadscope.profile.python import python_argv
 from quadscope.profile.sampler import Overhead
 from quadscope.profile.stacks import StackProfile
 
@@ -249,7 +250,8 @@ class PerfSampler:
             args.append("-d")
         data, _ = self._record(args, argv, 1, out_dir / f"faults-n{size_n}.data",
                                ",trace" if ev.startswith("exceptions:") else ",addr")
-        return classify_faults(data, size_n, resolver=self.resolver)
+        return classify_faults(data, size_n, resolver=self.resolver,
+                               interpreted=self.python_perf or python_argv(argv))
 
     def overhead(self, argv: Sequence[str], *, size_n: int, runs: int = 3) -> Overhead | None:
         """Median wall time of the workload alone, timed by a shell around it, with and

@@ -1,9 +1,12 @@
 """Interpreter start-up: one `start-up` frame instead of a tall tree of imports. Pure.
 
-Contract: `fold_startup(profiles)` returns the profiles with every start-up
-stack replaced by the one-frame stack `(STARTUP,)` (weights summed, samples
-and times unchanged), plus a sentence saying so, when the start-up stacks'
-cost does not grow with n; otherwise the profiles unchanged and no sentence.
+Contract: `fold_startup(profiles, interpreted=True)` returns the profiles with
+every start-up stack replaced by the one-frame stack `(STARTUP,)` (weights
+summed, samples and times unchanged), plus a sentence saying so, when the
+start-up stacks' cost does not grow with n; otherwise the profiles unchanged
+and no sentence. The sentence names what starts: an interpreter's imports,
+site and encodings (`interpreted`), or a native program's dynamic loader, and
+a cost under a millisecond is not worth a sentence for a native program.
 `attribute` never ranks `STARTUP` as a culprit; the flame graph draws it as
 one node beside the program's own work.
 
@@ -39,6 +42,7 @@ from quadscope.profile.stacks import Frame, Stack, StackProfile
 
 STARTUP = Frame("start-up", "[interpreter]")
 MAX_STARTUP_EXPONENT = 0.5
+NATIVE_QUIET_S = 1e-3  # a native program's start-up below this is folded without a word
 # Substrings of a frame's symbol or object that mark the interpreter loading itself.
 STARTUP_MARKERS = (
     "<frozen importlib._bootstrap",  # importlib._bootstrap and _bootstrap_external
@@ -88,7 +92,7 @@ def loglog_slope(sizes: Sequence[int], costs: Sequence[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in pts) / sxx
 
 
-def fold_startup(profiles: Sequence[StackProfile]) -> StartupFold:
+def fold_startup(profiles: Sequence[StackProfile], interpreted: bool = True) -> StartupFold:
     ordered = sorted(profiles, key=lambda p: p.size_n)
     costs = [p.seconds_per_weight() * sum(w for st, w in p.stacks.items() if is_startup_stack(st))
              for p in ordered]
@@ -109,10 +113,13 @@ def fold_startup(profiles: Sequence[StackProfile]) -> StartupFold:
             stacks[key] = stacks.get(key, 0) + w
         folded.append(replace(p, stacks=stacks))
     slope = "" if k is None else f" (k = {k:.2f})"
-    note = (f"interpreter start-up (imports, site, encodings) costs about "
-            f"{_fmt_s(statistics.median(costs))} at each size and does not grow with n{slope}: "
-            "folded into one 'start-up' frame, never a culprit")
-    return StartupFold(tuple(folded), note, k)
+    cost_s = statistics.median(costs)
+    what = ("interpreter start-up (imports, site, encodings)" if interpreted
+            else "program start-up (the dynamic loader, before main)")
+    note = (f"{what} costs about {_fmt_s(cost_s)} at each size and does not grow with "
+            f"n{slope}: folded into one 'start-up' frame, never a culprit")
+    quiet = not interpreted and cost_s < NATIVE_QUIET_S
+    return StartupFold(tuple(folded), None if quiet else note, k)
 
 
 def _fmt_s(seconds: float) -> str:
