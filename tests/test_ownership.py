@@ -89,10 +89,54 @@ def test_a_kernel_row_is_credited_to_its_user_caller_and_own_code_says_so() -> N
             _row("touch_pages", PROG, ("main", "touch_pages"), 0.7)]
     said = sampled_culprit(rows, tree, superlinear=True, size_n=1000)
     assert said is not None and said.startswith(
-        "touch_pages (csvjoin) makes it grow: its own code is n², 90%")
+        "touch_pages (csvjoin) makes it grow: its own code is n² (k = 2.00), 90%")
 
 
 def test_no_sentence_when_no_culprit_lies_under_the_user_s_code() -> None:
     tree = _chain([("_start", LIBC), ("memcpy", LIBC)])
     rows = [_row("memcpy", LIBC, ("_start", "memcpy"), 0.9)]
     assert sampled_culprit(rows, tree, superlinear=True, size_n=10) is None
+
+
+def test_the_user_s_function_is_fitted_on_its_inclusive_time_across_sizes() -> None:
+    """Rows under remember_user split its samples; their sum, fitted, settles n²."""
+    from quadscope.analyse.fitting import fit_metric
+    from quadscope.profile.stacks import Frame, StackProfile
+
+    py = "/usr/bin/python3.11"
+    user = (Frame("<module>", "users.py"), Frame("remember_user", "users.py"))
+    memcmp, anon = (*user, Frame("__memcmp_evex_movbe", LIBC)), (*user, Frame("[unknown]", LIBC))
+    loop = (Frame("<module>", "users.py"), Frame("_PyEval_EvalFrameDefault", py))
+    profiles = [StackProfile(n, {memcmp: n * n // 100, anon: n * n // 150, loop: 40 * n},
+                             1, "py-spy", (n * n / 100 + n * n / 150 + 40 * n) * 1e-7)
+                for n in (1000, 2000, 4000, 8000, 16000)]
+    tree = _chain([("<module>", "users.py"), ("remember_user", "users.py"),
+                   ("__memcmp_evex_movbe", LIBC)])
+    rows = [_row("__memcmp_evex_movbe", LIBC, ("<module>", "remember_user", "__memcmp_evex_movbe"),
+                 0.55, "inconclusive", 1.8),
+            _row("[unknown]", LIBC, ("<module>", "remember_user", "[libc.so.6]"), 0.4,
+                 "inconclusive", None)]
+    said = sampled_culprit(rows, tree, superlinear=True, size_n=16000, profiles=profiles,
+                           fit=fit_metric)
+    assert said is not None and said.startswith(
+        "remember_user (users.py) makes it grow: its time with what it calls grows as n² (k = ")
+    assert said.endswith("95% of the growth beyond linear, most in calls to memcmp "
+                         "(time samples at n = 16k)")
+
+
+def test_a_function_target_s_own_class_comes_from_the_sweep_s_timed_calls() -> None:
+    """Sampled at 4 sizes the call read n^1.6 to n^2.3; its timed calls settle n²."""
+    from quadscope.analyse.fitting import fit_metric
+    from quadscope.profile.sampled_sentence import Measured
+
+    core = "/src/textkit/core.py"
+    tree = _chain([("<module>", "<string>"), ("unique_words_slow", core)])
+    rows = [_row("unique_words_slow", core, ("<module>", "unique_words_slow"), 0.3,
+                 "inconclusive", 1.6)]
+    sizes = tuple(n for n in (1000, 2000, 4000, 8000, 16000) for _ in range(3))
+    times = tuple(1e-9 * n * n * (1 + 0.01 * (i % 3 - 1)) for i, n in enumerate(sizes))
+    said = sampled_culprit(rows, tree, superlinear=False, size_n=8000, fit=fit_metric,
+                           measured=Measured("unique_words_slow", sizes, times))
+    assert said is not None and said.startswith(
+        "unique_words_slow (core.py) makes it grow: its calls, timed by the sweep, grow as n² "
+        "(k = 2.00)")

@@ -79,7 +79,18 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
 
 def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:
     # The samplers and the fitting they use (scipy) load only when a profile is taken.
-    from quadscope.profile.driver import choose_sampler, profile_sweep
+    from dataclasses import replace
+
+    from quadscope.analyse.fitting import fit_metric
+    from quadscope.profile.driver import choose_sampler, choose_sizes, profile_sweep
+    from quadscope.profile.pytarget import NOTE as PYTARGET_NOTE
+    from quadscope.profile.pytarget import (
+        CallsSampler,
+        calls_per_run,
+        function_name,
+        profiled_sweep,
+        with_call_growth,
+    )
     from quadscope.run.sizes import parse_sizes
 
     spec = getattr(args, "profile_sizes", None)
@@ -93,16 +104,31 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
             "shows why they failed")
     out_dir = _out_dir(args, sweep)
     mode = getattr(args, "callgrind", "auto")
+    # A python:MODULE:FUNC target runs in quadscope's own process: a child Python making
+    # the call is what the sampler watches (profile/pytarget.py says why).
+    watched = profiled_sweep(sweep)
     try:
-        sampler = choose_sampler(sweep.command if not sweep.shell else ("/bin/sh",))
+        sampler = choose_sampler(watched.command if not watched.shell else ("/bin/sh",),
+                                 light=watched is not sweep)
     except ToolMissingError as missing:  # no perf: Callgrind alone still names the functions
         attribution = _exact_only(mode, sweep, runs, missing)
     else:
+        # The function's runs time the call alone; the child also starts and builds the
+        # argument: it repeats the call, and its samples are scaled to their own time.
+        own = watched is sweep
+        if not own:
+            sampler = CallsSampler(sampler, calls_per_run(runs), function_name(sweep.command))
+        measured = sorted({r.size_n for r in runs if r.measurement.ok and not r.warmup})
         attribution = profile_sweep(
-            sweep, sizes, sampler=sampler, out_dir=out_dir, runs=runs,
+            watched, sizes or (None if own else choose_sizes(measured)), sampler=sampler,
+            out_dir=out_dir, runs=runs if own else (),
             measure_overhead=not getattr(args, "no_overhead", False),
             progress=_say,
         )
+        if not own:
+            attribution = with_call_growth(
+                replace(attribution, notes=(*attribution.notes, PYTARGET_NOTE)),
+                sweep.command, runs, fit=fit_metric, seed=sweep.seed)
         attribution = _with_exact(mode, sweep, runs, attribution)
     # Stored as soon as it exists, so a failing print cannot lose it.
     store.put_blob(sweep.id, "profile", attribution.to_dict())

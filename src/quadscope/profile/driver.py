@@ -133,16 +133,23 @@ def symbol_notes(profile: StackProfile, share: float = 0.05) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None) -> Sampler:
-    """The real sampler for `argv`: perf, or for Python py-spy / perf -X perf (see `python`)."""
+def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None, *,
+                   light: bool = False) -> Sampler:
+    """The real sampler for `argv`: perf, or for Python py-spy / perf -X perf (see `python`).
+
+    `light`: py-spy without `--native` (perf's separate recordings still add the C
+    functions): `--native` slowed a Python call 3-4.5×, by a factor varying 30% between
+    sizes, which bent the fitted growth of a repeated call.
+    """
     if python_argv(argv):
         version = python_version(argv[0])
         if version is not None and version >= (3, 12):
             return PerfSampler(setup or detect_perf(), python_perf=True)
         pyspy = find_pyspy()
         if pyspy:
-            native = pyspy_native_works(pyspy, argv[0])
-            spy = PySpySampler(pyspy, native=native, notes=() if native else (NATIVE_FAILED,))
+            native = not light and pyspy_native_works(pyspy, argv[0])
+            spy = PySpySampler(pyspy, native=native,
+                               notes=() if native or light else (NATIVE_FAILED,))
             try:  # perf, when it works, adds the interpreter's C functions (see native.py)
                 return PythonNativeSampler(spy, PerfSampler(setup or detect_perf()))
             except ToolMissingError:
@@ -214,7 +221,7 @@ def profile_sweep(
     tree = flame_tree(profiles[0], profiles[-1], classes=classes,
                       middle=profiles[-2] if len(profiles) > 2 else None)
     said = sampled_culprit(result.culprits, tree, superlinear=result.superlinear,
-                           size_n=chosen[-1])
+                           size_n=chosen[-1], profiles=profiles, fit=fit, seed=sweep.seed)
     return Attribution(
         sweep_id=sweep.id,
         sizes=chosen,

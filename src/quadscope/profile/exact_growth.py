@@ -38,13 +38,13 @@ from quadscope.analyse.fitting import fit_metric
 from quadscope.errors import FitRefusedError
 from quadscope.model import Fit
 from quadscope.profile.attribute import linear_excess
-from quadscope.profile.ownership import STARTUP_NAMES, SYSTEM_PREFIXES
 from quadscope.profile.callgrind_format import (
     UNKNOWN,
     CallgrindCounts,
     FunctionKey,
     FunctionSite,
 )
+from quadscope.profile.ownership import STARTUP_NAMES, SYSTEM_PREFIXES
 from quadscope.units import fmt_count
 
 FitFn = Callable[..., Fit]

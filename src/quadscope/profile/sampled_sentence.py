@@ -1,36 +1,47 @@
 """The user's function named from time samples, when Callgrind did not count the program. Pure.
 
-Contract: `sampled_culprit(culprits, tree, superlinear=)` returns one sentence
-naming the user's function that carries the most sampled growth, or None
-when no culprit lies under a function of the user's own code. Each ranked
-`Culprit` is credited to its *user function*: itself when its frame is the
-user's (`ownership.is_user_frame`), else the kernel row's `user_caller`, else
-the innermost frame of its call path that is the user's (a frame's object is
-read from the flame tree, which carries every frame's object). Shares of the
-growth beyond linear (of the growth, when nothing grows faster than n) are
-summed per user function; the largest names the sentence, with the library
-function that carries most of it:
+Contract: `sampled_culprit(culprits, tree, superlinear=, size_n=, profiles=, fit=)`
+returns one sentence naming the user's function that carries the most
+sampled growth, or None when no culprit lies under a function of the user's
+own code. Each ranked `Culprit` is credited to its *user function*: itself
+when its frame is the user's (`ownership.is_user_frame`), else the kernel
+row's `user_caller`, else the innermost frame of its call path that is the
+user's (a frame's object is read from the flame tree, which carries every
+frame's object). Shares of the growth beyond linear (of the growth, when
+nothing grows faster than n) are summed per user function; the largest is
+named. Its class is fitted (`fit`, the profile's own fitting) on its
+*inclusive* time at every profiled size (every sample under it, scaled to
+seconds as `attribute` scales self time): the rows under one function split
+its samples, each too few to settle, while their sum is the function's cost.
+The library function carrying the most of it is named too:
 
-    remember_user (users.py) makes it grow: its calls to memcmp are n², 49% of
-    the growth beyond linear (time samples at n = 8k)
+    remember_user (users.py) makes it grow: its time with what it calls grows
+    as n² (k = 1.97), 96% of the growth beyond linear, most in calls to memcmp
+    (time samples at n = 8k)
 
-A class the samples did not settle is written with its exponent
-("grows as about n^1.9"). Callgrind's exact sentence (`exact_attach`) replaces
-this one where it names a function. The driver stores it in
-`Attribution.extra["culprit_sentence"]`.
+A function whose calls the sweep itself timed (`measured`: a `python:` target's
+function) is fitted on those runs instead, many and unperturbed by a sampler:
+"its calls, timed by the sweep, grow as n² (k = 1.98)". A class the samples
+did not settle is written with its exponent ("about n^1.9"). Callgrind's
+exact sentence (`exact_attach`) replaces this one where it names a function.
+The driver stores it in `Attribution.extra["culprit_sentence"]`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from quadscope.analyse.change import class_label
-from quadscope.classes import INCONCLUSIVE
+from quadscope.classes import INCONCLUSIVE, REGISTRY
+from quadscope.errors import FitRefusedError
+from quadscope.profile.attribute import FitFn
 from quadscope.profile.exact_growth import plain_name
 from quadscope.profile.ownership import is_user_frame
 from quadscope.profile.records import Culprit, FlameNode, FlameTree
+from quadscope.profile.stacks import UNKNOWN, StackProfile
 from quadscope.units import fmt_count
 
 MIN_SHARE = 0.05  # a user function carrying less of the growth is not named
@@ -43,6 +54,15 @@ class _Credit:
     share: float
     top: Culprit  # the row carrying most of it
     via: str | None  # that row's library function, when it is not the user's own code
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A function whose every call the sweep timed (a `python:` target): its runs' times."""
+
+    name: str
+    sizes: tuple[int, ...]
+    seconds: tuple[float, ...]  # one per run, beside `sizes`
 
 
 def frame_objects(tree: FlameTree | None) -> dict[str, str]:
@@ -74,44 +94,81 @@ def user_function(c: Culprit, objects: dict[str, str]) -> tuple[str, str] | None
 
 def _credits(culprits: Sequence[Culprit], objects: dict[str, str],
              superlinear: bool) -> list[_Credit]:
-    by_user: dict[tuple[str, str], _Credit] = {}
+    rows: dict[tuple[str, str], list[tuple[float, Culprit, str | None]]] = {}
     for c in culprits:
         who = user_function(c, objects)
-        share = c.superlinear_share if superlinear else c.growth_share
+        share = _share(c, superlinear)
         if who is None or share <= 0:
             continue
-        was = by_user.get(who)
-        via = None if who == (c.symbol, c.dso) else plain_name(c.symbol)
-        if was is None:
-            by_user[who] = _Credit(who[0], who[1], share, c, via)
-        else:
-            top, top_via = (c, via) if share > _share(was.top, superlinear) else (was.top, was.via)
-            by_user[who] = _Credit(who[0], who[1], was.share + share, top, top_via)
-    return sorted(by_user.values(), key=lambda x: -x.share)
+        own = who == (c.symbol, c.dso)
+        rows.setdefault(who, []).append((share, c, None if own else plain_name(c.symbol)))
+    credits = []
+    for (name, dso), got in rows.items():
+        # The row carrying most of it; a nameless one ([libc.so.6]) only when all are.
+        got.sort(key=lambda r: -r[0])
+        _, top, via = next((r for r in got if r[1].symbol != UNKNOWN), got[0])
+        credits.append(_Credit(name, dso, sum(r[0] for r in got), top, via))
+    return sorted(credits, key=lambda x: -x.share)
 
 
 def _share(c: Culprit, superlinear: bool) -> float:
     return c.superlinear_share if superlinear else c.growth_share
 
 
-def _growth(c: Culprit) -> str:
-    if c.self_class != INCONCLUSIVE:
-        return class_label(c.self_class)
-    return "growing" if c.self_exponent is None else f"about n^{c.self_exponent:.1f}"
+def inclusive_seconds(profiles: Sequence[StackProfile], name: str, dso: str) -> list[float]:
+    """Seconds of every sample with the function on its stack, at each profile's size."""
+    out = []
+    for p in profiles:
+        w = sum(weight for stack, weight in p.stacks.items()
+                if any(f.symbol == name and f.dso == dso for f in stack))
+        out.append(w * p.seconds_per_weight())
+    return out
+
+
+def _class_words(cls: str, k: float | None) -> str:
+    if cls != INCONCLUSIVE:
+        return class_label(cls) + ("" if k is None else f" (k = {k:.2f})")
+    return "growing" if k is None else f"about n^{k:.1f}"
+
+
+def _growth(best: _Credit, profiles: Sequence[StackProfile], fit: FitFn | None,
+            seed: int, measured: Measured | None) -> tuple[str, bool | None]:
+    """The words for its growth, and whether they say it grows faster than n (None: the
+    sampled attribution decides)."""
+    if fit is not None and measured is not None and measured.name == best.name:
+        with contextlib.suppress(FitRefusedError):
+            f = fit("wall_s", list(measured.sizes), list(measured.seconds), seed=seed)
+            growth = REGISTRY.get(f.cls)
+            words = f"its calls, timed by the sweep, grow as {_class_words(f.cls, f.exponent)}"
+            return words, None if growth is None else growth.superlinear
+    sizes = [p.size_n for p in profiles]
+    if fit is not None and len(sizes) >= 3:
+        values = inclusive_seconds(profiles, best.name, best.dso)
+        if all(v > 0 for v in values):
+            with contextlib.suppress(FitRefusedError):
+                f = fit(f"time of {best.name}", sizes, values, seed=seed)
+                return (f"its time with what it calls grows as "
+                        f"{_class_words(f.cls, f.exponent)}"), None
+    c = best.top
+    what = f"its calls to {best.via} are" if best.via else "its own code is"
+    return f"{what} {_class_words(c.self_class, c.self_exponent)}", None
 
 
 def sampled_culprit(culprits: Sequence[Culprit], tree: FlameTree | None, *,
-                    superlinear: bool, size_n: int) -> str | None:
+                    superlinear: bool, size_n: int, profiles: Sequence[StackProfile] = (),
+                    fit: FitFn | None = None, seed: int = 0,
+                    measured: Measured | None = None) -> str | None:
     credits = _credits(culprits, frame_objects(tree), superlinear)
     if not credits or credits[0].share < MIN_SHARE:
         return None
     best = credits[0]
     where = PurePosixPath(best.dso).name
-    what = f"its calls to {best.via} are" if best.via else "its own code is"
-    verb = "makes it grow" if superlinear else "does the most growing work"
+    grows, faster = _growth(best, sorted(profiles, key=lambda p: p.size_n), fit, seed, measured)
+    verb = "makes it grow" if superlinear or faster else "does the most growing work"
     of = "of the growth beyond linear" if superlinear else "of the growth"
-    return (f"{best.name} ({where}) {verb}: {what} {_growth(best.top)}, "
-            f"{100 * best.share:.0f}% {of} (time samples at n = {fmt_count(size_n)})")
+    via = f", most in calls to {best.via}" if best.via and grows.startswith("its ti") else ""
+    return (f"{best.name} ({where}) {verb}: {grows}, {100 * best.share:.0f}% {of}{via} "
+            f"(time samples at n = {fmt_count(size_n)})")
 
 
-__all__ = ["frame_objects", "sampled_culprit", "user_function"]
+__all__ = ["Measured", "frame_objects", "inclusive_seconds", "sampled_culprit", "user_function"]

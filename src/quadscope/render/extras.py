@@ -141,8 +141,9 @@ def _culprit_row(c: Culprit) -> dict[str, str]:
     path = list(c.call_path)
     symbol = c.call_path[-1] if c.symbol == UNKNOWN and c.call_path else c.symbol  # [libc.so.6]
     # The object's file name: its folder pushed the call path past a 1400 px screen.
-    cells = (symbol, os.path.basename(c.dso) or c.dso, class_label(c.self_class), k, f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}",
-             f"{c.superlinear_share:.1%}", " → ".join((["…"] if len(path) > 5 else []) + path[-5:]))
+    cells = (symbol, os.path.basename(c.dso) or c.dso, class_label(c.self_class), k,
+             f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}", f"{c.superlinear_share:.1%}",
+             " → ".join((["…"] if len(path) > 5 else []) + path[-5:]))
     return dict(zip(_CULPRIT_HEADINGS, cells, strict=True))
 
 
