@@ -53,6 +53,21 @@ def test_quadratic_function_is_culprit_one(setup: PerfSetup, tmp_path: Path) -> 
     assert (tmp_path / f"folded-n{QUADRATIC.sizes[-1]}.txt").exists()
 
 
+def test_without_frame_pointers_the_sampler_unwinds_with_dwarf_and_says_so(
+        setup: PerfSetup, tmp_path: Path) -> None:
+    """gcc -O2 omits frame pointers: fp stacks stop at pair_count, with no caller (issue 26).
+    The sampler finds that in its first recording, records with DWARF, names main as the
+    caller and says which unwinder it used."""
+    binary = QUADRATIC.build(("-O2", "-g", "-fomit-frame-pointer"))
+    sampler = PerfSampler(setup, target_samples=400, max_repeats=10)
+    a = profile_sweep(_sweep(binary), QUADRATIC.sizes[-3:], sampler=sampler, out_dir=tmp_path,
+                      measure_overhead=False)
+    assert sampler.call_graph.startswith("dwarf")
+    assert any("perf --call-graph dwarf" in n for n in a.notes), a.notes
+    first = a.culprits[0]
+    assert first.symbol == "pair_count" and "main" in first.call_path, first.call_path
+
+
 def test_kernel_symbol_ranks_high_for_syscall_loop(setup: PerfSetup, tmp_path: Path) -> None:
     """Many 1-byte writes to /dev/null: a kernel function is among the top three culprits."""
     if not setup.kernel:

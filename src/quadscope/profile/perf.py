@@ -16,7 +16,12 @@ fp walks skip at leaves are put back by `callsite`. The exception is Python
 3.12+ under `-X perf` (`python_perf`): CPython is built without frame
 pointers, so an fp walk stops at the leaf (`list_insert`, no Python frame
 above it); DWARF unwinding (`DWARF_CALL_GRAPH`, at most `DWARF_MAX_FREQ_HZ`)
-reaches the `py::func:file` trampoline frames.
+reaches the `py::func:file` trampoline frames. A native program built
+without frame pointers (`gcc -O2`) is found by its first recording, whose
+stacks stop short of main (`unwind.needs_dwarf`): that size is recorded again
+and every later one too with DWARF, and the profile's note says which
+unwinder was used and how to rebuild to avoid it; when even DWARF leaves the
+stacks short, the note says to rebuild with -g -fno-omit-frame-pointer.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,11 +45,13 @@ from quadscope.profile.kallsyms import KernelSymbols, read_kernel_symbols
 from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
 from quadscope.profile.python import python_argv
 from quadscope.profile.sampler import Overhead
-from quadscope.profile.stacks import StackProfile
+from quadscope.profile.stacks import Stack, StackProfile
+from quadscope.profile.unwind import broken_share, dwarf_note, needs_dwarf, rebuild_note
 
 INSTALL_PERF = "install linux-perf (`apt-get install linux-perf`); the sweep's results still stand"
 DWARF_CALL_GRAPH = "dwarf,16384"
 DWARF_MAX_FREQ_HZ = 2000  # 16 KiB of stack per sample: keep perf.data to tens of MiB
+DWARF_SHORT_FREQ_HZ = 20000  # a native program's DWARF recordings: one run each, planned
 _TIMED_SH = 's=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo "$s $e"'
 _REPEAT_SH = 'i=0; while [ "$i" -lt "$0" ]; do "$@" >/dev/null; i=$((i+1)); done'
 
@@ -165,6 +172,7 @@ class PerfSampler:
         self.max_freq_hz = min(setup.max_freq_hz, DWARF_MAX_FREQ_HZ) if python_perf \
             else setup.max_freq_hz
         self._kernel_symbols: Future[KernelSymbols | None] | None = None
+        self.fp_broken_share: float | None = None  # set when frame pointers were missing
 
     def _load_kernel_symbols(self) -> None:
         """Start reading the kernel's symbols once, in a thread that overlaps the first
@@ -233,11 +241,38 @@ class PerfSampler:
             seen_s = max(n, 1) / freq / repeats
             freq, repeats = plan_frequency(seen_s, self.target_samples, self.max_freq_hz,
                                            self.max_repeats)
+        if self._switch_to_dwarf(argv, st):
+            return self.sample(argv, size_n=size_n, reference_s=reference_s, out_dir=out_dir)
         total_ns = sum(st.values())
         # cpu-clock periods are nanoseconds of CPU: without a measured time, use theirs.
         ref = reference_s if reference_s else total_ns / 1e9 / repeats
         return StackProfile(size_n, st, n, self.setup.event, ref, wall_s=wall_s / repeats,
-                            repeats=repeats, extra={"frequency_hz": freq, "perf_data": str(data_path)})
+                            repeats=repeats, notes=self._unwind_notes(st),
+                            extra={"frequency_hz": freq, "perf_data": str(data_path),
+                                   "unwinder": self.call_graph.split(",")[0]})
+
+    def _switch_to_dwarf(self, argv: Sequence[str], st: Mapping[Stack, int]) -> bool:
+        """True once, when frame-pointer stacks stop short of main (`unwind`): from then on
+        this sampler unwinds with DWARF. Python is left to its own plan (`native`)."""
+        if (self.call_graph != "fp" or self.python_perf or python_argv(argv)
+                or not needs_dwarf(st)):
+            return False
+        self.fp_broken_share = broken_share(st)
+        self.call_graph = DWARF_CALL_GRAPH
+        # One process per recording: perf 6.1 unwound most processes of a /bin/sh repeat
+        # loop to the leaf alone (45-85% of samples, whole processes at a time), and every
+        # single-process recording fully. A short run is sampled faster instead; the
+        # planned ~1.5 × target samples keep perf.data near 25 MiB (16 KiB each).
+        self.max_repeats = 1
+        self.max_freq_hz = min(self.setup.max_freq_hz, DWARF_SHORT_FREQ_HZ)
+        return True
+
+    def _unwind_notes(self, st: Mapping[Stack, int]) -> tuple[str, ...]:
+        if self.fp_broken_share is None:
+            return ()
+        if needs_dwarf(st):
+            return (rebuild_note(broken_share(st)),)
+        return (dwarf_note(self.fp_broken_share),)
 
     def sample_faults(self, argv: Sequence[str], *, size_n: int, expected_faults: int | None,
                       out_dir: Path) -> FaultReport | None:

@@ -1,0 +1,30 @@
+"""Frame pointers missing: which stacks stop short of main, and what the profile says."""
+
+from __future__ import annotations
+
+from quadscope.profile.stacks import Frame
+from quadscope.profile.unwind import broken_share, dwarf_note, needs_dwarf, rebuild_note
+
+PROG, LIBC, K = "/tmp/csvjoin", "/usr/lib/x86_64-linux-gnu/libc.so.6", "[kernel.kallsyms]"
+WHOLE = (Frame("_start", PROG), Frame("__libc_start_call_main", LIBC), Frame("main", PROG),
+         Frame("__strlen_evex", LIBC))
+LEAF = (Frame("__strlen_evex", LIBC),)
+IRQ = (Frame("handle_softirqs", K),)
+
+
+def test_a_frame_pointer_build_reaches_main_and_needs_no_dwarf() -> None:
+    stacks = {WHOLE: 900, (*LEAF[:0], Frame("[unknown]", "[unknown]"), *LEAF): 50, IRQ: 500}
+    assert broken_share(stacks) == 50 / 950  # the kernel-only stack is not judged
+    assert not needs_dwarf(stacks)
+
+
+def test_stacks_that_stop_at_the_leaf_call_for_dwarf() -> None:
+    """gcc -O2 without -fno-omit-frame-pointer: 78% of csvjoin's fp stacks were the leaf alone."""
+    stacks = {WHOLE: 220, LEAF: 780}
+    assert broken_share(stacks) == 0.78 and needs_dwarf(stacks)
+    assert needs_dwarf({LEAF: 1}) and not needs_dwarf({})
+
+
+def test_the_notes_name_the_unwinder_and_the_rebuild_flag() -> None:
+    assert "perf --call-graph dwarf" in dwarf_note(0.78) and "78%" in dwarf_note(0.78)
+    assert "-fno-omit-frame-pointer" in rebuild_note(0.5) and "[unknown]" in rebuild_note(0.5)
