@@ -1,6 +1,15 @@
 """Does `quadscope profile` name the known culprit first, and how fast is its perf parser?
 
-Two parts, both printed as Markdown (the `## Culprits` section of BENCHMARKS.md):
+Three parts, all printed as Markdown (the `## Culprits` section of BENCHMARKS.md):
+
+0. Users' programs (`--cases`, `culprit_cases.CASES`, run by `culprit_runs`):
+   C with and without frame pointers, an inlined helper, C++ with inlining,
+   Rust, a Python script, a `python:` function target, a shell pipeline, two
+   accuracy-suite workloads and the doctor's kernel cases, each through
+   `quadscope run --profile` as a user types it; for each, "culprit named
+   first" (the sentence under the headline names the user's function),
+   "user's function named" (there or in the top rows), and the Callgrind
+   pass's seconds against the timed sweep's.
 
 1. Accuracy: every workload of the accuracy suite with a `culprit` (the
    noinline C function doing the growing work) is profiled with perf at 4 of
@@ -16,7 +25,7 @@ Two parts, both printed as Markdown (the `## Culprits` section of BENCHMARKS.md)
    `perf report --stdio` (with its default call-graph processing), in the same
    run, 3 times each; we report samples per second and the ratio of medians.
 
-Usage: .venv/bin/python bench/culprits.py [--quick]
+Usage: .venv/bin/python bench/culprits.py [--quick] [--cases | --no-cases]
 """
 
 from __future__ import annotations
@@ -156,15 +165,61 @@ def speed(setup: PerfSetup, runs: int = 3) -> tuple[list[list[object]], str]:
     return rows, f"{n_samples} samples with call chains, median of {runs} runs"
 
 
+def cases() -> tuple[list[list[object]], int, int, int, int]:
+    """(rows, named first, user's function named, cases run, Callgrind runs over budget)."""
+    from culprit_cases import CASES
+    from culprit_runs import run_case
+
+    rows: list[list[object]] = []
+    first = named = ran = over = 0
+    for case in CASES:
+        with tempfile.TemporaryDirectory(prefix="quadscope-bench-case-") as tmp:
+            s = run_case(case, Path(tmp))
+        log(f"{case.name}: first {s.first}, named {s.named} {s.why}")
+        if s.first is None:
+            rows.append([case.name, case.kind, "/".join(case.user), "not run", "not run",
+                         s.why, "", "", ""])
+            continue
+        ran += 1
+        first += bool(s.first)
+        named += bool(s.named)
+        cost = "—" if s.callgrind_s is None else f"{s.callgrind_s:.1f} s"
+        if s.callgrind_s is not None and s.timed_s:
+            cost += f" / {s.timed_s:.1f} s"
+            over += s.callgrind_s > max(s.timed_s, 5.0)
+        said = s.sentence if len(s.sentence) <= 160 else s.sentence[:157] + "…"
+        rows.append([case.name, case.kind, "/".join(case.user), "yes" if s.first else "no",
+                     "yes" if s.named else "no", s.why or said.replace("|", "\\|"),
+                     s.top.replace("|", "\\|"), cost, f"{s.total_s:.0f}"])
+    return rows, first, named, ran, over
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="4 workloads only")
+    ap.add_argument("--cases", action="store_true", help="the users' programs only")
+    ap.add_argument("--no-cases", action="store_true", help="skip the users' programs")
     args = ap.parse_args(argv)
+    m = machine()
+    if not args.no_cases:
+        rows, first, named, ran, over = cases()
+        print("## Culprits: users' programs\n")
+        print(f"`bench/culprits.py --cases` on {m['date']}: {m['nproc']} cores, kernel "
+              f"{m['kernel']}, {m['cpu']}, Python {m['python']}; each program through "
+              "`quadscope run --sizes S --profile` (default meter, `--callgrind auto`).\n")
+        print(f"Culprit named first: **{first} of {ran}**; the user's function named: "
+              f"**{named} of {ran}**; Callgrind over its budget (the timed sweep's time, "
+              f"5 s at least): {over}.\n")
+        print(table(["program", "kind", "user's function", "culprit named first",
+                     "user's function named", "the sentence under the headline",
+                     "top culprit row", "Callgrind / timed sweep", "run --profile s"], rows))
+        if args.cases:
+            return 0
+        print()
     setup = detect_perf(probe_faults=False)
     sampler = TimedSampler(setup, target_samples=1000, max_repeats=20)
     rows, first, total = accuracy(sampler, args.quick)
     speed_rows, what = speed(setup)
-    m = machine()
     print("## Culprits\n")
     print(f"`bench/culprits.py` on {m['date']}: {m['nproc']} cores, kernel {m['kernel']}, "
           f"{m['cpu']}, Python {m['python']}; perf event `{setup.event}`, frame-pointer stacks.\n")

@@ -134,3 +134,13 @@ def test_the_budget_has_a_floor_for_fast_programs() -> None:
     fake = FakeValgrind()
     got = count_sweep(_sweep(), _runs(), valgrind="valgrind", run=fake.run, clock=fake.clock)
     assert got.budget_s == 5.0 and got.sizes == (1000, 2000, 4000, 8000)
+
+
+def test_a_millisecond_program_s_first_count_is_mostly_valgrind_s_start_up() -> None:
+    """csvjoin: 2.0 s to count n = 2000 (timed 1 ms); n = 16000 (timed 10 ms) is not 20 s
+    but at most 2 s + 100 × 9 ms: four sizes fit a 5 s budget's remaining 8 s."""
+    from quadscope.profile.callgrind import predicted_s
+
+    walls = {2000: 0.001, 4000: 0.002, 8000: 0.004, 16000: 0.010}
+    assert predicted_s(walls, 2.0, 16000) == pytest.approx(2.9)
+    assert plan_sizes(walls, first_s=2.0, remaining_s=8.0) == (2000, 4000, 8000, 16000)

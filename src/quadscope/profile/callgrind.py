@@ -10,8 +10,9 @@ the seconds spent and notes. The sizes are chosen by `plan_sizes` within the
 budget, by default the timed sweep's own wall time (`sweep_seconds`), never
 under `MIN_BUDGET_S` (a sweep of a millisecond program lasts less than
 Valgrind's start-up times a fit's sizes). After the smallest size the
-slowdown under Callgrind is known, so each further size's cost is predicted
-from its timed wall time (`predicted_s`). At least `MIN_SIZES` sizes are
+slowdown under Callgrind is bounded, so each further size's cost is predicted
+from its timed wall time (`predicted_s`: Valgrind's start-up once per count,
+the work at most `MAX_SLOWDOWN` times its timed wall). At least `MIN_SIZES` sizes are
 counted whatever the budget (a fit needs them); a note says when that went
 over it, and with `strict=True` (`--callgrind auto`) counts predicted to go
 over it are not made: FitRefusedError says so after the first size.
@@ -38,6 +39,7 @@ from quadscope.run.spec import substitute
 
 MIN_SIZES = 4  # exact counts at 3 sizes a factor 2 apart cannot tell 1 from n² (fit_metric)
 MAX_SIZES = 5
+MAX_SLOWDOWN = 100.0  # Callgrind runs a program 20-100× slower (its work, not its start-up)
 MIN_TIMEOUT_S = 60.0
 # Valgrind alone starts in ~0.25 s: a sweep of a fast program lasts less than one count, so
 # the budget never goes under this many seconds (perf's sampling costs ~1 s per size too).
@@ -88,13 +90,17 @@ def wall_by_size(runs: Sequence[Run]) -> dict[int, float]:
 
 
 def predicted_s(wall_s: Mapping[int, float], first_s: float, n: int) -> float:
-    """Seconds to count size n: the smallest size's count scaled by their timed walls.
+    """Seconds to count size n: the first count plus the extra timed wall, slowed down.
 
-    Never below `first_s`: Valgrind's start-up is paid every run.
+    The slowdown is the first count's seconds over its timed wall, at most
+    `MAX_SLOWDOWN`: the first count of a millisecond program is almost all
+    Valgrind's start-up (1-3 s), and scaling that whole by the walls predicted 39 s for
+    a count that took 2.7 s (csvjoin at n = 2000..16000). Never below `first_s`:
+    the start-up is paid every run.
     """
     n0 = min(wall_s)
-    scale = wall_s[n] / wall_s[n0] if wall_s[n0] > 0 else 1.0
-    return max(first_s, first_s * scale)
+    slowdown = min(first_s / wall_s[n0], MAX_SLOWDOWN) if wall_s[n0] > 0 else 0.0
+    return max(first_s, first_s + slowdown * (wall_s[n] - wall_s[n0]))
 
 
 def plan_sizes(wall_s: Mapping[int, float], first_s: float, remaining_s: float,
