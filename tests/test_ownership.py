@@ -140,3 +140,39 @@ def test_a_function_target_s_own_class_comes_from_the_sweep_s_timed_calls() -> N
     assert said is not None and said.startswith(
         "unique_words_slow (core.py) makes it grow: its calls, timed by the sweep, grow as n² "
         "(k = 2.00)")
+
+
+def test_a_function_target_counted_exactly_by_the_sweep_is_settled_by_its_counts() -> None:
+    """--meter auto counted the calls: their exact counts decide, whatever the times say."""
+    from quadscope.analyse.fitting import fit_metric
+    from quadscope.profile.sampled_sentence import Measured
+
+    core = "/src/textkit/core.py"
+    tree = _chain([("<module>", "<string>"), ("unique_words_slow", core)])
+    rows = [_row("unique_words_slow", core, ("<module>", "unique_words_slow"), 0.3,
+                 "inconclusive", 2.4)]
+    sizes = (1000, 2000, 4000, 8000)
+    counted = tuple((n, 40.0 * n * n + 900 * n + 5000) for n in sizes)
+    noisy = tuple(1e-9 * n ** (2.4 if i % 2 else 1.6) for i, n in enumerate(sizes))
+    said = sampled_culprit(rows, tree, superlinear=True, size_n=8000, fit=fit_metric,
+                           measured=Measured("unique_words_slow", sizes, noisy, counted))
+    assert said is not None and said.startswith(
+        "unique_words_slow (core.py) makes it grow: its calls, counted exactly by the sweep, "
+        "grow as n² (k = ")
+
+
+def test_sizes_without_a_sample_of_the_function_are_left_out_of_its_fit() -> None:
+    """A short run unwound with DWARF may hold no sample of it at the smallest n."""
+    from quadscope.analyse.fitting import fit_metric
+    from quadscope.profile.stacks import Frame, StackProfile
+
+    work = (Frame("main", PROG), Frame("build_log", PROG), Frame("__memmove_avx", LIBC))
+    other = (Frame("main", PROG),)
+    profiles = [StackProfile(n, {work: n * n // 1000, other: 100} if n > 1000 else {other: 100},
+                             1, "cpu-clock", (n * n / 1000 + 100) * 1e-6)
+                for n in (1000, 2000, 4000, 8000, 16000)]
+    tree = _chain([("main", PROG), ("build_log", PROG), ("__memmove_avx", LIBC)])
+    rows = [_row("__memmove_avx", LIBC, ("main", "build_log", "__memmove_avx"), 0.9, "1", 2.7)]
+    said = sampled_culprit(rows, tree, superlinear=True, size_n=16000, profiles=profiles,
+                           fit=fit_metric)
+    assert said is not None and "its time with what it calls grows as n² (k = 2.0" in said

@@ -58,6 +58,7 @@ from quadscope.profile.sampled_sentence import Measured, sampled_culprit
 from quadscope.profile.sampler import Overhead, Sampler
 from quadscope.profile.stacks import StackProfile
 
+COUNTED = "instructions"  # the exact meter's metric, when the sweep counted the calls
 # argv: sys.path (JSON), MODULE:FUNC, MODULE:SETUP or "", n, calls.
 CHILD = """\
 import importlib, json, sys
@@ -157,8 +158,10 @@ class CallsSampler:
 def measured_calls(command: Sequence[str], runs: Sequence[Run]) -> Measured:
     """The sweep's timed calls of a function target, for `sampled_sentence`."""
     good = [r for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok]
+    counted = tuple((r.size_n, float(v)) for r in good
+                    if (v := r.measurement.values.get(COUNTED)) is not None)
     return Measured(function_name(command), tuple(r.size_n for r in good),
-                    tuple(r.measurement.wall_s for r in good))
+                    tuple(r.measurement.wall_s for r in good), counted)
 
 
 def with_call_growth(a: Attribution, command: Sequence[str], runs: Sequence[Run], *,
@@ -170,7 +173,7 @@ def with_call_growth(a: Attribution, command: Sequence[str], runs: Sequence[Run]
     said = sampled_culprit(a.culprits, a.flame_tree, superlinear=a.superlinear,
                            size_n=a.sizes[-1], fit=fit, seed=seed,
                            measured=measured_calls(command, runs))
-    if said is None or "timed by the sweep" not in said:
+    if said is None or "by the sweep" not in said:
         return a
     return replace(a, extra={**a.extra, CULPRIT_SENTENCE: said})
 

@@ -21,7 +21,9 @@ The library function carrying the most of it is named too:
 
 A function whose calls the sweep itself timed (`measured`: a `python:` target's
 function) is fitted on those runs instead, many and unperturbed by a sampler:
-"its calls, timed by the sweep, grow as n² (k = 1.98)". A class the samples
+their exact instruction counts where the sweep counted them (`exactfit`: "its
+calls, counted exactly by the sweep, grow as n²"), else their times ("its
+calls, timed by the sweep, grow as n² (k = 1.98)"). A class the samples
 did not settle is written with its exponent ("about n^1.9"). Callgrind's
 exact sentence (`exact_attach`) replaces this one where it names a function.
 The driver stores it in `Attribution.extra["culprit_sentence"]`.
@@ -63,6 +65,7 @@ class Measured:
     name: str
     sizes: tuple[int, ...]
     seconds: tuple[float, ...]  # one per run, beside `sizes`
+    counted: tuple[tuple[int, float], ...] = ()  # (n, instructions) of the runs counted
 
 
 def frame_objects(tree: FlameTree | None) -> dict[str, str]:
@@ -135,23 +138,44 @@ def _growth(best: _Credit, profiles: Sequence[StackProfile], fit: FitFn | None,
             seed: int, measured: Measured | None) -> tuple[str, bool | None]:
     """The words for its growth, and whether they say it grows faster than n (None: the
     sampled attribution decides)."""
+    if measured is not None and measured.name == best.name and (exact := _counted(measured)):
+        return exact
     if fit is not None and measured is not None and measured.name == best.name:
         with contextlib.suppress(FitRefusedError):
             f = fit("wall_s", list(measured.sizes), list(measured.seconds), seed=seed)
             growth = REGISTRY.get(f.cls)
             words = f"its calls, timed by the sweep, grow as {_class_words(f.cls, f.exponent)}"
             return words, None if growth is None else growth.superlinear
-    sizes = [p.size_n for p in profiles]
-    if fit is not None and len(sizes) >= 3:
-        values = inclusive_seconds(profiles, best.name, best.dso)
-        if all(v > 0 for v in values):
-            with contextlib.suppress(FitRefusedError):
-                f = fit(f"time of {best.name}", sizes, values, seed=seed)
-                return (f"its time with what it calls grows as "
-                        f"{_class_words(f.cls, f.exponent)}"), None
+    # Sizes where no sample fell under it (a short run unwound with DWARF) are left out.
+    seen = [(p.size_n, v) for p, v in zip(profiles, inclusive_seconds(
+        profiles, best.name, best.dso), strict=True) if v > 0]
+    if fit is not None and len(seen) >= 3:
+        with contextlib.suppress(FitRefusedError):
+            f = fit(f"time of {best.name}", [n for n, _ in seen], [v for _, v in seen],
+                    seed=seed)
+            return f"its time with what it calls grows as {_class_words(f.cls, f.exponent)}", None
     c = best.top
     what = f"its calls to {best.via} are" if best.via else "its own code is"
-    return f"{what} {_class_words(c.self_class, c.self_exponent)}", None
+    growth = REGISTRY.get(c.self_class)
+    # A row fitted "1" that carries growth beyond linear is a fit of too few samples.
+    cls = (INCONCLUSIVE if c.superlinear_share > 0 and growth is not None
+           and not growth.superlinear else c.self_class)
+    return f"{what} {_class_words(cls, c.self_exponent)}", None
+
+
+def _counted(measured: Measured) -> tuple[str, bool | None] | None:
+    """Words for the sweep's exact counts of the calls (`fit_exact`), when it counted them."""
+    from quadscope.analyse.exactfit import fit_exact
+
+    if len({n for n, _ in measured.counted}) < 4:
+        return None
+    f = fit_exact("instructions", [n for n, _ in measured.counted],
+                  [v for _, v in measured.counted])
+    if f is None or f.cls == INCONCLUSIVE:
+        return None
+    growth = REGISTRY.get(f.cls)
+    return (f"its calls, counted exactly by the sweep, grow as {_class_words(f.cls, f.exponent)}",
+            None if growth is None else growth.superlinear)
 
 
 def sampled_culprit(culprits: Sequence[Culprit], tree: FlameTree | None, *,
