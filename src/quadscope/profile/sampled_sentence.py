@@ -56,6 +56,7 @@ class _Credit:
     share: float
     top: Culprit  # the row carrying most of it
     via: str | None  # that row's library function, when it is not the user's own code
+    at_max: float = 0.0  # its rows' share of the time at the largest n
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,8 @@ def _credits(culprits: Sequence[Culprit], objects: dict[str, str],
         # The row carrying most of it; a nameless one ([libc.so.6]) only when all are.
         got.sort(key=lambda r: -r[0])
         _, top, via = next((r for r in got if r[1].symbol != UNKNOWN), got[0])
-        credits.append(_Credit(name, dso, sum(r[0] for r in got), top, via))
+        credits.append(_Credit(name, dso, sum(r[0] for r in got), top, via,
+                               sum(r[1].share_at_max for r in got)))
     return sorted(credits, key=lambda x: -x.share)
 
 
@@ -190,8 +192,11 @@ def sampled_culprit(culprits: Sequence[Culprit], tree: FlameTree | None, *,
     grows, faster = _growth(best, sorted(profiles, key=lambda p: p.size_n), fit, seed, measured)
     verb = "makes it grow" if superlinear or faster else "does the most growing work"
     of = "of the growth beyond linear" if superlinear else "of the growth"
+    share = f"{100 * best.share:.0f}% {of}"
+    if faster is not None:  # the class is the sweep's; the samples say where the time goes
+        share = f"{100 * min(best.at_max, 1.0):.0f}% of the time"
     via = f", most in calls to {best.via}" if best.via and grows.startswith("its ti") else ""
-    return (f"{best.name} ({where}) {verb}: {grows}, {100 * best.share:.0f}% {of}{via} "
+    return (f"{best.name} ({where}) {verb}: {grows}, {share}{via} "
             f"(time samples at n = {fmt_count(size_n)})")
 
 
