@@ -228,7 +228,7 @@ CASES: tuple[Case, ...] = (
     Case("users.py", "Python script", "1000..8000", ("remember_user",), _script,
          needs=(PY,)),
     Case("textkit", "python: function target", "1000..8000", ("unique_words_slow",), _pyfunc),
-    Case("pipeline", "shell pipeline (seq | insort | cat)", "2000..16000", ("insert_line",),
+    Case("pipeline", "shell pipeline (seq, insort, cat)", "2000..16000", ("insert_line",),
          _pipeline),
     Case("insertion_sort", "C, accuracy suite workload", "1000..16000", ("insertion_sort",),
          _workload("insertion_sort")),
