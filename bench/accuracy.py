@@ -36,7 +36,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import log, medians_by_size, scratch_store, sweep, table
+from common import busy_load, log, medians_by_size, scratch_store, sweep, table
+from real_programs import Program, programs
 
 from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE, REGISTRY
@@ -120,9 +121,13 @@ class Verdict:
 
 def kind(name: str, v: Verdict | None) -> str:
     """Where one verdict falls (see the module docstring), on workload `name`'s truth."""
+    return judged(WORKLOADS[name].acceptable, v)
+
+
+def judged(ok: frozenset[str] | set[str], v: Verdict | None) -> str:
+    """Where one verdict falls (see the module docstring), given the classes that are true."""
     if v is None:
         return NONE
-    ok = WORKLOADS[name].acceptable
     if v.cls != INCONCLUSIVE:
         return RIGHT_CLASS if v.cls in ok else WRONG
     if v.at_least not in REGISTRY or v.at_most not in REGISTRY:
@@ -228,16 +233,148 @@ def markdown(rows: list[Row], repeat: int, budget_s: float) -> str:
             "verdict, at most 1 in 6 bare.\n\n" + summary + "\n\n" + body)
 
 
+# Real programs (bench/real_programs.py), swept as `quadscope run` sweeps them: the session,
+# the default meter (`auto`: the work is counted when time alone leaves the class open).
+REAL_BUDGET_S = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class RealRow:
+    name: str
+    mode: str
+    truth: frozenset[str]
+    work: Verdict | None  # the instructions fit, when the work was counted
+    work_k: str
+    time: Verdict | None  # the headline's time fit (`headline.time_fit`)
+    time_k: str
+    lead: Verdict | None  # what the headline and the gates lead with (`headline.lead_fit`)
+    big_o: Verdict | None  # big_O on the wall-time medians
+    headline: str
+    sizes: str
+    counted: str  # sizes counted, or why none
+    sweep_s: float
+
+
+def _k(fit: Fit | None) -> str:
+    if fit is None or fit.exponent is None:
+        return "—"
+    ci = fit.exponent_ci
+    return f"{fit.exponent:.2f}" + ("" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
+
+
+def _real_spec(prog: Program, mode: str, repeat: int, budget_s: float) -> SweepSpec:
+    common = dict(command=prog.command, shell=prog.shell, setup=prog.setup, repeat=repeat,
+                  warmup=1, timeout_s=120.0, name=f"accuracy {prog.name} {mode}")
+    if mode == "sizes":
+        return SweepSpec(sizes=prog.sizes, **common)  # type: ignore[arg-type]
+    return SweepSpec(mode="adaptive", budget_s=budget_s, start_n=prog.sizes[0],
+                     **common)  # type: ignore[arg-type]
+
+
+def sweep_real(prog: Program, mode: str, store: Store, repeat: int, budget_s: float) -> RealRow:
+    """One real program swept as `quadscope run` does (session, default meter), then judged."""
+    import time
+
+    from quadscope.analyse.analysis import analyse
+    from quadscope.analyse.headline import lead_fit, time_fit
+    from quadscope.measure.clock import SystemClock
+    from quadscope.run import session
+
+    spec = _real_spec(prog, mode, repeat, budget_s)
+    t0 = time.monotonic()
+    sw = session.start(spec, store=store, clock=SystemClock(), machine=session.Machine.real())
+    elapsed = time.monotonic() - t0
+    analysis = analyse(sw, store.runs(sw.id))
+    fits = analysis.fits.get("A", {})
+    work_metric = analysis.work_metric
+    work = fits.get(work_metric) if work_metric else None
+    timed, lead = time_fit(fits), lead_fit(fits, work_metric)
+    sizes, medians = medians_by_size(analysis)
+    try:
+        bo: Verdict | None = Verdict(big_o_verdict(sizes, medians).split(" (")[0])
+    except Exception:  # big_O's own failure is a result (no verdict), not a crash
+        bo = None
+    counted = sorted({r.size_n for r in analysis.measured("A")
+                      if work_metric and r.value(work_metric) is not None})
+    row = RealRow(prog.name, mode, prog.truth, _verdict(work), _k(work), _verdict(timed),
+                  _k(timed), _verdict(lead), bo, analysis.verdict,
+                  f"{sizes[0]}..{sizes[-1]} ({len(sizes)})" if sizes else "—",
+                  f"{len(counted)} ({counted[0]}..{counted[-1]})" if counted else "none",
+                  elapsed)
+    log(f"accuracy real: {prog.name} [{mode}] truth {prog.expected}: work "
+        f"{row.work.text() if row.work else '—'} ({row.work_k}), time "
+        f"{row.time.text() if row.time else '—'} ({row.time_k}) [{elapsed:.0f} s, n {row.sizes},"
+        f" counted {row.counted}]\n    {analysis.verdict}")
+    return row
+
+
+def measure_real(names: tuple[str, ...], repeat: int, budget_s: float,
+                 modes: tuple[str, ...]) -> list[RealRow]:
+    progs = [p for p in programs() if not names or p.name in names]
+    rows = []
+    with scratch_store() as store:
+        for prog in progs:
+            for mode in modes:
+                rows.append(sweep_real(prog, mode, store, repeat, budget_s))
+    return rows
+
+
+def markdown_real(rows: list[RealRow], repeat: int, budget_s: float, load: str) -> str:
+    def cell(r: RealRow, v: Verdict | None, empty: str = "—") -> str:
+        return f"{v.text()} {MARK[judged(r.truth, v)]}" if v else empty
+
+    summary_rows = []
+    for mode in sorted({r.mode for r in rows}, reverse=True):
+        of = [r for r in rows if r.mode == mode]
+        for label, attr in (("work (instructions)", "work"), ("time", "time"),
+                            ("headline (what gates judge)", "lead"),
+                            ("big_O 0.11.0 (wall medians)", "big_o")):
+            got = dict.fromkeys(KINDS, 0)
+            for r in of:
+                v = getattr(r, attr)
+                if attr == "work" and v is None:
+                    continue
+                got[judged(r.truth, v)] += 1
+            summary_rows.append([load, mode, label, *(got[k] for k in KINDS)])
+    summary = table(["load", "mode", "verdict", *(f"{k} {MARK[k]}" for k in KINDS)],
+                    summary_rows)
+    body = table(
+        ["program", "mode", "truth", "n", "work", "k (work)", "time", "k (time)", "big_O",
+         "counted sizes", "s"],
+        [[r.name, r.mode, "/".join(sorted(r.truth)), r.sizes, cell(r, r.work, "not counted"),
+          r.work_k, cell(r, r.time), r.time_k, cell(r, r.big_o), r.counted,
+          f"{r.sweep_s:.0f}"] for r in rows])
+    total = sum(r.sweep_s for r in rows)
+    return (f"Real programs ({load}), each swept as `quadscope run` sweeps it (the default "
+            f"meter, `auto`) over its fixed grid with `--repeat {repeat}` and one warm-up, "
+            f"and in adaptive mode from its smallest size with a {budget_s:.0f} s budget "
+            f"({total:.0f} s in all). \"work\" counts only sweeps where the work was "
+            "counted.\n\n" + summary + "\n\n" + body)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--quick", action="store_true",
                    help=f"{len(QUICK)} workloads, a {QUICK_BUDGET_S:.0f} s adaptive budget")
-    p.add_argument("--only", default="", help="comma-separated workload names")
+    p.add_argument("--only", default="", help="comma-separated workload (or program) names")
+    p.add_argument("--real", action="store_true",
+                   help="the real programs (bench/real_programs.py) instead of the C suite")
+    p.add_argument("--modes", default="sizes,adaptive", help="--real: sizes, adaptive or both")
+    p.add_argument("--busy", action="store_true",
+                   help="under ../shared/tools/busy --cores 1 --memory 64 throughout")
     args = p.parse_args(argv)
-    names = tuple(args.only.split(",")) if args.only else QUICK if args.quick else SUITE
-    budget_s = QUICK_BUDGET_S if args.quick else BUDGET_S
-    rows = measure(names, args.repeat, budget_s)
+    load = "busy --cores 1 --memory 64" if args.busy else "quiet"
+    with busy_load(args.busy):
+        if args.real:
+            names = tuple(x for x in args.only.split(",") if x)
+            rows_real = measure_real(names, args.repeat, REAL_BUDGET_S,
+                                     tuple(args.modes.split(",")))
+            print(markdown_real(rows_real, args.repeat, REAL_BUDGET_S, load))
+            return 0
+        names = tuple(args.only.split(",")) if args.only else QUICK if args.quick else SUITE
+        budget_s = QUICK_BUDGET_S if args.quick else BUDGET_S
+        rows = measure(names, args.repeat, budget_s)
     print(markdown(rows, args.repeat, budget_s))
     return 0
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -96,3 +98,25 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
+
+
+BUSY = REPO.parent / "shared" / "tools" / "busy"
+
+
+@contextmanager
+def busy_load(on: bool, seconds: int = 3600) -> Iterator[None]:
+    """While the block runs, `../shared/tools/busy --cores 1 --memory 64` (a bounded competing
+    load: one core spinning and a 64 MiB copy loop) when `on`; nothing otherwise."""
+    if not on:
+        yield
+        return
+    busy = subprocess.Popen([str(BUSY), "--cores", "1", "--memory", "64", "--seconds",
+                             str(seconds)], start_new_session=True)
+    time.sleep(2)
+    if busy.poll() is not None:
+        raise SystemExit(f"busy exited at once ({busy.returncode}): no load to measure under")
+    try:
+        yield
+    finally:
+        os.killpg(busy.pid, signal.SIGTERM)
+        busy.wait(timeout=30)
