@@ -17,7 +17,10 @@ counted the note alone says it (`analyse.memory`). In an
 instruction-meter sweep, a note says when wall time surely grows faster than
 the instructions counted (`time_outgrows_instructions`). There the verdict gives
 two answers: the work (the meter's exact count, `Analysis.work_metric`) leads
-when its class is settled or bracketed, and the time follows.
+when its class is settled or bracketed, and the time follows; when the time's
+growth surely differs from the settled work's, one sentence with numbers says
+why (`analyse.gap`: the kernel's share, the working set leaving a cache, or a
+fixed cost; `text.gap_text`).
 What renderers show is decided here too, never by them: the metrics a
 compact report shows and each metric's median at the largest size
 (`analyse.notable`), and each fit's drawn curve and band (`analyse.curves`).
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from quadscope import __version__
 from quadscope.analyse import text
 from quadscope.analyse.change import ChangeSummary, change_summary
+from quadscope.analyse.gap import gap
 from quadscope.analyse.headline import (
     class_text,
     exponent_text,
@@ -323,11 +327,13 @@ def analyse(
         f, cached = memory_bound(f, good, sweep.host, work=counted)
         n.extend(cached)
         fits[variant] = f
-        if counted and (
-                outgrows := time_outgrows_instructions(f, count_growth(good, counted))):
-            n.append(outgrows)
-            if variant == "A":
-                extra_verdict = OUTGROWS_HEADLINE
+        if counted:
+            outgrows = time_outgrows_instructions(f, count_growth(good, counted))
+            if outgrows:
+                n.append(outgrows)
+            found = gap(f, good, sweep.host, counted)  # why the time's class is not the work's
+            if variant == "A" and (found or outgrows):
+                extra_verdict = f"; {text.gap_text(found)}" if found else OUTGROWS_HEADLINE
         notes.extend(f"{variant}: {x}" if len(variants) > 1 else x for x in n)
     size_word = "i" if sweep.mode == "accumulate" else "n"
     n_max = max((r.size_n for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok),

@@ -1,0 +1,175 @@
+"""Why the time's class differs from the work's: one cause, with the numbers the sweep has.
+
+Contract: `gap(fits, runs, host, work)` is pure. Given one variant's fits, its
+measured runs, the sweep's host facts and the metric counting the work exactly,
+it returns a `Gap` when the work's class is settled and the time's growth
+surely differs from it, else None:
+
+* surely differs: the work's exponent (its local k at the largest size,
+  `analyse.exactfit`) lies outside the time's 95% exponent interval, or the
+  time settled on another class;
+* the time is the headline's (`headline.time_fit`: wall time, or CPU time).
+
+The cause is read from what every timed run records, first match wins:
+
+* time grows faster, and the kernel's share of the CPU time at the largest
+  size is at least SYS_SHARE and has risen by SYS_RISE since the smallest:
+  "kernel" (page faults of freshly mapped memory, copies in system calls);
+* time grows faster, and the working set (peak RSS at a size less that at the
+  smallest) crosses the L2 cache (or LLC_SHARE of the last-level cache) inside
+  the sizes: "cache", with the size where it crosses, interpolated in log n
+  between the two sizes either side;
+* time grows slower, and the time fit's offset (start-up, which does not
+  grow) is at least START_SHARE of the time at the largest size: "start-up";
+* otherwise "unexplained", still with the numbers looked at (the kernel's
+  share, the working set against the cache).
+
+In every case `per_work` is the time per unit of work at the largest counted
+size over that at the smallest (a rise means each instruction got dearer), so
+the sentence can say how much the cost per instruction moved. The words are
+`text.gap_text`'s. Thresholds are descriptive (what share is worth naming),
+not statistical: the decision that the two differ is the intervals'.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from quadscope.host import Host
+from quadscope.model import Fit, Run
+
+SYS_SHARE = 0.25  # the kernel's share of CPU time at max n worth naming as the cause
+SYS_RISE = 0.10  # ... and how much it must have risen since min n (absolute share)
+START_SHARE = 0.25  # a fixed cost this large a share of the time at max n flattens it
+LLC_SHARE = 0.25  # without the L2's size: this share of the last-level cache (as `memory`)
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """The time's growth against the work's, and the one cause the data point to."""
+
+    metric: str  # the time metric compared (wall_s or cpu_s)
+    k_time: float
+    k_work: float
+    faster: bool  # time grows faster than the work
+    cause: str  # "kernel", "cache", "start-up" or "unexplained"
+    n_max: int
+    n_min: int
+    sys_share_max: float | None  # the kernel's share of CPU time at n_max
+    sys_share_min: float | None
+    working_set_bytes: float | None  # peak RSS at n_max less that at n_min
+    cache_bytes: int | None
+    cache: str  # "L2 cache" or "last-level cache"
+    cross_n: int | None  # where the working set crosses the cache
+    start_share: float | None  # the time fit's offset over the time at n_max
+    per_work: float | None  # time per unit of work at the largest counted size / smallest
+
+
+def _medians(runs: Sequence[Run], metric: str) -> dict[int, float]:
+    at: dict[int, list[float]] = {}
+    for r in runs:
+        v = r.value(metric)
+        if v is not None and math.isfinite(v):
+            at.setdefault(r.size_n, []).append(v)
+    return {n: statistics.median(vs) for n, vs in sorted(at.items())}
+
+
+def work_k(work: Fit) -> float | None:
+    """The work's exponent: its local k at the largest size, 0 for work that does not grow."""
+    if work.exponent is not None:
+        return work.exponent
+    return 0.0 if work.confident and work.cls == "1" else None
+
+
+def differs(time: Fit, work: Fit) -> bool:
+    """Whether the time surely grows otherwise than the settled work (module docstring)."""
+    k = work_k(work)
+    if not work.confident or k is None:
+        return False
+    if time.confident and time.cls != work.cls:
+        return True
+    ci = time.exponent_ci
+    return ci is not None and not ci[0] <= k <= ci[1]
+
+
+def _sys_share(user: Mapping[int, float], sys: Mapping[int, float], n: int) -> float | None:
+    u, s = user.get(n), sys.get(n)
+    if u is None or s is None or u + s <= 0:
+        return None
+    return s / (u + s)
+
+
+def crossing(rss: Mapping[int, float], cache: float) -> int | None:
+    """The size where the working set (RSS less that at the smallest size) reaches `cache`,
+    interpolated in log n and log bytes between the sizes either side; None if it never
+    does or already has at the second size (no size below it inside)."""
+    sizes = sorted(rss)
+    if len(sizes) < 2:
+        return None
+    base = rss[sizes[0]]
+    for lo, hi in itertools.pairwise(sizes):
+        w_lo, w_hi = rss[lo] - base, rss[hi] - base
+        if w_hi >= cache:
+            if w_lo <= 0 or w_hi <= w_lo:
+                return hi
+            frac = math.log(cache / w_lo) / math.log(w_hi / w_lo)
+            return round(math.exp(math.log(lo) + frac * math.log(hi / lo)))
+    return None
+
+
+def _per_work(time: Mapping[int, float], work: Mapping[int, float]) -> float | None:
+    both = [n for n in sorted(work) if n in time and work[n] > 0 and time[n] > 0]
+    if len(both) < 2:
+        return None
+    lo, hi = both[0], both[-1]
+    return (time[hi] / work[hi]) / (time[lo] / work[lo])
+
+
+def _cache(host: Host) -> tuple[int | None, str]:
+    if host.l2_bytes:
+        return host.l2_bytes, "L2 cache"
+    if host.llc_bytes:
+        return round(LLC_SHARE * host.llc_bytes), "last-level cache"
+    return None, ""
+
+
+def gap(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host, work: str | None) -> Gap | None:
+    """The time's growth against the work's, and its cause (module docstring); None if alike."""
+    from quadscope.analyse.headline import time_fit
+
+    counted = fits.get(work) if work else None
+    timed = time_fit(fits)
+    if counted is None or timed is None or timed.exponent is None:
+        return None
+    k = work_k(counted)
+    if not differs(timed, counted) or k is None:
+        return None
+    time = _medians(runs, timed.metric)
+    if len(time) < 2:
+        return None
+    n_min, n_max = min(time), max(time)
+    faster = timed.exponent > k
+    user, sys = _medians(runs, "user_s"), _medians(runs, "sys_s")
+    share_max, share_min = _sys_share(user, sys, n_max), _sys_share(user, sys, n_min)
+    rss = _medians(runs, "max_rss_bytes")
+    ws = rss[max(rss)] - rss[min(rss)] if len(rss) >= 2 else None
+    cache_bytes, cache = _cache(host)
+    cross = crossing(rss, cache_bytes) if cache_bytes else None
+    a = timed.coefficients.get("a", 0.0) if timed.regime_n is None else 0.0
+    start = a / time[n_max] if a > 0 and time[n_max] > 0 else None
+    if faster and share_max is not None and share_max >= SYS_SHARE and (
+            share_min is None or share_max - share_min >= SYS_RISE):
+        cause = "kernel"
+    elif faster and cross is not None:
+        cause = "cache"
+    elif not faster and start is not None and start >= START_SHARE:
+        cause = "start-up"
+    else:
+        cause = "unexplained"
+    return Gap(timed.metric, timed.exponent, k, faster, cause, n_max, n_min,
+               share_max, share_min, ws, cache_bytes, cache, cross, start,
+               _per_work(time, _medians(runs, work or "")))

@@ -1,0 +1,114 @@
+"""The gap between the work's class and the time's: found only when the intervals say so,
+and explained by the one cause the runs show (kernel, cache, start-up), with its numbers."""
+
+from __future__ import annotations
+
+from quadscope.analyse.gap import crossing, differs, gap
+from quadscope.analyse.text import gap_text
+from quadscope.host import Host
+from quadscope.model import Fit, Measurement, Run
+
+SIZES = (1000, 2000, 4000, 8000, 16000)
+HOST = Host(l2_bytes=2 << 20, llc_bytes=32 << 20)
+
+
+def _fit(metric: str, cls: str, k: float, ci: tuple[float, float] | None = None,
+         a: float = 0.0, confident: bool = True) -> Fit:
+    return Fit(metric=metric, cls=cls if confident else "inconclusive", exponent=k,
+               exponent_ci=ci, coefficients={"a": a, "b": 1.0}, r2=0.99, candidates=(),
+               n_points=15, best=cls, at_least=cls if confident else "n",
+               at_most=cls if confident else "n^3")
+
+
+def _runs(wall: dict[int, float], user: dict[int, float], sys: dict[int, float],
+          rss: dict[int, float], work: dict[int, float]) -> list[Run]:
+    out = []
+    for n in SIZES:
+        m = Measurement(wall_s=wall[n], user_s=user[n], sys_s=sys[n],
+                        max_rss_bytes=int(rss[n]), instructions=work[n], exit_code=0)
+        out.append(Run(sweep_id=1, seq=len(out), variant="A", size_n=n, repeat=0,
+                       warmup=False, started_at=0.0, measurement=m))
+    return out
+
+
+WORK = {n: 1e3 * n for n in SIZES}
+FLAT_RSS = {n: 8e6 for n in SIZES}
+
+
+def test_no_gap_while_the_time_interval_holds_the_work_exponent() -> None:
+    work = _fit("instructions", "n", 1.0, (1.0, 1.0))
+    time = _fit("wall_s", "n", 1.04, (0.97, 1.12))
+    assert not differs(time, work)
+    runs = _runs({n: n * 1e-6 for n in SIZES}, {n: n * 1e-6 for n in SIZES},
+                 dict.fromkeys(SIZES, 0.0), FLAT_RSS, WORK)
+    assert gap({"wall_s": time, "instructions": work}, runs, HOST, "instructions") is None
+
+
+def test_no_gap_while_the_work_is_not_settled() -> None:
+    work = _fit("instructions", "n", 1.0, (0.9, 1.1), confident=False)
+    assert not differs(_fit("wall_s", "n^2", 2.0, (1.9, 2.1)), work)
+
+
+def test_the_kernel_carries_the_excess_when_system_time_takes_over() -> None:
+    """Work n, time n^1.5; system time rises from 5% to 60% of the CPU time."""
+    user = {n: n * 1e-6 for n in SIZES}
+    share = dict(zip(SIZES, (0.05, 0.15, 0.3, 0.45, 0.6), strict=True))
+    sys = {n: user[n] * share[n] / (1 - share[n]) for n in SIZES}
+    wall = {n: user[n] + sys[n] for n in SIZES}
+    fits = {"wall_s": _fit("wall_s", "n log n", 1.5, (1.4, 1.6)),
+            "instructions": _fit("instructions", "n", 1.0, (1.0, 1.0))}
+    g = gap(fits, _runs(wall, user, sys, FLAT_RSS, WORK), HOST, "instructions")
+    assert g is not None and g.cause == "kernel" and g.faster
+    said = gap_text(g)
+    assert said.startswith("wall time grows faster than the work (k 1.50 vs 1.00): the kernel "
+                           "carries the excess, 60% of the CPU time at n = 16000 is system time")
+    assert "against 5% at n = 1000" in said
+
+
+def test_the_cache_is_named_where_the_working_set_leaves_it() -> None:
+    """Work n, time n^1.3, the working set grows as n through the 2 MiB L2 near n = 4000."""
+    rss = {n: 4e6 + 500.0 * n for n in SIZES}  # working set 500 B/element: 2 MiB at n ≈ 4200
+    wall = {n: n * 1e-6 * (n / 1000) ** 0.3 for n in SIZES}
+    fits = {"wall_s": _fit("wall_s", "n log n", 1.3, (1.2, 1.4)),
+            "instructions": _fit("instructions", "n", 1.0, (1.0, 1.0))}
+    g = gap(fits, _runs(wall, wall, dict.fromkeys(SIZES, 0.0), rss, WORK), HOST, "instructions")
+    assert g is not None and g.cause == "cache"
+    assert g.cross_n is not None and 4000 <= g.cross_n <= 8000
+    said = gap_text(g)
+    assert said.startswith("wall time grows faster than the work (k 1.30 vs 1.00): the working "
+                           "set leaves the 2 MiB L2 cache at n ≈ ")
+    assert "each instruction costing 2.3× as much there as at n = 1000" in said
+
+
+def test_a_fixed_cost_explains_time_growing_slower() -> None:
+    """Work n², time a + b·n² with a 70% of the time at the largest size: k about 0.9."""
+    wall = {n: 1.0 + 0.43 * (n / 16000) ** 2 for n in SIZES}
+    fits = {"wall_s": _fit("wall_s", "n", 0.9, (0.8, 1.0), a=1.0),
+            "instructions": _fit("instructions", "n^2", 2.0, (2.0, 2.0))}
+    work = {n: float(n) ** 2 for n in SIZES}
+    g = gap(fits, _runs(wall, wall, dict.fromkeys(SIZES, 0.0), FLAT_RSS, work), HOST,
+            "instructions")
+    assert g is not None and g.cause == "start-up" and not g.faster
+    assert gap_text(g) == ("wall time grows slower than the work (k 0.90 vs 2.00): a fixed cost "
+                           "(start-up) is still 70% of the time at n = 16000, so the time has "
+                           "not yet taken on the work's growth")
+
+
+def test_an_unexplained_gap_still_gives_the_numbers_looked_at() -> None:
+    wall = {n: n * 1e-6 * (n / 1000) ** 0.4 for n in SIZES}
+    fits = {"wall_s": _fit("wall_s", "n log n", 1.4, (1.3, 1.5)),
+            "instructions": _fit("instructions", "n", 1.0, (1.0, 1.0))}
+    runs = _runs(wall, wall, {n: 0.02 * wall[n] for n in SIZES}, FLAT_RSS, WORK)
+    g = gap(fits, runs, HOST, "instructions")
+    assert g is not None and g.cause == "unexplained"
+    assert gap_text(g) == (
+        "wall time grows faster than the work (k 1.40 vs 1.00): each instruction cost 3× as much "
+        "at n = 16000 as at n = 1000; neither the kernel (system time 2% of the CPU time) nor "
+        "the caches (working set 0 B, within the 2 MiB L2 cache) explain it")
+
+
+def test_crossing_interpolates_in_log_n_and_is_none_inside_the_cache() -> None:
+    rss = {1000: 1e6, 2000: 2e6, 4000: 5e6}  # working set 1 MB at 2000, 4 MB at 4000
+    n = crossing(rss, 2e6)
+    assert n is not None and 2000 < n < 4000
+    assert crossing({1000: 1e6, 2000: 1.5e6}, 2e6) is None
