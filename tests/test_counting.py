@@ -12,7 +12,7 @@ from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.meters import Cost, Measuring
 from quadscope.model import Measurement, Run, Sweep
-from quadscope.run.counting import MAX_SIZES, Counting, pick_sizes
+from quadscope.run.counting import EXTEND, MAX_SIZES, Counting, pick_sizes
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
@@ -100,3 +100,36 @@ def test_counted_sizes_are_few_spread_smallest_first_and_keep_the_largest() -> N
     assert len(picked) == MAX_SIZES and picked[0] == 16 and picked[-1] == 2 ** 19
     assert list(picked) == sorted(picked)
     assert pick_sizes([5, 3, 3, 9]) == (3, 5, 9)
+
+
+def _small_square(n: int) -> int:
+    """Start-up, a linear part and a small n² term: a wide bracket over 1000..32000 (the n²
+    term is 0.08% of the work at 32000), settled as n² once counted to 256000."""
+    return 100_000_000 + 1000 * n + n * n // 10_000
+
+
+def test_a_count_left_open_by_the_timed_sizes_doubles_beyond_them(store: Store) -> None:
+    """A program's counts over the timed sizes do not settle; the plan counts one doubling
+    above the largest at a time, up to EXTEND, and the n² term is found."""
+    sweep, runs, counter = _sweep(store, _timed(lambda n: 1e-9 * n * n + 0.01, 0.6),
+                                  _counted(_small_square, 0.05))
+    counted = [size_of(a) for a in counter.calls]
+    assert counted[:6] == [1000, 2000, 4000, 32000, 8000, 16000]
+    assert counted[6:] == [64000, 128000, 256000][:len(counted) - 6] and len(counted) > 6
+    assert max(counted) <= SIZES[-1] * 2 ** EXTEND
+    a = analyse(sweep, runs)
+    assert sweep.meter == "instructions" and a.fits["A"]["instructions"].cls == "n^2"
+
+
+def test_a_doubling_the_budget_cannot_pay_for_is_not_started(store: Store) -> None:
+    """Counting that costs 10 ns an instruction (1.0 s at 1000, 1.3 s at 32000): after the
+    timed sizes and two doublings (about 11.6 s of the 15 s budget) the next, priced by the
+    count's own growth at about 6 s, does not fit, so it is not started. (The timed runs grow
+    as n, so the timed sizes are priced by about what they cost.)"""
+    def counted(argv: Sequence[str]) -> Measurement:
+        work = _small_square(size_of(argv))
+        return Measurement({**measurement(work * 1e-8).values, "instructions": work},
+                           exit_code=0)
+    *_, counter = _sweep(store, _timed(lambda n: 1e-6 * n + 0.01, 0.6), counted)
+    sizes = [size_of(a) for a in counter.calls]
+    assert sizes[-2:] == [64000, 128000], sizes

@@ -27,6 +27,10 @@ function: `exact.InstructionMeter.counts_many`), every size goes in one batch.
 If those counts do not settle the work, up to `EXTEND` doublings above the
 largest size follow in one more batch (each also a real timed run, so the
 time data gain a size): a wider span is what separates n from n log n.
+For a program (each size a Valgrind start of its own) the same doublings
+follow one at a time, each priced by what the last count cost times how much
+the count itself grew over the last doubling (Valgrind's time follows the
+instructions it runs), so no size is started that the budget cannot pay for.
 A job that would not fit is not started (the next cheaper one may be);
 the plan ends when none fits, or when the counts settle the class: at least `SETTLE_SIZES` sizes spanning a
 factor `SETTLE_SPAN`, with a confident fit of the count.
@@ -145,7 +149,7 @@ class CountPlan:
             self._extended = True
             return self._extension(history, remaining_s)
         if not todo:
-            return None
+            return None if self.batched else self._doubling(history, remaining_s)
         if self.batched:  # one start for all: priced as one, by the meter's cost model
             price = self.cost.run_s(sum(_timed_median(history, j.variant, j.size_n) or 0.0
                                         for j in todo))
@@ -175,6 +179,62 @@ class CountPlan:
                 jobs.append(Scheduled(PlannedRun(variant, top * 2 ** k, repeat), self.timeout_s))
         return tuple(jobs) or None
 
+    def _doubling(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
+        """Where each size is a start of its own (a program) and the timed sizes did not
+        settle the work: one doubling above the largest counted size at a time, up to EXTEND
+        above the timed sizes, for the first variant whose count has not settled. Priced by
+        the last job's cost times the count's own growth over one doubling (`_grown`)."""
+        for variant in sorted({j.variant for j in self.jobs}):
+            points = self._points(history, variant)
+            if len(points) < MIN_COUNTED or self._variant_settled(points):
+                continue
+            top = max(j.size_n for j in self.jobs if j.variant == variant)
+            largest = max(points)
+            if largest >= top * 2 ** EXTEND:
+                continue
+            price = self._grown(history, points, remaining_s)
+            if remaining_s is not None and price > remaining_s:
+                return None
+            self._before_s = remaining_s
+            repeat = max(j.repeat for j in self.jobs)
+            return (Scheduled(PlannedRun(variant, largest * 2, repeat), self.timeout_s),)
+        return None
+
+    def _grown(self, history: Sequence[Run], points: dict[int, float],
+               remaining_s: float | None) -> float:
+        """What counting at twice the largest counted size should cost: what the last job
+        cost, times how much the count grew over the last doubling (Valgrind's time is its
+        start-up plus time per instruction, so the count is its cost's own proxy; the
+        start-up scaled too makes the price an upper bound). Without a measured last job
+        (a resumed plan), the meter's cost model on the plain run grown as n²."""
+        sizes = sorted(points)
+        lo, hi = sizes[-2], sizes[-1]
+        per_doubling = (points[hi] / points[lo]) ** (math.log(2) / math.log(hi / lo)) \
+            if points[lo] > 0 and points[hi] > 0 else 4.0
+        before = self._before_s
+        if before is None or remaining_s is None:
+            variant = next(r.variant for r in history if r.size_n == hi)
+            return self.cost.run_s(4 * (_timed_median(history, variant, hi) or 0.0))
+        return max(before - remaining_s, 0.0) * max(per_doubling, 1.0)
+
+    def _points(self, history: Sequence[Run], variant: str) -> dict[int, float]:
+        """The count at each counted size of `variant` (one count per size: they repeat)."""
+        return {r.size_n: float(v) for r in history if r.variant == variant
+                and r.measurement.ok and (v := r.value(self.metric)) is not None}
+
+    def _variant_settled(self, points: dict[int, float]) -> bool:
+        """Whether these counts settle the class as the analysis will fit them: as a sum of
+        growth terms (`exactfit`), or as any metric where they follow no such law."""
+        from quadscope.analyse.exactfit import fit_exact
+        from quadscope.analyse.fitting import fit_metric
+
+        sizes = sorted(points)
+        if len(sizes) < SETTLE_SIZES or sizes[-1] < SETTLE_SPAN * max(sizes[0], 1):
+            return False
+        values = [points[n] for n in sizes]
+        fit = fit_exact(self.metric, sizes, values) or fit_metric(self.metric, sizes, values)
+        return fit.confident
+
     def _price(self, history: Sequence[Run], job: PlannedRun, remaining_s: float) -> float:
         """What counting `job` should cost: the last counted job's cost scaled by how much
         longer the plain run is at this size, or the meter's cost model for the first."""
@@ -189,18 +249,8 @@ class CountPlan:
         return spent * max(scale, 1.0)
 
     def _settled(self, history: Sequence[Run]) -> bool:
-        from quadscope.analyse.fitting import fit_metric
-
-        for variant in sorted({j.variant for j in self.jobs}):
-            points = [(r.size_n, v) for r in history if r.variant == variant
-                      and r.measurement.ok and (v := r.value(self.metric)) is not None]
-            sizes = sorted({n for n, _ in points})
-            if len(sizes) < SETTLE_SIZES or sizes[-1] < SETTLE_SPAN * max(sizes[0], 1):
-                return False
-            fit = fit_metric(self.metric, [n for n, _ in points], [v for _, v in points])
-            if not fit.confident:
-                return False
-        return True
+        return all(self._variant_settled(self._points(history, variant))
+                   for variant in sorted({j.variant for j in self.jobs}))
 
 
 def _same_job(run: Run, job: PlannedRun) -> bool:
