@@ -133,3 +133,17 @@ def test_a_doubling_the_budget_cannot_pay_for_is_not_started(store: Store) -> No
     *_, counter = _sweep(store, _timed(lambda n: 1e-6 * n + 0.01, 0.6), counted)
     sizes = [size_of(a) for a in counter.calls]
     assert sizes[-2:] == [64000, 128000], sizes
+
+
+def test_sizes_too_dear_to_count_give_way_to_halvings_below_them(store: Store) -> None:
+    """Counting costs 0.5 s + 1 ms per unit of n: after 1000, 2000 and 4000 (8.5 s of the 15 s
+    budget) no larger timed size fits, so the plan counts below the timed sizes, where it is
+    cheapest, and 500..4000 settle the work as n²."""
+    def counted(argv: Sequence[str]) -> Measurement:
+        n = size_of(argv)
+        return Measurement({**measurement(0.5 + 1e-3 * n).values, "instructions": 3 * n * n},
+                           exit_code=0)
+    sweep, runs, counter = _sweep(store, _timed(lambda n: 1e-5 * n, 0.2), counted)
+    assert [size_of(a) for a in counter.calls] == [1000, 2000, 4000, 500]
+    assert sweep.meter == "instructions"
+    assert analyse(sweep, runs).fits["A"]["instructions"].cls == "n^2"

@@ -31,6 +31,12 @@ For a program (each size a Valgrind start of its own) the same doublings
 follow one at a time, each priced by what the last count cost times how much
 the count itself grew over the last doubling (Valgrind's time follows the
 instructions it runs), so no size is started that the budget cannot pay for.
+When no timed size left is affordable and the counts have not settled, the
+plan halves below the smallest counted size instead (up to EXTEND halvings
+below the timed sizes), each priced at the cheapest count so far: an exact
+count needs no large n to beat noise, only a span of sizes, and the smallest
+sizes are the cheapest to count (a Python program under Valgrind at the timed
+sizes often costs more than the whole timed sweep).
 A job that would not fit is not started (the next cheaper one may be);
 the plan ends when none fits, or when the counts settle the class: at least `SETTLE_SIZES` sizes spanning a
 factor `SETTLE_SPAN`, with a confident fit of the count.
@@ -133,6 +139,8 @@ class CountPlan:
         self.batched = False  # the executor counts a whole batch under one start
         self._extended = False  # whether sizes beyond the timed ones were handed out
         self._before_s: float | None = None  # the budget left before the last job
+        self._last: PlannedRun | None = None  # the last job handed out one at a time
+        self._costs: dict[int, float] = {}  # what counting each size cost, by size
 
     @property
     def total_runs(self) -> int:
@@ -149,17 +157,53 @@ class CountPlan:
             self._extended = True
             return self._extension(history, remaining_s)
         if not todo:
-            return None if self.batched else self._doubling(history, remaining_s)
+            if self.batched:
+                return None
+            self._note_cost(remaining_s)
+            return self._doubling(history, remaining_s)
         if self.batched:  # one start for all: priced as one, by the meter's cost model
             price = self.cost.run_s(sum(_timed_median(history, j.variant, j.size_n) or 0.0
                                         for j in todo))
             if remaining_s is not None and price > remaining_s:
                 todo = todo[:1]  # a single size may still fit
             return tuple(Scheduled(j, self.timeout_s) for j in todo)
+        self._note_cost(remaining_s)
         for job in todo:  # the first that fits what is left: later ones cost more
             if remaining_s is None or self._price(history, job, remaining_s) <= remaining_s:
-                self._before_s = remaining_s
-                return (Scheduled(job, self.timeout_s),)
+                return self._hand_out(job, remaining_s)
+        return self._halving(history, remaining_s)
+
+    def _hand_out(self, job: PlannedRun, remaining_s: float | None) -> Batch:
+        self._before_s = remaining_s
+        self._last = job
+        return (Scheduled(job, self.timeout_s),)
+
+    def _note_cost(self, remaining_s: float | None) -> None:
+        """Keep what the last job handed out cost (the budget it took)."""
+        if self._last is not None and self._before_s is not None and remaining_s is not None:
+            self._costs[self._last.size_n] = max(self._before_s - remaining_s, 0.0)
+
+    def _halving(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
+        """Where no timed size left is affordable to count and the counts have not settled:
+        halve below the smallest counted size (up to EXTEND halvings below the timed sizes),
+        where counting is cheapest; an exact count needs no large n to beat noise, only a
+        span. Priced at the cheapest count so far (a smaller n costs no more), or by the
+        meter's cost model on the smallest timed run when nothing was counted yet."""
+        for variant in sorted({j.variant for j in self.jobs}):
+            points = self._points(history, variant)
+            if self._variant_settled(points):
+                continue
+            timed = [j.size_n for j in self.jobs if j.variant == variant]
+            smallest = min([*timed, *(r.size_n for r in history if r.variant == variant)])
+            size = smallest // 2
+            if size < 1 or size * 2 ** EXTEND < min(timed):
+                continue
+            price = min(self._costs.values(), default=self.cost.run_s(
+                _timed_median(history, variant, min(timed)) or 0.0))
+            if remaining_s is not None and price > remaining_s:
+                return None
+            return self._hand_out(PlannedRun(variant, size, max(j.repeat for j in self.jobs)),
+                                  remaining_s)
         return None
 
     def _extension(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
@@ -195,9 +239,8 @@ class CountPlan:
             price = self._grown(history, points, remaining_s)
             if remaining_s is not None and price > remaining_s:
                 return None
-            self._before_s = remaining_s
             repeat = max(j.repeat for j in self.jobs)
-            return (Scheduled(PlannedRun(variant, largest * 2, repeat), self.timeout_s),)
+            return self._hand_out(PlannedRun(variant, largest * 2, repeat), remaining_s)
         return None
 
     def _grown(self, history: Sequence[Run], points: dict[int, float],
