@@ -41,7 +41,7 @@ from real_programs import Program, programs
 
 from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE, REGISTRY
-from quadscope.errors import FitRefusedError
+from quadscope.errors import FitRefusedError, QuadscopeError
 from quadscope.model import Fit
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
@@ -315,7 +315,12 @@ def measure_real(names: tuple[str, ...], repeat: int, budget_s: float,
     with scratch_store() as store:
         for prog in progs:
             for mode in modes:
-                rows.append(sweep_real(prog, mode, store, repeat, budget_s))
+                try:
+                    rows.append(sweep_real(prog, mode, store, repeat, budget_s))
+                except QuadscopeError as e:  # a failed sweep is a row without a verdict
+                    log(f"accuracy real: {prog.name} [{mode}]: {e}")
+                    rows.append(RealRow(prog.name, mode, prog.truth, None, "—", None, "—", None,
+                                        None, f"failed: {e}", "—", "none", 0.0))
     return rows
 
 

@@ -62,8 +62,8 @@ _SORTED = ("import random, sys\nrandom.seed(1)\n"
            "a = [random.random() for _ in range(int(sys.argv[1]))]\nprint(sorted(a)[0])")
 _SET = ("import sys\nn = int(sys.argv[1])\ns = set(range(0, 2 * n, 2))\n"
         "print(sum(1 for i in range(n) if i in s))")
-_LINES = (PYTHON + " -c 'import random; random.seed(1); "
-          "print(chr(10).join(str(random.getrandbits(40)) for _ in range({n})))'")
+_LINES = ("/usr/bin/mawk -v n={n} 'BEGIN { srand(1); "
+          "for (i = 0; i < n; i++) printf \"%.0f\\n\", int(rand() * 1e12) }'")
 _SQL = ("CREATE TABLE t(x); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
         "WHERE i < {n}) INSERT INTO t SELECT (i * 7919) % {n} FROM c; {index}"
         "SELECT count(*) FROM t a JOIN t b ON a.x = b.x;")
