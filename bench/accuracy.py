@@ -334,12 +334,7 @@ def markdown_real(rows: list[RealRow], repeat: int, budget_s: float, load: str) 
         for label, attr in (("work (instructions)", "work"), ("time", "time"),
                             ("headline (what gates judge)", "lead"),
                             ("big_O 0.11.0 (wall medians)", "big_o")):
-            got = dict.fromkeys(KINDS, 0)
-            for r in of:
-                v = getattr(r, attr)
-                if attr == "work" and v is None:
-                    continue
-                got[judged(r.truth, v)] += 1
+            got = _summary_counts(of, mode, attr)
             summary_rows.append([load, mode, label, *(got[k] for k in KINDS)])
     summary = table(["load", "mode", "verdict", *(f"{k} {MARK[k]}" for k in KINDS)],
                     summary_rows)
@@ -357,6 +352,52 @@ def markdown_real(rows: list[RealRow], repeat: int, budget_s: float, load: str) 
             "counted.\n\n" + summary + "\n\n" + body)
 
 
+def _summary_counts(rows: list[RealRow], mode: str, attr: str) -> dict[str, int]:
+    got = dict.fromkeys(KINDS, 0)
+    for r in rows:
+        v = getattr(r, attr)
+        if r.mode == mode and not (attr == "work" and v is None and r.counted == "none"):
+            got[judged(r.truth, v)] += 1
+    return got
+
+
+def save_rows(rows: list[RealRow], path: str) -> None:
+    import json
+
+    def plain(r: RealRow) -> dict[str, object]:
+        d = {f: getattr(r, f) for f in RealRow.__slots__}  # type: ignore[attr-defined]
+        d["truth"] = sorted(r.truth)
+        for f in ("work", "time", "lead", "big_o"):
+            v = getattr(r, f)
+            d[f] = None if v is None else [v.cls, v.at_least, v.at_most]
+        return d
+    Path(path).write_text(json.dumps([plain(r) for r in rows], indent=1))
+
+
+def load_rows(path: str) -> list[RealRow]:
+    import json
+
+    out = []
+    for d in json.loads(Path(path).read_text()):
+        d["truth"] = frozenset(d["truth"])
+        for f in ("work", "time", "lead", "big_o"):
+            d[f] = None if d[f] is None else Verdict(*d[f])
+        out.append(RealRow(**d))
+    return out
+
+
+def side_by_side(quiet: list[RealRow], busy: list[RealRow]) -> str:
+    """The summary of a quiet and a busy run of the real programs, one row per verdict."""
+    rows = []
+    for mode in ("sizes", "adaptive"):
+        for label, attr in (("work (instructions, where counted)", "work"), ("time", "time"),
+                            ("headline (what gates judge)", "lead"),
+                            ("big_O 0.11.0 (wall medians)", "big_o")):
+            q, b = _summary_counts(quiet, mode, attr), _summary_counts(busy, mode, attr)
+            rows.append([mode, label, *(f"{q[k]} / {b[k]}" for k in KINDS)])
+    return table(["mode", "verdict", *(f"{k} {MARK[k]} (quiet / busy)" for k in KINDS)], rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
@@ -368,7 +409,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", default="sizes,adaptive", help="--real: sizes, adaptive or both")
     p.add_argument("--busy", action="store_true",
                    help="under ../shared/tools/busy --cores 1 --memory 64 throughout")
+    p.add_argument("--save", default="", help="--real: also write the rows to this JSON file")
+    p.add_argument("--side-by-side", nargs=2, metavar=("QUIET.json", "BUSY.json"),
+                   help="print the summary of two saved runs side by side, and exit")
     args = p.parse_args(argv)
+    if args.side_by_side:
+        print(side_by_side(*(load_rows(f) for f in args.side_by_side)))
+        return 0
     load = "busy --cores 1 --memory 64" if args.busy else "quiet"
     with busy_load(args.busy):
         if args.real:
@@ -376,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
             rows_real = measure_real(names, args.repeat, REAL_BUDGET_S,
                                      tuple(args.modes.split(",")))
             print(markdown_real(rows_real, args.repeat, REAL_BUDGET_S, load))
+            if args.save:
+                save_rows(rows_real, args.save)
             return 0
         names = tuple(args.only.split(",")) if args.only else QUICK if args.quick else SUITE
         budget_s = QUICK_BUDGET_S if args.quick else BUDGET_S

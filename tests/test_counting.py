@@ -12,6 +12,7 @@ from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.meters import Cost, Measuring
 from quadscope.model import Measurement, Run, Sweep
+from quadscope.run import counting
 from quadscope.run.counting import EXTEND, MAX_SIZES, Counting, pick_sizes
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
@@ -147,3 +148,19 @@ def test_sizes_too_dear_to_count_give_way_to_halvings_below_them(store: Store) -
     assert [size_of(a) for a in counter.calls] == [1000, 2000, 4000, 500]
     assert sweep.meter == "instructions"
     assert analyse(sweep, runs).fits["A"]["instructions"].cls == "n^2"
+
+
+def _run(wall: float, cpu: float) -> Run:
+    return Run(sweep_id=1, seq=0, variant="A", size_n=1000, repeat=0, warmup=False,
+               started_at=0.0, measurement=measurement(wall, user_s=cpu))
+
+
+def test_the_floor_stretches_with_the_contention_the_timed_runs_met() -> None:
+    """Runs that waited 3 s on the clock per CPU second: the 15 s floor becomes 45 s; an idle
+    machine (or a program using two cores) keeps it; the stretch is capped; a timed sweep
+    that cost more than the floor is its own budget."""
+    assert counting.contention([_run(3.0, 1.0)] * 5) == 3.0
+    assert counting.budget_s(2.0, [_run(3.0, 1.0)] * 5) == 3 * counting.FLOOR_S
+    assert counting.budget_s(2.0, [_run(1.0, 1.9)] * 5) == counting.FLOOR_S
+    assert counting.contention([_run(60.0, 1.0)]) == counting.MAX_CONTENTION
+    assert counting.budget_s(100.0, [_run(3.0, 1.0)]) == 100.0

@@ -18,7 +18,11 @@ an exact count repeats.
 
 What it may spend: `budget_s`, what the timed sweep itself cost
 (`max(spent, FLOOR_S)`), so counting at most doubles a sweep that took FLOOR_S or
-more (a cheaper one could not afford three counts of a Python under Valgrind). Before each job
+more (a cheaper one could not afford three counts of a Python under Valgrind).
+The floor is stretched by the contention the timed runs met (`contention`: the
+median wall/CPU ratio of the timed runs, at most MAX_CONTENTION): with the cores
+shared three ways each Valgrind start takes three times as long, and a floor in
+seconds of the clock would then buy one count of a Python, never three. Before each job
 the plan prices it from the last counted job's cost (the budget the runner
 reports before and after it), scaled by how much longer the plain timed run
 is at the next size; the first job is priced by the exact meter's `Cost`
@@ -67,6 +71,7 @@ SETTLE_SIZES = 4
 SETTLE_SPAN = 4.0
 EXTEND = 3  # doublings above the timed sizes a batched count may add to settle the work
 FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgrind starts of Python
+MAX_CONTENTION = 4.0  # the most the floor stretches on a machine busy with other work
 
 
 def _measured(runs: Sequence[Run], variant: str) -> list[Run]:
@@ -92,6 +97,25 @@ def open_reason(sweep: Sweep, runs: Sequence[Run]) -> str:
         if fit.doubts:
             return f"time alone settled {variant}'s class only with a caveat ({fit.doubts[0].check})"
     return ""
+
+
+def contention(runs: Sequence[Run]) -> float:
+    """How much longer the timed runs took on the clock than on the CPU: the median of
+    wall_s / cpu_s over them, from 1 (an idle core each) to MAX_CONTENTION. A program
+    competing with other work for the cores waits about this factor longer for each CPU
+    second, counting under Valgrind included."""
+    ratios = [r.measurement.wall_s / cpu for r in runs if not r.warmup and r.measurement.ok
+              and (cpu := r.value("cpu_s")) is not None and cpu > 0]
+    if not ratios:
+        return 1.0
+    return min(max(statistics.median(ratios), 1.0), MAX_CONTENTION)
+
+
+def budget_s(spent_s: float, runs: Sequence[Run]) -> float:
+    """What counting may spend: the timed sweep's own cost, or FLOOR_S if that was less,
+    stretched by the `contention` the timed runs met (the floor is meant as three or four
+    Valgrind starts of Python, and on a machine busy with other work each takes longer)."""
+    return max(spent_s, FLOOR_S * contention(runs))
 
 
 def pick_sizes(sizes: Sequence[int], most: int = MAX_SIZES) -> tuple[int, ...]:

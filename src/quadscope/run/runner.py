@@ -59,7 +59,8 @@ from quadscope.measure.launcher import Chunk, Executor, Job
 from quadscope.measure.provenance import Provenance
 from quadscope.meters import REGISTRY, Registry
 from quadscope.model import Owner, Run, Sweep
-from quadscope.run.counting import FLOOR_S, Counting
+from quadscope.run.counting import Counting
+from quadscope.run.counting import budget_s as counting_budget
 from quadscope.run.plan import (
     AgreeingPlan,
     Batch,
@@ -223,7 +224,7 @@ def _count(sweep: Sweep, runner: Runner, counting: Counting, *, spent_s: float, 
                      progress=progress, done=runner.runs)
     t0 = clock.monotonic()
     try:
-        counter.run(plan, max(spent_s, FLOOR_S))
+        counter.run(plan, counting_budget(spent_s, runner.runs))
     finally:
         runner.runs[:] = counter.runs  # stored either way; a Ctrl-C keeps the sweep timed
     marked = counting.mark(sweep, counter.runs, plan, measuring,
