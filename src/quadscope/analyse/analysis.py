@@ -213,6 +213,7 @@ def fit_runs(
     (`analyse.exactfit`), or as any metric when their counts follow no such law.
     """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
+    from quadscope.analyse.exactfit import MIN_SIZES as MIN_LAW_SIZES
     from quadscope.analyse.exactfit import fit_exact
     from quadscope.analyse.fitting import fit_metric
 
@@ -226,10 +227,15 @@ def fit_runs(
             progress(metric)
         boot: dict[str, Any] = {} if n_boot is None else {"n_boot": n_boot}
         try:
+            counted = metric in exact and not pooled
             exactly = (fit_exact(metric, sizes, values, predict_n=predict_n, seed=seed, **boot)
-                       if metric in exact and not pooled else None)
+                       if counted else None)
+            # Counts at enough sizes that follow no law of one or two terms: their class
+            # is held to k's interval as a time's is (`fitting.fit_metric`'s `strict`).
+            lawless = counted and len(set(sizes)) >= MIN_LAW_SIZES
             fits[metric] = exactly if exactly is not None else fit_metric(
-                metric, sizes, values, predict_n=predict_n, seed=seed, pooled=pooled, **boot)
+                metric, sizes, values, predict_n=predict_n, seed=seed, pooled=pooled,
+                strict=lawless, **boot)
         except FitRefusedError as exc:
             notes.append(str(exc))  # the message already names the metric
     return fits, notes

@@ -97,6 +97,7 @@ def fit_metric(
     n_boot: int = 200,
     registry: Registry = REGISTRY,
     pooled: bool = False,
+    strict: bool = False,
 ) -> Fit:
     """How `metric` grows with n, from raw per-run observations (see the module docstring).
 
@@ -114,6 +115,9 @@ def fit_metric(
     is fitted as one observation, its noise judged from the sizes' scatter
     about a smooth curve, as with one run per size (no local slopes' or
     steps' test, whose noise would come from the runs' spread).
+    `strict` holds a count's settled class to k's interval as a time's is (no slack for
+    lower-order terms): for exact counts that follow no law of one or two terms
+    (`analyse.exactfit`), where that slack's reason is gone.
     """
     rate = drift_to_take_out(sizes, values) if not pooled and drifts(metric) else None
     drift = None
@@ -121,7 +125,8 @@ def fit_metric(
         values = without_drift(values, rate[0])
         drift = _DriftError(rate[1], tuple(sizes), tuple(values))
     return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
-                      registry=registry, split=True, settle=True, pooled=pooled, drift=drift)
+                      registry=registry, split=True, settle=True, pooled=pooled, drift=drift,
+                      strict=strict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +160,8 @@ class _DriftError:
 def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                predict_n: int | None, seed: int, n_boot: int, registry: Registry,
                split: bool, settle: bool, pooled: bool = False,
-               drift: _DriftError | None = None, change: bool = True) -> Fit:
+               drift: _DriftError | None = None, change: bool = True,
+               strict: bool = False) -> Fit:
     """`fit_metric`; `split` looks for a change of regime, and without `settle` a class is only a bracket.
 
     `drift` is the drift taken out of `values` (None: none), whose error goes into k's
@@ -170,7 +176,8 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     raw = fit_classes(data, registry)
     if split and change and (regime := _change(data, raw, chi_pl, registry)) is not None:
         return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
-                      n_boot=n_boot, registry=registry, pooled=pooled, drift=drift)
+                      n_boot=n_boot, registry=registry, pooled=pooled, drift=drift,
+                      strict=strict)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
@@ -182,7 +189,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                                extra_se=0.0 if drift is None else drift.k_error(metric))
     fits = score_classes(raw, data, c_hat, registry)
     ev = gather(metric, sizes, values, Stats(data, boot, fits, c_hat, registry), k, k_ci,
-                   split=split, settle=settle, pooled=pooled)
+                   split=split, settle=settle, pooled=pooled, strict=strict)
     doubts = run_checks(ev)
     if needs_support(ev, doubts):  # only an unsettled bracket reads the classes k's interval holds
         ev = replace(ev, k_supported=k_supported(fits, data, k_ci, registry))
@@ -267,7 +274,8 @@ def _predict(at_n: int, report: ClassFit, leading: Sequence[ClassFit], data: Dat
 
 def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
            predict_n: int | None, seed: int, n_boot: int, registry: Registry,
-           pooled: bool = False, drift: _DriftError | None = None) -> Fit:
+           pooled: bool = False, drift: _DriftError | None = None,
+           strict: bool = False) -> Fit:
     """The fit of a metric that changes regime: the upper regime's, fitted on its sizes alone.
 
     One class is not extrapolated across the change. Below MIN_UPPER_SIZES
@@ -282,7 +290,8 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
     def part(keep: np.ndarray, predict: int | None, settle: bool) -> Fit:
         return _fit_range(metric, x[keep], v[keep], predict_n=predict, seed=seed, n_boot=n_boot,
                           registry=registry, split=False, settle=settle, pooled=pooled,
-                          drift=None if drift is None else replace(drift, keep=keep))
+                          drift=None if drift is None else replace(drift, keep=keep),
+                          strict=strict)
 
     lower = part(~above, None, True)
     upper_fit = part(above, predict_n, MIN_UPPER_SIZES - regime.sizes_above <= 0) \
@@ -291,7 +300,7 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
         # No growth on either side: a shift of the machine's speed, not a change of growth.
         return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
                           registry=registry, split=True, settle=True, pooled=pooled,
-                          drift=drift, change=False)
+                          drift=drift, change=False, strict=strict)
     at = nice_n(regime.n_break)
     hi_n = float(np.max(x[np.isfinite(x) & np.isfinite(v)]))
     short = MIN_UPPER_SIZES - regime.sizes_above

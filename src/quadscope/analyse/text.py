@@ -239,6 +239,18 @@ def _work_terms(d: Doubt, registry: Registry, grow_to: int | None) -> str:
             f"from the count's bookkeeping; {target}")
 
 
+def _exact_misfit(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    """The best law of two terms misses the counts, and its fastest term is a minority."""
+    n = d.numbers
+    top, at = registry[d.at_most].label, fmt_n(_f(n, "n_max"))
+    target = (f"count up to n = {fmt_n(d.decide_n)} to see whether it holds" if d.decide_n
+              else "no practical n shows whether it holds")
+    return (f"the counts follow {_terms_label(_s(n, 'terms'), registry)} only roughly (they miss "
+            f"it by {math.sqrt(_f(n, 'c_hat')):.1f}× the count's bookkeeping), and its {top} "
+            f"term is only {share_text(_f(n, 'share'))} of the work at n = {at}: a cost per "
+            f"element that moves with n bends counts as that term would; {target}")
+
+
 def _exact_tie(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     """Another explanation of the counts as good, or one size that alone asks for the term."""
     n = d.numbers
@@ -420,6 +432,7 @@ _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
     "memory": _memory,
     "work_terms": _work_terms,
     "exact_tie": _exact_tie,
+    "exact_misfit": _exact_misfit,
     "exact_hidden": _exact_hidden,
 }
 

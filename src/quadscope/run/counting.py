@@ -292,14 +292,15 @@ class CountPlan:
     def _variant_settled(self, points: dict[int, float]) -> bool:
         """Whether these counts settle the class as the analysis will fit them: as a sum of
         growth terms (`exactfit`), or as any metric where they follow no such law."""
-        from quadscope.analyse.exactfit import fit_exact
+        from quadscope.analyse.exactfit import MIN_SIZES, fit_exact
         from quadscope.analyse.fitting import fit_metric
 
         sizes = sorted(points)
         if len(sizes) < SETTLE_SIZES or sizes[-1] < SETTLE_SPAN * max(sizes[0], 1):
             return False
         values = [points[n] for n in sizes]
-        fit = fit_exact(self.metric, sizes, values) or fit_metric(self.metric, sizes, values)
+        fit = fit_exact(self.metric, sizes, values) or fit_metric(
+            self.metric, sizes, values, strict=len(sizes) >= MIN_SIZES)
         return fit.confident
 
     def _price(self, history: Sequence[Run], job: PlannedRun, remaining_s: float) -> float:
