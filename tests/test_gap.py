@@ -77,7 +77,7 @@ def test_the_cache_is_named_where_the_working_set_leaves_it() -> None:
     said = gap_text(g)
     assert said.startswith("wall time grows faster than the work (k 1.30 vs 1.00): the working "
                            "set leaves the 2 MiB L2 cache at n ≈ ")
-    assert "each instruction costing 2.3× as much there as at n = 1000" in said
+    assert said.endswith("each instruction costing 2.3× as much at n = 16000 as at n = 1000")
 
 
 def test_a_fixed_cost_explains_time_growing_slower() -> None:
@@ -112,3 +112,21 @@ def test_crossing_interpolates_in_log_n_and_is_none_inside_the_cache() -> None:
     n = crossing(rss, 2e6)
     assert n is not None and 2000 < n < 4000
     assert crossing({1000: 1e6, 2000: 1.5e6}, 2e6) is None
+
+
+def test_the_cost_per_instruction_names_the_sizes_counted() -> None:
+    """Work counted at 1000..4000 only (as counting often does): the rise in time per
+    instruction is between those sizes, not the timed sweep's ends."""
+    wall = {n: n * 1e-6 * (n / 1000) ** 0.4 for n in SIZES}
+    fits = {"wall_s": _fit("wall_s", "n log n", 1.4, (1.3, 1.5)),
+            "instructions": _fit("instructions", "n", 1.0, (1.0, 1.0))}
+    work = {n: (v if n <= 4000 else None) for n, v in WORK.items()}
+    runs = []
+    for n in SIZES:
+        m = Measurement(wall_s=wall[n], user_s=wall[n], sys_s=0.0, max_rss_bytes=8_000_000,
+                        instructions=work[n], exit_code=0)
+        runs.append(Run(sweep_id=1, seq=len(runs), variant="A", size_n=n, repeat=0,
+                        warmup=False, started_at=0.0, measurement=m))
+    g = gap(fits, runs, HOST, "instructions")
+    assert g is not None and g.per_work_n == (1000, 4000)
+    assert "each instruction cost 1.7× as much at n = 4000 as at n = 1000" in gap_text(g)

@@ -67,6 +67,7 @@ class Gap:
     cross_n: int | None  # where the working set crosses the cache
     start_share: float | None  # the time fit's offset over the time at n_max
     per_work: float | None  # time per unit of work at the largest counted size / smallest
+    per_work_n: tuple[int, int] | None = None  # those two sizes (smallest, largest)
 
 
 def _medians(runs: Sequence[Run], metric: str) -> dict[int, float]:
@@ -121,12 +122,15 @@ def crossing(rss: Mapping[int, float], cache: float) -> int | None:
     return None
 
 
-def _per_work(time: Mapping[int, float], work: Mapping[int, float]) -> float | None:
+def _per_work(time: Mapping[int, float],
+              work: Mapping[int, float]) -> tuple[float, tuple[int, int]] | None:
+    """The time per unit of work at the largest counted size over that at the smallest,
+    and those two sizes."""
     both = [n for n in sorted(work) if n in time and work[n] > 0 and time[n] > 0]
     if len(both) < 2:
         return None
     lo, hi = both[0], both[-1]
-    return (time[hi] / work[hi]) / (time[lo] / work[lo])
+    return (time[hi] / work[hi]) / (time[lo] / work[lo]), (lo, hi)
 
 
 def _cache(host: Host) -> tuple[int | None, str]:
@@ -170,6 +174,7 @@ def gap(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host, work: str | No
         cause = "start-up"
     else:
         cause = "unexplained"
+    per = _per_work(time, _medians(runs, work or ""))
     return Gap(timed.metric, timed.exponent, k, faster, cause, n_max, n_min,
                share_max, share_min, ws, cache_bytes, cache, cross, start,
-               _per_work(time, _medians(runs, work or "")))
+               None if per is None else per[0], None if per is None else per[1])

@@ -374,10 +374,22 @@ _TIME_WORDS = {"wall_s": "wall time", "cpu_s": "CPU time", "user_s": "user time"
 
 
 def _per_instruction(g: Gap) -> str:
-    """", each instruction costing 1.6× as much there" (nothing under 5%)."""
-    if g.per_work is None or abs(math.log(g.per_work)) < math.log(1.05):
+    """", each instruction costing 1.6× as much at n = 64000 as at n = 1000" (nothing under
+    5%), between the smallest and largest sizes counted."""
+    if (g.per_work is None or g.per_work_n is None
+            or abs(math.log(g.per_work)) < math.log(1.05)):
         return ""
-    return f", each instruction costing {g.per_work:.2g}× as much there as at n = {fmt_n(g.n_min)}"
+    lo, hi = g.per_work_n
+    return (f", each instruction costing {g.per_work:.2g}× as much at n = {fmt_n(hi)} as at "
+            f"n = {fmt_n(lo)}")
+
+
+def _rose(g: Gap) -> str:
+    """": each instruction cost 3× as much at n = 16000 as at n = 1000" ("" without counts)."""
+    if g.per_work is None or g.per_work_n is None:
+        return ""
+    lo, hi = g.per_work_n
+    return f": each instruction cost {g.per_work:.2g}× as much at n = {fmt_n(hi)} as at n = {fmt_n(lo)}"
 
 
 def gap_text(g: Gap) -> str:
@@ -402,12 +414,8 @@ def gap_text(g: Gap) -> str:
         return (f"{head}: a fixed cost (start-up) is still {g.start_share:.0%} of the time at "
                 f"{at_max}, so the time has not yet taken on the work's growth")
     if not g.faster:
-        return head + ("" if g.per_work is None else (
-            f": each instruction cost {g.per_work:.2g}× as much at {at_max} as at "
-            f"n = {fmt_n(g.n_min)}"))
-    rose = ("" if g.per_work is None else
-            f": each instruction cost {g.per_work:.2g}× as much at {at_max} as at "
-            f"n = {fmt_n(g.n_min)}")
+        return head + _rose(g)
+    rose = _rose(g)
     kernel = ("" if g.sys_share_max is None
               else f" (system time {g.sys_share_max:.0%} of the CPU time)")
     caches = ""
