@@ -24,7 +24,19 @@ class); or no verdict (nothing could be fitted). big_O only ever gives a class.
 Goal, in both modes: 0 confidently wrong, 0 without a verdict, at most 1 in 6
 bare. `--quick` sweeps a third of the suite with a 10 s adaptive budget.
 
+`--real` sweeps real programs instead (bench/real_programs.py: CPython,
+coreutils, sqlite3, mawk, C), each as `quadscope run` does through the
+session with the default meter (`auto`), over its fixed grid and in adaptive
+mode with a 20 s budget; each row judges the work verdict (the instructions
+counted, where time alone left the class open), the time verdict (the
+headline's time fit), what the headline and gates lead with, and big_O on
+the wall-time medians. `--busy` runs everything under
+`../shared/tools/busy --cores 1 --memory 64`; `--save FILE` keeps the rows and
+`--side-by-side QUIET.json BUSY.json` prints BENCHMARKS.md's subsection.
+
 usage: .venv/bin/python bench/accuracy.py [--quick] [--repeat 3] [--only name,name]
+       .venv/bin/python bench/accuracy.py --real [--busy] [--save rows.json]
+       .venv/bin/python bench/accuracy.py --side-by-side quiet.json busy.json
 """
 
 from __future__ import annotations
@@ -386,6 +398,36 @@ def load_rows(path: str) -> list[RealRow]:
     return out
 
 
+def real_section(quiet: list[RealRow], busy: list[RealRow], repeat: int,
+                 budget_s: float) -> str:
+    """The real programs' subsection: the two runs' summaries side by side, then each run's
+    rows (BENCHMARKS.md §1)."""
+    wrong = {load: sum(judged(r.truth, getattr(r, a)) == WRONG for r in rows
+                       for a in ("work", "time", "lead"))
+             for load, rows in (("quiet", quiet), ("busy", busy))}
+    return ("### Real programs: the work and the time (issue 25)\n\n"
+            "Eleven programs nobody here wrote (bench/real_programs.py: CPython 3.11 through "
+            "the real interpreter, coreutils, sqlite3, mawk, a C `strcat` builder and its "
+            "`stpcpy` fix), each swept as `quadscope run` sweeps it, with the default meter "
+            "(`auto`: the work is counted under Valgrind when time alone leaves the class "
+            "open, within the timed sweep's own cost), once on the machine as it was "
+            "(\"quiet\": other agents' jobs ran, load 3-9 on 2 CPUs) and once under "
+            "`../shared/tools/busy --cores 1 --memory 64` on top. Cells are quiet / busy. "
+            f"Verdicts confidently wrong: {wrong['quiet']} quiet, {wrong['busy']} busy "
+            "(goal: 0).\n\n"
+            + side_by_side(quiet, busy) + "\n\n"
+            + markdown_real(quiet, repeat, budget_s, "quiet") + "\n\n"
+            + markdown_real(busy, repeat, budget_s, "busy --cores 1 --memory 64"))
+
+
+def measure_real_both(repeat: int, budget_s: float) -> str:
+    """The real programs quiet, then under busy: `real_section` of the two."""
+    quiet = measure_real((), repeat, budget_s, ("sizes", "adaptive"))
+    with busy_load(True):
+        busy = measure_real((), repeat, budget_s, ("sizes", "adaptive"))
+    return real_section(quiet, busy, repeat, budget_s)
+
+
 def side_by_side(quiet: list[RealRow], busy: list[RealRow]) -> str:
     """The summary of a quiet and a busy run of the real programs, one row per verdict."""
     rows = []
@@ -411,10 +453,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="under ../shared/tools/busy --cores 1 --memory 64 throughout")
     p.add_argument("--save", default="", help="--real: also write the rows to this JSON file")
     p.add_argument("--side-by-side", nargs=2, metavar=("QUIET.json", "BUSY.json"),
-                   help="print the summary of two saved runs side by side, and exit")
+                   help="print the real programs' section of two saved runs, and exit")
     args = p.parse_args(argv)
     if args.side_by_side:
-        print(side_by_side(*(load_rows(f) for f in args.side_by_side)))
+        quiet, busy = (load_rows(f) for f in args.side_by_side)
+        print(real_section(quiet, busy, args.repeat, REAL_BUDGET_S))
         return 0
     load = "busy --cores 1 --memory 64" if args.busy else "quiet"
     with busy_load(args.busy):

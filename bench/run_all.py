@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     plan: list[tuple[str, Callable[[], str]]] = [
         ("1. Accuracy: quadscope vs big_O on the same sweeps",
          lambda: accuracy.markdown(
-             accuracy.measure(acc_names, repeat, acc_budget), repeat, acc_budget)),
+             accuracy.measure(acc_names, repeat, acc_budget), repeat, acc_budget)
+         + "\n\n" + accuracy.measure_real_both(3, accuracy.REAL_BUDGET_S)),
         ("2. Harness overhead: quadscope vs hyperfine -N on /bin/true",
          lambda: overhead.section(3 * rounds, 300)),
         ("3. Time to verdict: adaptive vs a fixed doubling grid",
