@@ -13,7 +13,9 @@ its timings (`measure.system`). A settled
 time class the caches account for part of (time outgrowing, past the L2
 cache, its own growth while the data fit) is widened by the growth that
 excess explains, never below memory's class, with a note; with the work
-counted the note alone says it (`analyse.memory`). In an
+counted the note alone says it (`analyse.memory`). A settled time class faster
+than user time supports while the kernel's share rises is widened to user
+time's floor likewise (`analyse.kernel`). In an
 instruction-meter sweep, a note says when wall time surely grows faster than
 the instructions counted (`time_outgrows_instructions`). There the verdict gives
 two answers: the work (the meter's exact count, `Analysis.work_metric`) leads
@@ -44,6 +46,7 @@ from quadscope.analyse.headline import (
     lead_fit,
     verdict_line,
 )
+from quadscope.analyse.kernel import kernel_bound
 from quadscope.analyse.launches import pool_launches
 from quadscope.analyse.memory import memory_bound
 from quadscope.analyse.notable import medians_at_max, notable_metrics
@@ -332,6 +335,8 @@ def analyse(
                         exact=(counted,) if counted else ())
         f, cached = memory_bound(f, good, sweep.host, work=counted)
         n.extend(cached)
+        f, kernel = kernel_bound(f, good, work=counted)
+        n.extend(kernel)
         fits[variant] = f
         if counted:
             outgrows = time_outgrows_instructions(f, count_growth(good, counted))

@@ -239,6 +239,17 @@ def _work_terms(d: Doubt, registry: Registry, grow_to: int | None) -> str:
             f"from the count's bookkeeping; {target}")
 
 
+def _kernel(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    """A settled time the kernel's rising share may account for (`analyse.kernel`)."""
+    n = d.numbers
+    return (f"the kernel's share of the CPU time rose from {_f(n, 'share_lo'):.0%} at "
+            f"n = {fmt_n(_f(n, 'lo_n'))} to {_f(n, 'share_hi'):.0%} at "
+            f"n = {fmt_n(_f(n, 'hi_n'))} (page faults on fresh memory, system calls), and "
+            f"user time alone supports {registry[d.at_least].label}: the kernel's work may "
+            f"change regime within these sizes; `--meter {d.meter or 'instructions'}` counts "
+            "the work itself")
+
+
 def _exact_misfit(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     """The best law of two terms misses the counts, and its fastest term is a minority."""
     n = d.numbers
@@ -441,6 +452,7 @@ _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
     "work_terms": _work_terms,
     "exact_tie": _exact_tie,
     "exact_misfit": _exact_misfit,
+    "kernel": _kernel,
     "exact_hidden": _exact_hidden,
 }
 

@@ -83,12 +83,14 @@ def open_reason(sweep: Sweep, runs: Sequence[Run]) -> str:
     bracket or doubt, for the first variant that has one."""
     from quadscope.analyse.analysis import fit_runs
     from quadscope.analyse.headline import time_fit
+    from quadscope.analyse.kernel import kernel_bound
 
     for variant in sorted({r.variant for r in runs}):
         measured = _measured(runs, variant)
         if len({r.size_n for r in measured}) < 3:
             continue  # too little to fit: not a question counting answers
         fits, _ = fit_runs(measured, metrics=("wall_s", "cpu_s", "user_s"), seed=sweep.seed)
+        fits, _ = kernel_bound(fits, measured)
         fit = time_fit(fits)
         if fit is None:
             continue
