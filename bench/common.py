@@ -100,7 +100,9 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-BUSY = REPO.parent / "shared" / "tools" / "busy"
+# ../shared/tools/busy beside the checkout (/work/main), or beside a worktree's parent.
+BUSY = next((p / "shared" / "tools" / "busy" for p in REPO.parents
+             if (p / "shared" / "tools" / "busy").exists()), REPO.parent / "shared" / "tools" / "busy")
 
 
 @contextmanager
