@@ -402,8 +402,8 @@ def real_section(quiet: list[RealRow], busy: list[RealRow], repeat: int,
                  budget_s: float) -> str:
     """The real programs' subsection: the two runs' summaries side by side, then each run's
     rows (BENCHMARKS.md §1)."""
-    wrong = {load: sum(judged(r.truth, getattr(r, a)) == WRONG for r in rows
-                       for a in ("work", "time", "lead"))
+    wrong = {load: sum(any(judged(r.truth, getattr(r, a)) == WRONG
+                           for a in ("work", "time", "lead")) for r in rows)
              for load, rows in (("quiet", quiet), ("busy", busy))}
     return ("### Real programs: the work and the time (issue 25)\n\n"
             "Eleven programs nobody here wrote (bench/real_programs.py: CPython 3.11 through "
@@ -413,8 +413,11 @@ def real_section(quiet: list[RealRow], busy: list[RealRow], repeat: int,
             "open, within the timed sweep's own cost), once on the machine as it was "
             "(\"quiet\": other agents' jobs ran, load 3-9 on 2 CPUs) and once under "
             "`../shared/tools/busy --cores 1 --memory 64` on top. Cells are quiet / busy. "
-            f"Verdicts confidently wrong: {wrong['quiet']} quiet, {wrong['busy']} busy "
-            "(goal: 0).\n\n"
+            f"Sweeps with a confidently wrong verdict (work, time or headline): "
+            f"{wrong['quiet']} of {len(quiet)} quiet, {wrong['busy']} of {len(busy)} busy "
+            "(goal: 0). Measured with `bench/accuracy.py --real --save "
+            "quiet.json`, then `--real --busy --save busy.json`, and `--side-by-side "
+            "quiet.json busy.json` (or as part of `bench/run_all.py --only 1`).\n\n"
             + side_by_side(quiet, busy) + "\n\n"
             + markdown_real(quiet, repeat, budget_s, "quiet") + "\n\n"
             + markdown_real(busy, repeat, budget_s, "busy --cores 1 --memory 64"))
