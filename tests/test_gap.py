@@ -130,3 +130,17 @@ def test_the_cost_per_instruction_names_the_sizes_counted() -> None:
     g = gap(fits, runs, HOST, "instructions")
     assert g is not None and g.per_work_n == (1000, 4000)
     assert "each instruction cost 1.7× as much at n = 4000 as at n = 1000" in gap_text(g)
+
+
+def test_the_work_is_compared_at_the_timed_sweeps_largest_size() -> None:
+    """Work a + b·n counted to 4000 only, its start-up half the count there (local k 0.5);
+    time grows as n (k 0.97 [0.75, 1.05]) to 16000. At 16000 the work's k is 0.8 and at
+    the timed top, beyond the counts, it is compared there: no gap is claimed at 0.5."""
+    work = Fit(metric="instructions", cls="n", exponent=0.5, exponent_ci=(0.5, 0.5),
+               coefficients={"a": 4000.0, "b": 1.0}, r2=1.0, candidates=(), n_points=3,
+               best="n", at_least="n", at_most="n")
+    time = _fit("wall_s", "n", 0.97, (0.75, 1.05))
+    runs = _runs({n: n * 1e-6 for n in SIZES}, {n: n * 1e-6 for n in SIZES},
+                 dict.fromkeys(SIZES, 0.0), FLAT_RSS, {n: 4000.0 + n for n in SIZES})
+    assert gap({"wall_s": time, "instructions": work}, runs, HOST, "instructions") is None
+    assert differs(time, work)  # at the counted top alone, 0.5 would be a gap

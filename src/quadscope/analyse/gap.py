@@ -5,7 +5,8 @@ measured runs, the sweep's host facts and the metric counting the work exactly,
 it returns a `Gap` when the work's class is settled and the time's growth
 surely differs from it, else None:
 
-* surely differs: the work's exponent (its local k at the largest size,
+* surely differs: the work's exponent (the local k of its fitted curve at
+  the timed sweep's largest size, which counting may not have reached;
   `analyse.exactfit`) lies outside the time's 95% exponent interval, or the
   time settled on another class;
 * the time is the headline's (`headline.time_fit`: wall time, or CPU time).
@@ -39,6 +40,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from quadscope.classes import REGISTRY
 from quadscope.host import Host
 from quadscope.model import Fit, Run
 
@@ -79,16 +81,28 @@ def _medians(runs: Sequence[Run], metric: str) -> dict[int, float]:
     return {n: statistics.median(vs) for n, vs in sorted(at.items())}
 
 
-def work_k(work: Fit) -> float | None:
-    """The work's exponent: its local k at the largest size, 0 for work that does not grow."""
-    if work.exponent is not None:
+def work_k(work: Fit, at_n: float | None = None) -> float | None:
+    """The work's exponent: its local k at the largest size counted, 0 for work that does
+    not grow. With `at_n` (the timed sweep's largest size, often beyond the counted ones),
+    the local exponent of the fitted a + b·f(n) there, so the two are compared at one n:
+    a start-up term that flattens the work at the sizes counted fades by the largest."""
+    if work.exponent is None:
+        return 0.0 if work.confident and work.cls == "1" else None
+    growth = REGISTRY.get(work.cls)
+    a, b = work.coefficients.get("a"), work.coefficients.get("b")
+    if at_n is None or growth is None or not growth.growing or a is None or not b or b <= 0:
         return work.exponent
-    return 0.0 if work.confident and work.cls == "1" else None
+    h = 1e-3
+    lo, hi = (float(v) for v in growth.evaluate(a, b, [at_n * (1 - h), at_n * (1 + h)]))
+    if not (lo > 0 and hi > 0):
+        return work.exponent
+    return math.log(hi / lo) / math.log((1 + h) / (1 - h))
 
 
-def differs(time: Fit, work: Fit) -> bool:
-    """Whether the time surely grows otherwise than the settled work (module docstring)."""
-    k = work_k(work)
+def differs(time: Fit, work: Fit, at_n: float | None = None) -> bool:
+    """Whether the time surely grows otherwise than the settled work (module docstring),
+    the work's exponent taken at `at_n` (`work_k`)."""
+    k = work_k(work, at_n)
     if not work.confident or k is None:
         return False
     if time.confident and time.cls != work.cls:
@@ -149,13 +163,13 @@ def gap(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host, work: str | No
     timed = time_fit(fits)
     if counted is None or timed is None or timed.exponent is None:
         return None
-    k = work_k(counted)
-    if not differs(timed, counted) or k is None:
-        return None
     time = _medians(runs, timed.metric)
     if len(time) < 2:
         return None
     n_min, n_max = min(time), max(time)
+    k = work_k(counted, float(n_max))
+    if not differs(timed, counted, float(n_max)) or k is None:
+        return None
     faster = timed.exponent > k
     user, sys = _medians(runs, "user_s"), _medians(runs, "sys_s")
     share_max, share_min = _sys_share(user, sys, n_max), _sys_share(user, sys, n_min)
