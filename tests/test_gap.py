@@ -133,9 +133,9 @@ def test_the_cost_per_instruction_names_the_sizes_counted() -> None:
 
 
 def test_the_work_is_compared_at_the_timed_sweeps_largest_size() -> None:
-    """Work a + b·n counted to 4000 only, its start-up half the count there (local k 0.5);
-    time grows as n (k 0.97 [0.75, 1.05]) to 16000. At 16000 the work's k is 0.8 and at
-    the timed top, beyond the counts, it is compared there: no gap is claimed at 0.5."""
+    """Work a + b·n whose fit reports k 0.5 (its local exponent at 4000, where counting
+    stopped: start-up is half the count there); time grows as n (k 0.97 [0.75, 1.05]) to
+    16000, where the work's k is 0.8: compared there, no gap is claimed."""
     work = Fit(metric="instructions", cls="n", exponent=0.5, exponent_ci=(0.5, 0.5),
                coefficients={"a": 4000.0, "b": 1.0}, r2=1.0, candidates=(), n_points=3,
                best="n", at_least="n", at_most="n")
