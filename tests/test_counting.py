@@ -82,6 +82,17 @@ def test_time_that_settles_is_not_counted(store: Store) -> None:
     assert all(r.value("instructions") is None for r in runs)
 
 
+def test_time_settled_above_quadratic_is_confirmed_by_the_work(store: Store) -> None:
+    """Wall time growing cleanly as n³ settles cubic, which time alone is not trusted with:
+    the work is counted, and the count (n², as a kernel cost on top would leave it) leads."""
+    sweep, runs, counter = _sweep(store, _timed(lambda n: 1e-13 * n ** 3, 0.001),
+                                  _counted(lambda n: 3 * n * n, 0.05))
+    assert "above n² (n³)" in sweep.counters_note
+    assert len(counter.calls) >= 3 and sweep.meter == "instructions"
+    a = analyse(sweep, runs)
+    assert a.fits["A"]["instructions"].cls == "n^2"
+
+
 def test_counting_stops_within_the_timed_sweeps_own_cost(store: Store) -> None:
     """Each count costing 40 s where the whole timed sweep took a few seconds: the first
     count is priced by the meter's cost model and fits; the next is priced from what the

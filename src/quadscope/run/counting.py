@@ -4,7 +4,9 @@ Contract: a meter whose `counts_with` names an exact meter (`meters.auto`)
 times every run as the time meter does; when the timed plan ends,
 `Counting.plan(sweep, runs, budget_s)` asks whether time alone settled the
 class (`open_reason`: the headline time fit of every variant, as the verdict
-reads it, is a bracket or carries a doubt such as the cache or load caveat).
+reads it, is a bracket, carries a doubt such as the cache or load caveat, or
+settles faster than n², which over a short range is more often the kernel or
+the caches than the algorithm).
 If it did, nothing more runs. If not, a `CountPlan` hands the runner one job
 at a time under the exact meter's executor (`Counting.measuring`: perf's
 counter where the CPU has one, else Valgrind, `meters.instructions`): each
@@ -72,6 +74,7 @@ SETTLE_SPAN = 4.0
 EXTEND = 3  # doublings above the timed sizes a batched count may add to settle the work
 FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgrind starts of Python
 MAX_CONTENTION = 4.0  # the most the floor stretches on a machine busy with other work
+FASTEST_TRUSTED = "n^2"  # a time class settled faster than this is confirmed by the work
 
 
 def _measured(runs: Sequence[Run], variant: str) -> list[Run]:
@@ -84,8 +87,11 @@ def open_reason(sweep: Sweep, runs: Sequence[Run]) -> str:
     from quadscope.analyse.analysis import fit_runs
     from quadscope.analyse.headline import time_fit
     from quadscope.analyse.kernel import kernel_bound
+    from quadscope.classes import REGISTRY
 
-    for variant in sorted({r.variant for r in runs}):
+    variants = sorted({r.variant for r in runs})
+    for variant in variants:
+        whose = "the" if len(variants) == 1 else f"{variant}'s"  # name B only beside A
         measured = _measured(runs, variant)
         if len({r.size_n for r in measured}) < 3:
             continue  # too little to fit: not a question counting answers
@@ -95,9 +101,14 @@ def open_reason(sweep: Sweep, runs: Sequence[Run]) -> str:
         if fit is None:
             continue
         if not fit.confident:
-            return f"time alone left {variant}'s class open"
+            return f"time alone left {whose} class open"
         if fit.doubts:
-            return f"time alone settled {variant}'s class only with a caveat ({fit.doubts[0].check})"
+            return f"time alone settled {whose} class only with a caveat ({fit.doubts[0].check})"
+        if REGISTRY.index(fit.cls) > REGISTRY.index(FASTEST_TRUSTED):
+            # Faster than n² is rare in an algorithm and common in what the machine adds
+            # over a short range (the kernel, the caches, the allocator): the work decides.
+            return (f"time alone settled {whose} class above n² "
+                    f"({REGISTRY[fit.cls].label}), which the work must confirm")
     return ""
 
 
@@ -157,8 +168,9 @@ class CountPlan:
     """
 
     def __init__(self, jobs: Sequence[PlannedRun], *, metric: str, cost: Cost,
-                 timeout_s: float | None) -> None:
+                 timeout_s: float | None, reason: str = "time alone left the class open") -> None:
         self.jobs = tuple(jobs)
+        self.reason = reason  # why the work is counted (`open_reason`), for the sweep's note
         self.metric = metric
         self.cost = cost
         self.timeout_s = timeout_s
@@ -339,15 +351,16 @@ class Counting:
 
     def plan(self, sweep: Sweep, runs: Sequence[Run]) -> CountPlan | None:
         """The counting the timed runs call for; None when time alone settled the class."""
-        if sweep.mode == "accumulate" or not open_reason(sweep, runs):
+        reason = "" if sweep.mode == "accumulate" else open_reason(sweep, runs)
+        if not reason:
             return None
         measured = {v: {r.size_n for r in _measured(runs, v)} for v in {r.variant for r in runs}}
         repeat = 1 + max((r.repeat for r in runs), default=0)  # a repeat no timed run has
         jobs = [PlannedRun(v, n, repeat)
                 for n in count_order(pick_sizes(sorted(set().union(*measured.values()))))
                 for v in sorted(measured) if n in measured[v]]
-        return (CountPlan(jobs, metric=self.metric, cost=self.cost, timeout_s=sweep.timeout_s)
-                if jobs else None)
+        return (CountPlan(jobs, metric=self.metric, cost=self.cost, timeout_s=sweep.timeout_s,
+                          reason=reason) if jobs else None)
 
     def measuring(self) -> Measuring | None:
         """The exact meter's executor for this target; None when it cannot count it (a
@@ -368,11 +381,11 @@ class Counting:
         if all(len(sizes) >= MIN_COUNTED for sizes in counted.values()):
             return dataclasses.replace(
                 sweep, meter=self.meter, counters=measuring.counters,
-                counters_note=f"time alone left the class open, so the work was counted at "
+                counters_note=f"{plan.reason}, so the work was counted at "
                               f"{min(len(s) for s in counted.values())} sizes in "
                               f"{spent_s[1]:.1f} s (the timed sweep took {spent_s[0]:.1f} s; "
                               f"{measuring.note})")
         return dataclasses.replace(sweep, counters_note=(
-            f"time alone left the class open, and counting the work ({measuring.counters}) "
+            f"{plan.reason}, and counting the work ({measuring.counters}) "
             f"at {MIN_COUNTED} sizes did not fit in the sweep's own time: "
             f"`--meter {self.meter}` counts it whatever it costs"))
