@@ -70,6 +70,7 @@ def _heat(report: MultiReport, v: MultiVerdict) -> str:
 def _line(report: MultiReport, line: Line) -> str:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     fig = Figure(figsize=(4.2, 3.2))
     FigureCanvasAgg(fig)
@@ -77,6 +78,11 @@ def _line(report: MultiReport, line: Line) -> str:
     ax.loglog(line.sizes, line.medians, "o", label="median")
     ax.loglog(line.sizes, line.fitted, "-", label="product fit")
     ax.set_xticks(line.sizes, [f"{x:,}" for x in line.sizes])
+    # 1, 2 and 5 of each decade, in the metric's unit: a range within one decade
+    # still gets several labelled ticks.
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=8))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: fmt_value(report.metric, y)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.minorticks_off()
     ax.set_xlabel(mpl_text(line.axis))
     ax.set_ylabel(report.metric)
