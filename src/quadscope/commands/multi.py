@@ -12,7 +12,10 @@ store, sweep)` analyses the stored sweep (`analyse/multi_sweep.py`), prints
 the terminal report (unless an output goes to stdout), writes `--json` and
 `--html` and judges `--fail-above AXIS=CLASS` (or CLASS: every axis), one
 sentence each on stderr, returning the exit code (8 a failed gate, 9 an
-undecided one, `--strict-gate` making undecided 8).
+undecided one, `--strict-gate` making undecided 8). `export_multi(args, store,
+sweep)` writes the same outputs without the terminal report or the gates
+(`quadscope export`). `refuse_compare(ref, sweep)` is the one sentence `compare`
+answers a sweep over several sizes with.
 """
 
 from __future__ import annotations
@@ -100,21 +103,59 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
+def _write(outputs: Sequence[tuple[Any, str]], report: Any) -> None:
+    from quadscope.commands.common import emit
+    from quadscope.render import multi as text
+    from quadscope.render import multi_html
+
+    for r, path in outputs:
+        if r.name == "json":
+            emit(r, path, text.to_json(report))
+        else:
+            emit(r, path, multi_html.html(report))
+
+
+def _unsupported(outputs: Sequence[tuple[Any, str]]) -> None:
+    unsupported = [r.flag for r, _ in outputs if r.name not in SUPPORTED_OUTPUTS]
+    if unsupported:
+        raise UsageError(f"a sweep over several sizes does not write {', '.join(unsupported)} "
+                         "yet; use --json or --html")
+
+
+def export_multi(args: argparse.Namespace, store: Any, sweep: Sweep) -> int:
+    """`quadscope export` of a sweep over several sizes: its outputs, no report, no gates."""
+    from quadscope.analyse.multi_sweep import analyse_multi
+    from quadscope.commands.common import asked_outputs
+
+    outputs = asked_outputs(args)
+    _unsupported(outputs)
+    report = analyse_multi(sweep, store.runs(sweep.id))
+    _write(outputs, report)
+    if report.verdict is None:
+        raise FitRefusedError(f"nothing fitted: {report.refusal}")
+    return 0
+
+
+def refuse_compare(ref: str, axes: Sequence[str]) -> UsageError:
+    """The one sentence `compare` answers a sweep over several sizes with."""
+    from quadscope.textsafe import visible
+
+    named = f" ({', '.join(map(visible, axes))})" if axes else ""
+    return UsageError(f"{visible(ref)} is a sweep over several sizes{named}, which compare does "
+                      "not take yet; read each with `quadscope show`")
+
+
 def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep,
                  remember: bool = False) -> int:
     """Report, write and gate a stored sweep over several sizes (module docstring);
     `remember` (run's writable store) keeps the verdict `list` shows."""
     from quadscope.analyse.multi_sweep import analyse_multi, judge_axis_gates, parse_axis_gates
-    from quadscope.commands.common import STDOUT, asked_outputs, emit
+    from quadscope.commands.common import STDOUT, asked_outputs
     from quadscope.render import multi as text
-    from quadscope.render import multi_html
 
     gates = parse_axis_gates(getattr(args, "fail_above", None) or [], sweep.axis_names)
     outputs = asked_outputs(args)
-    unsupported = [r.flag for r, _ in outputs if r.name not in SUPPORTED_OUTPUTS]
-    if unsupported:
-        raise UsageError(f"a sweep over several sizes does not write {', '.join(unsupported)} "
-                         "yet; use --json or --html")
+    _unsupported(outputs)
     runs = store.runs(sweep.id)
     report = analyse_multi(sweep, runs)
     if remember:
@@ -124,11 +165,7 @@ def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep,
         store.put_blob(sweep.id, KEY, Brief(brief_text(report), runs=len(runs)).to_dict())
     if not any(path == STDOUT for _, path in outputs):
         _print(text.terminal(report, max(40, shutil.get_terminal_size((80, 24)).columns)))
-    for r, path in outputs:
-        if r.name == "json":
-            emit(r, path, text.to_json(report))
-        else:
-            emit(r, path, multi_html.html(report))
+    _write(outputs, report)
     if report.verdict is None:  # the terminal report said why; the exit says it to scripts
         raise FitRefusedError(f"nothing fitted: {report.refusal}")
     code = 0

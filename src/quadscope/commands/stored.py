@@ -275,7 +275,13 @@ def check_metric(metric: str, runs: list[Run]) -> None:
 def run_export(args: argparse.Namespace) -> int:
     if not asked_outputs(args):
         raise UsageError(f"export needs somewhere to write: {outputs_hint()}")
-    write_outputs(args, stored_analysis(open_store(args, readonly=True), args.ref))
+    store = open_store(args, readonly=True)
+    multi = _several_sizes(store, args.ref)
+    if multi is not None:  # its own document, as `show --json` writes it (commands/multi.py)
+        from quadscope.commands.multi import export_multi
+
+        return export_multi(args, store, multi)
+    write_outputs(args, stored_analysis(store, args.ref))
     return 0
 
 
@@ -285,9 +291,15 @@ def load_sweep(store: Store | Callable[[], Store], ref: str) -> tuple[Sweep, lis
     `store` may be a function that opens it, so two exported files need no database.
     """
     if ref.endswith(".json"):
-        return _load_export(ref)
-    sweep = _store(store).get_sweep(ref)
-    return sweep, _store(store).runs(sweep.id)
+        sweep, runs = _load_export(ref)
+    else:
+        sweep = _store(store).get_sweep(ref)
+        runs = _store(store).runs(sweep.id)
+    if sweep.axes:  # the one-size analysis would read its first axis alone: wrong
+        from quadscope.commands.multi import refuse_compare
+
+        raise refuse_compare(ref, sweep.axis_names)
+    return sweep, runs
 
 
 def _store(store: Store | Callable[[], Store]) -> Store:
@@ -299,6 +311,13 @@ def _load_export(ref: str) -> tuple[Sweep, list[Run]]:
     from quadscope.model import SCHEMA_VERSION, Run, Sweep
 
     data = read_json(ref, ref)
+    if isinstance(data, dict) and data.get("format") == "quadscope.multi/1":
+        from quadscope.commands.multi import refuse_compare
+
+        axes = data.get("axes")
+        names = [str(a.get("axis")) for a in axes if isinstance(a, dict)] if isinstance(
+            axes, list) else []
+        raise refuse_compare(ref, names)
     try:
         if not isinstance(data, dict):
             raise TypeError(f"the top level is a {type(data).__name__}, not an object")
