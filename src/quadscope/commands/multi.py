@@ -6,15 +6,17 @@ over n, as before) and `args.axes` (two or more `run.design.Axis`, else ());
 `refuse_other_placeholders(commands)` refuses a one-size program command
 holding `{m}`; `refuse_unsupported(args)` refuses, in one sentence, the options a sweep over
 several sizes does not take yet (a second command, adaptive mode, --profile,
---fleet, output formats other than --json and --html); `design_points(args)`
-is the design (`run/design.py`) within `--max-points`; `finish_multi(args,
+--fleet, output formats other than --json, --html, --markdown and --junit);
+`design_points(args)` is the design (`run/design.py`) within `--max-points`; `finish_multi(args,
 store, sweep)` analyses the stored sweep (`analyse/multi_sweep.py`), prints
-the terminal report (unless an output goes to stdout), writes `--json` and
-`--html` and judges `--fail-above AXIS=CLASS` (or CLASS: every axis), one
-sentence each on stderr, returning the exit code (8 a failed gate, 9 an
-undecided one, `--strict-gate` making undecided 8). `export_multi(args, store,
+the terminal report (unless an output goes to stdout), writes `--json`,
+`--html`, `--markdown` (`render/multi_markdown.py`) and `--junit`
+(`render/multi_junit.py`: one testcase per axis gate) and judges
+`--fail-above AXIS=CLASS` (or CLASS: every axis), one sentence each on
+stderr, returning the exit code (8 a failed gate, 9 an undecided one,
+`--strict-gate` making undecided 8). `export_multi(args, store,
 sweep)` writes the same outputs without the terminal report or the gates
-(`quadscope export`). `refuse_compare(ref, sweep)` is the one sentence `compare`
+(`quadscope export`). `refuse_compare(ref, axes)` is the one sentence `compare`
 answers a sweep over several sizes with.
 """
 
@@ -31,7 +33,7 @@ from quadscope.model import Sweep
 from quadscope.notice import notice
 from quadscope.run.design import MAX_POINTS, Axis
 
-SUPPORTED_OUTPUTS = ("json", "html")
+SUPPORTED_OUTPUTS = ("json", "html", "markdown", "junit")
 
 
 def read_sizes(args: argparse.Namespace) -> None:
@@ -85,7 +87,8 @@ def refuse_unsupported(args: argparse.Namespace) -> None:
     given += [r.flag for r, _ in asked_outputs(args) if r.name not in SUPPORTED_OUTPUTS]
     if given:
         raise UsageError(f"a sweep over several sizes does not take {', '.join(given)} yet; "
-                         "it writes --json and --html and gates with --fail-above AXIS=CLASS")
+                         "it writes --json, --html, --markdown and --junit and gates with "
+                         "--fail-above AXIS=CLASS")
 
 
 def design_points(args: argparse.Namespace, axes: tuple[Axis, ...]) -> tuple[tuple[int, ...], ...]:
@@ -103,14 +106,19 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-def _write(outputs: Sequence[tuple[Any, str]], report: Any) -> None:
+def _write(outputs: Sequence[tuple[Any, str]], report: Any, judged: Sequence[Any] = ()) -> None:
+    """Each asked output of `report`; `judged` the axis gates' outcomes (for --junit)."""
     from quadscope.commands.common import emit
     from quadscope.render import multi as text
-    from quadscope.render import multi_html
+    from quadscope.render import multi_html, multi_junit, multi_markdown
 
     for r, path in outputs:
         if r.name == "json":
             emit(r, path, text.to_json(report))
+        elif r.name == "markdown":
+            emit(r, path, multi_markdown.markdown(report))
+        elif r.name == "junit":
+            emit(r, path, multi_junit.junit(report, judged))
         else:
             emit(r, path, multi_html.html(report))
 
@@ -119,7 +127,7 @@ def _unsupported(outputs: Sequence[tuple[Any, str]]) -> None:
     unsupported = [r.flag for r, _ in outputs if r.name not in SUPPORTED_OUTPUTS]
     if unsupported:
         raise UsageError(f"a sweep over several sizes does not write {', '.join(unsupported)} "
-                         "yet; use --json or --html")
+                         "yet; use --json, --html, --markdown or --junit")
 
 
 def export_multi(args: argparse.Namespace, store: Any, sweep: Sweep) -> int:
@@ -165,12 +173,13 @@ def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep,
         store.put_blob(sweep.id, KEY, Brief(brief_text(report), runs=len(runs)).to_dict())
     if not any(path == STDOUT for _, path in outputs):
         _print(text.terminal(report, max(40, shutil.get_terminal_size((80, 24)).columns)))
-    _write(outputs, report)
+    judged = judge_axis_gates(report, gates)
+    _write(outputs, report, judged)
     if report.verdict is None:  # the terminal report said why; the exit says it to scripts
         raise FitRefusedError(f"nothing fitted: {report.refusal}")
     code = 0
     strict = bool(getattr(args, "strict_gate", False))
-    for outcome in judge_axis_gates(report, gates):
+    for outcome in judged:
         notice(outcome.sentence)
         c = outcome.exit_code
         if strict and c == GATE_UNDECIDED_EXIT:

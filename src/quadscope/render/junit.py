@@ -128,23 +128,31 @@ def _counts(cases: Sequence[GateCase]) -> dict[str, str]:
 
 
 def _document(suites: Sequence[tuple[Analysis, Sequence[GateCase]]]) -> bytes:
-    every = [g for _, cases in suites for g in cases]
+    return junit_document([(a.sweep.name or " ".join(a.sweep.command),
+                            (("sweep", str(a.sweep.id)), ("verdict", a.verdict),
+                             ("git_commit", a.sweep.git_commit), ("machine", a.sweep.machine)),
+                            cases) for a, cases in suites])
+
+
+def junit_document(suites: Sequence[tuple[str, Sequence[tuple[str, str]], Sequence[GateCase]]]
+                   ) -> bytes:
+    """The document of suites (label, properties (name, value; empty ones left out), cases);
+    `render.multi_junit` writes a sweep over several sizes through it too."""
+    every = [g for _, _, cases in suites for g in cases]
     totals = {k: v for k, v in _counts(every).items() if k != "skipped"}  # not in the schema
     root = ET.Element("testsuites", {"name": "quadscope", **totals})
-    for analysis, cases in suites:
-        _suite(root, analysis, cases)
+    for label, props, cases in suites:
+        _suite(root, _safe(label), props, cases)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
 
 
-def _suite(root: ET.Element, analysis: Analysis, cases: Sequence[GateCase]) -> None:
-    sweep = analysis.sweep
-    label = _safe(sweep.name or " ".join(sweep.command))
+def _suite(root: ET.Element, label: str, properties: Sequence[tuple[str, str]],
+           cases: Sequence[GateCase]) -> None:
     suite = ET.SubElement(root, "testsuite", {"name": f"quadscope: {label}", **_counts(cases),
                                               "time": "0"})
     props = ET.SubElement(suite, "properties")
-    for key, value in (("sweep", str(sweep.id)), ("verdict", analysis.verdict),
-                       ("git_commit", sweep.git_commit), ("machine", sweep.machine)):
+    for key, value in properties:
         if value:
             ET.SubElement(props, "property", {"name": key, "value": _safe(value)})
     for gate in cases:

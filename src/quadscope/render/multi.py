@@ -27,18 +27,19 @@ from quadscope.units import fmt_value
 SCHEMA = "quadscope.multi/1"
 
 
-def _class(a: AxisVerdict) -> str:
+def axis_class_text(a: AxisVerdict) -> str:
+    """The axis's class, or its bracket `lo … hi`, labelled with the axis."""
     g = a.growth
     if g.name is not None:
         return class_label(g.name, a.axis)
     return f"{class_label(g.at_least, a.axis)} … {class_label(g.at_most, a.axis)}"
 
 
-def _sizes(sizes: tuple[int, ...]) -> str:
+def sizes_text(sizes: tuple[int, ...]) -> str:
     return f"{sizes[0]:,} … {sizes[-1]:,} ({len(sizes)})"
 
 
-def _fit(exponents: tuple[float, ...], names: tuple[str, ...], additive: bool) -> str:
+def fit_text(exponents: tuple[float, ...], names: tuple[str, ...], additive: bool) -> str:
     terms = [f"{n}^{e:.2f}" for n, e in zip(names, exponents, strict=True)]
     if additive:
         return "a + " + " + ".join(f"{c}·{t}" for c, t in zip("bcdefgh", terms, strict=False))
@@ -87,8 +88,8 @@ def terminal(report: MultiReport, width: int = 80) -> str:
     for a in v.axes:
         lo, hi = a.interval
         lines.append(shorten(f"  {visible(a.axis):<8}{a.exponent:>9.2f}  "
-                             f"{f'{lo:.2f} – {hi:.2f}':<14}{visible(_class(a)):<18}"
-                             f"{_sizes(a.sizes)}", width))
+                             f"{f'{lo:.2f} – {hi:.2f}':<14}{visible(axis_class_text(a)):<18}"
+                             f"{sizes_text(a.sizes)}", width))
     m = v.models
     better = "product" if m.product.aicc <= m.additive.aicc else "sum"
     gap = abs(m.product.aicc - m.additive.aicc)
@@ -98,7 +99,7 @@ def terminal(report: MultiReport, width: int = 80) -> str:
     lines += ["", f"  models (AICc: lower fits better; {better} by {gap:.1f}):"]
     for label, fit, additive, _ in rows:
         lines.append(shorten(f"    {shorten(label, label_w):<{label_w}}  {fit.aicc:>8.1f}  "
-                             f"{_fit(fit.exponents, names, additive)}", width))
+                             f"{fit_text(fit.exponents, names, additive)}", width))
     grid_lines = _grid(report, width)
     if grid_lines:
         lines += ["", *grid_lines]

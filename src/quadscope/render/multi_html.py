@@ -17,7 +17,7 @@ import io
 
 from quadscope.analyse.multi import Line, MultiVerdict
 from quadscope.analyse.multi_sweep import MultiReport
-from quadscope.render.multi import _class
+from quadscope.render.multi import axis_class_text
 from quadscope.textsafe import command_text, mpl_text
 from quadscope.units import fmt_value
 
@@ -106,7 +106,7 @@ def html(report: MultiReport) -> bytes:
         return "\n".join(parts).encode()
     parts.append(f"<p class=verdict>{e(report.metric)}: {e(v.sentence)}</p>")
     rows = "".join(f"<tr><td>{e(a.axis)}</td><td>{a.exponent:.2f}</td>"
-                   f"<td>{a.interval[0]:.2f} – {a.interval[1]:.2f}</td><td>{e(_class(a))}</td>"
+                   f"<td>{a.interval[0]:.2f} – {a.interval[1]:.2f}</td><td>{e(axis_class_text(a))}</td>"
                    f"<td>{a.sizes[0]:,} … {a.sizes[-1]:,} ({len(a.sizes)})</td></tr>"
                    for a in v.axes)
     parts.append("<table><tr><th>size</th><th>exponent</th><th>95% interval</th>"

@@ -1,0 +1,67 @@
+"""Markdown and JUnit of a sweep over several sizes, on fakes: markdown leads with the verdict
+sentence and the per-axis table; JUnit holds one testcase per axis gate, valid against the XSD."""
+
+from __future__ import annotations
+
+from tests.junit_schema import valid_junit
+from tests.test_multi_sweep import _cost, _spec
+
+from quadscope.analyse.multi_sweep import analyse_multi, judge_axis_gates, parse_axis_gates
+from quadscope.cli import main
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.launcher import FakeExecutor
+from quadscope.render.multi_junit import junit
+from quadscope.render.multi_markdown import markdown
+from quadscope.run.runner import run_sweep
+from quadscope.store import Store
+
+
+def _report(store: Store, clock: FakeClock, cost=_cost):
+    sweep = run_sweep(_spec(), executor=FakeExecutor(cost, clock), clock=clock, store=store)
+    return analyse_multi(sweep, store.runs(sweep.id))
+
+
+def test_markdown_leads_with_the_verdict_then_the_axis_table(store, clock):
+    report = _report(store, clock)
+    lines = markdown(report).decode().splitlines()
+    assert lines[0].startswith("## quadscope: sweep ")
+    assert lines[2].startswith("**wall\\_s: quadratic in n, linear in m; the cost is not separable")
+    assert lines[4] == "| size | exponent | 95% interval | class | sizes |"
+    rows = [ln for ln in lines if ln.startswith(("| n |", "| m |"))]
+    assert len(rows) == 2 and "n²" in rows[0] and "| m |" in rows[1]
+    assert any(ln.startswith("| n²·m |") for ln in lines)  # the models, with their AICc
+
+
+def test_markdown_escapes_the_workload_and_says_why_nothing_fitted(store, clock):
+    from tests.conftest import measurement
+
+    sweep = run_sweep(_spec(command=("prog", "{n}", "{m}", "<b>[x](y)")),
+                      executor=FakeExecutor(lambda argv: measurement(1e-3, exit_code=1), clock),
+                      clock=clock, store=store)
+    text = markdown(analyse_multi(sweep, store.runs(sweep.id))).decode()
+    assert "<b>" not in text and "](" not in text
+    assert "**Nothing fitted:** only 0 of 16 points have a successful run" in text
+
+
+def test_junit_has_one_valid_testcase_per_axis_gate(store, clock):
+    report = _report(store, clock)
+    gates = parse_axis_gates(["n=n log n", "m=n", "n^2"], ("n", "m"))
+    cases = valid_junit(junit(report, judge_axis_gates(report, gates)))
+    assert [c.attrib["name"] for c in cases] == [
+        "--fail-above n=n log n (n)", "--fail-above m=n (m)",
+        "--fail-above n^2 (n)", "--fail-above n^2 (m)"]
+    assert [c[0].tag if len(c) else "" for c in cases] == [
+        "failure", "system-out", "system-out", "system-out"]
+    assert "exponent" in cases[0][0].attrib["message"]
+    assert valid_junit(junit(report, [])) == []
+
+
+def test_cli_writes_markdown_and_junit_for_a_sweep_over_several_sizes(tmp_path, store, clock):
+    report = _report(store, clock)
+    db, md, xml = str(tmp_path / "results.db"), tmp_path / "s.md", tmp_path / "s.xml"
+    code = main(["show", "--db", db, str(report.sweep.id), "--markdown", str(md),
+                 "--junit", str(xml), "--fail-above", "m=n", "--fail-above", "n=n"])
+    assert code == 8
+    assert "quadratic in n, linear in m" in md.read_text().splitlines()[2]
+    outcomes = [c[0].tag for c in valid_junit(xml.read_bytes())]
+    assert outcomes == ["system-out", "failure"]
