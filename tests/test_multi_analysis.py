@@ -77,8 +77,15 @@ def test_effective_exponents_and_bracket_rules():
     assert effective_exponent(REGISTRY["n log n"], sizes) == pytest.approx(1.2, abs=0.1)
     assert effective_exponent(REGISTRY["1"], sizes) == 0.0
     assert axis_class("n", sizes, (1.97, 2.04)).name == "n^2"
-    wide = axis_class("n", sizes, (0.9, 2.1))
+    wide = axis_class("n", sizes, (0.97, 2.03))
     assert (wide.name, wide.at_least, wide.at_most) == (None, "n", "n^2")
+    # The bracket encloses the whole interval, not only the classes inside it: 1.5 is allowed.
+    reaching = axis_class("n", sizes, (1.03, 1.63))
+    assert (reaching.name, reaching.at_least, reaching.at_most) == (None, "n", "n^2")
+    # One class inside, but the interval reaches nearer n log n than n²: not settled.
+    loose = axis_class("n", sizes, (1.3, 2.1))
+    assert (loose.name, loose.at_least, loose.at_most) == (None, "n log n", "n^3")
+    assert axis_class("n", sizes, (1.7, 2.1)).name == "n^2"
     between = axis_class("n", sizes, (1.5, 1.6))
     assert (between.name, between.at_least, between.at_most) == (None, "n log n", "n^2")
     assert axis_class("n", sizes, (4.4, 5.0)).at_most == "c^n"
@@ -122,3 +129,20 @@ def test_json_form_names_every_part():
     d = analyse_points(("n", "m"), _points(lambda n, m: 1e-9 * n**2 * m)).to_dict()
     assert {"axes", "product", "sum", "separable", "verdict", "points"} <= set(d)
     assert d["axes"][0]["class"] == "n^2" and len(d["axes"][0]["interval"]) == 2
+
+
+def test_an_axis_interval_joins_the_other_model_while_it_is_not_ruled_out():
+    """AICc gap within NO_SUPPORT: which model holds is uncertain, so both intervals count."""
+    from quadscope.analyse.multi import NO_SUPPORT, axis_intervals
+    from quadscope.analyse.multifit import ModelFit, Models
+
+    def models(gap: float) -> Models:
+        return Models(ModelFit((0.5, 0.5), (0.0, 1.0), 1.0, 0.0),
+                      ModelFit((1.0, 1.0), (0.0, 1.0, 1.0), 1.0, gap),
+                      ((0.4, 0.6), (0.3, 0.6)), ((0.9, 1.1), (0.8, 1.2)), 25, 100)
+
+    assert axis_intervals(models(NO_SUPPORT / 2), False) == ((0.4, 1.1), (0.3, 1.2))
+    assert axis_intervals(models(-NO_SUPPORT / 2), True) == ((0.4, 1.1), (0.3, 1.2))
+    assert axis_intervals(models(NO_SUPPORT * 2), False) == ((0.4, 0.6), (0.3, 0.6))
+    assert axis_intervals(models(-NO_SUPPORT * 2), True) == ((0.9, 1.1), (0.8, 1.2))
+    assert axis_intervals(models(math.inf), False) == ((0.4, 0.6), (0.3, 0.6))

@@ -12,7 +12,14 @@ difference above 2 is support): the product model wins by more than
 SEPARATION (the cost is not separable: the growth in one size depends on the
 other), the sum wins by more (separable), or neither (not decided at these
 points); not asked where an axis does not grow (class "1") or fewer than
-MIN_POINTS points were measured. `lines(...)` are the medians along each axis
+MIN_POINTS points were measured. Each axis's exponent and interval are the
+winning model's (the sum's where the cost is separable, else the product's),
+but where the other model is not ruled out (AICc within NO_SUPPORT, beyond which
+Burnham & Anderson 2002, §2.6, find "essentially no support") the interval is
+the union of both models' intervals for that axis: which model holds is itself
+uncertain (their §4.3, model selection uncertainty), and a class read from one
+model's interval alone was confidently wrong where the noise made the other
+model look better (bench/multi_calibration.py, BENCHMARKS §15). `lines(...)` are the medians along each axis
 through the base point and the product fit's curve there, which the renderers
 draw. `to_dict()` is the JSON form (docs/schema.md, "several sizes").
 """
@@ -31,6 +38,7 @@ from quadscope.analyse.multifit import GridPoint, Models, fit_models, medians
 from quadscope.classes import REGISTRY, Registry
 
 SEPARATION = 2.0  # AICc units
+NO_SUPPORT = 10.0  # AICc units: the losing model is ruled out beyond this
 MIN_POINTS = 8  # the sum has 2k + 2 parameters (k = 2) and AICc one more
 
 
@@ -180,6 +188,17 @@ def _axes(names: Sequence[str], points: Sequence[GridPoint], exponents: Sequence
     return out
 
 
+def axis_intervals(models: Models, use_sum: bool) -> tuple[tuple[float, float], ...]:
+    """Each axis's interval: the chosen model's, joined with the other's while that one is not
+    ruled out (AICc gap within NO_SUPPORT; see the module docstring)."""
+    chosen, other = ((models.sum_intervals, models.intervals) if use_sum
+                     else (models.intervals, models.sum_intervals))
+    gap = abs(models.additive.aicc - models.product.aicc)
+    if not gap <= NO_SUPPORT:  # also an infinite or undefined AICc: nothing to join
+        return chosen
+    return tuple((min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(chosen, other, strict=True))
+
+
 def analyse_points(names: Sequence[str], points: Sequence[GridPoint], *, metric: str = "wall_s",
                    seed: int = 0, n_boot: int = 400,
                    registry: Registry = REGISTRY) -> MultiVerdict:
@@ -187,8 +206,9 @@ def analyse_points(names: Sequence[str], points: Sequence[GridPoint], *, metric:
     models = fit_models(points, seed=seed, n_boot=n_boot)
     axes = _axes(names, points, models.product.exponents, models.intervals, registry)
     separable = _separable(axes, models)
-    if separable == "yes":  # each size's growth is the sum's term in it
-        axes = _axes(names, points, models.additive.exponents, models.sum_intervals, registry)
+    use_sum = separable == "yes"  # each size's growth is the sum's term in it
+    axes = _axes(names, points, (models.additive if use_sum else models.product).exponents,
+                 axis_intervals(models, use_sum), registry)
     product, total = _product_text(axes, registry), _sum_text(axes, models, registry)
     _, y = medians(points)
     return MultiVerdict(

@@ -2,9 +2,14 @@
 
 Contract: `axis_class(sizes, interval, registry=)` returns an `AxisClass`:
 the one class of the registry whose effective exponent over `sizes` lies in
-the exponent's 95% interval (± TOL), or, where several do or none does, the
-bracket (`at_least` … `at_most`) of the classes that enclose the interval,
-never a class the interval excludes. A class is judged on its effective
+the exponent's 95% interval (± TOL) while the whole interval stays nearer that
+class than either neighbour (within its basin: up to the midpoints of the
+effective exponents on each side), or else the bracket (`at_least` …
+`at_most`) of the classes that enclose the whole interval, never a class the
+interval excludes. The basin rule is what keeps a settled class honest: an
+interval of 1.25–2.2 holds only n²'s exponent, but also 1.3 and 1.5, which are
+no n²; naming n² there is confidently wrong about every exponent the interval
+allows nearer n log n (bench/multi_calibration.py, BENCHMARKS §15). A class is judged on its effective
 exponent, as `analyse/verdict` judges a one-size fit: the slope of log f(x)
 against log x over the axis's own sizes (n log n reads about 1.2 over two
 decades, √n 0.5, log n about 0.3), so "n log n" is not refused for a k of
@@ -64,9 +69,10 @@ def axis_class(axis: str, sizes: Sequence[float], interval: tuple[float, float],
     """The class (or bracket) the exponent's `interval` allows over `sizes` (module docstring)."""
     lo, hi = interval
     table = exponents(sizes, registry)
-    inside = [c for c, e in table if lo - TOL <= e <= hi + TOL]
-    if len(inside) == 1:
-        return AxisClass(axis, inside[0], inside[0], inside[0])
+    inside = [i for i, (_, e) in enumerate(table) if lo - TOL <= e <= hi + TOL]
+    if len(inside) == 1 and _in_basin(table, inside[0], lo, hi):
+        name = table[inside[0]][0]
+        return AxisClass(axis, name, name, name)
     below = [c for c, e in table if e <= lo + TOL]
     above = [c for c, e in table if e >= hi - TOL]
     floor = below[-1] if below else table[0][0]
@@ -75,9 +81,15 @@ def axis_class(axis: str, sizes: Sequence[float], interval: tuple[float, float],
     else:
         beyond = [g.name for g in registry if g.outgrows_powers]
         ceiling = beyond[0] if beyond and hi > MAX_POWER else table[-1][0]
-    if inside:
-        floor, ceiling = inside[0], inside[-1]
     return AxisClass(axis, None, floor, ceiling)
+
+
+def _in_basin(table: Sequence[tuple[str, float]], i: int, lo: float, hi: float) -> bool:
+    """Whether [lo, hi] lies nearer class i's effective exponent than either neighbour's."""
+    e = [x for _, x in table]
+    low = (e[i - 1] + e[i]) / 2 if i > 0 else -np.inf
+    high = (e[i] + e[i + 1]) / 2 if i + 1 < len(e) else np.inf
+    return bool(low <= lo and hi <= high)
 
 
 def class_label(name: str, axis: str, registry: Registry = REGISTRY) -> str:
