@@ -36,7 +36,7 @@ from quadscope.commands.commits import (
     like_spec,
     options_before_command,
 )
-from quadscope.commands.common import add_store_option
+from quadscope.commands.common import add_store_option, split_command
 from quadscope.errors import BisectError, UsageError
 from quadscope.textsafe import visible
 
@@ -101,7 +101,6 @@ def options_after_refs(args: argparse.Namespace) -> argparse.Namespace:
 def _spec(args: argparse.Namespace, store: Store | None) -> SweepSpec:
     """The sweep every commit gets: from the options, or from `--like RUN`'s stored sweep
     (`store`, opened only for `--like`)."""
-    from quadscope.commands.run import split_command
     from quadscope.run.sizes import parse_sizes
     from quadscope.run.spec import SweepSpec, check_seconds, check_spec
 

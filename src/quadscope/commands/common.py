@@ -10,6 +10,8 @@ attached to it (its profile, its doctor findings and each probe's plot lines).
 `open_store` keeps the read-only stores it opens, and `close_readers()` (called by
 `cli.main` after every command) closes them. `fit_progress()` is the progress of a fit that takes longer than
 FitProgress.AFTER_S, on a terminal's stderr (`run` and the stored commands pass it on).
+`split_command` splits the command after `--` at a standalone `--vs` (`run`, `bisect`,
+`history --run` and the several-size checks share it).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,6 +35,20 @@ if TYPE_CHECKING:  # imported where used: building the parser must stay cheap (c
     from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
     from quadscope.model import Sweep
     from quadscope.store import Store
+
+
+def split_command(tail: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+    """The command after `--`, and a B command after a standalone `--vs` in it."""
+    items = list(tail)
+    if items and items[0] == "--":
+        items = items[1:]
+    if "--vs" in items:
+        i = items.index("--vs")
+        a, b = items[:i], items[i + 1:]
+        if not b:
+            raise UsageError("--vs at the end of the command: put the second command after it")
+        return tuple(a), tuple(b)
+    return tuple(items), None
 
 
 def add_store_option(p: Any) -> None:

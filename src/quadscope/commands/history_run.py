@@ -86,7 +86,7 @@ def newest_named(store: Store, name: str) -> Sweep | None:
 def range_spec(args: argparse.Namespace, store: Store) -> SweepSpec:
     """How every commit is swept (see the contract); UsageError when nothing says how."""
     from quadscope.commands.commits import exact_meter, like_spec
-    from quadscope.commands.run import split_command
+    from quadscope.commands.common import split_command
     from quadscope.run.sizes import parse_sizes
     from quadscope.run.spec import SweepSpec, check_seconds, check_spec
 

@@ -76,8 +76,7 @@ def refuse_other_placeholders(commands: Sequence[tuple[tuple[str, ...] | None, b
 
 
 def refuse_unsupported(args: argparse.Namespace) -> None:
-    from quadscope.commands.common import asked_outputs
-    from quadscope.commands.run import split_command
+    from quadscope.commands.common import asked_outputs, split_command
 
     given = [flag for flag, on in (
         ("--vs", args.vs is not None or args.vs_shell is not None

@@ -27,6 +27,7 @@ from quadscope.commands.common import (
     fit_progress,
     open_store,
     print_analysis,
+    split_command,
     write_outputs,
 )
 from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_fail_on
@@ -124,20 +125,6 @@ def register(sub: Any) -> None:
     add_fleet_options(p.add_argument_group("fleet"))
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- PROG ARG... ({n} is the size)")
     p.set_defaults(func=run)
-
-
-def split_command(tail: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
-    """The command after `--`, and a B command after a standalone `--vs` in it."""
-    items = list(tail)
-    if items and items[0] == "--":
-        items = items[1:]
-    if "--vs" in items:
-        i = items.index("--vs")
-        a, b = items[:i], items[i + 1:]
-        if not b:
-            raise UsageError("--vs at the end of the command: put the second command after it")
-        return tuple(a), tuple(b)
-    return tuple(items), None
 
 
 def parse_cpus(text: str | None) -> tuple[int, ...]:
