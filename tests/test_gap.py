@@ -3,8 +3,7 @@ and explained by the one cause the runs show (kernel, cache, start-up), with its
 
 from __future__ import annotations
 
-from quadscope.analyse.gap import crossing, differs, gap
-from quadscope.analyse.text import gap_text
+from quadscope.analyse.gap import crossing, differs, gap, gap_text
 from quadscope.host import Host
 from quadscope.model import Fit, Measurement, Run
 

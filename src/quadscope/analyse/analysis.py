@@ -22,7 +22,7 @@ two answers: the work (the meter's exact count, `Analysis.work_metric`) leads
 when its class is settled or bracketed, and the time follows; when the time's
 growth surely differs from the settled work's, one sentence with numbers says
 why (`analyse.gap`: the kernel's share, the working set leaving a cache, or a
-fixed cost; `text.gap_text`).
+fixed cost; `gap.gap_text`).
 What renderers show is decided here too, never by them: the metrics a
 compact report shows and each metric's median at the largest size
 (`analyse.notable`), and each fit's drawn curve and band (`analyse.curves`).
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from quadscope import __version__
 from quadscope.analyse import text
 from quadscope.analyse.change import ChangeSummary, change_summary
-from quadscope.analyse.gap import gap
+from quadscope.analyse.gap import gap, gap_text
 from quadscope.analyse.headline import (
     class_text,
     exponent_text,
@@ -344,7 +344,7 @@ def analyse(
                 n.append(outgrows)
             found = gap(f, good, sweep.host, counted)  # why the time's class is not the work's
             if variant == "A" and (found or outgrows):
-                extra_verdict = f"; {text.gap_text(found)}" if found else OUTGROWS_HEADLINE
+                extra_verdict = f"; {gap_text(found)}" if found else OUTGROWS_HEADLINE
         notes.extend(f"{variant}: {x}" if len(variants) > 1 else x for x in n)
     size_word = "i" if sweep.mode == "accumulate" else "n"
     n_max = max((r.size_n for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok),

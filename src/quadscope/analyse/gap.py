@@ -28,7 +28,7 @@ The cause is read from what every timed run records, first match wins:
 In every case `per_work` is the time per unit of work at the largest counted
 size over that at the smallest (a rise means each instruction got dearer), so
 the sentence can say how much the cost per instruction moved. The words are
-`text.gap_text`'s. Thresholds are descriptive (what share is worth naming),
+`gap_text`'s. Thresholds are descriptive (what share is worth naming),
 not statistical: the decision that the two differ is the intervals'.
 """
 
@@ -40,9 +40,11 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from quadscope.analyse.text import fmt_n
 from quadscope.classes import REGISTRY
 from quadscope.host import Host
 from quadscope.model import Fit, Run
+from quadscope.units import fmt_bytes
 
 SYS_SHARE = 0.25  # the kernel's share of CPU time at max n worth naming as the cause
 SYS_RISE = 0.10  # ... and how much it must have risen since min n (absolute share)
@@ -192,3 +194,59 @@ def gap(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host, work: str | No
     return Gap(timed.metric, timed.exponent, k, faster, cause, n_max, n_min,
                share_max, share_min, ws, cache_bytes, cache, cross, start,
                None if per is None else per[0], None if per is None else per[1])
+
+
+_TIME_WORDS = {"wall_s": "wall time", "cpu_s": "CPU time", "user_s": "user time"}
+
+
+def _per_instruction(g: Gap) -> str:
+    """", each instruction costing 1.6× as much at n = 64000 as at n = 1000" (nothing under
+    5%), between the smallest and largest sizes counted."""
+    if (g.per_work is None or g.per_work_n is None
+            or abs(math.log(g.per_work)) < math.log(1.05)):
+        return ""
+    lo, hi = g.per_work_n
+    return (f", each instruction costing {g.per_work:.2g}× as much at n = {fmt_n(hi)} as at "
+            f"n = {fmt_n(lo)}")
+
+
+def _rose(g: Gap) -> str:
+    """": each instruction cost 3× as much at n = 16000 as at n = 1000" ("" without counts)."""
+    if g.per_work is None or g.per_work_n is None:
+        return ""
+    lo, hi = g.per_work_n
+    return f": each instruction cost {g.per_work:.2g}× as much at n = {fmt_n(hi)} as at n = {fmt_n(lo)}"
+
+
+def gap_text(g: Gap) -> str:
+    """One sentence: the time's growth against the work's, with the cause the data show
+    (`analyse.gap`): "wall time grows faster than the work (k 1.35 vs 1.00): the working
+    set leaves the 2 MiB L2 cache at n ≈ 40000 (18 MiB at n = 1000000)"."""
+    who = _TIME_WORDS.get(g.metric, g.metric)
+    head = (f"{who} grows {'faster' if g.faster else 'slower'} than the work "
+            f"(k {g.k_time:.2f} vs {g.k_work:.2f})")
+    at_max = f"n = {fmt_n(g.n_max)}"
+    if g.cause == "kernel" and g.sys_share_max is not None:
+        since = ("" if g.sys_share_min is None
+                 else f", against {g.sys_share_min:.0%} at n = {fmt_n(g.n_min)}")
+        return (f"{head}: the kernel carries the excess, {g.sys_share_max:.0%} of the CPU time "
+                f"at {at_max} is system time{since}")
+    if g.cause == "cache" and g.cross_n is not None and g.cache_bytes:
+        held = "" if g.working_set_bytes is None else (
+            f" ({fmt_bytes(g.working_set_bytes)} at {at_max})")
+        return (f"{head}: the working set leaves the {fmt_bytes(g.cache_bytes)} {g.cache} at "
+                f"n ≈ {fmt_n(g.cross_n)}{held}{_per_instruction(g)}")
+    if g.cause == "start-up" and g.start_share is not None:
+        return (f"{head}: a fixed cost (start-up) is still {g.start_share:.0%} of the time at "
+                f"{at_max}, so the time has not yet taken on the work's growth")
+    if not g.faster:
+        return head + _rose(g)
+    rose = _rose(g)
+    kernel = ("" if g.sys_share_max is None
+              else f" (system time {g.sys_share_max:.0%} of the CPU time)")
+    caches = ""
+    if g.working_set_bytes is not None and g.cache_bytes:
+        within = "within" if g.working_set_bytes < g.cache_bytes else "beyond"
+        caches = (f" (working set {fmt_bytes(max(g.working_set_bytes, 0.0))}, {within} the "
+                  f"{fmt_bytes(g.cache_bytes)} {g.cache})")
+    return f"{head}{rose}; neither the kernel{kernel} nor the caches{caches} explain it"

@@ -20,14 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from quadscope.classes import Registry
 from quadscope.model import Doubt, DoubtValue
 from quadscope.units import fmt_bytes
-
-if TYPE_CHECKING:
-    from quadscope.analyse.gap import Gap
 
 
 def fmt_n(n: float) -> str:
@@ -381,61 +377,6 @@ def outgrows_note(slowest: str, fastest: str) -> str:
             f"{_NOT_INSTRUCTIONS}")
 
 
-_TIME_WORDS = {"wall_s": "wall time", "cpu_s": "CPU time", "user_s": "user time"}
-
-
-def _per_instruction(g: Gap) -> str:
-    """", each instruction costing 1.6× as much at n = 64000 as at n = 1000" (nothing under
-    5%), between the smallest and largest sizes counted."""
-    if (g.per_work is None or g.per_work_n is None
-            or abs(math.log(g.per_work)) < math.log(1.05)):
-        return ""
-    lo, hi = g.per_work_n
-    return (f", each instruction costing {g.per_work:.2g}× as much at n = {fmt_n(hi)} as at "
-            f"n = {fmt_n(lo)}")
-
-
-def _rose(g: Gap) -> str:
-    """": each instruction cost 3× as much at n = 16000 as at n = 1000" ("" without counts)."""
-    if g.per_work is None or g.per_work_n is None:
-        return ""
-    lo, hi = g.per_work_n
-    return f": each instruction cost {g.per_work:.2g}× as much at n = {fmt_n(hi)} as at n = {fmt_n(lo)}"
-
-
-def gap_text(g: Gap) -> str:
-    """One sentence: the time's growth against the work's, with the cause the data show
-    (`analyse.gap`): "wall time grows faster than the work (k 1.35 vs 1.00): the working
-    set leaves the 2 MiB L2 cache at n ≈ 40000 (18 MiB at n = 1000000)"."""
-    who = _TIME_WORDS.get(g.metric, g.metric)
-    head = (f"{who} grows {'faster' if g.faster else 'slower'} than the work "
-            f"(k {g.k_time:.2f} vs {g.k_work:.2f})")
-    at_max = f"n = {fmt_n(g.n_max)}"
-    if g.cause == "kernel" and g.sys_share_max is not None:
-        since = ("" if g.sys_share_min is None
-                 else f", against {g.sys_share_min:.0%} at n = {fmt_n(g.n_min)}")
-        return (f"{head}: the kernel carries the excess, {g.sys_share_max:.0%} of the CPU time "
-                f"at {at_max} is system time{since}")
-    if g.cause == "cache" and g.cross_n is not None and g.cache_bytes:
-        held = "" if g.working_set_bytes is None else (
-            f" ({fmt_bytes(g.working_set_bytes)} at {at_max})")
-        return (f"{head}: the working set leaves the {fmt_bytes(g.cache_bytes)} {g.cache} at "
-                f"n ≈ {fmt_n(g.cross_n)}{held}{_per_instruction(g)}")
-    if g.cause == "start-up" and g.start_share is not None:
-        return (f"{head}: a fixed cost (start-up) is still {g.start_share:.0%} of the time at "
-                f"{at_max}, so the time has not yet taken on the work's growth")
-    if not g.faster:
-        return head + _rose(g)
-    rose = _rose(g)
-    kernel = ("" if g.sys_share_max is None
-              else f" (system time {g.sys_share_max:.0%} of the CPU time)")
-    caches = ""
-    if g.working_set_bytes is not None and g.cache_bytes:
-        within = "within" if g.working_set_bytes < g.cache_bytes else "beyond"
-        caches = (f" (working set {fmt_bytes(max(g.working_set_bytes, 0.0))}, {within} the "
-                  f"{fmt_bytes(g.cache_bytes)} {g.cache})")
-    return f"{head}{rose}; neither the kernel{kernel} nor the caches{caches} explain it"
-
 _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
     "tie": _tie_doubt,
     "rising": _rising,
@@ -463,7 +404,7 @@ def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> s
 
 
 __all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "decades",
-           "doubt_text", "flat_count_note", "fmt_n", "gap_text", "lenses_disagree", "memory_note",
+           "doubt_text", "flat_count_note", "fmt_n", "lenses_disagree", "memory_note",
            "memory_why",
            "nothing_to_fit", "outgrows_note", "refused", "share_text", "step", "then", "tie",
            "too_few_sizes", "vs_not_fitted"]
