@@ -2,12 +2,12 @@
 
 Contract: `several_page(analyses, title=None) -> bytes` is one self-contained
 page with the single sweep's CSS, script and Content-Security-Policy
-(`html.page`). It opens with a summary: a heading naming how many sweeps, then
+(`html_page.page`). It opens with a summary: a heading naming how many sweeps, then
 one row per sweep (its id, its name, its answer: the A/B change when it has a B,
 else its verdict) coloured as that sweep's own page colours its verdict, the
 first row's answer carrying the page's `#verdict`, each name a link to its
 section. Then one section per sweep, in the order given, each the single
-sweep's page body (`html.report_body`: the verdict first, then its tables and
+sweep's page body (`html_page.report_body`: the verdict first, then its tables and
 plots) with every id prefixed `s<id>-` and its own plot data, which
 report.js draws into that section alone. Interactive flame graphs are left
 out (their script expects one per page); a profile's static graph stays.
@@ -22,7 +22,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from quadscope import __version__
-from quadscope.render.html import data_script, page, report_body, verdict_tone
+from quadscope.render.html_page import data_script, page, report_body, verdict_tone
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:
