@@ -13,10 +13,12 @@ control character in bash's `$'...'` form, so it stays one safe line).
 `visible_lines(s)` is `visible` line by line, keeping the line breaks (a stderr
 tail). `shorten(s, width)` cuts a long label at a word boundary with `…`. `mpl_text(s)`
 is `visible(s)` with matplotlib's mathtext dollar signs escaped, for PNG titles.
+`html_text(value)` is `visible(str(value))` escaped for HTML text and attributes.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import shlex
 from collections.abc import Sequence
@@ -84,4 +86,9 @@ def mpl_text(text: str) -> str:
     return visible(text).replace("$", r"\$")
 
 
-__all__ = ["command_text", "mpl_text", "shorten", "visible", "visible_lines"]
+def html_text(value: object) -> str:
+    """`value` as HTML text or an attribute value: controls visible, then `html.escape`d."""
+    return html.escape(visible(str(value)), quote=True)
+
+
+__all__ = ["command_text", "html_text", "mpl_text", "shorten", "visible", "visible_lines"]

@@ -18,19 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from html import escape
 from typing import TYPE_CHECKING
 
 from quadscope import __version__
 from quadscope.render.html_page import data_script, page, report_body, verdict_tone
-from quadscope.textsafe import visible
+from quadscope.textsafe import html_text as _e
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
-
-
-def _e(value: object) -> str:
-    return escape(visible(str(value)), quote=True)
 
 
 def answer(analysis: Analysis) -> tuple[str, str]:
