@@ -65,3 +65,28 @@ def test_cli_writes_markdown_and_junit_for_a_sweep_over_several_sizes(tmp_path, 
     assert "quadratic in n, linear in m" in md.read_text().splitlines()[2]
     outcomes = [c[0].tag for c in valid_junit(xml.read_bytes())]
     assert outcomes == ["system-out", "failure"]
+
+
+def test_an_axis_name_from_a_foreign_store_reaches_no_terminal_or_page_raw(store, clock):
+    """A stored sweep's axis names are text from outside (a shared or fleet store is not
+    checked by `--sizes`): the terminal shows their controls as escapes (the models' fit
+    and the grid's heading as well as the axis rows), the HTML page escapes them too."""
+    import dataclasses
+
+    from quadscope.render.multi import terminal
+    from quadscope.render.multi_html import html
+
+    evil = "m\x1b[31m<b>"
+    sweep = run_sweep(_spec(), executor=FakeExecutor(_cost, clock), clock=clock, store=store)
+    renamed = dataclasses.replace(
+        store.get_sweep(str(sweep.id)),
+        axes=tuple((evil if n == "m" else n, s) for n, s in sweep.axes))
+    runs = [dataclasses.replace(r, axes=tuple((evil if k == "m" else k, v) for k, v in r.axes))
+            for r in store.runs(sweep.id)]
+    report = analyse_multi(renamed, runs)
+    assert report.verdict is not None
+    text = terminal(report, width=120)
+    assert "\x1b" not in text
+    assert "m\\x1b[31m<b> across" in text and "·m\\x1b[31m<b>^" in text
+    page = html(report).decode()
+    assert "\x1b" not in page and "<b>" not in page and "m\\x1b[31m&lt;b&gt;" in page

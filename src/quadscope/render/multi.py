@@ -57,9 +57,10 @@ def _grid(report: MultiReport, width: int) -> list[str]:
     texts = {k: fmt_value(report.metric, x) for k, x in cell.items()}
     col_w = max([len(t) for t in texts.values()] + [len(f"{c:,}") for c in cols]) + 2
     if head + 2 + col_w * len(cols) > width:
-        return [f"  ({len(cols)} columns of {v.axes[1].axis} do not fit {width} columns: "
+        return [f"  ({len(cols)} columns of {visible(v.axes[1].axis)} do not fit {width} columns: "
                 "see --json or --html)"]
-    out = [f"  median {report.metric} per point ({v.axes[0].axis} down, {v.axes[1].axis} across):",
+    down, across = visible(v.axes[0].axis), visible(v.axes[1].axis)
+    out = [f"  median {report.metric} per point ({down} down, {across} across):",
            " " * (head + 2) + "".join(f"{c:,}".rjust(col_w) for c in cols)]
     for r in rows:
         line = f"{r:,}".rjust(head + 2)
@@ -70,7 +71,7 @@ def _grid(report: MultiReport, width: int) -> list[str]:
 
 def terminal(report: MultiReport, width: int = 80) -> str:
     sw = report.sweep
-    names = sw.axis_names
+    names = tuple(visible(n) for n in sw.axis_names)
     cmd = shorten(visible(command_text(sw.command, sw.shell)), max(20, width - 30))
     grid = "x".join(str(len(s)) for _, s in sw.axes)
     lines = [f"sweep {sw.id}: {cmd}",
@@ -80,7 +81,7 @@ def terminal(report: MultiReport, width: int = 80) -> str:
              ""]
     v = report.verdict
     if v is None:
-        lines += textwrap.wrap(f"nothing fitted: {report.refusal}", width)
+        lines += textwrap.wrap(f"nothing fitted: {visible(report.refusal)}", width)
         return "\n".join(lines) + "\n"
     lines += textwrap.wrap(f"{report.metric}: {visible(v.sentence)}", width,
                            subsequent_indent="  ")

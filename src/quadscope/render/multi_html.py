@@ -7,18 +7,17 @@ measured left blank; each cell labelled with its value) and one log-log plot
 per axis: the medians along the axis's line (the other axes at the sizes the
 line shares, `analyse.multi.Line`) and the product fit there. Figures are
 matplotlib `Figure`s on their own Agg canvas (no pyplot state), inlined as
-SVG. Every text from outside is escaped (`html.escape`, `textsafe.mpl_text`).
+SVG. Every text from outside is escaped (`textsafe.html_text`, `textsafe.mpl_text`).
 """
 
 from __future__ import annotations
 
-import html as htmllib
 import io
 
 from quadscope.analyse.multi import Line, MultiVerdict
 from quadscope.analyse.multi_sweep import MultiReport
-from quadscope.render.multi import axis_class_text
-from quadscope.textsafe import command_text, mpl_text
+from quadscope.render.multi import axis_class_text, sizes_text
+from quadscope.textsafe import command_text, html_text, mpl_text
 from quadscope.units import fmt_value
 
 _STYLE = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:1em auto;padding:0 1em}"
@@ -93,7 +92,7 @@ def _line(report: MultiReport, line: Line) -> str:
 
 
 def html(report: MultiReport) -> bytes:
-    e = htmllib.escape
+    e = html_text
     sw = report.sweep
     parts = [f"<!doctype html><meta charset=utf-8><title>quadscope sweep {sw.id}</title>",
              f"<style>{_STYLE}</style>",
@@ -107,7 +106,7 @@ def html(report: MultiReport) -> bytes:
     parts.append(f"<p class=verdict>{e(report.metric)}: {e(v.sentence)}</p>")
     rows = "".join(f"<tr><td>{e(a.axis)}</td><td>{a.exponent:.2f}</td>"
                    f"<td>{a.interval[0]:.2f} – {a.interval[1]:.2f}</td><td>{e(axis_class_text(a))}</td>"
-                   f"<td>{a.sizes[0]:,} … {a.sizes[-1]:,} ({len(a.sizes)})</td></tr>"
+                   f"<td>{sizes_text(a.sizes)}</td></tr>"
                    for a in v.axes)
     parts.append("<table><tr><th>size</th><th>exponent</th><th>95% interval</th>"
                  f"<th>class</th><th>sizes</th></tr>{rows}</table>")
