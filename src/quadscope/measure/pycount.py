@@ -38,12 +38,8 @@ void quadscope_count_dump(const char *what) {
 }
 """
 
-# Both drivers' start, in the child: argv = marks library, sys.path (JSON), MODULE:FUNC,
-# MODULE:SETUP or "", then what to count (one n, or a JSON list of them).
-_PRELUDE = """\
-import ctypes, importlib, json, os, sys
-lib, path, target, setup, what = sys.argv[1:]
-sys.path[:0] = json.loads(path)
+# `load("MODULE:QUALNAME")` in a child: the object it names (`profile.pytarget` shares it).
+LOAD_SOURCE = """\
 def load(ref):
     module, name = ref.split(":")
     obj = importlib.import_module(module)
@@ -51,6 +47,14 @@ def load(ref):
         obj = getattr(obj, part)
     return obj
 """
+
+# Both drivers' start, in the child: argv = marks library, sys.path (JSON), MODULE:FUNC,
+# MODULE:SETUP or "", then what to count (one n, or a JSON list of them).
+_PRELUDE = """\
+import ctypes, importlib, json, os, sys
+lib, path, target, setup, what = sys.argv[1:]
+sys.path[:0] = json.loads(path)
+""" + LOAD_SOURCE
 
 _DRIVER = _PRELUDE + """\
 n = what

@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from quadscope.measure.pycount import target_refs
+from quadscope.measure.pycount import LOAD_SOURCE, target_refs
 from quadscope.measure.pyfunc import PREFIX
 from quadscope.model import Run, Sweep
 from quadscope.profile.attribute import FitFn
@@ -64,12 +64,7 @@ CHILD = """\
 import importlib, json, sys
 path, target, setup, n, calls = sys.argv[1:]
 sys.path[:0] = json.loads(path)
-def load(ref):
-    module, name = ref.split(":")
-    obj = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj
+""" + LOAD_SOURCE + """\
 func = load(target)
 arg = load(setup)(int(n)) if setup else int(n)
 for _ in range(int(calls)):
