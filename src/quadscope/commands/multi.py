@@ -156,6 +156,7 @@ def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep,
                  remember: bool = False) -> int:
     """Report, write and gate a stored sweep over several sizes (module docstring);
     `remember` (run's writable store) keeps the verdict `list` shows."""
+    from quadscope.analyse.gate import worst_exit
     from quadscope.analyse.multi_sweep import analyse_multi, judge_axis_gates, parse_axis_gates
     from quadscope.commands.common import STDOUT, asked_outputs
     from quadscope.render import multi as text
@@ -176,12 +177,8 @@ def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep,
     _write(outputs, report, judged)
     if report.verdict is None:  # the terminal report said why; the exit says it to scripts
         raise FitRefusedError(f"nothing fitted: {report.refusal}")
-    code = 0
     strict = bool(getattr(args, "strict_gate", False))
     for outcome in judged:
         notice(outcome.sentence)
-        c = outcome.exit_code
-        if strict and c == GATE_UNDECIDED_EXIT:
-            c = GATE_FAILED_EXIT
-        code = max(code, c, key=lambda x: (x == GATE_FAILED_EXIT, x))
-    return code
+    return worst_exit(GATE_FAILED_EXIT if strict and o.exit_code == GATE_UNDECIDED_EXIT
+                      else o.exit_code for o in judged)
