@@ -20,14 +20,15 @@ if TYPE_CHECKING:
     from quadscope.fleet.outliers import FleetDoctor
 
 
-def _finite(obj: Any) -> Any:
-    # JSON has no inf/nan; a score of inf (model not fittable) becomes null.
+def finite(obj: Any) -> Any:
+    """`obj` with every non-finite float as None: JSON has no inf/nan (a score of inf, a
+    model not fittable, or an AICc with too few points becomes null)."""
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
+        return {k: finite(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_finite(v) for v in obj]
+        return [finite(v) for v in obj]
     return obj
 
 
@@ -46,11 +47,11 @@ class JsonRenderer(Renderer):
     def render(self, analysis: Analysis) -> bytes:
         doc = (analysis.doctor.to_dict() if isinstance(analysis.doctor, DoctorReport)
                else analysis.to_dict())
-        text = json.dumps(_finite(doc), indent=self.indent, allow_nan=False) + "\n"
+        text = json.dumps(finite(doc), indent=self.indent, allow_nan=False) + "\n"
         return text.encode("utf-8")
 
     def render_fleet(self, fleet: FleetDoctor) -> bytes:
         from quadscope.render.fleet import fleet_dict
 
-        text = json.dumps(_finite(fleet_dict(fleet)), indent=self.indent, allow_nan=False)
+        text = json.dumps(finite(fleet_dict(fleet)), indent=self.indent, allow_nan=False)
         return (text + "\n").encode("utf-8")

@@ -14,13 +14,13 @@ command, names) goes through `textsafe`.
 from __future__ import annotations
 
 import json
-import math
 import textwrap
 from typing import Any
 
 from quadscope.analyse.multi import AxisVerdict
 from quadscope.analyse.multi_sweep import MultiReport
 from quadscope.analyse.multiclass import class_label
+from quadscope.render.json import finite
 from quadscope.textsafe import command_text, shorten, visible
 from quadscope.units import fmt_value
 
@@ -129,15 +129,5 @@ def to_json(report: MultiReport) -> bytes:
         doc["refusal"] = report.refusal
     else:
         doc.update(report.verdict.to_dict())
-    return (json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n").encode()
+    return (json.dumps(finite(doc), indent=2, allow_nan=False) + "\n").encode()
 
-
-def _finite(obj: Any) -> Any:
-    """Non-finite numbers (an AICc with too few points) as null: strict JSON."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_finite(v) for v in obj]
-    return obj
