@@ -126,10 +126,11 @@ class Measurer:
         from quadscope.measure.clock import SystemClock
         from quadscope.measure.launcher import resolve_program
         from quadscope.measure.provenance import collect_provenance
+        from quadscope.measure.pyfunc import PREFIX
         from quadscope.measure.system import FileReader
         from quadscope.run import session
 
-        if not self.spec.shell and not self.spec.command[0].startswith("python:"):
+        if not self.spec.shell and not self.spec.command[0].startswith(PREFIX):
             resolve_program(self.spec.command[0])
         tree = self.where
         machine = session.Machine(FileReader(),
