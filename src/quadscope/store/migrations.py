@@ -1,7 +1,7 @@
-"""Bringing an older store up to SCHEMA_VERSION: the numbered migrations, and new metric columns.
+"""Bringing an older store up to STORE_VERSION: the numbered migrations, and new metric columns.
 
 Contract: `upgrade(conn, version)` runs every migration from `version` up to
-`SCHEMA_VERSION` in order, inside the caller's transaction (SQLite's DDL is
+`STORE_VERSION` in order, inside the caller's transaction (SQLite's DDL is
 transactional, so a failed upgrade leaves the file as it was), and sets
 `user_version`. `MIGRATIONS[v]` takes a store at schema v - 1 to schema v and
 keeps every row. `missing_metric_columns(conn)` names the registry's raw
@@ -22,8 +22,8 @@ History (model.py's schema comment says what each version means):
       sweep over several (issue 28). SQLite rebuilds the table as for 2, so an
       upgraded file's SQL is a fresh one's; PostgreSQL adds the column
       (`SHARED`, `upgrade_shared`). Old runs read it as NULL: one size.
-      SCHEMA_VERSION here is the store's (`schema.STORE_VERSION`), not the
-      exported format's (`model.SCHEMA_VERSION`, still 2).
+      The store's version is `schema.STORE_VERSION`, not the exported
+      format's (`model.SCHEMA_VERSION`, still 2).
 """
 
 from __future__ import annotations
@@ -35,13 +35,11 @@ from typing import Any
 from quadscope import metrics
 from quadscope.store.schema import (
     SQLITE,
+    STORE_VERSION,
     Dialect,
     metric_column_sql,
     runs_table_sql,
     table_columns,
-)
-from quadscope.store.schema import (
-    STORE_VERSION as SCHEMA_VERSION,
 )
 
 
@@ -80,15 +78,15 @@ SHARED: dict[int, Callable[[Any, Dialect], None]] = {
 
 
 def upgrade(conn: sqlite3.Connection, version: int) -> None:
-    """Migrate a store at `version` to SCHEMA_VERSION, in the caller's transaction."""
-    for target in range(version + 1, SCHEMA_VERSION + 1):
+    """Migrate a store at `version` to STORE_VERSION, in the caller's transaction."""
+    for target in range(version + 1, STORE_VERSION + 1):
         MIGRATIONS[target](conn)
-    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    conn.execute(f"PRAGMA user_version={STORE_VERSION}")
 
 
 def upgrade_shared(conn: Any, version: int, dialect: Dialect) -> None:
-    """Migrate a PostgreSQL store at `version` (≥ FIRST_POSTGRES) to SCHEMA_VERSION."""
-    for target in range(version + 1, SCHEMA_VERSION + 1):
+    """Migrate a PostgreSQL store at `version` (≥ FIRST_POSTGRES) to STORE_VERSION."""
+    for target in range(version + 1, STORE_VERSION + 1):
         SHARED[target](conn, dialect)
 
 

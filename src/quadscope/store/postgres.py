@@ -48,8 +48,7 @@ from quadscope.errors import StoreError, UnknownRunError
 from quadscope.model import Owner, Run, Sweep
 from quadscope.store import base, migrations
 from quadscope.store.base import mask_url
-from quadscope.store.schema import POSTGRES, create_tables
-from quadscope.store.schema import STORE_VERSION as SCHEMA_VERSION
+from quadscope.store.schema import POSTGRES, STORE_VERSION, create_tables
 
 APPLICATION = "quadscope"
 META_TABLE = "quadscope_meta"
@@ -165,10 +164,10 @@ class PostgresStore:
         if meta is not None and meta[0] != APPLICATION:
             raise StoreError(f"{self._where} is a PostgreSQL database but not a quadscope store "
                              f"({META_TABLE} names {meta[0]!r})")
-        if meta is not None and meta[1] > SCHEMA_VERSION:
+        if meta is not None and meta[1] > STORE_VERSION:
             raise StoreError(
                 f"{self._where} was written by a newer quadscope (schema {meta[1]}; "
-                f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope")
+                f"this one reads up to {STORE_VERSION}): upgrade quadscope")
 
     def _check_and_init(self) -> None:
         # Tables before meta: both are committed in one transaction, so once a reader sees
@@ -181,7 +180,7 @@ class PostgresStore:
         if meta is None and self.readonly:
             raise UnknownRunError(f"there is no quadscope store in {self._where} yet: "
                                   "`quadscope run --db URL` records one there")
-        if meta is not None and meta[1] == SCHEMA_VERSION and not migrations.missing_metric_columns(
+        if meta is not None and meta[1] == STORE_VERSION and not migrations.missing_metric_columns(
                 self._conn, POSTGRES):
             return
         with self._write() as c:
@@ -193,14 +192,14 @@ class PostgresStore:
             if meta is None:
                 create_tables(c, POSTGRES)
                 c.execute(POSTGRES.ddl(_META_SQL))
-                c.execute(f"INSERT INTO {META_TABLE} VALUES (%s, %s)", (APPLICATION, SCHEMA_VERSION))
+                c.execute(f"INSERT INTO {META_TABLE} VALUES (%s, %s)", (APPLICATION, STORE_VERSION))
             elif meta[1] < migrations.FIRST_POSTGRES:
                 raise StoreError(f"{self._where} holds schema {meta[1]}, which no PostgreSQL "
                                  f"store was ever written with; this quadscope writes "
-                                 f"{SCHEMA_VERSION}: point --db at a new database")
-            elif meta[1] < SCHEMA_VERSION:
+                                 f"{STORE_VERSION}: point --db at a new database")
+            elif meta[1] < STORE_VERSION:
                 migrations.upgrade_shared(c, meta[1], POSTGRES)
-                c.execute(f"UPDATE {META_TABLE} SET schema_version = %s", (SCHEMA_VERSION,))
+                c.execute(f"UPDATE {META_TABLE} SET schema_version = %s", (STORE_VERSION,))
             missing = migrations.missing_metric_columns(c, POSTGRES)
             if missing:
                 migrations.add_metric_columns(c, missing, POSTGRES)

@@ -71,8 +71,7 @@ from quadscope.errors import StoreError, UnknownRunError
 from quadscope.model import Owner, Run, Sweep
 from quadscope.store import base, journal, migrations
 from quadscope.store.base import LATEST_REFS
-from quadscope.store.schema import OWNERS_SQL, RUN_COLUMNS, create_tables
-from quadscope.store.schema import STORE_VERSION as SCHEMA_VERSION
+from quadscope.store.schema import OWNERS_SQL, RUN_COLUMNS, STORE_VERSION, create_tables
 
 # "QSCP" in ASCII: marks the file as ours in the SQLite header (offset 68), so
 # `file(1)`-style tools and our own open can tell a quadscope store apart.
@@ -293,10 +292,10 @@ class SqliteStore:
                 raise UnknownRunError(f"{self.path} is an empty database: no sweep is stored "
                                       "there yet; `quadscope run` records one")
             raise StoreError(f"{self.path} is a SQLite database but not a quadscope store")
-        if version > SCHEMA_VERSION:
+        if version > STORE_VERSION:
             raise StoreError(
                 f"{self.path} was written by a newer quadscope (schema {version}; "
-                f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope"
+                f"this one reads up to {STORE_VERSION}): upgrade quadscope"
             )
         self._refuse_damaged(version)
 
@@ -318,7 +317,7 @@ class SqliteStore:
 
     def _needs_upgrade(self) -> bool:
         _, version, _ = self._header()
-        return version < SCHEMA_VERSION or bool(migrations.missing_metric_columns(self._conn))
+        return version < STORE_VERSION or bool(migrations.missing_metric_columns(self._conn))
 
     def _check_and_init(self) -> None:
         """Refuse files that are not ours or too new; initialise an empty one; upgrade an old one."""
@@ -332,10 +331,10 @@ class SqliteStore:
             raise StoreError(f"cannot read the quadscope store {self.path}: {e}") from e
         if not (app_id == APPLICATION_ID or (app_id == 0 and n_tables == 0)):
             raise StoreError(f"{self.path} is a SQLite database but not a quadscope store")
-        if version > SCHEMA_VERSION:
+        if version > STORE_VERSION:
             raise StoreError(
                 f"{self.path} was written by a newer quadscope (schema {version}; "
-                f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope"
+                f"this one reads up to {STORE_VERSION}): upgrade quadscope"
             )
         if app_id == APPLICATION_ID:
             self._refuse_damaged(version)
@@ -347,10 +346,10 @@ class SqliteStore:
                 if app_id == 0 and n_tables == 0:
                     create_tables(self._conn)
                     self._conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                    self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                    self._conn.execute(f"PRAGMA user_version={STORE_VERSION}")
                 elif app_id != APPLICATION_ID:
                     raise StoreError(f"{self.path} is a SQLite database but not a quadscope store")
-        elif version < SCHEMA_VERSION:
+        elif version < STORE_VERSION:
             self._upgrade(version)
         if "owners" not in _tables(self._conn):
             with self._write() as c:
@@ -367,11 +366,11 @@ class SqliteStore:
         try:
             with self._write():
                 _, version, _ = self._header()  # another process may have upgraded it
-                if version < SCHEMA_VERSION:
+                if version < STORE_VERSION:
                     migrations.upgrade(self._conn, version)
         except sqlite3.Error as e:
             raise StoreError(
-                f"cannot upgrade {self.path} from schema {version} to {SCHEMA_VERSION}: {e}"
+                f"cannot upgrade {self.path} from schema {version} to {STORE_VERSION}: {e}"
             ) from e
 
     def _header(self) -> tuple[int, int, int]:
