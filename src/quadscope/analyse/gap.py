@@ -120,6 +120,12 @@ def _sys_share(user: Mapping[int, float], sys: Mapping[int, float], n: int) -> f
     return s / (u + s)
 
 
+def sys_share(runs: Sequence[Run], n: int) -> float | None:
+    """The kernel's share of the CPU time at size n: the median system time over the median
+    user plus system time there (`analyse.kernel` asks it too)."""
+    return _sys_share(_medians(runs, "user_s"), _medians(runs, "sys_s"), n)
+
+
 def crossing(rss: Mapping[int, float], cache: float) -> int | None:
     """The size where the working set (RSS less that at the smallest size) reaches `cache`,
     interpolated in log n and log bytes between the sizes either side; None if it never

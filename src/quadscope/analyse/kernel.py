@@ -26,26 +26,15 @@ sentence (`analyse.gap`) says what the kernel carries.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from quadscope.analyse import text
-from quadscope.analyse.gap import SYS_RISE, SYS_SHARE
+from quadscope.analyse.gap import SYS_RISE, SYS_SHARE, sys_share
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.model import Doubt, Fit, Run
 
 TIME_METRICS = ("wall_s", "cpu_s")
-
-
-def _share(runs: Sequence[Run], n: int) -> float | None:
-    """The kernel's share of the CPU time at size n (medians of the runs there)."""
-    user = [u for r in runs if r.size_n == n and (u := r.value("user_s")) is not None]
-    sys = [s for r in runs if r.size_n == n and (s := r.value("sys_s")) is not None]
-    if not user or not sys:
-        return None
-    u, s = statistics.median(user), statistics.median(sys)
-    return s / (u + s) if u + s > 0 else None
 
 
 def _floor(fit: Fit | None) -> str:
@@ -64,7 +53,7 @@ def kernel_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
     user_floor = _floor(fits.get("user_s"))
     if work or len(sizes) < 2 or user_floor not in REGISTRY:
         return out, []
-    low, high = _share(runs, sizes[0]), _share(runs, sizes[-1])
+    low, high = sys_share(runs, sizes[0]), sys_share(runs, sizes[-1])
     if high is None or high < SYS_SHARE or (low is not None and high - low < SYS_RISE):
         return out, []
     notes = []
