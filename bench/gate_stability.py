@@ -44,7 +44,7 @@ from quadscope.measure.cbuild import compile_c
 ROOT = Path(__file__).resolve().parent.parent
 BUSY = ROOT.parent / "shared" / "tools" / "busy"
 
-_STRCAT = r"""
+STRCAT_C = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +86,8 @@ def _cli(args: list[str], db: str) -> list[str]:
 
 def gates() -> list[tuple[str, str, int, list[str]]]:
     """(name, gate, the exit expected, argv) of each gate; argv holds {db} and {report}."""
-    strcat = compile_c(_STRCAT, name="bench-strcat")
-    fixed = compile_c(_STRCAT, name="bench-strcat-fixed", flags=("-O2", "-DFIXED"))
+    strcat = compile_c(STRCAT_C, name="bench-strcat")
+    fixed = compile_c(STRCAT_C, name="bench-strcat-fixed", flags=("-O2", "-DFIXED"))
     py = [sys.executable, "-c"]
     return [
         ("C strcat (n²)", '--fail-above "n log n"', 8,

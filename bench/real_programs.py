@@ -33,28 +33,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from gate_stability import STRCAT_C  # one C source: the gate bench's strcat builder
+
 PYTHON = "/root/.pyenv/versions/3.11.7/bin/python3"  # the real interpreter, not the pyenv shim
 DATA = Path("/tmp/quadscope-bench-real")  # generated inputs, one file per size
 
-STRCAT_C = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-int main(int argc, char **argv) {
-    long n = atol(argv[1]);
-    char *s = calloc(n * 6 + 16, 1), *end = s, field[16];
-    for (long i = 0; i < n; i++) {
-        snprintf(field, sizeof field, "%ld,", i % 10000);
-#ifdef FIXED
-        end = stpcpy(end, field);
-#else
-        strcat(s, field);
-#endif
-    }
-    printf("%zu\n", strlen(s));
-    return 0;
-}
-"""
 
 _INSERT = "import sys\nl = []\nfor i in range(int(sys.argv[1])): l.insert(0, i)"
 _BYTES = "import sys\nb = b''\nfor i in range(int(sys.argv[1])): b += b'x'\nprint(len(b))"
