@@ -331,8 +331,7 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
             try:
                 sweep = session.resume(sweep, store=store, clock=SystemClock(),
                                        measuring=measuring, progress=progress,
-                                       counting=None if sweep.axes else
-                                       session.counting_to_resume(sweep))
+                                       counting=session.counting_to_resume(sweep))
             finally:
                 progress.stop()
         else:
@@ -341,9 +340,8 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
             machine = session.Machine.real()
             facts = session.read_host(machine)
             warn_skews(facts.advice)
-            # Counting after the timed plan (run/counting.py) follows one size; a sweep
-            # over several is measured by its meter alone.
-            counting = None if spec.axes else session.choose_counting(spec, no_perf=args.no_perf)
+            # Counting after the timed plan (run/counting.py; several sizes: run/multicount.py).
+            counting = session.choose_counting(spec, no_perf=args.no_perf)
             try:
                 sweep = session.start(spec, store=store, clock=SystemClock(), machine=machine,
                                       measuring=measuring, facts=facts, progress=progress,

@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from quadscope.errors import ProgramError
 from quadscope.meters.base import Cost, Measuring
 from quadscope.model import Run, Sweep
+from quadscope.run.multicount import PointCountPlan
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
 
 MAX_SIZES = 8  # counts at more sizes than this add cost, not evidence
@@ -349,8 +350,13 @@ class Counting:
     metric: str  # the metric it counts
     cost: Cost
 
-    def plan(self, sweep: Sweep, runs: Sequence[Run]) -> CountPlan | None:
-        """The counting the timed runs call for; None when time alone settled the class."""
+    def plan(self, sweep: Sweep, runs: Sequence[Run]) -> CountPlan | PointCountPlan | None:
+        """The counting the timed runs call for; None when time alone settled the class.
+        A sweep over several sizes counts at points (`run.multicount`)."""
+        if sweep.axes:
+            from quadscope.run import multicount
+
+            return multicount.plan(sweep, runs, metric=self.metric, cost=self.cost)
         reason = "" if sweep.mode == "accumulate" else open_reason(sweep, runs)
         if not reason:
             return None
@@ -370,11 +376,13 @@ class Counting:
         except ProgramError:
             return None
 
-    def mark(self, sweep: Sweep, runs: Sequence[Run], plan: CountPlan,
+    def mark(self, sweep: Sweep, runs: Sequence[Run], plan: CountPlan | PointCountPlan,
              measuring: Measuring, spent_s: tuple[float, float] = (0.0, 0.0)) -> Sweep:
         """The sweep after counting: the exact meter's when the work was counted at enough
         sizes, else still timed, with a note on what counting would cost. `spent_s` is
         (the timed sweep's seconds, counting's), said in the note."""
+        if sweep.axes:
+            return self._mark_points(sweep, runs, plan, measuring, spent_s)
         variants = {j.variant for j in plan.jobs}
         counted = {v: {r.size_n for r in _measured(runs, v) if r.value(self.metric) is not None}
                    for v in variants}
@@ -389,3 +397,21 @@ class Counting:
             f"{plan.reason}, and counting the work ({measuring.counters}) "
             f"at {MIN_COUNTED} sizes did not fit in the sweep's own time: "
             f"`--meter {self.meter}` counts it whatever it costs"))
+
+    def _mark_points(self, sweep: Sweep, runs: Sequence[Run], plan: CountPlan | PointCountPlan,
+                     measuring: Measuring, spent_s: tuple[float, float]) -> Sweep:
+        """`mark` for a sweep over several sizes: exact once MIN_POINTS points were counted."""
+        from quadscope.run.design import MIN_POINTS
+        from quadscope.run.multicount import counted_points
+
+        counted = counted_points(runs, self.metric)
+        if counted >= MIN_POINTS:
+            return dataclasses.replace(
+                sweep, meter=self.meter, counters=measuring.counters,
+                counters_note=f"{plan.reason}, so the work was counted at {counted} points in "
+                              f"{spent_s[1]:.1f} s (the timed sweep took {spent_s[0]:.1f} s; "
+                              f"{measuring.note})")
+        return dataclasses.replace(sweep, counters_note=(
+            f"{plan.reason}, and counting the work ({measuring.counters}) at the "
+            f"{MIN_POINTS} points a fit needs did not fit in the sweep's own time "
+            f"({counted} counted): `--meter {self.meter}` counts it whatever it costs"))

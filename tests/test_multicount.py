@@ -1,0 +1,89 @@
+"""A sweep over several sizes counts the work at points when time leaves an axis open
+(run.multicount, through run.counting's `Counting`)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+
+from tests.conftest import measurement
+
+from quadscope.analyse.multi_sweep import analyse_multi
+from quadscope.measure.clock import FakeClock
+from quadscope.measure.launcher import FakeExecutor
+from quadscope.meters import Cost, Measuring
+from quadscope.model import Measurement, Run, Sweep
+from quadscope.run.counting import Counting
+from quadscope.run.design import MIN_POINTS, Axis, design
+from quadscope.run.multicount import MAX_POINTS
+from quadscope.run.runner import run_sweep
+from quadscope.run.spec import SweepSpec
+from quadscope.store import Store
+
+AXES = (Axis("rows", (50, 100, 200, 400, 800)), Axis("cols", (4, 8, 16, 32, 64)))
+
+
+def _sizes(argv: Sequence[str]) -> tuple[int, int]:
+    return int(argv[-2]), int(argv[-1])
+
+
+def _timed(f: Callable[[int, int], float], noise: float) -> Callable[[Sequence[str]], Measurement]:
+    rng = random.Random(3)
+
+    def cost(argv: Sequence[str]) -> Measurement:
+        return measurement(f(*_sizes(argv)) * (1 + noise * (2 * rng.random() - 1)))
+    return cost
+
+
+def _counted(work: Callable[[int, int], int], count_s: float) -> Callable[[Sequence[str]], Measurement]:
+    def cost(argv: Sequence[str]) -> Measurement:
+        return Measurement({**measurement(count_s).values, "instructions": work(*_sizes(argv))},
+                           exit_code=0)
+    return cost
+
+
+def _sweep(store: Store, timed: Callable[[Sequence[str]], Measurement],
+           counted: Callable[[Sequence[str]], Measurement],
+           ) -> tuple[Sweep, tuple[Run, ...], FakeExecutor]:
+    clock = FakeClock(1000.0)
+    counter = FakeExecutor(counted, clock)
+    counting = Counting(lambda: Measuring(counter, "valgrind", "counted under a fake"),
+                        "instructions", "instructions", Cost(slowdown=30.0, startup_s=0.3))
+    spec = SweepSpec(command=("prog", "{rows}", "{cols}"), sizes=AXES[0].sizes, repeat=3,
+                     warmup=0, axes=tuple((a.name, a.sizes) for a in AXES),
+                     points=design(AXES, max_points=36))
+    sweep = run_sweep(spec, executor=FakeExecutor(timed, clock), clock=clock, store=store,
+                      counting=counting)
+    return sweep, tuple(store.runs(sweep.id)), counter
+
+
+def test_an_open_axis_is_decided_by_the_work_counted_at_spanning_points(store: Store) -> None:
+    """Wall time scattered ±90% leaves an axis bracketed; the count, 3·rows²·cols, taken once
+    per point at the corners, the lines' ends and the base, leads the report: rows², cols."""
+    sweep, runs, counter = _sweep(store, _timed(lambda r, c: 1e-7 * r * r * c + 0.01, 0.9),
+                                  _counted(lambda r, c: 3 * r * r * c, 0.05))
+    assert sweep.meter == "instructions" and sweep.counters == "valgrind"
+    assert "time alone left the class in" in sweep.counters_note
+    calls = [_sizes(a) for a in counter.calls]
+    assert len(calls) == len(set(calls)) and MIN_POINTS <= len(calls) <= MAX_POINTS
+    assert calls[:4] == [(50, 4), (800, 4), (50, 64), (800, 64)]  # the corners first
+    assert {(50, 16), (800, 16), (200, 4), (200, 64), (200, 16)} <= set(calls)
+    report = analyse_multi(sweep, runs)
+    assert report.metric == "instructions" and report.verdict is not None
+    classes = {a.axis: a.growth.name for a in report.verdict.axes}
+    assert classes == {"rows": "n^2", "cols": "n"}
+
+
+def test_time_that_settles_every_axis_is_not_counted(store: Store) -> None:
+    sweep, _, counter = _sweep(store, _timed(lambda r, c: 1e-7 * r * r * c, 0.01),
+                               _counted(lambda r, c: 3 * r * r * c, 0.05))
+    assert not counter.calls and sweep.meter != "instructions"
+
+
+def test_counting_too_dear_for_enough_points_leaves_the_sweep_timed(store: Store) -> None:
+    """Each count costing far more than the whole timed sweep: fewer than MIN_POINTS fit."""
+    sweep, _, counter = _sweep(store, _timed(lambda r, c: 1e-7 * r * r * c + 0.01, 0.9),
+                               _counted(lambda r, c: 3 * r * r * c, 50.0))
+    assert len(counter.calls) < MIN_POINTS
+    assert sweep.meter != "instructions"
+    assert "did not fit in the sweep's own time" in sweep.counters_note
