@@ -52,6 +52,10 @@ factor `SETTLE_SPAN`, with a confident fit of the count.
 the exact one (the analysis then leads with the work); otherwise it stays
 timed, and `counters_note` says what counting would have cost, so the output
 can name the meter that decides instead of a size nobody can run.
+
+A sweep over several sizes (`sweep.axes`) is planned and marked by
+`run.multicount` instead: counts at points that span every axis, exact once
+`design.MIN_POINTS` points were counted.
 """
 
 from __future__ import annotations
