@@ -146,3 +146,22 @@ def test_an_axis_interval_joins_the_other_model_while_it_is_not_ruled_out():
     assert axis_intervals(models(NO_SUPPORT * 2), False) == ((0.4, 0.6), (0.3, 0.6))
     assert axis_intervals(models(-NO_SUPPORT * 2), True) == ((0.9, 1.1), (0.8, 1.2))
     assert axis_intervals(models(math.inf), False) == ((0.4, 0.6), (0.3, 0.6))
+
+
+def test_a_cost_that_grows_with_neither_size_is_constant_in_both():
+    """Exact counts that never change (echo's instructions) over sizes from 1: "1" in each
+    size, and no product-against-sum sentence about two constants."""
+    grid = [(n, m) for n in (1, 2, 4, 8) for m in (1, 2, 4, 8)]
+    v = analyse_points(("n", "m"), [GridPoint(p, (306_000.0,) * 3) for p in grid],
+                       metric="instructions")
+    assert [a.growth.name for a in v.axes] == ["1", "1"]
+    assert v.separable == "not tested"
+    assert "fits better" not in v.sentence and "does not grow with n or m" in v.sentence
+
+
+def test_a_bracket_is_named_slowest_first_even_where_small_sizes_reorder_the_classes():
+    """Over 1..8, log n climbs faster than √n; a bracket still reads from the slower class."""
+    c = axis_class("n", (1, 2, 4, 8), (0.0, 0.6))
+    order = [g.name for g in REGISTRY]
+    assert c.name is None and order.index(c.at_least) < order.index(c.at_most)
+    assert effective_exponent(REGISTRY["log n"], (1, 2, 4, 8)) > 0.5

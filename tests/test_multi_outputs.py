@@ -90,3 +90,16 @@ def test_an_axis_name_from_a_foreign_store_reaches_no_terminal_or_page_raw(store
     assert "m\\x1b[31m<b> across" in text and "·m\\x1b[31m<b>^" in text
     page = html(report).decode()
     assert "\x1b" not in page and "<b>" not in page and "m\\x1b[31m&lt;b&gt;" in page
+
+
+def test_the_terminal_grid_says_what_a_dot_means(store, clock):
+    """Points without a value for the metric print "·", and a line under the grid says so."""
+    from quadscope.render.multi import terminal
+
+    sweep = run_sweep(_spec(), executor=FakeExecutor(_cost, clock), clock=clock, store=store)
+    runs = store.runs(sweep.id)
+    full = terminal(analyse_multi(sweep, runs), width=120)
+    assert "· not measured" not in full
+    gap = (runs[-1].size_n, runs[-1].axes)
+    report = analyse_multi(sweep, [r for r in runs if (r.size_n, r.axes) != gap])
+    assert "· not measured for wall_s" in terminal(report, width=120)

@@ -132,11 +132,16 @@ def _separable(axes: Sequence[AxisVerdict], models: Models) -> str:
     if models.n_points < MIN_POINTS:
         return "not tested"
     gap = models.additive.aicc - models.product.aicc
-    if gap < -SEPARATION:
+    if gap < -SEPARATION:  # the sum's extra term is real: it cannot win where a size is flat
         return "yes"
-    if any(a.growth.name == "1" for a in axes):
-        return "not tested"
+    if any(_may_be_flat(a) for a in axes):
+        return "not tested"  # with one size flat, the product and the sum are one model
     return "no" if gap > SEPARATION else "undecided"
+
+
+def _may_be_flat(a: AxisVerdict) -> bool:
+    """Whether the axis's verdict allows that the cost does not grow with it."""
+    return a.growth.name == "1" or (a.growth.name is None and a.growth.at_least == "1")
 
 
 def _sentence(axes: Sequence[AxisVerdict], separable: str, product: str, total: str,
@@ -152,6 +157,8 @@ def _sentence(axes: Sequence[AxisVerdict], separable: str, product: str, total: 
     flat = [a.axis for a in axes if a.growth.name == "1"]
     if flat:
         return f"{parts}; the cost does not grow with {' or '.join(flat)}"
+    if any(_may_be_flat(a) for a in axes):
+        return f"{parts}; whether the sizes interact is not tested while a size may not count"
     return f"{parts}; {n_points} points are too few to test whether the sizes interact"
 
 

@@ -52,16 +52,21 @@ def effective_exponent(growth: GrowthClass, sizes: Sequence[float]) -> float:
     if x.size < 2:
         return float(growth.order[0])
     f = growth.evaluate(0.0, 1.0, x)
-    if not np.all(np.isfinite(f)) or np.any(f <= 0):
+    ok = np.isfinite(f) & (f > 0)  # log n is 0 at n = 1: its slope is read from n = 2 up
+    if np.count_nonzero(ok) < 2:
         return float(growth.order[0])
-    lx = np.log(x)
-    return float(np.polyfit(lx, np.log(f), 1)[0])
+    return float(np.polyfit(np.log(x[ok]), np.log(f[ok]), 1)[0])
 
 
 def exponents(sizes: Sequence[float], registry: Registry = REGISTRY) -> tuple[tuple[str, float], ...]:
-    """Each power-like class's effective exponent over `sizes`, in registry order."""
-    return tuple((g.name, effective_exponent(g, sizes)) for g in registry
-                 if not g.outgrows_powers)
+    """Each power-like class's effective exponent over `sizes`, slowest first.
+
+    Ordered by the exponent, not the registry: over small sizes (1..8) log n
+    climbs faster than √n, and a basin is judged between the exponents'
+    neighbours on this scale (the sort is stable, so ties keep registry order).
+    """
+    table = [(g.name, effective_exponent(g, sizes)) for g in registry if not g.outgrows_powers]
+    return tuple(sorted(table, key=lambda ce: ce[1]))
 
 
 def axis_class(axis: str, sizes: Sequence[float], interval: tuple[float, float],
@@ -81,6 +86,9 @@ def axis_class(axis: str, sizes: Sequence[float], interval: tuple[float, float],
     else:
         beyond = [g.name for g in registry if g.outgrows_powers]
         ceiling = beyond[0] if beyond and hi > MAX_POWER else table[-1][0]
+    order = [g.name for g in registry]
+    if order.index(floor) > order.index(ceiling):  # the sizes reorder the scale: say it slow first
+        floor, ceiling = ceiling, floor
     return AxisClass(axis, None, floor, ceiling)
 
 

@@ -66,6 +66,10 @@ def _grid(report: MultiReport, width: int) -> list[str]:
         line = f"{r:,}".rjust(head + 2)
         line += "".join(texts.get((r, c), "·").rjust(col_w) for c in cols)
         out.append(line)
+    if len(cell) < len(rows) * len(cols):
+        out.append(f"  · not measured for {report.metric}"
+                   + (" (the work is counted at spanning points only)"
+                      if report.metric == "instructions" else ""))
     return out
 
 
