@@ -68,3 +68,12 @@ def test_the_cost_plot_draws_the_band_analyse_computed() -> None:
     drawn = next(lay for lay in cost.layers if isinstance(lay, Area))
     assert drawn.hi == rnd_tuple(band.hi)
     assert drawn.lo == rnd_tuple(np.maximum(band.lo, 0.0))
+
+
+def test_the_metric_the_headline_leads_with_is_always_in_the_table() -> None:
+    """CPU time (which the registry does not let lead on its own) is shown when the headline
+    says "CPU time grows as …": the table under a headline holds the row it speaks of."""
+    runs = [_run(i, n, 1e-3 * n) for i, n in enumerate(SIZES)]
+    a = analyse(Sweep(id=1, name="t", mode="sizes", command=("p", "{n}"), sizes=SIZES), runs)
+    assert "cpu_s" in a.fits["A"] and "cpu_s" not in notable_metrics(a.fits, a.runs)
+    assert "cpu_s" in notable_metrics(a.fits, a.runs, lead="cpu_s")

@@ -373,7 +373,7 @@ def analyse(
         profile=profile,
         doctor=doctor,
         probe_series=dict(probe_series or {}),
-        notable=notable_metrics(fits, runs),
+        notable=notable_metrics(fits, runs, lead=_lead_metric(fits.get("A", {}), sweep.meter)),
         at_max=medians_at_max(runs),
         bands=fit_bands(fits, runs),
     )
@@ -401,6 +401,14 @@ def refuse_if_nothing(analysis: Analysis) -> None:
 def _failure_codes(failed: Sequence[Run]) -> list[int | str]:
     return sorted({"timeout" if r.measurement.timed_out else r.measurement.exit_code
                    for r in failed}, key=str)
+
+
+def _lead_metric(fits: Mapping[str, Fit], meter: str) -> str | None:
+    """The metric the headline leads with (`headline.lead_fit`), shown in every table."""
+    from quadscope.analyse.headline import lead_fit
+
+    fit = lead_fit(fits, exact_metric(meter))
+    return None if fit is None else fit.metric
 
 
 __all__ = ["INCONCLUSIVE", "Analysis", "analyse", "class_text", "exponent_text", "fit_runs",

@@ -11,7 +11,10 @@ those that count (not warm-up, exited 0, not timed out), as they were taken
 - `medians_at_max(runs)`: per variant, each metric's median over the runs at
   that variant's largest measured size: the median the fits use
   (`stats.median_by_size`, the mean of the two middle runs of an even count).
-- `notable_metrics(fits, runs)`: time and memory (`ALWAYS_SHOWN`) always,
+- `notable_metrics(fits, runs, lead=)`: time and memory (`ALWAYS_SHOWN`) and
+  the metric the headline leads with (`lead`: CPU time, say, which the registry
+  does not let lead on its own, so a table under "CPU time grows as n²" shows
+  that row) always,
   and any other metric the registry lets lead (`Metric.leads`) when, for some
   variant, its fit says it grows (`grows`), the growing part is at least
   `headline.MATERIAL_GROWTH` of the fitted cost at A's largest size, and its
@@ -85,7 +88,8 @@ def _rises(runs: Sequence[Run], metric: str) -> bool:
     return lo is not None and hi is not None and hi > max(lo, 0.0) * (1 + MATERIAL_GROWTH)
 
 
-def notable_metrics(fits: Mapping[str, Mapping[str, Fit]], runs: Sequence[Run]) -> tuple[str, ...]:
+def notable_metrics(fits: Mapping[str, Mapping[str, Fit]], runs: Sequence[Run],
+                    lead: str | None = None) -> tuple[str, ...]:
     """The metrics a compact report shows, in `METRICS` order (see the module docstring)."""
     n_max = max((r.size_n for r in _measured(runs, "A")), default=None)
     at = None if n_max is None else float(n_max)
@@ -99,7 +103,7 @@ def notable_metrics(fits: Mapping[str, Mapping[str, Fit]], runs: Sequence[Run]) 
         material = any(grows(f) and growth_fraction(f, at) >= MATERIAL_GROWTH
                        and _rises(_measured(runs, v), metric)
                        for v, f in by_variant.items())
-        if metric in ALWAYS_SHOWN or (leads and material):
+        if metric in ALWAYS_SHOWN or metric == lead or (leads and material):
             shown.append(metric)
     return tuple(shown)
 
