@@ -103,3 +103,68 @@ def test_the_terminal_grid_says_what_a_dot_means(store, clock):
     gap = (runs[-1].size_n, runs[-1].axes)
     report = analyse_multi(sweep, [r for r in runs if (r.size_n, r.axes) != gap])
     assert "· not measured for wall_s" in terminal(report, width=120)
+
+
+def test_csv_has_a_row_per_run_with_a_column_per_axis(store, clock):
+    """The one-size CSV's columns with `size_n` replaced by one `size_<axis>` per axis."""
+    import csv
+    import io
+
+    from quadscope.model import RUN_KEYS
+    from quadscope.render.csv import CsvRenderer
+
+    report = _report(store, clock)
+    rows = list(csv.DictReader(io.StringIO(CsvRenderer().render_multi(report).decode())))
+    heads = list(rows[0])
+    assert heads[:4] == ["sweep_id", "seq", "variant", "size_n"] and heads[4] == "size_m"
+    assert heads[5:] == list(RUN_KEYS[4:])
+    assert len(rows) == len(report.runs) == 16 * 3 + 1
+    measured = {(int(r["size_n"]), int(r["size_m"])) for r in rows if r["warmup"] == "False"}
+    assert measured == set(report.sweep.points)
+    n, m = 800, 80
+    walls = [float(r["wall_s"]) for r in rows if (r["size_n"], r["size_m"]) == (str(n), str(m))]
+    assert walls and all(abs(w - (1e-3 + 1e-9 * n * n * m)) < 1e-9 for w in walls)
+
+
+def test_png_draws_the_heat_map_and_a_plot_per_axis(store, clock):
+    """One figure: a heat map (with its colour bar) and one log-log plot per axis."""
+    import io
+
+    from PIL import Image
+
+    from quadscope.render.png import PngRenderer
+
+    files = PngRenderer(dpi=60).render_multi(_report(store, clock))
+    assert list(files) == ["wall_s.png"]
+    image = Image.open(io.BytesIO(files["wall_s.png"]))
+    assert image.format == "PNG" and image.width > 1.5 * image.height
+
+
+def test_html_leads_with_the_verdict_banner_then_plots_then_details(store, clock):
+    """The one-size report's page: its CSS and policy, the verdict in the banner first."""
+    page = html_page(_report(store, clock))
+    verdict = page.index("<p class=\"verdict")
+    assert page.index("<h1>") < verdict < page.index("id=\"plots\"") < page.index(
+        "How the cost grows in each size") < page.index("<h2>Models</h2>")
+    assert "Content-Security-Policy" in page and ".verdict.calm" in page
+    assert page[verdict:].startswith("<p class=\"verdict\" id=\"verdict\">wall_s: quadratic")
+    assert page.count("<svg") == 3
+
+
+def html_page(report) -> str:
+    from quadscope.render.multi_html import html
+
+    return html(report).decode()
+
+
+def test_cli_writes_csv_and_png_for_a_sweep_over_several_sizes(tmp_path, store, clock):
+    report = _report(store, clock)
+    db = str(tmp_path / "results.db")
+    code = main(["export", "--db", db, str(report.sweep.id), "--csv", str(tmp_path / "s.csv"),
+                 "--png", str(tmp_path / "png")])
+    assert code == 0
+    assert (tmp_path / "s.csv").read_text().startswith("sweep_id,seq,variant,size_n,size_m,")
+    assert [p.name for p in (tmp_path / "png").iterdir()] == ["wall_s.png"]
+    code = main(["export", "--db", db, str(report.sweep.id), "--speedscope",
+                 str(tmp_path / "s.json")])
+    assert code == 2

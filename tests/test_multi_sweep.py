@@ -175,8 +175,8 @@ def test_setup_runs_once_per_point_with_every_axis_filled(store: Store, clock: F
     (["--sizes", "n=1..8", "--sizes", "n=1..8", "--", "/bin/true", "{n}"], "twice"),
     (["--sizes", "n=1..8", "--sizes", "m=1..8", "--fail-above", "k=n", "--", "/bin/true", "{n}",
       "{m}"], "this sweep's sizes are n, m"),
-    (["--sizes", "n=1..8", "--sizes", "m=1..8", "--csv", "x.csv", "--", "/bin/true", "{n}",
-      "{m}"], "does not take --csv yet"),
+    (["--sizes", "n=1..8", "--sizes", "m=1..8", "--speedscope", "x.json", "--", "/bin/true", "{n}",
+      "{m}"], "does not take --speedscope yet"),
 ])
 def test_cli_refuses_bad_several_sizes_in_one_sentence(tmp_path, capsys, argv, words):
     from quadscope.cli import main

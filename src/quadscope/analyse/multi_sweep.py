@@ -1,9 +1,11 @@
 """A stored sweep over several sizes, analysed: its runs grouped into points and fitted (pure).
 
-Contract: `analyse_multi(sweep, runs, seed=, n_boot=)` returns a `MultiReport`:
-the metric it fits (the meter's exact count where it counts one, else wall
-time), the `MultiVerdict` of `analyse/multi` on the medians of every point's
-successful, non-warm-up runs of the main command, or `refusal`, one sentence
+Contract: `analyse_multi(sweep, runs, seed=, n_boot=, variant=, metric=)`
+returns a `MultiReport`: the metric it fits (the meter's exact count where it
+counts one, else wall time, unless `metric` names one), the `MultiVerdict` of
+`analyse/multi` on the medians of every point's successful, non-warm-up runs
+of the main command (`variant` "B": the --vs command's), the runs it was given
+(for the CSV), or `refusal`, one sentence
 saying why nothing could be fitted (too few points with runs, a size of 0, a
 value of 0). `judge_axis_gates(report, gates)` judges `--fail-above AXIS=CLASS`
 (or a bare CLASS, every axis) with the rule of `analyse/gate.judge`: pass when
@@ -37,6 +39,8 @@ class MultiReport:
     n_failed: int
     verdict: MultiVerdict | None
     refusal: str = ""
+    runs: tuple[Run, ...] = ()  # every stored run, as the CSV writes them
+    variant: str = "A"  # the command fitted: "B" is --vs's
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +68,13 @@ def metric_of(sweep: Sweep) -> str:
     return exact_metric(sweep.meter) or "wall_s"
 
 
-def points_of(sweep: Sweep, runs: Sequence[Run], metric: str) -> list[GridPoint]:
+def points_of(sweep: Sweep, runs: Sequence[Run], metric: str,
+              variant: str = "A") -> list[GridPoint]:
     names = sweep.axis_names
     values: dict[tuple[int, ...], list[float]] = defaultdict(list)
     for r in runs:
         v = r.value(metric)
-        if r.variant != "A" or r.warmup or not r.measurement.ok or v is None:
+        if r.variant != variant or r.warmup or not r.measurement.ok or v is None:
             continue
         others = dict(r.axes)
         key = (r.size_n, *(others.get(n, -1) for n in names[1:]))
@@ -78,15 +83,17 @@ def points_of(sweep: Sweep, runs: Sequence[Run], metric: str) -> list[GridPoint]
 
 
 def analyse_multi(sweep: Sweep, runs: Sequence[Run], *, seed: int = 0,
-                  n_boot: int = 400) -> MultiReport:
-    """The report on a stored sweep over several sizes (see the module docstring)."""
-    metric = metric_of(sweep)
-    measured = [r for r in runs if r.variant == "A" and not r.warmup]
+                  n_boot: int = 400, variant: str = "A",
+                  metric: str | None = None) -> MultiReport:
+    """The report on a stored sweep over several sizes (see the module docstring): its
+    `variant`'s runs ("B": the --vs command's), on `metric` (None: `metric_of(sweep)`)."""
+    metric = metric or metric_of(sweep)
+    measured = [r for r in runs if r.variant == variant and not r.warmup]
     failed = sum(not r.measurement.ok for r in measured)
-    points = points_of(sweep, runs, metric)
+    points = points_of(sweep, runs, metric, variant)
 
     def refused(why: str) -> MultiReport:
-        return MultiReport(sweep, metric, len(measured), failed, None, why)
+        return MultiReport(sweep, metric, len(measured), failed, None, why, tuple(runs), variant)
 
     if len(points) < MIN_POINTS:
         return refused(f"only {len(points)} of {len(sweep.points)} points have a successful run "
@@ -100,7 +107,7 @@ def analyse_multi(sweep: Sweep, runs: Sequence[Run], *, seed: int = 0,
                        "give larger sizes")
     verdict = analyse_points(sweep.axis_names, points, metric=metric, seed=sweep.seed,
                              n_boot=n_boot)
-    return MultiReport(sweep, metric, len(measured), failed, verdict)
+    return MultiReport(sweep, metric, len(measured), failed, verdict, "", tuple(runs), variant)
 
 
 def brief_text(report: MultiReport) -> str:

@@ -6,12 +6,12 @@ over n, as before) and `args.axes` (two or more `run.design.Axis`, else ());
 `refuse_other_placeholders(commands)` refuses a one-size program command
 holding `{m}`; `refuse_unsupported(args)` refuses, in one sentence, the options a sweep over
 several sizes does not take yet (a second command, adaptive mode, --profile,
---fleet, output formats other than --json, --html, --markdown and --junit);
+--fleet, output formats whose renderer does not declare `renders_multi`);
 `design_points(args)` is the design (`run/design.py`) within `--max-points`; `finish_multi(args,
 store, sweep)` analyses the stored sweep (`analyse/multi_sweep.py`), prints
-the terminal report (unless an output goes to stdout), writes `--json`,
-`--html`, `--markdown` (`render/multi_markdown.py`) and `--junit`
-(`render/multi_junit.py`: one testcase per axis gate) and judges
+the terminal report (unless an output goes to stdout), writes every output
+asked through its renderer's `render_multi` (`--json`, `--csv`, `--html`,
+`--png`, `--markdown`, `--junit`: one testcase per axis gate) and judges
 `--fail-above AXIS=CLASS` (or CLASS: every axis), one sentence each on
 stderr, returning the exit code (8 a failed gate, 9 an undecided one,
 `--strict-gate` making undecided 8). `export_multi(args, store,
@@ -32,8 +32,6 @@ from quadscope.errors import GATE_FAILED_EXIT, GATE_UNDECIDED_EXIT, FitRefusedEr
 from quadscope.model import Sweep
 from quadscope.notice import notice
 from quadscope.run.design import MAX_POINTS, Axis
-
-SUPPORTED_OUTPUTS = ("json", "html", "markdown", "junit")
 
 
 def read_sizes(args: argparse.Namespace) -> None:
@@ -83,10 +81,11 @@ def refuse_unsupported(args: argparse.Namespace) -> None:
          or split_command(args.command)[1] is not None),
         ("--accumulate", args.accumulate), ("--profile", getattr(args, "profile", False)),
         ("--fleet", getattr(args, "fleet", None)), ("--fail-on", args.fail_on)) if on]
-    given += [r.flag for r, _ in asked_outputs(args) if r.name not in SUPPORTED_OUTPUTS]
+    given += [r.flag for r, _ in asked_outputs(args) if not r.renders_multi]
     if given:
+        flags = supported_flags()
         raise UsageError(f"a sweep over several sizes does not take {', '.join(given)} yet; "
-                         "it writes --json, --html, --markdown and --junit and gates with "
+                         f"it writes {', '.join(flags[:-1])} and {flags[-1]} and gates with "
                          "--fail-above AXIS=CLASS")
 
 
@@ -106,27 +105,27 @@ def _print(text: str) -> None:
 
 
 def _write(outputs: Sequence[tuple[Any, str]], report: Any, judged: Sequence[Any] = ()) -> None:
-    """Each asked output of `report`; `judged` the axis gates' outcomes (for --junit)."""
+    """Each asked output of `report`, by its renderer's `render_multi`; `judged` the axis
+    gates' outcomes (for a renderer that reads gates: --junit)."""
     from quadscope.commands.common import emit
-    from quadscope.render import multi as text
-    from quadscope.render import multi_html, multi_junit, multi_markdown
 
     for r, path in outputs:
-        if r.name == "json":
-            emit(r, path, text.to_json(report))
-        elif r.name == "markdown":
-            emit(r, path, multi_markdown.markdown(report))
-        elif r.name == "junit":
-            emit(r, path, multi_junit.junit(report, judged))
-        else:
-            emit(r, path, multi_html.html(report))
+        emit(r, path, r().render_multi(report, judged))
+
+
+def supported_flags() -> list[str]:
+    """The output options a sweep over several sizes writes (renderers' `renders_multi`)."""
+    from quadscope.render import file_renderers
+
+    return [r.flag for r in file_renderers() if r.renders_multi]
 
 
 def _unsupported(outputs: Sequence[tuple[Any, str]]) -> None:
-    unsupported = [r.flag for r, _ in outputs if r.name not in SUPPORTED_OUTPUTS]
+    unsupported = [r.flag for r, _ in outputs if not r.renders_multi]
     if unsupported:
+        flags = supported_flags()
         raise UsageError(f"a sweep over several sizes does not write {', '.join(unsupported)} "
-                         "yet; use --json, --html, --markdown or --junit")
+                         f"yet; use {', '.join(flags[:-1])} or {flags[-1]}")
 
 
 def export_multi(args: argparse.Namespace, store: Any, sweep: Sweep) -> int:

@@ -17,7 +17,11 @@ False unless the renderer declares it (as pyinstrument's renderers declare
   (`quadscope import` of a file holding several) as one document: a summary
   of every sweep's verdict first, then one section per sweep, each leading
   with its verdict. The CLI writes one file per sweep with the others
-  (`commands.several`).
+  (`commands.several`);
+- `renders_multi`: `render_multi(report, gates=())` writes a sweep over several
+  sizes (`analyse.multi_sweep.MultiReport`; `gates` its judged axis gates, for
+  a renderer that reads gates) in the format's own form; `commands.multi`
+  refuses, in one sentence, the output options of the others.
 
 Its one method `render(analysis)` returns bytes, or for a folder renderer a
 mapping of file name -> bytes; it writes nothing and never re-computes a fit.
@@ -31,6 +35,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.fleet.outliers import FleetDoctor
 
 
@@ -45,6 +50,7 @@ class Renderer(ABC):
     step_summary: ClassVar[bool] = False
     writes_fleet: ClassVar[bool] = False
     renders_several: ClassVar[bool] = False
+    renders_multi: ClassVar[bool] = False
 
     @abstractmethod
     def render(self, analysis: Analysis) -> bytes | Mapping[str, bytes]: ...
@@ -58,6 +64,12 @@ class Renderer(ABC):
         # Reached only by a renderer that does not declare `renders_several` (the CLI checks).
         raise TypeError(f"the {self.name} renderer writes one sweep a file "
                         "(renders_several is False)")
+
+    def render_multi(self, report: MultiReport,
+                     gates: Sequence[AxisGateOutcome] = ()) -> bytes | Mapping[str, bytes]:
+        # Reached only by a renderer that does not declare `renders_multi` (the CLI checks).
+        raise TypeError(f"the {self.name} renderer has no form for a sweep over several sizes "
+                        "(renders_multi is False)")
 
 
 __all__ = ["Renderer"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from quadscope.model import RUN_KEYS
@@ -11,6 +12,7 @@ from quadscope.render.base import Renderer
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.fleet.outliers import FleetDoctor
 
 
@@ -26,6 +28,7 @@ class CsvRenderer(Renderer):
     extension = ".csv"
     folder = False
     writes_fleet = True  # render_fleet: doctor --fleet as one row per machine × probe
+    renders_multi = True  # render_multi: a sweep over several sizes
 
     def render(self, analysis: Analysis) -> bytes:
         out = io.StringIO()
@@ -41,3 +44,10 @@ class CsvRenderer(Renderer):
         from quadscope.render.fleet import fleet_csv
 
         return fleet_csv(fleet)
+
+    def render_multi(self, report: MultiReport,
+                     gates: Sequence[AxisGateOutcome] = ()) -> bytes:
+        """A sweep over several sizes: one row per run, a column per axis (`multi_csv`)."""
+        from quadscope.render.multi_csv import csv_bytes
+
+        return csv_bytes(report)

@@ -26,6 +26,7 @@ from quadscope.render.html_page import asset, data_script, json_for_script, page
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.fleet.outliers import FleetDoctor
 
 
@@ -40,6 +41,7 @@ class HtmlRenderer(Renderer):
     folder = False
     writes_fleet = True  # render_fleet: doctor --fleet's table and findings
     renders_several = True  # render_several: one page for several sweeps (html_several)
+    renders_multi = True  # render_multi: a sweep over several sizes
 
     def __init__(self, *, title: str | None = None) -> None:
         self.title = title
@@ -73,6 +75,13 @@ class HtmlRenderer(Renderer):
         from quadscope.render.html_several import several_page
 
         return several_page(analyses, title=self.title)
+
+    def render_multi(self, report: MultiReport,
+                     gates: Sequence[AxisGateOutcome] = ()) -> bytes:
+        """A sweep over several sizes: its heat map and a plot per axis (`multi_html`)."""
+        from quadscope.render.multi_html import html
+
+        return html(report)
 
 
 __all__ = ["HtmlRenderer", "json_for_script"]

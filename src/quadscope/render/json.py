@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from quadscope.doctor.records import DoctorReport
@@ -17,6 +18,7 @@ from quadscope.render.base import Renderer
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.fleet.outliers import FleetDoctor
 
 
@@ -40,6 +42,7 @@ class JsonRenderer(Renderer):
     extension = ".json"
     folder = False
     writes_fleet = True  # render_fleet: doctor --fleet's result as one document
+    renders_multi = True  # render_multi: a sweep over several sizes
 
     def __init__(self, indent: int | None = 2) -> None:
         self.indent = indent
@@ -55,3 +58,10 @@ class JsonRenderer(Renderer):
 
         text = json.dumps(finite(fleet_dict(fleet)), indent=self.indent, allow_nan=False)
         return (text + "\n").encode("utf-8")
+
+    def render_multi(self, report: MultiReport,
+                     gates: Sequence[AxisGateOutcome] = ()) -> bytes:
+        """A sweep over several sizes: its own document (`render.multi.to_json`)."""
+        from quadscope.render.multi import to_json
+
+        return to_json(report)

@@ -37,6 +37,7 @@ from quadscope.textsafe import visible, visible_lines
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.doctor.records import ProbeResult
 
 PASSED = "passed"
@@ -107,6 +108,7 @@ class JunitRenderer(Renderer):
     folder = False
     reads_gates = True  # the CLI passes gates=[GateCase, ...]
     renders_several = True  # render_several: one testsuite per sweep
+    renders_multi = True  # render_multi: a sweep over several sizes
 
     def __init__(self, gates: Sequence[GateCase] = ()) -> None:
         self.gates = tuple(gates)
@@ -118,6 +120,13 @@ class JunitRenderer(Renderer):
         """One `<testsuite>` per sweep, each holding the gates judged on it (`sweep_id`)."""
         return _document([(a, (*(g for g in self.gates if g.sweep_id == a.sweep.id),
                                *doctor_cases(a))) for a in analyses])
+
+    def render_multi(self, report: MultiReport,
+                     gates: Sequence[AxisGateOutcome] = ()) -> bytes:
+        """A sweep over several sizes: one testcase per axis gate judged (`multi_junit`)."""
+        from quadscope.render.multi_junit import junit
+
+        return junit(report, gates)
 
 
 def _counts(cases: Sequence[GateCase]) -> dict[str, str]:

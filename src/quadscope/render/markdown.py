@@ -28,6 +28,7 @@ from quadscope.units import fmt_value
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
+    from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.fleet.outliers import FleetDoctor
     from quadscope.model import Fit
 
@@ -144,6 +145,7 @@ class MarkdownRenderer(Renderer):
     writes_fleet = True  # render_fleet: doctor --fleet's table and findings
     step_summary = True  # the CLI appends this output to $GITHUB_STEP_SUMMARY too
     renders_several = True  # render_several: one document for several sweeps
+    renders_multi = True  # render_multi: a sweep over several sizes
 
     def render_several(self, analyses: Sequence[Analysis]) -> bytes:
         return "\n".join(_several(analyses)).encode("utf-8")
@@ -156,3 +158,10 @@ class MarkdownRenderer(Renderer):
         from quadscope.render.fleet import fleet_markdown
 
         return fleet_markdown(fleet, md)
+
+    def render_multi(self, report: MultiReport,
+                     gates: Sequence[AxisGateOutcome] = ()) -> bytes:
+        """A sweep over several sizes: verdict, then the per-axis table (`multi_markdown`)."""
+        from quadscope.render.multi_markdown import markdown
+
+        return markdown(report)

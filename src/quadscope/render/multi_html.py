@@ -1,118 +1,166 @@
-"""A sweep over several sizes as one HTML page: a heat map of the cost and a plot per axis.
+"""A sweep over several sizes as one HTML page, laid out as the one-size report is.
 
-Contract: `html(report) -> bytes` is a self-contained page (no script, no
-network): the verdict sentence, the per-axis table, both models, a heat map
-of the median cost over the first two axes (log colour scale; points not
-measured left blank; each cell labelled with its value) and one log-log plot
-per axis: the medians along the axis's line (the other axes at the sizes the
-line shares, `analyse.multi.Line`) and the product fit there. Figures are
-matplotlib `Figure`s on their own Agg canvas (no pyplot state), inlined as
-SVG. Every text from outside is escaped (`textsafe.html_text`, `textsafe.mpl_text`).
+Contract: `html(report) -> bytes` is a self-contained page built by
+`html_page.page` (the main report's CSS and Content-Security-Policy; no
+network): the answer first, in the header, as the one-size report
+(`html_page.report_body`) does: the title, the verdict sentence in the
+report's banner (`verdict_tone`: green when every size's class is settled and
+none grows faster than linearly, grey while a size is only bracketed or
+nothing was fitted, red otherwise), the facts (command, sizes per axis,
+points, runs, meter, host); then the plots (`render/multi_plots.py`: the heat
+map of the median cost over the first two axes and one log-log plot per
+axis, inlined as SVG); then the details: one row per axis (exponent, 95%
+interval, class or bracket, sizes) and both models with their AICc. Figures
+are matplotlib `Figure`s on their own Agg canvas (no pyplot state). Every text
+from outside is escaped (`textsafe.html_text`, `textsafe.mpl_text`).
 """
 
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from quadscope.analyse.multi import Line, MultiVerdict
+from quadscope import __version__
 from quadscope.analyse.multi_sweep import MultiReport
-from quadscope.render.multi import axis_class_text, sizes_text
-from quadscope.textsafe import command_text, html_text, mpl_text
-from quadscope.units import fmt_value
+from quadscope.classes import REGISTRY
+from quadscope.render.multi import axis_class_text, fit_text, sizes_text
+from quadscope.textsafe import command_text, html_text, visible
 
-_STYLE = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:1em auto;padding:0 1em}"
-          "table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right}"
-          "th{border-bottom:1px solid #999}.figs{display:flex;flex-wrap:wrap;gap:1em}"
-          ".verdict{font-size:1.2em;font-weight:600}")
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
-def _svg(fig: object) -> str:
+def _svg(fig: Figure) -> str:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")  # type: ignore[attr-defined]
+    fig.savefig(buf, format="svg", bbox_inches="tight")
     text = buf.getvalue()
     return text[text.find("<svg"):]
 
 
-def _heat(report: MultiReport, v: MultiVerdict) -> str:
-    import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.colors import LogNorm
+def figures(report: MultiReport) -> list[tuple[str, str]]:
+    """(kind, SVG) of every plot: the heat map ("heat", two axes), then one per axis
+    ("line"); each figure carries its own title."""
     from matplotlib.figure import Figure
 
-    rows, cols = v.axes[0].sizes, v.axes[1].sizes
-    grid = np.full((len(rows), len(cols)), np.nan)
-    for sizes, median in v.points:
-        grid[rows.index(sizes[0]), cols.index(sizes[1])] = median
-    fig = Figure(figsize=(1.2 + 0.9 * len(cols), 1.0 + 0.55 * len(rows)))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    shown = grid[np.isfinite(grid)]
-    image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis",
-                      norm=LogNorm(vmin=shown.min(), vmax=max(shown.max(), shown.min() * 1.001)))
-    ax.set_xticks(range(len(cols)), [f"{c:,}" for c in cols], rotation=45)
-    ax.set_yticks(range(len(rows)), [f"{r:,}" for r in rows])
-    ax.set_xlabel(mpl_text(v.axes[1].axis))
-    ax.set_ylabel(mpl_text(v.axes[0].axis))
-    lo, hi = np.log(shown.min()), np.log(max(shown.max(), shown.min() * 1.001))
-    for i in range(len(rows)):
-        for j in range(len(cols)):
-            if np.isfinite(grid[i, j]):
-                # viridis turns yellow near its top: dark text there
-                bright = (np.log(grid[i, j]) - lo) / (hi - lo) > 0.6
-                ax.text(j, i, fmt_value(report.metric, float(grid[i, j])), ha="center",
-                        va="center", fontsize=7, color="black" if bright else "white")
-    fig.colorbar(image, ax=ax, label=report.metric)
-    ax.set_title(f"median {report.metric} per point")
-    return _svg(fig)
+    from quadscope.render.multi_plots import draw_heat, draw_line, has_heat, heat_size
+
+    v = report.verdict
+    if v is None:
+        return []
+    out = []
+    if has_heat(report):
+        fig = Figure(figsize=heat_size(report))
+        draw_heat(fig, fig.add_subplot(), report)
+        out.append(("heat", _svg(fig)))
+    for line in v.lines:
+        fig = Figure(figsize=(4.2, 3.2))
+        draw_line(fig.add_subplot(), report, line)
+        out.append(("line", _svg(fig)))
+    return out
 
 
-def _line(report: MultiReport, line: Line) -> str:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+def tone(report: MultiReport) -> str:
+    """The banner's class, as `html_page.verdict_tone` colours a one-size verdict."""
+    v = report.verdict
+    if v is None or any(not a.growth.settled for a in v.axes):
+        return " open"
+    calm = all(REGISTRY[a.growth.name or "1"].linear_or_slower for a in v.axes)
+    return " calm" if calm else ""
 
-    fig = Figure(figsize=(4.2, 3.2))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.loglog(line.sizes, line.medians, "o", label="median")
-    ax.loglog(line.sizes, line.fitted, "-", label="product fit")
-    ax.set_xticks(line.sizes, [f"{x:,}" for x in line.sizes])
-    # 1, 2 and 5 of each decade, in the metric's unit: a range within one decade
-    # still gets several labelled ticks.
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=8))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: fmt_value(report.metric, y)))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.minorticks_off()
-    ax.set_xlabel(mpl_text(line.axis))
-    ax.set_ylabel(report.metric)
-    fixed = ", ".join(f"{mpl_text(n)} = {s:,}" for n, s in line.fixed)
-    ax.set_title(f"along {mpl_text(line.axis)} ({fixed})", fontsize=9)
-    ax.legend(fontsize=8)
-    return _svg(fig)
+
+def headline(report: MultiReport) -> str:
+    """The banner's sentence: the verdict, or why nothing was fitted."""
+    v = report.verdict
+    return (f"{report.metric}: {v.sentence}" if v is not None
+            else f"nothing fitted: {report.refusal}")
+
+
+def facts(report: MultiReport) -> list[tuple[str, str]]:
+    """The header's facts (raw text: the caller escapes)."""
+    from quadscope.measure.host import shown_host
+    from quadscope.render.multi import design_text
+
+    sw = report.sweep
+    out = [("sweep", f"#{sw.id} {sw.name}".strip()),
+           ("command", command_text(sw.command, sw.shell))]
+    if sw.vs_command is not None:
+        out.append(("vs (B)", command_text(sw.vs_command, sw.vs_shell)))
+    out += [(f"sizes of {name}", sizes_text(sizes)) for name, sizes in sw.axes]
+    out += [("points", design_text(sw)),
+            ("runs", f"{report.n_runs} ({report.n_failed} failed)"),
+            ("meter", sw.meter + (f" — {sw.counters_note}" if sw.counters_note else ""))]
+    if host := shown_host(sw.host, vs_host=sw.vs_host):
+        out.append(("host", host))
+    return out
+
+
+def _details(report: MultiReport) -> Iterator[str]:
+    e = html_text
+    v = report.verdict
+    assert v is not None
+    yield "<h2>How the cost grows in each size</h2>"
+    yield ("<div class=\"wide\"><table><thead><tr><th>size</th><th>exponent</th>"
+           "<th>95% interval</th><th>class</th><th>sizes</th></tr></thead><tbody>")
+    for a in v.axes:
+        cls = "cls" if a.growth.settled else "cls open"
+        yield (f"<tr><td>{e(a.axis)}</td><td class=\"num\">{a.exponent:.2f}</td>"
+               f"<td class=\"num\">{a.interval[0]:.2f} – {a.interval[1]:.2f}</td>"
+               f"<td class=\"{cls}\">{e(axis_class_text(a))}</td>"
+               f"<td class=\"num\">{e(sizes_text(a.sizes))}</td></tr>")
+    yield "</tbody></table></div>"
+    m = v.models
+    names = tuple(a.axis for a in v.axes)
+    better = "product" if m.product.aicc <= m.additive.aicc else "sum"
+    yield "<h2>Models</h2>"
+    yield (f"<p class=\"hint\">AICc: lower fits better ({better} by "
+           f"{abs(m.product.aicc - m.additive.aicc):.1f}); separable: {e(v.separable)}. "
+           f"Intervals: {m.n_boot} bootstrap replicates of the runs with the fit's "
+           "residuals.</p>")
+    yield ("<div class=\"wide\"><table><thead><tr><th>model</th><th>AICc</th><th>fit</th>"
+           "</tr></thead><tbody>")
+    for label, fit, additive in ((v.product_text, m.product, False),
+                                 (v.sum_text, m.additive, True)):
+        yield (f"<tr><td>{e(label)}</td><td class=\"num\">{fit.aicc:.1f}</td>"
+               f"<td class=\"mono\">{e(fit_text(fit.exponents, names, additive))}</td></tr>")
+    yield "</tbody></table></div>"
+
+
+def body(report: MultiReport) -> Iterator[str]:
+    """The page's body: header with the answer, plots, details, footer."""
+    e = html_text
+    sw = report.sweep
+    yield f"<header><h1>quadscope — {e(sw.name or 'sweep')} #{sw.id}</h1>"
+    yield f"<p class=\"verdict{tone(report)}\" id=\"verdict\">{e(headline(report))}</p>"
+    yield "<dl class=\"facts\">"
+    for k, val in facts(report):
+        cls = " class=\"mono\"" if k in ("command", "vs (B)") else ""
+        yield f"<dt>{e(k)}</dt><dd{cls}>{e(val)}</dd>"
+    yield "</dl></header>"
+    if report.verdict is None:
+        return
+    yield "<h2>Cost over the sizes</h2>"
+    yield ("<p class=\"hint\">The heat map is the median per point measured (blank: not "
+           "measured); each line plot holds the other sizes fixed and draws the product "
+           "fit through its medians.</p>")
+    yield "<div class=\"grid\" id=\"plots\">"
+    for kind, svg in figures(report):
+        yield f"<div class=\"mfig {kind}\">{svg}</div>"
+    yield "</div>"
+    yield from _details(report)
 
 
 def html(report: MultiReport) -> bytes:
-    e = html_text
+    from quadscope.render.html_page import page
+
     sw = report.sweep
-    parts = [f"<!doctype html><meta charset=utf-8><title>quadscope sweep {sw.id}</title>",
-             f"<style>{_STYLE}</style>",
-             f"<h1>sweep {sw.id}: <code>{e(command_text(sw.command, sw.shell))}</code></h1>",
-             f"<p>{report.n_runs} runs at {len(sw.points)} points"
-             f"{f', {report.n_failed} failed' if report.n_failed else ''}</p>"]
-    v = report.verdict
-    if v is None:
-        parts.append(f"<p class=verdict>nothing fitted: {e(report.refusal)}</p>")
-        return "\n".join(parts).encode()
-    parts.append(f"<p class=verdict>{e(report.metric)}: {e(v.sentence)}</p>")
-    rows = "".join(f"<tr><td>{e(a.axis)}</td><td>{a.exponent:.2f}</td>"
-                   f"<td>{a.interval[0]:.2f} – {a.interval[1]:.2f}</td><td>{e(axis_class_text(a))}</td>"
-                   f"<td>{sizes_text(a.sizes)}</td></tr>"
-                   for a in v.axes)
-    parts.append("<table><tr><th>size</th><th>exponent</th><th>95% interval</th>"
-                 f"<th>class</th><th>sizes</th></tr>{rows}</table>")
-    m = v.models
-    parts.append(f"<p>AICc: product {e(v.product_text)} {m.product.aicc:.1f}, "
-                 f"sum {e(v.sum_text)} {m.additive.aicc:.1f}; separable: {e(v.separable)}</p>")
-    figs = ([_heat(report, v)] if len(v.axes) == 2 else []) + [_line(report, li) for li in v.lines]
-    parts.append("<div class=figs>" + "".join(f"<div>{f}</div>" for f in figs) + "</div>")
-    return "\n".join(parts).encode()
+    parts = [*body(report),
+             f"<footer>quadscope {html_text(__version__)} · report built from the stored "
+             "sweep; nothing was re-run.</footer>"]
+    return page(visible(f"quadscope — {sw.name or 'sweep'} #{sw.id}"), "\n".join(parts))
+
+
+__all__ = ["facts", "figures", "headline", "html", "tone"]

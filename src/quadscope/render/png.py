@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from quadscope.render.base import Renderer
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from quadscope.analyse.analysis import Analysis
+    from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.render.plotdata import ReportData, Section
     from quadscope.render.plotmodel import Plot
 
@@ -49,6 +51,7 @@ class PngRenderer(Renderer):
     help = "write PNG plots into DIR"
     extension = ".png"
     folder = True
+    renders_multi = True  # render_multi: a sweep over several sizes
 
     def __init__(self, *, dpi: int = 110) -> None:
         self.dpi = dpi
@@ -102,6 +105,13 @@ class PngRenderer(Renderer):
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=self.dpi, metadata={"Software": "quadscope"})
         return buf.getvalue()
+
+    def render_multi(self, report: MultiReport,
+                     gates: Sequence[AxisGateOutcome] = ()) -> dict[str, bytes]:
+        """A sweep over several sizes: one figure, the HTML page's plots (`multi_png`)."""
+        from quadscope.render.multi_png import png_files
+
+        return png_files(report, dpi=self.dpi)
 
 
 def draw_plot(ax: Axes, data: ReportData, plot: Plot) -> None:
