@@ -1,5 +1,6 @@
 """`export` and `compare` of a stored sweep over several sizes, on fakes (no real process):
-export writes the several-size document `show --json` writes; compare refuses in one sentence."""
+export writes the several-size document `show --json` writes; compare refuses its export, which
+holds no runs, in one sentence (tests/test_multi_compare.py compares stored ones)."""
 
 from __future__ import annotations
 
@@ -31,15 +32,14 @@ def test_export_writes_the_several_size_document_show_writes(tmp_path, store, cl
     assert [a["class"] for a in exported["axes"]] == ["n^2", "n"]
 
 
-def test_compare_refuses_a_sweep_over_several_sizes_in_one_sentence(tmp_path, store, clock,
-                                                                    capsys):
+def test_compare_refuses_an_exported_sweep_over_several_sizes_in_one_sentence(
+        tmp_path, store, clock, capsys):
     sweep_id = _stored(store, clock)
     db = str(tmp_path / "results.db")
     assert main(["export", "--db", db, str(sweep_id), "--json", str(tmp_path / "e.json")]) == 0
     capsys.readouterr()
-    for a, b in ((str(sweep_id), str(sweep_id)), (str(tmp_path / "e.json"), str(sweep_id))):
-        code = main(["compare", "--db", db, a, b])
-        err = capsys.readouterr().err
-        assert code == 2, err
-        assert err.count("quadscope:") == 1 and "Traceback" not in err
-        assert "is a sweep over several sizes (n, m), which compare does not take yet" in err
+    code = main(["compare", "--db", db, str(tmp_path / "e.json"), str(sweep_id)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("quadscope:") == 1 and "Traceback" not in err
+    assert "is a sweep over several sizes exported as its verdict, without its runs" in err

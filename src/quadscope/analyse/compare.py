@@ -77,6 +77,13 @@ def _ratios(
     )
 
 
+def size_ratios(sizes_a: Sequence[float], values_a: Sequence[float], sizes_b: Sequence[float],
+                values_b: Sequence[float], *, seed: int = 0) -> tuple[SizeRatio, ...]:
+    """B/A per size both measured, with `compare_metric`'s 95% bootstrap interval; for a caller
+    that groups runs its own way (several sizes: each shared point numbered as one size)."""
+    return _ratios(sizes_a, values_a, sizes_b, values_b, np.random.default_rng(seed))
+
+
 def _value_at(fit: Fit, cls: str, n: np.ndarray) -> float:
     """The fitted curve of class `cls` with `fit`'s coefficients, at n[0]."""
     growth = REGISTRY.of(cls, fit.coefficients) or REGISTRY[cls]

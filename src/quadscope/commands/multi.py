@@ -5,10 +5,12 @@ turns `run`'s repeated `--sizes` into `args.sizes` (the one SPEC of a sweep
 over n, as before) and `args.axes` (two or more `run.design.Axis`, else ());
 `refuse_other_placeholders(commands)` refuses a one-size program command
 holding `{m}`; `refuse_unsupported(args)` refuses, in one sentence, the options a sweep over
-several sizes does not take yet (a second command, adaptive mode, --profile,
---fleet, output formats whose renderer does not declare `renders_multi`);
+several sizes does not take yet (adaptive mode, --profile, --fleet, output
+formats whose renderer does not declare `renders_multi`; with --vs, outputs
+other than --json: `commands/multi_compare.py`);
 `design_points(args)` is the design (`run/design.py`) within `--max-points`; `finish_multi(args,
-store, sweep)` analyses the stored sweep (`analyse/multi_sweep.py`), prints
+store, sweep)` analyses the stored sweep (`analyse/multi_sweep.py`; one run with
+--vs goes to `commands/multi_compare.finish_vs`), prints
 the terminal report (unless an output goes to stdout), writes every output
 asked through its renderer's `render_multi` (`--json`, `--csv`, `--html`,
 `--png`, `--markdown`, `--junit`: one testcase per axis gate) and judges
@@ -76,11 +78,15 @@ def refuse_other_placeholders(commands: Sequence[tuple[tuple[str, ...] | None, b
 def refuse_unsupported(args: argparse.Namespace) -> None:
     from quadscope.commands.common import asked_outputs, split_command
 
+    vs = (args.vs is not None or args.vs_shell is not None
+          or split_command(args.command)[1] is not None)
+    if vs:  # A against B over several sizes (commands/multi_compare.py)
+        from quadscope.commands.multi_compare import refuse_outputs
+
+        refuse_outputs(args)
     given = [flag for flag, on in (
-        ("--vs", args.vs is not None or args.vs_shell is not None
-         or split_command(args.command)[1] is not None),
         ("--accumulate", args.accumulate), ("--profile", getattr(args, "profile", False)),
-        ("--fleet", getattr(args, "fleet", None)), ("--fail-on", args.fail_on)) if on]
+        ("--fleet", getattr(args, "fleet", None))) if on]
     given += [r.flag for r, _ in asked_outputs(args) if not r.renders_multi]
     if given:
         flags = supported_flags()
@@ -160,6 +166,10 @@ def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep,
     from quadscope.commands.common import STDOUT, asked_outputs
     from quadscope.render import multi as text
 
+    if sweep.vs_command is not None:  # A against B (commands/multi_compare.py)
+        from quadscope.commands.multi_compare import finish_vs
+
+        return finish_vs(args, store, sweep, remember)
     gates = parse_axis_gates(getattr(args, "fail_above", None) or [], sweep.axis_names)
     outputs = asked_outputs(args)
     _unsupported(outputs)

@@ -173,6 +173,11 @@ def fitted_briefs(args: argparse.Namespace, store: Store,
             except QuadscopeError:  # `show` says what is wrong; `list` lists the rest
                 unread[sweep.id] = Brief("its runs cannot be read")
                 continue
+            if sweep.axes and sweep.vs_command is not None:  # A against B (--vs)
+                from quadscope.commands.multi_compare import brief as vs_brief
+
+                out[sweep.id] = vs_brief(sweep, runs)
+                continue
             if sweep.axes:  # several sizes: their own fit (analyse/multi_sweep.py)
                 from quadscope.analyse.multi_sweep import analyse_multi, brief_text
 
@@ -285,17 +290,19 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_sweep(store: Store | Callable[[], Store], ref: str) -> tuple[Sweep, list[Run]]:
+def load_sweep(store: Store | Callable[[], Store], ref: str,
+               several: bool = False) -> tuple[Sweep, list[Run]]:
     """A stored sweep by id or name, or one exported with `--json` (another machine's).
 
     `store` may be a function that opens it, so two exported files need no database.
+    A sweep over several sizes is refused unless `several` (compare's own path takes it).
     """
     if ref.endswith(".json"):
         sweep, runs = _load_export(ref)
     else:
         sweep = _store(store).get_sweep(ref)
         runs = _store(store).runs(sweep.id)
-    if sweep.axes:  # the one-size analysis would read its first axis alone: wrong
+    if sweep.axes and not several:  # the one-size analysis would read its first axis alone
         from quadscope.commands.multi import refuse_compare
 
         raise refuse_compare(ref, sweep.axis_names)
@@ -312,12 +319,8 @@ def _load_export(ref: str) -> tuple[Sweep, list[Run]]:
 
     data = read_json(ref, ref)
     if isinstance(data, dict) and data.get("format") == "quadscope.multi/1":
-        from quadscope.commands.multi import refuse_compare
-
-        axes = data.get("axes")
-        names = [str(a.get("axis")) for a in axes if isinstance(a, dict)] if isinstance(
-            axes, list) else []
-        raise refuse_compare(ref, names)
+        raise UsageError(f"{visible(ref)} is a sweep over several sizes exported as its "
+                         "verdict, without its runs: compare the stored sweeps by id or name")
     try:
         if not isinstance(data, dict):
             raise TypeError(f"the top level is a {type(data).__name__}, not an object")
@@ -358,10 +361,16 @@ def check_types(sweep: Sweep, runs: list[Run]) -> None:
 
 def combined(store: Store | Callable[[], Store], ref_a: str, ref_b: str) -> Analysis:
     """Two sweeps as one A/B sweep: A's runs as variant A, B's main runs as variant B."""
+    return combine((ref_a, *load_sweep(store, ref_a)), (ref_b, *load_sweep(store, ref_b)))
+
+
+def combine(side_a: tuple[str, Sweep, list[Run]], side_b: tuple[str, Sweep, list[Run]]
+            ) -> Analysis:
+    """`combined` of two loaded sweeps (each: its ref, the sweep, its runs)."""
     from quadscope.analyse.analysis import analyse
 
-    a, all_a = load_sweep(store, ref_a)
-    b, all_b = load_sweep(store, ref_b)
+    ref_a, a, all_a = side_a
+    ref_b, b, all_b = side_b
     if (a.mode == "accumulate") != (b.mode == "accumulate"):
         raise UsageError(f"sweep {ref_a} is over {'launches' if a.mode == 'accumulate' else 'n'} "
                          f"and {ref_b} over {'launches' if b.mode == 'accumulate' else 'n'}: "
@@ -385,7 +394,13 @@ def run_compare(args: argparse.Namespace) -> int:
     rules = parse_fail_on(args.fail_on)
     # Two exported files need no database: it is opened only if a ref names a stored sweep.
     opener = functools.cache(lambda: open_store(args, readonly=True))
-    analysis = combined(opener, args.ref_a, args.ref_b)
+    a = load_sweep(opener, args.ref_a, several=True)
+    b = load_sweep(opener, args.ref_b, several=True)
+    if a[0].axes or b[0].axes:  # several sizes: compared size by size (commands/multi_compare)
+        from quadscope.commands.multi_compare import compare_sweeps
+
+        return compare_sweeps(args, a, b)
+    analysis = combine((args.ref_a, *a), (args.ref_b, *b))
     if analysis.comparison is None:
         error("nothing to compare: one of the sweeps has no successful runs")
         return 6
