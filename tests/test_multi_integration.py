@@ -78,3 +78,37 @@ def test_api_sweeps_a_function_over_two_keyword_sizes(tmp_path: Path):
     linear = REGISTRY.index("n")  # both axes: the class or bracket holds linear
     for a in report.verdict.axes:
         assert REGISTRY.index(a.growth.at_least) <= linear <= REGISTRY.index(a.growth.at_most), a
+
+
+ROWS_PLUS_COLS = ROWS_BY_COLS.replace("for (long j = 0; j < n; j++) ", "").replace(
+    "(i ^ j ^ c)", "(i ^ c)").replace("n²·m", "n·m")
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="the instruction meter needs Valgrind")
+def test_run_vs_over_two_sizes_names_the_size_that_became_quadratic(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """A linear in rows, B quadratic in rows, both linear in cols: `run --vs --fail-on class`
+    fails (8) on rows alone; the exported CSV and PNG hold every run and the plots. Bounded as
+    the test above: about 36 short Valgrind runs."""
+    linear = compile_c(ROWS_PLUS_COLS, name="rows-plus-cols", flags=("-O1",))
+    quadratic = compile_c(ROWS_BY_COLS, name="rows-by-cols", flags=("-O1",))
+    db, out = str(tmp_path / "m.db"), tmp_path / "vs.json"
+    code = main(["run", "--db", db, "--meter", "instructions", "--sizes", "rows=50..400",
+                 "--sizes", "cols=4..32", "--max-points", "9", "--fail-on", "class",
+                 "--json", str(out), "--", str(linear), "{rows}", "{cols}",
+                 "--vs", str(quadratic), "{rows}", "{cols}"])
+    text = capsys.readouterr()
+    assert code == 8, text.err
+    assert all(len(line) <= 80 for line in text.out.splitlines()), text.out
+    assert "B changed the growth: rows: rows → rows²" in text.out
+    assert "gate fail: rows: B grows faster than A" in text.err
+    assert "gate pass: cols:" in text.err
+    doc = json.loads(out.read_text())
+    assert doc["metric"] == "instructions"
+    assert [c["change"] for c in doc["axes"]] == ["worse", "same"]
+    assert main(["export", "--db", db, "last", "--csv", str(tmp_path / "r.csv"),
+                 "--png", str(tmp_path / "png")]) == 0
+    rows = (tmp_path / "r.csv").read_text().splitlines()
+    assert rows[0].startswith("sweep_id,seq,variant,size_rows,size_cols,")
+    assert {r.split(",")[2] for r in rows[1:]} == {"A", "B"}
+    assert [p.name for p in (tmp_path / "png").iterdir()] == ["instructions.png"]

@@ -44,6 +44,7 @@ def _counted(work: Callable[[int, int], int], count_s: float) -> Callable[[Seque
 
 def _sweep(store: Store, timed: Callable[[Sequence[str]], Measurement],
            counted: Callable[[Sequence[str]], Measurement],
+           vs: tuple[str, ...] | None = None,
            ) -> tuple[Sweep, tuple[Run, ...], FakeExecutor]:
     clock = FakeClock(1000.0)
     counter = FakeExecutor(counted, clock)
@@ -51,7 +52,7 @@ def _sweep(store: Store, timed: Callable[[Sequence[str]], Measurement],
                         "instructions", "instructions", Cost(slowdown=30.0, startup_s=0.3))
     spec = SweepSpec(command=("prog", "{rows}", "{cols}"), sizes=AXES[0].sizes, repeat=3,
                      warmup=0, axes=tuple((a.name, a.sizes) for a in AXES),
-                     points=design(AXES, max_points=36))
+                     points=design(AXES, max_points=36), vs_command=vs)
     sweep = run_sweep(spec, executor=FakeExecutor(timed, clock), clock=clock, store=store,
                       counting=counting)
     return sweep, tuple(store.runs(sweep.id)), counter
@@ -87,3 +88,30 @@ def test_counting_too_dear_for_enough_points_leaves_the_sweep_timed(store: Store
     assert len(counter.calls) < MIN_POINTS
     assert sweep.meter != "instructions"
     assert "did not fit in the sweep's own time" in sweep.counters_note
+
+
+def test_a_sweep_with_vs_counts_both_commands_at_the_same_points(store: Store) -> None:
+    """A settled by time, B's time scattered: B's open axis has both commands counted at
+    the same points, so A and B are then compared on the work (multi_compare.shared_metric)."""
+    from quadscope.analyse.multi_compare import shared_metric
+
+    steady, scattered = _timed(lambda r, c: 1e-7 * r * r * c, 0.0), _timed(
+        lambda r, c: 1e-7 * r * c + 0.01, 0.9)
+
+    def timed(argv: Sequence[str]) -> Measurement:
+        return (scattered if argv[0] == "fast" else steady)(argv)
+
+    def counted(argv: Sequence[str]) -> Measurement:
+        r, c = _sizes(argv)
+        work = r * c if argv[0] == "fast" else 3 * r * r * c
+        return Measurement({**measurement(0.05).values, "instructions": work}, exit_code=0)
+
+    sweep, runs, counter = _sweep(store, timed, counted, vs=("fast", "{rows}", "{cols}"))
+    assert "time alone left the class of B in" in sweep.counters_note
+    a = {_sizes(c) for c in counter.calls if c[0] == "prog"}
+    b = {_sizes(c) for c in counter.calls if c[0] == "fast"}
+    assert a == b and len(a) >= MIN_POINTS
+    assert sweep.meter == "instructions"
+    assert shared_metric(sweep, runs, "A", sweep, runs, "B") == "instructions"
+    report = analyse_multi(sweep, runs, variant="B")
+    assert {a.axis: a.growth.name for a in report.verdict.axes} == {"rows": "n", "cols": "n"}

@@ -77,8 +77,10 @@ def terminal(report: MultiReport, width: int = 80) -> str:
     sw = report.sweep
     names = tuple(visible(n) for n in sw.axis_names)
     cmd = shorten(visible(command_text(sw.command, sw.shell)), max(20, width - 30))
+    grid = "x".join(str(len(s)) for _, s in sw.axes)
     lines = [f"sweep {sw.id}: {cmd}",
-             f"  {report.n_runs} runs at {design_text(sw)}"
+             f"  {report.n_runs} runs at {len(sw.points)} points ({grid} sizes"
+             f"{', full grid' if len(sw.points) == _product(sw) else ', lines and corners'})"
              + (f", {report.n_failed} failed" if report.n_failed else ""),
              ""]
     v = report.verdict
@@ -109,13 +111,6 @@ def terminal(report: MultiReport, width: int = 80) -> str:
     lines += ["", shorten(f"  intervals: {m.n_boot} bootstrap replicates of the runs "
                           "with the fit's residuals", width)]
     return "\n".join(lines) + "\n"
-
-
-def design_text(sw: Any) -> str:
-    """"16 points (4x4 sizes, full grid)": the points measured and how they were chosen."""
-    grid = "x".join(str(len(s)) for _, s in sw.axes)
-    how = "full grid" if len(sw.points) == _product(sw) else "lines and corners"
-    return f"{len(sw.points)} points ({grid} sizes, {how})"
 
 
 def _product(sw: Any) -> int:

@@ -30,6 +30,8 @@ from quadscope.textsafe import command_text, html_text, visible
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from quadscope.model import Sweep
+
 
 def _svg(fig: Figure) -> str:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -79,10 +81,20 @@ def headline(report: MultiReport) -> str:
             else f"nothing fitted: {report.refusal}")
 
 
+def design_text(sw: Sweep) -> str:
+    """"16 points (4x4 sizes, full grid)": the points measured and how they were chosen."""
+    grid = "x".join(str(len(s)) for _, s in sw.axes)
+    total = 1
+    for _, sizes in sw.axes:
+        total *= len(sizes)
+    how = ("chosen adaptively" if sw.mode == "adaptive" else
+           "full grid" if len(sw.points) == total else "lines and corners")
+    return f"{len(sw.points)} points ({grid} sizes, {how})"
+
+
 def facts(report: MultiReport) -> list[tuple[str, str]]:
     """The header's facts (raw text: the caller escapes)."""
     from quadscope.measure.host import shown_host
-    from quadscope.render.multi import design_text
 
     sw = report.sweep
     out = [("sweep", f"#{sw.id} {sw.name}".strip()),

@@ -16,7 +16,10 @@ fit is skipped for the next cheaper one. Where the executor counts a batch
 under one start, every point goes in one batch when the cost model says it
 fits, else one point. `counted_points(runs, metric)` is how many points have
 a count: the sweep is marked exact (`Counting.mark`) only when at least
-`design.MIN_POINTS` were counted, the fewest the multi fit takes.
+`design.MIN_POINTS` were counted, the fewest the multi fit takes. A sweep with
+`--vs` counts both commands at the same points (B's job right after A's), and
+is exact only when each has `MIN_POINTS` counted, so A and B are compared on
+the same metric.
 """
 
 from __future__ import annotations
@@ -33,21 +36,27 @@ MAX_POINTS = 12  # counted points beyond this add cost, not evidence: a count re
 Key = tuple[int, tuple[tuple[str, int], ...]]  # (size_n, the other axes) as a run stores them
 
 
-def _measured(runs: Sequence[Run]) -> list[Run]:
-    return [r for r in runs if r.variant == "A" and not r.warmup and r.measurement.ok]
+def _measured(runs: Sequence[Run], variant: str = "A") -> list[Run]:
+    return [r for r in runs if r.variant == variant and not r.warmup and r.measurement.ok]
+
+
+def _variants(runs: Sequence[Run]) -> list[str]:
+    """The commands swept: A, and B where `--vs` gave one."""
+    return sorted({r.variant for r in runs}) or ["A"]
 
 
 def open_reason(sweep: Sweep, runs: Sequence[Run]) -> str:
-    """Why the timed verdict left the class open ("" when every axis has one class)."""
+    """Why the timed verdict left the class open ("" when every axis has one class); with
+    --vs, either command's (B's named as such), so both are counted alike."""
     from quadscope.analyse.multi_sweep import analyse_multi
 
-    verdict = analyse_multi(sweep, runs).verdict
-    if verdict is None:
-        return ""
-    open_axes = [a.axis for a in verdict.axes if not a.growth.name]
-    if not open_axes:
-        return ""
-    return f"time alone left the class in {', '.join(open_axes)} open"
+    for variant in _variants(runs):
+        verdict = analyse_multi(sweep, runs, variant=variant).verdict
+        open_axes = [a.axis for a in verdict.axes if not a.growth.name] if verdict else []
+        if open_axes:
+            whose = "" if variant == "A" else f" of {variant}"
+            return f"time alone left the class{whose} in {', '.join(open_axes)} open"
+    return ""
 
 
 def _key(names: Sequence[str], point: Sequence[int]) -> Key:
@@ -67,7 +76,7 @@ def _spanning(sweep: Sweep) -> list[tuple[int, ...]]:
 def count_points(sweep: Sweep, runs: Sequence[Run]) -> list[Key]:
     """The timed points to count, in order (see the module docstring)."""
     names = sweep.axis_names
-    timed = {(r.size_n, r.axes) for r in _measured(runs)}
+    timed = {(r.size_n, r.axes) for v in _variants(runs) for r in _measured(runs, v)}
     order: list[Key] = []
     for point in [*_spanning(sweep), *sorted(sweep.points)]:
         key = _key(names, point)
@@ -77,11 +86,13 @@ def count_points(sweep: Sweep, runs: Sequence[Run]) -> list[Key]:
 
 
 def counted_points(runs: Sequence[Run], metric: str) -> int:
-    return len({(r.size_n, r.axes) for r in _measured(runs) if r.value(metric) is not None})
+    """The points counted, for the command with the fewest (A, and B with --vs)."""
+    return min(len({(r.size_n, r.axes) for r in _measured(runs, v) if r.value(metric) is not None})
+               for v in _variants(runs))
 
 
 def _plain(history: Sequence[Run], job: PlannedRun) -> float:
-    walls = [r.measurement.wall_s for r in _measured(history)
+    walls = [r.measurement.wall_s for r in _measured(history, job.variant)
              if (r.size_n, r.axes) == (job.size_n, job.axes)]
     return statistics.median(walls) if walls else 0.0
 
@@ -139,6 +150,8 @@ def plan(sweep: Sweep, runs: Sequence[Run], *, metric: str, cost: Cost) -> Point
     if not reason:
         return None
     repeat = 1 + max((r.repeat for r in runs), default=0)  # a repeat no timed run has
-    jobs = [PlannedRun("A", n, repeat, axes=axes) for n, axes in count_points(sweep, runs)]
+    measured = {v: {(r.size_n, r.axes) for r in _measured(runs, v)} for v in _variants(runs)}
+    jobs = [PlannedRun(v, n, repeat, axes=axes) for n, axes in count_points(sweep, runs)
+            for v in measured if (n, axes) in measured[v]]
     return (PointCountPlan(jobs, metric=metric, cost=cost, timeout_s=sweep.timeout_s,
                            reason=reason) if jobs else None)
