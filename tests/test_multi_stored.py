@@ -43,3 +43,19 @@ def test_compare_refuses_an_exported_sweep_over_several_sizes_in_one_sentence(
     assert code == 2, err
     assert err.count("quadscope:") == 1 and "Traceback" not in err
     assert "is a sweep over several sizes exported as its verdict, without its runs" in err
+
+
+def test_a_sweep_named_like_a_file_here_is_still_the_stored_sweep(tmp_path, store, clock,
+                                                                  monkeypatch, capsys):
+    """`export join` where ./join is the program swept (as it often is): the stored sweep
+    over several sizes, not the one-size path (whose CSV once crashed on its runs' axes)."""
+    import dataclasses
+
+    sweep = run_sweep(dataclasses.replace(_spec(), name="join"),
+                      executor=FakeExecutor(_cost, clock), clock=clock, store=store)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "join").write_text("#!/bin/sh\n")
+    code = main(["export", "--db", str(tmp_path / "results.db"), "join", "--csv", "j.csv"])
+    assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "j.csv").read_text().startswith("sweep_id,seq,variant,size_n,size_m,")
+    assert sweep.id == 1

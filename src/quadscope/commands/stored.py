@@ -14,7 +14,6 @@ import argparse
 import dataclasses
 import functools
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope.commands.common import (
@@ -255,8 +254,8 @@ def _several_sizes(store: Store, ref: str) -> Sweep | None:
     from quadscope.errors import QuadscopeError
 
     try:
-        if Path(ref).is_file():
-            return None
+        if ref.endswith(".json"):  # an exported file, as `load_sweep` reads one; a stored
+            return None            # sweep may share its name with a file (its program)
         sweep = store.get_sweep(ref)
     except (OSError, ValueError, QuadscopeError):
         return None

@@ -4,7 +4,8 @@ Contract: `terminal(comp, width=80) -> str`, every line at most `width`
 columns: the two sweeps, the headline (wrapped), one row per size (A's class
 and exponent with its 95% interval, B's, and the change), for two axes whose
 grid fits the width the B/A ratio per shared point as a table (rows: the
-first axis), then each side's own verdict sentence. `to_json(comp) -> bytes`
+first axis), then each side's own verdict sentence and each sweep's note on
+counting the work (which says why the metric is time where it is). `to_json(comp) -> bytes`
 is the document (`format` quadscope.multi-compare/1: both sweeps, the metric,
 the headline, per-axis change with both sides' exponents, intervals and
 classes, and every shared point's ratio with its interval). It computes
@@ -89,6 +90,10 @@ def terminal(comp: MultiComparison, width: int = 80) -> str:
         said = r.verdict.sentence if r.verdict else f"nothing fitted: {r.refusal}"
         lines += [""] if label == "A" else []
         lines += textwrap.wrap(f"{label}: {visible(said)}", width, subsequent_indent="   ")
+    # Why the work was (or was not) counted: it says which metric the sides share.
+    notes = dict.fromkeys(r.sweep.counters_note for r in (comp.a, comp.b) if r.sweep.counters_note)
+    for note in notes:
+        lines += ["", *textwrap.wrap(f"note: {visible(note)}", width, subsequent_indent="  ")]
     return "\n".join(lines) + "\n"
 
 
