@@ -115,8 +115,9 @@ def _details(report: MultiReport) -> Iterator[str]:
     v = report.verdict
     assert v is not None
     yield "<h2>How the cost grows in each size</h2>"
-    yield ("<div class=\"wide\"><table><thead><tr><th>size</th><th>exponent</th>"
-           "<th>95% interval</th><th>class</th><th>sizes</th></tr></thead><tbody>")
+    yield ("<div class=\"wide\"><table><thead><tr><th>size</th><th class=\"num\">exponent</th>"
+           "<th class=\"num\">95% interval</th><th>class</th><th class=\"num\">sizes</th>"
+           "</tr></thead><tbody>")
     for a in v.axes:
         cls = "cls" if a.growth.settled else "cls open"
         yield (f"<tr><td>{e(a.axis)}</td><td class=\"num\">{a.exponent:.2f}</td>"
@@ -132,7 +133,8 @@ def _details(report: MultiReport) -> Iterator[str]:
            f"{abs(m.product.aicc - m.additive.aicc):.1f}); separable: {e(v.separable)}. "
            f"Intervals: {m.n_boot} bootstrap replicates of the runs with the fit's "
            "residuals.</p>")
-    yield ("<div class=\"wide\"><table><thead><tr><th>model</th><th>AICc</th><th>fit</th>"
+    yield ("<div class=\"wide\"><table><thead><tr><th>model</th><th class=\"num\">AICc</th>"
+           "<th>fit</th>"
            "</tr></thead><tbody>")
     for label, fit, additive in ((v.product_text, m.product, False),
                                  (v.sum_text, m.additive, True)):
