@@ -2,7 +2,9 @@
 
 Contract: pure functions of stored observations and their `Fit`s; no I/O, no
 printing, deterministic for a given seed. `compare_metric` returns a
-`MetricComparison`, `compare` a `Comparison` over the metrics both sides have.
+`MetricComparison`, `compare` a `Comparison` over the metrics both sides have;
+`size_ratios` the per-size B/A with its interval alone (several sizes number
+their shared points as sizes: `analyse/multi_compare`).
 
 Method:
 - Per common size, the ratio of medians B/A with a 95% percentile bootstrap

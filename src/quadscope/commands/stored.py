@@ -5,7 +5,8 @@ Contract: every command here reads the store and re-fits from stored runs
 today. Unknown ids are one sentence and exit 5. `list` shows a sweep stored as
 "running" whose process is gone (killed with no chance to say so: SIGKILL, the
 OOM killer, a reboot) as "died" (`shown_status`), and says how to continue every
-died or interrupted sweep.
+died or interrupted sweep. `compare` of sweeps over several sizes goes to
+`commands/multi_compare` (each size's growth, B/A at the shared points).
 """
 
 from __future__ import annotations

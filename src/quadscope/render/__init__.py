@@ -20,6 +20,9 @@ report` uses when no output option is given. The CLI reads a renderer's
 abilities off its class and never probes for a method: a renderer that
 declares `writes_fleet` writes `doctor --fleet`'s machine × probe table with
 `render_fleet(fleet)`, and `doctor --fleet` refuses the others.
+A renderer that declares `renders_multi` writes a sweep over several sizes
+with `render_multi(report, gates)` (`commands.multi`); the others are refused
+for one in a sentence.
 """
 
 from __future__ import annotations
