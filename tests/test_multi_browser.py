@@ -70,3 +70,36 @@ def test_the_several_size_page_answers_above_the_fold(browser: Any, tmp_path: Pa
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / "answer-multi.png"))
     page.close()
+
+
+def test_the_several_size_comparison_leads_with_the_change(browser: Any, tmp_path: Path,
+                                                           store: Store, clock: FakeClock) -> None:
+    """`compare A B --html` over several sizes: the change in red first, then each side's
+    verdict, then B/A's heat map and the overlaid plots, all in the first screen."""
+    from tests.test_multi_compare import _compare, _linear, _quadratic, _stored
+
+    from quadscope.render.multi_compare_html import html as compare_html
+
+    comp = _compare(store, _stored(store, clock, _linear), _stored(store, clock, _quadratic))
+    path = tmp_path / "compare.html"
+    path.write_bytes(compare_html(comp))
+    page = browser.new_page(viewport=SCREEN)
+    page.set_default_timeout(15_000)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready]")
+    assert errors == []
+    change = page.locator("p.change-worse#change")
+    assert change.inner_text() == f"wall_s: {comp.summary}"
+    ys = [page.locator(s).bounding_box()["y"] for s in ("#change", "#verdict", "#verdict-b")]
+    assert ys == sorted(ys) and ys[-1] < SCREEN["height"] / 2
+    color = change.evaluate("e => getComputedStyle(e).color")
+    assert color == "rgb(185, 28, 28)"  # report.css's --bad: the change is the bad news
+    plots = page.locator("#plots .mfig svg")
+    assert plots.count() == 3
+    for i in range(3):
+        b = plots.nth(i).bounding_box()
+        assert b is not None and b["y"] + b["height"] <= SCREEN["height"], b
+    page.screenshot(path=str(ROOT / "artifacts" / "screens" / "answer-multi-compare.png"))
+    page.close()

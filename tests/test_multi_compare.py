@@ -128,8 +128,16 @@ def test_cli_compare_prints_at_80_columns_writes_json_and_gates(tmp_path, store,
     doc = json.loads((tmp_path / "c.json").read_text())
     assert doc["format"] == "quadscope.multi-compare/1" and doc["change"] == "worse"
     assert [c["change"] for c in doc["axes"]] == ["worse", "same"]
-    assert main(["compare", "--db", db, str(a), str(b), "--html", str(tmp_path / "c.html")]) == 2
-    assert "writes --json, not --html yet" in capsys.readouterr().err
+    assert main(["compare", "--db", db, str(a), str(b), "--csv", str(tmp_path / "c.csv")]) == 2
+    assert "writes --json and --html, not --csv yet; `quadscope show A` and `show B` write " \
+        "each side's --csv" in capsys.readouterr().err
+    assert main(["compare", "--db", db, str(a), str(b), "--html", str(tmp_path / "c.html")]) == 0
+    page = (tmp_path / "c.html").read_text()
+    change = page.index("<p class=\"change change-worse\" id=\"change\">wall_s: B changed")
+    assert change < page.index("id=\"verdict\">A: wall_s: linear in n") < page.index(
+        "id=\"verdict-b\">B: wall_s: quadratic in n") < page.index("id=\"plots\"") < page.index(
+        "How each size changed")
+    assert page.count("<svg") == 3 and "Content-Security-Policy" in page
     assert main(["compare", "--db", db, str(a), str(a)]) == 0  # no gate: the report alone
 
 

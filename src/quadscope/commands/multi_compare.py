@@ -4,9 +4,10 @@ Contract (not a sub-command: `compare` and `run` call it). `compare_sweeps(args,
 a, b)` takes two loaded (sweep, runs) pairs of which at least one is over
 several sizes: it refuses, in one sentence, a pair over different sizes (a
 sweep over one size against one over several, or other axis names), and
-outputs other than --json; else fits both on a metric both measured
+outputs other than --json and --html; else fits both on a metric both measured
 (`analyse.multi_compare.shared_metric`), prints the comparison
-(`render/multi_compare.py`) unless --json goes to stdout, writes --json, and
+(`render/multi_compare.py`) unless an output goes to stdout, writes --json
+and --html (`render/multi_compare_html.py`), and
 judges `--fail-on` per axis (`analyse.multi_compare.decide`), one sentence
 each on stderr: exit 8 when B surely grows faster than A in some size, 9 when
 it cannot tell, 0 otherwise. `finish_vs(args, store, sweep, remember=)` is
@@ -33,18 +34,20 @@ if TYPE_CHECKING:
     from quadscope.analyse.multi_compare import MultiComparison
     from quadscope.model import Run, Sweep
 
-OUTPUTS = ("json",)
+OUTPUTS = ("json", "html")
 
 
-def refuse_outputs(args: argparse.Namespace) -> None:
-    """A comparison over several sizes writes --json alone yet: refuse the others."""
+def refuse_outputs(args: argparse.Namespace, vs: bool = True) -> None:
+    """A comparison over several sizes writes --json and --html yet: refuse the others.
+    `vs`: A and B are one sweep's (--vs), which `show` does not split."""
     from quadscope.commands.common import asked_outputs
 
     other = [r.flag for r, _ in asked_outputs(args) if r.name not in OUTPUTS]
     if other:
-        raise UsageError(f"a comparison over several sizes writes --json, not "
-                         f"{', '.join(other)} yet; `quadscope show` writes each side's "
-                         f"{', '.join(other)}")
+        where = ("sweep each command on its own and `quadscope show` writes its " if vs
+                 else "`quadscope show A` and `show B` write each side's ")
+        raise UsageError(f"a comparison over several sizes writes --json and --html, not "
+                         f"{', '.join(other)} yet; {where}{', '.join(other)}")
 
 
 def _fail_on(args: argparse.Namespace, metric: str) -> list[Any]:
@@ -73,6 +76,7 @@ def compare_pair(a: tuple[Sweep, Sequence[Run], str],
 
 def _report(args: argparse.Namespace, comp: MultiComparison) -> None:
     from quadscope.commands.common import STDOUT, asked_outputs, emit
+    from quadscope.render import multi_compare_html
     from quadscope.render.multi_compare import terminal, to_json
 
     outputs = asked_outputs(args)
@@ -81,7 +85,7 @@ def _report(args: argparse.Namespace, comp: MultiComparison) -> None:
         sys.stdout.write(terminal(comp, width))
         sys.stdout.flush()
     for r, path in outputs:
-        emit(r, path, to_json(comp))
+        emit(r, path, multi_compare_html.html(comp) if r.name == "html" else to_json(comp))
 
 
 def _judge(rules: Sequence[Any], comp: MultiComparison) -> int:
@@ -102,7 +106,7 @@ def compare_sweeps(args: argparse.Namespace, a: tuple[Sweep, list[Run]],
     refused = check_axes(a[0].axis_names, b[0].axis_names)
     if refused:
         raise UsageError(visible(refused))
-    refuse_outputs(args)
+    refuse_outputs(args, vs=False)
     comp = compare_pair((a[0], a[1], "A"), (b[0], b[1], "A"))
     rules = _fail_on(args, comp.metric)
     _report(args, comp)

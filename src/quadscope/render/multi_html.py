@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from quadscope.model import Sweep
 
 
-def _svg(fig: Figure) -> str:
+def svg(fig: Figure) -> str:
+    """A figure as inline SVG, on its own Agg canvas."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)
@@ -57,11 +58,11 @@ def figures(report: MultiReport) -> list[tuple[str, str]]:
     if has_heat(report):
         fig = Figure(figsize=heat_size(report))
         draw_heat(fig, fig.add_subplot(), report)
-        out.append(("heat", _svg(fig)))
+        out.append(("heat", svg(fig)))
     for line in v.lines:
         fig = Figure(figsize=(4.2, 3.2))
         draw_line(fig.add_subplot(), report, line)
-        out.append(("line", _svg(fig)))
+        out.append(("line", svg(fig)))
     return out
 
 
