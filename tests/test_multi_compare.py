@@ -128,9 +128,13 @@ def test_cli_compare_prints_at_80_columns_writes_json_and_gates(tmp_path, store,
     doc = json.loads((tmp_path / "c.json").read_text())
     assert doc["format"] == "quadscope.multi-compare/1" and doc["change"] == "worse"
     assert [c["change"] for c in doc["axes"]] == ["worse", "same"]
-    assert main(["compare", "--db", db, str(a), str(b), "--csv", str(tmp_path / "c.csv")]) == 2
-    assert "writes --json and --html, not --csv yet; `quadscope show A` and `show B` write " \
-        "each side's --csv" in capsys.readouterr().err
+    assert main(["compare", "--db", db, str(a), str(b), "--png", str(tmp_path / "png")]) == 2
+    assert "writes --json, --html and --csv, not --png yet; `quadscope show A` and `show B` " \
+        "write each side's --png" in capsys.readouterr().err
+    assert main(["compare", "--db", db, str(a), str(b), "--csv", str(tmp_path / "c.csv")]) == 0
+    rows = (tmp_path / "c.csv").read_text().splitlines()
+    assert rows[0].startswith("sweep_id,seq,variant,size_n,size_m,")
+    assert {r.split(",")[0] for r in rows[1:]} == {str(a), str(b)} and len(rows) == 1 + 2 * 49
     assert main(["compare", "--db", db, str(a), str(b), "--html", str(tmp_path / "c.html")]) == 0
     page = (tmp_path / "c.html").read_text()
     change = page.index("<p class=\"change change-worse\" id=\"change\">wall_s: B changed")

@@ -43,7 +43,7 @@ def test_quadratic_in_rows_linear_in_cols(tmp_path: Path, capsys: pytest.Capture
     page = tmp_path / "multi.html"
     code = main(["run", "--db", str(tmp_path / "m.db"), "--meter", "instructions",
                  "--sizes", "rows=50..400", "--sizes", "cols=4..32", "--max-points", "10",
-                 "--json", str(out), "--html", str(page),
+                 "--json", str(out), "--html", str(page), "--png", str(tmp_path / "png"),
                  "--fail-above", "rows=n log n", "--fail-above", "cols=n",
                  "--", str(prog), "{rows}", "{cols}"])
     text = capsys.readouterr()
@@ -58,6 +58,7 @@ def test_quadratic_in_rows_linear_in_cols(tmp_path: Path, capsys: pytest.Capture
     assert "gate rows ≤ rows log rows: fail" in text.err
     assert "gate cols ≤ cols: pass" in text.err
     assert page.read_text().count("<svg") == 3
+    assert [p.name for p in (tmp_path / "png").iterdir()] == ["instructions.png"]
 
 
 def test_api_sweeps_a_function_over_two_keyword_sizes(tmp_path: Path):
@@ -88,7 +89,7 @@ ROWS_PLUS_COLS = ROWS_BY_COLS.replace("for (long j = 0; j < n; j++) ", "").repla
 def test_run_vs_over_two_sizes_names_the_size_that_became_quadratic(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     """A linear in rows, B quadratic in rows, both linear in cols: `run --vs --fail-on class`
-    fails (8) on rows alone; the exported CSV and PNG hold every run and the plots. Bounded as
+    fails (8) on rows alone; the exported CSV holds both commands' runs, the HTML the change. Bounded as
     the test above: about 36 short Valgrind runs."""
     linear = compile_c(ROWS_PLUS_COLS, name="rows-plus-cols", flags=("-O1",))
     quadratic = compile_c(ROWS_BY_COLS, name="rows-by-cols", flags=("-O1",))
@@ -107,8 +108,8 @@ def test_run_vs_over_two_sizes_names_the_size_that_became_quadratic(
     assert doc["metric"] == "instructions"
     assert [c["change"] for c in doc["axes"]] == ["worse", "same"]
     assert main(["export", "--db", db, "last", "--csv", str(tmp_path / "r.csv"),
-                 "--png", str(tmp_path / "png")]) == 0
+                 "--html", str(tmp_path / "vs.html")]) == 0
     rows = (tmp_path / "r.csv").read_text().splitlines()
     assert rows[0].startswith("sweep_id,seq,variant,size_rows,size_cols,")
     assert {r.split(",")[2] for r in rows[1:]} == {"A", "B"}
-    assert [p.name for p in (tmp_path / "png").iterdir()] == ["instructions.png"]
+    assert "B changed the growth: rows: rows → rows²" in (tmp_path / "vs.html").read_text()

@@ -139,6 +139,10 @@ def export_multi(args: argparse.Namespace, store: Any, sweep: Sweep) -> int:
     from quadscope.analyse.multi_sweep import analyse_multi
     from quadscope.commands.common import asked_outputs
 
+    if sweep.vs_command is not None:  # A against B (commands/multi_compare.py)
+        from quadscope.commands.multi_compare import export_vs
+
+        return export_vs(args, store, sweep)
     outputs = asked_outputs(args)
     _unsupported(outputs)
     report = analyse_multi(sweep, store.runs(sweep.id))

@@ -4,7 +4,7 @@ Contract (not a sub-command: `compare` and `run` call it). `compare_sweeps(args,
 a, b)` takes two loaded (sweep, runs) pairs of which at least one is over
 several sizes: it refuses, in one sentence, a pair over different sizes (a
 sweep over one size against one over several, or other axis names), and
-outputs other than --json and --html; else fits both on a metric both measured
+outputs other than --json, --html and --csv (both sides' runs); else fits both on a metric both measured
 (`analyse.multi_compare.shared_metric`), prints the comparison
 (`render/multi_compare.py`) unless an output goes to stdout, writes --json
 and --html (`render/multi_compare_html.py`), and
@@ -12,7 +12,8 @@ judges `--fail-on` per axis (`analyse.multi_compare.decide`), one sentence
 each on stderr: exit 8 when B surely grows faster than A in some size, 9 when
 it cannot tell, 0 otherwise. `finish_vs(args, store, sweep, remember=)` is
 the same for a sweep run with `--vs` (A and B in one sweep), plus
-`--fail-above AXIS=CLASS` judged on A; `remember` keeps `list`'s brief
+`--fail-above AXIS=CLASS` judged on A, and `export_vs` its outputs alone
+(`quadscope export`); `remember` keeps `list`'s brief
 (`brief(sweep, runs)`: "worse: n·m → n²·m"). `refuse_outputs(args)` is the
 check `run` makes before a sweep with --vs starts.
 """
@@ -34,11 +35,11 @@ if TYPE_CHECKING:
     from quadscope.analyse.multi_compare import MultiComparison
     from quadscope.model import Run, Sweep
 
-OUTPUTS = ("json", "html")
+OUTPUTS = ("json", "html", "csv")
 
 
 def refuse_outputs(args: argparse.Namespace, vs: bool = True) -> None:
-    """A comparison over several sizes writes --json and --html yet: refuse the others.
+    """A comparison over several sizes writes --json, --html and --csv yet: refuse the others.
     `vs`: A and B are one sweep's (--vs), which `show` does not split."""
     from quadscope.commands.common import asked_outputs
 
@@ -46,7 +47,7 @@ def refuse_outputs(args: argparse.Namespace, vs: bool = True) -> None:
     if other:
         where = ("sweep each command on its own and `quadscope show` writes its " if vs
                  else "`quadscope show A` and `show B` write each side's ")
-        raise UsageError(f"a comparison over several sizes writes --json and --html, not "
+        raise UsageError(f"a comparison over several sizes writes --json, --html and --csv, not "
                          f"{', '.join(other)} yet; {where}{', '.join(other)}")
 
 
@@ -74,18 +75,29 @@ def compare_pair(a: tuple[Sweep, Sequence[Run], str],
     return compare_multi(ra, rb, seed=a[0].seed)
 
 
-def _report(args: argparse.Namespace, comp: MultiComparison) -> None:
+def _report(args: argparse.Namespace, comp: MultiComparison, terminal_too: bool = True) -> None:
     from quadscope.commands.common import STDOUT, asked_outputs, emit
     from quadscope.render import multi_compare_html
     from quadscope.render.multi_compare import terminal, to_json
 
     outputs = asked_outputs(args)
-    if not any(path == STDOUT for _, path in outputs):
+    if terminal_too and not any(path == STDOUT for _, path in outputs):
         width = max(40, shutil.get_terminal_size((80, 24)).columns)
         sys.stdout.write(terminal(comp, width))
         sys.stdout.flush()
     for r, path in outputs:
-        emit(r, path, multi_compare_html.html(comp) if r.name == "html" else to_json(comp))
+        emit(r, path, multi_compare_html.html(comp) if r.name == "html" else
+             _csv(comp) if r.name == "csv" else to_json(comp))
+
+
+def _csv(comp: MultiComparison) -> bytes:
+    """Both sides' runs (one sweep's once: with --vs its rows say A or B)."""
+    from quadscope.render.multi_csv import runs_csv
+
+    sides = [(comp.a.sweep, comp.a.runs)]
+    if comp.b.sweep.id != comp.a.sweep.id:
+        sides.append((comp.b.sweep, comp.b.runs))
+    return runs_csv(comp.a.sweep.axis_names, sides)
 
 
 def _judge(rules: Sequence[Any], comp: MultiComparison) -> int:
@@ -127,6 +139,18 @@ def brief(sweep: Sweep, runs: Sequence[Run], comp: MultiComparison | None = None
     return Brief(f"{direction}: {text}" if direction else text, direction, runs=len(runs))
 
 
+def export_vs(args: argparse.Namespace, store: Any, sweep: Sweep) -> int:
+    """`quadscope export` of a sweep over several sizes run with --vs: the comparison's
+    outputs, no terminal report, no gates."""
+    refuse_outputs(args)
+    runs = store.runs(sweep.id)
+    comp = compare_pair((sweep, runs, "A"), (sweep, runs, "B"))
+    _report(args, comp, terminal_too=False)
+    if not comp.axes:
+        raise FitRefusedError(visible(comp.summary))
+    return 0
+
+
 def finish_vs(args: argparse.Namespace, store: Any, sweep: Sweep, remember: bool = False) -> int:
     """`run --vs` (or `show`) of a sweep over several sizes with a B (module docstring)."""
     from quadscope.analyse.gate import worst_exit
@@ -155,4 +179,5 @@ def finish_vs(args: argparse.Namespace, store: Any, sweep: Sweep, remember: bool
     return max(code, ab, key=lambda c: (c == GATE_FAILED_EXIT, c))
 
 
-__all__ = ["brief", "compare_pair", "compare_sweeps", "finish_vs", "refuse_outputs"]
+__all__ = ["brief", "compare_pair", "compare_sweeps", "export_vs", "finish_vs",
+           "refuse_outputs"]

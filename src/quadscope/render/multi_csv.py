@@ -6,17 +6,20 @@ every measurement key) with its `size_n` replaced by one column per axis, in
 the sweep's axis order, named `size_<axis>` (`size_n` for an axis named n,
 as a one-size sweep's), so a spreadsheet or pandas pivots on them directly.
 Every stored run is a row (warm-ups and failed runs too, as in the one-size
-CSV); empty cells for values not measured. Axis names from a stored sweep are
-text from outside: made visible (`textsafe.visible`) before they head a column.
+CSV); empty cells for values not measured. `runs_csv(names, sides)` is the same
+for the runs of several sweeps over the same sizes (a comparison's A and B).
+Axis names from a stored sweep are text from outside: made visible
+(`textsafe.visible`) before they head a column.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 
 from quadscope.analyse.multi_sweep import MultiReport
-from quadscope.model import RUN_KEYS
+from quadscope.model import RUN_KEYS, Run, Sweep
 from quadscope.textsafe import visible
 
 
@@ -30,19 +33,25 @@ def columns(names: tuple[str, ...]) -> list[str]:
 
 
 def csv_bytes(report: MultiReport) -> bytes:
-    names = report.sweep.axis_names
+    return runs_csv(report.sweep.axis_names, [(report.sweep, report.runs)])
+
+
+def runs_csv(names: tuple[str, ...], sides: Sequence[tuple[Sweep, Sequence[Run]]]) -> bytes:
+    """Every run of each (sweep, runs), one row each, a `size_<axis>` column per name of
+    `names`: each sweep's runs read by its own axis order (a comparison's B may list the
+    same sizes in another order; its rows carry its own sweep_id)."""
     heads = size_columns(names)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns(names), lineterminator="\n",
                             extrasaction="ignore")
     writer.writeheader()
-    for run in report.runs:
-        row = {k: "" if v is None else v for k, v in run.to_dict().items()}
-        others = dict(run.axes)
-        sizes = [run.size_n, *(others.get(n, "") for n in names[1:])]
-        row.update(zip(heads, sizes, strict=True))
-        writer.writerow(row)
+    for sweep, runs in sides:
+        first = sweep.axis_names[0] if sweep.axis_names else "n"
+        for run in runs:
+            row = {k: "" if v is None else v for k, v in run.to_dict().items()}
+            sizes = {first: run.size_n, **dict(run.axes)}
+            row.update(zip(heads, (sizes.get(n, "") for n in names), strict=True))
+            writer.writerow(row)
     return out.getvalue().encode("utf-8")
 
-
-__all__ = ["columns", "csv_bytes"]
+__all__ = ["columns", "csv_bytes", "runs_csv"]
