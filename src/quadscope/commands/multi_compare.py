@@ -134,7 +134,8 @@ def brief(sweep: Sweep, runs: Sequence[Run], comp: MultiComparison | None = None
     from quadscope.analyse.multi_sweep import brief_text
 
     comp = comp or compare_pair((sweep, runs, "A"), (sweep, runs, "B"))
-    direction = comp.direction if comp.axes else ""
+    # Brief's words for a change: "undecided" is its "unclear".
+    direction = {"undecided": "unclear"}.get(comp.direction, comp.direction) if comp.axes else ""
     text = f"{brief_text(comp.a)} → {brief_text(comp.b)}"
     return Brief(f"{direction}: {text}" if direction else text, direction, runs=len(runs))
 
