@@ -9,29 +9,17 @@ report's own dict (`kind: doctor`, `probes`, `machine`), the file
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from quadscope.doctor.records import DoctorReport
 from quadscope.render.base import Renderer
+from quadscope.render.safe import finite
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
     from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.fleet.outliers import FleetDoctor
-
-
-def finite(obj: Any) -> Any:
-    """`obj` with every non-finite float as None: JSON has no inf/nan (a score of inf, a
-    model not fittable, or an AICc with too few points becomes null)."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: finite(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [finite(v) for v in obj]
-    return obj
 
 
 class JsonRenderer(Renderer):

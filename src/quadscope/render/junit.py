@@ -22,60 +22,22 @@ whose `sweep_id` is its sweep's. The renderer declares `reads_gates`:
 the CLI passes the judged gates in. The document is valid XML 1.0 whatever a
 name holds: ElementTree escapes markup, and characters XML cannot carry at all
 (controls, lone surrogates) are written as visible `\\xNN` escapes first.
+The document and `GateCase` live in `render/junit_doc.py` (shared with
+`render/multi_junit.py`) and are importable from here too.
 """
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from quadscope.render.base import Renderer
-from quadscope.textsafe import visible, visible_lines
+from quadscope.render.junit_doc import FAILED, PASSED, SKIPPED, GateCase, junit_document
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
     from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.doctor.records import ProbeResult
-
-PASSED = "passed"
-FAILED = "failed"
-SKIPPED = "skipped"
-
-# What XML 1.0 cannot hold even escaped (textsafe.visible already shows the controls).
-_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
-
-
-@dataclass(frozen=True, slots=True)
-class GateCase:
-    """One gate as a test: its name (the option as given), outcome, the sentence why, evidence."""
-
-    name: str
-    outcome: str  # PASSED, FAILED, or anything else (e.g. "undecided"): written as skipped
-    message: str = ""
-    evidence: tuple[str, ...] = ()  # verdict, exponent and interval, sizes: one fact a line
-    sweep_id: int | None = None  # the sweep it judged, when a document holds several
-
-    @property
-    def summary(self) -> str:
-        """The message attribute: the sentence and the evidence on one line."""
-        return "; ".join(x for x in (self.message, *self.evidence) if x)
-
-    @property
-    def text(self) -> str:
-        """The element's text: the sentence and the evidence, one a line."""
-        return "\n".join(x for x in (self.message, *self.evidence) if x)
-
-
-def _safe(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", visible(text))
-
-
-def _safe_lines(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", visible_lines(text))
-
 
 def probe_case(result: ProbeResult) -> GateCase:
     """A doctor probe as a testcase: "slow" and "pathological" fail with the probe's advice."""
@@ -129,13 +91,6 @@ class JunitRenderer(Renderer):
         return junit(report, gates)
 
 
-def _counts(cases: Sequence[GateCase]) -> dict[str, str]:
-    failures = sum(g.outcome == FAILED for g in cases)
-    skipped = sum(g.outcome not in (PASSED, FAILED) for g in cases)
-    return {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
-            "skipped": str(skipped)}
-
-
 def _document(suites: Sequence[tuple[Analysis, Sequence[GateCase]]]) -> bytes:
     return junit_document([(a.sweep.name or " ".join(a.sweep.command),
                             (("sweep", str(a.sweep.id)), ("verdict", a.verdict),
@@ -143,35 +98,3 @@ def _document(suites: Sequence[tuple[Analysis, Sequence[GateCase]]]) -> bytes:
                             cases) for a, cases in suites])
 
 
-def junit_document(suites: Sequence[tuple[str, Sequence[tuple[str, str]], Sequence[GateCase]]]
-                   ) -> bytes:
-    """The document of suites (label, properties (name, value; empty ones left out), cases);
-    `render.multi_junit` writes a sweep over several sizes through it too."""
-    every = [g for _, _, cases in suites for g in cases]
-    totals = {k: v for k, v in _counts(every).items() if k != "skipped"}  # not in the schema
-    root = ET.Element("testsuites", {"name": "quadscope", **totals})
-    for label, props, cases in suites:
-        _suite(root, _safe(label), props, cases)
-    ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
-
-
-def _suite(root: ET.Element, label: str, properties: Sequence[tuple[str, str]],
-           cases: Sequence[GateCase]) -> None:
-    suite = ET.SubElement(root, "testsuite", {"name": f"quadscope: {label}", **_counts(cases),
-                                              "time": "0"})
-    props = ET.SubElement(suite, "properties")
-    for key, value in properties:
-        if value:
-            ET.SubElement(props, "property", {"name": key, "value": _safe(value)})
-    for gate in cases:
-        case = ET.SubElement(suite, "testcase", {"classname": f"quadscope.{label}",
-                                                 "name": _safe(gate.name), "time": "0"})
-        message = _safe(gate.summary or gate.outcome)
-        if gate.outcome == FAILED:
-            ET.SubElement(case, "failure", {"message": message,
-                                            "type": "growth"}).text = _safe_lines(gate.text)
-        elif gate.outcome != PASSED:
-            ET.SubElement(case, "skipped", {"message": message})
-        elif gate.text:
-            ET.SubElement(case, "system-out").text = _safe_lines(gate.text)

@@ -18,11 +18,11 @@ HTML tag, nor break a table cell.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from quadscope.render.base import Renderer
+from quadscope.render.safe import md
 from quadscope.textsafe import visible
 from quadscope.units import fmt_value
 
@@ -31,15 +31,6 @@ if TYPE_CHECKING:
     from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.fleet.outliers import FleetDoctor
     from quadscope.model import Fit
-
-# Characters Markdown (or the HTML GitHub allows in it) could read as syntax.
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
-
-
-def md(text: object) -> str:
-    """`text` as literal Markdown: control characters visible (`textsafe.visible`), special
-    characters escaped, newlines flattened."""
-    return _SPECIAL.sub(r"\\\1", visible(" ".join(str(text).split())))
 
 
 def _k(fit: Fit) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from quadscope.analyse.multi import AxisVerdict
 from quadscope.analyse.multi_sweep import MultiReport
 from quadscope.analyse.multiclass import class_label
-from quadscope.render.json import finite
+from quadscope.render.safe import finite
 from quadscope.textsafe import command_text, shorten, visible
 from quadscope.units import fmt_value
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from quadscope.analyse.multi_compare import MultiComparison, class_text
 from quadscope.analyse.multi_sweep import MultiReport
-from quadscope.render.json import finite
+from quadscope.render.safe import finite
 from quadscope.textsafe import command_text, shorten, visible
 
 SCHEMA = "quadscope.multi-compare/1"

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from quadscope.analyse.gate import FAIL, PASS
 from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
-from quadscope.render.junit import FAILED, PASSED, GateCase, junit_document
+from quadscope.render.junit_doc import FAILED, PASSED, GateCase, junit_document
 from quadscope.render.multi import axis_class_text, sizes_text
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from quadscope.analyse.multi_sweep import MultiReport
-from quadscope.render.markdown import md
 from quadscope.render.multi import axis_class_text, fit_text, sizes_text
+from quadscope.render.safe import md
 from quadscope.textsafe import command_text
 
 

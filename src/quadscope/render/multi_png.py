@@ -15,7 +15,7 @@ import io
 import textwrap
 
 from quadscope.analyse.multi_sweep import MultiReport
-from quadscope.render.png import safe_name
+from quadscope.render.safe import safe_name
 from quadscope.textsafe import mpl_text
 
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import io
 import math
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from quadscope.render.base import Renderer
+from quadscope.render.safe import safe_name
 from quadscope.textsafe import mpl_text
 from quadscope.units import fmt_bytes, fmt_count, fmt_seconds
 
@@ -35,11 +35,6 @@ if TYPE_CHECKING:
     from quadscope.analyse.multi_sweep import AxisGateOutcome, MultiReport
     from quadscope.render.plotdata import ReportData, Section
     from quadscope.render.plotmodel import Plot
-
-
-def safe_name(text: str) -> str:
-    """A file-name stem from a metric or probe name: [A-Za-z0-9_.-] only."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "plot"
 
 
 class PngRenderer(Renderer):
