@@ -213,7 +213,8 @@ def fit_runs(
     `pooled`: the runs are accumulate mode's pooled launches (`fit_metric`).
     `progress` is told the name of each metric before it is fitted.
     `exact`: metrics the sweep's meter counts exactly, fitted as sums of growth terms
-    (`analyse.exactfit`), or as any metric when their counts follow no such law.
+    (`analyse.exactfit`), or as any metric when their counts follow no such law; with one
+    counted, the other metrics' doubts advise no meter (`verdict.counted_doubts`).
     """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
     from quadscope.analyse.exactfit import MIN_SIZES as MIN_LAW_SIZES
@@ -222,6 +223,8 @@ def fit_runs(
 
     fits: dict[str, Fit] = {}
     notes: list[str] = []
+    # The work counted exactly: a time's advice then points to its verdict, never to a meter.
+    work = "" if pooled else next((m for m in exact if metric_series(runs, m)[1]), "")
     for metric in metrics:
         sizes, values = metric_series(runs, metric)
         if not values:
@@ -238,7 +241,7 @@ def fit_runs(
             lawless = counted and len(set(sizes)) >= MIN_LAW_SIZES
             fits[metric] = exactly if exactly is not None else fit_metric(
                 metric, sizes, values, predict_n=predict_n, seed=seed, pooled=pooled,
-                strict=lawless, **boot)
+                strict=lawless, counted=work if metric not in exact else "", **boot)
         except FitRefusedError as exc:
             notes.append(str(exc))  # the message already names the metric
     return fits, notes

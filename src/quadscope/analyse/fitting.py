@@ -82,7 +82,7 @@ from quadscope.analyse.regime import MIN_UPPER_SIZES, Regime, find_regime
 from quadscope.analyse.stats import RELATIVE_RESOLUTION, akaike_weights, nice_n
 from quadscope.analyse.stats import median_by_size as median_by_size
 from quadscope.analyse.terms import find_step, free_offset, pair_chis, step_classes
-from quadscope.analyse.verdict import fold, needs_support, run_checks
+from quadscope.analyse.verdict import counted_doubts, fold, needs_support, run_checks
 from quadscope.classes import INCONCLUSIVE, REGISTRY, Registry
 from quadscope.model import Candidate, Doubt, DoubtValue, Fit, Prediction
 
@@ -98,6 +98,7 @@ def fit_metric(
     registry: Registry = REGISTRY,
     pooled: bool = False,
     strict: bool = False,
+    counted: str = "",
 ) -> Fit:
     """How `metric` grows with n, from raw per-run observations (see the module docstring).
 
@@ -118,6 +119,9 @@ def fit_metric(
     `strict` holds a count's settled class to k's interval as a time's is (no slack for
     lower-order terms): for exact counts that follow no law of one or two terms
     (`analyse.exactfit`), where that slack's reason is gone.
+    `counted` names the metric that counted this sweep's work exactly ("" when the work
+    was not counted): a time's doubts then advise no meter, their sentences point to the
+    work's verdict instead (`verdict.counted_doubts`).
     """
     rate = drift_to_take_out(sizes, values) if not pooled and drifts(metric) else None
     drift = None
@@ -126,7 +130,7 @@ def fit_metric(
         drift = _DriftError(rate[1], tuple(sizes), tuple(values))
     return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
                       registry=registry, split=True, settle=True, pooled=pooled, drift=drift,
-                      strict=strict)
+                      strict=strict, counted=counted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +165,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                predict_n: int | None, seed: int, n_boot: int, registry: Registry,
                split: bool, settle: bool, pooled: bool = False,
                drift: _DriftError | None = None, change: bool = True,
-               strict: bool = False) -> Fit:
+               strict: bool = False, counted: str = "") -> Fit:
     """`fit_metric`; `split` looks for a change of regime, and without `settle` a class is only a bracket.
 
     `drift` is the drift taken out of `values` (None: none), whose error goes into k's
@@ -177,7 +181,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     if split and change and (regime := _change(data, raw, chi_pl, registry)) is not None:
         return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
                       n_boot=n_boot, registry=registry, pooled=pooled, drift=drift,
-                      strict=strict)
+                      strict=strict, counted=counted)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
@@ -190,7 +194,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     fits = score_classes(raw, data, c_hat, registry)
     ev = gather(metric, sizes, values, Stats(data, boot, fits, c_hat, registry), k, k_ci,
                    split=split, settle=settle, pooled=pooled, strict=strict)
-    doubts = run_checks(ev)
+    doubts = counted_doubts(run_checks(ev), counted)
     if needs_support(ev, doubts):  # only an unsettled bracket reads the classes k's interval holds
         ev = replace(ev, k_supported=k_supported(fits, data, k_ci, registry))
     verdict = fold(ev, doubts)
@@ -275,7 +279,7 @@ def _predict(at_n: int, report: ClassFit, leading: Sequence[ClassFit], data: Dat
 def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
            predict_n: int | None, seed: int, n_boot: int, registry: Registry,
            pooled: bool = False, drift: _DriftError | None = None,
-           strict: bool = False) -> Fit:
+           strict: bool = False, counted: str = "") -> Fit:
     """The fit of a metric that changes regime: the upper regime's, fitted on its sizes alone.
 
     One class is not extrapolated across the change. Below MIN_UPPER_SIZES
@@ -291,7 +295,7 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
         return _fit_range(metric, x[keep], v[keep], predict_n=predict, seed=seed, n_boot=n_boot,
                           registry=registry, split=False, settle=settle, pooled=pooled,
                           drift=None if drift is None else replace(drift, keep=keep),
-                          strict=strict)
+                          strict=strict, counted=counted)
 
     lower = part(~above, None, True)
     upper_fit = part(above, predict_n, MIN_UPPER_SIZES - regime.sizes_above <= 0) \
@@ -300,7 +304,7 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
         # No growth on either side: a shift of the machine's speed, not a change of growth.
         return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
                           registry=registry, split=True, settle=True, pooled=pooled,
-                          drift=drift, change=False, strict=strict)
+                          drift=drift, change=False, strict=strict, counted=counted)
     at = nice_n(regime.n_break)
     hi_n = float(np.max(x[np.isfinite(x) & np.isfinite(v)]))
     short = MIN_UPPER_SIZES - regime.sizes_above

@@ -92,9 +92,12 @@ def _s(numbers: Mapping[str, DoubtValue], key: str) -> str:
     return str(numbers[key])
 
 
-def _grow_to(decide_n: int | None, then: str, otherwise: str, meter: str = "") -> str:
+def _grow_to(decide_n: int | None, then: str, otherwise: str, meter: str = "",
+             counted: DoubtValue = None) -> str:
     if decide_n:
         return f"grow n to {fmt_n(decide_n)} {then}"
+    if counted:
+        return counted_instead(str(counted))
     return count_instead(meter) if meter else otherwise
 
 
@@ -102,6 +105,12 @@ def count_instead(meter: str) -> str:
     """What decides when no affordable n does: counting the work with an exact meter."""
     return (f"no affordable n would decide it; count the work instead: --meter {meter} decides "
             "the class without growing n")
+
+
+def counted_instead(metric: str) -> str:
+    """What decides when no affordable n does and the sweep counted the work: its verdict."""
+    return (f"no affordable n would decide it from time; the work was counted exactly "
+            f"({metric}): its verdict is the algorithm's class")
 
 
 def tie(numbers: Mapping[str, DoubtValue], decide_n: int | None, registry: Registry,
@@ -122,6 +131,8 @@ def tie(numbers: Mapping[str, DoubtValue], decide_n: int | None, registry: Regis
         apart = "tell them apart"
     if decide_n:
         return f"{said}; grow n to {fmt_n(decide_n)} to {apart}"
+    if numbers.get("counted"):
+        return f"{said}; {counted_instead(str(numbers['counted']))}"
     if meter:
         return f"{said}; {count_instead(meter)}"
     return f"{said}; no practical n decides it to {apart}"
@@ -148,7 +159,7 @@ def _rising(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 def _hidden(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
     target = _grow_to(d.decide_n, "to confirm it is constant", "no practical n would show it",
-                      d.meter)
+                      d.meter, n.get("counted"))
     return (f"no growth detected, but the spread of the runs could hide a "
             f"{registry[_s(n, 'class')].words} term worth up to {_f(n, 'share'):.0%} of the cost "
             f"at n = {fmt_n(_f(n, 'hi_n'))}: start-up cost may be masking it; {target}")
@@ -176,7 +187,7 @@ def _exponent(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 def _negligible(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
     target = _grow_to(d.decide_n, "to see whether it keeps growing", "no practical n would show it",
-                      d.meter)
+                      d.meter, n.get("counted"))
     share = _f(n, "share")
     most = f"at most {share:.0%}" if share >= 0.01 else "under 1%"
     return (f"the runs grow as {registry[_s(n, 'class')].label} by {most} of the cost over "
@@ -200,6 +211,8 @@ def _second_term(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
     if d.decide_n:
         where = f"it would dominate the {n['first']} term from n = {fmt_n(d.decide_n)}"
+    elif n.get("counted"):
+        where = counted_instead(str(n["counted"]))
     elif d.meter:
         where = count_instead(d.meter)
     else:
@@ -403,7 +416,8 @@ def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> s
     return _TEXTS[d.check](d, registry, grow_to)
 
 
-__all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "decades",
+__all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "count_instead",
+           "counted_instead", "decades",
            "doubt_text", "flat_count_note", "fmt_n", "lenses_disagree", "memory_note",
            "memory_why",
            "nothing_to_fit", "outgrows_note", "refused", "share_text", "step", "then", "tie",

@@ -20,7 +20,9 @@ The fold's precedence (what fitting has always done, now in one place):
   exponent); a negligible growth replaces both; the local slopes' and a
   second term's sentences are added after it, and their sizes raise the
   deciding size. A doubt that names a meter and no size (no affordable n
-  decides it) leaves the verdict no deciding size.
+  decides it) leaves the verdict no deciding size; so does one whose work was
+  already counted (`counted_doubts`: in a sweep that counted the work, a time's
+  doubt advises no meter and its sentence points to the work's verdict).
 * The bracket of a verdict where nothing rises, or too little to count,
   runs from "1" to the fastest growth a doubt names (hidden, leave-one-out,
   negligible). Otherwise it is the classes the data support (within
@@ -70,7 +72,7 @@ for a linear law when cut). A settled class there still lies in k's interval.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from quadscope.analyse import text
 from quadscope.analyse.stats import nice_n
@@ -285,6 +287,22 @@ def run_checks(ev: Evidence, checks: Sequence[Check] = CHECKS) -> tuple[Doubt, .
     return tuple(d for check in checks for d in check(ev))
 
 
+def counted_doubts(doubts: Sequence[Doubt], counted: str) -> tuple[Doubt, ...]:
+    """The doubts of a sweep whose work `counted` (an exactly counted metric, "" for none)
+    already counted: a doubt advising a meter and no size advises none, and carries the
+    counted metric instead (its `numbers["counted"]`), so its sentence points to the work's
+    verdict rather than to a meter the sweep already used."""
+    if not counted:
+        return tuple(doubts)
+    return tuple(replace(d, meter="", numbers={**d.numbers, "counted": counted})
+                 if d.meter and not d.decide_n else d for d in doubts)
+
+
+def _advised_away(d: Doubt) -> bool:
+    """Whether no affordable size decides `d`: it names a meter, or the work was counted."""
+    return not d.decide_n and bool(d.meter or d.numbers.get("counted"))
+
+
 def _first(doubts: Sequence[Doubt], name: str) -> Doubt | None:
     return next((d for d in doubts if d.check == name), None)
 
@@ -307,7 +325,7 @@ def _reason(ev: Evidence, doubts: Sequence[Doubt]) -> tuple[str, int | None]:
         decide_n = max(decide_n or 0, d.decide_n or 0) or None
         parts.append(text.doubt_text(d, reg))
         said.append(d)
-    if any(d.meter and not d.decide_n for d in said):
+    if any(_advised_away(d) for d in said):
         decide_n = None  # a doubt no affordable n decides: a size would not settle the verdict
     return "; ".join(parts), decide_n
 
@@ -452,5 +470,5 @@ def fold(ev: Evidence, doubts: Sequence[Doubt]) -> Verdict:
     return Verdict(cls, at_least, at_most, decide_n, reason, tuple(doubts))
 
 
-__all__ = ["CHECKS", "Check", "Doubt", "Evidence", "Hidden", "Slopes", "Tie", "Verdict", "fold",
-           "k_ends", "needs_support", "run_checks"]
+__all__ = ["CHECKS", "Check", "Doubt", "Evidence", "Hidden", "Slopes", "Tie", "Verdict",
+           "counted_doubts", "fold", "k_ends", "needs_support", "run_checks"]
