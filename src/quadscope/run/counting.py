@@ -53,6 +53,13 @@ the exact one (the analysis then leads with the work); otherwise it stays
 timed, and `counters_note` says what counting would have cost, so the output
 can name the meter that decides instead of a size nobody can run.
 
+An exact meter's adaptive sweep (`--meter instructions` with `--budget`) is
+a `CountPlan` from the start: `exact_plan` counts SETTLE_SIZES doublings
+from `--start`, one count per size, then doubles one size at a time while
+the budget pays for it, until the counts settle (no timed sweep first, no
+repeats: the time meter's adaptive plan grows n and repeats to beat noise
+an exact count does not have).
+
 A sweep over several sizes (`sweep.axes`) is planned and marked by
 `run.multicount` instead: counts at points that span every axis, exact once
 `design.MIN_POINTS` points were counted.
@@ -79,6 +86,7 @@ SETTLE_SPAN = 4.0
 EXTEND = 3  # doublings above the timed sizes a batched count may add to settle the work
 FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgrind starts of Python
 MAX_CONTENTION = 4.0  # the most the floor stretches on a machine busy with other work
+EXACT_EXTEND = 40  # an exact meter's adaptive sweep: doublings until settled or out of budget
 FASTEST_TRUSTED = "n^2"  # a time class settled faster than this is confirmed by the work
 
 
@@ -173,8 +181,10 @@ class CountPlan:
     """
 
     def __init__(self, jobs: Sequence[PlannedRun], *, metric: str, cost: Cost,
-                 timeout_s: float | None, reason: str = "time alone left the class open") -> None:
+                 timeout_s: float | None, reason: str = "time alone left the class open",
+                 extend: int = EXTEND) -> None:
         self.jobs = tuple(jobs)
+        self.extend = extend  # doublings (and halvings) beyond the planned sizes it may add
         self.reason = reason  # why the work is counted (`open_reason`), for the sweep's note
         self.metric = metric
         self.cost = cost
@@ -239,7 +249,7 @@ class CountPlan:
             timed = [j.size_n for j in self.jobs if j.variant == variant]
             smallest = min([*timed, *(r.size_n for r in history if r.variant == variant)])
             size = smallest // 2
-            if size < 1 or size * 2 ** EXTEND < min(timed):
+            if size < 1 or size * 2 ** self.extend < min(timed):
                 continue
             price = min(self._costs.values(), default=self.cost.run_s(
                 _timed_median(history, variant, min(timed)) or 0.0))
@@ -259,7 +269,7 @@ class CountPlan:
             top = max(j.size_n for j in self.jobs if j.variant == variant)
             plain = _timed_median(history, variant, top) or 0.0
             repeat = max(j.repeat for j in self.jobs)
-            for k in range(1, EXTEND + 1):
+            for k in range(1, self.extend + 1):
                 price += self.cost.slowdown * plain * 4 ** k
                 if remaining_s is not None and price > remaining_s:
                     break
@@ -277,7 +287,7 @@ class CountPlan:
                 continue
             top = max(j.size_n for j in self.jobs if j.variant == variant)
             largest = max(points)
-            if largest >= top * 2 ** EXTEND:
+            if largest >= top * 2 ** self.extend:
                 continue
             price = self._grown(history, points, remaining_s)
             if remaining_s is not None and price > remaining_s:
@@ -338,6 +348,23 @@ class CountPlan:
     def _settled(self, history: Sequence[Run]) -> bool:
         return all(self._variant_settled(self._points(history, variant))
                    for variant in sorted({j.variant for j in self.jobs}))
+
+
+def exact_plan(variants: Sequence[str], start_n: int, *, metric: str, cost: Cost,
+               timeout_s: float | None) -> CountPlan:
+    """An exact meter's adaptive sweep (`--meter instructions --budget S`): the work counted
+    once per size from `start_n`, doubling, SETTLE_SIZES sizes first (a span of
+    2^(SETTLE_SIZES-1)), then one doubling at a time, each priced from the last count's cost,
+    until the counts settle the class or the budget cannot pay for the next size.
+
+    Not the time meter's `AdaptivePlan`: a count repeats exactly, so repeats buy nothing,
+    and it needs no large n to beat noise, only a span of sizes; the smallest sizes are
+    the cheapest to count (a count's cost is Valgrind's start plus its slowdown times the
+    run's)."""
+    start = max(start_n, 1)
+    jobs = [PlannedRun(v, start * 2 ** k, 0) for k in range(SETTLE_SIZES) for v in variants]
+    return CountPlan(jobs, metric=metric, cost=cost, timeout_s=timeout_s,
+                     reason="the meter counts the work", extend=EXACT_EXTEND)
 
 
 def _same_job(run: Run, job: PlannedRun) -> bool:

@@ -26,7 +26,8 @@ sweep in the store and runs its plan: `FixedPlan` over `plan_runs` (sizes
 mode) or `plan_accumulate` (accumulate mode), `AgreeingPlan` on the meter's
 metric instead of `FixedPlan` for an exact meter's sweep (the meter registry,
 `registry=`, says which are), `AdaptivePlan` with `budget_s`
-(adaptive mode). `resume_sweep` continues a stored sweep: a fixed plan runs
+(adaptive mode; an exact meter's adaptive sweep counts one size at a time
+from its start instead, `run.counting.exact_plan`). `resume_sweep` continues a stored sweep: a fixed plan runs
 exactly the planned runs still missing; an adaptive one goes on with what is
 left of the budget after the wall time already spent. The sweep ends
 "complete", or "interrupted" when anything (Ctrl-C included) stops it; an
@@ -201,6 +202,22 @@ def _fixed_plan(sweep: Sweep, registry: Registry) -> Plan:
     return FixedPlan(tuple(planned), sweep.timeout_s)
 
 
+def _exact_plan(sweep: Sweep, executor: Executor, registry: Registry,
+                start_n: int) -> Plan | None:
+    """An exact meter's adaptive plan (`run.counting.exact_plan`: one count per size,
+    doubling from `start_n` until settled); None for a meter that is not exact, or a sweep
+    over several sizes."""
+    meter = registry.get(sweep.meter)
+    if meter.agrees_on is None or sweep.axes or sweep.mode != "adaptive":
+        return None
+    from quadscope.run.counting import exact_plan
+
+    plan = exact_plan(variants(sweep), start_n, metric=meter.agrees_on, cost=meter.cost,
+                      timeout_s=sweep.timeout_s)
+    plan.batched = bool(getattr(executor, "counts_many", False))  # a Python call: one start
+    return plan
+
+
 def _end(store: Store, sweep: Sweep, runs: Sequence[Run], status: str) -> Sweep:
     """Record how the sweep ended; an adaptive sweep's sizes are the ones it measured."""
     if sweep.mode != "adaptive":
@@ -308,7 +325,10 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
                                          provenance=provenance),
                                owner=owner)
     plan: Plan
-    if spec.mode == "adaptive":
+    if spec.mode == "adaptive" and (exact := _exact_plan(sweep, executor, registry,
+                                                        spec.start_n)) is not None:
+        plan, budget_s = exact, spec.budget_s
+    elif spec.mode == "adaptive":
         # Imported here, as below: the adaptive plan fits (numpy), and the CLI's parser
         # imports this module.
         from quadscope.run.adaptive import AdaptivePlan
@@ -348,14 +368,20 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     done = store.runs(sweep.id)
     store.set_status(sweep.id, "running")
     plan: Plan
-    if sweep.mode == "adaptive":
+    start_n = min(sweep.sizes, default=1)
+    if sweep.mode == "adaptive" and (exact := _exact_plan(sweep, executor, registry,
+                                                        start_n)) is not None:
+        plan = exact
+        budget_s: float | None = max((sweep.budget_s or 0.0) - sum(
+            r.measurement.wall_s for r in done), 0.0)
+    elif sweep.mode == "adaptive":
         from quadscope.run.adaptive import AdaptivePlan
 
         # Warm-ups were run the first time, and the sizes from --start with them.
         plan = AdaptivePlan(variants=variants(sweep), repeat=sweep.repeat, warmup=0,
                             timeout_s=sweep.timeout_s, seed=sweep.seed, until=sweep.until)
         spent_s = sum(r.measurement.wall_s for r in done)
-        budget_s: float | None = max((sweep.budget_s or 0.0) - spent_s, 0.0)
+        budget_s = max((sweep.budget_s or 0.0) - spent_s, 0.0)
     else:
         plan, budget_s = _fixed_plan(sweep, registry), None
     return _execute(sweep, plan, budget_s=budget_s, done=done, executor=executor, clock=clock,
