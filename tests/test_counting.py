@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 
@@ -175,3 +176,48 @@ def test_the_floor_stretches_with_the_contention_the_timed_runs_met() -> None:
     assert counting.budget_s(2.0, [_run(1.0, 1.9)] * 5) == counting.FLOOR_S
     assert counting.contention([_run(60.0, 1.0)]) == counting.MAX_CONTENTION
     assert counting.budget_s(100.0, [_run(3.0, 1.0)]) == 100.0
+
+
+def _exact_sweep(store: Store, counted: Callable[[Sequence[str]], Measurement],
+                 budget_s: float = 60.0) -> tuple[Sweep, tuple[Run, ...], FakeExecutor]:
+    """`--meter instructions --budget B --start 1000` on a fake counting executor."""
+    clock = FakeClock(1000.0)
+    executor = FakeExecutor(counted, clock)
+    sweep = run_sweep(SweepSpec(command=("prog", "{n}"), mode="adaptive", budget_s=budget_s,
+                                start_n=1000, meter="instructions"),
+                      executor=executor, clock=clock, store=store)
+    return sweep, tuple(store.runs(sweep.id)), executor
+
+
+def test_an_exact_adaptive_sweep_counts_once_per_size_from_its_start_until_settled(
+        store: Store) -> None:
+    """3·n² counted: four doublings from --start, one run each (a count repeats), then settled:
+    no repeats, no warm-up, no size beyond what settles it."""
+    sweep, runs, executor = _exact_sweep(store, _counted(lambda n: 3 * n * n, 0.05))
+    assert [size_of(a) for a in executor.calls] == [1000, 2000, 4000, 8000]
+    assert not any(r.warmup for r in runs)
+    a = analyse(sweep, runs)
+    assert a.work_metric == "instructions"
+    assert a.fits["A"]["instructions"].cls == "n^2"
+
+
+def test_an_exact_adaptive_sweep_doubles_on_while_the_counts_do_not_settle(
+        store: Store) -> None:
+    """A start-up of 10⁹ instructions hides n log n at the first four sizes: the plan doubles,
+    one size at a time, past the four planned, and stops where the counts settle or the
+    budget ends, never repeating a size."""
+    _, _, executor = _exact_sweep(
+        store, _counted(lambda n: 10**9 + int(20 * n * math.log(n)), 0.05))
+    sizes = [size_of(a) for a in executor.calls]
+    assert sizes[:4] == [1000, 2000, 4000, 8000] and len(sizes) > 4
+    assert sizes == sorted(set(sizes)) and sizes[4:] == [8000 * 2**k for k in
+                                                         range(1, len(sizes) - 3)]
+
+
+def test_an_exact_adaptive_sweep_stops_at_the_count_its_budget_cannot_pay_for(
+        store: Store) -> None:
+    """Counts that cost 4 s each in a 10 s budget: the third is not started."""
+    sweep, _, executor = _exact_sweep(store, _counted(lambda n: 3 * n * n, 4.0),
+                                         budget_s=10.0)
+    assert [size_of(a) for a in executor.calls] == [1000, 2000]
+    assert sweep.status in ("complete", "interrupted")

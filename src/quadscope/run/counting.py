@@ -184,7 +184,7 @@ class CountPlan:
                  timeout_s: float | None, reason: str = "time alone left the class open",
                  extend: int = EXTEND) -> None:
         self.jobs = tuple(jobs)
-        self.extend = extend  # doublings (and halvings) beyond the planned sizes it may add
+        self.extend = extend  # doublings above the planned sizes it may add (halvings: EXTEND)
         self.reason = reason  # why the work is counted (`open_reason`), for the sweep's note
         self.metric = metric
         self.cost = cost
@@ -249,7 +249,7 @@ class CountPlan:
             timed = [j.size_n for j in self.jobs if j.variant == variant]
             smallest = min([*timed, *(r.size_n for r in history if r.variant == variant)])
             size = smallest // 2
-            if size < 1 or size * 2 ** self.extend < min(timed):
+            if size < 1 or size * 2 ** EXTEND < min(timed):
                 continue
             price = min(self._costs.values(), default=self.cost.run_s(
                 _timed_median(history, variant, min(timed)) or 0.0))

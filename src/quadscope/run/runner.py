@@ -325,9 +325,10 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
                                          provenance=provenance),
                                owner=owner)
     plan: Plan
+    budget_s: float | None = spec.budget_s
     if spec.mode == "adaptive" and (exact := _exact_plan(sweep, executor, registry,
                                                         spec.start_n)) is not None:
-        plan, budget_s = exact, spec.budget_s
+        plan = exact
     elif spec.mode == "adaptive":
         # Imported here, as below: the adaptive plan fits (numpy), and the CLI's parser
         # imports this module.
@@ -336,7 +337,6 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
         plan = AdaptivePlan(variants=variants(sweep), repeat=spec.repeat, warmup=spec.warmup,
                             timeout_s=spec.timeout_s, seed=spec.seed, until=spec.until,
                             start_n=spec.start_n)
-        budget_s: float | None = spec.budget_s
     else:
         plan, budget_s = _fixed_plan(sweep, registry), None
     return _execute(sweep, plan, budget_s=budget_s, done=(), executor=executor, clock=clock,
