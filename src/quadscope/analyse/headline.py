@@ -5,7 +5,8 @@ here. `verdict_line` answers the question a user came with, "how does it grow?".
 Where the meter counts the work exactly (`work=`), it gives two answers: the
 work, the algorithm's class, first ("quadratic: the work grows as n²
 (instructions, exact, k = 2.00 ± 0.01)"), then the time the machine pays;
-`lead_fit` is the fit gates judge (the work when settled, else the time).
+`lead_fit` is the fit gates judge (the work when settled or bracketed, unless a
+narrower time verdict no faster than n² is at hand; else the time).
 `work_note` is the line under it when the work's class is a term still small at
 the largest size ("the n² term is 2% of the work at n = 64000 and dominates
 beyond n ≈ 3300000; …", `analyse.exactfit`).
@@ -192,11 +193,40 @@ def regime_text(fit: Fit, size_word: str = "n") -> str:
     return f" above {where} (below: {below})"
 
 
+# A time class settled faster than this is confirmed by the work (`run.counting` counts it).
+FASTEST_TRUSTED = "n^2"
+
+
+def width(fit: Fit | None) -> int | None:
+    """How many classes past the slowest a fit leaves open: 0 settled, 1 for two
+    neighbours, ...; None when it names no bracket at all."""
+    if fit is None:
+        return None
+    if fit.confident:
+        return 0
+    if not bracketed(fit):
+        return None
+    return REGISTRY.index(fit.at_most) - REGISTRY.index(fit.at_least)
+
+
 def lead_fit(fits: Mapping[str, Fit], work: str | None = None) -> Fit | None:
     """The fit a verdict and a gate lead with: the work (`work`, an exactly counted
-    metric) when its class is settled, else the time (`time_fit`)."""
+    metric) when its class is settled or bracketed, else the time (`time_fit`). The time
+    leads beside a counted bracket only where it is narrower and trusted: a time class
+    settled faster than FASTEST_TRUSTED is, over the short sweeps that reach it, more
+    often the kernel, the caches or the allocator than the algorithm (mawk's `s = s "x"`:
+    time settled n³ at 10k..60k, the work "n² or n³", the truth n²), so a counted work
+    bracket leads it."""
     counted = fits.get(work) if work else None
-    return counted if counted is not None and counted.confident else time_fit(fits)
+    timed = time_fit(fits)
+    w_work, w_time = width(counted), width(timed)
+    if counted is None or w_work is None:
+        return timed
+    trusted = timed is not None and not (
+        timed.confident and REGISTRY.index(timed.cls) > REGISTRY.index(FASTEST_TRUSTED))
+    if w_work == 0 or w_time is None or w_work <= w_time or not trusted:
+        return counted
+    return timed
 
 
 def work_note(fits: Mapping[str, Fit], work: str | None) -> str:

@@ -87,7 +87,6 @@ EXTEND = 3  # doublings above the timed sizes a batched count may add to settle 
 FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgrind starts of Python
 MAX_CONTENTION = 4.0  # the most the floor stretches on a machine busy with other work
 EXACT_EXTEND = 40  # an exact meter's adaptive sweep: doublings until settled or out of budget
-FASTEST_TRUSTED = "n^2"  # a time class settled faster than this is confirmed by the work
 
 
 def _measured(runs: Sequence[Run], variant: str) -> list[Run]:
@@ -98,7 +97,7 @@ def open_reason(sweep: Sweep, runs: Sequence[Run]) -> str:
     """Why time alone left the class open ("" when it settled it): the headline time fit's
     bracket or doubt, for the first variant that has one."""
     from quadscope.analyse.analysis import fit_runs
-    from quadscope.analyse.headline import time_fit
+    from quadscope.analyse.headline import FASTEST_TRUSTED, time_fit
     from quadscope.analyse.kernel import kernel_bound
     from quadscope.classes import REGISTRY
 
