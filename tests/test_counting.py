@@ -221,3 +221,20 @@ def test_an_exact_adaptive_sweep_stops_at_the_count_its_budget_cannot_pay_for(
                                          budget_s=10.0)
     assert [size_of(a) for a in executor.calls] == [1000, 2000]
     assert sweep.status in ("complete", "interrupted")
+
+
+def test_an_exact_adaptive_sweep_that_cannot_count_a_doubling_halves_below_its_start(
+        store: Store) -> None:
+    """An exponential program: the count at twice the start fails (a timeout), so no larger
+    size is tried; the plan counts halvings below the start instead, where it is cheap."""
+    def counted(argv: Sequence[str]) -> Measurement:
+        n = size_of(argv)
+        if n > 1000:
+            return Measurement(wall_s=0.05, exit_code=-9, timed_out=True)
+        return Measurement({**measurement(0.05).values, "instructions": 2 ** (n // 100)},
+                           exit_code=0)
+
+    _, _, executor = _exact_sweep(store, counted)
+    sizes = [size_of(a) for a in executor.calls]
+    assert sizes[:2] == [1000, 2000] and all(n < 1000 for n in sizes[2:])
+    assert sizes[2:] == [500, 250, 125][:len(sizes) - 2] and len(sizes) > 2

@@ -86,6 +86,7 @@ SETTLE_SPAN = 4.0
 EXTEND = 3  # doublings above the timed sizes a batched count may add to settle the work
 FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgrind starts of Python
 MAX_CONTENTION = 4.0  # the most the floor stretches on a machine busy with other work
+GROWTH_CAP = 16.0  # a count may cost this many times the last one (n⁴ over a doubling)
 EXACT_EXTEND = 40  # an exact meter's adaptive sweep: doublings until settled or out of budget
 
 
@@ -181,8 +182,9 @@ class CountPlan:
 
     def __init__(self, jobs: Sequence[PlannedRun], *, metric: str, cost: Cost,
                  timeout_s: float | None, reason: str = "time alone left the class open",
-                 extend: int = EXTEND) -> None:
+                 extend: int = EXTEND, cap_growth: bool = False) -> None:
         self.jobs = tuple(jobs)
+        self.cap_growth = cap_growth  # each job's timeout at GROWTH_CAP × the last count's cost
         self.extend = extend  # doublings above the planned sizes it may add (halvings: EXTEND)
         self.reason = reason  # why the work is counted (`open_reason`), for the sweep's note
         self.metric = metric
@@ -193,6 +195,7 @@ class CountPlan:
         self._before_s: float | None = None  # the budget left before the last job
         self._last: PlannedRun | None = None  # the last job handed out one at a time
         self._costs: dict[int, float] = {}  # what counting each size cost, by size
+        self._tried: set[tuple[str, int]] = set()  # (variant, size) handed out one at a time
 
     @property
     def total_runs(self) -> int:
@@ -208,11 +211,14 @@ class CountPlan:
         if not todo and self.batched and not self._extended:
             self._extended = True
             return self._extension(history, remaining_s)
+        failed = self._failed(history)
+        todo = [j for j in todo if j.size_n < failed.get(j.variant, j.size_n + 1)]
         if not todo:
             if self.batched:
                 return None
             self._note_cost(remaining_s)
-            return self._doubling(history, remaining_s)
+            return self._doubling(history, remaining_s) or (
+                self._halving(history, remaining_s) if failed else None)
         if self.batched:  # one start for all: priced as one, by the meter's cost model
             price = self.cost.run_s(sum(_timed_median(history, j.variant, j.size_n) or 0.0
                                         for j in todo))
@@ -226,9 +232,29 @@ class CountPlan:
         return self._halving(history, remaining_s)
 
     def _hand_out(self, job: PlannedRun, remaining_s: float | None) -> Batch:
+        """One job, its timeout within what is left; with `cap_growth` (an exact sweep,
+        whose sizes double) at most GROWTH_CAP times what the last count cost: a size whose
+        count grows faster than that over a doubling (an exponential program's n doubled)
+        is cut short, not left to spend the budget."""
+        limits = [t for t in (self.timeout_s, remaining_s) if t is not None]
+        if self.cap_growth and self._costs:
+            last = self._costs.get(self._last.size_n) if self._last is not None else None
+            spent = last if last is not None else max(self._costs.values())
+            limits.append(GROWTH_CAP * max(spent, self.cost.startup_s))
         self._before_s = remaining_s
         self._last = job
-        return (Scheduled(job, self.timeout_s),)
+        self._tried.add((job.variant, job.size_n))
+        return (Scheduled(job, min(limits) if limits else None),)
+
+    def _failed(self, history: Sequence[Run]) -> dict[str, int]:
+        """The smallest size of each variant whose count, handed out here, failed or was cut
+        short: larger sizes cost more, so none is counted."""
+        out: dict[str, int] = {}
+        for variant, size in self._tried:
+            if size not in self._points(history, variant) and any(
+                    r.variant == variant and r.size_n == size for r in history):
+                out[variant] = min(size, out.get(variant, size))
+        return out
 
     def _note_cost(self, remaining_s: float | None) -> None:
         """Keep what the last job handed out cost (the budget it took)."""
@@ -286,7 +312,7 @@ class CountPlan:
                 continue
             top = max(j.size_n for j in self.jobs if j.variant == variant)
             largest = max(points)
-            if largest >= top * 2 ** self.extend:
+            if largest >= top * 2 ** self.extend or (variant, largest * 2) in self._tried:
                 continue
             price = self._grown(history, points, remaining_s)
             if remaining_s is not None and price > remaining_s:
@@ -354,7 +380,10 @@ def exact_plan(variants: Sequence[str], start_n: int, *, metric: str, cost: Cost
     """An exact meter's adaptive sweep (`--meter instructions --budget S`): the work counted
     once per size from `start_n`, doubling, SETTLE_SIZES sizes first (a span of
     2^(SETTLE_SIZES-1)), then one doubling at a time, each priced from the last count's cost,
-    until the counts settle the class or the budget cannot pay for the next size.
+    until the counts settle the class or the budget cannot pay for the next size. A count
+    that fails or is cut short (each may cost at most GROWTH_CAP times the last: an
+    exponential program's n doubled is not left to spend the budget) stops the climb; the
+    plan then halves below the start, where counting is cheapest.
 
     Not the time meter's `AdaptivePlan`: a count repeats exactly, so repeats buy nothing,
     and it needs no large n to beat noise, only a span of sizes; the smallest sizes are
@@ -363,7 +392,7 @@ def exact_plan(variants: Sequence[str], start_n: int, *, metric: str, cost: Cost
     start = max(start_n, 1)
     jobs = [PlannedRun(v, start * 2 ** k, 0) for k in range(SETTLE_SIZES) for v in variants]
     return CountPlan(jobs, metric=metric, cost=cost, timeout_s=timeout_s,
-                     reason="the meter counts the work", extend=EXACT_EXTEND)
+                     reason="the meter counts the work", extend=EXACT_EXTEND, cap_growth=True)
 
 
 def _same_job(run: Run, job: PlannedRun) -> bool:
