@@ -238,3 +238,15 @@ def test_an_exact_adaptive_sweep_that_cannot_count_a_doubling_halves_below_its_s
     sizes = [size_of(a) for a in executor.calls]
     assert sizes[:2] == [1000, 2000] and all(n < 1000 for n in sizes[2:])
     assert sizes[2:] == [500, 250, 125][:len(sizes) - 2] and len(sizes) > 2
+
+
+def test_an_exact_adaptive_sweep_prices_a_doubling_by_the_counts_own_growth(
+        store: Store) -> None:
+    """Counts that grow 1024× over a doubling (2^(n/100)): the next doubling is priced at
+    1024× the last count's cost, beyond a 30 s budget, so it is never started; halvings
+    below the start follow instead."""
+    _, _, executor = _exact_sweep(
+        store, _counted(lambda n: 2 ** (n // 100), 0.05), budget_s=30.0)
+    sizes = [size_of(a) for a in executor.calls]
+    assert sizes[:2] == [1000, 2000] and 4000 not in sizes
+    assert all(n < 1000 for n in sizes[2:]) and len(sizes) > 2

@@ -365,6 +365,11 @@ class CountPlan:
         last = next((r for r in reversed(history) if r.value(self.metric) is not None), None)
         if before is None or last is None:
             return self.cost.run_s(plain)
+        points = self._points(history, job.variant)
+        if not plain and len(points) >= 2 and job.size_n > max(points):
+            # Not timed yet (an exact sweep's next doubling): priced by the count's own
+            # growth over the last doubling, so an exponential's next n is never started.
+            return self._grown(history, points, remaining_s)
         spent = max(before - remaining_s, 0.0)
         last_plain = _timed_median(history, last.variant, last.size_n) or 0.0
         scale = plain / last_plain if last_plain > 0 else 1.0
