@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PY = "/root/.pyenv/versions/3.11.7/bin/python3"  # the real interpreter, not pyenv's shim
+PY312 = "/root/.pyenv/versions/3.12.1/bin/python3"  # perf trampolines (-X perf)
 REPO = Path(__file__).resolve().parent.parent
 
 CSVJOIN = r"""
@@ -107,6 +108,24 @@ def main():
 main()
 """
 
+# list.insert(0, x) shifts the whole list in C (list_insert): the growth is below the
+# Python frame, where py-spy alone never looks.
+FRONT_PY = """\
+import sys
+
+def remember_user(log, user):
+    log.insert(0, user)
+
+def main():
+    n = int(sys.argv[1])
+    log = []
+    for i in range(n):
+        remember_user(log, i)
+    print(len(log))
+
+main()
+"""
+
 TEXTKIT_PY = """\
 def make_words(n):
     return [f"w{i}" for i in range(n)]
@@ -177,6 +196,13 @@ def _script(folder: Path) -> Prepared:
     return (PY, str(folder / "users.py"), "{n}"), {}
 
 
+def _front(python: str) -> Callable[[Path], Prepared]:
+    def build(folder: Path) -> Prepared:
+        (folder / "front.py").write_text(FRONT_PY)
+        return (python, str(folder / "front.py"), "{n}"), {}
+    return build
+
+
 def _pyfunc(folder: Path) -> Prepared:
     pkg = folder / "textkit"
     pkg.mkdir(exist_ok=True)
@@ -227,6 +253,10 @@ CASES: tuple[Case, ...] = (
          needs=("rustc",)),
     Case("users.py", "Python script", "1000..8000", ("remember_user",), _script,
          needs=(PY,)),
+    Case("front.py", "Python 3.11 script, list.insert (py-spy + perf)", "5000..80000",
+         ("remember_user",), _front(PY), needs=(PY,)),
+    Case("front.py-3.12", "Python 3.12 script, list.insert (-X perf)", "5000..80000",
+         ("remember_user",), _front(PY312), needs=(PY312,)),
     Case("textkit", "python: function target", "1000..8000", ("unique_words_slow",), _pyfunc),
     Case("pipeline", "shell pipeline (seq, insort, cat)", "2000..16000", ("insert_line",),
          _pipeline),
@@ -240,4 +270,4 @@ CASES: tuple[Case, ...] = (
          _doctor("clock"), kernel=True),
 )
 
-__all__ = ["CASES", "PY", "REPO", "Case"]
+__all__ = ["CASES", "PY", "PY312", "REPO", "Case"]

@@ -52,8 +52,12 @@ def _matches(name: str, user: tuple[str, ...]) -> bool:
 
 
 def _row_text(c: dict[str, Any]) -> str:
-    caller = f" ← {c['user_caller']}" if c.get("user_caller") else ""
-    return f"{c['symbol']}{caller} ({c['self_class']})"
+    """The row as the terminal names it: `memset ← touch`, `remember_user → list_insert`."""
+    path = c.get("call_path") or []
+    if c.get("user_caller"):
+        return f"{c['symbol']} ← {c['user_caller']} ({c['self_class']})"
+    parent = f"{path[-2]} → " if len(path) >= 2 else ""
+    return f"{parent}{c['symbol']} ({c['self_class']})"
 
 
 def score(case: Case, doc: dict[str, Any], total_s: float) -> Scored:

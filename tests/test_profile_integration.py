@@ -190,3 +190,51 @@ def test_list_insert_shows_its_c_function_under_the_python_frame(
     assert "libpython" in top.dso or "libc" in top.dso
     assert top.call_path[-2] == "<listcomp>"
     assert any("come from perf recordings" in note for note in a.notes)
+
+
+def _python_312() -> str | None:
+    """A CPython 3.12+ interpreter binary here (pyenv's, then PATH's; not a shell shim)."""
+    found = [str(p) for p in sorted(Path("/root/.pyenv/versions").glob("3.1[23].*/bin/python3"))]
+    found += [w for name in ("python3.13", "python3.12") if (w := shutil.which(name))]
+    return next((f for f in found if _is_binary(f)), None)
+
+
+FRONT_PY = """\
+import sys
+
+def remember_user(log, i):
+    log.insert(0, i)
+
+log = []
+for i in range(int(sys.argv[1])):
+    remember_user(log, i)
+"""
+
+
+@pytest.mark.skipif(_python_312() is None, reason="no CPython 3.12+ for perf's -X perf")
+def test_python_312_trampolines_put_list_insert_under_the_user_function(
+        setup: PerfSetup, tmp_path: Path) -> None:
+    """`python3.12 -X perf` under perf with DWARF: list_insert sits right under
+    remember_user (the trampoline frame read as a Python frame, the loop dropped), the
+    user's function is named in the sentence, and the note names the unwinder."""
+    from quadscope.profile.trampoline import UNWINDER_NOTE
+
+    script = tmp_path / "front.py"
+    script.write_text(FRONT_PY)
+    python = _python_312()
+    assert python is not None
+    sweep = Sweep(id=1, name="py", mode="sizes", command=(python, str(script), "{n}"))
+    sampler = PerfSampler(setup, target_samples=300, max_repeats=3, python_perf=True)
+    a = profile_sweep(sweep, (5000, 10000, 20000, 40000), sampler=sampler,
+                      out_dir=tmp_path / "out", measure_overhead=False)
+    top = a.culprits[0]
+    assert top.symbol in ("list_insert", "ins1") or "memmove" in top.symbol, a.culprits[:3]
+    assert "remember_user" in top.call_path, top.call_path
+    assert not any(p.startswith("py::") for c in a.culprits for p in c.call_path)
+    assert a.culprit_sentence is not None and a.culprit_sentence.startswith("remember_user")
+    assert UNWINDER_NOTE in a.notes
+
+
+def _is_binary(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"

@@ -143,18 +143,21 @@ def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None, *,
     """
     if python_argv(argv):
         version = python_version(argv[0])
-        if version is not None and version >= (3, 12):
-            return PerfSampler(setup or detect_perf(), python_perf=True)
+        perf, perf_missing = _perf_or_why(setup)
+        if version is not None and version >= (3, 12) and perf is not None:
+            return PerfSampler(perf, python_perf=True)
         pyspy = find_pyspy()
         if pyspy:
             native = not light and pyspy_native_works(pyspy, argv[0])
-            spy = PySpySampler(pyspy, native=native,
-                               notes=() if native or light else (NATIVE_FAILED,))
-            try:  # perf, when it works, adds the interpreter's C functions (see native.py)
-                return PythonNativeSampler(spy, PerfSampler(setup or detect_perf()))
-            except ToolMissingError:
-                return spy
-        s = setup or detect_perf()
+            spy_notes = () if native or light else (NATIVE_FAILED,)
+            if perf is not None:  # perf adds the interpreter's C functions (see native.py)
+                return PythonNativeSampler(PySpySampler(pyspy, native=native, notes=spy_notes),
+                                           PerfSampler(perf))
+            return PySpySampler(pyspy, native=native,
+                                notes=(*spy_notes, no_c_frames_note(perf_missing)))
+        if perf is None:
+            raise ToolMissingError(perf_missing)
+        s = perf
         why = (f"Python functions are not shown: {argv[0]} is Python "
                f"{'.'.join(map(str, version)) if version else '(unknown version)'}, which has no "
                "perf trampolines (3.12+ has `-X perf`), and py-spy is not installed "
@@ -162,6 +165,24 @@ def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None, *,
         return PerfSampler(PerfSetup(s.perf, s.event, s.kernel, s.max_freq_hz, s.fault_event,
                                      (*s.notes, why)))
     return PerfSampler(setup or detect_perf())
+
+
+def _perf_or_why(setup: PerfSetup | None) -> tuple[PerfSetup | None, str]:
+    """perf's setup, or None and the sentence saying why it cannot sample here."""
+    if setup is not None:
+        return setup, ""
+    try:
+        return detect_perf(), ""
+    except ToolMissingError as e:
+        return None, str(e)
+
+
+def no_c_frames_note(why: str) -> str:
+    """Why a Python program's profile shows no C function under its Python frames."""
+    return ("the interpreter's C functions under Python frames (list.insert's list_insert) "
+            "are not shown: they come from perf (-X perf on Python 3.12+, a second recording "
+            f"before), and perf does not work here ({why.rstrip('.')}); py-spy's Python "
+            "frames are shown alone")
 
 
 def profile_sweep(

@@ -154,9 +154,10 @@ def splice_native(profiles: Sequence[StackProfile]) -> tuple[tuple[StackProfile,
         out.append(replace(p, stacks=stacks))
     names = ", ".join(" → ".join(f.label() for f in c) for c in chains)
     note = (f"C functions under {target[-1].label()} ({names}) come from perf recordings of the "
-            "same command: py-spy does not show the interpreter's own C functions before "
-            "Python 3.12, so perf's heaviest native work is placed under the Python function "
-            "with the most own time, in proportion to perf's samples at each size")
+            "same command (perf's frame-pointer call graphs): py-spy does not show the "
+            "interpreter's own C functions before Python 3.12, so perf's heaviest native work "
+            "is placed under the Python function with the most own time, in proportion to "
+            "perf's samples at each size")
     return tuple(out), note
 
 

@@ -16,7 +16,8 @@ fp walks skip at leaves are put back by `callsite`. The exception is Python
 3.12+ under `-X perf` (`python_perf`): CPython is built without frame
 pointers, so an fp walk stops at the leaf (`list_insert`, no Python frame
 above it); DWARF unwinding (`DWARF_CALL_GRAPH`, at most `DWARF_MAX_FREQ_HZ`)
-reaches the `py::func:file` trampoline frames. A native program built
+reaches the `py::func:file` trampoline frames, which `trampoline.python_stacks`
+turns into Python frames with the C functions they call right under them. A native program built
 without frame pointers (`gcc -O2`) is found by its first recording, whose
 stacks stop short of main (`unwind.needs_dwarf`): that size is recorded again
 and every later one too with DWARF, and the profile's note says which
@@ -46,6 +47,7 @@ from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
 from quadscope.profile.python import python_argv
 from quadscope.profile.sampler import Overhead
 from quadscope.profile.stacks import Stack, StackProfile
+from quadscope.profile.trampoline import UNWINDER_NOTE, python_stacks
 from quadscope.profile.unwind import broken_share, dwarf_note, needs_dwarf, rebuild_note
 
 INSTALL_PERF = "install linux-perf (`apt-get install linux-perf`); the sweep's results still stand"
@@ -162,7 +164,7 @@ class PerfSampler:
     def __init__(self, setup: PerfSetup, *, target_samples: int = 1000, max_repeats: int = 20,
                  timeout_s: float | None = 600.0, python_perf: bool = False) -> None:
         self.setup = setup
-        self.notes = setup.notes
+        self.notes = (*setup.notes, UNWINDER_NOTE) if python_perf else setup.notes
         self.target_samples = target_samples
         self.max_repeats = max_repeats
         self.timeout_s = timeout_s
@@ -235,6 +237,8 @@ class PerfSampler:
                 argv, repeats, data_path)
             exclude = data.exec_pids[:1] if repeats > 1 else ()
             st, n = stacks(data, exclude_pids=exclude, resolver=self.resolver)
+            if self.python_perf:  # py::func:file trampolines read as Python frames
+                st = python_stacks(st)
             if n >= self.target_samples or attempt == 1 or repeats >= self.max_repeats:
                 break
             # Too few: the run was shorter than the sweep said. Re-plan from what was seen.
