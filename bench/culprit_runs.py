@@ -39,6 +39,8 @@ class Scored:
     timed_s: float | None
     total_s: float
     why: str = ""  # not run, or failed: one sentence
+    budget_s: float | None = None  # the runs' wall plus the sampling: what Callgrind may cost
+    skipped_s: float | None = None  # Callgrind's predicted seconds when `auto` skipped it
 
 
 def _subject(sentence: str) -> str:
@@ -75,8 +77,11 @@ def score(case: Case, doc: dict[str, Any], total_s: float) -> Scored:
         u in said for u in case.user)
     cg = extra.get("callgrind") or {}
     timed = sum(r["wall_s"] for r in doc.get("runs", []) if r.get("wall_s") is not None)
+    skipped = bool(cg.get("skipped"))
     return Scored(case, first, named, said, _row_text(rows[0]) if rows else "—",
-                  cg.get("spent_s"), timed or None, total_s)
+                  None if skipped else cg.get("spent_s"), timed or None, total_s,
+                  budget_s=cg.get("budget_s"),
+                  skipped_s=cg.get("predicted_s") if skipped else None)
 
 
 def run_case(case: Case, folder: Path) -> Scored:

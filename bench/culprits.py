@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -165,6 +166,17 @@ def speed(setup: PerfSetup, runs: int = 3) -> tuple[list[list[object]], str]:
     return rows, f"{n_samples} samples with call chains, median of {runs} runs"
 
 
+def callgrind_cost(s: Any) -> str:
+    """Callgrind's seconds over its budget (the timed runs + the sampling), as a ratio; or
+    what `auto` predicted when it skipped; or — when it never applied."""
+    if s.callgrind_s is not None and s.budget_s:
+        return f"{s.callgrind_s:.1f} s / {s.budget_s:.1f} s ({s.callgrind_s / s.budget_s:.2f}×)"
+    if s.skipped_s is not None and s.budget_s:
+        return (f"skipped: ~{s.skipped_s:.1f} s / {s.budget_s:.1f} s "
+                f"({s.skipped_s / s.budget_s:.1f}×)")
+    return "—"
+
+
 def cases() -> tuple[list[list[object]], int, int, int, int]:
     """(rows, named first, user's function named, cases run, cases Callgrind counted)."""
     from culprit_cases import CASES
@@ -178,19 +190,18 @@ def cases() -> tuple[list[list[object]], int, int, int, int]:
         log(f"{case.name}: first {s.first}, named {s.named} {s.why}")
         if s.first is None:
             rows.append([case.name, case.kind, "/".join(case.user), "not run", "not run",
-                         s.why, "", "", ""])
+                         s.why, "", "", "", ""])
             continue
         ran += 1
         first += bool(s.first)
         named += bool(s.named)
-        cost = "—" if s.callgrind_s is None else f"{s.callgrind_s:.1f} s"
-        if s.callgrind_s is not None and s.timed_s:
-            cost += f" / {s.timed_s:.1f} s"
-            counted += 1
+        cost = callgrind_cost(s)
+        counted += s.callgrind_s is not None
         said = s.sentence if len(s.sentence) <= 160 else s.sentence[:157] + "…"
         rows.append([case.name, case.kind, "/".join(case.user), "yes" if s.first else "no",
                      "yes" if s.named else "no", s.why or said.replace("|", "\\|"),
-                     s.top.replace("|", "\\|"), cost, f"{s.total_s:.0f}"])
+                     s.top.replace("|", "\\|"), cost,
+                     "—" if s.timed_s is None else f"{s.timed_s:.2f}", f"{s.total_s:.0f}"])
     return rows, first, named, ran, counted
 
 
@@ -213,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{counted} (the others predicted over its budget, or not native).\n")
         print(table(["program", "kind", "user's function", "culprit named first",
                      "user's function named", "the sentence under the headline",
-                     "top culprit row", "Callgrind / timed sweep", "run --profile s"], rows))
+                     "top culprit row", "Callgrind / (timed runs + sampling)", "timed runs s",
+                     "run --profile s"], rows))
         if args.cases:
             return 0
         print()

@@ -9,33 +9,34 @@ import pytest
 
 from quadscope.errors import FitRefusedError
 from quadscope.model import Measurement, Run, Sweep
-from quadscope.profile.callgrind import count_sweep, plan_sizes, sweep_seconds, wall_by_size
+from quadscope.profile.callgrind import (
+    CallgrindSkipped,
+    count_sweep,
+    plan_sizes,
+    planned_s,
+    sweep_seconds,
+    wall_by_size,
+)
 from quadscope.profile.callgrind_format import FunctionKey
 
 WALLS = {1000: 0.01, 2000: 0.02, 4000: 0.04, 8000: 0.08, 16000: 0.16, 32000: 0.32}
 
 
-# The first count took 0.1 s at a timed wall of 0.01 s: n costs 0.1 s · n / 1000 to count.
-def test_a_large_budget_spreads_the_sizes_over_all_of_them() -> None:
-    """2000 + 4000 + 16000 + 32000 cost 5.4 s: the geometric pick of 5 over the whole range."""
-    assert plan_sizes(WALLS, first_s=0.1, remaining_s=5.4) == (1000, 2000, 4000, 16000, 32000)
+def test_the_plan_is_the_four_smallest_sizes_spanning_a_factor_four() -> None:
+    """The fewest counts that settle a class, the cheapest sizes: 1000..8000, not 32000."""
+    assert plan_sizes(list(WALLS)) == (1000, 2000, 4000, 8000)
 
 
-def test_a_tighter_budget_lowers_the_top_size() -> None:
-    """0.2 + 0.4 + 0.8 + 1.6 = 3.0 s fits 3.0 s; under it, the top size drops to 8000."""
-    assert plan_sizes(WALLS, first_s=0.1, remaining_s=3.0) == (1000, 2000, 4000, 8000, 16000)
-    assert plan_sizes(WALLS, first_s=0.1, remaining_s=2.9) == (1000, 2000, 4000, 8000)
+def test_close_sizes_raise_the_top_until_they_span() -> None:
+    """1000..1300 spans 1.3×: the top goes to the first size at least 4× the smallest, the
+    middle ones spread geometrically below it."""
+    sizes = [1000, 1100, 1200, 1300, 2000, 4000, 8000]
+    assert plan_sizes(sizes) == (1000, 1300, 2000, 4000)
+    assert plan_sizes([1000, 1100, 1200, 1300, 1400]) == (1000, 1100, 1300, 1400)
 
 
-def test_no_budget_still_counts_the_fewest_sizes_a_fit_needs() -> None:
-    assert plan_sizes(WALLS, first_s=0.1, remaining_s=0.0) == (1000, 2000, 4000, 8000)
-
-
-def test_a_size_costs_at_least_the_first_count() -> None:
-    """Valgrind's start-up is paid every run: equal walls cost 1 s each, 4 more need 4 s."""
-    flat = dict.fromkeys(WALLS, 0.01)
-    assert plan_sizes(flat, first_s=1.0, remaining_s=4.0) == (1000, 2000, 4000, 16000, 32000)
-    assert plan_sizes(flat, first_s=1.0, remaining_s=3.9) == (1000, 2000, 4000, 8000)
+def test_a_sweep_of_three_sizes_counts_three() -> None:
+    assert plan_sizes([1000, 2000, 4000]) == (1000, 2000, 4000)
 
 
 def _file(n: int, pid: int) -> str:
@@ -85,32 +86,37 @@ def _sweep() -> Sweep:
 
 
 def test_counts_every_process_held_still_within_the_budget() -> None:
-    """1 s per count on the fake clock, 5.5 s of budget: the smallest, then 4 more (4 s at
-    least, and the timed walls scale 16000 to 16 s: so the 4 smallest after the first)."""
+    """1 s per count on the fake clock, 20 s of budget (16.2 s predicted): the four planned
+    sizes, 4 s."""
     fake = FakeValgrind()
-    got = count_sweep(_sweep(), _runs(), valgrind="valgrind", budget_s=5.5, run=fake.run,
-                      clock=fake.clock)
+    got = count_sweep(_sweep(), _runs(), valgrind="valgrind", budget_s=20.0, run=fake.run,
+                      clock=fake.clock, strict=True)
     assert got.sizes == (1000, 2000, 4000, 8000)
     work = FunctionKey("work", "/home/u/prog")
     assert [c.self_ir[work] for c in got.counts] == [2 * n * n for n in got.sizes]
-    assert got.spent_s == 4.0 and got.budget_s == 5.5 and got.notes == ()
+    assert got.spent_s == 4.0 and got.budget_s == 20.0 and got.notes == ()
     first = fake.argvs[0]
     assert first[:2] == ["env", "PYTHONHASHSEED=0"] and "setarch" in first
     assert "--tool=callgrind" in first and "--trace-children=yes" in first
     assert first[-2:] == ["./prog", "1000"]
 
 
-def test_going_over_the_budget_says_so() -> None:
+def test_on_going_over_the_budget_says_so() -> None:
+    """`--callgrind on` (not strict) counts the plan whatever it costs, and says so."""
     fake = FakeValgrind()
     got = count_sweep(_sweep(), _runs(), valgrind="valgrind", budget_s=0.5, run=fake.run,
-                      clock=fake.clock)
+                      clock=fake.clock, budget_what="the timed runs and the sampling")
     assert got.sizes == (1000, 2000, 4000, 8000)
-    assert got.notes and "over its budget of 0.5 s" in got.notes[0]
+    assert got.notes and "over its budget of 0.5 s (the timed runs and the sampling)" in \
+        got.notes[0]
 
 
 def test_the_default_budget_is_the_timed_sweeps_wall_time() -> None:
     assert sweep_seconds(_runs()) == pytest.approx(sum(WALLS.values()))
     assert wall_by_size(_runs()) == WALLS
+    fake = FakeValgrind()
+    got = count_sweep(_sweep(), _runs(), valgrind="valgrind", run=fake.run, clock=fake.clock)
+    assert got.budget_s == pytest.approx(sum(WALLS.values()))  # no floor any more
 
 
 def test_a_failed_count_is_one_sentence() -> None:
@@ -120,27 +126,45 @@ def test_a_failed_count_is_one_sentence() -> None:
                     clock=fake.clock)
 
 
-def test_strict_refuses_a_count_predicted_over_the_budget() -> None:
-    """`--callgrind auto`: after the first second, 2 + 4 + 8 s more over 2 s are not made."""
+def test_auto_skips_a_plan_predicted_over_the_budget_before_counting() -> None:
+    """Start-up 0.3 s + 100 × the timed wall per size: 1 + 2 + 4 + 8 s + 1.2 s = 16.2 s over
+    2 s: nothing runs, and the sentence gives the cost `--callgrind on` would have."""
     fake = FakeValgrind()
-    with pytest.raises(FitRefusedError, match=r"about 15 s at n = 1000\.\.8000, over its budget of 2 s"):
+    with pytest.raises(CallgrindSkipped, match=r"Callgrind skipped: its 4 counts at "
+                       r"n = 1000\.\.8000 would take about 16\.2 s, more than the 2\.0 s "
+                       r"the timed sweep took; `--callgrind on`") as e:
         count_sweep(_sweep(), _runs(), valgrind="valgrind", budget_s=2.0, run=fake.run,
                     clock=fake.clock, strict=True)
-    assert len(fake.argvs) == 1
+    assert fake.argvs == []
+    assert e.value.predicted_s == pytest.approx(16.2) and e.value.spent_s == 0.0
 
 
-def test_the_budget_has_a_floor_for_fast_programs() -> None:
-    """A sweep of 0.63 s still gets 5 s: Valgrind's start-up alone is a quarter second."""
+def test_auto_stops_after_a_first_count_slower_than_predicted() -> None:
+    """A millisecond program predicted at 4 × 0.4 s fits 3 s; its first count took 1 s
+    (the fake's), so the four would take 4 s: skipped after the one."""
+    fast = {n: 0.001 for n in WALLS}
+    runs = [Run(1, i, "A", n, 0, False, 0.0, Measurement(wall_s=w, exit_code=0))
+            for i, (n, w) in enumerate(fast.items())]
     fake = FakeValgrind()
-    got = count_sweep(_sweep(), _runs(), valgrind="valgrind", run=fake.run, clock=fake.clock)
-    assert got.budget_s == 5.0 and got.sizes == (1000, 2000, 4000, 8000)
+    with pytest.raises(CallgrindSkipped, match=r"skipped \(after 1\.0 s on n = 1000\)") as e:
+        count_sweep(_sweep(), runs, valgrind="valgrind", budget_s=3.0, run=fake.run,
+                    clock=fake.clock, strict=True)
+    assert len(fake.argvs) == 1 and e.value.predicted_s == pytest.approx(4.0)
 
 
 def test_a_millisecond_program_s_first_count_is_mostly_valgrind_s_start_up() -> None:
     """csvjoin: 2.0 s to count n = 2000 (timed 1 ms); n = 16000 (timed 10 ms) is not 20 s
-    but at most 2 s + 100 × 9 ms: four sizes fit a 5 s budget's remaining 8 s."""
+    but at most 2 s + 100 × 9 ms."""
     from quadscope.profile.callgrind import predicted_s
 
     walls = {2000: 0.001, 4000: 0.002, 8000: 0.004, 16000: 0.010}
     assert predicted_s(walls, 2.0, 16000) == pytest.approx(2.9)
-    assert plan_sizes(walls, first_s=2.0, remaining_s=8.0) == (2000, 4000, 8000, 16000)
+
+
+def test_the_prediction_before_counting_stretches_start_up_by_contention() -> None:
+    """Runs that took twice their CPU time on the clock: each start-up 0.6 s, not 0.3 s."""
+    runs = [Run(1, i, "A", n, 0, False, 0.0,
+                Measurement(wall_s=0.002, user_s=0.001, sys_s=0.0, exit_code=0))
+            for i, n in enumerate((1000, 2000, 4000, 8000))]
+    walls = wall_by_size(runs)
+    assert planned_s(walls, (1000, 2000, 4000, 8000), runs) == pytest.approx(4 * (0.6 + 0.2))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,8 +55,8 @@ def register(sub: Any) -> None:
                         "[<db dir>/profile/sweep-<id>]")
     p.add_argument("--callgrind", choices=("auto", "on", "off"), default="auto",
                    help="count a native program's functions exactly under valgrind's callgrind "
-                        "at its smallest sizes, within the timed sweep's time [auto: when "
-                        "valgrind is installed]")
+                        "at its smallest sizes [auto: when valgrind is installed and the counts "
+                        "are predicted to cost no more than the timed runs and the sampling]")
     p.add_argument("--no-overhead", action="store_true",
                    help="skip measuring perf's overhead (saves a few seconds)")
     add_store_option(p)
@@ -119,6 +120,7 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
         if not own:
             sampler = CallsSampler(sampler, calls_per_run(runs), function_name(sweep.command))
         measured = sorted({r.size_n for r in runs if r.measurement.ok and not r.warmup})
+        sampling_from = time.monotonic()
         attribution = profile_sweep(
             watched, sizes or (None if own else choose_sizes(measured)), sampler=sampler,
             out_dir=out_dir, runs=runs if own else (),
@@ -129,7 +131,9 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
             attribution = with_call_growth(
                 replace(attribution, notes=(*attribution.notes, PYTARGET_NOTE)),
                 sweep.command, runs, fit=fit_metric, seed=sweep.seed)
-        attribution = _with_exact(mode, sweep, runs, attribution)
+        # Callgrind may cost what the user already waited for: the runs and the sampling.
+        attribution = _with_exact(mode, sweep, runs, attribution,
+                                  sampled_s=time.monotonic() - sampling_from)
     # Stored as soon as it exists, so a failing print cannot lose it.
     store.put_blob(sweep.id, "profile", attribution.to_dict())
     return attribution
@@ -139,12 +143,15 @@ def _say(msg: str) -> None:
     print(f"quadscope: {msg}", file=sys.stderr)
 
 
-def _count_exact(mode: str, sweep: Sweep, runs: Sequence[Run]) -> tuple[CallgrindRuns, ExactGrowth]:
+def _count_exact(mode: str, sweep: Sweep, runs: Sequence[Run],
+                 sampled_s: float = 0.0) -> tuple[CallgrindRuns, ExactGrowth]:
     from quadscope.measure.exact import find_valgrind
-    from quadscope.profile.callgrind import count_sweep
+    from quadscope.profile.callgrind import count_sweep, sweep_seconds
     from quadscope.profile.exact_growth import exact_growth
 
+    what = "the timed runs and the sampling" if sampled_s > 0 else "the timed runs"
     counted = count_sweep(sweep, runs, valgrind=find_valgrind(), strict=mode == "auto",
+                          budget_s=sweep_seconds(runs) + sampled_s, budget_what=what,
                           progress=_say)
     return counted, exact_growth(counted.sizes, counted.counts, seed=sweep.seed)
 
@@ -163,22 +170,30 @@ def _exact_only(mode: str, sweep: Sweep, runs: Sequence[Run],
     return exact_attribution(sweep.id, growth, counted, str(missing))
 
 
-def _with_exact(mode: str, sweep: Sweep, runs: Sequence[Run], a: Attribution) -> Attribution:
+def _with_exact(mode: str, sweep: Sweep, runs: Sequence[Run], a: Attribution, *,
+                sampled_s: float = 0.0) -> Attribution:
     """`a` with Callgrind's exact per-function growth, for a native program (`--callgrind`).
 
-    In "auto" a missing valgrind or a failed count is a note, never a failed profile.
+    In "auto" a missing valgrind or a failed count is a note, never a failed profile; a
+    count predicted over its budget is skipped, and `extra["callgrind"]` says what it
+    would have cost.
     """
     from dataclasses import replace
 
+    from quadscope.profile.callgrind import CallgrindSkipped
     from quadscope.profile.exact_attach import attach_exact, wants_exact
 
     if mode == "off" or (mode == "auto" and not wants_exact(sweep.command)):
         return a
     try:
-        counted, growth = _count_exact(mode, sweep, runs)
+        counted, growth = _count_exact(mode, sweep, runs, sampled_s)
     except (ToolMissingError, FitRefusedError) as e:
         if mode == "on":
             raise
+        if isinstance(e, CallgrindSkipped):
+            extra = {**a.extra, "callgrind": {"skipped": True, "predicted_s": e.predicted_s,
+                                              "budget_s": e.budget_s, "spent_s": e.spent_s}}
+            return replace(a, notes=(*a.notes, str(e)), extra=extra)
         return replace(a, notes=(*a.notes, f"no exact per-function counts: {e}"))
     return attach_exact(a, growth, counted)
 

@@ -110,7 +110,8 @@ def register(sub: Any) -> None:
                         "functions that make it grow")
     r.add_argument("--callgrind", choices=("auto", "on", "off"), default="auto",
                    help="with --profile: count a native program's functions exactly under "
-                        "valgrind's callgrind at its smallest sizes [auto: when installed]")
+                        "valgrind's callgrind at its smallest sizes [auto: when installed and "
+                        "predicted to cost no more than the timed runs and the sampling]")
     r.add_argument("--resume", metavar="RUN", default=None,
                    help="continue an interrupted sweep; its settings are reused")
     o = p.add_argument_group("results")

@@ -3,21 +3,34 @@
 Contract: `count_sweep(sweep, runs, *, valgrind=, budget_s=, run=, clock=, strict=)`
 runs the sweep's command (variant A) held still (`measure.exact.hold_still`)
 under `valgrind --tool=callgrind --trace-children=yes`, one run per size
-(exact counts repeat, so one is the whole data), starting at the smallest
-size the sweep measured, and returns a `CallgrindRuns`: the sizes counted,
-each size's merged `CallgrindCounts` (every process the command started),
-the seconds spent and notes. The sizes are chosen by `plan_sizes` within the
-budget, by default the timed sweep's own wall time (`sweep_seconds`), never
-under `MIN_BUDGET_S` (a sweep of a millisecond program lasts less than
-Valgrind's start-up times a fit's sizes). After the smallest size the
-slowdown under Callgrind is bounded, so each further size's cost is predicted
-from its timed wall time (`predicted_s`: Valgrind's start-up once per count,
-the work at most `MAX_SLOWDOWN` times its timed wall). At least `MIN_SIZES` sizes are
-counted whatever the budget (a fit needs them); a note says when that went
-over it, and with `strict=True` (`--callgrind auto`) counts predicted to go
-over it are not made: FitRefusedError says so after the first size.
+(exact counts repeat, so one is the whole data), and returns a
+`CallgrindRuns`: the sizes counted, each size's merged `CallgrindCounts`
+(every process the command started), the seconds spent and notes.
+
+The sizes (`plan_sizes`) are the fewest that settle a class on exact counts
+and the cheapest: `MIN_SIZES` of the smallest sizes the sweep measured, the
+top one raised until they span `MIN_SPAN` (exact a + b·f(n) counts at 4
+sizes a factor 4 apart settle 1, n, n log n and n² with `fit_metric`; at 3
+sizes the verdict's span check leaves every class open, so 3 are never
+enough). Their cost is predicted before anything runs (`planned_s`):
+Valgrind's start-up (`STARTUP_S`, stretched by the `run.counting.contention`
+the timed runs met) once per count, plus the work at most `MAX_SLOWDOWN`
+times its timed wall; after the first count, from what it took
+(`predicted_s`). The budget is `budget_s`, by default the timed sweep's own
+wall time (`sweep_seconds`); `commands.profile` passes everything the user
+already waited for, the timed runs and the sampling. With `strict=True`
+(`--callgrind auto`) a plan predicted over the budget is not counted:
+`CallgrindSkipped` (a `FitRefusedError` carrying the prediction) says so,
+before the first count or right after it. Otherwise (`--callgrind on`) every
+planned size is counted and a note says when that went over the budget.
 `run(argv, timeout_s) -> bool` (did it succeed) is the side effect, faked in
 tests; `clock` too.
+
+Where the time goes (BENCHMARKS.md §4): Valgrind's core starting, not
+Callgrind's instrumentation: `valgrind --tool=none /bin/true` costs as much as
+`--tool=callgrind /bin/true`, and `--read-inline-info`, cache simulation
+(off by default) and `--dump-instr` (off by default) change nothing
+measurable on a millisecond program. So the lever is the number of counts.
 """
 
 from __future__ import annotations
@@ -35,17 +48,27 @@ from quadscope.measure.exact import find_valgrind, hold_still
 from quadscope.model import Run, Sweep
 from quadscope.profile.callgrind_format import CallgrindCounts, merge, parse_callgrind
 from quadscope.profile.driver import choose_sizes
+from quadscope.run.counting import contention
 from quadscope.run.spec import substitute
 
-MIN_SIZES = 4  # exact counts at 3 sizes a factor 2 apart cannot tell 1 from n² (fit_metric)
-MAX_SIZES = 5
+MIN_SIZES = 4  # exact counts at 3 sizes leave every class open (the verdict's span check)
+MIN_SPAN = 4.0  # the counted sizes span at least this factor where the sweep's sizes allow
 MAX_SLOWDOWN = 100.0  # Callgrind runs a program 20-100× slower (its work, not its start-up)
+STARTUP_S = 0.3  # `valgrind --tool=callgrind /bin/true` on an idle core here: 0.25-0.35 s
 MIN_TIMEOUT_S = 60.0
-# Valgrind alone starts in ~0.25 s: a sweep of a fast program lasts less than one count, so
-# the budget never goes under this many seconds (perf's sampling costs ~1 s per size too).
-MIN_BUDGET_S = 5.0
 
 RunFn = Callable[[Sequence[str], "float | None"], bool]
+
+
+class CallgrindSkipped(FitRefusedError):
+    """`--callgrind auto` did not count: the plan was predicted over its budget."""
+
+    def __init__(self, message: str, *, predicted_s: float, budget_s: float,
+                 spent_s: float) -> None:
+        super().__init__(message)
+        self.predicted_s = predicted_s
+        self.budget_s = budget_s
+        self.spent_s = spent_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,25 +126,23 @@ def predicted_s(wall_s: Mapping[int, float], first_s: float, n: int) -> float:
     return max(first_s, first_s + slowdown * (wall_s[n] - wall_s[n0]))
 
 
-def plan_sizes(wall_s: Mapping[int, float], first_s: float, remaining_s: float,
-               count: int = MAX_SIZES, min_count: int = MIN_SIZES) -> tuple[int, ...]:
-    """Sizes to count, the smallest (already counted, in `first_s`) first.
+def plan_sizes(sizes: Sequence[int], count: int = MIN_SIZES,
+               span: float = MIN_SPAN) -> tuple[int, ...]:
+    """The `count` smallest sizes, the top one raised to the first at least `span` × the
+    smallest (where there is one), the ones between spread geometrically."""
+    ordered = sorted(set(sizes))
+    if len(ordered) <= count:
+        return tuple(ordered)
+    top = next((i for i, n in enumerate(ordered)
+                if i >= count - 1 and n >= span * ordered[0]), len(ordered) - 1)
+    return choose_sizes(ordered[:top + 1], count)
 
-    A size's predicted cost is `predicted_s`. The largest top size whose
-    geometric pick of `count` sizes fits in `remaining_s` wins; when none
-    does, the `min_count` smallest sizes.
-    """
-    sizes = sorted(wall_s)
-    if not sizes:
-        return ()
-    n0 = sizes[0]
-    for top in range(len(sizes), 0, -1):
-        picks = choose_sizes(sizes[:top], count)
-        if len(picks) < min(min_count, len(sizes)):
-            break
-        if sum(predicted_s(wall_s, first_s, n) for n in picks if n != n0) <= remaining_s:
-            return picks
-    return tuple(sizes[:min_count])
+
+def planned_s(wall_s: Mapping[int, float], plan: Sequence[int], runs: Sequence[Run]) -> float:
+    """Seconds to count `plan` before any count: Valgrind's start-up, stretched by the
+    contention the timed runs met, plus at most `MAX_SLOWDOWN` × the timed wall, per size."""
+    start = STARTUP_S * contention(runs)
+    return sum(start + MAX_SLOWDOWN * wall_s[n] for n in plan)
 
 
 def count_once(argv: Sequence[str], *, valgrind: str, run: RunFn,
@@ -140,13 +161,26 @@ def count_once(argv: Sequence[str], *, valgrind: str, run: RunFn,
 def count_sweep(sweep: Sweep, runs: Sequence[Run], *, valgrind: str | None = None,
                 budget_s: float | None = None, run: RunFn = _subprocess_run,
                 clock: Callable[[], float] = time.monotonic, strict: bool = False,
+                budget_what: str = "the timed sweep",
                 progress: Callable[[str], None] | None = None) -> CallgrindRuns:
     """Counts at the sizes `plan_sizes` picks within `budget_s` (see the module docstring)."""
     say = progress or (lambda _msg: None)
     tool = valgrind or find_valgrind()
     walls = wall_by_size(runs) or {n: 0.0 for n in sweep.sizes}
-    budget = max(MIN_BUDGET_S, sweep_seconds(runs)) if budget_s is None else budget_s
+    budget = sweep_seconds(runs) if budget_s is None else budget_s
+    plan = plan_sizes(list(walls))
     timeout = max(MIN_TIMEOUT_S, 2 * budget)
+
+    def over(predicted: float, spent: float) -> CallgrindSkipped:
+        after = f" (after {spent:.1f} s on n = {plan[0]})" if spent else ""
+        return CallgrindSkipped(
+            f"Callgrind skipped{after}: its {len(plan)} counts at n = {plan[0]}..{plan[-1]} "
+            f"would take about {predicted:.1f} s, more than the {budget:.1f} s {budget_what} "
+            f"took; `--callgrind on` counts them anyway", predicted_s=predicted,
+            budget_s=budget, spent_s=spent)
+
+    if strict and (before := planned_s(walls, plan, runs)) > budget:
+        raise over(before, 0.0)
     start = clock()
     counted: dict[int, CallgrindCounts] = {}
 
@@ -159,23 +193,18 @@ def count_sweep(sweep: Sweep, runs: Sequence[Run], *, valgrind: str | None = Non
                                   f"`valgrind --tool=callgrind` to see why")
         counted[n] = got
 
-    n0 = min(walls)
+    n0 = plan[0]
     count(n0)
     first = clock() - start
-    plan = plan_sizes(walls, first, budget - first)
-    predicted = first + sum(predicted_s(walls, first, n) for n in plan if n != n0)
+    predicted = first + sum(predicted_s(walls, first, n) for n in plan[1:])
     if strict and predicted > budget:
-        raise FitRefusedError(
-            f"callgrind would take about {predicted:.0f} s at n = {plan[0]}..{plan[-1]}, over "
-            f"its budget of {budget:.0f} s (the timed sweep's time): `--callgrind on` counts "
-            "anyway")
-    for n in plan:
-        if n not in counted:
-            count(n)
+        raise over(predicted, first)
+    for n in plan[1:]:
+        count(n)
     spent = clock() - start
     notes = []
     if spent > budget:
-        notes.append(f"callgrind took {spent:.1f} s, over its budget of {budget:.1f} s (the "
-                     f"timed sweep's): {len(plan)} sizes is the fewest a fit can settle on")
+        notes.append(f"callgrind took {spent:.1f} s, over its budget of {budget:.1f} s "
+                     f"({budget_what}): {len(plan)} sizes is the fewest a fit can settle on")
     sizes = tuple(sorted(counted))
     return CallgrindRuns(sizes, tuple(counted[n] for n in sizes), spent, budget, tuple(notes))
