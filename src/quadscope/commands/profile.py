@@ -158,13 +158,17 @@ def _count_exact(mode: str, sweep: Sweep, runs: Sequence[Run],
 
 def _exact_only(mode: str, sweep: Sweep, runs: Sequence[Run],
                 missing: ToolMissingError) -> Attribution:
-    """Callgrind's profile where no sampler works; without it, the sampler's own error."""
+    """Callgrind's profile where no sampler works; without it, the sampler's own error.
+
+    Here Callgrind is the whole profile, not a second opinion beside the samples, so
+    `auto` counts whatever it costs (as `on`), and the note on its budget says what it took.
+    """
     from quadscope.profile.exact_attach import exact_attribution, wants_exact
 
     if mode == "off" or (mode == "auto" and not wants_exact(sweep.command)):
         raise missing
     try:
-        counted, growth = _count_exact(mode, sweep, runs)
+        counted, growth = _count_exact("on", sweep, runs)
     except (ToolMissingError, FitRefusedError):
         raise missing from None
     return exact_attribution(sweep.id, growth, counted, str(missing))
