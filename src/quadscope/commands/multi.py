@@ -5,7 +5,7 @@ turns `run`'s repeated `--sizes` into `args.sizes` (the one SPEC of a sweep
 over n, as before) and `args.axes` (two or more `run.design.Axis`, else ());
 `refuse_other_placeholders(commands)` refuses a one-size program command
 holding `{m}`; `refuse_unsupported(args)` refuses, in one sentence, the options a sweep over
-several sizes does not take yet (adaptive mode, --profile, --fleet, output
+several sizes does not take yet (adaptive mode, --fleet, output
 formats whose renderer does not declare `renders_multi`; with --vs, outputs
 other than --json: `commands/multi_compare.py`);
 `design_points(args)` is the design (`run/design.py`) within `--max-points`; `finish_multi(args,
@@ -85,7 +85,7 @@ def refuse_unsupported(args: argparse.Namespace) -> None:
 
         refuse_outputs(args)
     given = [flag for flag, on in (
-        ("--accumulate", args.accumulate), ("--profile", getattr(args, "profile", False)),
+        ("--accumulate", args.accumulate),
         ("--fleet", getattr(args, "fleet", None))) if on]
     given += [r.flag for r, _ in asked_outputs(args) if not r.renders_multi]
     if given:

@@ -5,7 +5,11 @@ native program, Callgrind's exact per-function growth (`--callgrind`, see
 `profile.exact_attach`) -> blob "profile" in the store -> culprit sentence,
 culprits table, file paths, fault diagnosis, notes.
 `profile_stored(args, sweep, store)` is the same without the table, for
-`quadscope run --profile`; it returns the `Attribution` the report shows. A
+`quadscope run --profile`; it returns the `Attribution` the report shows.
+`profile_axes(args, sweep, store)` profiles a sweep over several sizes along
+each axis's line through its base point (`profile.axes`), printing each
+axis's culprit sentence, culprits and notes, and storing each as blob
+"profile-AXIS"; `quadscope profile` does the same for such a sweep. A
 missing or unusable perf is one sentence (exit 7), unless Callgrind can count
 the native program alone (then its profile has no time samples, a note
 says); a sweep without one successful run another (exit 6); the sweep's
@@ -29,6 +33,7 @@ if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays c
     from rich.text import Text
 
     from quadscope.model import Run, Sweep
+    from quadscope.profile.axes import AxisLine
     from quadscope.profile.callgrind import CallgrindRuns
     from quadscope.profile.exact_growth import ExactGrowth
     from quadscope.profile.records import Attribution
@@ -78,7 +83,10 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
     return folder / "profile" / f"sweep-{sweep.id}"
 
 
-def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attribution:
+def _profile(args: argparse.Namespace, stored: Sweep, store: Store,
+             line: AxisLine | None = None) -> Attribution:
+    """Profile `stored`, or with `line` one axis of a sweep over several sizes (its line
+    through the base point: `profile.axes`), stored as blob "profile-AXIS"."""
     # The samplers and the fitting they use (scipy) load only when a profile is taken.
     from dataclasses import replace
 
@@ -96,14 +104,15 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
 
     spec = getattr(args, "profile_sizes", None)
     sizes = parse_sizes(spec) if spec is not None else None
-    runs = store.runs(sweep.id)
+    sweep = stored if line is None else line.sweep
+    runs = store.runs(sweep.id) if line is None else list(line.runs)
     if not any(r.measurement.ok and not r.warmup for r in runs):
         raise FitRefusedError(
             f"sweep {sweep.id} has no successful run to profile"
             + (f" (all {len(runs)} failed)" if runs else " (it has no runs)")
             + f": fix the command and run the sweep again; `quadscope show {sweep.id}` "
             "shows why they failed")
-    out_dir = _out_dir(args, sweep)
+    out_dir = _out_dir(args, stored) / ("" if line is None else f"axis-{line.axis}")
     mode = getattr(args, "callgrind", "auto")
     # A python:MODULE:FUNC target runs in quadscope's own process: a child Python making
     # the call is what the sampler watches (profile/pytarget.py says why).
@@ -135,7 +144,8 @@ def _profile(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attributio
         attribution = _with_exact(mode, sweep, runs, attribution,
                                   sampled_s=time.monotonic() - sampling_from)
     # Stored as soon as it exists, so a failing print cannot lose it.
-    store.put_blob(sweep.id, "profile", attribution.to_dict())
+    store.put_blob(stored.id, "profile" if line is None else f"profile-{line.axis}",
+                   attribution.to_dict())
     return attribution
 
 
@@ -212,6 +222,37 @@ def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attr
     return attribution
 
 
+def profile_axes(args: argparse.Namespace, sweep: Sweep, store: Store) -> list[Attribution]:
+    """`run --profile` over several sizes: each axis profiled along its line through the
+    base point (`profile.axes`), its culprit sentence, culprits and notes on stderr."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from quadscope.profile.axes import axis_lines
+    from quadscope.render.terminal import culprits_table
+
+    console = Console(file=sys.stderr, highlight=False)
+    lines = axis_lines(sweep, store.runs(sweep.id))
+    if not lines:
+        console.print(Text("no axis has 3 measured sizes through one point: nothing to profile",
+                           style="yellow"))
+    out = []
+    for line in lines:
+        _say(f"profiling along {visible(line.axis)} ({visible(line.where())})")
+        a = _profile(args, sweep, store, line)
+        out.append(a)
+        console.print(Text(f"along {visible(line.axis)} ({visible(line.where())}):",
+                           style="bold"))
+        console.print(Text(visible(a.culprit_sentence or "no function named from the samples"),
+                           style="bold"))
+        table = culprits_table(a.culprits, console.width, limit=5)
+        if table is not None:
+            console.print(table)
+        for item in footer(a):
+            console.print(item)
+    return out
+
+
 def footer(a: Attribution) -> list[Text]:
     from rich.text import Text
 
@@ -240,6 +281,9 @@ def run(args: argparse.Namespace) -> int:
 
     with open_store(args) as store:
         sweep = store.get_sweep(args.run_ref)
+        if sweep.axes:  # several sizes: one profile per axis, printed as it is taken
+            profile_axes(args, sweep, store)
+            return 0
         attribution = _profile(args, sweep, store)
     console = Console(highlight=False)
     n0, n1 = attribution.sizes[0], attribution.sizes[-1]

@@ -370,7 +370,12 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
     if sweep.axes:
         from quadscope.commands.multi import finish_multi
 
-        return finish_multi(args, store, sweep, remember=True)
+        code = finish_multi(args, store, sweep, remember=True)
+        if getattr(args, "profile", False):  # each axis's culprit, after the verdict
+            from quadscope.commands.profile import profile_axes
+
+            profile_axes(args, sweep, store)
+        return code
     profile = profile_after_sweep(args, sweep, store) if getattr(args, "profile", False) else None
     runs = store.runs(sweep.id)
     with fit_progress() as fitting:
