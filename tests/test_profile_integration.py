@@ -192,6 +192,11 @@ def test_list_insert_shows_its_c_function_under_the_python_frame(
     assert any("come from perf recordings" in note for note in a.notes)
 
 
+def _is_binary(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
 def _python_312() -> str | None:
     """A CPython 3.12+ interpreter binary here (pyenv's, then PATH's; not a shell shim)."""
     found = [str(p) for p in sorted(Path("/root/.pyenv/versions").glob("3.1[23].*/bin/python3"))]
@@ -233,8 +238,3 @@ def test_python_312_trampolines_put_list_insert_under_the_user_function(
     assert not any(p.startswith("py::") for c in a.culprits for p in c.call_path)
     assert a.culprit_sentence is not None and a.culprit_sentence.startswith("remember_user")
     assert UNWINDER_NOTE in a.notes
-
-
-def _is_binary(path: str) -> bool:
-    with open(path, "rb") as f:
-        return f.read(4) == b"\x7fELF"
