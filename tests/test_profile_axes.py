@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from quadscope.model import Measurement, Run, Sweep
-from quadscope.profile.axes import axis_lines, base_point
+from quadscope.profile.axes import axis_lines, axis_sentence, base_point
 from quadscope.run.design import Axis, design
 
 N = (1000, 2000, 4000, 8000)
@@ -63,3 +63,15 @@ def test_variant_b_and_nothing_measured_give_no_line() -> None:
               for i, r in enumerate(_runs(points))]
     lines = axis_lines(_sweep(points), b_only)
     assert lines == ()
+
+
+def test_a_line_s_sentence_names_its_axis_not_n() -> None:
+    said = ("pair_cols (grid) makes it grow: its time with what it calls grows as about "
+            "n^2.1, 56% of the growth beyond linear (time samples at n = 8k)")
+    assert axis_sentence(said, "cols") == (
+        "pair_cols (grid) makes it grow: its time with what it calls grows as about "
+        "cols^2.1, 56% of the growth beyond linear (time samples at cols = 8k)")
+    exact = "n (n.c:3) does the most growing work: its calls to strlen are n log n, n²"
+    assert axis_sentence(exact, "rows") == (
+        "n (n.c:3) does the most growing work: its calls to strlen are rows log rows, rows²")
+    assert axis_sentence("no verb here: n", "rows") == "no verb here: n"

@@ -228,7 +228,7 @@ def profile_axes(args: argparse.Namespace, sweep: Sweep, store: Store) -> list[A
     from rich.console import Console
     from rich.text import Text
 
-    from quadscope.profile.axes import axis_lines
+    from quadscope.profile.axes import axis_lines, axis_sentence
     from quadscope.render.terminal import culprits_table
 
     console = Console(file=sys.stderr, highlight=False)
@@ -243,8 +243,9 @@ def profile_axes(args: argparse.Namespace, sweep: Sweep, store: Store) -> list[A
         out.append(a)
         console.print(Text(f"along {visible(line.axis)} ({visible(line.where())}):",
                            style="bold"))
-        console.print(Text(visible(a.culprit_sentence or "no function named from the samples"),
-                           style="bold"))
+        said = axis_sentence(a.culprit_sentence, line.axis) if a.culprit_sentence else \
+            "no function named from the samples"
+        console.print(Text(visible(said), style="bold"))
         table = culprits_table(a.culprits, console.width, limit=5)
         if table is not None:
             console.print(table)

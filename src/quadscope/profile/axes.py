@@ -10,6 +10,11 @@ written `{n}`; its runs are the stored runs whose point lies on the line,
 their `size_n` the axis's size. An axis whose line holds fewer than
 `MIN_LINE_SIZES` measured sizes is left out (nothing to fit).
 
+`axis_sentence(sentence, axis)` writes a culprit sentence of a line in its
+axis's name: after the verb ("makes it grow", "does the most growing work"),
+each size variable `n` becomes the axis (`n^2.1` → `cols^2.1`, `at n = 8k` →
+`at cols = 8k`); the function's name before the verb is left as it is.
+
 The base point is the measured point whose lines hold the most points in
 all (the star design's centre, `run/design.py`; for a full grid, the middle
 size of each axis among equals), so each axis is profiled where the sweep
@@ -19,6 +24,7 @@ measured it most.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +33,8 @@ from quadscope.run.axes import fill
 
 MIN_LINE_SIZES = 3
 Point = tuple[int, ...]
+_VERB = re.compile(r" (makes it grow|does the most growing work)")
+_SIZE_VARIABLE = re.compile(r"(?<![A-Za-z0-9_.])n(?![A-Za-z0-9_(])")  # not \\w: "²" is one
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,4 +100,14 @@ def axis_lines(sweep: Sweep, runs: Sequence[Run]) -> tuple[AxisLine, ...]:
     return tuple(out)
 
 
-__all__ = ["MIN_LINE_SIZES", "AxisLine", "axis_lines", "base_point", "run_point"]
+def axis_sentence(sentence: str, axis: str) -> str:
+    """The sentence with its size variable named by the axis (see the module docstring)."""
+    verb = _VERB.search(sentence)
+    if verb is None or axis == "n":
+        return sentence
+    head, tail = sentence[:verb.end()], sentence[verb.end():]
+    return head + _SIZE_VARIABLE.sub(axis, tail)
+
+
+__all__ = ["MIN_LINE_SIZES", "AxisLine", "axis_lines", "axis_sentence", "base_point",
+           "run_point"]
