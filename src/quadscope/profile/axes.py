@@ -34,7 +34,7 @@ from quadscope.run.axes import fill
 MIN_LINE_SIZES = 3
 Point = tuple[int, ...]
 _VERB = re.compile(r" (makes it grow|does the most growing work)")
-_SIZE_VARIABLE = re.compile(r"(?<![A-Za-z0-9_.])n(?![A-Za-z0-9_(])")  # not \\w: "²" is one
+_SIZE_VARIABLE = re.compile(r"(?<![A-Za-z0-9_.])n(?![A-Za-z0-9_(])")  # not \w: "²" is one
 
 
 @dataclass(frozen=True, slots=True)
