@@ -37,6 +37,8 @@ def png_files(report: MultiReport, *, dpi: int = 110) -> dict[str, bytes]:
     width = heat_w + 4.6 * cols
     height = max(heat_h, 3.6 * rows) + 0.8
     fig = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
+    # Room between panels: the heat map's colour-bar label and the next plot's y label.
+    fig.get_layout_engine().set(wspace=0.08)  # type: ignore[union-attr, call-arg]
     title = "\n".join(textwrap.wrap(mpl_text(headline(report)), int(width * 13)))
     fig.suptitle(title, fontsize=10, ha="left", x=0.01)
     grid = fig.add_gridspec(rows, cols + (1 if heat else 0),
