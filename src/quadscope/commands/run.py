@@ -52,6 +52,8 @@ examples:
   quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc {n}   # a Python function
   quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc:make_input {n}   # with setup(n)
   quadscope run --meter instructions --sizes 1e3..1e4 -- ./prog {n}   # exact counts
+  quadscope run --sizes rows=50..400 --sizes cols=4..32 -- ./prog {rows} {cols}
+  quadscope run --budget 30 --start rows=100 --start cols=4 -- ./prog {rows} {cols}
 The command after -- is run directly, never through a shell, unless --shell.
 A second command after a standalone --vs inside the tail is swept as B:
   quadscope run --sizes 1e3..1e5 -- ./slow {n} --vs ./fast {n}
@@ -69,8 +71,9 @@ def register(sub: Any) -> None:
                         "lines through the middle and corners) [36]")
     g.add_argument("--budget", type=float, default=30.0, metavar="SECONDS",
                    help="adaptive mode (the default without --sizes): at most this long [30]")
-    g.add_argument("--start", default="1", metavar="N",
-                   help="adaptive mode: the first size, e.g. 1e4 [1]")
+    g.add_argument("--start", action="append", default=None, metavar="N",
+                   help="adaptive mode: the first size, e.g. 1e4 [1]; over several sizes one "
+                        "NAME=N each: --start rows=100 --start cols=4 with {rows}, {cols}")
     g.add_argument("--until", metavar="METRICS", default="",
                    help="adaptive mode: stop when these metrics (comma list) are confident "
                         "[every metric]")
@@ -145,6 +148,22 @@ def parse_cpus(text: str | None) -> tuple[int, ...]:
     return cpus
 
 
+def read_starts(args: argparse.Namespace) -> tuple[tuple[str, int], ...]:
+    """The `--start` values: `args.start` becomes the one N (a string), and the named starts
+    of adaptive mode over several sizes are returned (and kept in `args.starts`)."""
+    if args.start is not None and not isinstance(args.start, list):
+        return tuple(getattr(args, "starts", ()))
+    from quadscope.run.axes import parse_starts
+
+    items = args.start or []
+    args.starts = parse_starts(items)
+    if args.starts:
+        args.start = str(args.starts[0][1])
+    else:
+        args.start = items[0].split("=", 1)[-1].strip() if items else "1"
+    return tuple(args.starts)
+
+
 def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
     """The sweep the options ask for; `resolve=False` leaves finding the program to each
     --fleet node, which may have it where this machine does not."""
@@ -179,8 +198,13 @@ def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
     if isinstance(args.sizes, list) or not hasattr(args, "axes"):
         read_sizes(args)
     axes = args.axes
-    if args.accumulate and (args.sizes is not None or axes):
-        raise UsageError("--accumulate counts launches with --runs; it takes no --sizes")
+    starts = read_starts(args)
+    if args.accumulate and (args.sizes is not None or axes or starts):
+        raise UsageError("--accumulate counts launches with --runs; it takes no --sizes or "
+                         "named --start")
+    if starts and (args.sizes is not None or axes):
+        raise UsageError("--start NAME=N is adaptive mode over several sizes, which chooses "
+                         "the sizes itself: give --sizes NAME=SPEC or --start NAME=N, not both")
     mode = ("accumulate" if args.accumulate else
             ("sizes" if args.sizes is not None or axes else "adaptive"))
     sizes = parse_sizes(args.sizes) if args.sizes is not None else ()
@@ -189,6 +213,11 @@ def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
 
         refuse_other_placeholders([(command, args.shell), (vs, vs_shell)])
     multi: dict[str, Any] = {}
+    if starts:  # adaptive mode over several sizes (run/multiadaptive.py)
+        from quadscope.commands.multi import refuse_unsupported
+
+        refuse_unsupported(args)
+        multi = {"axes": tuple((name, (size,)) for name, size in starts), "points": ()}
     if axes:
         from quadscope.commands.multi import design_points, refuse_unsupported
 
@@ -293,16 +322,18 @@ def run(args: argparse.Namespace) -> int:
     from quadscope.commands.multi import read_sizes, refuse_unsupported
 
     read_sizes(args)
-    if args.axes:  # before a store is opened or anything measured
+    starts = read_starts(args)
+    if args.axes or starts:  # before a store is opened or anything measured
         from quadscope.analyse.multi_sweep import parse_axis_gates
 
         refuse_unsupported(args)
-        parse_axis_gates(args.fail_above or [], [a.name for a in args.axes])
+        parse_axis_gates(args.fail_above or [],
+                         [a.name for a in args.axes] or [name for name, _ in starts])
     if args.fleet:
         from quadscope.commands.fleet import run_fleet
 
         return run_fleet(args, build_spec(args, resolve=False))
-    if not args.axes:  # a sweep over several sizes gates AXIS=CLASS (commands/multi.py)
+    if not (args.axes or starts):  # several sizes gate AXIS=CLASS (commands/multi.py)
         parse_gates(args.fail_above)  # refuse bad gates and paths before spending time
     check_fail_on(args)
     check_outputs(args)

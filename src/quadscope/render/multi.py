@@ -20,6 +20,7 @@ from typing import Any
 from quadscope.analyse.multi import AxisVerdict
 from quadscope.analyse.multi_sweep import MultiReport
 from quadscope.analyse.multiclass import class_label
+from quadscope.model import Sweep
 from quadscope.render.safe import finite
 from quadscope.textsafe import command_text, shorten, visible
 from quadscope.units import fmt_value
@@ -73,6 +74,13 @@ def _grid(report: MultiReport, width: int) -> list[str]:
     return out
 
 
+def _design_words(sw: Sweep) -> str:
+    """How the points were chosen: adaptive mode's budget, the full grid, or lines and corners."""
+    if sw.mode == "adaptive":
+        return f", chosen adaptively within {sw.budget_s or 0:g} s"
+    return ", full grid" if len(sw.points) == _product(sw) else ", lines and corners"
+
+
 def terminal(report: MultiReport, width: int = 80) -> str:
     sw = report.sweep
     names = tuple(visible(n) for n in sw.axis_names)
@@ -80,7 +88,7 @@ def terminal(report: MultiReport, width: int = 80) -> str:
     grid = "x".join(str(len(s)) for _, s in sw.axes)
     lines = [f"sweep {sw.id}: {cmd}",
              f"  {report.n_runs} runs at {len(sw.points)} points ({grid} sizes"
-             f"{', full grid' if len(sw.points) == _product(sw) else ', lines and corners'})"
+             f"{_design_words(sw)})"
              + (f", {report.n_failed} failed" if report.n_failed else ""),
              ""]
     v = report.verdict

@@ -11,7 +11,11 @@ sweep. `check_placeholders(axes, commands)` raises `UsageError` when an axis
 is not used in any command or a command holds a `{name}` placeholder no axis
 gives. `fill(command, values)` replaces each `{name}` in every argument
 (never re-split). `point_axes(names, point)` is the (name, size) pairs a run
-stores beside its size_n (the first axis).
+stores beside its size_n (the first axis). `parse_starts(items)` reads the
+values of every `--start`: () for one plain N (or none: one-size adaptive
+mode's), else each `NAME=N` as (name, size) in the order given, two or more,
+for adaptive mode over several sizes (`run/multiadaptive.py`); `SizesError`
+for a mix of plain and named values, a duplicate, a bad name or a bad number.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from quadscope.errors import SizesError, UsageError
 from quadscope.run.design import Axis
-from quadscope.run.sizes import parse_sizes
+from quadscope.run.sizes import parse_size, parse_sizes
 
 _NAMED = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -84,3 +88,30 @@ def fill(command: Sequence[str], values: Mapping[str, int]) -> list[str]:
 def point_axes(names: Sequence[str], point: Sequence[int]) -> tuple[tuple[str, int], ...]:
     """A point's sizes beyond the first axis, as a run stores them."""
     return tuple(zip(names[1:], point[1:], strict=True))
+
+
+def parse_starts(items: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    """Each `--start NAME=N` as (name, size), or () for one size (module docstring)."""
+    named = [_NAMED.match(item) for item in items]
+    if all(m is None for m in named) and not any("=" in i for i in items):
+        if len(items) > 1:
+            raise SizesError(f"--start is given {len(items)} times; one size starts at one N, "
+                             "several sizes at one --start NAME=N each")
+        return ()
+    starts: list[tuple[str, int]] = []
+    for item, m in zip(items, named, strict=True):
+        if m is None:
+            raise SizesError(f"--start {item!r}: adaptive mode over several sizes starts each "
+                             "axis by name, e.g. --start rows=100 --start cols=4")
+        name = m.group(1)
+        if name in RESERVED or any(n == name for n, _ in starts):
+            raise SizesError(f"--start names the axis {name!r} twice or as the launch index; "
+                             "give each axis once, e.g. --start rows=100 --start cols=4")
+        starts.append((name, parse_size(m.group(2).strip(), f"--start {name}=")))
+    if len(starts) == 1:
+        if starts[0][0] != DEFAULT_AXIS:
+            raise SizesError(f"--start {items[0]!r} names one axis; adaptive mode over one size "
+                             f"grows {{n}} from --start {starts[0][1]}, over several it needs a "
+                             "--start NAME=N for each")
+        return ()
+    return tuple(starts)

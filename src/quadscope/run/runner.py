@@ -218,11 +218,29 @@ def _exact_plan(sweep: Sweep, executor: Executor, registry: Registry,
     return plan
 
 
+def _multi_adaptive(sweep: Sweep, *, warmup: int, registry: Registry) -> Plan:
+    """Adaptive mode over several sizes (`run/multiadaptive`), from each axis's smallest size:
+    the start on a new sweep, and the same on a resumed one (its sizes are those measured)."""
+    from quadscope.meters import exact_metric
+    from quadscope.run.multiadaptive import MultiAdaptivePlan
+
+    return MultiAdaptivePlan(sweep.axis_names, [s[0] for _, s in sweep.axes],
+                             metric=exact_metric(sweep.meter, registry) or "wall_s",
+                             repeat=sweep.repeat, warmup=warmup, timeout_s=sweep.timeout_s,
+                             seed=sweep.seed)
+
+
 def _end(store: Store, sweep: Sweep, runs: Sequence[Run], status: str) -> Sweep:
     """Record how the sweep ended; an adaptive sweep's sizes are the ones it measured."""
     if sweep.mode != "adaptive":
         store.set_status(sweep.id, status)
         return dataclasses.replace(sweep, status=status)
+    if sweep.axes:  # several sizes: the axes' sizes and the points it chose
+        from quadscope.run.multiadaptive import shaped
+
+        ended = dataclasses.replace(shaped(sweep, runs), status=status)
+        store.update_sweep(ended)
+        return ended
     sizes = tuple(sorted({r.size_n for r in runs if not r.warmup}))
     ended = dataclasses.replace(sweep, sizes=sizes, status=status)
     store.update_sweep(ended)
@@ -261,6 +279,10 @@ def _execute(sweep: Sweep, plan: Plan, *, budget_s: float | None, done: Sequence
         try:
             t0 = clock.monotonic()
             runner.run(plan, budget_s)
+            if sweep.mode == "adaptive" and sweep.axes:  # counting reads the points measured
+                from quadscope.run.multiadaptive import shaped
+
+                sweep = shaped(sweep, runner.runs)
             if counting is not None:
                 sweep = _count(sweep, runner, counting, spent_s=clock.monotonic() - t0,
                                clock=clock, store=store, progress=progress)
@@ -326,8 +348,10 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
                                owner=owner)
     plan: Plan
     budget_s: float | None = spec.budget_s
-    if spec.mode == "adaptive" and (exact := _exact_plan(sweep, executor, registry,
-                                                        spec.start_n)) is not None:
+    if spec.mode == "adaptive" and spec.axes:
+        plan = _multi_adaptive(sweep, warmup=spec.warmup, registry=registry)
+    elif spec.mode == "adaptive" and (exact := _exact_plan(sweep, executor, registry,
+                                                          spec.start_n)) is not None:
         plan = exact
     elif spec.mode == "adaptive":
         # Imported here, as below: the adaptive plan fits (numpy), and the CLI's parser
@@ -368,19 +392,22 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
     done = store.runs(sweep.id)
     store.set_status(sweep.id, "running")
     plan: Plan
+    budget_s: float | None
+    spent_s = sum(r.measurement.wall_s for r in done)
     start_n = min(sweep.sizes, default=1)
-    if sweep.mode == "adaptive" and (exact := _exact_plan(sweep, executor, registry,
-                                                        start_n)) is not None:
+    if sweep.mode == "adaptive" and sweep.axes:
+        plan = _multi_adaptive(sweep, warmup=0, registry=registry)
+        budget_s = max((sweep.budget_s or 0.0) - spent_s, 0.0)
+    elif sweep.mode == "adaptive" and (exact := _exact_plan(sweep, executor, registry,
+                                                          start_n)) is not None:
         plan = exact
-        budget_s: float | None = max((sweep.budget_s or 0.0) - sum(
-            r.measurement.wall_s for r in done), 0.0)
+        budget_s = max((sweep.budget_s or 0.0) - spent_s, 0.0)
     elif sweep.mode == "adaptive":
         from quadscope.run.adaptive import AdaptivePlan
 
         # Warm-ups were run the first time, and the sizes from --start with them.
         plan = AdaptivePlan(variants=variants(sweep), repeat=sweep.repeat, warmup=0,
                             timeout_s=sweep.timeout_s, seed=sweep.seed, until=sweep.until)
-        spent_s = sum(r.measurement.wall_s for r in done)
         budget_s = max((sweep.budget_s or 0.0) - spent_s, 0.0)
     else:
         plan, budget_s = _fixed_plan(sweep, registry), None

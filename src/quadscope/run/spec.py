@@ -76,6 +76,7 @@ class SweepSpec:
     fork: bool = False  # python: targets: one forked call per run (--fork)
     # Several sizes (run/axes.py, run/design.py): each axis's name and sizes, the
     # combinations to measure; `sizes` is then the first axis's. Empty for one size.
+    # Adaptive mode over several sizes (run/multiadaptive.py): each axis's one start, no points.
     axes: tuple[tuple[str, tuple[int, ...]], ...] = ()
     points: tuple[tuple[int, ...], ...] = ()
 
@@ -167,11 +168,18 @@ def _check_axes(spec: SweepSpec, commands: Sequence[Sequence[str]]) -> None:
     from quadscope.run.axes import check_placeholders
     from quadscope.run.design import Axis
 
-    if spec.mode != "sizes":
-        raise UsageError("a sweep over several sizes measures the sizes given: adaptive mode and "
-                         "--accumulate take one size")
+    if spec.mode not in ("sizes", "adaptive"):
+        raise UsageError("a sweep over several sizes measures sizes: --accumulate takes none")
     axes = [Axis(name, sizes) for name, sizes in spec.axes]
     check_placeholders(axes, commands)
+    if spec.mode == "adaptive":  # each axis's one start (run/multiadaptive.py) grows from it
+        for name, sizes in spec.axes:
+            if len(sizes) != 1:
+                raise UsageError(f"adaptive mode over several sizes starts each axis at one size, "
+                                 f"not {len(sizes)} for {name}")
+            _count(f"--start {name}=", sizes[0], 1, MAX_EXACT_SIZE // 1024,
+                   " (it is doubled from there)")
+        return
     if not spec.points:
         raise UsageError("a sweep over several sizes needs its points (run/design.py)")
 
