@@ -146,6 +146,7 @@ def _hostile_files(root: Path) -> None:
 R = ("run", "--db", "{db}", "--no-perf")
 S4 = ("--sizes", "1,2,3,4")
 CMD = ("--", "/bin/true", "{n}")
+RC = ("--", "/bin/true", "{rows}", "{cols}")
 
 BASE_ROWS: tuple[Row, ...] = (
     # -- numbers: nan, inf, negative, absurd, past 2^63 and twins past 2^53 ----------------
@@ -176,6 +177,19 @@ BASE_ROWS: tuple[Row, ...] = (
     ((*R, "--start", "9007199254740993", *CMD), 2, "--start must be from 0 to 9007199254740992"),
     ((*R, "--start", "abc", *CMD), 2, "'abc' is not a number"),
     ((*R, "--start", "1.5", *CMD), 2, "not an integer"),
+    # Adaptive mode over several sizes: one --start NAME=N per axis (run/axes.parse_starts).
+    ((*R, "--start", "rows=100", "--start", "4", *RC), 2, "starts each axis by name"),
+    ((*R, "--start", "rows=100", "--start", "rows=4", *RC), 2, "names the axis 'rows' twice"),
+    ((*R, "--start", "rows=100", *RC), 2, "names one axis"),
+    ((*R, "--start", "4", "--start", "8", *RC), 2, "--start is given 2 times"),
+    ((*R, "--start", "rows=0", "--start", "cols=4", *RC), 2, "--start rows= must be from 1"),
+    ((*R, "--start", "rows=1e", "--start", "cols=4", *RC), 2, "not a number"),
+    ((*R, "--start", "rows=100", "--start", "cols=4", "--sizes", "rows=1..8", "--sizes",
+      "cols=1..8", *RC), 2, "not both"),
+    ((*R, "--start", "rows=100", "--start", "cols=4", "--vs", "/bin/true {rows} {cols}", *RC), 2,
+     "does not take --vs"),
+    ((*R, "--start", "rows=100", "--start", "cols=4", "--accumulate", *RC), 2,
+     "does not take --accumulate"),
     ((*R, *S4, "--repeat", "0", *CMD), 2, "--repeat must be from 1 to 1000"),
     ((*R, *S4, "--repeat=-3", *CMD), 2, "--repeat must be from 1 to 1000"),
     ((*R, *S4, "--repeat", "100000", *CMD), 2, "--repeat must be from 1 to 1000"),

@@ -110,8 +110,8 @@ class MultiAdaptivePlan:
         self._spent_s = sum(r.measurement.wall_s for r in history)
         done = {_key(r) for r in history if r.variant == "A"}
         todo = [p for p in self._pending if _key(p) not in done]
-        if not todo:
-            todo = self._look(history, remaining_s)
+        if not todo:  # a step's runs already stored (a resumed sweep's) are not run again
+            todo = [p for p in self._look(history, remaining_s) if _key(p) not in done]
             if not todo:
                 self._done = True
                 return None
