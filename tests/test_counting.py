@@ -63,7 +63,7 @@ def test_time_left_open_is_decided_by_the_counted_work(store: Store) -> None:
                                   _counted(lambda n: 3 * n * n, 0.05))
     assert sweep.meter == "instructions" and sweep.counters == "valgrind"
     assert "time alone left the class open" in sweep.counters_note
-    assert "at 4 sizes in 0.2 s (the timed sweep took" in sweep.counters_note  # 4 × 0.05 s
+    assert "at 4 sizes in 200 ms (the timed sweep took" in sweep.counters_note  # 4 × 0.05 s
     # One count per size: the three smallest, the largest, and then it has settled.
     assert [size_of(a) for a in counter.calls] == [1000, 2000, 4000, 32000]
     counted = [r for r in runs if r.value("instructions") is not None]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
+import pytest
 from tests.conftest import measurement
 
 from quadscope.analyse.multi_sweep import analyse_multi
@@ -16,9 +17,10 @@ from quadscope.model import Measurement, Run, Sweep
 from quadscope.run.counting import Counting
 from quadscope.run.design import MIN_POINTS, Axis, design
 from quadscope.run.multicount import MAX_POINTS
-from quadscope.run.runner import run_sweep
+from quadscope.run.runner import resume_sweep, run_sweep
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
+from quadscope.units import fmt_seconds
 
 AXES = (Axis("rows", (50, 100, 200, 400, 800)), Axis("cols", (4, 8, 16, 32, 64)))
 
@@ -115,3 +117,47 @@ def test_a_sweep_with_vs_counts_both_commands_at_the_same_points(store: Store) -
     assert shared_metric(sweep, runs, "A", sweep, runs, "B") == "instructions"
     report = analyse_multi(sweep, runs, variant="B")
     assert {a.axis: a.growth.name for a in report.verdict.axes} == {"rows": "n", "cols": "n"}
+
+
+def _timed_s(runs: Sequence[Run]) -> float:
+    return sum(r.measurement.wall_s for r in runs if r.value("instructions") is None)
+
+
+def test_the_note_states_the_timed_sweeps_real_cost(store: Store) -> None:
+    """A timed sweep of about 0.02 s (75 runs of about 0.3 ms) is said as such, not as "0.0 s"."""
+    sweep, runs, _ = _sweep(store, _timed(lambda r, c: 1e-12 * r * r * c + 3e-4, 0.9),
+                            _counted(lambda r, c: 3 * r * r * c, 0.05))
+    assert sweep.meter == "instructions"
+    timed_s = _timed_s(runs)
+    assert 0.01 < timed_s < 0.04
+    assert f"(the timed sweep took {fmt_seconds(timed_s)};" in sweep.counters_note
+    assert "took 0.0 s" not in sweep.counters_note
+
+
+def test_a_resumed_sweep_states_the_timed_cost_of_its_earlier_session(store: Store) -> None:
+    """Interrupted at its first count, resumed: the timed runs were all measured in the first
+    session, and the note says what they took (not the resumed session's 0 s of timing)."""
+    clock = FakeClock(1000.0)
+
+    def interrupted(argv: Sequence[str]) -> Measurement:
+        raise KeyboardInterrupt
+
+    def counting(executor: FakeExecutor) -> Counting:
+        return Counting(lambda: Measuring(executor, "valgrind", "counted under a fake"),
+                        "instructions", "instructions", Cost(slowdown=30.0, startup_s=0.3))
+
+    spec = SweepSpec(command=("prog", "{rows}", "{cols}"), sizes=AXES[0].sizes, repeat=3,
+                     warmup=0, axes=tuple((a.name, a.sizes) for a in AXES),
+                     points=design(AXES, max_points=36))
+    timed = FakeExecutor(_timed(lambda r, c: 1e-7 * r * r * c + 0.01, 0.9), clock)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec, executor=timed, clock=clock, store=store,
+                  counting=counting(FakeExecutor(interrupted, clock)))
+    sweep = store.get_sweep("last")
+    assert sweep.status == "interrupted"
+    timed_s = _timed_s(store.runs(sweep.id))
+    resumed = resume_sweep(sweep, executor=timed, clock=clock, store=store,
+                           counting=counting(FakeExecutor(
+                               _counted(lambda r, c: 3 * r * r * c, 0.05), clock)))
+    assert resumed.meter == "instructions"
+    assert f"(the timed sweep took {fmt_seconds(timed_s)};" in resumed.counters_note

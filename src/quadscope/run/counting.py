@@ -78,6 +78,7 @@ from quadscope.meters.base import Cost, Measuring
 from quadscope.model import Run, Sweep
 from quadscope.run.multicount import PointCountPlan
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
+from quadscope.units import fmt_seconds
 
 MAX_SIZES = 8  # counts at more sizes than this add cost, not evidence
 MIN_COUNTED = 3  # fewer counted sizes than this cannot class the work
@@ -400,6 +401,12 @@ def exact_plan(variants: Sequence[str], start_n: int, *, metric: str, cost: Cost
                      reason="the meter counts the work", extend=EXACT_EXTEND, cap_growth=True)
 
 
+def _took(spent_s: tuple[float, float]) -> str:
+    """Counting's and the timed sweep's seconds as the note says them: in the unit that shows
+    them (a timed sweep of 40 ms is not "0.0 s")."""
+    return f"{fmt_seconds(spent_s[1])} (the timed sweep took {fmt_seconds(spent_s[0])}"
+
+
 def _same_job(run: Run, job: PlannedRun) -> bool:
     return (run.variant, run.size_n, run.repeat, run.warmup) == (
         job.variant, job.size_n, job.repeat, job.warmup)
@@ -455,7 +462,7 @@ class Counting:
                 sweep, meter=self.meter, counters=measuring.counters,
                 counters_note=f"{plan.reason}, so the work was counted at "
                               f"{min(len(s) for s in counted.values())} sizes in "
-                              f"{spent_s[1]:.1f} s (the timed sweep took {spent_s[0]:.1f} s; "
+                              f"{_took(spent_s)}; "
                               f"{measuring.note})")
         return dataclasses.replace(sweep, counters_note=(
             f"{plan.reason}, and counting the work ({measuring.counters}) "
@@ -473,7 +480,7 @@ class Counting:
             return dataclasses.replace(
                 sweep, meter=self.meter, counters=measuring.counters,
                 counters_note=f"{plan.reason}, so the work was counted at {counted} points in "
-                              f"{spent_s[1]:.1f} s (the timed sweep took {spent_s[0]:.1f} s; "
+                              f"{_took(spent_s)}; "
                               f"{measuring.note})")
         return dataclasses.replace(sweep, counters_note=(
             f"{plan.reason}, and counting the work ({measuring.counters}) at the "

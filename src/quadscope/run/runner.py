@@ -249,7 +249,11 @@ def _end(store: Store, sweep: Sweep, runs: Sequence[Run], status: str) -> Sweep:
 
 def _count(sweep: Sweep, runner: Runner, counting: Counting, *, spent_s: float, clock: Clock,
            store: Store, progress: Progress) -> Sweep:
-    """The counting phase after the timed plan (`run.counting`); the sweep as it then stands."""
+    """The counting phase after the timed plan (`run.counting`); the sweep as it then stands.
+
+    `spent_s` is this session's timed plan on the clock; a resumed sweep's timed runs were
+    mostly measured before it, so the timed cost is at least what its stored runs took."""
+    spent_s = max(spent_s, sum(r.measurement.wall_s for r in runner.runs))
     plan = counting.plan(sweep, runner.runs)
     measuring = None if plan is None else counting.measuring()
     if plan is None or measuring is None:
