@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
+import pytest
 from tests.conftest import measurement
 
 from quadscope.analyse.multi_sweep import analyse_multi
@@ -112,10 +113,8 @@ def test_a_resumed_sweep_goes_on_from_what_it_measured(store: Store) -> None:
             raise KeyboardInterrupt
         return law(argv)
 
-    try:
+    with pytest.raises(KeyboardInterrupt):
         run_sweep(_spec(), executor=FakeExecutor(stopping, clock), clock=clock, store=store)
-    except KeyboardInterrupt:
-        pass
     sweep = store.get_sweep("last")
     assert sweep.status == "interrupted" and len(store.runs(sweep.id)) == 12
     sweep = resume_sweep(sweep, executor=FakeExecutor(law, clock), clock=clock, store=store)

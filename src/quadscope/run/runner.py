@@ -224,10 +224,11 @@ def _multi_adaptive(sweep: Sweep, *, warmup: int, registry: Registry) -> Plan:
     from quadscope.meters import exact_metric
     from quadscope.run.multiadaptive import MultiAdaptivePlan
 
+    exact = exact_metric(sweep.meter, registry)
+    # An exact count repeats itself: one run a point, the confirming look adds a second.
     return MultiAdaptivePlan(sweep.axis_names, [s[0] for _, s in sweep.axes],
-                             metric=exact_metric(sweep.meter, registry) or "wall_s",
-                             repeat=sweep.repeat, warmup=warmup, timeout_s=sweep.timeout_s,
-                             seed=sweep.seed)
+                             metric=exact or "wall_s", repeat=1 if exact else sweep.repeat,
+                             warmup=warmup, timeout_s=sweep.timeout_s, seed=sweep.seed)
 
 
 def _end(store: Store, sweep: Sweep, runs: Sequence[Run], status: str) -> Sweep:
