@@ -5,7 +5,7 @@ turns `run`'s repeated `--sizes` into `args.sizes` (the one SPEC of a sweep
 over n, as before) and `args.axes` (two or more `run.design.Axis`, else ());
 `refuse_other_placeholders(commands)` refuses a one-size program command
 holding `{m}`; `refuse_unsupported(args)` refuses, in one sentence, the options a sweep over
-several sizes does not take yet (adaptive mode, --fleet, output
+several sizes does not take yet (--fleet, output
 formats whose renderer does not declare `renders_multi`; with --vs, outputs
 other than --json: `commands/multi_compare.py`);
 `design_points(args)` is the design (`run/design.py`) within `--max-points`; `finish_multi(args,

@@ -27,8 +27,11 @@ mode) or `plan_accumulate` (accumulate mode), `AgreeingPlan` on the meter's
 metric instead of `FixedPlan` for an exact meter's sweep (the meter registry,
 `registry=`, says which are), `AdaptivePlan` with `budget_s`
 (adaptive mode; an exact meter's adaptive sweep counts one size at a time
-from its start instead, `run.counting.exact_plan`). `resume_sweep` continues a stored sweep: a fixed plan runs
-exactly the planned runs still missing; an adaptive one goes on with what is
+from its start instead, `run.counting.exact_plan`; over several sizes
+`MultiAdaptivePlan`, `run/multiadaptive`, whose sweep is stored with the sizes
+and points it measured, before counting). `resume_sweep` continues a stored
+sweep: a fixed plan runs exactly the planned runs still missing; an adaptive
+one goes on with what is
 left of the budget after the wall time already spent. The sweep ends
 "complete", or "interrupted" when anything (Ctrl-C included) stops it; an
 adaptive sweep stores the sizes it chose. Nothing here prints: progress goes

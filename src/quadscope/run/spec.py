@@ -164,7 +164,8 @@ def _check_python_target(cmd: Sequence[str], mode: str, names: Sequence[str] = (
 
 
 def _check_axes(spec: SweepSpec, commands: Sequence[Sequence[str]]) -> None:
-    """A sweep over several sizes: fixed sizes, every axis used, every placeholder given."""
+    """A sweep over several sizes: fixed sizes (or one start each, adaptive), every axis used,
+    every placeholder given."""
     from quadscope.run.axes import check_placeholders
     from quadscope.run.design import Axis
 
