@@ -187,7 +187,7 @@ BASE_ROWS: tuple[Row, ...] = (
     ((*R, "--start", "rows=100", "--start", "cols=4", "--sizes", "rows=1..8", "--sizes",
       "cols=1..8", *RC), 2, "not both"),
     ((*R, "--start", "rows=100", "--start", "cols=4", "--vs", "/bin/true {rows} {cols}", *RC), 2,
-     "does not take --vs"),
+     "sweeps one command"),
     ((*R, "--start", "rows=100", "--start", "cols=4", "--accumulate", *RC), 2,
      "does not take --accumulate"),
     ((*R, *S4, "--repeat", "0", *CMD), 2, "--repeat must be from 1 to 1000"),

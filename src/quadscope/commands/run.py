@@ -164,6 +164,14 @@ def read_starts(args: argparse.Namespace) -> tuple[tuple[str, int], ...]:
     return tuple(args.starts)
 
 
+def refuse_adaptive_vs(args: argparse.Namespace) -> None:
+    """Adaptive mode over several sizes sweeps one command: its steps follow one verdict."""
+    if (args.vs is not None or args.vs_shell is not None
+            or split_command(args.command)[1] is not None):
+        raise UsageError("adaptive mode over several sizes (--start NAME=N) sweeps one command; "
+                         "compare two with fixed sizes: --sizes NAME=SPEC for each size and --vs")
+
+
 def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
     """The sweep the options ask for; `resolve=False` leaves finding the program to each
     --fleet node, which may have it where this machine does not."""
@@ -217,6 +225,7 @@ def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
         from quadscope.commands.multi import refuse_unsupported
 
         refuse_unsupported(args)
+        refuse_adaptive_vs(args)
         multi = {"axes": tuple((name, (size,)) for name, size in starts), "points": ()}
     if axes:
         from quadscope.commands.multi import design_points, refuse_unsupported
@@ -327,6 +336,8 @@ def run(args: argparse.Namespace) -> int:
         from quadscope.analyse.multi_sweep import parse_axis_gates
 
         refuse_unsupported(args)
+        if starts:
+            refuse_adaptive_vs(args)
         parse_axis_gates(args.fail_above or [],
                          [a.name for a in args.axes] or [name for name, _ in starts])
     if args.fleet:
