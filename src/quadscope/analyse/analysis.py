@@ -47,7 +47,7 @@ from quadscope.analyse.headline import (
     verdict_line,
 )
 from quadscope.analyse.kernel import kernel_bound
-from quadscope.analyse.launches import pool_launches
+from quadscope.analyse.launches import counted_apart, pool_launches
 from quadscope.analyse.memory import memory_bound
 from quadscope.analyse.notable import medians_at_max, notable_metrics
 from quadscope.analyse.sizestats import size_stats
@@ -319,8 +319,12 @@ def analyse(
     measured = {v: [r for r in runs if r.variant == v and not r.warmup and r.measurement.ok]
                 for v in variants}
     pooled = sweep.mode == "accumulate"
+    counted = exact_metric(sweep.meter)
+    in_place: dict[str, tuple[Run, ...]] = {v: () for v in variants}
     if pooled:  # single launches, pooled into sizes for the fits (analyse.launches)
-        measured = {v: list(pool_launches(good)) for v, good in measured.items()}
+        for v, good in list(measured.items()):  # launches counted in place are fitted apart
+            timed, in_place[v] = counted_apart(good, counted or "instructions")
+            measured[v] = list(pool_launches(timed))
     measured, thin_note = thinned(measured)  # 10,000 sizes: fitted on 100 (analyse.thin)
     if thin_note:
         notes.append(thin_note)
@@ -332,17 +336,21 @@ def analyse(
                 notes.append(text.all_failed(variant, len(tried)))
             fits[variant] = {}
             continue
-        counted = exact_metric(sweep.meter)
         f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, pooled=pooled,
                         progress=_prefixed(progress, variant),
                         exact=(counted,) if counted else ())
+        if counted and in_place[variant]:  # accumulate mode's counts, one launch each
+            work, more = fit_runs(in_place[variant], predict_n=sweep.predict_n,
+                                  seed=sweep.seed, metrics=(counted,), exact=(counted,))
+            f, n = {**f, **work}, n + more
         f, cached = memory_bound(f, good, sweep.host, work=counted)
         n.extend(cached)
         f, kernel = kernel_bound(f, good, work=counted)
         n.extend(kernel)
         fits[variant] = f
         if counted:
-            outgrows = time_outgrows_instructions(f, count_growth(good, counted))
+            outgrows = time_outgrows_instructions(
+                f, count_growth([*good, *in_place[variant]], counted))
             if outgrows:
                 n.append(outgrows)
             found = gap(f, good, sweep.host, counted)  # why the time's class is not the work's
@@ -360,7 +368,9 @@ def analyse(
     if "B" in fits and fits["A"] and fits["B"]:
         from quadscope.analyse.compare import compare  # only A/B sweeps need it
 
-        data = {v: {m: metric_series(measured[v], m) for m in fits[v]} for v in ("A", "B")}
+        data = {v: {m: metric_series(in_place[v] if m == counted and in_place[v]
+                                     else measured[v], m) for m in fits[v]}
+                for v in ("A", "B")}
         comparison = compare("A", data["A"], fits["A"], "B", data["B"], fits["B"])
     notes.extend(advice_from_host(sweep.host))  # what likely skewed the timings, and the fix
     from quadscope.analyse.curves import fit_bands  # numpy: `quadscope --help` reads this module

@@ -22,6 +22,14 @@ a hundred launches at a time), so a pool's spread understates the noise
 between pools: the caller fits them with `fit_metric(pooled=True)`, which
 takes each pool's median as one observation (as with one run per size) and
 takes no drift out.
+
+`counted_apart(runs, metric)` splits launches counted in place of their timed
+run (`run.accumulate`: every 2^k-th launch run once under Valgrind, its times
+the counting run's) from the timed ones: (timed, counted). When every launch
+carries the count (a CPU counter counting each run as it goes), none is apart.
+The timed ones are pooled and fitted for time; the counted ones are fitted
+one launch each for the work (`analyse.exactfit`): a count repeats, so there is
+nothing to pool.
 """
 
 from __future__ import annotations
@@ -64,4 +72,14 @@ def pool_launches(runs: Sequence[Run]) -> tuple[Run, ...]:
     return tuple(sorted(out, key=lambda r: r.seq))
 
 
-__all__ = ["MIN_LAUNCHES", "MIN_POOL", "POOL_RATIO", "pool_launches", "pools"]
+def counted_apart(runs: Sequence[Run], metric: str | None) -> tuple[tuple[Run, ...], tuple[Run, ...]]:
+    """(timed, counted): the launches without `metric` and those counted in place (module)."""
+    if metric is None:
+        return tuple(runs), ()
+    counted = tuple(r for r in runs if r.value(metric) is not None)
+    if len(counted) == len(runs):
+        return tuple(runs), ()
+    return tuple(r for r in runs if r.value(metric) is None), counted
+
+
+__all__ = ["MIN_LAUNCHES", "MIN_POOL", "POOL_RATIO", "counted_apart", "pool_launches", "pools"]

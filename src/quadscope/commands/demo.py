@@ -2,7 +2,9 @@
 
 Contract: builds the built-in C workloads it needs (a C compiler is the only
 requirement), runs two A/B sweeps through the same session (`run.session`:
-host facts and skew checks recorded, the time meter's executor) → `analyse` →
+host facts and skew checks recorded, the default meter's executor and its
+counting, so the work is counted where time leaves the class open: story 1's
+launches in place, `run.accumulate`) → `analyse` →
 terminal renderer path as `quadscope run`, stores both in the results database
 (so `quadscope list` and `show` see them) and prints, after each report, what
 the fits say in one sentence. Nothing is claimed that was not measured: the
@@ -83,11 +85,12 @@ def _sweep(spec: SweepSpec, store: Store, no_perf: bool) -> Analysis:
     from quadscope.run import session
 
     measuring = session.choose(spec, no_perf=no_perf)
+    counting = session.choose_counting(spec, no_perf=no_perf)  # `--meter auto`, as `run`
     progress = RichProgress()
     try:
         sweep = session.start(spec, store=store, clock=SystemClock(),
                               machine=session.Machine.real(), measuring=measuring,
-                              progress=progress)
+                              progress=progress, counting=counting)
     finally:
         progress.stop()
     return analyse(sweep, store.runs(sweep.id))
@@ -122,12 +125,22 @@ def _grows(fit: Fit | None, size_word: str) -> str:
 
 
 def accumulate_sentence(analysis: Analysis, launches: int) -> str:
-    """What the fits of story 1 say, for a reader who has not met accumulate mode."""
+    """What the fits of story 1 say, for a reader who has not met accumulate mode: the work
+    per launch where it was counted (`run.accumulate`), with the time beside it."""
+    from quadscope.meters import exact_metric
+
+    work = exact_metric(analysis.sweep.meter)
     parts = []
     for variant, who in (("A", "probing logger"), ("B", "fixed logger")):
         fit = _fit(analysis, variant)
+        counted = _fit(analysis, variant, work) if work else None
         tail = (f", so {accumulated_total(fit, launches)}" if fit is not None
                 else f" after {launches} launches")
+        if counted is not None:
+            parts.append(f"the {who}'s work per launch ({work}, counted exactly), against "
+                         f"the launch index i, {_grows(counted, 'i')}; its wall time per "
+                         f"launch {_grows(fit, 'i')}{tail}")
+            continue
         parts.append(f"the {who}'s wall time per launch, against the launch index i, "
                      f"{_grows(fit, 'i')}{tail}")
     return "Verdict: " + "; ".join(parts) + "."

@@ -12,6 +12,12 @@ run gets the same timeout as the timed one; `command` turns a run's argv into
 the argv counted (`pycount.count_command`'s child Python for a function).
 `HeldStill(inner)` runs every argv held still on `inner`, for a meter that
 counts with the CPU's counter on the timed run itself.
+`counted_alone(executor)` is the executor that counts a run *in place of* its
+timed run (accumulate mode's launches, `run.accumulate`: a launch leaves state
+behind, so it may run only once): for an `InstructionMeter` its `CountedAlone`
+(the counted run alone, its wall time Valgrind's, which is what the count
+cost), for any other (one counting on the run itself) the executor as it is;
+`timed_part(executor)` is the executor that times a run without counting it.
 
 Why the same metric as perf's `instructions`, not an `instructions_exact`
 entry: both count the user-space instructions the program retires (Valgrind
@@ -195,12 +201,47 @@ class InstructionMeter(SerialExecutor):
         count = self.count(argv, timeout_s) if m.ok else None
         return replace(m, values={**m.values, self._metric: count})
 
+    @property
+    def timed(self) -> Executor:
+        """The executor of the timed half of each job."""
+        return self._timed
+
+    def count_alone(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
+        """One run of `argv`, the counted one alone: its measurement (Valgrind's time) with
+        the count, None when it failed."""
+        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out:
+            counted = self._runner.execute(
+                hold_still([*self._tool.prefix(out), *self._command(argv)]), timeout_s)
+            count = self._tool.total(out) if counted.ok else None
+        return replace(counted, values={**counted.values, self._metric: count})
+
     def count(self, argv: Sequence[str], timeout_s: float | None) -> int | None:
         """The instructions of one counted run of `argv`; None when it failed."""
         with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out:
             counted = self._runner.execute(
                 hold_still([*self._tool.prefix(out), *self._command(argv)]), timeout_s)
             return self._tool.total(out) if counted.ok else None
+
+
+class CountedAlone(SerialExecutor):
+    """Each argv run once, counted by `meter`'s tool: the measurement is the counting run's
+    (its wall time what counting cost), with the count as `meter`'s metric."""
+
+    def __init__(self, meter: InstructionMeter) -> None:
+        self._meter = meter
+
+    def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
+        return self._meter.count_alone(argv, timeout_s)
+
+
+def counted_alone(executor: Executor) -> Executor:
+    """The executor counting a run in place of its timed run (see the module docstring)."""
+    return CountedAlone(executor) if isinstance(executor, InstructionMeter) else executor
+
+
+def timed_part(executor: Executor) -> Executor:
+    """The executor timing a run without counting it: an `InstructionMeter`'s timed one."""
+    return executor.timed if isinstance(executor, InstructionMeter) else executor
 
 
 def _total_timeout(jobs: Sequence[Job]) -> float | None:

@@ -60,6 +60,8 @@ the budget pays for it, until the counts settle (no timed sweep first, no
 repeats: the time meter's adaptive plan grows n and repeats to beat noise
 an exact count does not have).
 
+Accumulate mode's launches are counted during the sequence instead, in place
+of every 2^k-th timed launch (`run.accumulate`; `plan` returns None for them).
 A sweep over several sizes (`sweep.axes`) is planned and marked by
 `run.multicount` instead: counts at points that span every axis, exact once
 `design.MIN_POINTS` points were counted.
@@ -95,21 +97,26 @@ def _measured(runs: Sequence[Run], variant: str) -> list[Run]:
     return [r for r in runs if r.variant == variant and not r.warmup and r.measurement.ok]
 
 
-def open_reason(sweep: Sweep, runs: Sequence[Run]) -> str:
+def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> str:
     """Why time alone left the class open ("" when it settled it): the headline time fit's
-    bracket or doubt, for the first variant that has one."""
+    bracket or doubt, for the first variant that has one. `pooled`: the runs are accumulate
+    mode's launches, fitted pooled as the analysis fits them (`analyse.launches`)."""
     from quadscope.analyse.analysis import fit_runs
     from quadscope.analyse.headline import FASTEST_TRUSTED, time_fit
     from quadscope.analyse.kernel import kernel_bound
+    from quadscope.analyse.launches import pool_launches
     from quadscope.classes import REGISTRY
 
     variants = sorted({r.variant for r in runs})
     for variant in variants:
         whose = "the" if len(variants) == 1 else f"{variant}'s"  # name B only beside A
         measured = _measured(runs, variant)
+        if pooled:
+            measured = list(pool_launches(measured))
         if len({r.size_n for r in measured}) < 3:
             continue  # too little to fit: not a question counting answers
-        fits, _ = fit_runs(measured, metrics=("wall_s", "cpu_s", "user_s"), seed=sweep.seed)
+        fits, _ = fit_runs(measured, metrics=("wall_s", "cpu_s", "user_s"), seed=sweep.seed,
+                           pooled=pooled)
         fits, _ = kernel_bound(fits, measured)
         fit = time_fit(fits)
         if fit is None:

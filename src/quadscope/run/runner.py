@@ -29,9 +29,13 @@ metric instead of `FixedPlan` for an exact meter's sweep (the meter registry,
 (adaptive mode; an exact meter's adaptive sweep counts one size at a time
 from its start instead, `run.counting.exact_plan`; over several sizes
 `MultiAdaptivePlan`, `run/multiadaptive`, whose sweep is stored with the sizes
-and points it measured, before counting). `resume_sweep` continues a stored
-sweep: a fixed plan runs exactly the planned runs still missing; an adaptive
-one goes on with what is
+and points it measured, before counting). Accumulate mode under an
+exact meter counting with Valgrind, or under one that counts with it
+(`--meter auto`), runs `run.accumulate.InPlacePlan` instead: every 2^k-th
+launch counted in place of its timed run, each batch routed to the timed or
+the counting executor (`Runner.run(route=)`), the sweep marked after
+(`InPlace.mark`). `resume_sweep` continues a stored sweep: a fixed plan runs
+exactly the planned runs still missing; an adaptive one goes on with what is
 left of the budget after the wall time already spent. The sweep ends
 "complete", or "interrupted" when anything (Ctrl-C included) stops it; an
 adaptive sweep stores the sizes it chose. Nothing here prints: progress goes
@@ -63,6 +67,8 @@ from quadscope.measure.launcher import Chunk, Executor, Job
 from quadscope.measure.provenance import Provenance
 from quadscope.meters import REGISTRY, Registry
 from quadscope.model import Owner, Run, Sweep
+from quadscope.run import accumulate
+from quadscope.run.accumulate import InPlacePlan
 from quadscope.run.counting import Counting
 from quadscope.run.counting import budget_s as counting_budget
 from quadscope.run.plan import (
@@ -121,8 +127,11 @@ class Runner:
                              tuple[tuple[str, ...], tuple[tuple[str, str], ...],
                                    tuple[str, ...] | None]] = {}
 
-    def run(self, plan: Plan, budget_s: float | None = None) -> None:
-        """Batches from `plan` until it is done or `budget_s` of the clock is spent."""
+    def run(self, plan: Plan, budget_s: float | None = None,
+            route: Callable[[Batch], Executor] | None = None) -> None:
+        """Batches from `plan` until it is done or `budget_s` of the clock is spent; `route`
+        picks each batch's executor (accumulate mode's counted launches, `run.accumulate`),
+        the runner's own when None."""
         deadline = None if budget_s is None else self._clock.monotonic() + budget_s
         while True:
             remaining_s = None if deadline is None else deadline - self._clock.monotonic()
@@ -131,7 +140,7 @@ class Runner:
             batch = plan.next_batch(tuple(self.runs), remaining_s)
             if batch is None:
                 return
-            self._run_batch(batch)
+            self._run_batch(batch, self._executor if route is None else route(batch))
 
     def _job(self, variant: str, size_n: int, timeout_s: float | None, tag: str,
              axes: tuple[tuple[str, int], ...] = ()) -> Job:
@@ -155,12 +164,12 @@ class Runner:
             setup = tuple(substitute((sw.setup,), True, size_n, values))
         return Job(argv, timeout_s, env=env, setup=setup, prepare=prepare, tag=tag)
 
-    def _run_batch(self, batch: Batch) -> None:
+    def _run_batch(self, batch: Batch, executor: Executor) -> None:
         tags = rescue_tags(self._store_key, self.sweep, self._seq, [s.run for s in batch],
                            self._clock.time())
         jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s, tag, s.run.axes)
                 for s, tag in zip(batch, tags, strict=True)]
-        chunks = self._executor.execute_chunks(jobs)
+        chunks = executor.execute_chunks(jobs)
         try:
             self._store_chunks(batch, chunks)
         finally:
@@ -277,21 +286,83 @@ def _count(sweep: Sweep, runner: Runner, counting: Counting, *, spent_s: float, 
     return marked
 
 
+def _in_place(sweep: Sweep, executor: Executor, counting: Counting | None,
+              registry: Registry) -> InPlace | None:
+    """How accumulate mode's launches are counted in place (`run.accumulate`): under an
+    exact meter counting with Valgrind always, under one that `counts_with` it (`auto`)
+    within the budget; None when they are not (a timed meter, no Valgrind, or an exact
+    meter whose CPU counter counts every launch as it runs)."""
+    from quadscope.measure.exact import InstructionMeter, counted_alone, timed_part
+
+    if sweep.mode != "accumulate":
+        return None
+    meter = registry.get(sweep.meter)
+    if meter.agrees_on is not None and isinstance(executor, InstructionMeter):
+        plan = InPlacePlan(plan_accumulate(len(sweep.sizes), variants=variants(sweep)),
+                           metric=meter.agrees_on, cost=meter.cost, timeout_s=sweep.timeout_s,
+                           budgeted=False)
+        return InPlace(plan, timed_part(executor), counted_alone(executor), meter.name,
+                       sweep.counters, sweep.counters_note)
+    measuring = None if counting is None else counting.measuring()
+    if counting is None or measuring is None:
+        return None
+    plan = InPlacePlan(plan_accumulate(len(sweep.sizes), variants=variants(sweep)),
+                       metric=counting.metric, cost=counting.cost, timeout_s=sweep.timeout_s)
+    return InPlace(plan, executor, counted_alone(measuring.executor), counting.meter,
+                   measuring.counters, measuring.note)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class InPlace:
+    """Accumulate mode's launches with some counted in place: the plan, the two executors
+    it routes between, and what the sweep records when the counts decide."""
+
+    plan: InPlacePlan
+    timed: Executor
+    counter: Executor
+    meter: str
+    counters: str
+    note: str
+
+    def route(self, batch: Batch) -> Executor:
+        return self.counter if self.plan.counting else self.timed
+
+    def mark(self, sweep: Sweep, runs: Sequence[Run]) -> Sweep:
+        from quadscope.run.counting import open_reason
+
+        metric = self.plan.metric
+        timed = [r for r in runs if r.value(metric) is None]
+        reason = open_reason(sweep, timed, pooled=True) if self.plan.budgeted else ""
+        spent = (sum(r.measurement.wall_s for r in timed),
+                 sum(r.measurement.wall_s for r in runs if r.value(metric) is not None))
+        return accumulate.mark(sweep, runs, self.plan, meter=self.meter,
+                               counters=self.counters, note=self.note, reason=reason,
+                               spent_s=spent)
+
+
 def _execute(sweep: Sweep, plan: Plan, *, budget_s: float | None, done: Sequence[Run],
              executor: Executor, clock: Clock, store: Store, progress: Progress,
-             owner: Owner, counting: Counting | None = None) -> Sweep:
+             owner: Owner, counting: Counting | None = None,
+             in_place: InPlace | None = None) -> Sweep:
     try:
         progress.started(sweep, plan.total_runs)
         runner = Runner(sweep, executor=executor, clock=clock, store=store, progress=progress,
                         done=done)
         try:
             t0 = clock.monotonic()
-            runner.run(plan, budget_s)
+            if in_place is not None:
+                runner.run(in_place.plan, budget_s, route=in_place.route)
+                marked = in_place.mark(sweep, runner.runs)
+                if marked != sweep:
+                    store.update_sweep(marked)
+                    sweep = marked
+            else:
+                runner.run(plan, budget_s)
             if sweep.mode == "adaptive" and sweep.axes:  # counting reads the points measured
                 from quadscope.run.multiadaptive import shaped
 
                 sweep = shaped(sweep, runner.runs)
-            if counting is not None:
+            if counting is not None and in_place is None:
                 sweep = _count(sweep, runner, counting, spent_s=clock.monotonic() - t0,
                                clock=clock, store=store, progress=progress)
         except BaseException:
@@ -373,7 +444,7 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
         plan, budget_s = _fixed_plan(sweep, registry), None
     return _execute(sweep, plan, budget_s=budget_s, done=(), executor=executor, clock=clock,
                     store=store, progress=progress or NoProgress(), owner=owner,
-                    counting=counting)
+                    counting=counting, in_place=_in_place(sweep, executor, counting, registry))
 
 
 def check_resumable(sweep: Sweep) -> None:
@@ -421,4 +492,4 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
         plan, budget_s = _fixed_plan(sweep, registry), None
     return _execute(sweep, plan, budget_s=budget_s, done=done, executor=executor, clock=clock,
                     store=store, progress=progress or NoProgress(), owner=owner,
-                    counting=counting)
+                    counting=counting, in_place=_in_place(sweep, executor, counting, registry))
