@@ -54,7 +54,12 @@ class Variant:
     the perf counter backend (slower per run; only where perf's page-faults
     see what rusage cannot). `metrics` are the ones fitted for the judge (each
     fit costs ~0.05 s, ~1 s at 1000 points); `page_faults` is added when perf
-    counts. `cpu_s` is derived: user_s + sys_s of the run (the kernel's
+    counts. `count` (accumulate mode) counts the helper's system calls under
+    strace in one launch before the sweep and one after it (`doctor.counts`), so
+    a judge can decide from a count that noise cannot move; `count_sizes` (sizes
+    mode) runs the helper once at each of those sizes before the probe's sweeps
+    and keeps its page faults, so the count stands even when a slice runs out.
+    `cpu_s` is derived: user_s + sys_s of the run (the kernel's
     precise runtime, split by tick samples, so only the sum is exact). On a shared
     machine contention inflates wall time tenfold at random while CPU time barely
     moves (measured: a 0.6 ms exec with 1.0 ms σ of wall_s, 0.04 ms σ of cpu_s),
@@ -75,6 +80,14 @@ class Variant:
     detail_n: int = 0
     perf: bool = False
     metrics: tuple[str, ...] = ("cpu_s", "wall_s", "minor_faults")
+    # Accumulate mode: count the helper's system calls (`doctor.counts`) in one launch
+    # before the sweep and one after it, into `details[label]` as `count_launches`,
+    # `failed_creates` and `syscalls` (each a pair): a judge decides from the count.
+    count: bool = False
+    # Sizes mode: run the helper once at each of these sizes before the sweep (untimed by
+    # the judge) into `details[label]` as `count_sizes` and `count_faults` (minor page
+    # faults from rusage, one per size): a judge decides from the count per unit of n.
+    count_sizes: tuple[int, ...] = ()  # read back with `counted_per_unit`
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +267,17 @@ def doubts(fits: Mapping[str, Fit | None], *, flat: bool = False, var: str = "n"
         "; a full run (without --quick, or with a larger --budget) can decide" if undecided else ""
     )
     return f". Not judged {what}: {'; '.join(parts)}{advice}"
+
+
+def counted_per_unit(details: Mapping[str, Any]) -> float | None:
+    """Page faults per unit of n from the runner's counted runs (`Variant.count_sizes`):
+    the rise between the smallest and the largest counted size over their difference;
+    None when nothing was counted."""
+    sizes, faults = details.get("count_sizes"), details.get("count_faults")
+    if not (isinstance(sizes, list) and isinstance(faults, list)
+            and len(sizes) == len(faults) >= 2 and sizes[-1] > sizes[0]):
+        return None
+    return (float(faults[-1]) - float(faults[0])) / (float(sizes[-1]) - float(sizes[0]))
 
 
 def fmt_s(v: float | None) -> str:

@@ -32,6 +32,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    counted_per_unit,
     doubts,
     fit_of,
     fmt_s,
@@ -121,6 +122,10 @@ _SIZES: dict[bool, dict[str, tuple[int, ...]]] = {
     },
 }
 WAYS = ("vdso", "syscall", "vsyscall")
+# The vsyscall route's page faults are counted at these two sizes before any sweep
+# (`Variant.count_sizes`): an emulated call faults once, whatever the timing reads.
+COUNT_SIZES = (1_000, 11_000)
+FAULTS_PER_CALL = 0.5  # counted faults per call above this: each call traps
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +148,7 @@ class ClockProbe:
                 sizes=_SIZES[quick][way],
                 repeat=3 if quick else 5,
                 perf=True,
+                count_sizes=COUNT_SIZES if way == "vsyscall" else (),
             )
             for way in ways
         )
@@ -216,7 +222,25 @@ class ClockProbe:
                 details,
             )
         vsys_vs_vdso = ratio(cost_s["vsyscall"], cost_s["vdso"])
-        if "vsyscall" in ran and vsys_vs_vdso is not None and vsys_vs_vdso > 10:
+        counted = counted_per_unit(evidence.details.get("vsyscall", {}))
+        if counted is not None and counted >= FAULTS_PER_CALL:
+            timed = (f"; timed, it costs {fmt_s(cost_s['vsyscall'])}"
+                     + (f", {vsys_vs_vdso:.0f}× the vDSO" if vsys_vs_vdso is not None else "")
+                     if cost_s["vsyscall"] is not None else "")
+            return ProbeResult(
+                self.name,
+                measured,
+                cls,
+                cost,
+                "slow",
+                f"a legacy vsyscall time() takes a page fault on every call and is emulated "
+                f"by the kernel (vsyscall={mode}; counted, {counted:.2g} faults per call)"
+                f"{timed}: rebuild old static binaries against a current libc (which uses the "
+                "vDSO); booting with vsyscall=emulate only helps kernels that still offer it",
+                details,
+            )
+        if counted is None and "vsyscall" in ran and vsys_vs_vdso is not None \
+                and vsys_vs_vdso > 10:
             f = faults["vsyscall"]
             trap = (
                 f"each call takes a page fault ({f:.2g} per call) and is emulated by the kernel"

@@ -12,9 +12,13 @@ cannot turn 512 faults into one.
 
 Sizes: B = 16 KiB … 1 MiB.
 
-Pathological: either loop grows faster than B. Slow: the fresh buffer costs
-2× or more the reused one per byte — the pattern to fix in event loops that
-allocate per notification.
+Pathological: either loop grows faster than B. Slow: decided from a count
+where one was taken (`Variant.count_sizes`: each variant run once at the
+smallest and the largest B before its sweep, its minor faults kept): a fresh
+buffer taking SLOW_FAULTS_PER_MIB or more page faults per event per MiB (one
+per 4 KiB page is 256), the timing beside it; without a count, the fresh buffer
+costing 2× or more the reused one per byte — the pattern to fix in event loops
+that allocate per notification.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    counted_per_unit,
     doubts,
     fit_of,
     fmt_s,
@@ -45,6 +50,9 @@ EVENTS_QUICK = 200
 SIZES_KIB_FULL = (16, 64, 128, 256, 512, 1024)
 SIZES_KIB_QUICK = (16, 64, 256, 1024)
 SLOW_RATIO = 2.0
+# Counted page faults per event per MiB of buffer (`Variant.count_sizes`) from which a
+# fresh buffer is slow: one per 8 KiB; a fresh mapping faults once per 4 KiB page (256).
+SLOW_FAULTS_PER_MIB = 128.0
 VARIANTS = ("fresh", "reuse")
 
 SOURCE = r"""
@@ -99,6 +107,7 @@ class NotifyBufferProbe:
                 helpers=(HELPER,),
                 sizes=sizes,
                 repeat=3 if quick else 5,
+                count_sizes=(sizes[0], sizes[-1]),
             )
             for v in VARIANTS
         )
@@ -154,6 +163,25 @@ class NotifyBufferProbe:
                 details,
             )
         unsure = doubts({v: walls[v] for v in ran})
+        counted = {v: None if (c := counted_per_unit(evidence.details.get(v, {}))) is None
+                   else c * 1024 / events for v in VARIANTS}
+        fresh_faults = counted["fresh"]
+        if fresh_faults is not None:
+            reuse = "" if counted["reuse"] is None else f" against {counted['reuse']:.0f} reused"
+            timed = ("" if x is None else
+                     f"; timed, a fresh buffer costs {x:.1f}× a reused one here "
+                     f"({fmt_s(at_mib['fresh'])} vs {fmt_s(at_mib['reuse'])} per event at 1 MiB)")
+            if fresh_faults >= SLOW_FAULTS_PER_MIB:
+                return ProbeResult(
+                    self.name, measured, cls, cost, "slow",
+                    f"a freshly mapped buffer takes a page fault per page on every event "
+                    f"(counted, {fresh_faults:.0f} faults per event per MiB{reuse}){timed}: "
+                    "keep one buffer per event loop and reuse it", details)
+            return ProbeResult(
+                self.name, measured, cls, cost, "ok",
+                f"a fresh buffer per event takes few page faults here (counted, "
+                f"{fresh_faults:.0f} per event per MiB{reuse}: huge pages or pre-faulting "
+                f"at work){timed}; nothing to do", details)
         if x is not None and x >= SLOW_RATIO:
             return ProbeResult(
                 self.name,

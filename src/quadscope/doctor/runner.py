@@ -23,6 +23,13 @@ has). Each sweep stops early enough to leave its fits their measured cost
 (`fit_reserve_s`), so the total never exceeds `budget_s` by more than the
 compile time of a cold cache and the bookkeeping between runs.
 
+A variant that asks to be counted (`Variant.count`) has its helper's system
+calls counted (`Tools.count`, strace in `default_tools`: `doctor.counts`) in one launch before its
+sweep and one after it, into the variant's details, so its judge decides from
+the count; a count that cannot be taken leaves a note, and the judge times.
+A variant with `count_sizes` is run once at each of them before its sweep, its
+minor page faults (rusage) kept in its details the same way.
+
 A helper that cannot be compiled (`ToolMissingError`) makes its variants
 unavailable; a probe with no variant left is `skipped` with that sentence.
 Nothing here prints: progress goes to a `DoctorProgress`.
@@ -43,6 +50,7 @@ from typing import Any, Protocol
 
 from quadscope.analyse.analysis import metric_series
 from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, Variant
+from quadscope.doctor.counts import Calls, count_syscalls, failed_creates
 from quadscope.doctor.details import ProbeSweeps
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.errors import FitRefusedError, QuadscopeError
@@ -57,6 +65,7 @@ from quadscope.store import Store
 
 BLOB_KEY = "doctor"
 _MIN_RUN_S = 0.05
+COUNT_TIMEOUT_S = 10.0  # one counted launch of a helper (`Variant.count`)
 
 
 class DoctorProgress(Protocol):
@@ -112,6 +121,9 @@ class Tools:
     aux: Callable[[Sequence[str], float], str] = run_aux
     scratch_root: str | None = None  # where {bin} and {tmp} are made; None = system temp
     jobs: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    # One run's system calls (`doctor.counts`), for variants that ask (`Variant.count`);
+    # None: nothing is counted (the judges time, as a fake executor's tests expect)
+    count: Callable[[Sequence[str], float], Mapping[str, Calls] | None] | None = None
     host: session.Machine = field(default_factory=session.Machine.real)  # the sweeps' host facts
 
 
@@ -119,10 +131,12 @@ def default_tools(no_perf: bool) -> Tools:
     """The real executors: plain for every variant, perf for those that ask when it works here."""
     plain = choose_measuring(no_perf=True)
     if no_perf:
-        return Tools(executor=plain.executor, counters_note="perf was turned off with --no-perf")
+        return Tools(executor=plain.executor, counters_note="perf was turned off with --no-perf",
+                     count=count_syscalls)
     best = choose_measuring()
     perf = best.executor if best.counters == "perf" else None
-    return Tools(executor=plain.executor, perf_executor=perf, counters_note=best.note)
+    return Tools(executor=plain.executor, perf_executor=perf, counters_note=best.note,
+                 count=count_syscalls)
 
 
 class _OverBudget(Exception):
@@ -258,6 +272,9 @@ class _ProbeRun:
                     self.unavailable[v.label] = missing[0]
                 else:
                     todo.append(v)
+            for v in todo:  # counts first: a slice that runs out leaves them standing
+                if v.count_sizes:
+                    self._count_faults(v, bin_dir)
             for i, v in enumerate(todo):
                 left = self.deadline - self.clock.monotonic()
                 share = left / (len(todo) - i)
@@ -297,7 +314,17 @@ class _ProbeRun:
                         setup_numbers = _last_json(out)
             if setup_numbers:
                 self.details[v.label] = setup_numbers
+            first = self._count(v, bin_dir, tmp_dir, 1) if v.count and self.tools.count else None
             self._sweep(v, bin_dir, tmp_dir, deadline)
+            if first is not None and v.label in self.sweep_ids:
+                launched = len(self.store.runs(self.sweep_ids[v.label]))
+                last = self._count(v, bin_dir, tmp_dir, launched + 2)
+                if last is not None:
+                    self.details[v.label] = {**self.details.get(v.label, {}), **{
+                        "count_launches": [1, launched + 2],
+                        "failed_creates": [failed_creates(first), failed_creates(last)],
+                        "syscalls": [sum(c.calls for c in first.values()),
+                                     sum(c.calls for c in last.values())]}}
             if v.detail is not None and v.label in self.fits:
                 left = deadline - self.clock.monotonic()
                 if left >= _MIN_RUN_S:
@@ -312,6 +339,44 @@ class _ProbeRun:
                 self.unavailable[v.label] = str(e)
         finally:
             shutil.rmtree(tmp_dir, ignore_errors=True)
+
+    def _count_faults(self, v: Variant, bin_dir: str) -> None:
+        """One run of `v` at each of its `count_sizes`, its page faults kept in its details:
+        perf's count where the variant asks for perf and it works (it sees faults rusage
+        does not, such as an emulated vsyscall's), else rusage's minor faults. Taken before
+        any sweep of the probe and not clamped to a slice: a small helper's run takes
+        milliseconds, and the count is what the judge decides from."""
+        use_perf = v.perf and self.tools.perf_executor is not None
+        executor = self.tools.perf_executor if use_perf else self.tools.executor
+        assert executor is not None
+        metric = "page_faults" if use_perf else "minor_faults"
+        tmp_dir = tempfile.mkdtemp(prefix="quadscope-doctor-", dir=self.tools.scratch_root)
+        try:
+            argv = substitute_dirs(v.argv, bin_dir, tmp_dir)
+            faults: list[int] = []
+            for n in v.count_sizes:
+                m = executor.execute([a.replace("{n}", str(n)) for a in argv], COUNT_TIMEOUT_S)
+                value = m.value(metric) if m.ok else None
+                if value is None:
+                    self.notes.append(f"{v.label}: its page faults could not be counted "
+                                      f"at n = {n}")
+                    return
+                faults.append(int(value))
+        finally:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+        self.details[v.label] = {**self.details.get(v.label, {}), "count_sizes":
+                                 list(v.count_sizes), "count_faults": faults}
+
+    def _count(self, v: Variant, bin_dir: str, tmp_dir: str,
+               launch: int) -> Mapping[str, Calls] | None:
+        """The system calls of launch `launch` of `v`, run once under the counter (not timed,
+        so not clamped to the slice: a count of a small helper takes milliseconds)."""
+        argv = [a.replace("{i}", str(launch)) for a in substitute_dirs(v.argv, bin_dir, tmp_dir)]
+        assert self.tools.count is not None
+        counted = self.tools.count(argv, COUNT_TIMEOUT_S)
+        if counted is None:
+            self.notes.append(f"{v.label}: its system calls could not be counted (strace)")
+        return counted
 
     def _sweep(self, v: Variant, bin_dir: str, tmp_dir: str, deadline: float) -> None:
         use_perf = v.perf and self.tools.perf_executor is not None

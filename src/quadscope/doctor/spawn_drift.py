@@ -11,10 +11,18 @@ fitted against the launch index i.
 
 Sizes: K = 1000 launches (400 with --quick).
 
-Pathological: the probing program's cost grows with i (any class above
-constant) — reproduced here, with the cost of one extra existing name. The
-fixed program growing too means file creation itself slows as the directory
-fills (the file system, not the naming).
+Pathological: the probing program's cost grows with i. Decided from a count
+where one was taken (`Variant.count`: each variant's system calls counted under
+strace in one launch before its sweep and one after, `doctor.counts`): the
+names a launch found taken (its failed O_EXCL creates) at launch 1 and at the
+last launch; growing by at least GROWS_PER_LAUNCH per launch is the pathology,
+whatever the timing reads (a busy machine's timing read "pathological" and
+"ok … no growth visible" minutes apart; the count is 0 and K every time). The
+timing stays beside it: the cost of one extra existing name, fitted on cpu_s.
+Without a count (no strace) the timing decides, as before: any class above
+constant. The fixed program growing too means file creation itself slows as
+the directory fills (the file system, not the naming): a timing-only cause,
+judged only when nothing was counted, else said as an aside.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from quadscope.doctor.base import (
     per_unit,
 )
 from quadscope.doctor.details import SpawnDriftDetails
+from quadscope.model import Fit
 
 HELPER = "qs-doctor-drift"
 
@@ -79,6 +88,38 @@ int main(int argc, char **argv) {
 LAUNCHES_FULL = 1000
 LAUNCHES_QUICK = 400
 VARIANTS = ("probe", "fixed")
+GROWS_PER_LAUNCH = 0.5  # names probed per launch: the probing helper's is 1, the fixed one's 0
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """A variant's names probed (failed creates) at its first and last counted launch."""
+
+    first_launch: int
+    last_launch: int
+    first: int
+    last: int
+
+    @property
+    def per_launch(self) -> float:
+        return (self.last - self.first) / max(self.last_launch - self.first_launch, 1)
+
+    @property
+    def grows(self) -> bool:
+        return self.per_launch >= GROWS_PER_LAUNCH
+
+    def text(self) -> str:
+        return (f"{self.first} name{'s' if self.first != 1 else ''} probed at launch "
+                f"{self.first_launch}, {self.last} at launch {self.last_launch}")
+
+
+def counted(details: Mapping[str, Any]) -> Counted | None:
+    """The count the runner took for a variant (`Variant.count`), None when none was."""
+    launches, creates = details.get("count_launches"), details.get("failed_creates")
+    if not (isinstance(launches, list) and isinstance(creates, list)
+            and len(launches) == 2 and len(creates) == 2):
+        return None
+    return Counted(int(launches[0]), int(launches[1]), int(creates[0]), int(creates[1]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +140,7 @@ class SpawnDriftProbe:
                 repeat=1,
                 warmup=0,
                 metrics=("cpu_s",),
+                count=True,
             )
             for v in VARIANTS
         )
@@ -110,11 +152,15 @@ class SpawnDriftProbe:
         per_name = per_unit(probe)
         fixed_per = per_unit(fixed)
         launches = probe.n_points if probe is not None else 0
+        counts = {v: counted(evidence.details.get(v, {})) for v in VARIANTS}
+        numbers = {} if per_name is None else {"probe_us_per_existing_name": per_name * 1e6}
+        numbers.update({f"{v}_names_probed_per_launch": c.per_launch
+                        for v, c in counts.items() if c is not None})
         details = SpawnDriftDetails(
             s_per_existing_name=per_name,
             fixed_s_per_launch_index=fixed_per,
             classes={"probe": growth(probe, "i"), "fixed": growth(fixed, "i")},
-            numbers={} if per_name is None else {"probe_us_per_existing_name": per_name * 1e6},
+            numbers=numbers,
         )
         measured = "launch i of a name-probing program vs a time+pid-naming one"
         if launches:
@@ -125,6 +171,9 @@ class SpawnDriftProbe:
         cls = f"probe {growth(probe, 'i')}, fixed {growth(fixed, 'i')}"
         cost = f"{fmt_s(per_name)} per existing name"
         fs = evidence.facts.get("tmp_fs") or "this file system"
+        count = counts["probe"]
+        if count is not None:
+            return self._from_count(measured, cls, cost, details, counts, per_name, fixed, fs)
         if grows(probe):
             at = fmt_s(per_name * 1e4) if per_name is not None else "—"
             also = (
@@ -168,6 +217,35 @@ class SpawnDriftProbe:
             + doubts({"probe": probe, "fixed": fixed}, flat=True, var="i"),
             details,
         )
+
+    def _from_count(self, measured: str, cls: str, cost: str, details: SpawnDriftDetails,
+                    counts: Mapping[str, Counted | None], per_name: float | None,
+                    fixed: Fit | None, fs: str) -> ProbeResult:
+        """The verdict from the names each launch probed (the count), timing beside it."""
+        probe_count, fixed_count = counts["probe"], counts["fixed"]
+        assert probe_count is not None
+        timing = (f"; timed, each name probed costs {fmt_s(per_name)} here"
+                  if per_name is not None else "")
+        aside = (f". Aside, timing alone (not judged): even time+pid naming grew as "
+                 f"{growth(fixed, 'i')} in files present on {fs}"
+                 if grows(fixed) and (fixed_count is None or not fixed_count.grows) else "")
+        if probe_count.grows:
+            return ProbeResult(
+                self.name, measured, cls, cost, "pathological",
+                f"a program that probes name.0, name.1, … for a free name does more work on "
+                f"every launch: counted, {probe_count.text()} ({probe_count.per_launch:.2g} "
+                f"more per launch){timing}: name files by time and pid, or use "
+                f"mkstemp/O_TMPFILE{aside}", details)
+        if fixed_count is not None and fixed_count.grows:
+            return ProbeResult(
+                self.name, measured, cls, cost, "pathological",
+                f"even time+pid naming collides more on every launch: counted, "
+                f"{fixed_count.text()}: the clock or pid repeats here; add a random suffix",
+                details)
+        return ProbeResult(
+            self.name, measured, cls, cost, "ok",
+            f"counted, the probing program found a free name at once on every launch "
+            f"({probe_count.text()}): nothing accumulates here{timing}{aside}", details)
 
 
 PROBE = SpawnDriftProbe()
