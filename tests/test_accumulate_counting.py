@@ -110,7 +110,7 @@ def test_counts_stop_within_each_variants_share_of_the_budget(store: Store) -> N
     """Counts costing 6 s each against a 15 s budget (7.5 s a variant): the first count of
     each is priced by the meter's model and taken; its real cost leaves room for no more,
     so the rest run timed, the sweep stays timed and says what `--meter instructions` does."""
-    sweep, runs, timer, counter = _sweep(
+    sweep, _runs, timer, counter = _sweep(
         store, _timed(lambda i: 1e-3 + 1e-5 * i, 0.6), _counted(_probing, 6.0))
     assert [size_of(a) for a in counter.calls] == [2, 2]
     assert len(timer.calls) == 2 * LAUNCHES - 2  # the launches left uncounted were timed
