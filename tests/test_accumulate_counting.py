@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import random
+import shutil
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
+import pytest
 from tests.conftest import measurement, size_of
 
 from quadscope.analyse.analysis import analyse
@@ -18,7 +21,7 @@ from quadscope.run.counting import Counting
 from quadscope.run.plan import plan_accumulate
 from quadscope.run.runner import run_sweep
 from quadscope.run.spec import SweepSpec
-from quadscope.store import Store
+from quadscope.store import SqliteStore, Store
 
 LAUNCHES = 300
 POWERS = (2, 4, 8, 16, 32, 64, 128, 256)  # the 2^k launches of 300
@@ -168,3 +171,52 @@ def test_counted_apart_leaves_launches_that_all_carry_a_count_together() -> None
     every = [run(1, 5), run(2, 10)]
     assert counted_apart(every, "instructions") == (tuple(every), ())
     assert counted_apart(mixed, None) == (tuple(mixed), ())
+
+
+PROBING_LOGGER = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <errno.h>
+#include <unistd.h>
+/* usage: probe DIR: creates DIR/app.K.dat for the first K whose name is free */
+int main(int argc, char **argv) {
+    char path[4096];
+    for (long k = 0;; k++) {
+        snprintf(path, sizeof path, "%s/app.%06ld.dat", argv[1], k);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) { close(fd); return 0; }
+        if (errno != EEXIST) return 1;
+    }
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_a_real_probing_logger_counted_in_place_grows_as_i(tmp_path: Path) -> None:
+    """64 launches of a tiny probing logger under `--meter instructions`: launches 2, 4, …,
+    64 run once each under Valgrind in place of their timed runs (so launch i still finds
+    i - 1 files), and their counts grow as i. Bounded: 6 counts of a small C program."""
+    from quadscope.measure.cbuild import compile_c
+    from quadscope.measure.clock import SystemClock
+    from quadscope.run import session
+
+    prog = str(compile_c(PROBING_LOGGER, name="qs-test-probing-logger"))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    spec = SweepSpec(command=(prog, str(logs), "{i}"), mode="accumulate", runs=64,
+                     meter="instructions", timeout_s=60.0)
+    with SqliteStore(tmp_path / "r.db") as store:
+        sweep = session.start(spec, store=store, clock=SystemClock(),
+                              machine=session.Machine.real(), no_perf=True)
+        runs = store.runs(sweep.id)
+        a = analyse(sweep, runs)
+    assert len(list(logs.iterdir())) == 64  # every launch ran once, the counted ones too
+    counted = sorted((r.size_n, r.value("instructions")) for r in runs
+                     if r.value("instructions") is not None)
+    assert [i for i, _ in counted] == [2, 4, 8, 16, 32, 64]
+    per_name = (counted[-1][1] - counted[-2][1]) / 32  # type: ignore[operator]
+    assert per_name > 50  # each name probed is a formatted path and a failed open
+    work = a.fits["A"]["instructions"]
+    assert work.confident and work.cls == "n"
+    assert "launches 2, 4, …, 64 were counted in place" in sweep.counters_note
