@@ -373,7 +373,6 @@ def analyse(
                 for v in ("A", "B")}
         comparison = compare("A", data["A"], fits["A"], "B", data["B"], fits["B"])
     notes.extend(advice_from_host(sweep.host))  # what likely skewed the timings, and the fix
-    from quadscope.analyse.curves import fit_bands  # numpy: `quadscope --help` reads this module
 
     return Analysis(
         sweep=sweep,
@@ -386,10 +385,37 @@ def analyse(
         profile=profile,
         doctor=doctor,
         probe_series=dict(probe_series or {}),
-        notable=notable_metrics(fits, runs, lead=_lead_metric(fits.get("A", {}), sweep.meter)),
-        at_max=medians_at_max(runs),
-        bands=fit_bands(fits, runs),
+        **_shown(fits, runs, in_place, counted,
+                 lead=_lead_metric(fits.get("A", {}), sweep.meter)),
     )
+
+
+def _shown(fits: Mapping[str, Mapping[str, Fit]], runs: Sequence[Run],
+           in_place: Mapping[str, Sequence[Run]], counted: str | None,
+           lead: str | None = None) -> dict[str, Any]:
+    """What the renderers show beside the fits (`notable`, `at_max`, `bands`): from every
+    run, or where accumulate mode counted launches in place (`analyse.launches`), the
+    time from the timed launches and the count from the counted ones."""
+    from quadscope.analyse.curves import fit_bands  # numpy: `quadscope --help` reads this module
+
+    apart = {r.seq for rs in in_place.values() for r in rs}
+    if not apart or counted is None:
+        return {"notable": notable_metrics(fits, runs, lead=lead), "at_max": medians_at_max(runs),
+                "bands": fit_bands(fits, runs)}
+    timed = [r for r in runs if r.seq not in apart]
+    work_runs = [r for r in runs if r.seq in apart]
+    work_fits = {v: {counted: fs[counted]} for v, fs in fits.items() if counted in fs}
+    time_fits = {v: {m: f for m, f in fs.items() if m != counted} for v, fs in fits.items()}
+    notable = notable_metrics(time_fits, timed, lead=lead)
+    shown = tuple(m for m in METRICS if m in notable or (m == counted and work_fits))
+    at_max = {v: dict(values) for v, values in medians_at_max(timed).items()}
+    for v, values in medians_at_max(work_runs).items():
+        if counted in values:
+            at_max.setdefault(v, {})[counted] = values[counted]
+    bands = {v: dict(b) for v, b in fit_bands(time_fits, timed).items()}
+    for v, b in fit_bands(work_fits, work_runs).items():
+        bands.setdefault(v, {}).update(b)
+    return {"notable": shown, "at_max": at_max, "bands": bands}
 
 
 def refuse_if_nothing(analysis: Analysis) -> None:
