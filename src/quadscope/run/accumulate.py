@@ -32,11 +32,13 @@ contention the timed launches met (`counting.contention`), whichever is more,
 split evenly among the variants. Where fewer than all the counts fit, the
 affordable number is spread in log i with the last included
 (`counting.pick_sizes`); fewer than `counting.MIN_COUNTED` are not taken (the
-note says what they would cost). Before each count the plan prices it again
-from the last count's own cost (the counting run's wall time) times how much
-the count grew per doubling of i, and runs the launch timed instead when it
-would not fit. Unbudgeted (`--meter instructions`): every 2^k-th launch is
-counted, whatever it costs.
+note says what they would cost). Before each count the plan prices the
+dearest count still ahead again: the dearest count so far (the counting run's
+wall time, mostly Valgrind's start-up) plus the instructions the count should
+add by then (its growth per doubling of i) at S_PER_INSTRUCTION; where the
+counts still ahead no longer all fit, as many as fit are chosen again, spread in
+log i with the last kept, and the others run timed. Unbudgeted (`--meter
+instructions`): every 2^k-th launch is counted, whatever it costs.
 
 `mark(sweep, runs, plan, counters=, note=, meter=, reason=, spent_s=)` is the sweep as
 stored after: the exact meter's when at least `MIN_COUNTED` launches of every
@@ -58,6 +60,11 @@ from quadscope.run.counting import FLOOR_S, MIN_COUNTED, contention, pick_sizes
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
 
 COUNT_FROM = 2  # launch 1 stays timed: its time prices the counts
+# What one more counted instruction costs under Valgrind at most: ~1 ns a plain instruction
+# times the meter's ~30-50x (`meters.instructions`). A launch is mostly Valgrind's start-up
+# (3.5-6 s a count on the busy 2-core VM, for 140k-725k instructions), so a count's price is
+# the dearest count so far plus its growth at this rate, not the last cost scaled by it.
+S_PER_INSTRUCTION = 5e-8
 
 
 def counted_launches(runs: int) -> tuple[int, ...]:
@@ -177,10 +184,12 @@ class InPlacePlan:
         ahead = [i for i in self.chosen[job.variant] if i >= job.size_n]
         if not counted:
             price = self.price_s[job.variant] / max(len(self.chosen[job.variant]), 1)
-        else:  # the dearest of those ahead: the last, grown from the last count
+        else:  # the dearest of those ahead: the last, its count grown from the last one's
             last = counted[-1]
-            price = last.measurement.wall_s * _per_doubling(counted, self.metric) ** math.log2(
-                ahead[-1] / last.size_n)
+            grown = float(last.value(self.metric) or 0) * (
+                _per_doubling(counted, self.metric) ** math.log2(ahead[-1] / last.size_n) - 1)
+            price = (max(r.measurement.wall_s for r in counted)
+                     + grown * S_PER_INSTRUCTION * contention(history))
         most = int((share - spent) // price) if price > 0 else len(ahead)
         if most >= len(ahead):
             return True
