@@ -110,8 +110,9 @@ def test_time_fits_leave_out_the_counting_runs_own_times(store: Store) -> None:
 
 
 def test_counts_stop_within_each_variants_share_of_the_budget(store: Store) -> None:
-    """Counts costing 6 s each against a 15 s budget (7.5 s a variant): the first count of
-    each is priced by the meter's model and taken; its real cost leaves room for no more,
+    """Counts costing 6 s each against a 15 s budget, four counts of B kept back from A's:
+    the first count of each is priced by the meter's model and taken; its real cost leaves
+    room for no more,
     so the rest run timed, the sweep stays timed and says what `--meter instructions` does."""
     sweep, _runs, timer, counter = _sweep(
         store, _timed(lambda i: 1e-3 + 1e-5 * i, 0.6), _counted(_probing, 6.0))
@@ -120,6 +121,17 @@ def test_counts_stop_within_each_variants_share_of_the_budget(store: Store) -> N
     assert sweep.meter == "auto"
     assert "did not fit in the sweep's budget" in sweep.counters_note
     assert "`--meter instructions`" in sweep.counters_note
+
+
+def test_the_first_variant_counts_all_it_needs_and_the_next_keeps_four(store: Store) -> None:
+    """Counts of 1 s against 15 s: the probing logger counts all 8 of its launches (the
+    fixed one's four counts kept back), the fixed one what is left, spread, the last kept."""
+    sweep, _runs, _timer, counter = _sweep(
+        store, _timed(lambda i: 1e-3 + 1e-5 * i, 0.6), _counted(_probing, 1.0))
+    counted = {v: [size_of(a) for a in counter.calls if a[0] == v] for v in ("probe", "fixed")}
+    assert counted["probe"] == list(POWERS)
+    assert 4 <= len(counted["fixed"]) < len(POWERS) and counted["fixed"][-1] == POWERS[-1]
+    assert sweep.meter == "instructions"
 
 
 def _drive(plan: InPlacePlan, count_s: float) -> list[int]:

@@ -29,7 +29,9 @@ taken, once each variant's first launch was timed, at the exact meter's `Cost`
 on that launch's time, within `budget_s`: the timed launches' own cost
 (launches × the first one's time) or `counting.FLOOR_S` stretched by the
 contention the timed launches met (`counting.contention`), whichever is more,
-split evenly among the variants. Where fewer than all the counts fit, the
+shared among the variants in their order: each may spend what the ones before
+it left, less RESERVE counts for each one after it (a flat cost needs four
+counts to class; a growing one, more). Where fewer than all the counts fit, the
 affordable number is spread in log i with the last included
 (`counting.pick_sizes`); fewer than `counting.MIN_COUNTED` are not taken (the
 note says what they would cost). Before each count the plan prices the
@@ -65,6 +67,9 @@ COUNT_FROM = 2  # launch 1 stays timed: its time prices the counts
 # (3.5-6 s a count on the busy 2-core VM, for 140k-725k instructions), so a count's price is
 # the dearest count so far plus its growth at this rate, not the last cost scaled by it.
 S_PER_INSTRUCTION = 5e-8
+# Counts kept back for each variant still to come when one variant is counted: enough
+# to class a flat cost (`counting.SETTLE_SIZES`); the first variant may spend the rest.
+RESERVE = 4
 
 
 def counted_launches(runs: int) -> tuple[int, ...]:
@@ -139,14 +144,21 @@ class InPlacePlan:
             batch.append(p)
         return tuple(Scheduled(p, self.timeout_s) for p in batch)
 
-    def _share_s(self, history: Sequence[Run]) -> float:
-        """Each variant's share of what counting may spend (see the module docstring): read
-        again before each count, as the contention of the timed launches is better known."""
+    def _share_s(self, history: Sequence[Run], variant: str, each_s: float) -> float:
+        """What counting `variant`'s launches may spend (see the module docstring): the
+        budget, less what the variants before it spent counting, less `RESERVE` counts at
+        `each_s` for each variant after it. Read again before each count, as the contention
+        of the timed launches is better known."""
         timed = [r for r in history if r.value(self.metric) is None]
         plain = min((r.measurement.wall_s for r in timed if r.measurement.ok), default=0.0)
         budget = max(len(self.planned) * plain, FLOOR_S * contention(timed))
         self.budget_s = max(budget, self.budget_s or 0.0)
-        return self.budget_s / len(self.variants)
+        order = self.variants
+        before = set(order[:order.index(variant)])
+        spent = sum(r.measurement.wall_s for r in history if r.variant in before
+                    and r.measurement.ok and r.value(self.metric) is not None)
+        later = len(order) - order.index(variant) - 1
+        return self.budget_s - spent - later * RESERVE * each_s
 
     def _choose(self, variant: str, history: Sequence[Run]) -> tuple[int, ...]:
         """The launches of `variant` to count, priced once its first launch was timed."""
@@ -158,12 +170,13 @@ class InPlacePlan:
         each = self.cost.run_s(plain)
         chosen = wanted
         if self.budgeted:
-            share = self._share_s(history)
+            share = self._share_s(history, variant, each)
             most = int(share // each) if each > 0 else len(wanted)
             if most < MIN_COUNTED:
                 self.left_out.append(
                     f"counting {variant}'s launches {_launch_list(wanted)} was priced at "
-                    f"{len(wanted) * each:.1f} s, over its {share:.1f} s share of the budget")
+                    f"{len(wanted) * each:.1f} s, over its {max(share, 0):.1f} s share of "
+                    "the budget")
                 chosen = ()
             elif most < len(wanted):
                 chosen = _spread(wanted, most)
@@ -179,7 +192,6 @@ class InPlacePlan:
         if not self.budgeted:
             return True
         counted = sorted(_counted(history, job.variant, self.metric), key=lambda r: r.size_n)
-        share = self._share_s(history)
         spent = sum(r.measurement.wall_s for r in counted)
         ahead = [i for i in self.chosen[job.variant] if i >= job.size_n]
         if not counted:
@@ -190,6 +202,7 @@ class InPlacePlan:
                 _per_doubling(counted, self.metric) ** math.log2(ahead[-1] / last.size_n) - 1)
             price = (max(r.measurement.wall_s for r in counted)
                      + grown * S_PER_INSTRUCTION * contention(history))
+        share = self._share_s(history, job.variant, price)
         most = int((share - spent) // price) if price > 0 else len(ahead)
         if most >= len(ahead):
             return True
@@ -199,7 +212,8 @@ class InPlacePlan:
                                          if i < job.size_n or i in kept)
         self.left_out.append(f"{job.variant}'s launches {_launch_list(dropped)} were timed, "
                              f"not counted: each count cost about {price:.1f} s, more than "
-                             f"what was left of the variant's {share:.1f} s share allowed")
+                             f"what was left of the variant's {max(share, 0):.1f} s share "
+                             "allowed")
         return job.size_n in kept
 
 
