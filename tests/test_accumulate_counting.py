@@ -232,3 +232,13 @@ def test_a_real_probing_logger_counted_in_place_grows_as_i(tmp_path: Path) -> No
     work = a.fits["A"]["instructions"]
     assert work.confident and work.cls == "n"
     assert "launches 2, 4, …, 64 were counted in place" in sweep.counters_note
+
+
+def test_the_report_names_the_launches_counted_in_place(store: Store) -> None:
+    from quadscope.render.terminal import TerminalRenderer
+
+    sweep, runs, _timer, _counter = _sweep(
+        store, _timed(lambda i: 1e-3 + (1e-5 * i if i else 0), 0.6), _counted(_probing, 0.3))
+    text = TerminalRenderer(width=200).render(analyse(sweep, runs)).decode()
+    assert ("the work was counted at launches 2, 4, …, 256 (A) and 2, 4, …, 256 (B), "
+            "each in place of its timed run") in text

@@ -82,4 +82,27 @@ def counted_apart(runs: Sequence[Run], metric: str | None) -> tuple[tuple[Run, .
     return tuple(r for r in runs if r.value(metric) is None), counted
 
 
-__all__ = ["MIN_LAUNCHES", "MIN_POOL", "POOL_RATIO", "counted_apart", "pool_launches", "pools"]
+def counted_text(runs: Sequence[Run], metric: str | None) -> str:
+    """One sentence naming the launches counted in place, per variant ("" when none were):
+    "the work was counted at launches 2, 4, …, 512 (A) and 2, 4, …, 512 (B), each in place
+    of its timed run"."""
+    by_variant: dict[str, list[int]] = {}
+    for r in runs:
+        if metric is not None and r.measurement.ok and r.value(metric) is not None:
+            by_variant.setdefault(r.variant, []).append(r.size_n)
+    if not by_variant or len(by_variant.get("A", [])) == len(
+            [r for r in runs if r.variant == "A" and r.measurement.ok]):
+        return ""  # nothing counted, or every launch counted as it ran
+
+    def listed(launches: list[int]) -> str:
+        shown = [str(i) for i in sorted(launches)]
+        return ", ".join(shown) if len(shown) <= 4 else f"{shown[0]}, {shown[1]}, …, {shown[-1]}"
+
+    parts = [f"{listed(v)}{f' ({name})' if len(by_variant) > 1 else ''}"
+             for name, v in sorted(by_variant.items())]
+    return (f"the work was counted at launches {' and '.join(parts)}, each in place of its "
+            "timed run (-v: why, and what it cost)")
+
+
+__all__ = ["MIN_LAUNCHES", "MIN_POOL", "POOL_RATIO", "counted_apart", "counted_text",
+           "pool_launches", "pools"]

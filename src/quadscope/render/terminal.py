@@ -45,6 +45,7 @@ from quadscope.analyse.headline import (
     trivial,
     work_note,
 )
+from quadscope.analyse.launches import counted_text
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.meters import REGISTRY as METERS
@@ -373,6 +374,9 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
     if analysis.comparison is None and (note := work_note(analysis.fits.get("A", {}),
                                                           analysis.work_metric)):
         yield _line(fit_words(visible(note), width))  # what the exact count's class rests on
+    if analysis.sweep.mode == "accumulate" and (launches := counted_text(
+            analysis.runs, analysis.work_metric)):
+        yield _line(fit_words(launches, width), "dim")  # which launches were counted in place
     if analysis.profile is not None and (said := analysis.profile.culprit_sentence):
         yield _line(fit_words(visible(said), width), "bold")  # the user's function, first
     yield _sweep_line(analysis, width)
