@@ -28,7 +28,9 @@ What it may spend (`budgeted`, `--meter auto`): priced before any count is
 taken, once each variant's first launch was timed, at the exact meter's `Cost`
 on that launch's time, within `budget_s`: the timed launches' own cost
 (launches × the first one's time) or `counting.FLOOR_S` stretched by the
-contention the timed launches met (`counting.contention`), whichever is more,
+contention the launches met (`counting.contention`, the timed ones' or the
+counted ones', whichever is more: the first launches are too short to show it,
+and a count's own wall/CPU ratio is what the budget pays), whichever is more,
 shared among the variants in their order: each may spend what the ones before
 it left, less RESERVE counts for each one after it (a flat cost needs four
 counts to class; a growing one, more). Where fewer than all the counts fit, the
@@ -150,8 +152,10 @@ class InPlacePlan:
         `each_s` for each variant after it. Read again before each count, as the contention
         of the timed launches is better known."""
         timed = [r for r in history if r.value(self.metric) is None]
+        counts = [r for r in history if r.value(self.metric) is not None]
         plain = min((r.measurement.wall_s for r in timed if r.measurement.ok), default=0.0)
-        budget = max(len(self.planned) * plain, FLOOR_S * contention(timed))
+        stretch = max(contention(timed), contention(counts))
+        budget = max(len(self.planned) * plain, FLOOR_S * stretch)
         self.budget_s = max(budget, self.budget_s or 0.0)
         order = self.variants
         before = set(order[:order.index(variant)])
