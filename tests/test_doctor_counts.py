@@ -168,3 +168,18 @@ def test_the_runner_counts_a_launch_before_and_after_the_sweep(tmp_path: Path) -
     assert "counted, 0 names probed at launch 1, 401 at launch 402" in r.finding
     assert r.numbers["probe_names_probed_per_launch"] == 1.0
     assert r.numbers["fixed_names_probed_per_launch"] == 0.0
+
+
+def test_counts_decide_even_when_no_sweep_of_the_probe_ran() -> None:
+    """Every slice ran out under load: the counts taken first still give the verdict."""
+    none_ran = {"vdso": "no time was left", "syscall": "no time was left",
+                "vsyscall": "no time was left"}
+    clock = CLOCK.judge(ev({}, details={"vsyscall": {"count_sizes": [1000, 11000],
+                                                     "count_faults": [60, 10060]}},
+                           facts={"vsyscall_mode": "xonly"}, unavailable=none_ran))
+    assert clock.verdict == "slow" and clock.cls == "—"
+    notify = NOTIFY.judge(ev({}, details=_notify(256, with_reuse=False), facts={"quick": True},
+                             unavailable={"fresh": "timed out", "reuse": "timed out"}))
+    assert notify.verdict == "slow"
+    assert CLOCK.judge(ev({}, facts={"vsyscall_mode": "xonly"},
+                          unavailable=none_ran)).verdict == "skipped"

@@ -187,7 +187,8 @@ class ClockProbe:
             elif w in evidence.unavailable:
                 parts.append(f"{w} n/a")
         cost = "; ".join(parts) + " per call"
-        if not ran:
+        counted = counted_per_unit(evidence.details.get("vsyscall", {}))
+        if not ran and (counted is None or counted < FAULTS_PER_CALL):
             reason = next(iter(evidence.unavailable.values()), "no route ran")
             return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
 
@@ -222,7 +223,6 @@ class ClockProbe:
                 details,
             )
         vsys_vs_vdso = ratio(cost_s["vsyscall"], cost_s["vdso"])
-        counted = counted_per_unit(evidence.details.get("vsyscall", {}))
         if counted is not None and counted >= FAULTS_PER_CALL:
             timed = (f"; timed, it costs {fmt_s(cost_s['vsyscall'])}"
                      + (f", {vsys_vs_vdso:.0f}× the vDSO" if vsys_vs_vdso is not None else "")

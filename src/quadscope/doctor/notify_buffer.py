@@ -139,16 +139,13 @@ class NotifyBufferProbe:
         )
         measured = f"{events} events, each zeroing a B-byte buffer: fresh mmap vs reused"
         ran = [v for v in VARIANTS if v in evidence.fits]
-        if not ran:
-            reason = next(iter(evidence.unavailable.values()), "the helper did not run")
-            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
-        cls = ", ".join(f"{v} {growth(walls[v])}" for v in ran)
+        cls = ", ".join(f"{v} {growth(walls[v])}" for v in ran) or "—"
         parts = []
         for v in ran:
             f = faults_mib[v]
             ftxt = "" if f is None else f", {f:.0f} fault{'s' if round(f) != 1 else ''}"
             parts.append(f"{v} {fmt_s(at_mib[v])}{ftxt}")
-        cost = "; ".join(parts) + " per event at 1 MiB"
+        cost = "; ".join(parts) + " per event at 1 MiB" if parts else "—"
         bad = [v for v in ran if superlinear(walls[v])]
         if bad:
             return ProbeResult(
@@ -162,7 +159,6 @@ class NotifyBufferProbe:
                 f"pages ({evidence.facts.get('thp') or 'unknown'}) and memory cgroup limits",
                 details,
             )
-        unsure = doubts({v: walls[v] for v in ran})
         counted = {v: None if (c := counted_per_unit(evidence.details.get(v, {}))) is None
                    else c * 1024 / events for v in VARIANTS}
         fresh_faults = counted["fresh"]
@@ -182,6 +178,10 @@ class NotifyBufferProbe:
                 f"a fresh buffer per event takes few page faults here (counted, "
                 f"{fresh_faults:.0f} per event per MiB{reuse}: huge pages or pre-faulting "
                 f"at work){timed}; nothing to do", details)
+        if not ran:
+            reason = next(iter(evidence.unavailable.values()), "the helper did not run")
+            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
+        unsure = doubts({v: walls[v] for v in ran})
         if x is not None and x >= SLOW_RATIO:
             return ProbeResult(
                 self.name,

@@ -225,7 +225,8 @@ class SpawnDriftProbe:
         probe_count, fixed_count = counts["probe"], counts["fixed"]
         assert probe_count is not None
         timing = (f"; timed, each name probed costs {fmt_s(per_name)} here"
-                  if per_name is not None else "")
+                  if per_name is not None and per_name > 0
+                  else "; timed, no cost per name stood out of the noise")
         aside = (f". Aside, timing alone (not judged): even time+pid naming grew as "
                  f"{growth(fixed, 'i')} in files present on {fs}"
                  if grows(fixed) and (fixed_count is None or not fixed_count.grows) else "")
