@@ -121,8 +121,9 @@ def test_every_run_failing_refuses_the_fit(tmp_path: Path,
 def test_kill_minus_9_mid_sweep_loses_nothing_and_resume_finishes(tmp_path: Path) -> None:
     """kill -9 of quadscope mid-sweep keeps every finished run; --resume completes the rest."""
     db = tmp_path / "r.db"
+    # --meter time: the plan is the 24 timed runs, with no counts after them on a busy host.
     cmd = [sys.executable, "-m", "quadscope", "run", "--db", str(db), "--no-perf",
-           "--sizes", "1..8+1", "--repeat", "3", "--warmup", "0", "--",
+           "--meter", "time", "--sizes", "1..8+1", "--repeat", "3", "--warmup", "0", "--",
            "sleep", "0.0{n}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})

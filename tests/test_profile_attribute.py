@@ -364,3 +364,17 @@ def test_a_function_seen_at_one_size_folds_into_other() -> None:
     symbols = [c.symbol for c in res.culprits]
     assert "gc_collect" not in symbols
     assert symbols[-1].startswith("other (1 function,")
+
+
+def test_a_flat_function_that_wobbles_does_not_outrank_the_one_that_grows() -> None:
+    """Sampled on a loaded machine, a flat function reads 12, 13, 9, 10 ms while a linear one
+    grows 27 → 166 ms with a little bend at the top, so the total looks superlinear: the
+    flat one's dip before the last size is no growth, and the growing function is first."""
+    flat = {1000: 12, 2000: 13, 4000: 9, 8000: 10}
+    grow = {1000: 27, 2000: 51, 4000: 88, 8000: 180}
+    profs = [StackProfile(n, {(MAIN, LIN): grow[n] * 100, (MAIN, QUAD): flat[n] * 100}, 1000,
+                          "cpu-clock", (grow[n] + flat[n]) / 1e3) for n in SIZES]
+    res = attribute(profs, fit=fake_fit)
+    assert res.superlinear
+    assert res.culprits[0].symbol == "scan"
+    assert res.culprits[1].superlinear_share == 0.0

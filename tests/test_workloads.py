@@ -119,9 +119,14 @@ def test_demo_quick_runs_end_to_end_and_stores_both_sweeps(
     from quadscope.store import SqliteStore
     with SqliteStore(db) as store:
         stored = {s.name: (s, count) for s, count in store.list_sweeps()}
+        ff_all = store.runs(stored["demo: first-fit scan vs fixed"][0].id)
     acc, acc_runs = stored["demo: log probe vs fixed"]
-    ff, ff_runs = stored["demo: first-fit scan vs fixed"]
+    ff, _ = stored["demo: first-fit scan vs fixed"]
     assert (acc.mode, acc.status, acc_runs) == ("accumulate", "complete", 2 * QUICK.launches)
     assert (ff.mode, ff.status) == ("sizes", "complete")
-    assert ff_runs == 2 * (len(QUICK.sizes) * QUICK.repeat + 1)  # one warm-up per variant
+    # The timed plan (one warm-up per variant); where time left a class open (`--meter auto`
+    # on a loaded machine), the work's counts follow it, one run each.
+    timed = [r for r in ff_all if r.value("instructions") is None]
+    assert len(timed) == 2 * (len(QUICK.sizes) * QUICK.repeat + 1)
+    assert len(ff_all) - len(timed) <= 2 * 8
     assert acc.vs_command is not None and ff.vs_command is not None
