@@ -7,8 +7,8 @@ import pytest
 
 from quadscope.analyse.compare import compare, compare_metric
 from quadscope.analyse.fitting import fit_metric
-from quadscope.classes import REGISTRY
-from quadscope.model import Comparison
+from quadscope.classes import INCONCLUSIVE, REGISTRY
+from quadscope.model import Comparison, Fit
 
 SIZES = np.unique(np.round(np.logspace(1, 4, 12)))
 
@@ -117,3 +117,48 @@ def test_disjoint_exponents_are_a_class_change_even_when_unsettled() -> None:
                         sizes, [s for s in sizes], f(INCONCLUSIVE, 1.05, (0.9, 1.2)))
     assert mc.change == "class"
     assert "B's class is not settled" in mc.summary
+
+
+def _bracketed(metric: str, lo: str, hi: str, k: float | None,
+               ci: tuple[float, float] | None) -> Fit:
+    return Fit(metric, INCONCLUSIVE, k, ci, {"a": 1.0, "b": 1.0}, 1.0, (), 8, best=lo,
+               at_least=lo, at_most=hi)
+
+
+def _flat(metric: str) -> Fit:
+    return Fit(metric, "1", None, None, {"a": 1.0, "b": 0.0}, 1.0, (), 8, best="1",
+               at_least="1", at_most="1")
+
+
+def test_an_exact_flat_count_surely_below_a_bracket_is_a_class_change() -> None:
+    """Accumulate mode's counts: A's work "n … n²" (k interval far from B's none) against
+    B's settled constant work. Counted exactly, B's "1" is flat (no scatter), so A's lower
+    end above it is a decided change; timed, a "1" still scatters and stays undecided
+    (tick-quantised user time reads "1" for a growing program)."""
+    sizes = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
+    a_vals = [1e6 + 4000 * s for s in sizes]
+    b_vals = [1e6 for _ in sizes]
+    fa = _bracketed("instructions", "n", "n^2", 0.69, (0.689, 0.694))
+    fb = _flat("instructions")
+    exact = compare_metric("instructions", sizes, a_vals, fa, sizes, b_vals, fb, exact=True)
+    assert exact.change == "class"
+    assert "B grows as 1 at most where A grows as n or faster" in exact.summary
+    timed = compare_metric("instructions", sizes, a_vals, fa, sizes, b_vals, fb)
+    assert timed.change == "inconclusive"
+    # Overlapping brackets are not apart, exact or not.
+    low = _bracketed("instructions", "1", "n", 0.2, (0.0, 0.5))
+    assert compare_metric("instructions", sizes, a_vals, low, sizes, b_vals, fb,
+                          exact=True).change == "inconclusive"
+
+
+def test_compare_passes_exactness_per_metric() -> None:
+    """`compare(exact=...)` judges only the named metrics' flat sides."""
+    sizes = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+    a = (sizes, [1e6 + 4000 * s for s in sizes])
+    b = (sizes, [1e6 for _ in sizes])
+    fits_a = {m: _bracketed(m, "n", "n^2", 0.69, (0.689, 0.694)) for m in ("wall_s", "instructions")}
+    fits_b = {m: _flat(m) for m in ("wall_s", "instructions")}
+    got = compare("A", {"wall_s": a, "instructions": a}, fits_a,
+                  "B", {"wall_s": b, "instructions": b}, fits_b, exact=("instructions",))
+    changes = {mc.metric: mc.change for mc in got.metrics}
+    assert changes == {"wall_s": "inconclusive", "instructions": "class"}

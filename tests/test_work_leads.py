@@ -103,3 +103,23 @@ def test_the_work_leads_when_its_change_is_decided_though_a_side_is_bracketed() 
                                       _mc("instructions", "inconclusive", 0.318)))
     timed = change_summary(undecided, a, b, work="instructions")
     assert timed is not None and timed.metric == "wall_s"
+
+
+def test_counted_launches_lead_when_a_bracket_is_surely_above_a_flat_count() -> None:
+    """An accumulate sweep counted in place: A's work "i … i²" against B's constant work is a
+    decided change (compare: brackets apart on an exact count), so the change leads with the
+    work, names both classes (a flat count has no k) and says B does less work."""
+    a = {"wall_s": fit("wall_s", INCONCLUSIVE, 3.0, (0.0, 4.0), "1", "c^n"),
+         "instructions": fit("instructions", INCONCLUSIVE, 0.69, (0.69, 0.69), "n", "n^2")}
+    flat = Fit(metric="instructions", cls="1", exponent=None, exponent_ci=None,
+               coefficients={"a": 1e6, "b": 0.0}, r2=1.0, candidates=(), n_points=8,
+               best="1", at_least="1", at_most="1")
+    b = {"wall_s": fit("wall_s", INCONCLUSIVE, 0.97, (0.0, 4.0), "1", "c^n"),
+         "instructions": flat}
+    comparison = Comparison("A", "B", (_mc("wall_s", "inconclusive", 1.48),
+                                       _mc("instructions", "class", 0.32)))
+    worked = change_summary(comparison, a, b, size_word="i", work="instructions")
+    assert worked is not None and worked.metric == "instructions"
+    assert worked.direction == "better"
+    assert worked.text.startswith("B changed the growth of the work (instructions): "
+                                  "i … i² → 1; 3.12× less work at i = 16k")

@@ -371,7 +371,8 @@ def analyse(
         data = {v: {m: metric_series(in_place[v] if m == counted and in_place[v]
                                      else measured[v], m) for m in fits[v]}
                 for v in ("A", "B")}
-        comparison = compare("A", data["A"], fits["A"], "B", data["B"], fits["B"])
+        comparison = compare("A", data["A"], fits["A"], "B", data["B"], fits["B"],
+                             exact=(counted,) if counted else ())
     notes.extend(advice_from_host(sweep.host))  # what likely skewed the timings, and the fix
 
     return Analysis(

@@ -104,9 +104,12 @@ def summarise(mc: MetricComparison, fa: Fit, fb: Fit, size_word: str = "n",
         direction = _class_direction(fa, fb)
         if fa.confident and fb.confident:
             head = f"B changed the class{of}: {_fit_label(fa, size_word)} → {_fit_label(fb, size_word)}"
+        elif fa.exponent is None or fb.exponent is None:  # a flat count has no k: the classes
+            head = (f"B changed the growth{of}: {_fit_label(fa, size_word)} → "
+                    f"{_fit_label(fb, size_word)}")
         else:
-            head = (f"B changed the growth{of}: k = {fa.exponent or 0:.2f} → "
-                    f"{fb.exponent or 0:.2f} ({_fit_label(fa, size_word)} → "
+            head = (f"B changed the growth{of}: k = {fa.exponent:.2f} → "
+                    f"{fb.exponent:.2f} ({_fit_label(fa, size_word)} → "
                     f"{_fit_label(fb, size_word)})")
         return ChangeSummary(f"{head}; {phrase}", direction, mc.metric)
     label = _fit_label(fa, size_word)

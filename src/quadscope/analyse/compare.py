@@ -15,8 +15,10 @@ Method:
   fits are confident and their classes differ, or (a side not settled) when
   one side's slowest supported class (`Fit.at_least`; a settled class is its own
   bracket) is faster than the other's fastest (`Fit.at_most`), neither class
-  being "1": B surely outgrows a bracketed A, or surely grows slower; otherwise,
-  with both confident,
+  being "1" unless the metric is counted exactly (`exact`: a timed flat class
+  scatters — tick-quantised user time reads "1" for a growing program — but a
+  count that does not grow is flat): B surely outgrows a bracketed A, or surely
+  grows slower; otherwise, with both confident,
   both sides are refitted with the shared class and bootstrapped: "constant"
   when the 95% interval of b_B/b_A excludes 1, "offset" when only a_B − a_A's
   interval excludes 0, "none" when neither does. With an inconclusive side and
@@ -31,7 +33,7 @@ Method:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 from scipy.optimize import brentq
@@ -142,8 +144,10 @@ def compare_metric(
     fit_b: Fit,
     *,
     seed: int = 0,
+    exact: bool = False,
 ) -> MetricComparison:
-    """How B differs from A for one metric (see the module docstring)."""
+    """How B differs from A for one metric (see the module docstring); `exact`: the metric
+    is counted exactly, so a settled "1" is judged against the other side's bracket."""
     rng = np.random.default_rng(seed)
     ratios = _ratios(sizes_a, values_a, sizes_b, values_b, rng)
     ratio_span = (
@@ -161,7 +165,7 @@ def compare_metric(
     ci_a, ci_b = fit_a.exponent_ci, fit_b.exponent_ci
     if not (fit_a.confident and fit_b.confident):
         all_hold_one = bool(ratios) and all(r.lo <= 1.0 <= r.hi for r in ratios)
-        return result(*_unsettled(metric, fit_a, fit_b, all_hold_one, ratio_span))
+        return result(*_unsettled(metric, fit_a, fit_b, all_hold_one, ratio_span, exact))
     disjoint = (
         ci_a is not None
         and ci_b is not None
@@ -178,7 +182,7 @@ def compare_metric(
 
 
 def _unsettled(metric: str, fit_a: Fit, fit_b: Fit, all_hold_one: bool,
-               ratio_span: str) -> tuple[str, str]:
+               ratio_span: str, exact: bool = False) -> tuple[str, str]:
     """(change, summary) when a side's class is not settled."""
     ci_a, ci_b = fit_a.exponent_ci, fit_b.exponent_ci
     side = "A" if not fit_a.confident else "B"
@@ -190,7 +194,7 @@ def _unsettled(metric: str, fit_a: Fit, fit_b: Fit, all_hold_one: bool,
                          f"[{ci_b[0]:.2f}, {ci_b[1]:.2f}] where A's is {fit_a.exponent:.2f} "
                          f"[{ci_a[0]:.2f}, {ci_a[1]:.2f}] ({side}'s class is not settled); "
                          f"{ratio_span}")
-    apart = _brackets_apart(fit_a, fit_b)
+    apart = _brackets_apart(fit_a, fit_b, exact)
     if apart is not None:
         return "class", (f"{metric}: B grows as {apart} ({side}'s class is not settled); "
                          f"{ratio_span}")
@@ -205,12 +209,13 @@ def _bracket(fit: Fit) -> tuple[str, str] | None:
     return (lo, hi) if lo in REGISTRY and hi in REGISTRY else None
 
 
-def _brackets_apart(fit_a: Fit, fit_b: Fit) -> str | None:
+def _brackets_apart(fit_a: Fit, fit_b: Fit, exact: bool = False) -> str | None:
     """"n² or faster where A grows as n log n at most" when the two sides' brackets of
-    supported classes do not overlap, else None."""
+    supported classes do not overlap, else None. A timed flat side scatters (as for
+    exponents, "1" is not judged this way); an exact count's "1" is flat (`exact`)."""
     ba, bb = _bracket(fit_a), _bracket(fit_b)
-    if ba is None or bb is None or "1" in (fit_a.cls, fit_b.cls):
-        return None  # a flat side scatters: as for exponents, "1" is not judged this way
+    if ba is None or bb is None or (not exact and "1" in (fit_a.cls, fit_b.cls)):
+        return None
     if REGISTRY.index(bb[0]) > REGISTRY.index(ba[1]):
         return f"{bb[0]} or faster where A grows as {ba[1]} at most"
     if REGISTRY.index(bb[1]) < REGISTRY.index(ba[0]):
@@ -280,13 +285,15 @@ def compare(
     fits_b: Mapping[str, Fit],
     *,
     seed: int = 0,
+    exact: Collection[str] = (),
 ) -> Comparison:
-    """Compare every metric that both sides measured and fitted, in `METRICS` order."""
+    """Compare every metric that both sides measured and fitted, in `METRICS` order;
+    `exact` names the metrics counted exactly (the work)."""
     both = set(data_a) & set(data_b) & set(fits_a) & set(fits_b)
     order = [m for m in METRICS if m in both] + sorted(both - set(METRICS))
     metrics = tuple(
         compare_metric(
-            m, *data_a[m], fits_a[m], *data_b[m], fits_b[m], seed=seed
+            m, *data_a[m], fits_a[m], *data_b[m], fits_b[m], seed=seed, exact=m in exact
         )
         for m in order
     )
