@@ -98,7 +98,7 @@ def test_clock_is_slow_from_the_vsyscall_fault_count_even_when_its_sweep_did_not
                        facts={"vsyscall_mode": "xonly"},
                        unavailable={"vsyscall": "no time was left in the budget for it"}))
     assert r.verdict == "slow"
-    assert "counted, 1 faults per call" in r.finding
+    assert "counted, 1 fault per call" in r.finding
 
 
 def test_clock_with_a_vsyscall_that_does_not_fault_is_ok() -> None:
@@ -177,9 +177,107 @@ def test_counts_decide_even_when_no_sweep_of_the_probe_ran() -> None:
     clock = CLOCK.judge(ev({}, details={"vsyscall": {"count_sizes": [1000, 11000],
                                                      "count_faults": [60, 10060]}},
                            facts={"vsyscall_mode": "xonly"}, unavailable=none_ran))
-    assert clock.verdict == "slow" and clock.cls == "—"
+    assert clock.verdict == "slow"
+    assert (clock.cls, clock.cost) == ("vsyscall faults n (counted)",
+                                       "vsyscall 1 fault per call (counted)")
     notify = NOTIFY.judge(ev({}, details=_notify(256, with_reuse=False), facts={"quick": True},
                              unavailable={"fresh": "timed out", "reuse": "timed out"}))
     assert notify.verdict == "slow"
     assert CLOCK.judge(ev({}, facts={"vsyscall_mode": "xonly"},
                           unavailable=none_ran)).verdict == "skipped"
+
+
+# -- the table leads with what decided ---------------------------------------
+
+
+def test_spawn_drift_row_leads_with_the_count_and_never_shows_a_timing_that_contradicts_it(
+) -> None:
+    """The quick run's row read "probe c^i, fixed i^3? (k=4)" beside "pathological" from the
+    count; now the class is the count's, and the timing that disagrees with it (probe timed
+    as cⁱ, fixed as growing though it probed no name) moves to the finding."""
+    r = DRIFT.judge(ev({"probe": {"cpu_s": fake_fit("c^n", 4e-6)},
+                        "fixed": {"cpu_s": fake_fit("n^3", 1e-7, confident=False,
+                                                    ci=(0.0, 4.0), k=4.0)}},
+                       details={"probe": _drift_details(0, 401),
+                                "fixed": _drift_details(0, 0)}, facts={"tmp_fs": "ext4"}))
+    assert r.verdict == "pathological"
+    assert r.cls == "names probed at launch i: probe i, fixed 0 (counted)"
+    assert r.cost == ("probe +1, fixed +0 names probed per launch (counted); "
+                      "timed: 4 µs per existing name")
+    assert "(CPU time per launch, not judged: probe c^i, fixed i^3? (k=4))" in r.finding
+
+
+def test_spawn_drift_row_keeps_a_timing_that_agrees_with_the_count_after_it() -> None:
+    r = DRIFT.judge(ev({"probe": {"cpu_s": fake_fit("n", 4e-6)},
+                        "fixed": {"cpu_s": fake_fit("1", 0.0)}},
+                       details={"probe": _drift_details(0, 401),
+                                "fixed": _drift_details(0, 0)}))
+    assert r.cls == ("names probed at launch i: probe i, fixed 0 (counted); "
+                     "timed: probe i, fixed 1")
+    assert "not judged" not in r.finding
+    # A flat count against a timing that looks like growth: ok, and the class is the count's.
+    ok = DRIFT.judge(ev({"probe": {"cpu_s": fake_fit("n", 3e-6)},
+                         "fixed": {"cpu_s": fake_fit("1", 0.0)}},
+                        details={"probe": _drift_details(0, 0),
+                                 "fixed": _drift_details(0, 0)}))
+    assert ok.verdict == "ok"
+    assert ok.cls == "names probed at launch i: probe 0, fixed 0 (counted)"
+    assert "not judged: probe i, fixed 1" in ok.finding
+    # Twice as many names per launch reads as 2·i.
+    two = DRIFT.judge(ev({"probe": {"cpu_s": fake_fit("n", 4e-6)}},
+                         details={"probe": _drift_details(0, 802)}))
+    assert two.cls.startswith("names probed at launch i: probe 2·i (counted)")
+
+
+def test_clock_and_notify_rows_lead_with_the_counted_faults_the_timing_after() -> None:
+    r = CLOCK.judge(ev({"vdso": {"cpu_s": fake_fit("n", 3.5e-9)},
+                        "syscall": {"cpu_s": fake_fit("n", 1.3e-7)},
+                        "vsyscall": {"cpu_s": fake_fit("n", 9.6e-7),
+                                     "page_faults": fake_fit("n", 1.0)}},
+                       details={"vsyscall": {"count_sizes": [1000, 11000],
+                                             "count_faults": [60, 10060]}},
+                       facts={"vsyscall_mode": "xonly"}))
+    assert r.verdict == "slow"
+    assert r.cls == "vsyscall faults n (counted); timed: vdso n, syscall n, vsyscall n"
+    assert r.numbers["vsyscall_faults_per_call_counted"] == 1.0  # JSON and --vs carry it
+    assert r.cost == ("vsyscall 1 fault per call (counted); timed: vdso 3.5 ns; "
+                      "syscall 130 ns; vsyscall 960 ns per call")
+    ok = CLOCK.judge(ev({"vdso": {"cpu_s": fake_fit("n", 3.5e-9)}},
+                        details={"vsyscall": {"count_sizes": [1000, 11000],
+                                              "count_faults": [60, 60]}},
+                        facts={"vsyscall_mode": "xonly"}))
+    assert ok.verdict == "ok" and ok.cls == "vsyscall faults 1 (counted); timed: vdso n"
+    n = NOTIFY.judge(ev({"fresh": {"cpu_s": fake_fit("n", 4e-4 * 200 / 1024),
+                                   "minor_faults": fake_fit("n", 50.0)},
+                         "reuse": {"cpu_s": fake_fit("n", 4e-5 * 200 / 1024)}},
+                        details=_notify(256, with_reuse=True), facts={"quick": True}))
+    assert n.verdict == "slow"
+    assert abs(n.numbers["fresh_faults_per_event_at_1MiB_counted"] - 256) < 0.5
+    assert n.cls == "faults per event: fresh n (counted); timed: fresh n, reuse n"
+    assert n.cost == ("fresh 256, reuse 1 faults per event per MiB (counted); "
+                      "timed: fresh 400 µs; reuse 40 µs per event at 1 MiB")
+    few = NOTIFY.judge(ev({"fresh": {"cpu_s": fake_fit("n", 3e-5 / 1024 / 200)}},
+                          details=_notify(2, with_reuse=False), facts={"quick": True}))
+    assert few.cls.startswith("faults per event: fresh 1 (counted)")
+
+
+def test_the_80_column_table_shows_the_counted_class_beside_the_verdict() -> None:
+    """`doctor --quick` at 80 columns: spawn-drift's class cell reads the count, and no
+    timed class that disagrees with it (cⁱ, i³?) appears in the table, only in the finding."""
+    from quadscope.doctor.records import DoctorReport
+    from quadscope.render.doctor import doctor_text
+
+    r = DRIFT.judge(ev({"probe": {"cpu_s": fake_fit("c^n", 4e-6)},
+                        "fixed": {"cpu_s": fake_fit("n^3", 1e-7, confident=False,
+                                                    ci=(0.0, 4.0), k=4.0)}},
+                       details={"probe": _drift_details(0, 401),
+                                "fixed": _drift_details(0, 0)}))
+    text = doctor_text(DoctorReport((r,), machine={}, quick=True, budget_s=30.0,
+                                    elapsed_s=9.0), width=80)
+    table, findings = text.split("findings:")
+    assert max(len(line) for line in table.splitlines()) <= 80
+    cells = " ".join(line.split("│")[1].strip() for line in table.splitlines() if "│" in line)
+    cells = " ".join(cells.split())
+    assert cells == "names probed at launch i: probe i, fixed 0 (counted)"
+    assert "pathological" in table and "c^i" not in table and "i^3" not in table
+    assert "c^i" in findings

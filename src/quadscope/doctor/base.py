@@ -18,6 +18,9 @@ Verdicts: `ok` (nothing to fix), `slow` (grows as expected but a constant is
 large enough to act on), `pathological` (the cost grows faster than the work:
 superlinear, or a per-launch cost that keeps rising), `skipped` (the probe
 could not run here; the finding says why).
+
+A verdict decided from a count leads its table cells with it (`counted_first`:
+"<count> (counted); timed: <timing>"), so the class shown is the verdict's.
 """
 
 from __future__ import annotations
@@ -278,6 +281,15 @@ def counted_per_unit(details: Mapping[str, Any]) -> float | None:
             and len(sizes) == len(faults) >= 2 and sizes[-1] > sizes[0]):
         return None
     return (float(faults[-1]) - float(faults[0])) / (float(sizes[-1]) - float(sizes[0]))
+
+
+def counted_first(counted: str, timed: str = "") -> str:
+    """A table cell led by what decided the verdict: "<counted> (counted)", then the timing
+    beside it as "; timed: <timed>" (left out when empty or "—"). A judge whose count
+    decided passes `timed` only where it cannot contradict the verdict, and otherwise
+    says the timing in its finding (the table's class is the verdict's)."""
+    tail = f"; timed: {timed}" if timed and timed != "—" else ""
+    return f"{counted} (counted){tail}"
 
 
 def fmt_s(v: float | None) -> str:

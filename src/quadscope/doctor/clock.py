@@ -18,6 +18,10 @@ Pathological: a route whose cost grows faster than n. Slow: the vDSO costs
 more than half a real syscall (the vDSO is falling back to the kernel), or a
 vsyscall call costs more than 10× a vDSO call (xonly/emulate mode traps every
 call). Mode comes from /proc/self/maps and `vsyscall=` on the command line.
+Where the vsyscall route's faults were counted (and the time did not already
+decide), the table leads with the count ("vsyscall faults n (counted)", "vsyscall
+1 fault per call (counted)"), the timing after it; `numbers` carries
+`vsyscall_faults_per_call_counted`.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    counted_first,
     counted_per_unit,
     doubts,
     fit_of,
@@ -166,6 +171,7 @@ class ClockProbe:
             cost_s[way] = per_unit(wall)
             faults[way] = per_unit(fit_of(evidence, way, "page_faults", "minor_faults"))
             classes[way] = growth(wall)
+        counted = counted_per_unit(evidence.details.get("vsyscall", {}))
         details = ClockDetails(
             vsyscall_mode=mode,
             vsyscall_param=param,
@@ -173,7 +179,8 @@ class ClockProbe:
             faults_per_call=faults,
             classes=classes,
             unavailable=dict(evidence.unavailable),
-            numbers={f"{w}_ns_per_call": c * 1e9 for w, c in cost_s.items() if c is not None},
+            numbers={f"{w}_ns_per_call": c * 1e9 for w, c in cost_s.items() if c is not None}
+            | ({} if counted is None else {"vsyscall_faults_per_call_counted": counted}),
         )
         ran = [w for w in WAYS if w in evidence.fits]
         measured = f"time() ×n: {', '.join(ran) or 'nothing'}; {mode_text}"
@@ -181,13 +188,12 @@ class ClockProbe:
         parts = []
         for w in WAYS:
             if w in ran:
-                f = faults[w]
+                f = None if counted is not None and w == "vsyscall" else faults[w]
                 ftxt = "" if f is None or f < 0.05 else f", {f:.2g} fault{'s' if f >= 1.5 else ''}"
                 parts.append(f"{w} {fmt_s(cost_s[w])}{ftxt}")
             elif w in evidence.unavailable:
                 parts.append(f"{w} n/a")
-        cost = "; ".join(parts) + " per call"
-        counted = counted_per_unit(evidence.details.get("vsyscall", {}))
+        cost = "; ".join(parts) + " per call" if parts else "—"
         if not ran and (counted is None or counted < FAULTS_PER_CALL):
             reason = next(iter(evidence.unavailable.values()), "no route ran")
             return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
@@ -223,6 +229,8 @@ class ClockProbe:
                 details,
             )
         vsys_vs_vdso = ratio(cost_s["vsyscall"], cost_s["vdso"])
+        if counted is not None:  # from here the count decides: the table leads with it
+            cls, cost = _counted_cells(counted, cls, cost if ran else "")
         if counted is not None and counted >= FAULTS_PER_CALL:
             timed = (f"; timed, it costs {fmt_s(cost_s['vsyscall'])}"
                      + (f", {vsys_vs_vdso:.0f}× the vDSO" if vsys_vs_vdso is not None else "")
@@ -234,7 +242,7 @@ class ClockProbe:
                 cost,
                 "slow",
                 f"a legacy vsyscall time() takes a page fault on every call and is emulated "
-                f"by the kernel (vsyscall={mode}; counted, {counted:.2g} faults per call)"
+                f"by the kernel (vsyscall={mode}; counted, {_per_call(counted)})"
                 f"{timed}: rebuild old static binaries against a current libc (which uses the "
                 "vDSO); booting with vsyscall=emulate only helps kernels that still offer it",
                 details,
@@ -274,6 +282,19 @@ class ClockProbe:
             f"{note}; nothing to do{unsure}",
             details,
         )
+
+
+def _counted_cells(faults_per_call: float, timed_cls: str, timed_cost: str) -> tuple[str, str]:
+    """The class and cost cells where the vsyscall route's counted faults decide: the
+    count first ("vsyscall faults n (counted)", one per call; "1" when calls do not
+    fault), the timing after it."""
+    traps = faults_per_call >= FAULTS_PER_CALL
+    return (counted_first(f"vsyscall faults {'n' if traps else '1'}", timed_cls),
+            counted_first(f"vsyscall {_per_call(faults_per_call)}", timed_cost))
+
+
+def _per_call(faults: float) -> str:
+    return f"{faults:.2g} fault{'s' if round(faults, 2) != 1 else ''} per call"
 
 
 PROBE = ClockProbe()

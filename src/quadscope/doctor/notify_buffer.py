@@ -18,7 +18,9 @@ smallest and the largest B before its sweep, its minor faults kept): a fresh
 buffer taking SLOW_FAULTS_PER_MIB or more page faults per event per MiB (one
 per 4 KiB page is 256), the timing beside it; without a count, the fresh buffer
 costing 2× or more the reused one per byte — the pattern to fix in event loops
-that allocate per notification.
+that allocate per notification. Where counted, the table leads with the count
+("faults per event: fresh n (counted)", the faults per event per MiB as the cost),
+the timing after it; `numbers` carries `<variant>_faults_per_event_at_1MiB_counted`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    counted_first,
     counted_per_unit,
     doubts,
     fit_of,
@@ -127,6 +130,8 @@ class NotifyBufferProbe:
         at_mib = {v: None if c is None else c * 1024 for v, c in per_kib.items()}
         faults_mib = {v: None if c is None else c * 1024 for v, c in faults_kib.items()}
         x = ratio(per_kib["fresh"], per_kib["reuse"])
+        counted = {v: None if (c := counted_per_unit(evidence.details.get(v, {}))) is None
+                   else c * 1024 / events for v in VARIANTS}
         details = NotifyBufferDetails(
             events=events,
             s_per_event_at_1MiB=at_mib,
@@ -135,7 +140,8 @@ class NotifyBufferProbe:
             classes={v: growth(f) for v, f in walls.items()},
             numbers={
                 f"{v}_us_per_event_at_1MiB": c * 1e6 for v, c in at_mib.items() if c is not None
-            },
+            } | {f"{v}_faults_per_event_at_1MiB_counted": c
+                 for v, c in counted.items() if c is not None},
         )
         measured = f"{events} events, each zeroing a B-byte buffer: fresh mmap vs reused"
         ran = [v for v in VARIANTS if v in evidence.fits]
@@ -159,10 +165,11 @@ class NotifyBufferProbe:
                 f"pages ({evidence.facts.get('thp') or 'unknown'}) and memory cgroup limits",
                 details,
             )
-        counted = {v: None if (c := counted_per_unit(evidence.details.get(v, {}))) is None
-                   else c * 1024 / events for v in VARIANTS}
         fresh_faults = counted["fresh"]
-        if fresh_faults is not None:
+        if fresh_faults is not None:  # the count decides: the table leads with it
+            timed_cost = "; ".join(f"{v} {fmt_s(at_mib[v])}" for v in ran)
+            cls, cost = _counted_cells(fresh_faults, counted["reuse"], cls,
+                                       f"{timed_cost} per event at 1 MiB" if ran else "")
             reuse = "" if counted["reuse"] is None else f" against {counted['reuse']:.0f} reused"
             timed = ("" if x is None else
                      f"; timed, a fresh buffer costs {x:.1f}× a reused one here "
@@ -205,6 +212,17 @@ class NotifyBufferProbe:
             f"nothing to do{unsure}",
             details,
         )
+
+
+def _counted_cells(fresh: float, reuse: float | None, timed_cls: str,
+                   timed_cost: str) -> tuple[str, str]:
+    """The class and cost cells where the counted faults decide: "faults per event: fresh
+    n (counted)" (a fault per page or so: they grow with the buffer; "1" when few), the
+    counts per event per MiB in the cost, the timing after each."""
+    grows = "n" if fresh >= SLOW_FAULTS_PER_MIB else "1"
+    both = f"fresh {fresh:.0f}" + ("" if reuse is None else f", reuse {reuse:.0f}")
+    return (counted_first(f"faults per event: fresh {grows}", timed_cls),
+            counted_first(f"{both} faults per event per MiB", timed_cost))
 
 
 def _div(v: float | None, d: int) -> float | None:

@@ -23,6 +23,12 @@ Without a count (no strace) the timing decides, as before: any class above
 constant. The fixed program growing too means file creation itself slows as
 the directory fills (the file system, not the naming): a timing-only cause,
 judged only when nothing was counted, else said as an aside.
+
+Table: where the count decided, the class cell is the count's ("names probed at
+launch i: probe i, fixed 0 (counted)") and the cost the names probed per launch,
+the timing after each ("timed: …") only where every timed class agrees with its
+count (i for a growing count, flat for a flat one); otherwise the finding says
+the timed classes as not judged, so the row never shows a class against its verdict.
 """
 
 from __future__ import annotations
@@ -37,11 +43,13 @@ from quadscope.doctor.base import (
     ProbePlan,
     ProbeResult,
     Variant,
+    counted_first,
     doubts,
     fit_of,
     fmt_s,
     grows,
     growth,
+    looks_growing,
     per_unit,
 )
 from quadscope.doctor.details import SpawnDriftDetails
@@ -108,6 +116,14 @@ class Counted:
     def grows(self) -> bool:
         return self.per_launch >= GROWS_PER_LAUNCH
 
+    def shown(self) -> str:
+        """Names probed at launch i, as the table's class: "i" (one more per launch),
+        "2·i", or the flat count ("0", "0–3")."""
+        if self.grows:
+            per = self.per_launch
+            return "i" if round(per, 1) == 1.0 else f"{per:.2g}·i"
+        return str(self.last) if self.first == self.last else f"{self.first}–{self.last}"
+
     def text(self) -> str:
         return (f"{self.first} name{'s' if self.first != 1 else ''} probed at launch "
                 f"{self.first_launch}, {self.last} at launch {self.last_launch}")
@@ -173,7 +189,8 @@ class SpawnDriftProbe:
         fs = evidence.facts.get("tmp_fs") or "this file system"
         count = counts["probe"]
         if count is not None:
-            return self._from_count(measured, cls, cost, details, counts, per_name, fixed, fs)
+            return self._from_count(measured, details, counts, per_name,
+                                    {"probe": probe, "fixed": fixed}, fs)
         if grows(probe):
             at = fmt_s(per_name * 1e4) if per_name is not None else "—"
             also = (
@@ -218,18 +235,36 @@ class SpawnDriftProbe:
             details,
         )
 
-    def _from_count(self, measured: str, cls: str, cost: str, details: SpawnDriftDetails,
+    def _from_count(self, measured: str, details: SpawnDriftDetails,
                     counts: Mapping[str, Counted | None], per_name: float | None,
-                    fixed: Fit | None, fs: str) -> ProbeResult:
-        """The verdict from the names each launch probed (the count), timing beside it."""
+                    fits: Mapping[str, Fit | None], fs: str) -> ProbeResult:
+        """The verdict from the names each launch probed (the count), timing beside it.
+
+        The table's class and cost lead with the count ("names probed at launch i:
+        probe i, fixed 0"); the timed classes follow only where each agrees with its
+        count (a growing count timed as i, a flat one timed flat), else the finding
+        says them as timing not judged, so the class shown is the verdict's."""
         probe_count, fixed_count = counts["probe"], counts["fixed"]
         assert probe_count is not None
-        timing = (f"; timed, each name probed costs {fmt_s(per_name)} here"
-                  if per_name is not None and per_name > 0
-                  else "; timed, no cost per name stood out of the noise")
+        fixed = fits["fixed"]
         aside = (f". Aside, timing alone (not judged): even time+pid naming grew as "
                  f"{growth(fixed, 'i')} in files present on {fs}"
                  if grows(fixed) and (fixed_count is None or not fixed_count.grows) else "")
+        counted = {v: c for v, c in counts.items() if c is not None}
+        agrees = all(_agrees(fits[v], c) for v, c in counted.items())
+        timed_cls = ", ".join(f"{v} {growth(fits[v], 'i')}" for v in VARIANTS
+                              if fits[v] is not None and not (aside and v == "fixed"))
+        shown = ", ".join(f"{v} {c.shown()}" for v, c in counted.items())
+        cls = counted_first(f"names probed at launch i: {shown}", timed_cls if agrees else "")
+        more = ", ".join(f"{v} +{c.per_launch:.2g}" for v, c in counted.items())
+        cost = counted_first(f"{more} names probed per launch",
+                             f"{fmt_s(per_name)} per existing name"
+                             if per_name is not None and per_name > 0 else "")
+        timing = (f"; timed, each name probed costs {fmt_s(per_name)} here"
+                  if per_name is not None and per_name > 0
+                  else "; timed, no cost per name stood out of the noise")
+        if not agrees and timed_cls:
+            timing += f" (CPU time per launch, not judged: {timed_cls})"
         if probe_count.grows:
             return ProbeResult(
                 self.name, measured, cls, cost, "pathological",
@@ -247,6 +282,16 @@ class SpawnDriftProbe:
             self.name, measured, cls, cost, "ok",
             f"counted, the probing program found a free name at once on every launch "
             f"({probe_count.text()}): nothing accumulates here{timing}{aside}", details)
+
+
+def _agrees(fit: Fit | None, count: Counted) -> bool:
+    """The timed class says what the count does: linear in i where the count grows (one
+    name more per launch), not growing where it is flat; no fit says nothing against it."""
+    if fit is None:
+        return True
+    if count.grows:
+        return fit.confident and fit.cls == "n"
+    return not looks_growing(fit)
 
 
 PROBE = SpawnDriftProbe()
