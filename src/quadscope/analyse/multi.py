@@ -19,9 +19,20 @@ Burnham & Anderson 2002, §2.6, find "essentially no support") the interval is
 the union of both models' intervals for that axis: which model holds is itself
 uncertain (their §4.3, model selection uncertainty), and a class read from one
 model's interval alone was confidently wrong where the noise made the other
-model look better (bench/multi_calibration.py, BENCHMARKS §15). `lines(...)` are the medians along each axis
-through the base point and the product fit's curve there, which the renderers
-draw. `to_dict()` is the JSON form (docs/schema.md, "several sizes").
+model look better (bench/multi_calibration.py, BENCHMARKS §15). Lower terms
+(issue 25): a per-row overhead plus per-cell work, rows²·(α + β·cols), is no
+product (it reads cols^0.8) and no sum; the product with lower terms
+a + b·Π x^p + Σ c·x^p (`analyse/multifit`) takes the verdict where its AICc
+beats both the product's and the sum's by more than SEPARATION and both its
+interaction and its lower terms carry at least MATERIAL of the cost somewhere
+(the same support rule, Burnham & Anderson 2002, §2.6, for one more nesting
+level); then the cost is not separable, each axis's exponent and interval are
+its own (joined with the product's while that one is within NO_SUPPORT), and
+the sentence names it: "rows²·cols plus a rows² term fits better than
+rows²·cols". Only then is it bootstrapped. `lines(...)` are the medians along each axis
+through the base point and the chosen fit's curve there (the product's unless
+the lower terms won), which the renderers draw.
+`to_dict()` is the JSON form (docs/schema.md, "several sizes").
 """
 
 from __future__ import annotations
@@ -34,12 +45,13 @@ from typing import Any
 import numpy as np
 
 from quadscope.analyse.multiclass import AxisClass, axis_class, class_label, nearest
-from quadscope.analyse.multifit import GridPoint, Models, fit_models, medians
+from quadscope.analyse.multifit import GridPoint, Models, fit_models, medians, nest_intervals
 from quadscope.classes import REGISTRY, Registry
 
 SEPARATION = 2.0  # AICc units
 NO_SUPPORT = 10.0  # AICc units: the losing model is ruled out beyond this
 MIN_POINTS = 8  # the sum has 2k + 2 parameters (k = 2) and AICc one more
+MATERIAL = 0.05  # share of the fitted cost a term must carry at some point to count
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +92,8 @@ class MultiVerdict:
     sentence: str
     lines: tuple[Line, ...]
     points: tuple[tuple[tuple[int, ...], float], ...]  # (sizes, median) of every point
+    nest_text: str = ""  # the product with lower terms, "rows²·cols plus a rows² term"
+    nested: bool = False  # whether it won (then the axes are its own)
 
     def to_dict(self) -> dict[str, Any]:
         m = self.models
@@ -90,7 +104,11 @@ class MultiVerdict:
                         "coefficients": list(m.product.coef), "aicc": m.product.aicc},
             "sum": {"model": self.sum_text, "exponents": list(m.additive.exponents),
                     "coefficients": list(m.additive.coef), "aicc": m.additive.aicc},
+            **({} if m.nest is None else {"nest": {
+                "model": self.nest_text, "exponents": list(m.nest.exponents),
+                "coefficients": list(m.nest.coef), "aicc": m.nest.aicc}}),
             "separable": self.separable,
+            "model": "nest" if self.nested else ("sum" if self.separable == "yes" else "product"),
             "interval_method": "bootstrap of runs within each point plus wild residuals",
             "n_boot": m.n_boot,
             "verdict": self.sentence,
@@ -128,6 +146,48 @@ def _sum_text(axes: Sequence[AxisVerdict], models: Models, registry: Registry) -
     return " + ".join(terms) or "1"
 
 
+def _nest_text(axes: Sequence[AxisVerdict], models: Models, product: str,
+               registry: Registry) -> str:
+    """The product with lower terms in words: "rows²·cols plus a rows² term"."""
+    nest = models.nest
+    if nest is None:
+        return ""
+    lower = []
+    for a, p, c in zip(axes, nest.exponents, nest.coef[2:], strict=True):
+        name = nearest(p, a.sizes, registry)
+        if name != "1" and c > 0:
+            lower.append(_term(name, a.axis, registry))
+    head = product if nest.coef[1] > 0 else "no product"
+    if not lower:
+        return head
+    if len(lower) == 1:
+        return f"{head} plus a {lower[0]} term"
+    return f"{head} plus {', '.join(lower[:-1])} and {lower[-1]} terms"
+
+
+def _shares(x: np.ndarray, models: Models) -> tuple[float, float]:
+    """The largest share of the nest's fitted cost its interaction term carries at any point,
+    and the same for its lower terms together."""
+    nest = models.nest
+    assert nest is not None
+    e, coef = np.array(nest.exponents), np.array(nest.coef)
+    powers = x ** e
+    inner = coef[1] * np.prod(powers, axis=1)
+    lower = powers @ coef[2:]
+    total = coef[0] + inner + lower
+    return float(np.max(inner / total)), float(np.max(lower / total))
+
+
+def _nest_wins(x: np.ndarray, models: Models) -> bool:
+    """Whether the product with lower terms takes the verdict (see the module docstring)."""
+    nest = models.nest
+    if nest is None or models.n_points < MIN_POINTS:
+        return False
+    if not nest.aicc < min(models.product.aicc, models.additive.aicc) - SEPARATION:
+        return False
+    return min(_shares(x, models)) >= MATERIAL
+
+
 def _separable(axes: Sequence[AxisVerdict], models: Models) -> str:
     if models.n_points < MIN_POINTS:
         return "not tested"
@@ -147,6 +207,8 @@ def _may_be_flat(a: AxisVerdict) -> bool:
 def _sentence(axes: Sequence[AxisVerdict], separable: str, product: str, total: str,
               registry: Registry, n_points: int) -> str:
     parts = ", ".join(f"{_words(a.growth, registry)} in {a.axis}" for a in axes)
+    if separable == "nest":
+        return f"{parts}; the cost is not separable: {total} fits better than {product}"
     if separable == "no":
         return f"{parts}; the cost is not separable: {product} fits better than {total}"
     if separable == "yes":
@@ -168,12 +230,16 @@ def _fixed_for(points: Sequence[GridPoint], i: int) -> tuple[int, ...]:
     return max(others, key=lambda o: (others[o], o))
 
 
-def lines(names: Sequence[str], points: Sequence[GridPoint], models: Models) -> tuple[Line, ...]:
+def lines(names: Sequence[str], points: Sequence[GridPoint], models: Models,
+          nested: bool = False) -> tuple[Line, ...]:
     """Each axis's line through the point the most runs share (see the module docstring)."""
     x, y = medians(points)
-    e = np.array(models.product.exponents)
-    a, b = models.product.coef
-    fitted = a + b * np.prod(x ** e, axis=1)
+    fit = models.nest if nested and models.nest is not None else models.product
+    e = np.array(fit.exponents)
+    powers = x ** e
+    fitted = fit.coef[0] + fit.coef[1] * np.prod(powers, axis=1)
+    if len(fit.coef) > 2:  # the lower terms
+        fitted = fitted + powers @ np.array(fit.coef[2:])
     out = []
     for i, name in enumerate(names):
         fixed = _fixed_for(points, i)
@@ -195,12 +261,17 @@ def _axes(names: Sequence[str], points: Sequence[GridPoint], exponents: Sequence
     return out
 
 
-def axis_intervals(models: Models, use_sum: bool) -> tuple[tuple[float, float], ...]:
+def axis_intervals(models: Models, use_sum: bool,
+                   nested: bool = False) -> tuple[tuple[float, float], ...]:
     """Each axis's interval: the chosen model's, joined with the other's while that one is not
-    ruled out (AICc gap within NO_SUPPORT; see the module docstring)."""
+    ruled out (AICc gap within NO_SUPPORT; see the module docstring). With the lower terms
+    chosen, the other is the product they nest."""
     chosen, other = ((models.sum_intervals, models.intervals) if use_sum
                      else (models.intervals, models.sum_intervals))
     gap = abs(models.additive.aicc - models.product.aicc)
+    if nested and models.nest is not None:
+        chosen, other = models.nest_intervals, models.intervals
+        gap = abs(models.product.aicc - models.nest.aicc)
     if not gap <= NO_SUPPORT:  # also an infinite or undefined AICc: nothing to join
         return chosen
     return tuple((min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(chosen, other, strict=True))
@@ -213,13 +284,26 @@ def analyse_points(names: Sequence[str], points: Sequence[GridPoint], *, metric:
     models = fit_models(points, seed=seed, n_boot=n_boot)
     axes = _axes(names, points, models.product.exponents, models.intervals, registry)
     separable = _separable(axes, models)
-    use_sum = separable == "yes"  # each size's growth is the sum's term in it
-    axes = _axes(names, points, (models.additive if use_sum else models.product).exponents,
-                 axis_intervals(models, use_sum), registry)
+    product_axes = axes
+    x, y = medians(points)
+    nested = _nest_wins(x, models)
+    if nested:  # the lower terms are real: their exponents, bootstrapped only now
+        models = nest_intervals(points, models, seed=seed)
+        assert models.nest is not None
+        axes = _axes(names, points, models.nest.exponents, axis_intervals(models, False, True),
+                     registry)
+        separable = "no"
+    else:
+        use_sum = separable == "yes"  # each size's growth is the sum's term in it
+        axes = _axes(names, points, (models.additive if use_sum else models.product).exponents,
+                     axis_intervals(models, use_sum), registry)
     product, total = _product_text(axes, registry), _sum_text(axes, models, registry)
-    _, y = medians(points)
+    nest = _nest_text(axes, models, product, registry)
+    if nested:  # the product model's own words, from its own exponents
+        product = _product_text(product_axes, registry)
+    sentence = (_sentence(axes, "nest", product, nest, registry, models.n_points) if nested
+                else _sentence(axes, separable, product, total, registry, models.n_points))
     return MultiVerdict(
-        metric, tuple(axes), models, separable, product, total,
-        _sentence(axes, separable, product, total, registry, models.n_points),
-        lines(names, points, models),
-        tuple((p.sizes, float(v)) for p, v in zip(points, y, strict=True)))
+        metric, tuple(axes), models, separable, product, total, sentence,
+        lines(names, points, models, nested),
+        tuple((p.sizes, float(v)) for p, v in zip(points, y, strict=True)), nest, nested)

@@ -111,11 +111,14 @@ def analyse_multi(sweep: Sweep, runs: Sequence[Run], *, seed: int = 0,
 
 
 def brief_text(report: MultiReport) -> str:
-    """The few words `list` shows: the model that fits ("rows²·cols", "rows² + cols"), or each
+    """The few words `list` shows: the model that fits ("rows²·cols", "rows² + cols", "rows²·cols
+    plus a rows² term"), or each
     size's class where product and sum tie ("rows², cols … cols log cols")."""
     v = report.verdict
     if v is None:
         return "no fit"
+    if v.nested:
+        return v.nest_text
     if v.separable == "no":
         return v.product_text
     if v.separable == "yes":

@@ -6,7 +6,13 @@ run's value there) and returns `Models`: the product model
     cost = a + b·x_1^p_1·…·x_k^p_k
 with each exponent's 95% interval, and the additive model
     cost = a + b_1·x_1^q_1 + … + b_k·x_k^q_k,
-each with its AICc. Nothing here prints, stores or names a class
+each with its AICc, and the product with lower terms (issue 25)
+    cost = a + b·Π x_i^p_i + Σ c_i·x_i^p_i
+(the same exponents in every term), which nests the product (every c_i = 0)
+and a sum with shared exponents (b = 0): rows²·(α + β·cols) is
+rows²·cols plus a rows² term. Its point fit is always made; its intervals
+only on request (`nest_intervals`, when `analyse/multi` chooses it).
+Nothing here prints, stores or names a class
 (`analyse/multiclass` reads the exponents, `analyse/multi` writes the verdict).
 
 Method. Both models are linear in their coefficients once the exponents are
@@ -41,7 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -74,8 +80,9 @@ class ModelFit:
 
 @dataclass(frozen=True, slots=True)
 class Models:
-    """Both models on the same points; `intervals[i]` is the product exponent p_i's 95% interval,
-    `sum_intervals[i]` the sum's q_i's."""
+    """The models on the same points; `intervals[i]` is the product exponent p_i's 95% interval,
+    `sum_intervals[i]` the sum's q_i's; `nest` the product with lower terms, coef
+    (a, b, c_1, …, c_k), and `nest_intervals` its exponents' (empty until `nest_intervals`)."""
 
     product: ModelFit
     additive: ModelFit
@@ -83,23 +90,37 @@ class Models:
     sum_intervals: tuple[tuple[float, float], ...]
     n_points: int
     n_boot: int
+    nest: ModelFit | None = None
+    nest_intervals: tuple[tuple[float, float], ...] = ()
 
 
-def _design(x: np.ndarray, e: np.ndarray, additive: bool) -> np.ndarray:
-    """Columns [1, Π x_i^e_i] or [1, x_1^e_1, …]; x is (points, axes)."""
-    powers = x ** e
-    if additive:
-        return np.column_stack([np.ones(len(x)), powers])
-    return np.column_stack([np.ones(len(x)), np.prod(powers, axis=1)])
+PRODUCT, SUM, NEST = "product", "sum", "nest"
+
+
+def _terms(k: int, kind: str) -> np.ndarray:
+    """Which axes each term's power takes: one term of all axes (product), one term per axis
+    (sum), or both (the product with lower terms)."""
+    if kind == SUM:
+        return np.eye(k)
+    if kind == NEST:
+        return np.vstack([np.ones((1, k)), np.eye(k)])
+    return np.ones((1, k))
+
+
+def _design(x: np.ndarray, e: np.ndarray, kind: str) -> np.ndarray:
+    """Columns [1, term_1, …]: each term Π x_i^(terms[t, i]·e_i); x is (points, axes)."""
+    terms = _terms(x.shape[1], kind)
+    cols = np.exp(np.log(x) @ (terms * e).T)
+    return np.column_stack([np.ones(len(x)), cols])
 
 
 def _project(x: np.ndarray, y: np.ndarray, e: np.ndarray,
-             additive: bool) -> tuple[np.ndarray, float]:
+             kind: str) -> tuple[np.ndarray, float]:
     """The non-negative coefficients for exponents `e`, and the relative RSS they leave."""
-    g = _design(x, e, additive) / y[:, None]
+    g = _design(x, e, kind) / y[:, None]
     # Columns scaled to unit size first: x^e spans many decades.
     scale = np.maximum(np.abs(g).max(axis=0), 1e-300)
-    if additive:
+    if g.shape[1] > 2:
         from scipy.optimize import nnls
 
         c, _ = nnls(g / scale, np.ones(len(y)), maxiter=200)
@@ -129,22 +150,22 @@ def _two(g: np.ndarray) -> np.ndarray:
     return min(candidates, key=lambda c: float(np.sum((one - g @ c) ** 2)))
 
 
-def _objective(x: np.ndarray, y: np.ndarray, additive: bool) -> Callable[[np.ndarray], float]:
+def _objective(x: np.ndarray, y: np.ndarray, kind: str) -> Callable[[np.ndarray], float]:
     def rss(e: np.ndarray) -> float:
         if np.any(e < -0.5) or np.any(e > MAX_EXPONENT + 0.5):
             return math.inf
         try:
-            return _project(x, y, e, additive)[1]
+            return _project(x, y, e, kind)[1]
         except RuntimeError:  # nnls did not converge: not a minimum to keep
             return math.inf
     return rss
 
 
-def _start(x: np.ndarray, y: np.ndarray, additive: bool) -> np.ndarray:
+def _start(x: np.ndarray, y: np.ndarray, kind: str) -> np.ndarray:
     """The best exponents on the coarse grid (per axis alone for the sum: it separates)."""
     k = x.shape[1]
     grid = np.arange(0.0, MAX_EXPONENT + 1e-9, GRID_STEP)
-    rss = _objective(x, y, additive)
+    rss = _objective(x, y, kind)
     if k <= 2:
         mesh = np.array(np.meshgrid(*([grid] * k), indexing="ij")).reshape(k, -1).T
         return np.asarray(min(mesh, key=rss), dtype=float)
@@ -154,10 +175,10 @@ def _start(x: np.ndarray, y: np.ndarray, additive: bool) -> np.ndarray:
     return np.clip(slope, 0.0, MAX_EXPONENT)
 
 
-def _refine(x: np.ndarray, y: np.ndarray, start: np.ndarray, additive: bool) -> np.ndarray:
+def _refine(x: np.ndarray, y: np.ndarray, start: np.ndarray, kind: str) -> np.ndarray:
     from scipy.optimize import minimize
 
-    rss = _objective(x, y, additive)
+    rss = _objective(x, y, kind)
     best = minimize(rss, start, method="Nelder-Mead",
                     options={"xatol": 1e-3, "fatol": 1e-12, "maxiter": 400})
     e = np.asarray(best.x if best.fun <= rss(start) else start, dtype=float)
@@ -173,11 +194,11 @@ def aicc(rss: float, n_points: int, n_params: int) -> float:
     return n_points * math.log(rss / n_points) + 2 * k + 2 * k * (k + 1) / (n_points - k - 1)
 
 
-def fit_one(x: np.ndarray, y: np.ndarray, *, additive: bool,
+def fit_one(x: np.ndarray, y: np.ndarray, *, kind: str,
             start: np.ndarray | None = None) -> ModelFit:
     """One model on points x (points, axes) with medians y (all > 0)."""
-    e = _refine(x, y, _start(x, y, additive) if start is None else start, additive)
-    coef, rss = _project(x, y, e, additive)
+    e = _refine(x, y, _start(x, y, kind) if start is None else start, kind)
+    coef, rss = _project(x, y, e, kind)
     n_params = len(coef) + len(e)
     return ModelFit(tuple(float(v) for v in e), tuple(float(v) for v in coef), rss,
                     aicc(rss, len(y), n_params))
@@ -188,11 +209,6 @@ def medians(points: Sequence[GridPoint]) -> tuple[np.ndarray, np.ndarray]:
     x = np.array([p.sizes for p in points], dtype=float)
     y = np.array([float(np.median(p.values)) for p in points])
     return x, y
-
-
-def _terms(k: int, additive: bool) -> np.ndarray:
-    """Which axes each term's power takes: one term of all axes, or one term per axis."""
-    return np.eye(k) if additive else np.ones((1, k))
 
 
 def _gauss_newton(lx: np.ndarray, y: np.ndarray, theta: np.ndarray, terms: np.ndarray,
@@ -241,10 +257,10 @@ def _gauss_newton(lx: np.ndarray, y: np.ndarray, theta: np.ndarray, terms: np.nd
 
 
 def _replicates(points: Sequence[GridPoint], fit: ModelFit, rng: np.random.Generator,
-                n_boot: int, additive: bool) -> np.ndarray:
+                n_boot: int, kind: str) -> np.ndarray:
     """Bootstrap exponents of one model, (n_boot, axes); see the module docstring."""
     x, y = medians(points)
-    fitted = _design(x, np.array(fit.exponents), additive) @ np.array(fit.coef)
+    fitted = _design(x, np.array(fit.exponents), kind) @ np.array(fit.coef)
     # Residuals of a fit are smaller than its errors by the parameters it spent: scaled back
     # by sqrt(n / (n - p)) (the degrees-of-freedom correction, Davidson & MacKinnon,
     # "Econometric Theory and Methods", 2004, §5.5), as a wild bootstrap needs.
@@ -262,7 +278,7 @@ def _replicates(points: Sequence[GridPoint], fit: ModelFit, rng: np.random.Gener
     start = np.array([coef[0] / top, *np.log(np.maximum(coef[1:] / top, 1e-300)), *fit.exponents])
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         theta = _gauss_newton(np.log(x), drawn, np.tile(start, (n_boot, 1)),
-                              _terms(x.shape[1], additive))
+                              _terms(x.shape[1], kind))
     return theta[:, len(coef):]
 
 
@@ -273,15 +289,34 @@ def _intervals(boot: np.ndarray, point: tuple[float, ...]) -> tuple[tuple[float,
     return tuple((float(min(a, p)), float(max(b, p))) for a, b, p in zip(lo, hi, point, strict=True))
 
 
+def fit_nest(x: np.ndarray, y: np.ndarray, product: ModelFit) -> ModelFit:
+    """The product with lower terms, from the better of its own grid start and the product's
+    exponents (so it never fits worse than the product it nests)."""
+    rss = _objective(x, y, NEST)
+    start = min((_start(x, y, NEST), np.array(product.exponents)), key=rss)
+    return fit_one(x, y, kind=NEST, start=start)
+
+
 def fit_models(points: Sequence[GridPoint], *, seed: int = 0, n_boot: int = 200) -> Models:
-    """Both models on `points` (each value > 0, sizes ≥ 1), exponents' intervals by bootstrap."""
+    """The models on `points` (each value > 0, sizes ≥ 1), the product's and the sum's
+    exponents' intervals by bootstrap (the nest's: `nest_intervals`)."""
     x, y = medians(points)
     if np.any(y <= 0) or np.any(x < 1):
         raise ValueError("fit_models needs positive values and sizes of at least 1")
-    product = fit_one(x, y, additive=False)
-    additive = fit_one(x, y, additive=True)
+    product = fit_one(x, y, kind=PRODUCT)
+    additive = fit_one(x, y, kind=SUM)
     rng = np.random.default_rng(seed)
-    intervals = _intervals(_replicates(points, product, rng, n_boot, False), product.exponents)
-    sum_intervals = _intervals(_replicates(points, additive, rng, n_boot, True),
+    intervals = _intervals(_replicates(points, product, rng, n_boot, PRODUCT), product.exponents)
+    sum_intervals = _intervals(_replicates(points, additive, rng, n_boot, SUM),
                                additive.exponents)
-    return Models(product, additive, intervals, sum_intervals, len(points), n_boot)
+    return Models(product, additive, intervals, sum_intervals, len(points), n_boot,
+                  nest=fit_nest(x, y, product))
+
+
+def nest_intervals(points: Sequence[GridPoint], models: Models, *, seed: int = 0) -> Models:
+    """`models` with the nest's exponents' intervals, by the same bootstrap as the others."""
+    if models.nest is None:
+        raise ValueError("nest_intervals needs the nest's fit")
+    rng = np.random.default_rng(seed + 1)
+    boot = _replicates(points, models.nest, rng, models.n_boot, NEST)
+    return replace(models, nest_intervals=_intervals(boot, models.nest.exponents))
