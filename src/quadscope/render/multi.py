@@ -17,9 +17,10 @@ import json
 import textwrap
 from typing import Any
 
-from quadscope.analyse.multi import AxisVerdict
+from quadscope.analyse.multi import AxisVerdict, MultiVerdict
 from quadscope.analyse.multi_sweep import MultiReport
 from quadscope.analyse.multiclass import class_label
+from quadscope.analyse.multifit import ModelFit
 from quadscope.model import Sweep
 from quadscope.render.safe import finite
 from quadscope.textsafe import command_text, shorten, visible
@@ -45,6 +46,24 @@ def fit_text(exponents: tuple[float, ...], names: tuple[str, ...], additive: boo
     if additive:
         return "a + " + " + ".join(f"{c}·{t}" for c, t in zip("bcdefgh", terms, strict=False))
     return "a + b·" + "·".join(terms)
+
+
+def nest_fit_text(exponents: tuple[float, ...], names: tuple[str, ...]) -> str:
+    """The product with lower terms: "a + b·rows^2.00·cols^1.00 + c·rows^2.00 + d·cols^1.00"."""
+    terms = [f"{n}^{e:.2f}" for n, e in zip(names, exponents, strict=True)]
+    return ("a + b·" + "·".join(terms) + " + "
+            + " + ".join(f"{c}·{t}" for c, t in zip("cdefgh", terms, strict=False)))
+
+
+def model_rows(v: MultiVerdict, names: tuple[str, ...]) -> list[tuple[str, ModelFit, str]]:
+    """The models every format lists: (words, fit, formula) of the product, the sum and, where
+    it was fitted, the product with lower terms."""
+    m = v.models
+    rows = [(v.product_text, m.product, fit_text(m.product.exponents, names, False)),
+            (v.sum_text, m.additive, fit_text(m.additive.exponents, names, True))]
+    if m.nest is not None and v.nest_text:
+        rows.append((v.nest_text, m.nest, nest_fit_text(m.nest.exponents, names)))
+    return rows
 
 
 def _grid(report: MultiReport, width: int) -> list[str]:
@@ -106,13 +125,14 @@ def terminal(report: MultiReport, width: int = 80) -> str:
     m = v.models
     better = "product" if m.product.aicc <= m.additive.aicc else "sum"
     gap = abs(m.product.aicc - m.additive.aicc)
-    rows = ((visible(v.product_text), m.product, False, "product"),
-            (visible(v.sum_text), m.additive, True, "sum"))
+    if v.nested and m.nest is not None:
+        better, gap = "lower terms", min(m.product.aicc, m.additive.aicc) - m.nest.aicc
+    rows = [(visible(label), fit, formula) for label, fit, formula in model_rows(v, names)]
     label_w = min(24, max(len(r[0]) for r in rows))
     lines += ["", f"  models (AICc: lower fits better; {better} by {gap:.1f}):"]
-    for label, fit, additive, _ in rows:
+    for label, fit, formula in rows:
         lines.append(shorten(f"    {shorten(label, label_w):<{label_w}}  {fit.aicc:>8.1f}  "
-                             f"{fit_text(fit.exponents, names, additive)}", width))
+                             f"{formula}", width))
     grid_lines = _grid(report, width)
     if grid_lines:
         lines += ["", *grid_lines]

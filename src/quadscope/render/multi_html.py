@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from quadscope import __version__
 from quadscope.analyse.multi_sweep import MultiReport
 from quadscope.classes import REGISTRY
-from quadscope.render.multi import axis_class_text, fit_text, sizes_text
+from quadscope.render.multi import axis_class_text, model_rows, sizes_text
 from quadscope.textsafe import command_text, html_text, visible
 
 if TYPE_CHECKING:
@@ -129,18 +129,20 @@ def _details(report: MultiReport) -> Iterator[str]:
     m = v.models
     names = tuple(a.axis for a in v.axes)
     better = "product" if m.product.aicc <= m.additive.aicc else "sum"
+    gap = abs(m.product.aicc - m.additive.aicc)
+    if v.nested and m.nest is not None:
+        better, gap = "lower terms", min(m.product.aicc, m.additive.aicc) - m.nest.aicc
     yield "<h2>Models</h2>"
     yield (f"<p class=\"hint\">AICc: lower fits better ({better} by "
-           f"{abs(m.product.aicc - m.additive.aicc):.1f}); separable: {e(v.separable)}. "
+           f"{gap:.1f}); separable: {e(v.separable)}. "
            f"Intervals: {m.n_boot} bootstrap replicates of the runs with the fit's "
            "residuals.</p>")
     yield ("<div class=\"wide\"><table><thead><tr><th>model</th><th class=\"num\">AICc</th>"
            "<th>fit</th>"
            "</tr></thead><tbody>")
-    for label, fit, additive in ((v.product_text, m.product, False),
-                                 (v.sum_text, m.additive, True)):
+    for label, fit, formula in model_rows(v, names):
         yield (f"<tr><td>{e(label)}</td><td class=\"num\">{fit.aicc:.1f}</td>"
-               f"<td class=\"mono\">{e(fit_text(fit.exponents, names, additive))}</td></tr>")
+               f"<td class=\"mono\">{e(formula)}</td></tr>")
     yield "</tbody></table></div>"
 
 

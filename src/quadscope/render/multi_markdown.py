@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from quadscope.analyse.multi_sweep import MultiReport
-from quadscope.render.multi import axis_class_text, fit_text, sizes_text
+from quadscope.render.multi import axis_class_text, model_rows, sizes_text
 from quadscope.render.safe import md
 from quadscope.textsafe import command_text
 
@@ -42,14 +42,12 @@ def _lines(report: MultiReport) -> Iterator[str]:
         lo, hi = a.interval
         yield (f"| {md(a.axis)} | {a.exponent:.2f} | {lo:.2f} – {hi:.2f} | "
                f"{md(axis_class_text(a))} | {md(sizes_text(a.sizes))} |")
-    m = v.models
     names = sw.axis_names
     yield ""
     yield "| model | fit | AICc |"
     yield "|---|---|---|"
-    for label, fit, additive in ((v.product_text, m.product, False),
-                                 (v.sum_text, m.additive, True)):
-        yield f"| {md(label)} | {md(fit_text(fit.exponents, names, additive))} | {fit.aicc:.1f} |"
+    for label, fit, formula in model_rows(v, names):
+        yield f"| {md(label)} | {md(formula)} | {fit.aicc:.1f} |"
     yield ""
     yield from _where(report)
 
