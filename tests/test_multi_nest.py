@@ -34,6 +34,7 @@ def test_the_nest_fits_the_mixed_cost_exactly_and_the_product_does_not():
     assert p == pytest.approx(2.0, abs=0.01) and q == pytest.approx(1.0, abs=0.01)
     a, b, c_rows, c_cols = models.nest.coef
     assert b == pytest.approx(5.0, rel=0.01) and c_rows == pytest.approx(7.0, rel=0.02)
+    assert a == pytest.approx(1e5, rel=0.05) and c_cols < 1e-3 * b
     assert models.product.exponents[1] < 0.95  # the product alone reads cols too flat
     assert models.nest.aicc < models.product.aicc - 100
     assert models.nest_intervals == ()  # bootstrapped only when chosen

@@ -23,7 +23,11 @@ model look better (bench/multi_calibration.py, BENCHMARKS §15). Lower terms
 (issue 25): a per-row overhead plus per-cell work, rows²·(α + β·cols), is no
 product (it reads cols^0.8) and no sum; the product with lower terms
 a + b·Π x^p + Σ c·x^p (`analyse/multifit`) takes the verdict where its AICc
-beats both the product's and the sum's by more than SEPARATION and both its
+beats both the product's and the sum's by more than SEPARATION (the sum's by
+more than NO_SUPPORT where the sum already beat the product: it nests the sum
+with one coefficient more, and a gap above 2 arises by chance in about 5% of
+sums, χ²₁ > 4; bench/multi_calibration.py called 4 of 360 sums not separable
+at SEPARATION) and both its
 interaction and its lower terms carry at least MATERIAL of the cost somewhere
 (the same support rule, Burnham & Anderson 2002, §2.6, for one more nesting
 level); then the cost is not separable, each axis's exponent and interval are
@@ -183,7 +187,10 @@ def _nest_wins(x: np.ndarray, models: Models) -> bool:
     nest = models.nest
     if nest is None or models.n_points < MIN_POINTS:
         return False
-    if not nest.aicc < min(models.product.aicc, models.additive.aicc) - SEPARATION:
+    separable = models.additive.aicc < models.product.aicc - SEPARATION
+    if not nest.aicc < models.product.aicc - SEPARATION:
+        return False
+    if not nest.aicc < models.additive.aicc - (NO_SUPPORT if separable else SEPARATION):
         return False
     return min(_shares(x, models)) >= MATERIAL
 
