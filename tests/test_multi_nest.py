@@ -68,6 +68,7 @@ def test_a_pure_product_keeps_its_verdict(noise):
     assert not v.nested and v.separable == "no"
     assert [a.growth.name for a in v.axes] == ["n^2", "n"]
     assert "plus" not in v.sentence and v.to_dict()["model"] == "product"
+    assert v.nest_text == ""  # no lower term counts: no third model to list
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.05])
@@ -76,7 +77,7 @@ def test_a_pure_sum_keeps_its_verdict(noise):
                        n_boot=200)
     assert not v.nested and v.separable == "yes"
     assert [a.growth.name for a in v.axes] == ["n^2", "n^2"]
-    assert v.to_dict()["model"] == "sum"
+    assert v.to_dict()["model"] == "sum" and v.nest_text == ""
 
 
 def test_a_lower_term_too_small_to_matter_does_not_take_the_verdict():

@@ -109,7 +109,7 @@ class MultiVerdict:
             "sum": {"model": self.sum_text, "exponents": list(m.additive.exponents),
                     "coefficients": list(m.additive.coef), "aicc": m.additive.aicc},
             **({} if m.nest is None else {"nest": {
-                "model": self.nest_text, "exponents": list(m.nest.exponents),
+                "model": self.nest_text or None, "exponents": list(m.nest.exponents),
                 "coefficients": list(m.nest.coef), "aicc": m.nest.aicc}}),
             "separable": self.separable,
             "model": "nest" if self.nested else ("sum" if self.separable == "yes" else "product"),
@@ -151,19 +151,24 @@ def _sum_text(axes: Sequence[AxisVerdict], models: Models, registry: Registry) -
 
 
 def _nest_text(axes: Sequence[AxisVerdict], models: Models, product: str,
-               registry: Registry) -> str:
-    """The product with lower terms in words: "rows²·cols plus a rows² term"."""
+               registry: Registry, x: np.ndarray) -> str:
+    """The product with lower terms in words: "rows²·cols plus a rows² term"; "" where no lower
+    term, or not the product term, carries MATERIAL of the fitted cost at any point (then it
+    is the product or the sum again)."""
     nest = models.nest
     if nest is None:
         return ""
+    e, coef = np.array(nest.exponents), np.array(nest.coef)
+    powers = x ** e
+    total = coef[0] + coef[1] * np.prod(powers, axis=1) + powers @ coef[2:]
     lower = []
-    for a, p, c in zip(axes, nest.exponents, nest.coef[2:], strict=True):
+    for i, (a, p, c) in enumerate(zip(axes, nest.exponents, nest.coef[2:], strict=True)):
         name = nearest(p, a.sizes, registry)
-        if name != "1" and c > 0:
+        if name != "1" and float(np.max(c * powers[:, i] / total)) >= MATERIAL:
             lower.append(_term(name, a.axis, registry))
-    head = product if nest.coef[1] > 0 else "no product"
-    if not lower:
-        return head
+    if not lower or float(np.max(coef[1] * np.prod(powers, axis=1) / total)) < MATERIAL:
+        return ""  # the product or the sum again, listed as such
+    head = product
     if len(lower) == 1:
         return f"{head} plus a {lower[0]} term"
     return f"{head} plus {', '.join(lower[:-1])} and {lower[-1]} terms"
@@ -171,15 +176,15 @@ def _nest_text(axes: Sequence[AxisVerdict], models: Models, product: str,
 
 def _shares(x: np.ndarray, models: Models) -> tuple[float, float]:
     """The largest share of the nest's fitted cost its interaction term carries at any point,
-    and the same for its lower terms together."""
+    and the largest any one of its lower terms carries."""
     nest = models.nest
     assert nest is not None
     e, coef = np.array(nest.exponents), np.array(nest.coef)
     powers = x ** e
     inner = coef[1] * np.prod(powers, axis=1)
-    lower = powers @ coef[2:]
-    total = coef[0] + inner + lower
-    return float(np.max(inner / total)), float(np.max(lower / total))
+    lower = powers * coef[2:]
+    total = coef[0] + inner + lower.sum(axis=1)
+    return float(np.max(inner / total)), float(np.max(lower / total[:, None]))
 
 
 def _nest_wins(x: np.ndarray, models: Models) -> bool:
@@ -305,10 +310,11 @@ def analyse_points(names: Sequence[str], points: Sequence[GridPoint], *, metric:
         axes = _axes(names, points, (models.additive if use_sum else models.product).exponents,
                      axis_intervals(models, use_sum), registry)
     product, total = _product_text(axes, registry), _sum_text(axes, models, registry)
-    nest = _nest_text(axes, models, product, registry)
+    nest = _nest_text(axes, models, product, registry, x)
     if nested:  # the product model's own words, from its own exponents
         product = _product_text(product_axes, registry)
-    sentence = (_sentence(axes, "nest", product, nest, registry, models.n_points) if nested
+    sentence = (_sentence(axes, "nest", product, nest or product, registry, models.n_points)
+                if nested
                 else _sentence(axes, separable, product, total, registry, models.n_points))
     return MultiVerdict(
         metric, tuple(axes), models, separable, product, total, sentence,
