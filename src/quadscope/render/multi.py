@@ -128,11 +128,14 @@ def terminal(report: MultiReport, width: int = 80) -> str:
     if v.nested and m.nest is not None:
         better, gap = "lower terms", min(m.product.aicc, m.additive.aicc) - m.nest.aicc
     rows = [(visible(label), fit, formula) for label, fit, formula in model_rows(v, names)]
-    label_w = min(24, max(len(r[0]) for r in rows))
+    label_w = min(max(24, width - 50), max(len(r[0]) for r in rows))
     lines += ["", f"  models (AICc: lower fits better; {better} by {gap:.1f}):"]
     for label, fit, formula in rows:
-        lines.append(shorten(f"    {shorten(label, label_w):<{label_w}}  {fit.aicc:>8.1f}  "
-                             f"{formula}", width))
+        head = f"    {shorten(label, label_w):<{label_w}}  {fit.aicc:>8.1f}"
+        if len(head) + 2 + len(formula) <= width:
+            lines.append(f"{head}  {formula}")
+        else:  # a long formula (the product with lower terms) goes on its own line
+            lines += [head, shorten(f"      {formula}", width)]
     grid_lines = _grid(report, width)
     if grid_lines:
         lines += ["", *grid_lines]
