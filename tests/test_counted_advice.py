@@ -90,3 +90,17 @@ def test_fit_runs_passes_the_counted_work_to_the_time_fits(
     assert fits["instructions"].cls == "n"
     timed, _ = fit_runs(_runs(n, y, False), seed=seed, metrics=("wall_s",))
     assert ADVICE in timed["wall_s"].reason
+
+
+def test_timed_launches_whose_work_was_counted_apart_advise_no_meter(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Accumulate mode counts every 2^k-th launch in place and fits those counts apart, so
+    the timed launches carry no counts of their own: told the work was counted
+    (`work_counted`), their time's reason names the work, not `--meter instructions`
+    (`make demo`'s first demo said "count the work instead" beside its counted work)."""
+    seed, n, y = _tie()
+    monkeypatch.setattr(decide, "COST_MULTIPLE", 1e-9)
+    fits, _ = fit_runs(_runs(n, y, False), seed=seed, metrics=("wall_s",),
+                       exact=("instructions",), work_counted="instructions")
+    assert ADVICE not in fits["wall_s"].reason
+    assert text.counted_instead("instructions") in fits["wall_s"].reason

@@ -205,6 +205,7 @@ def fit_runs(
     pooled: bool = False,
     progress: Callable[[str], None] | None = None,
     exact: Collection[str] = (),
+    work_counted: str = "",
 ) -> tuple[dict[str, Fit], list[str]]:
     """Fit every metric that was counted; notes say which could not be fitted and why.
 
@@ -215,6 +216,8 @@ def fit_runs(
     `exact`: metrics the sweep's meter counts exactly, fitted as sums of growth terms
     (`analyse.exactfit`), or as any metric when their counts follow no such law; with one
     counted, the other metrics' doubts advise no meter (`verdict.counted_doubts`).
+    `work_counted`: the metric counted exactly on other runs (accumulate mode's launches
+    counted in place, fitted apart), so these runs' doubts advise no meter either.
     """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
     from quadscope.analyse.exactfit import MIN_SIZES as MIN_LAW_SIZES
@@ -224,7 +227,8 @@ def fit_runs(
     fits: dict[str, Fit] = {}
     notes: list[str] = []
     # The work counted exactly: a time's advice then points to its verdict, never to a meter.
-    work = "" if pooled else next((m for m in exact if metric_series(runs, m)[1]), "")
+    work = work_counted or ("" if pooled else next((m for m in exact
+                                                      if metric_series(runs, m)[1]), ""))
     for metric in metrics:
         sizes, values = metric_series(runs, metric)
         if not values:
@@ -338,7 +342,8 @@ def analyse(
             continue
         f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, pooled=pooled,
                         progress=_prefixed(progress, variant),
-                        exact=(counted,) if counted else ())
+                        exact=(counted,) if counted else (),
+                        work_counted=counted if counted and in_place[variant] else "")
         if counted and in_place[variant]:  # accumulate mode's counts, one launch each
             work, more = fit_runs(in_place[variant], predict_n=sweep.predict_n,
                                   seed=sweep.seed, metrics=(counted,), exact=(counted,))
