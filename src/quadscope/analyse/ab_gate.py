@@ -193,11 +193,16 @@ def _slower_outcome(rule: AbRule, analysis: Analysis) -> AbOutcome:
     last = max(mc.ratios, key=lambda r: r.size_n)
     where = f"B/A of {metric} at {analysis.size_word} = {fmt_count(last.size_n)} is " \
             f"{last.ratio:.3g} (95% {last.lo:.3g}–{last.hi:.3g})"
-    if last.lo > rule.limit:
-        return AbOutcome(FAIL, f"{where}: above the allowed {rule.limit:g}")
-    if last.hi <= rule.limit:
-        return AbOutcome(PASS, f"{where}: within the allowed {rule.limit:g}")
-    return AbOutcome(UNDECIDED, f"{where}: straddles the allowed {rule.limit:g}; more repeats "
+    return ratio_outcome(where, last.lo, last.hi, rule.limit)
+
+
+def ratio_outcome(said: str, lo: float, hi: float, limit: float) -> AbOutcome:
+    """A `slower` rule judged on B/A's 95% interval [lo, hi] (one-sided), `said` leading."""
+    if lo > limit:
+        return AbOutcome(FAIL, f"{said}: above the allowed {limit:g}")
+    if hi <= limit:
+        return AbOutcome(PASS, f"{said}: within the allowed {limit:g}")
+    return AbOutcome(UNDECIDED, f"{said}: straddles the allowed {limit:g}; more repeats "
                                 "(--repeat) would narrow it enough to decide")
 
 

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quadscope.analyse.ab_gate import FAIL, PASS, UNDECIDED, AbOutcome, AbRule
+from quadscope.analyse.ab_gate import FAIL, PASS, UNDECIDED, AbOutcome, AbRule, ratio_outcome
 from quadscope.analyse.multi import AxisVerdict
 from quadscope.analyse.multi_sweep import MultiReport, points_of
 from quadscope.analyse.multiclass import class_label
@@ -242,12 +242,7 @@ def _slower_outcome(rule: AbRule, comp: MultiComparison) -> AbOutcome:
     where = ", ".join(f"{n} = {s:,}" for n, s in zip(names, last.sizes, strict=True))
     said = (f"B/A of {comp.metric} at {where} is {last.ratio:.3g} "
             f"(95% {last.lo:.3g}–{last.hi:.3g})")
-    if last.lo > rule.limit:
-        return AbOutcome(FAIL, f"{said}: above the allowed {rule.limit:g}")
-    if last.hi <= rule.limit:
-        return AbOutcome(PASS, f"{said}: within the allowed {rule.limit:g}")
-    return AbOutcome(UNDECIDED, f"{said}: straddles the allowed {rule.limit:g}; more repeats "
-                                "(--repeat) would narrow it enough to decide")
+    return ratio_outcome(said, last.lo, last.hi, rule.limit)
 
 
 def decide(comp: MultiComparison, rules: Sequence[AbRule]) -> list[AbOutcome]:
