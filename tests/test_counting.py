@@ -250,3 +250,25 @@ def test_an_exact_adaptive_sweep_prices_a_doubling_by_the_counts_own_growth(
     sizes = [size_of(a) for a in executor.calls]
     assert sizes[:2] == [1000, 2000] and 4000 not in sizes
     assert all(n < 1000 for n in sizes[2:]) and len(sizes) > 2
+
+
+def test_counts_start_where_a_start_up_no_longer_hides_the_growth() -> None:
+    """A Python's start-up dominates the small sizes: the cheap sizes counted first are the
+    largest still timed at about the smallest's cost (the counts there hold the most growth),
+    not the smallest (which count the start-up alone); the largest follows, then the rest."""
+    sizes = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536]
+    timed = {1: 0.10, 4: 0.12, 16: 0.09, 64: 0.11, 256: 0.10, 1024: 0.11, 4096: 0.16,
+             16384: 0.24, 65536: 2.0}
+    assert counting.count_order(sizes, timed) == [256, 1024, 4096, 65536, 1, 4, 16, 64, 16384]
+    # Time that grows from the smallest size on: the smallest first, as without medians.
+    growing = {n: 1e-6 * n for n in sizes}
+    assert counting.count_order(sizes, growing) == counting.count_order(sizes) == [
+        1, 4, 16, 65536, 64, 256, 1024, 4096, 16384]
+
+
+def test_counting_may_spend_what_the_users_budget_left() -> None:
+    """An adaptive sweep that stopped early hands what its --budget left to counting."""
+    assert counting.budget_s(40.0, ()) == 40.0  # the timed sweep's own cost
+    assert counting.budget_s(2.0, ()) == counting.FLOOR_S  # at least the floor
+    assert counting.budget_s(8.0, (), given_s=60.0) == 52.0  # what --budget 60 left
+    assert counting.budget_s(50.0, (), given_s=60.0) == 50.0

@@ -14,7 +14,8 @@ object. This module imports nothing but the standard library.
 Who writes which facts: `measure.host.host_info()` the machine (hostname to
 boot_flags); `measure.system` the facts that skew timings (cpu_governor to
 steal_pct, one `Check` class each, whose `key` is the field's name); the session
-(`run.session.start`) what the resident launcher cleaned up with (`run_cleanup`); `--fleet`
+(`run.session.start`) what the resident launcher cleaned up with (`run_cleanup`)
+and (`run.session.read_host`) the programs run in place of shims (`shims`); `--fleet`
 the Ray node (`ray_node_id`). Sweeps stored before the boot-flag allow-list
 carry the whole kernel command line in `cmdline`, which nothing shows unfiltered
 (`measure.host.shown_host`).
@@ -55,6 +56,7 @@ class Host:
     steal_pct: str | None = None  # the hypervisor's share over the sweep, in %
     # How it ran.
     run_cleanup: str | None = None  # what the launcher killed orphans with (measure/resident.py)
+    shims: str | None = None  # programs run in place of version managers' shims (measure/shims.py)
     ray_node_id: str | None = None  # the Ray node of a --fleet sweep
     # Facts this version does not know, as stored: (key, value) in their order.
     extra: tuple[tuple[str, str], ...] = ()

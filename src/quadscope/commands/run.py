@@ -381,7 +381,7 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
             spec = build_spec(args)
             measuring = session.choose(spec, no_perf=args.no_perf)
             machine = session.Machine.real()
-            facts = session.read_host(machine)
+            facts = session.read_host(machine, spec=spec)
             warn_skews(facts.advice)
             # Counting after the timed plan (run/counting.py; several sizes: run/multicount.py).
             counting = session.choose_counting(spec, no_perf=args.no_perf)

@@ -168,7 +168,7 @@ def _sweep(spec: SweepSpec, no_perf: bool, fork: bool, out: queue.Queue[NodeEven
         _check_command(spec)
         measuring = session.choose(dataclasses.replace(spec, fork=fork), no_perf=no_perf)
         machine = _node_machine(node)
-        facts = session.read_host(machine)
+        facts = session.read_host(machine, spec=spec)
         with SqliteStore(scratch / "sweep.db") as store:
             ended = session.start(spec, store=store, clock=SystemClock(), machine=machine,
                                   measuring=measuring, facts=facts,

@@ -17,7 +17,9 @@ The items and their thresholds follow pyperf's `system show`
 (pyperf/_system.py): a governor other than `performance`, turbo boost on,
 ASLR not fully on; plus transparent huge pages set to `always` (faults and
 RSS then move in 2 MiB steps as n grows), a load average above half the CPUs
-at the start, and steal time of 2% or more over the sweep.
+at the start, and steal time of 2% or more over the sweep. `Shims` is not
+read from the machine: the session records which of the command's programs
+were version managers' shims (`measure.shims`), and its advice says what ran.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from pathlib import Path
 from typing import Protocol
 
 from quadscope.host import Host
+from quadscope.measure.shims import read_fact
+from quadscope.textsafe import visible
 
 
 class Reader(Protocol):
@@ -256,8 +260,28 @@ class StealTime:
                 "cpu_s to wall_s, or measure on a dedicated machine")
 
 
-Check = CpuGovernor | Turbo | HugePages | Aslr | LoadAverage | StealTime
-_KINDS: tuple[type[Check], ...] = (CpuGovernor, Turbo, HugePages, Aslr, LoadAverage, StealTime)
+@dataclass(frozen=True, slots=True)
+class Shims:
+    """The programs run in place of version managers' shims (`measure.shims`), as stored."""
+
+    value: str
+    key = "shims"
+
+    def show(self) -> str:
+        return "; ".join(f"{s.name} runs {s.program} ({s.manager} shim)"
+                         for s in read_fact(self.value).values())
+
+    def advice(self) -> str | None:
+        said = [f"{visible(s.name)} is a {s.manager} shim, a script that runs {s.manager} "
+                f"before the program: every run executes {visible(s.program)} directly "
+                f"(`{s.manager} which`), so neither the time nor a count includes "
+                f"{s.manager}'s start-up" for s in read_fact(self.value).values()]
+        return "; ".join(said) or None
+
+
+Check = CpuGovernor | Turbo | HugePages | Aslr | LoadAverage | StealTime | Shims
+_KINDS: tuple[type[Check], ...] = (CpuGovernor, Turbo, HugePages, Aslr, LoadAverage, StealTime,
+                                   Shims)
 
 
 def read_checks(reader: Reader) -> tuple[Check, ...]:

@@ -51,7 +51,7 @@ from quadscope.model import Run, Sweep
 from quadscope.profile.callgrind_format import CallgrindCounts, merge, parse_callgrind
 from quadscope.profile.driver import choose_sizes
 from quadscope.run.counting import contention
-from quadscope.run.spec import substitute
+from quadscope.run.spec import run_command, substitute
 
 MIN_SIZES = 4  # exact counts at 3 sizes leave every class open (the verdict's span check)
 MIN_SPAN = 4.0  # the counted sizes span at least this factor where the sweep's sizes allow
@@ -191,7 +191,7 @@ def count_sweep(sweep: Sweep, runs: Sequence[Run], *, valgrind: str | None = Non
 
     def count(n: int) -> None:
         say(f"counting n={n} under callgrind")
-        got = count_once(substitute(sweep.command, sweep.shell, n), valgrind=tool, run=run,
+        got = count_once(substitute(run_command(sweep), sweep.shell, n), valgrind=tool, run=run,
                          timeout_s=timeout)
         if got is None:
             raise FitRefusedError(f"the command failed under callgrind at n={n}: run it with "

@@ -49,7 +49,7 @@ from quadscope.profile.sampled_sentence import sampled_culprit
 from quadscope.profile.sampler import Sampler
 from quadscope.profile.stacks import Frame, StackProfile, write_folded
 from quadscope.profile.startup import fold_startup
-from quadscope.run.spec import substitute
+from quadscope.run.spec import run_command, substitute
 
 DEFAULT_SIZE_COUNT = 5
 FAULTS_PER_N = 0.1  # at least this many faults per n at the largest size: sample them
@@ -205,7 +205,7 @@ def profile_sweep(
     notes: list[str] = list(sampler.notes)
     for n in chosen:
         say(f"sampling n={n} with {sampler.name}")
-        argv = substitute(sweep.command, sweep.shell, n)
+        argv = substitute(run_command(sweep), sweep.shell, n)
         prof = sampler.sample(argv, size_n=n, reference_s=reference_seconds(runs, n),
                               out_dir=out_dir)
         profiles.append(prof)
@@ -228,7 +228,7 @@ def profile_sweep(
     svg_path = out_dir / "flame-diff.svg"
     svg_path.write_text(svg)
     top = chosen[-1]
-    top_argv = substitute(sweep.command, sweep.shell, top)
+    top_argv = substitute(run_command(sweep), sweep.shell, top)
     faults = None
     wanted, expected = should_sample_faults(runs)
     if wanted:

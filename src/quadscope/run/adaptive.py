@@ -139,9 +139,11 @@ LOOK_BOOT = 50
 # at the sizes where the work outgrows it, and a flat program's sizes all cost the
 # same, so more n is cheap. 10^7 shows 0.1 ns of work per element under 1 ms of exec at
 # 15% of the cost; far beyond it, a drift of a few percent over the sweep reads as
-# log n (a constant swept to 2^53 was called log n).
+# log n (a constant swept to 2^53 was called log n). Half the budget: a Python's 0.1-0.3 s
+# start-up under a load of 5 on 2 CPUs hid `list.insert(0)`'s n² up to n = 4096, where a
+# quarter of 30 s was spent; the n² showed at 16384 (2.4× the start-up) and 65536 (20×).
 FLAT_SPAN = 1e7
-FLAT_SPEND = 0.25
+FLAT_SPEND = 0.5
 # While growing, at most this many steps in a row go without a look (see `_look_due`).
 MAX_SKIPPED_LOOKS = 2
 # A verdict does not stop growth while the slope between the two largest sizes exceeds its

@@ -13,14 +13,17 @@ counter where the CPU has one, else Valgrind, `meters.instructions`): each
 job is a real timed run plus its count, so the time data only gain a repeat.
 
 Which sizes: the timed sweep's own, at most `MAX_SIZES` of them spread evenly
-in log n over the range (`pick_sizes`), each variant's in turn: the smallest
-`SETTLE_SIZES` - 1 first, then the largest (the span to settle on, and where
-a second term shows most), then the rest, smallest first. One count per size:
+in log n over the range (`pick_sizes`), each variant's in turn: `SETTLE_SIZES`
+- 1 cheap ones first (`count_order`: the largest sizes still timed at about the
+smallest one's cost, where a start-up dominates; else the smallest), then the
+largest (the span to settle on, and where a second term shows most), then the
+rest, smallest first. One count per size:
 an exact count repeats.
 
 What it may spend: `budget_s`, what the timed sweep itself cost
 (`max(spent, FLOOR_S)`), so counting at most doubles a sweep that took FLOOR_S or
-more (a cheaper one could not afford three counts of a Python under Valgrind).
+more (a cheaper one could not afford three counts of a Python under Valgrind),
+or what an adaptive sweep's `--budget` left unspent, if more.
 The floor is stretched by the contention the timed runs met (`contention`: the
 median wall/CPU ratio of the timed runs, at most MAX_CONTENTION): with the cores
 shared three ways each Valgrind start takes three times as long, and a floor in
@@ -72,7 +75,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from quadscope.errors import ProgramError
@@ -86,6 +89,7 @@ MAX_SIZES = 8  # counts at more sizes than this add cost, not evidence
 MIN_COUNTED = 3  # fewer counted sizes than this cannot class the work
 SETTLE_SIZES = 4
 SETTLE_SPAN = 4.0
+CHEAP = 2.0  # a timed run this many times the smallest size's still counts at start-up's cost
 EXTEND = 3  # doublings above the timed sizes a batched count may add to settle the work
 FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgrind starts of Python
 MAX_CONTENTION = 4.0  # the most the floor stretches on a machine busy with other work
@@ -145,11 +149,14 @@ def contention(runs: Sequence[Run]) -> float:
     return min(max(statistics.median(ratios), 1.0), MAX_CONTENTION)
 
 
-def budget_s(spent_s: float, runs: Sequence[Run]) -> float:
+def budget_s(spent_s: float, runs: Sequence[Run], given_s: float | None = None) -> float:
     """What counting may spend: the timed sweep's own cost, or FLOOR_S if that was less,
     stretched by the `contention` the timed runs met (the floor is meant as three or four
-    Valgrind starts of Python, and on a machine busy with other work each takes longer)."""
-    return max(spent_s, FLOOR_S * contention(runs))
+    Valgrind starts of Python, and on a machine busy with other work each takes longer);
+    at least what the user's `--budget` (`given_s`) left unspent: an adaptive sweep that
+    stopped early (a flat time, or a bracket no affordable size decides) hands the rest
+    of the time the user gave it to the count that decides instead."""
+    return max(spent_s, FLOOR_S * contention(runs), (given_s or 0.0) - spent_s)
 
 
 def pick_sizes(sizes: Sequence[int], most: int = MAX_SIZES) -> tuple[int, ...]:
@@ -167,11 +174,22 @@ def pick_sizes(sizes: Sequence[int], most: int = MAX_SIZES) -> tuple[int, ...]:
     return tuple(sorted(picked))
 
 
-def count_order(sizes: Sequence[int]) -> list[int]:
-    """The order sizes are counted in: the smallest SETTLE_SIZES - 1, then the largest (a span
-    to settle on, and where a second term shows most), then the rest, smallest first."""
+def count_order(sizes: Sequence[int], timed_s: Mapping[int, float] | None = None) -> list[int]:
+    """The order sizes are counted in: SETTLE_SIZES - 1 cheap ones, then the largest (a span
+    to settle on, and where a second term shows most), then the rest, smallest first.
+
+    The cheap ones are the largest sizes whose timed run (`timed_s`, the median by size)
+    took at most CHEAP times the smallest size's: where a fixed start-up dominates (a
+    Python, 0.1 s before the first line; 140M instructions under Valgrind), a count there
+    costs about what one at the smallest size does and holds the most growth, while the
+    smallest sizes count the start-up alone. Without such sizes (time grows from the
+    smallest size on), the smallest SETTLE_SIZES - 1."""
     ordered = sorted(set(sizes))
-    head = ordered[:SETTLE_SIZES - 1]
+    floor = (timed_s or {}).get(ordered[0]) if ordered else None
+    cheap = [n for n in ordered if floor and (t := (timed_s or {}).get(n)) is not None
+             and t <= CHEAP * floor]
+    head = (cheap[-(SETTLE_SIZES - 1):] if len(cheap) >= SETTLE_SIZES - 1
+            else ordered[:SETTLE_SIZES - 1])
     head += [n for n in ordered[-1:] if n not in head]
     return head + [n for n in ordered if n not in head]
 
@@ -440,8 +458,10 @@ class Counting:
             return None
         measured = {v: {r.size_n for r in _measured(runs, v)} for v in {r.variant for r in runs}}
         repeat = 1 + max((r.repeat for r in runs), default=0)  # a repeat no timed run has
-        jobs = [PlannedRun(v, n, repeat)
-                for n in count_order(pick_sizes(sorted(set().union(*measured.values()))))
+        sizes = pick_sizes(sorted(set().union(*measured.values())))
+        timed = {n: max(t for v in measured if (t := _timed_median(runs, v, n)) is not None)
+                 for n in sizes if any(n in measured[v] for v in measured)}
+        jobs = [PlannedRun(v, n, repeat) for n in count_order(sizes, timed)
                 for v in sorted(measured) if n in measured[v]]
         return (CountPlan(jobs, metric=self.metric, cost=self.cost, timeout_s=sweep.timeout_s,
                           reason=reason) if jobs else None)

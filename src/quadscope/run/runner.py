@@ -19,7 +19,9 @@ the runner asks for the chunk holding that run's measurement. The runner decides
 sweep's untimed commands run and the executor runs them: `--setup` with the
 first job of each size in this session (warm-ups included; again on resume, as
 its output may be gone), `--prepare` with every job. Every job carries the
-size padding (`spec.size_padding`).
+size padding (`spec.size_padding`). A program the sweep's host facts record
+as a version manager's shim is run as the program the shim would run
+(`spec.run_command`, `Host.shims`), a resumed sweep as it began.
 
 `run_sweep(spec, executor=, clock=, store=)` checks the spec, creates the
 sweep in the store and runs its plan: `FixedPlan` over `plan_runs` (sizes
@@ -85,6 +87,7 @@ from quadscope.run.spec import (
     SweepSpec,
     check_spec,
     new_sweep,
+    run_command,
     size_padding,
     substitute,
     variants,
@@ -149,9 +152,8 @@ class Runner:
         # Several sizes: every axis's placeholder by name, the first axis being size_n.
         values = {sw.axes[0][0]: size_n, **dict(axes)} if sw.axes else None
         if commands is None:
-            command, shell = ((sw.vs_command, sw.vs_shell) if variant == "B"
-                              else (sw.command, sw.shell))
-            assert command is not None
+            command = run_command(sw, variant)
+            shell = sw.vs_shell if variant == "B" else sw.shell
             prepare = (None if sw.prepare is None
                        else tuple(substitute((sw.prepare,), True, size_n, values)))
             commands = self._commands[(variant, size_n, axes)] = (
@@ -276,7 +278,7 @@ def _count(sweep: Sweep, runner: Runner, counting: Counting, *, spent_s: float, 
                      progress=progress, done=runner.runs)
     t0 = clock.monotonic()
     try:
-        counter.run(plan, counting_budget(spent_s, runner.runs))
+        counter.run(plan, counting_budget(spent_s, runner.runs, sweep.budget_s))
     finally:
         runner.runs[:] = counter.runs  # stored either way; a Ctrl-C keeps the sweep timed
     marked = counting.mark(sweep, counter.runs, plan, measuring,

@@ -9,12 +9,15 @@ meter registry picks.
 - `Machine` is how a session reads the machine: the skew checks' `Reader`
   (`measure.system`), `host_info` and `provenance` (git). `Machine.real()`
   reads this one; tests give fakes.
-- `read_host(machine, git=True)` is the one place `Sweep.host` (a `Host`) is assembled:
+- `read_host(machine, git=True, spec=None)` is the one place `Sweep.host` (a `Host`) is assembled:
   the machine's `host_info()` (a fleet node's names it by its Ray node) with
   the skew checks' facts (governor, turbo, THP, ASLR, load), the checks
   themselves (`advice`, for a command to print) and where the sweep ran
   (`Provenance`: git, left out for the doctor's sweeps of its own helpers). A
-  session that runs many sweeps (the doctor) reads it once.
+  session that runs many sweeps (the doctor) reads it once. With `spec`, the
+  programs its commands name that are version managers' shims are looked up
+  (`Machine.find_shim`, `measure.shims`) and recorded as the `shims` fact: the
+  runner then runs the program each shim would run (`run.runner`).
 - `choose(spec, no_perf=, registry=)` is the `Measuring` the spec's meter
   picks for its command (`meters.choose_measuring`, looked up when called so
   a test can replace it).
@@ -43,11 +46,13 @@ from quadscope.host import Host
 from quadscope.measure.clock import Clock
 from quadscope.measure.host import host_info
 from quadscope.measure.provenance import Provenance, collect_provenance
+from quadscope.measure.shims import Shim, find_shim, shims_fact
 from quadscope.measure.system import (
     STAT,
     Check,
     FileReader,
     Reader,
+    Shims,
     StealTime,
     cpu_times,
     read_checks,
@@ -73,6 +78,7 @@ class Machine:
     reader: Reader
     host_info: Callable[[], Host] = host_info
     provenance: Callable[[Host], Provenance] = _provenance
+    find_shim: Callable[[str], Shim | None] = find_shim
 
     @classmethod
     def real(cls) -> Machine:
@@ -93,10 +99,19 @@ class HostFacts:
         return tuple(a for c in self.checks if (a := c.advice()) is not None)
 
 
-def read_host(machine: Machine, *, git: bool = True) -> HostFacts:
+def _shims(machine: Machine, spec: SweepSpec) -> tuple[Check, ...]:
+    """The `Shims` check of `spec`'s programs that are shims (none for a shell command)."""
+    programs = [c[0] for c, shell in ((spec.command, spec.shell),
+                                      (spec.vs_command, spec.vs_shell)) if c and not shell]
+    found = [s for p in dict.fromkeys(programs) if (s := machine.find_shim(p)) is not None]
+    fact = shims_fact(found)
+    return () if fact is None else (Shims(fact),)
+
+
+def read_host(machine: Machine, *, git: bool = True, spec: SweepSpec | None = None) -> HostFacts:
     """The host facts every sweep records (see the module docstring); `git=False` for
     sweeps of quadscope's own helpers (the doctor's), which no commit of the user's describes."""
-    checks = read_checks(machine.reader)
+    checks = read_checks(machine.reader) + (() if spec is None else _shims(machine, spec))
     host = with_checks(machine.host_info(), checks)
     return HostFacts(host, checks, machine.provenance(host) if git else None)
 
@@ -158,7 +173,7 @@ def start(spec: SweepSpec, *, store: Store, clock: Clock, machine: Machine,
     if measuring is None:  # a caller bringing its own executor brings its own counting
         counting = choose_counting(spec, no_perf=no_perf, registry=registry)
     measuring = measuring or choose(spec, no_perf=no_perf, registry=registry)
-    facts = facts or read_host(machine)
+    facts = facts or read_host(machine, spec=spec)
     stat_before = cpu_times(machine.reader.read(STAT))
     sweep = runner.run_sweep(spec, executor=measuring.executor, clock=clock, store=store,
                              progress=progress, counters=measuring.counters,

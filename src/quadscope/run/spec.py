@@ -15,7 +15,9 @@ and environment strings sit at its top) starts at the same offset whatever n is
 and no alignment effect grows in step with n's digits (Mytkowicz et al.,
 "Producing wrong data without doing anything obviously wrong!", ASPLOS 2009,
 measured such effects from the environment's size alone). `variants(sweep)`
-names the commands a sweep runs: "A", and "B" for `--vs`. Numbers are
+names the commands a sweep runs: "A", and "B" for `--vs`; `run_command(sweep,
+variant)` is the command it runs (`measure.shims`: a version manager's shim
+recorded in the sweep's host facts is run as the program it would run). Numbers are
 bounded (MAX_SECONDS, MAX_REPEAT, sizes.MAX_SIZE): nan, inf and absurd values
 are refused, never stored.
 """
@@ -110,6 +112,19 @@ def size_padding(command: Sequence[str], size_n: int,
         return ((PAD_VAR, "x" * max(0, pad)),)
     holes = sum(a.count("{n}") + a.count("{i}") for a in command)
     return ((PAD_VAR, "x" * max(0, holes * (MAX_DIGITS - len(str(size_n))))),)
+
+
+def run_command(sweep: Sweep, variant: str = "A") -> tuple[str, ...]:
+    """The command `variant` of `sweep` runs: as typed, but a program the sweep's host facts
+    record as a version manager's shim replaced by the program the shim runs (a shell
+    command is left as typed)."""
+    from quadscope.measure.shims import see_through
+
+    command, shell = ((sweep.vs_command, sweep.vs_shell) if variant == "B"
+                      else (sweep.command, sweep.shell))
+    if command is None:
+        raise ValueError(f"sweep {sweep.id} has no variant {variant}")
+    return tuple(command) if shell else see_through(command, sweep.host.shims)
 
 
 def variants(sweep: Sweep) -> tuple[str, ...]:
