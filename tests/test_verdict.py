@@ -213,3 +213,18 @@ def test_verdicts_are_coherent_with_their_exponent_interval_on_simulated_sweeps(
         assert _coherent(fit), (p, noise, a, fit.cls, fit.at_least, fit.at_most, fit.exponent_ci)
         if p == 2.7 and noise == 0.01:  # a settled n³ would be the mawk verdict
             assert (fit.cls, fit.at_least, fit.at_most) == (INCONCLUSIVE, "n^2", "n^3")
+
+
+def test_a_second_term_already_carrying_most_of_the_cost_is_not_called_small() -> None:
+    """A term at 78% of the cost is not "small", and "would dominate from n = X" beyond the
+    sizes would contradict it: the sentence says it already carries the cost."""
+    from quadscope.analyse.text import doubt_text
+    from quadscope.analyse.verdict import Doubt
+    from quadscope.classes import REGISTRY
+
+    d = Doubt("second_term", "sqrt n", "n^2", 140000,
+              numbers={"class": "n^2", "first": "sqrt n", "share": 0.78, "n_max": 65536.0,
+                       "gain": 5.0})
+    text = doubt_text(d, REGISTRY)
+    assert "already 78% of the cost at n = 65,536" in text or "already 78% of the cost at n = 65536" in text
+    assert "small" not in text and "would dominate" not in text

@@ -209,6 +209,10 @@ def _slopes(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 
 def _second_term(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
+    term = registry[_s(n, 'class')].words
+    if _f(n, "share") >= 0.5:  # it already carries most of the cost: nothing left to overtake
+        return (f"a {term} term is present and already {_f(n, 'share'):.0%} of the cost at "
+                f"n = {fmt_n(_f(n, 'n_max'))}, though the fit cannot settle it")
     if d.decide_n:
         where = f"it would dominate the {n['first']} term from n = {fmt_n(d.decide_n)}"
     elif n.get("counted"):
@@ -217,7 +221,7 @@ def _second_term(d: Doubt, registry: Registry, grow_to: int | None) -> str:
         where = count_instead(d.meter)
     else:
         where = "no practical n would let it dominate"
-    return (f"a {registry[_s(n, 'class')].words} term is present but small at these n "
+    return (f"a {term} term is present but small at these n "
             f"({_f(n, 'share'):.0%} of the cost at n = {fmt_n(_f(n, 'n_max'))}): {where}")
 
 
