@@ -244,3 +244,20 @@ def test_counts_that_follow_no_law_are_held_to_their_exponent_interval() -> None
     fits, _ = fit_runs(runs, metrics=("instructions",), exact=("instructions",), n_boot=30)
     fit = fits["instructions"]
     assert not fit.confident and (fit.at_least, fit.at_most) == ("n^2", "n^3")
+
+
+def test_counts_at_three_sizes_that_grew_are_not_read_as_constant() -> None:
+    """Three exact counts (a Python's start-up plus list.insert(0)'s growth): the ordinary
+    fit's small-sample penalty picks "1"; the counts rose 18%, so the bracket starts above
+    it and the reason names what is missing, not "no growth detected"."""
+    from quadscope.analyse.analysis import few_counts
+    from quadscope.analyse.fitting import fit_metric
+
+    sizes, values = [256, 1024, 4096], [140425465, 142425162, 165176763]
+    fit = few_counts(fit_metric("instructions", sizes, values), sizes, values, 4)
+    assert not fit.confident and fit.at_least not in ("", "1")
+    assert "counted at 3 sizes" in fit.reason and "grew 18%" in fit.reason
+    assert not fit.doubts
+    flat = [140425465, 140425470, 140425468]  # constant counts stay as the fit read them
+    plain = fit_metric("instructions", sizes, flat)
+    assert few_counts(plain, sizes, flat, 4) == plain

@@ -30,6 +30,7 @@ compact report shows and each metric's median at the largest size
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -243,9 +244,11 @@ def fit_runs(
             # Counts at enough sizes that follow no law of one or two terms: their class
             # is held to k's interval as a time's is (`fitting.fit_metric`'s `strict`).
             lawless = counted and len(set(sizes)) >= MIN_LAW_SIZES
-            fits[metric] = exactly if exactly is not None else fit_metric(
+            fit = exactly if exactly is not None else fit_metric(
                 metric, sizes, values, predict_n=predict_n, seed=seed, pooled=pooled,
                 strict=lawless, counted=work if metric not in exact else "", **boot)
+            few = counted and len(set(sizes)) < MIN_LAW_SIZES
+            fits[metric] = few_counts(fit, sizes, values, MIN_LAW_SIZES) if few else fit
         except FitRefusedError as exc:
             notes.append(str(exc))  # the message already names the metric
     return fits, notes
@@ -254,6 +257,30 @@ def fit_runs(
 # Instruction counts that move less than this over the whole sweep do not grow: an exact
 # meter still sees a few instructions of bookkeeping vary with n, too little to class.
 FLAT_COUNT_GROWTH = 1.01
+
+
+def few_counts(fit: Fit, sizes: Sequence[float], values: Sequence[float], needed: int) -> Fit:
+    """`fit` of exact counts at fewer sizes than a class needs (`needed`), made honest about
+    what they do show: counts that grew by more than FLAT_COUNT_GROWTH are not constant, so
+    the bracket starts above "1" (the ordinary fit's small-sample penalty otherwise picks
+    "1" and reads "no growth detected" from counts that rose 18% over 16× n), and the
+    reason says one more counted size would settle it."""
+    by_size: dict[float, list[float]] = {}
+    for n, v in zip(sizes, values, strict=True):
+        by_size.setdefault(n, []).append(v)
+    lo, hi = min(by_size), max(by_size)
+    first, last = statistics.median(by_size[lo]), statistics.median(by_size[hi])
+    if fit.confident or first <= 0 or last <= first * FLAT_COUNT_GROWTH:
+        return fit
+    at_most = fit.at_most or REGISTRY.names[-1]
+    at_least = fit.at_least if fit.at_least and fit.at_least != "1" else REGISTRY.names[1]
+    if REGISTRY.index(at_least) > REGISTRY.index(at_most):
+        at_least = at_most
+    reason = (f"counted at {len(by_size)} sizes, and an exact class needs {needed}: the counts "
+              f"grew {last / first - 1:.0%} from n = {text.fmt_n(lo)} to {text.fmt_n(hi)}, so the cost "
+              f"is not constant; `--meter instructions` counts every size")
+    return dataclasses.replace(fit, at_least=at_least, at_most=at_most, reason=reason,
+                               doubts=(), decide_n=None)
 
 
 def count_growth(runs: Sequence[Run], metric: str = "instructions") -> float | None:
