@@ -103,9 +103,10 @@ def test_a_stable_neighbouring_bracket_is_sharpened_only_for_what_was_spent() ->
                   remaining_s=100.0, spent_s=2.0).kind == "extend"
 
 
-def test_a_flat_axis_stays_open_until_its_span_or_a_quarter_of_the_budget() -> None:
+def test_a_flat_axis_stays_open_until_its_span_or_half_the_budget() -> None:
     assert flat_open((4, 8, 16), spent_s=1.0, budget_s=30.0)
-    assert not flat_open((4, 8, 16), spent_s=8.0, budget_s=30.0)
+    assert flat_open((4, 8, 16), spent_s=8.0, budget_s=30.0)
+    assert not flat_open((4, 8, 16), spent_s=16.0, budget_s=30.0)
     assert not flat_open((1, 2**24), spent_s=1.0, budget_s=30.0)
 
 
