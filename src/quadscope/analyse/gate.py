@@ -6,7 +6,9 @@ Contract: pure functions of values, never of argparse, and nothing printed.
 (`Fit.at_least` … `Fit.at_most`, the classes the data support at 95%; a settled
 class is its own bracket) against the registry's order (`quadscope.classes`).
 It passes when even the fastest supported class is within the limit, fails when
-even the slowest is above it, and otherwise is undecided, naming the n that
+even the slowest is above it (or, for exactly counted work, when k's whole
+interval is above the fastest the limit grows at these sizes: `exact=`), and
+otherwise is undecided, naming the n that
 would decide when the fit names one (`Fit.decide_n`). So a gate on "n log n"
 passes a sweep bracketed "n … n log n", and no single noisy class flips it.
 
@@ -75,8 +77,37 @@ class GateOutcome:
         return EXIT_CODES[self.outcome]
 
 
-def judge(fit: Fit, limit: str, size_word: str = "n") -> GateOutcome:
-    """The shared gate rule: pass if at_most ≤ limit, fail if at_least > limit, else undecided."""
+# Exact counts whose k interval lies this far above the fastest a class grows at the sizes
+# counted are surely faster than that class (an exponent, not a noise margin: a count has
+# none, and lower-order terms only pull k down).
+EXACT_K_MARGIN = 0.1
+
+
+def _exact_excess(fit: Fit, limit: str) -> str:
+    """Where exactly counted work straddles k between `limit` and the next class (a count
+    following no law of one or two terms, `analyse.evidence._straddle`) and k's whole
+    interval is above the fastest `limit` grows at these sizes: the numbers saying so;
+    "" otherwise. strcat's counts at 5000..80000 read "n log n or n²" with k = 1.90
+    [1.87, 1.92], while n log n grows there with k ≤ 1.12."""
+    d = next((d for d in fit.doubts if d.check == "exponent" and d.at_least == limit), None)
+    if d is None:
+        return ""
+    values = [x for key in ("k", "k_lo", "k_hi", "below_k")
+              if isinstance(x := d.numbers.get(key), float)]
+    if len(values) < 4:
+        return ""
+    k, k_lo, k_hi, limit_k = values
+    if k_lo <= limit_k + EXACT_K_MARGIN:
+        return ""
+    return f"k = {k:.2f} [{k_lo:.2f}, {k_hi:.2f}]"
+
+
+def judge(fit: Fit, limit: str, size_word: str = "n", *, exact: bool = False) -> GateOutcome:
+    """The shared gate rule: pass if at_most ≤ limit, fail if at_least > limit, else undecided.
+
+    `exact`: the fit is of exactly counted work, whose k interval carries no noise, so a
+    bracket straddling k from `limit` fails where k is surely above anything `limit`
+    grows as at these sizes (`_exact_excess`)."""
     limit = parse_class(limit)
     allowed = label(limit, size_word)
     lo, hi = fit.at_least, fit.at_most
@@ -92,6 +123,9 @@ def judge(fit: Fit, limit: str, size_word: str = "n") -> GateOutcome:
     if REGISTRY.index(lo) > top:
         return GateOutcome(FAIL, f"gate failed: {fit.metric} grows as {span}, faster than "
                                  f"the allowed {allowed}")
+    if exact and (k := _exact_excess(fit, limit)):
+        return GateOutcome(FAIL, f"gate failed: {fit.metric} (counted exactly) grows with {k}, "
+                                 f"faster than {allowed} grows at these sizes")
     return _undecided(fit, f"{fit.metric} grows as {span}, which may or may not exceed", allowed)
 
 
@@ -121,7 +155,7 @@ def judge_metric(fits: Mapping[str, Fit], metric: str | None, limit: str,
     if fit is None:
         return GateOutcome(UNDECIDED, f"gate undecided: {metric or 'time'} was not measured, "
                                       f"so nothing says it stays within {label(limit, size_word)}")
-    return judge(fit, limit, size_word)
+    return judge(fit, limit, size_word, exact=bool(work) and fit.metric == work)
 
 
 def parse_gates(items: Iterable[str]) -> list[Gate]:

@@ -239,9 +239,12 @@ def exponent(ev: Evidence) -> tuple[Doubt, ...]:
     if ev.straddle is None:
         return ()
     below, above = ev.straddle
-    return (Doubt("exponent", below, above, nice_n(10 * ev.hi_n),
-                  numbers={"chosen": ev.chosen, "k": ev.k, "k_lo": ev.k_ci[0],
-                           "k_hi": ev.k_ci[1]}),)
+    numbers: dict[str, DoubtValue] = {"chosen": ev.chosen, "k": ev.k, "k_lo": ev.k_ci[0],
+                                       "k_hi": ev.k_ci[1]}
+    below_k = dict(ev.exponents).get(below)
+    if below_k is not None:  # the fastest the slower class can grow here, offset included
+        numbers["below_k"] = below_k
+    return (Doubt("exponent", below, above, nice_n(10 * ev.hi_n), numbers=numbers),)
 
 
 def negligible(ev: Evidence) -> tuple[Doubt, ...]:
