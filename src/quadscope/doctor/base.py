@@ -10,6 +10,13 @@ probe without one may return `OtherDetails`, a plain object holding its
 `numbers`). The runner (`doctor.runner`) is the only place that compiles,
 runs and stores; nothing here touches a process.
 
+A probe states only what is its own: a probe of one helper plans with
+`Helper.plan(Helper.variant(label, *args, ...) for ...)` (the argv from `{bin}`
+and the helper's name filled in), and its judge reads costs with `cost_fits`
+(cpu_s, else wall_s), fills a `Row` (measured, class and cost cells, details)
+and returns `row.ok/slow/pathological(finding)`, or `ProbeResult.skipped` when
+nothing ran.
+
 Argv templates in a plan may hold `{bin}` (the directory where every helper of
 the probe is linked under its plain name), `{tmp}` (a fresh scratch directory
 per variant, removed afterwards) and `{n}` / `{i}` (substituted by the sweep).
@@ -25,11 +32,12 @@ A verdict decided from a count leads its table cells with it (`counted_first`:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from quadscope.classes import REGISTRY
+from quadscope.doctor.details import ProbeDetails
 from quadscope.doctor.records import VERDICTS as VERDICTS
 from quadscope.doctor.records import ProbeResult
 from quadscope.model import Fit
@@ -42,6 +50,20 @@ class Helper:
     name: str
     source: str
     flags: tuple[str, ...] = ("-O2",)
+
+    def argv(self, *args: str) -> tuple[str, ...]:
+        """This helper run from `{bin}` with `args`."""
+        return (f"{{bin}}/{self.name}", *args)
+
+    def variant(self, label: str, *args: str, **fields: Any) -> Variant:
+        """A sweep of this helper alone, run as `{bin}/NAME ARGS…`; `fields` are the
+        rest of the `Variant` (sizes, repeat, metrics, …)."""
+        return Variant(label=label, argv=self.argv(*args), helpers=(self.name,), **fields)
+
+    def plan(self, variants: Iterable[Variant],
+             unavailable: Mapping[str, str] | None = None) -> ProbePlan:
+        """A plan that builds this helper alone and runs `variants`."""
+        return ProbePlan((self,), tuple(variants), unavailable or {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +154,65 @@ class Probe(Protocol):
     def judge(self, evidence: Evidence) -> ProbeResult: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A judge's table row before its verdict: the cells every result it returns shares.
+
+    A probe that could not run returns `ProbeResult.skipped` instead (no class, no cost).
+    """
+
+    probe: str
+    measured: str
+    cls: str
+    cost: str
+    details: ProbeDetails
+
+    def ok(self, finding: str) -> ProbeResult:
+        return self._judged("ok", finding)
+
+    def slow(self, finding: str) -> ProbeResult:
+        return self._judged("slow", finding)
+
+    def pathological(self, finding: str) -> ProbeResult:
+        return self._judged("pathological", finding)
+
+    def _judged(self, verdict: str, finding: str) -> ProbeResult:
+        return ProbeResult(self.probe, self.measured, self.cls, self.cost, verdict, finding,
+                           self.details)
+
+
 # -- helpers for judges --------------------------------------------------------
+
+
+def cost_fits(evidence: Evidence, labels: Iterable[str]) -> dict[str, Fit | None]:
+    """Each variant's cost: its cpu_s fit (what other tenants barely move), else wall_s."""
+    return {k: fit_of(evidence, k, "cpu_s", "wall_s") for k in labels}
+
+
+def ran(evidence: Evidence, labels: Iterable[str]) -> list[str]:
+    """The variants among `labels` that were fitted, in their order."""
+    return [k for k in labels if k in evidence.fits]
+
+
+def why_skipped(evidence: Evidence, default: str) -> str:
+    """Why nothing ran: the first variant's reason for not running, else `default`."""
+    return next(iter(evidence.unavailable.values()), default)
+
+
+def growths(fits: Mapping[str, Fit | None], var: str = "n") -> dict[str, str]:
+    """Each variant's class as the table shows it (`growth`)."""
+    return {k: growth(f, var) for k, f in fits.items()}
+
+
+def class_cell(classes: Mapping[str, str], labels: Iterable[str]) -> str:
+    """The table's class cell: "plain n, libs n^2" over `labels`; "—" when none."""
+    return ", ".join(f"{k} {classes[k]}" for k in labels) or "—"
+
+
+def first_superlinear(fits: Mapping[str, Fit | None], labels: Iterable[str]) -> str | None:
+    """The first of `labels` whose fit is `superlinear`: the variant a pathology names."""
+    return next((k for k in labels if superlinear(fits[k])), None)
+
 
 
 def fit_of(evidence: Evidence, label: str, *metrics: str) -> Fit | None:

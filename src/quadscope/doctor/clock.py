@@ -27,7 +27,7 @@ decide), the table leads with the count ("vsyscall faults n (counted)", "vsyscal
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from quadscope.doctor.base import (
@@ -35,20 +35,22 @@ from quadscope.doctor.base import (
     Helper,
     ProbePlan,
     ProbeResult,
-    Variant,
+    Row,
+    class_cell,
+    cost_fits,
     counted_first,
     counted_per_unit,
     doubts,
+    first_superlinear,
     fit_of,
     fmt_s,
-    growth,
+    growths,
     per_unit,
     ratio,
-    superlinear,
+    why_skipped,
 )
 from quadscope.doctor.details import ClockDetails
 
-HELPER = "qs-doctor-clock"
 EXIT_UNAVAILABLE = 77
 
 SOURCE = r"""
@@ -111,6 +113,8 @@ int main(int argc, char **argv) {
 }
 """
 
+HELPER = Helper("qs-doctor-clock", SOURCE)
+
 # Sizes per route: the largest is tens of ms at the costs seen on a 2-core VM
 # (measured: vDSO 3.4 ns, syscall 0.13 µs, xonly-emulated vsyscall 0.54 µs
 # and one perf page fault per call).
@@ -145,32 +149,21 @@ class ClockProbe:
         if machine.get("vsyscall_mode", "") == "none":
             ways.remove("vsyscall")
             unavailable["vsyscall"] = "the vsyscall page is not mapped (vsyscall=none)"
-        variants = tuple(
-            Variant(
-                label=way,
-                argv=(f"{{bin}}/{HELPER}", "{n}", way),
-                helpers=(HELPER,),
-                sizes=_SIZES[quick][way],
-                repeat=3 if quick else 5,
-                perf=True,
-                count_sizes=COUNT_SIZES if way == "vsyscall" else (),
-            )
-            for way in ways
+        return HELPER.plan(
+            (HELPER.variant(way, "{n}", way, sizes=_SIZES[quick][way], repeat=3 if quick else 5,
+                            perf=True, count_sizes=COUNT_SIZES if way == "vsyscall" else ())
+             for way in ways),
+            unavailable,
         )
-        return ProbePlan((Helper(HELPER, SOURCE),), variants, unavailable)
 
     def judge(self, evidence: Evidence) -> ProbeResult:
         mode = str(evidence.facts.get("vsyscall_mode", "")) or "unknown"
         param = str(evidence.facts.get("vsyscall_param", ""))
         mode_text = f"vsyscall={mode}" + (f" (boot: vsyscall={param})" if param else " (default)")
-        cost_s: dict[str, float | None] = {}
-        faults: dict[str, float | None] = {}
-        classes: dict[str, str] = {}
-        for way in WAYS:
-            wall = fit_of(evidence, way, "cpu_s", "wall_s")
-            cost_s[way] = per_unit(wall)
-            faults[way] = per_unit(fit_of(evidence, way, "page_faults", "minor_faults"))
-            classes[way] = growth(wall)
+        walls = cost_fits(evidence, WAYS)
+        cost_s = {w: per_unit(f) for w, f in walls.items()}
+        faults = {w: per_unit(fit_of(evidence, w, "page_faults", "minor_faults")) for w in WAYS}
+        classes = growths(walls)
         counted = counted_per_unit(evidence.details.get("vsyscall", {}))
         details = ClockDetails(
             vsyscall_mode=mode,
@@ -184,7 +177,6 @@ class ClockProbe:
         )
         ran = [w for w in WAYS if w in evidence.fits]
         measured = f"time() ×n: {', '.join(ran) or 'nothing'}; {mode_text}"
-        cls = ", ".join(f"{w} {classes[w]}" for w in ran) or "—"
         parts = []
         for w in WAYS:
             if w in ran:
@@ -195,57 +187,39 @@ class ClockProbe:
                 parts.append(f"{w} n/a")
         cost = "; ".join(parts) + " per call" if parts else "—"
         if not ran and (counted is None or counted < FAULTS_PER_CALL):
-            reason = next(iter(evidence.unavailable.values()), "no route ran")
-            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
-
-        bad = [w for w in ran if superlinear(fit_of(evidence, w, "cpu_s", "wall_s"))]
-        if bad:
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "pathological",
-                f"time() via {bad[0]} gets slower per call the more it is called "
-                f"({classes[bad[0]]}): something in the kernel's time path is "
+            return ProbeResult.skipped(self.name, measured, why_skipped(evidence, "no route ran"),
+                                       details)
+        row = Row(self.name, measured, class_cell(classes, ran), cost, details)
+        bad = first_superlinear(walls, ran)
+        if bad is not None:
+            return row.pathological(
+                f"time() via {bad} gets slower per call the more it is called "
+                f"({classes[bad]}): something in the kernel's time path is "
                 "accumulating state; check `dmesg` and the clock source "
-                f"({evidence.facts.get('clocksource') or 'unknown'})",
-                details,
+                f"({evidence.facts.get('clocksource') or 'unknown'})"
             )
-        unsure = doubts({w: fit_of(evidence, w, "cpu_s", "wall_s") for w in ran})
+        unsure = doubts({w: walls[w] for w in ran})
         vdso_vs_sys = ratio(cost_s["vdso"], cost_s["syscall"])
         if vdso_vs_sys is not None and vdso_vs_sys > 0.5:
             src = evidence.facts.get("clocksource") or "unknown"
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "slow",
+            return row.slow(
                 f"the vDSO time() costs {fmt_s(cost_s['vdso'])}, as much as a real syscall "
                 f"({fmt_s(cost_s['syscall'])}): the clock source '{src}' is not usable "
                 "from user space; switch it to tsc (clocksource=tsc on the kernel command "
-                "line) if the hypervisor allows" + unsure,
-                details,
+                "line) if the hypervisor allows" + unsure
             )
         vsys_vs_vdso = ratio(cost_s["vsyscall"], cost_s["vdso"])
         if counted is not None:  # from here the count decides: the table leads with it
-            cls, cost = _counted_cells(counted, cls, cost if ran else "")
+            row = _counted_row(row, counted, cost if ran else "")
         if counted is not None and counted >= FAULTS_PER_CALL:
             timed = (f"; timed, it costs {fmt_s(cost_s['vsyscall'])}"
                      + (f", {vsys_vs_vdso:.0f}× the vDSO" if vsys_vs_vdso is not None else "")
                      if cost_s["vsyscall"] is not None else "")
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "slow",
+            return row.slow(
                 f"a legacy vsyscall time() takes a page fault on every call and is emulated "
                 f"by the kernel (vsyscall={mode}; counted, {_per_call(counted)})"
                 f"{timed}: rebuild old static binaries against a current libc (which uses the "
-                "vDSO); booting with vsyscall=emulate only helps kernels that still offer it",
-                details,
+                "vDSO); booting with vsyscall=emulate only helps kernels that still offer it"
             )
         if counted is None and "vsyscall" in ran and vsys_vs_vdso is not None \
                 and vsys_vs_vdso > 10:
@@ -255,42 +229,31 @@ class ClockProbe:
                 if f is not None and f >= 0.5
                 else "each call traps into the kernel to be emulated"
             )
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "slow",
+            return row.slow(
                 f"a legacy vsyscall time() costs {fmt_s(cost_s['vsyscall'])}, "
                 f"{vsys_vs_vdso:.0f}× the vDSO, because with vsyscall={mode} {trap}: "
                 "rebuild old static binaries against a current libc (which uses the vDSO); "
-                "booting with vsyscall=emulate only helps kernels that still offer it" + unsure,
-                details,
+                "booting with vsyscall=emulate only helps kernels that still offer it" + unsure
             )
         note = (
             f"; the vsyscall route is not available here ({evidence.unavailable['vsyscall']})"
             if "vsyscall" in evidence.unavailable
             else ""
         )
-        return ProbeResult(
-            self.name,
-            measured,
-            cls,
-            cost,
-            "ok",
+        return row.ok(
             f"time() is cheap here: the vDSO costs {fmt_s(cost_s['vdso'])} per call"
-            f"{note}; nothing to do{unsure}",
-            details,
+            f"{note}; nothing to do{unsure}"
         )
 
 
-def _counted_cells(faults_per_call: float, timed_cls: str, timed_cost: str) -> tuple[str, str]:
-    """The class and cost cells where the vsyscall route's counted faults decide: the
-    count first ("vsyscall faults n (counted)", one per call; "1" when calls do not
-    fault), the timing after it."""
+def _counted_row(timed: Row, faults_per_call: float, timed_cost: str) -> Row:
+    """The row whose class and cost cells the vsyscall route's counted faults decide:
+    the count first ("vsyscall faults n (counted)", one per call; "1" when calls do
+    not fault), the timing after it."""
     traps = faults_per_call >= FAULTS_PER_CALL
-    return (counted_first(f"vsyscall faults {'n' if traps else '1'}", timed_cls),
-            counted_first(f"vsyscall {_per_call(faults_per_call)}", timed_cost))
+    return replace(timed,
+                   cls=counted_first(f"vsyscall faults {'n' if traps else '1'}", timed.cls),
+                   cost=counted_first(f"vsyscall {_per_call(faults_per_call)}", timed_cost))
 
 
 def _per_call(faults: float) -> str:

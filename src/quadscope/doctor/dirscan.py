@@ -40,7 +40,7 @@ from quadscope.doctor.base import (
     Helper,
     ProbePlan,
     ProbeResult,
-    Variant,
+    Row,
     doubts,
     fit_of,
     fmt_s,
@@ -51,7 +51,6 @@ from quadscope.doctor.base import (
 )
 from quadscope.doctor.details import DirScanDetails
 
-HELPER = "qs-doctor-dirscan"
 SIZES_FULL = (1_000, 3_000, 10_000, 25_000, 50_000)
 SIZES_QUICK = (500, 1_000, 2_500, 5_000, 10_000)
 SLOW_S_PER_FILE = 20e-6
@@ -133,6 +132,9 @@ int main(int argc, char **argv) {
 """
 
 
+HELPER = Helper("qs-doctor-dirscan", SOURCE)
+
+
 def prefix_sizes(entries: int, quick: bool) -> tuple[int, ...]:
     """Prefix lengths of a listing of `entries` names: 5% … 100%, capped per mode."""
     top = min(entries, MAX_ENTRIES_QUICK if quick else MAX_ENTRIES_FULL)
@@ -151,34 +153,23 @@ class DirscanProbe:
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
         repeat = 3 if quick else 5
         metrics = ("cpu_s", "wall_s")
-        if self.target:
-            if self.target_entries < MIN_ENTRIES:
-                reason = (
-                    f"{self.target} holds {self.target_entries} entries; the scan needs at "
-                    f"least {MIN_ENTRIES} to show how its cost grows"
-                )
-                return ProbePlan((Helper(HELPER, SOURCE),), (), {"scan": reason})
-            variant = Variant(
-                label="scan",
-                # read only: no setup, so nothing is ever created in the user's directory
-                argv=(f"{{bin}}/{HELPER}", "scan", self.target, "{n}"),
-                helpers=(HELPER,),
-                sizes=prefix_sizes(self.target_entries, quick),
-                repeat=repeat,
-                metrics=metrics,
+        if not self.target:
+            return HELPER.plan([HELPER.variant(
+                "scan", "scan", "{tmp}/d{n}", sizes=SIZES_QUICK if quick else SIZES_FULL,
+                repeat=repeat, metrics=metrics,
+                setup=(HELPER.argv("create", "{tmp}/d{n}", "{n}"),),
+            )])
+        if self.target_entries < MIN_ENTRIES:
+            reason = (
+                f"{self.target} holds {self.target_entries} entries; the scan needs at "
+                f"least {MIN_ENTRIES} to show how its cost grows"
             )
-            return ProbePlan((Helper(HELPER, SOURCE),), (variant,))
-        sizes = SIZES_QUICK if quick else SIZES_FULL
-        variant = Variant(
-            label="scan",
-            argv=(f"{{bin}}/{HELPER}", "scan", "{tmp}/d{n}"),
-            helpers=(HELPER,),
-            sizes=sizes,
-            repeat=repeat,
-            metrics=metrics,
-            setup=((f"{{bin}}/{HELPER}", "create", "{tmp}/d{n}", "{n}"),),
-        )
-        return ProbePlan((Helper(HELPER, SOURCE),), (variant,))
+            return HELPER.plan([], {"scan": reason})
+        # read only: no setup, so nothing is ever created in the user's directory
+        return HELPER.plan([HELPER.variant(
+            "scan", "scan", self.target, "{n}", sizes=prefix_sizes(self.target_entries, quick),
+            repeat=repeat, metrics=metrics,
+        )])
 
     def judge(self, evidence: Evidence) -> ProbeResult:
         cpu = fit_of(evidence, "scan", "cpu_s", "wall_s")
@@ -221,7 +212,7 @@ class DirscanProbe:
         )
         if cpu is None:
             reason = evidence.unavailable.get("scan", "the scan did not run")
-            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
+            return ProbeResult.skipped(self.name, measured, reason, details)
         cls = growth(cpu)
         cost = f"{fmt_s(per_file)} per file"
         waits = (
@@ -232,54 +223,31 @@ class DirscanProbe:
         )
         if waits:
             cost += f" ({fmt_s(wall_per_file)} wall)"
+        row = Row(self.name, measured, cls, cost, details)
         unsure = doubts({"scan": cpu})
         if superlinear(cpu):
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "pathological",
+            return row.pathological(
                 f"scanning a directory grows as {cls} in its number of files on {fs}: "
                 "lookups are not indexed; enable dir_index (ext4: `tune2fs -O dir_index` "
                 "then `e2fsck -D`) or split large directories into subdirectories"
-                + create_note,
-                details,
+                + create_note
             )
         if per_file is not None and per_file > SLOW_S_PER_FILE:
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "slow",
+            return row.slow(
                 f"each file costs {fmt_s(per_file)} of CPU to stat on {fs} in {where} (a "
                 "local file system with a warm cache takes ~1-5 µs): keep build trees and "
-                "caches on a local file system" + unsure + create_note,
-                details,
+                "caches on a local file system" + unsure + create_note
             )
         if waits:
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "slow",
+            return row.slow(
                 f"each file waits {fmt_s(wall_per_file)} to be stat'ed on {fs} in {where}, "
                 f"{ratio(wall_per_file, per_file) or 0:.0f}× its CPU time: the file system "
                 "makes every stat wait (network or cold disk); keep trees that tools scan "
-                "often on a local file system" + unsure + create_note,
-                details,
+                "often on a local file system" + unsure + create_note
             )
-        return ProbeResult(
-            self.name,
-            measured,
-            cls,
-            cost,
-            "ok",
+        return row.ok(
             f"scanning costs {fmt_s(per_file)} per file on {fs} in {where} and does not "
-            f"grow as n² or worse in the number of files; nothing to do" + unsure + create_note,
-            details,
+            f"grow as n² or worse in the number of files; nothing to do" + unsure + create_note
         )
 
 

@@ -30,17 +30,19 @@ from quadscope.doctor.base import (
     Helper,
     ProbePlan,
     ProbeResult,
-    Variant,
+    Row,
+    class_cell,
+    cost_fits,
     doubts,
-    fit_of,
+    first_superlinear,
     fmt_s,
     growth,
+    growths,
     ratio,
-    superlinear,
+    why_skipped,
 )
 from quadscope.doctor.details import ExitParallelDetails
 
-HELPER = "qs-doctor-exitpar"
 # ~0.15-1.1 ms to create a plain child and ~2.6 ms a 2 MiB one on a 2-core VM, so
 # these keep a sweep of all three kinds near 15 s (~5 s with --quick, measured).
 SIZES_FULL = (40, 80, 160, 240, 320)
@@ -201,6 +203,9 @@ int main(int argc, char **argv) {
 ).replace("@LIBS@", " ".join(f'"{lib}",' for lib in _LIBS))
 
 
+HELPER = Helper("qs-doctor-exitpar", SOURCE)
+
+
 @dataclass(frozen=True, slots=True)
 class ExitParallelProbe:
     name: str = "exit-parallel"
@@ -209,24 +214,15 @@ class ExitParallelProbe:
 
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
         sizes = SIZES_QUICK if quick else SIZES_FULL
-        variants = tuple(
-            Variant(
-                label=kind,
-                argv=(f"{{bin}}/{HELPER}", "{n}", kind),
-                helpers=(HELPER,),
-                sizes=sizes,
-                repeat=2 if quick else 3,
-                warmup=0,
-                metrics=("wall_s", "cpu_s"),
-                detail=(f"{{bin}}/{HELPER}", str(max(sizes)), kind),
-                detail_n=max(sizes),
-            )
+        return HELPER.plan(
+            HELPER.variant(kind, "{n}", kind, sizes=sizes, repeat=2 if quick else 3, warmup=0,
+                           metrics=("wall_s", "cpu_s"),
+                           detail=HELPER.argv(str(max(sizes)), kind), detail_n=max(sizes))
             for kind in KINDS
         )
-        return ProbePlan((Helper(HELPER, SOURCE),), variants)
 
     def judge(self, evidence: Evidence) -> ProbeResult:
-        walls = {k: fit_of(evidence, k, "cpu_s", "wall_s") for k in KINDS}
+        walls = cost_fits(evidence, KINDS)
         nums = {k: dict(evidence.details.get(k, {})) for k in KINDS}
         ran = [k for k in KINDS if k in evidence.fits or nums[k]]
         numbers: dict[str, float] = {}
@@ -234,40 +230,29 @@ class ExitParallelProbe:
             for key in ("create_us_per_proc", "destroy_us_per_proc", "max_stall_ms"):
                 if isinstance(nums[k].get(key), int | float):
                     numbers[f"{k}_{key}"] = float(nums[k][key])
-        details = ExitParallelDetails(
-            helper=nums,
-            classes={k: growth(f) for k, f in walls.items()},
-            numbers=numbers,
-        )
+        classes = growths(walls)
+        details = ExitParallelDetails(helper=nums, classes=classes, numbers=numbers)
         n_max = max((int(v.get("n", 0)) for v in nums.values()), default=0)
         measured = f"fork n children, SIGKILL all, reap (n ≤ {n_max or '?'}; plain/libs/mem)"
         if not ran:
-            reason = next(iter(evidence.unavailable.values()), "the helper did not run")
-            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
-        cls = ", ".join(f"{k} {growth(walls[k])}" for k in ran)
+            return ProbeResult.skipped(self.name, measured,
+                                       why_skipped(evidence, "the helper did not run"), details)
 
         def us(k: str, key: str) -> float | None:
             v = numbers.get(f"{k}_{key}")
             return None if v is None else v * 1e-6
 
-        cost_parts = []
-        for k in ran:
-            c, d = us(k, "create_us_per_proc"), us(k, "destroy_us_per_proc")
-            cost_parts.append(f"{k} +{fmt_s(c)}/−{fmt_s(d)}")
-        cost = "; ".join(cost_parts) + " per process"
-        bad = [k for k in ran if superlinear(walls[k])]
-        if bad:
-            k = bad[0]
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "pathological",
-                f"creating and killing {k} processes grows as {growth(walls[k])} in their "
+        cost = "; ".join(
+            f"{k} +{fmt_s(us(k, 'create_us_per_proc'))}/−{fmt_s(us(k, 'destroy_us_per_proc'))}"
+            for k in ran
+        ) + " per process"
+        row = Row(self.name, measured, class_cell(classes, ran), cost, details)
+        bad = first_superlinear(walls, ran)
+        if bad is not None:
+            return row.pathological(
+                f"creating and killing {bad} processes grows as {growth(walls[bad])} in their "
                 "number: exit or fork contends on a shared lock here; kill large process "
-                "trees in batches and check the kernel for known exit-path regressions",
-                details,
+                "trees in batches and check the kernel for known exit-path regressions"
             )
         unsure = doubts({k: walls[k] for k in ran})
         stalls = {k: numbers.get(f"{k}_max_stall_ms") for k in ran}
@@ -275,16 +260,10 @@ class ExitParallelProbe:
             (k for k in ran if stalls[k] is not None), key=lambda k: stalls[k] or 0.0, default=None
         )
         if worst is not None and (stalls[worst] or 0.0) >= SLOW_STALL_MS:
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "slow",
+            return row.slow(
                 f"killing {nums[worst].get('n', 'many')} {worst} processes at once stalled "
                 f"the reaper for {stalls[worst]:.0f} ms here: stop big process trees in "
-                "batches (or with a cgroup kill) rather than with one signal to all" + unsure,
-                details,
+                "batches (or with a cgroup kill) rather than with one signal to all" + unsure
             )
         libs_x = ratio(us("libs", "destroy_us_per_proc"), us("plain", "destroy_us_per_proc"))
         mem_x = ratio(us("mem", "destroy_us_per_proc"), us("plain", "destroy_us_per_proc"))
@@ -298,15 +277,9 @@ class ExitParallelProbe:
             extra.append(f"with 2 MiB each {mem_x:.1f}× slower")
         tail = f" ({'; '.join(extra)})" if extra else ""
         stall_txt = f"; longest stall {stalls[worst]:.1f} ms" if worst is not None else ""
-        return ProbeResult(
-            self.name,
-            measured,
-            cls,
-            cost,
-            "ok",
+        return row.ok(
             f"no kind's creation and mass exit grows as n² or worse in the number of "
-            f"processes here{tail}{stall_txt}; nothing to do{unsure}",
-            details,
+            f"processes here{tail}{stall_txt}; nothing to do{unsure}"
         )
 
 

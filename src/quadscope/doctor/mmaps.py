@@ -30,17 +30,21 @@ from quadscope.doctor.base import (
     Helper,
     ProbePlan,
     ProbeResult,
-    Variant,
+    Row,
+    class_cell,
+    cost_fits,
     doubts,
-    fit_of,
+    first_superlinear,
     fmt_s,
     growth,
+    growths,
     per_unit,
+    ran,
     superlinear,
+    why_skipped,
 )
 from quadscope.doctor.details import MmapDetails
 
-HELPER = "qs-doctor-mmap"
 KERNEL_WAYS = ("default", "hint", "noreplace")
 WAYS = (*KERNEL_WAYS, "firstfit")
 SIZES_FULL = (2_000, 4_000, 8_000, 16_000, 30_000)
@@ -136,6 +140,9 @@ int main(int argc, char **argv) {
 """
 
 
+HELPER = Helper("qs-doctor-mmap", SOURCE)
+
+
 @dataclass(frozen=True, slots=True)
 class MmapProbe:
     name: str = "mmap"
@@ -144,26 +151,20 @@ class MmapProbe:
 
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
         sizes = SIZES_QUICK if quick else SIZES_FULL
-        variants = tuple(
-            Variant(
-                label=way,
-                argv=(f"{{bin}}/{HELPER}", "{n}", way),
-                helpers=(HELPER,),
-                sizes=sizes,
-                repeat=3 if quick else 5,
-                metrics=("cpu_s",),
-            )
+        return HELPER.plan(
+            HELPER.variant(way, "{n}", way, sizes=sizes, repeat=3 if quick else 5,
+                           metrics=("cpu_s",))
             for way in WAYS
         )
-        return ProbePlan((Helper(HELPER, SOURCE),), variants)
 
     def judge(self, evidence: Evidence) -> ProbeResult:
-        walls = {w: fit_of(evidence, w, "cpu_s", "wall_s") for w in WAYS}
+        walls = cost_fits(evidence, WAYS)
         per_map = {w: per_unit(walls[w]) for w in WAYS}
-        ran = [w for w in KERNEL_WAYS if w in evidence.fits]
+        kernel = ran(evidence, KERNEL_WAYS)
+        classes = growths(walls)
         details = MmapDetails(
             s_per_mapping=per_map,
-            classes={w: growth(f) for w, f in walls.items()},
+            classes=classes,
             numbers={
                 f"{w}_us_per_mapping": v * 1e6
                 for w, v in per_map.items()
@@ -171,12 +172,12 @@ class MmapProbe:
             },
         )
         measured = "n one-page anonymous mappings (default / hint / noreplace; first-fit ref)"
-        if not ran:
-            reason = next(iter(evidence.unavailable.values()), "the helper did not run")
-            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
-        shown = [*ran, *(["firstfit"] if "firstfit" in evidence.fits else [])]
-        cls = ", ".join(f"{w} {growth(walls[w])}" for w in shown)
-        cost = "; ".join(f"{w} {fmt_s(per_map[w])}" for w in ran) + " per mapping"
+        if not kernel:
+            return ProbeResult.skipped(self.name, measured,
+                                       why_skipped(evidence, "the helper did not run"), details)
+        row = Row(self.name, measured, class_cell(classes, ran(evidence, WAYS)),
+                  "; ".join(f"{w} {fmt_s(per_map[w])}" for w in kernel) + " per mapping",
+                  details)
         ref_ok = superlinear(walls["firstfit"])
         caveat = (
             f" (the first-fit reference grows as {growth(walls['firstfit'])}, as a list "
@@ -185,33 +186,20 @@ class MmapProbe:
             else " (the first-fit reference was not recognised as quadratic at these sizes, "
             "so a mild superlinear cost could go unseen)"
         )
-        bad = [w for w in ran if superlinear(walls[w])]
-        if bad:
-            w = bad[0]
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "pathological",
-                f"placing n mappings the {w} way grows as {growth(walls[w])}, like the "
+        bad = first_superlinear(walls, kernel)
+        if bad is not None:
+            return row.pathological(
+                f"placing n mappings the {bad} way grows as {growth(walls[bad])}, like the "
                 "first-fit scan: each mmap searches a list of every mapping; programs with "
-                "many mappings (allocators, JITs, GC heaps) should map fewer, larger areas",
-                details,
+                "many mappings (allocators, JITs, GC heaps) should map fewer, larger areas"
             )
         if any(w in evidence.unavailable for w in KERNEL_WAYS):
             missing = [w for w in KERNEL_WAYS if w in evidence.unavailable]
             caveat += f"; not measured: {', '.join(missing)}"
-        return ProbeResult(
-            self.name,
-            measured,
-            cls,
-            cost,
-            "ok",
+        return row.ok(
             f"the kernel places mappings in about {fmt_s(per_map['default'])} each, "
             f"with no n² growth in how many exist{caveat}; nothing to do"
-            + doubts({w: walls[w] for w in ran}),
-            details,
+            + doubts({w: walls[w] for w in kernel})
         )
 
 

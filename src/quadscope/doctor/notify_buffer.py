@@ -26,7 +26,7 @@ the timing after it; `numbers` carries `<variant>_faults_per_event_at_1MiB_count
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from quadscope.doctor.base import (
@@ -34,20 +34,23 @@ from quadscope.doctor.base import (
     Helper,
     ProbePlan,
     ProbeResult,
-    Variant,
+    Row,
+    class_cell,
+    cost_fits,
     counted_first,
     counted_per_unit,
     doubts,
+    first_superlinear,
     fit_of,
     fmt_s,
-    growth,
+    growths,
     per_unit,
+    ran,
     ratio,
-    superlinear,
+    why_skipped,
 )
 from quadscope.doctor.details import NotifyBufferDetails
 
-HELPER = "qs-doctor-notify"
 EVENTS_FULL = 400
 EVENTS_QUICK = 200
 SIZES_KIB_FULL = (16, 64, 128, 256, 512, 1024)
@@ -92,6 +95,9 @@ int main(int argc, char **argv) {
 """
 
 
+HELPER = Helper("qs-doctor-notify", SOURCE)
+
+
 @dataclass(frozen=True, slots=True)
 class NotifyBufferProbe:
     name: str = "notify-buffer"
@@ -103,24 +109,17 @@ class NotifyBufferProbe:
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
         sizes = SIZES_KIB_QUICK if quick else SIZES_KIB_FULL
         events = self.events_quick if quick else self.events_full
-        variants = tuple(
-            Variant(
-                label=v,
-                argv=(f"{{bin}}/{HELPER}", "{n}", v, str(events)),
-                helpers=(HELPER,),
-                sizes=sizes,
-                repeat=3 if quick else 5,
-                count_sizes=(sizes[0], sizes[-1]),
-            )
+        return HELPER.plan(
+            HELPER.variant(v, "{n}", v, str(events), sizes=sizes, repeat=3 if quick else 5,
+                           count_sizes=(sizes[0], sizes[-1]))
             for v in VARIANTS
         )
-        return ProbePlan((Helper(HELPER, SOURCE),), variants)
 
     def judge(self, evidence: Evidence) -> ProbeResult:
         events = int(evidence.facts.get("events", 0)) or (
             self.events_quick if evidence.facts.get("quick") else self.events_full
         )
-        walls = {v: fit_of(evidence, v, "cpu_s", "wall_s") for v in VARIANTS}
+        walls = cost_fits(evidence, VARIANTS)
         # per KiB of buffer, per event
         per_kib = {v: _div(per_unit(walls[v]), events) for v in VARIANTS}
         faults_kib = {
@@ -132,97 +131,78 @@ class NotifyBufferProbe:
         x = ratio(per_kib["fresh"], per_kib["reuse"])
         counted = {v: None if (c := counted_per_unit(evidence.details.get(v, {}))) is None
                    else c * 1024 / events for v in VARIANTS}
+        classes = growths(walls)
         details = NotifyBufferDetails(
             events=events,
             s_per_event_at_1MiB=at_mib,
             faults_per_event_at_1MiB=faults_mib,
             fresh_over_reuse=x,
-            classes={v: growth(f) for v, f in walls.items()},
+            classes=classes,
             numbers={
                 f"{v}_us_per_event_at_1MiB": c * 1e6 for v, c in at_mib.items() if c is not None
             } | {f"{v}_faults_per_event_at_1MiB_counted": c
                  for v, c in counted.items() if c is not None},
         )
         measured = f"{events} events, each zeroing a B-byte buffer: fresh mmap vs reused"
-        ran = [v for v in VARIANTS if v in evidence.fits]
-        cls = ", ".join(f"{v} {growth(walls[v])}" for v in ran) or "—"
+        timed = ran(evidence, VARIANTS)
         parts = []
-        for v in ran:
+        for v in timed:
             f = faults_mib[v]
             ftxt = "" if f is None else f", {f:.0f} fault{'s' if round(f) != 1 else ''}"
             parts.append(f"{v} {fmt_s(at_mib[v])}{ftxt}")
         cost = "; ".join(parts) + " per event at 1 MiB" if parts else "—"
-        bad = [v for v in ran if superlinear(walls[v])]
-        if bad:
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "pathological",
-                f"zeroing a {bad[0]} buffer grows as {growth(walls[bad[0]])} in its size: "
+        row = Row(self.name, measured, class_cell(classes, timed), cost, details)
+        bad = first_superlinear(walls, timed)
+        if bad is not None:
+            return row.pathological(
+                f"zeroing a {bad} buffer grows as {classes[bad]} in its size: "
                 "page-fault or memset cost rises with the buffer; check transparent huge "
-                f"pages ({evidence.facts.get('thp') or 'unknown'}) and memory cgroup limits",
-                details,
+                f"pages ({evidence.facts.get('thp') or 'unknown'}) and memory cgroup limits"
             )
         fresh_faults = counted["fresh"]
         if fresh_faults is not None:  # the count decides: the table leads with it
-            timed_cost = "; ".join(f"{v} {fmt_s(at_mib[v])}" for v in ran)
-            cls, cost = _counted_cells(fresh_faults, counted["reuse"], cls,
-                                       f"{timed_cost} per event at 1 MiB" if ran else "")
+            timed_cost = "; ".join(f"{v} {fmt_s(at_mib[v])}" for v in timed)
+            row = _counted_row(row, fresh_faults, counted["reuse"],
+                               f"{timed_cost} per event at 1 MiB" if timed else "")
             reuse = "" if counted["reuse"] is None else f" against {counted['reuse']:.0f} reused"
-            timed = ("" if x is None else
-                     f"; timed, a fresh buffer costs {x:.1f}× a reused one here "
-                     f"({fmt_s(at_mib['fresh'])} vs {fmt_s(at_mib['reuse'])} per event at 1 MiB)")
+            timing = ("" if x is None else
+                      f"; timed, a fresh buffer costs {x:.1f}× a reused one here "
+                      f"({fmt_s(at_mib['fresh'])} vs {fmt_s(at_mib['reuse'])} per event at 1 MiB)")
             if fresh_faults >= SLOW_FAULTS_PER_MIB:
-                return ProbeResult(
-                    self.name, measured, cls, cost, "slow",
+                return row.slow(
                     f"a freshly mapped buffer takes a page fault per page on every event "
-                    f"(counted, {fresh_faults:.0f} faults per event per MiB{reuse}){timed}: "
-                    "keep one buffer per event loop and reuse it", details)
-            return ProbeResult(
-                self.name, measured, cls, cost, "ok",
+                    f"(counted, {fresh_faults:.0f} faults per event per MiB{reuse}){timing}: "
+                    "keep one buffer per event loop and reuse it")
+            return row.ok(
                 f"a fresh buffer per event takes few page faults here (counted, "
                 f"{fresh_faults:.0f} per event per MiB{reuse}: huge pages or pre-faulting "
-                f"at work){timed}; nothing to do", details)
-        if not ran:
-            reason = next(iter(evidence.unavailable.values()), "the helper did not run")
-            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
-        unsure = doubts({v: walls[v] for v in ran})
+                f"at work){timing}; nothing to do")
+        if not timed:
+            return ProbeResult.skipped(self.name, measured,
+                                       why_skipped(evidence, "the helper did not run"), details)
+        unsure = doubts({v: walls[v] for v in timed})
         if x is not None and x >= SLOW_RATIO:
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "slow",
+            return row.slow(
                 f"a freshly mapped buffer per event costs {x:.1f}× a reused one here "
                 f"({fmt_s(at_mib['fresh'])} vs {fmt_s(at_mib['reuse'])} per event at 1 MiB, "
-                "one page fault per 4 KiB): keep one buffer per event loop and reuse it" + unsure,
-                details,
+                "one page fault per 4 KiB): keep one buffer per event loop and reuse it" + unsure
             )
         xt = "" if x is None else f" ({x:.1f}× the reused one)"
-        return ProbeResult(
-            self.name,
-            measured,
-            cls,
-            cost,
-            "ok",
+        return row.ok(
             f"a fresh buffer per event costs little more than a reused one here{xt}; "
-            f"nothing to do{unsure}",
-            details,
+            f"nothing to do{unsure}"
         )
 
 
-def _counted_cells(fresh: float, reuse: float | None, timed_cls: str,
-                   timed_cost: str) -> tuple[str, str]:
-    """The class and cost cells where the counted faults decide: "faults per event: fresh
-    n (counted)" (a fault per page or so: they grow with the buffer; "1" when few), the
-    counts per event per MiB in the cost, the timing after each."""
+def _counted_row(timed: Row, fresh: float, reuse: float | None, timed_cost: str) -> Row:
+    """The row whose class and cost cells the counted faults decide: "faults per event:
+    fresh n (counted)" (a fault per page or so: they grow with the buffer; "1" when few),
+    the counts per event per MiB in the cost, the timing after each."""
     grows = "n" if fresh >= SLOW_FAULTS_PER_MIB else "1"
     both = f"fresh {fresh:.0f}" + ("" if reuse is None else f", reuse {reuse:.0f}")
-    return (counted_first(f"faults per event: fresh {grows}", timed_cls),
-            counted_first(f"{both} faults per event per MiB", timed_cost))
+    return replace(timed,
+                   cls=counted_first(f"faults per event: fresh {grows}", timed.cls),
+                   cost=counted_first(f"{both} faults per event per MiB", timed_cost))
 
 
 def _div(v: float | None, d: int) -> float | None:

@@ -83,8 +83,11 @@ class ProbeResult:
         )
 
     @classmethod
-    def skipped(cls, probe: str, measured: str, reason: str) -> ProbeResult:
-        return cls(probe, measured, "—", "—", "skipped", reason)
+    def skipped(cls, probe: str, measured: str, reason: str,
+                details: ProbeDetails | None = None) -> ProbeResult:
+        """A probe that could not run: no class, no cost, `reason` as its finding."""
+        return cls(probe, measured, "—", "—", "skipped", reason,
+                   OtherDetails() if details is None else details)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ the timed classes as not judged, so the row never shows a class against its verd
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from quadscope.doctor.base import (
@@ -42,20 +42,20 @@ from quadscope.doctor.base import (
     Helper,
     ProbePlan,
     ProbeResult,
-    Variant,
+    Row,
+    class_cell,
+    cost_fits,
     counted_first,
     doubts,
-    fit_of,
     fmt_s,
     grows,
     growth,
+    growths,
     looks_growing,
     per_unit,
 )
 from quadscope.doctor.details import SpawnDriftDetails
 from quadscope.model import Fit
-
-HELPER = "qs-doctor-drift"
 
 SOURCE = r"""
 #define _GNU_SOURCE
@@ -93,6 +93,7 @@ int main(int argc, char **argv) {
 }
 """
 
+HELPER = Helper("qs-doctor-drift", SOURCE)
 LAUNCHES_FULL = 1000
 LAUNCHES_QUICK = 400
 VARIANTS = ("probe", "fixed")
@@ -146,25 +147,15 @@ class SpawnDriftProbe:
 
     def plan(self, quick: bool, machine: Mapping[str, Any]) -> ProbePlan:
         runs = LAUNCHES_QUICK if quick else LAUNCHES_FULL
-        variants = tuple(
-            Variant(
-                label=v,
-                argv=(f"{{bin}}/{HELPER}", v, "{tmp}"),
-                helpers=(HELPER,),
-                mode="accumulate",
-                runs=runs,
-                repeat=1,
-                warmup=0,
-                metrics=("cpu_s",),
-                count=True,
-            )
+        return HELPER.plan(
+            HELPER.variant(v, v, "{tmp}", mode="accumulate", runs=runs, repeat=1, warmup=0,
+                           metrics=("cpu_s",), count=True)
             for v in VARIANTS
         )
-        return ProbePlan((Helper(HELPER, SOURCE),), variants)
 
     def judge(self, evidence: Evidence) -> ProbeResult:
-        probe = fit_of(evidence, "probe", "cpu_s", "wall_s")
-        fixed = fit_of(evidence, "fixed", "cpu_s", "wall_s")
+        fits = cost_fits(evidence, VARIANTS)
+        probe, fixed = fits["probe"], fits["fixed"]
         per_name = per_unit(probe)
         fixed_per = per_unit(fixed)
         launches = probe.n_points if probe is not None else 0
@@ -172,10 +163,11 @@ class SpawnDriftProbe:
         numbers = {} if per_name is None else {"probe_us_per_existing_name": per_name * 1e6}
         numbers.update({f"{v}_names_probed_per_launch": c.per_launch
                         for v, c in counts.items() if c is not None})
+        classes = growths(fits, "i")
         details = SpawnDriftDetails(
             s_per_existing_name=per_name,
             fixed_s_per_launch_index=fixed_per,
-            classes={"probe": growth(probe, "i"), "fixed": growth(fixed, "i")},
+            classes=classes,
             numbers=numbers,
         )
         measured = "launch i of a name-probing program vs a time+pid-naming one"
@@ -183,14 +175,12 @@ class SpawnDriftProbe:
             measured += f" ({launches} launches)"
         if "probe" not in evidence.fits:
             reason = evidence.unavailable.get("probe", "the probing program did not run")
-            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
-        cls = f"probe {growth(probe, 'i')}, fixed {growth(fixed, 'i')}"
-        cost = f"{fmt_s(per_name)} per existing name"
+            return ProbeResult.skipped(self.name, measured, reason, details)
+        row = Row(self.name, measured, class_cell(classes, VARIANTS),
+                  f"{fmt_s(per_name)} per existing name", details)
         fs = evidence.facts.get("tmp_fs") or "this file system"
-        count = counts["probe"]
-        if count is not None:
-            return self._from_count(measured, details, counts, per_name,
-                                    {"probe": probe, "fixed": fixed}, fs)
+        if counts["probe"] is not None:
+            return _from_count(row, counts, per_name, fits, fs)
         if grows(probe):
             at = fmt_s(per_name * 1e4) if per_name is not None else "—"
             also = (
@@ -198,90 +188,71 @@ class SpawnDriftProbe:
                 if grows(fixed)
                 else ""
             )
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "pathological",
+            return row.pathological(
                 f"a program that probes name.0, name.1, … for a free name pays "
                 f"{fmt_s(per_name)} more on every launch ({at} per launch once 10⁴ files "
                 f"exist): name files by time and pid, or use mkstemp/O_TMPFILE{also}"
-                + doubts({"fixed": fixed}, flat=True, var="i"),
-                details,
+                + doubts({"fixed": fixed}, flat=True, var="i")
             )
         if grows(fixed):
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "pathological",
+            return row.pathological(
                 f"even a program that never collides gets slower as its directory fills "
-                f"({growth(fixed, 'i')} in files present, "
+                f"({classes['fixed']} in files present, "
                 f"{fmt_s(fixed_per)} per file): file creation on {fs} scales with directory "
-                "size; keep such directories small or use a hashed layout",
-                details,
+                "size; keep such directories small or use a hashed layout"
             )
-        return ProbeResult(
-            self.name,
-            measured,
-            cls,
-            cost,
-            "ok",
+        return row.ok(
             "no launch-to-launch growth was visible within this many launches: probing "
             "for a free name is cheap on this file system at this scale"
-            + doubts({"probe": probe, "fixed": fixed}, flat=True, var="i"),
-            details,
+            + doubts(fits, flat=True, var="i")
         )
 
-    def _from_count(self, measured: str, details: SpawnDriftDetails,
-                    counts: Mapping[str, Counted | None], per_name: float | None,
-                    fits: Mapping[str, Fit | None], fs: str) -> ProbeResult:
-        """The verdict from the names each launch probed (the count), timing beside it.
 
-        The table's class and cost lead with the count ("names probed at launch i:
-        probe i, fixed 0"); the timed classes follow only where each agrees with its
-        count (a growing count timed as i, a flat one timed flat), else the finding
-        says them as timing not judged, so the class shown is the verdict's."""
-        probe_count, fixed_count = counts["probe"], counts["fixed"]
-        assert probe_count is not None
-        fixed = fits["fixed"]
-        aside = (f". Aside, timing alone (not judged): even time+pid naming grew as "
-                 f"{growth(fixed, 'i')} in files present on {fs}"
-                 if grows(fixed) and (fixed_count is None or not fixed_count.grows) else "")
-        counted = {v: c for v, c in counts.items() if c is not None}
-        agrees = all(_agrees(fits[v], c) for v, c in counted.items())
-        timed_cls = ", ".join(f"{v} {growth(fits[v], 'i')}" for v in VARIANTS
-                              if fits[v] is not None and not (aside and v == "fixed"))
-        shown = ", ".join(f"{v} {c.shown()}" for v, c in counted.items())
-        cls = counted_first(f"names probed at launch i: {shown}", timed_cls if agrees else "")
-        more = ", ".join(f"{v} +{c.per_launch:.2g}" for v, c in counted.items())
-        cost = counted_first(f"{more} names probed per launch",
-                             f"{fmt_s(per_name)} per existing name"
-                             if per_name is not None and per_name > 0 else "")
-        timing = (f"; timed, each name probed costs {fmt_s(per_name)} here"
-                  if per_name is not None and per_name > 0
-                  else "; timed, no cost per name stood out of the noise")
-        if not agrees and timed_cls:
-            timing += f" (CPU time per launch, not judged: {timed_cls})"
-        if probe_count.grows:
-            return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
-                f"a program that probes name.0, name.1, … for a free name does more work on "
-                f"every launch: counted, {probe_count.text()} ({probe_count.per_launch:.2g} "
-                f"more per launch){timing}: name files by time and pid, or use "
-                f"mkstemp/O_TMPFILE{aside}", details)
-        if fixed_count is not None and fixed_count.grows:
-            return ProbeResult(
-                self.name, measured, cls, cost, "pathological",
-                f"even time+pid naming collides more on every launch: counted, "
-                f"{fixed_count.text()}: the clock or pid repeats here; add a random suffix",
-                details)
-        return ProbeResult(
-            self.name, measured, cls, cost, "ok",
-            f"counted, the probing program found a free name at once on every launch "
-            f"({probe_count.text()}): nothing accumulates here{timing}{aside}", details)
+def _from_count(timed: Row, counts: Mapping[str, Counted | None], per_name: float | None,
+                fits: Mapping[str, Fit | None], fs: str) -> ProbeResult:
+    """The verdict from the names each launch probed (the count), timing beside it.
+
+    The table's class and cost lead with the count ("names probed at launch i:
+    probe i, fixed 0"); the timed classes follow only where each agrees with its
+    count (a growing count timed as i, a flat one timed flat), else the finding
+    says them as timing not judged, so the class shown is the verdict's."""
+    probe_count, fixed_count = counts["probe"], counts["fixed"]
+    assert probe_count is not None
+    fixed = fits["fixed"]
+    aside = (f". Aside, timing alone (not judged): even time+pid naming grew as "
+             f"{growth(fixed, 'i')} in files present on {fs}"
+             if grows(fixed) and (fixed_count is None or not fixed_count.grows) else "")
+    counted = {v: c for v, c in counts.items() if c is not None}
+    agrees = all(_agrees(fits[v], c) for v, c in counted.items())
+    timed_cls = ", ".join(f"{v} {growth(fits[v], 'i')}" for v in VARIANTS
+                          if fits[v] is not None and not (aside and v == "fixed"))
+    shown = ", ".join(f"{v} {c.shown()}" for v, c in counted.items())
+    more = ", ".join(f"{v} +{c.per_launch:.2g}" for v, c in counted.items())
+    row = replace(
+        timed,
+        cls=counted_first(f"names probed at launch i: {shown}", timed_cls if agrees else ""),
+        cost=counted_first(f"{more} names probed per launch",
+                           f"{fmt_s(per_name)} per existing name"
+                           if per_name is not None and per_name > 0 else ""),
+    )
+    timing = (f"; timed, each name probed costs {fmt_s(per_name)} here"
+              if per_name is not None and per_name > 0
+              else "; timed, no cost per name stood out of the noise")
+    if not agrees and timed_cls:
+        timing += f" (CPU time per launch, not judged: {timed_cls})"
+    if probe_count.grows:
+        return row.pathological(
+            f"a program that probes name.0, name.1, … for a free name does more work on "
+            f"every launch: counted, {probe_count.text()} ({probe_count.per_launch:.2g} "
+            f"more per launch){timing}: name files by time and pid, or use "
+            f"mkstemp/O_TMPFILE{aside}")
+    if fixed_count is not None and fixed_count.grows:
+        return row.pathological(
+            f"even time+pid naming collides more on every launch: counted, "
+            f"{fixed_count.text()}: the clock or pid repeats here; add a random suffix")
+    return row.ok(
+        f"counted, the probing program found a free name at once on every launch "
+        f"({probe_count.text()}): nothing accumulates here{timing}{aside}")
 
 
 def _agrees(fit: Fit | None, count: Counted) -> bool:

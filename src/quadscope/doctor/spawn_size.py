@@ -33,14 +33,19 @@ from quadscope.doctor.base import (
     Helper,
     ProbePlan,
     ProbeResult,
+    Row,
     Variant,
+    class_cell,
+    cost_fits,
     doubts,
+    first_superlinear,
     fit_of,
     fmt_s,
     grows,
-    growth,
+    growths,
     per_unit,
-    superlinear,
+    ran,
+    why_skipped,
 )
 from quadscope.doctor.details import SpawnSizeDetails
 
@@ -130,10 +135,10 @@ class SpawnSizeProbe:
         return ProbePlan(helpers, variants)
 
     def judge(self, evidence: Evidence) -> ProbeResult:
-        walls = {k: fit_of(evidence, k, "cpu_s", "wall_s") for k in FLAGS}
+        walls = cost_fits(evidence, FLAGS)
         per_fn = {k: per_unit(f) for k, f in walls.items()}
         faults = {k: per_unit(fit_of(evidence, k, "minor_faults")) for k in FLAGS}
-        ran = [k for k in FLAGS if k in evidence.fits]
+        built = ran(evidence, FLAGS)
         # What relocations add: PIE minus the same image without them.
         reloc = (
             max(per_fn["pie"] - per_fn["nopie"], 0.0)
@@ -143,46 +148,35 @@ class SpawnSizeProbe:
         numbers = {f"{k}_ns_per_function": v * 1e9 for k, v in per_fn.items() if v is not None}
         if reloc is not None:
             numbers["relocation_ns"] = reloc * 1e9
+        classes = growths(walls)
         details = SpawnSizeDetails(
             ns_per_function={k: None if v is None else v * 1e9 for k, v in per_fn.items()},
             relocation_ns=None if reloc is None else reloc * 1e9,
             faults_per_function=faults,
-            classes={k: growth(f) for k, f in walls.items()},
+            classes=classes,
             numbers=numbers,
         )
         measured = "exec of a program with N functions + N-pointer table, PIE vs non-PIE"
-        if not ran:
-            reason = next(iter(evidence.unavailable.values()), "no binary could be built")
-            return ProbeResult(self.name, measured, "—", "—", "skipped", reason, details)
-        cls = ", ".join(f"{k} {growth(walls[k])}" for k in ran)
-        cost = "; ".join(f"{k} {fmt_s(per_fn[k])}/fn" for k in ran)
+        if not built:
+            return ProbeResult.skipped(self.name, measured,
+                                       why_skipped(evidence, "no binary could be built"), details)
+        cost = "; ".join(f"{k} {fmt_s(per_fn[k])}/fn" for k in built)
         if reloc is not None:
             cost += f" (relocation {fmt_s(reloc)})"
-        bad = [k for k in ran if superlinear(walls[k])]
-        if bad:
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "pathological",
-                f"start-up of {bad[0]} programs grows as {growth(walls[bad[0]])} in the number "
+        row = Row(self.name, measured, class_cell(classes, built), cost, details)
+        bad = first_superlinear(walls, built)
+        if bad is not None:
+            return row.pathological(
+                f"start-up of {bad} programs grows as {classes[bad]} in the number "
                 "of functions: the dynamic loader or exec does more than one pass per "
-                "function; check LD_* variables and `ld.so --list-diagnostics`",
-                details,
+                "function; check LD_* variables and `ld.so --list-diagnostics`"
             )
+        unsure = doubts({k: walls[k] for k in built})
         if reloc is not None and reloc * 1e9 > SLOW_NS_PER_RELOC and grows(walls["pie"]):
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "slow",
+            return row.slow(
                 f"each function pointer in a PIE costs {fmt_s(reloc)} of start-up here "
                 f"({fmt_s(reloc * 1e5)} per launch for 10⁵ of them): link large, "
-                "often-launched programs with -Wl,-z,pack-relative-relocs or -no-pie"
-                + doubts({k: walls[k] for k in ran}),
-                details,
+                "often-launched programs with -Wl,-z,pack-relative-relocs or -no-pie" + unsure
             )
         size_cost = per_fn["nopie"]
         if (
@@ -190,20 +184,14 @@ class SpawnSizeProbe:
             and size_cost * 1e9 > SLOW_NS_PER_FUNCTION
             and grows(walls["nopie"])
         ):
-            return ProbeResult(
-                self.name,
-                measured,
-                cls,
-                cost,
-                "slow",
+            return row.slow(
                 f"start-up grows with executable size even without relocations: "
                 f"{fmt_s(size_cost)} per function ({fmt_s(size_cost * 1e5)} for 10⁵): exec "
                 "is reading or faulting the whole image; check the file system the binaries "
                 "live on and prefer smaller, split executables for short-lived processes"
-                + doubts({k: walls[k] for k in ran}),
-                details,
+                + unsure
             )
-        each = ", ".join(f"{k} {fmt_s(per_fn[k])}" for k in ran) + " per function"
+        each = ", ".join(f"{k} {fmt_s(per_fn[k])}" for k in built) + " per function"
         if reloc is not None and reloc * 1e9 <= SLOW_NS_PER_RELOC:
             each += (
                 f"; relocations cost {fmt_s(reloc)} each, under the "
@@ -214,7 +202,7 @@ class SpawnSizeProbe:
                 f"; PIE costs {fmt_s(reloc)} more per function, but its start-up was not "
                 "seen to grow, so that difference is noise"
             )
-        growing = [k for k in ran if grows(walls[k])]
+        growing = [k for k in built if grows(walls[k])]
         if growing:
             # The class column says it grows, so the finding must not say it does not.
             worst = max(per_fn[k] or 0.0 for k in growing)
@@ -222,20 +210,11 @@ class SpawnSizeProbe:
                 f"start-up grows with program size ({', '.join(growing)}), but cheaply: "
                 f"{fmt_s(worst * 1e5)} per launch at 10⁵ functions ({each})"
             )
-            unsure = doubts({k: walls[k] for k in ran})
         else:
             what = f"start-up cost does not measurably grow with program size ({each})"
             # a guess of n (or worse) in the class column needs its reason here
-            unsure = doubts({k: walls[k] for k in ran}, flat=True)
-        return ProbeResult(
-            self.name,
-            measured,
-            cls,
-            cost,
-            "ok",
-            f"{what}; nothing to do{unsure}",
-            details,
-        )
+            unsure = doubts({k: walls[k] for k in built}, flat=True)
+        return row.ok(f"{what}; nothing to do{unsure}")
 
 
 PROBE = SpawnSizeProbe()
