@@ -226,12 +226,20 @@ class Request:
 
 @dataclass(slots=True)
 class _Feed:
-    """A batch's requests still to send, and what has gone: `run_chunks`'s state."""
+    """A batch's requests still to send, what has gone and come back: `run_many`'s and
+    `run_chunks`'s state."""
 
     todo: Iterator[Request]
     tagged: Iterator[str] | None  # their tags, when the manifest is kept
     ahead: bytes = b""  # encoded requests not yet written
     sent: int = 0
+    taken: int = 0  # replies the caller has (run_chunks: acknowledged)
+    started: float = 0.0  # time.monotonic() when the batch began
+
+    @property
+    def done(self) -> bool:
+        """Nothing under way: every request sent and every reply taken."""
+        return self.taken == self.sent and not self.ahead
 
 
 class ResidentLauncher:
@@ -335,30 +343,18 @@ class ResidentLauncher:
         leaves the launcher running for the next batch; closing it (or an exception)
         earlier closes the launcher.
         """
-        assert self._req_w is not None, "run_many() after close()"
-        assert not self._busy, "run_many() while another batch is under way"
-        self._busy = True
-        feed = _Feed(iter(requests), iter(tags) if self._manifest is not None and tags else None)
-        taken = 0
-        started = time.monotonic()
+        feed = self._begin("run_many", requests, tags)
         try:
             while True:
-                self._feed(feed, taken)
+                self._feed(feed)
                 reply = self._take_reply()
                 if reply is not None:
-                    taken += 1
+                    feed.taken += 1
                     yield reply
-                    continue
-                if taken == feed.sent and not feed.ahead:
+                elif not self._more(feed):
                     return
-                self._wait(feed.sent - taken, taken, time.monotonic() - started,
-                           bool(feed.ahead))
         except BaseException as e:
-            if taken == feed.sent and not feed.ahead:
-                raise  # nothing under way: the launcher stays for the next batch
-            drained = self._abort() if self._req_w is not None else []
-            if not drained or isinstance(e, GeneratorExit):
-                raise
+            drained = self._cut_short(feed, e)
             error = e
         finally:
             self._busy = False
@@ -384,41 +380,56 @@ class ResidentLauncher:
         it) closes the launcher without goodbye, so its logs stay for `run.rescue`.
         Ctrl-C (or an error) while runs are under way yields what had ended, then re-raises.
         """
-        assert self._req_w is not None, "run_chunks() after close()"
-        assert not self._busy, "run_chunks() while another batch is under way"
-        self._busy = True
-        feed = _Feed(iter(requests), iter(tags) if self._manifest is not None and tags else None)
-        taken = 0  # replies yielded and acknowledged
-        started = time.monotonic()
+        feed = self._begin("run_chunks", requests, tags)
         try:
             while True:
-                self._feed(feed, taken)
+                self._feed(feed)
                 replies = self._take_replies()
                 if replies:
                     yield replies
-                    taken += len(replies)
-                    continue
-                if taken == feed.sent and not feed.ahead:
+                    feed.taken += len(replies)
+                elif not self._more(feed):
                     return
-                self._wait(feed.sent - taken, taken, time.monotonic() - started,
-                           bool(feed.ahead))
         except BaseException as e:
-            if taken == feed.sent and not feed.ahead:
-                raise  # nothing under way: the launcher stays for the next batch
-            drained = self._abort() if self._req_w is not None else []
-            if not drained or isinstance(e, GeneratorExit):
-                raise
+            drained = self._cut_short(feed, e)
             error = e
         finally:
             self._busy = False
         yield drained  # Ctrl-C (or an error) in the middle: the runs that had ended are kept
         raise error
 
-    def _feed(self, feed: _Feed, taken: int) -> None:
+    def _begin(self, what: str, requests: Iterable[Request], tags: Sequence[str]) -> _Feed:
+        """A batch's state, the launcher marked busy with it."""
+        assert self._req_w is not None, f"{what}() after close()"
+        assert not self._busy, f"{what}() while another batch is under way"
+        self._busy = True
+        return _Feed(iter(requests), iter(tags) if self._manifest is not None and tags else None,
+                     started=time.monotonic())
+
+    def _more(self, feed: _Feed) -> bool:
+        """False once the batch is done; else wait until a look at the replies is worth it."""
+        if feed.done:
+            return False
+        self._wait(feed.sent - feed.taken, feed.taken, time.monotonic() - feed.started,
+                   bool(feed.ahead))
+        return True
+
+    def _cut_short(self, feed: _Feed, error: BaseException) -> list[Reply]:
+        """The replies of the runs that had ended when `error` cut the batch short, the
+        launcher closed. Re-raises `error` when nothing was under way (the launcher stays
+        for the next batch), when no run had ended, or when the caller closed the batch."""
+        if feed.done:
+            raise error
+        drained = self._abort() if self._req_w is not None else []
+        if not drained or isinstance(error, GeneratorExit):
+            raise error
+        return drained
+
+    def _feed(self, feed: _Feed) -> None:
         """Write requests ahead (tags noted first), within _AHEAD_BYTES and MAX_AHEAD_RUNS."""
         added = feed.sent
         new: list[str] = []
-        while len(feed.ahead) < _AHEAD_BYTES and feed.sent - taken < MAX_AHEAD_RUNS:
+        while len(feed.ahead) < _AHEAD_BYTES and feed.sent - feed.taken < MAX_AHEAD_RUNS:
             nxt = next(feed.todo, None)
             if nxt is None:
                 break
