@@ -63,7 +63,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from quadscope import metrics
 from quadscope.errors import ProgramError, SetupError, ToolMissingError
@@ -93,6 +93,9 @@ def rusage_values(ru: Callable[[str], float]) -> dict[str, float | int]:
         v = ru(m.events[0]) * m.scale
         out[m.name] = int(v) if m.integral else float(v)
     return out
+
+
+_T = TypeVar("_T")  # what an executor yields: a measurement or a chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,18 +301,7 @@ class ProcessExecutor(SerialExecutor):
         A batch runs back to back in the launcher (`ResidentLauncher.run_many`);
         a job with a --setup or --prepare runs alone, after its untimed commands.
         """
-        if self.launcher is None:
-            yield from super().execute_many(jobs)
-            return
-        plain: list[Job] = []
-        for job in jobs:
-            if job.setup is None and job.prepare is None:
-                plain.append(job)
-                continue
-            yield from self._run_batch(self.launcher, plain)
-            plain = []
-            yield from super().execute_many((job,))
-        yield from self._run_batch(self.launcher, plain)
+        return self._split(jobs, self._run_batch, super().execute_many)
 
     def execute_chunks(self, jobs: Iterable[Job]) -> Iterator[Chunk]:
         """As `execute_many`, but a chunk at each look at the launcher (`run_chunks`).
@@ -317,18 +309,25 @@ class ProcessExecutor(SerialExecutor):
         A batch's chunks are `logged` when every job is tagged and the launcher keeps
         its rescue; a job with an untimed command is a chunk of its own, not logged.
         """
+        return self._split(jobs, self._run_chunks, super().execute_chunks)
+
+    def _split(self, jobs: Iterable[Job], batch: Callable[[str, Sequence[Job]], Iterator[_T]],
+               alone: Callable[[Iterable[Job]], Iterator[_T]]) -> Iterator[_T]:
+        """`jobs` in order, lazily: each run of jobs with no untimed command as one
+        launcher batch (`batch`), each job with one `alone`; every job `alone` when there
+        is no launcher."""
         if self.launcher is None:
-            yield from super().execute_chunks(jobs)
+            yield from alone(jobs)
             return
         plain: list[Job] = []
         for job in jobs:
             if job.setup is None and job.prepare is None:
                 plain.append(job)
                 continue
-            yield from self._run_chunks(self.launcher, plain)
+            yield from batch(self.launcher, plain)
             plain = []
-            yield from super().execute_chunks((job,))
-        yield from self._run_chunks(self.launcher, plain)
+            yield from alone((job,))
+        yield from batch(self.launcher, plain)
 
     def _run_chunks(self, launcher: str, jobs: Sequence[Job]) -> Iterator[Chunk]:
         if not jobs:
