@@ -40,7 +40,7 @@ from pathlib import Path
 from quadscope.profile.faults import FaultReport
 from quadscope.profile.records import Culprit
 from quadscope.profile.sampler import Overhead
-from quadscope.profile.stacks import UNKNOWN, Frame, Stack, StackProfile
+from quadscope.profile.stacks import UNKNOWN, Frame, Stack, StackProfile, parse_folded
 from quadscope.profile.startup import NO_PYTHON_FRAME
 
 _PY = re.compile(r"^python(\d(\.\d+)?)?$")
@@ -67,32 +67,29 @@ def find_pyspy() -> str | None:
 
 
 def parse_pyspy_raw(lines: Iterable[str]) -> dict[Stack, int]:
-    out: dict[Stack, int] = {}
-    for raw in lines:
-        line = raw.rstrip("\n")
-        if not line.strip():
+    return parse_folded(lines, _pyspy_stack)
+
+
+def _pyspy_stack(names: list[str]) -> Stack:
+    """One raw line's frames (`func (file:line)`, root first) as a stack."""
+    frames = []
+    for name in names:
+        if not name:
             continue
-        names, _, count = line.rpartition(" ")
-        frames = []
-        for name in names.split(";"):
-            if not name:
-                continue
-            m = _PYSPY_FRAME.match(name)
-            if m is None:
-                frames.append(Frame(name, "[python]"))
-            elif m.group("func").startswith("0x"):
-                frames.append(Frame(UNKNOWN, m.group("file")))
-            else:
-                frames.append(Frame(m.group("func"), m.group("file")))
-        # py-spy --native starts each stack at libc's unsymbolised entry (__libc_start_call_main):
-        # a frame that says nothing and would only add a level to every stack.
-        while len(frames) > 1 and not frames[0].known:
-            frames.pop(0)
-        # An empty stack is a sample taken while no Python frame existed: the interpreter
-        # starting up or shutting down (startup.py folds it when it does not grow).
-        st = tuple(frames) or (NO_PYTHON_FRAME,)
-        out[st] = out.get(st, 0) + int(count)
-    return out
+        m = _PYSPY_FRAME.match(name)
+        if m is None:
+            frames.append(Frame(name, "[python]"))
+        elif m.group("func").startswith("0x"):
+            frames.append(Frame(UNKNOWN, m.group("file")))
+        else:
+            frames.append(Frame(m.group("func"), m.group("file")))
+    # py-spy --native starts each stack at libc's unsymbolised entry (__libc_start_call_main):
+    # a frame that says nothing and would only add a level to every stack.
+    while len(frames) > 1 and not frames[0].known:
+        frames.pop(0)
+    # An empty stack is a sample taken while no Python frame existed: the interpreter
+    # starting up or shutting down (startup.py folds it when it does not grow).
+    return tuple(frames) or (NO_PYTHON_FRAME,)
 
 
 NATIVE_FAILED = ("py-spy's --native mode does not work here (it needs ptrace and stack "

@@ -13,7 +13,7 @@ here runs a process.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,18 +111,20 @@ def write_folded(path: Path, stacks: Mapping[Stack, int]) -> Path:
 
 def read_folded(lines: Iterable[str]) -> dict[Stack, int]:
     """Parse folded lines back; kernel frames (`_[k]`) get `[kernel.kallsyms]`, others no dso."""
+    return parse_folded(lines, lambda names: tuple(
+        Frame(name[:-4], KERNEL_DSO) if name.endswith("_[k]") else Frame(name, "")
+        for name in names))
+
+
+def parse_folded(lines: Iterable[str], stack_of: Callable[[list[str]], Stack]) -> dict[Stack, int]:
+    """Folded lines (`name;name;name count`, blank ones skipped) summed by stack:
+    `stack_of` makes a line's frame names, root first, into its stack."""
     out: dict[Stack, int] = {}
     for raw in lines:
         line = raw.rstrip("\n")
         if not line.strip():
             continue
         names, _, count = line.rpartition(" ")
-        frames = []
-        for name in names.split(";"):
-            if name.endswith("_[k]"):
-                frames.append(Frame(name[:-4], KERNEL_DSO))
-            else:
-                frames.append(Frame(name, ""))
-        stack = tuple(frames)
+        stack = stack_of(names.split(";"))
         out[stack] = out.get(stack, 0) + int(count)
     return out
