@@ -32,6 +32,7 @@ from quadscope import meters
 from quadscope.commands.commits import (
     Measurer,
     absolute_store,
+    add_build_options,
     exact_meter,
     like_spec,
     options_before_command,
@@ -64,11 +65,7 @@ def register(sub: Any) -> None:
                        "class exceeds GOOD's (or --fail-above's), by binary search.")
     p.add_argument("good", metavar="GOOD", help="a commit whose growth is as it should be")
     p.add_argument("bad", metavar="BAD", help="a later commit whose growth is worse")
-    p.add_argument("--build", metavar="CMD", default=None,
-                   help="build each commit with /bin/sh -c CMD in its worktree; "
-                        "a failed build skips the commit")
-    p.add_argument("--build-timeout", type=float, default=None, metavar="S",
-                   help="a build longer than S seconds is a failed build")
+    add_build_options(p)
     p.add_argument("--sizes", metavar="SPEC", default=None,
                    help="the sizes every commit is swept at: 100,200,400 | 1e3..1e6")
     p.add_argument("--like", metavar="RUN", default=None,

@@ -1,6 +1,7 @@
 """Sweeping commits in a temporary worktree: what `bisect` and `history --run` share.
 
-Contract: `options_before_command(args, positionals)` parses again the options
+Contract: `add_build_options(group)` adds `--build` and `--build-timeout`, which
+`Measurer` reads. `options_before_command(args, positionals)` parses again the options
 argparse left in the command (`GOOD BAD --sizes … -- PROG`). `like_spec(like,
 name=, repeat=, timeout_s=, meter=)` is the sweep a stored sweep was (its
 command, sizes, repeats, warm-ups, setup, meter), options given overriding it;
@@ -31,6 +32,15 @@ if TYPE_CHECKING:
     from quadscope.model import Fit, Sweep
     from quadscope.run.spec import SweepSpec
     from quadscope.store import Store
+
+
+def add_build_options(group: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--build CMD` and `--build-timeout S`: how `Measurer` builds each commit."""
+    group.add_argument("--build", metavar="CMD", default=None,
+                       help="build each commit with /bin/sh -c CMD in its worktree; a failed "
+                       "build skips the commit")
+    group.add_argument("--build-timeout", type=float, default=None, metavar="S",
+                       help="a build longer than S seconds is a failed build")
 
 
 def options_before_command(args: argparse.Namespace,

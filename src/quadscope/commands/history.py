@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope import meters
+from quadscope.commands.commits import add_build_options
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.errors import UnknownRunError, UsageError
 from quadscope.metrics import NAMES as METRICS
@@ -59,11 +60,7 @@ def register(sub: Any) -> None:
         "was swept (or as given here), then show the history")
     run_group.add_argument("--run", metavar="A..B", default=None,
                            help="sweep A and every commit after it up to B first")
-    run_group.add_argument("--build", metavar="CMD", default=None,
-                           help="build each commit with /bin/sh -c CMD in its worktree; a failed "
-                           "build skips the commit")
-    run_group.add_argument("--build-timeout", type=float, default=None, metavar="S",
-                           help="a build longer than S seconds is a failed build")
+    add_build_options(run_group)
     run_group.add_argument("--sizes", metavar="SPEC", default=None,
                            help="the sizes to sweep at [NAME's newest sweep's]")
     run_group.add_argument("--meter", choices=meters.NAMES, default=None,
