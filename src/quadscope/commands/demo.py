@@ -187,11 +187,9 @@ def _faster(ratio: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = open_store(args)
-    try:
+    # Closing commits and removes the run journal: a clean exit leaves no file behind.
+    with open_store(args) as store:
         return _demo(args, store)
-    finally:
-        store.close()  # commits and removes its run journal: a clean exit leaves no file behind
 
 
 def _demo(args: argparse.Namespace, store: Store) -> int:

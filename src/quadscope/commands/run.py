@@ -348,11 +348,9 @@ def run(args: argparse.Namespace) -> int:
         parse_gates(args.fail_above)  # refuse bad gates and paths before spending time
     check_fail_on(args)
     check_outputs(args)
-    store = open_store(args)
-    try:
+    # Closing commits and removes the run journal: a clean exit leaves no file behind.
+    with open_store(args) as store:
         return _measure_and_finish(args, store)
-    finally:
-        store.close()  # commits and removes its run journal: a clean exit leaves no file behind
 
 
 def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
