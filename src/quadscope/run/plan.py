@@ -88,18 +88,10 @@ def plan_runs(
     seed: int,
     variants: Sequence[str] = ("A",),
 ) -> list[PlannedRun]:
-    rng = random.Random(seed)
-    ordered = sorted(sizes)
-    plan: list[PlannedRun] = []
-    for w in range(warmup):
-        n = ordered[w % len(ordered)]
-        plan.extend(PlannedRun(v, n, w, warmup=True) for v in variants)
-    for r in range(repeat):
-        round_sizes = list(ordered)
-        rng.shuffle(round_sizes)
-        for n in round_sizes:
-            plan.extend(PlannedRun(v, n, r) for v in variants)
-    return plan
+    """Rounds of every size in a fresh random order, warm-ups first (module docstring):
+    `plan_points` over one axis."""
+    return plan_points(("n",), [(n,) for n in sizes], repeat=repeat, warmup=warmup,
+                       seed=seed, variants=variants)
 
 
 def plan_points(
