@@ -1,10 +1,11 @@
 """The models every fit compares: medians per size, the free power law and each class's a + b·f(n).
 
 Contract: pure numpy/scipy on one metric's runs; no I/O, deterministic for a
-given seed. `prepare` groups the runs by size into weighted medians (`Data`,
-see `quadscope.analyse.fitting` step 1), `replicates` draws the bootstrap
-medians, `power_point`/`power_grid` fit the free power law a + b·(n/n_max)^k
-(k ∈ [0, 4], `K_GRID`), `fit_classes` fits every class of a registry by
+given seed. `medians` groups the runs by size (refusing fewer than three
+sizes), `prepare` makes them weighted medians (`Data`, see
+`quadscope.analyse.fitting` step 1), `replicates` draws the bootstrap medians,
+`power_point`/`power_grid` fit the free power law a + b·(n/n_max)^k (k ∈ [0, 4],
+`K_GRID`), `fit_classes` fits every class of a registry by
 non-negative least squares (an exponential's base by refined grids), and
 `score_classes` ranks them by QAICc. `fit_power_law` and `bootstrap_class`
 are the public one-call forms. What the fits mean for the verdict is
@@ -59,12 +60,19 @@ class Data:
         return int(self.n.size)
 
 
-def prepare(metric: str, sizes: Sequence[float], values: Sequence[float],
-             launches: bool = False) -> Data:
+def medians(metric: str, sizes: Sequence[float], values: Sequence[float],
+            ) -> tuple[Groups, np.ndarray]:
+    """The runs grouped by size and each size's median; `FitRefusedError` (one sentence)
+    below three sizes, the fewest a class can be fitted and tested on."""
     groups = group_runs(sizes, values)
     if groups.sizes.size < 3:
         raise FitRefusedError(text.refused(metric, int(groups.sizes.size)))
-    y = group_medians(groups.padded, groups.counts)
+    return groups, group_medians(groups.padded, groups.counts)
+
+
+def prepare(metric: str, sizes: Sequence[float], values: Sequence[float],
+             launches: bool = False) -> Data:
+    groups, y = medians(metric, sizes, values)
     scale = float(np.max(np.abs(y)))
     if scale == 0:
         floor = np.full(y.shape, RELATIVE_RESOLUTION)

@@ -67,10 +67,9 @@ import numpy as np
 from scipy.optimize import nnls
 
 from quadscope.analyse import text
-from quadscope.analyse.classfit import K_GRID, Data, fit_classes
-from quadscope.analyse.stats import akaike_weights, group_medians, group_runs, nice_n, qaicc
+from quadscope.analyse.classfit import K_GRID, Data, fit_classes, medians
+from quadscope.analyse.stats import akaike_weights, group_runs, nice_n, qaicc
 from quadscope.classes import INCONCLUSIVE, REGISTRY, GrowthClass, Registry
-from quadscope.errors import FitRefusedError
 from quadscope.model import Candidate, Doubt, DoubtValue, Fit, Prediction
 
 # The relative σ assumed of an exact count: bookkeeping (argv's digits, an allocator's
@@ -137,10 +136,7 @@ class Counts:
 def counts(metric: str, sizes: Sequence[float], values: Sequence[float],
            jitter: float = JITTER) -> Counts:
     """Medians per size with σ = the larger of `jitter`·count and the repeats' half-range."""
-    groups = group_runs(sizes, values)
-    if groups.sizes.size < 3:
-        raise FitRefusedError(text.refused(metric, int(groups.sizes.size)))
-    y = group_medians(groups.padded, groups.counts)
+    groups, y = medians(metric, sizes, values)
     with np.errstate(invalid="ignore"):
         half_range = np.nan_to_num((np.nanmax(groups.padded, axis=1)
                                     - np.nanmin(groups.padded, axis=1)) / 2)
