@@ -7,9 +7,13 @@ same runner, store and analysis as `quadscope run -- python:MODULE:FUNC {n}`
 (calls timed in calibrated in-process batches by `measure.pyfunc.FunctionExecutor`,
 or one forked call per run with `fork=True`) and returns the `Analysis`.
 `meter="instructions"` also counts each call's instructions under Valgrind
-(`measure.pycount`): `func` and `setup` must then be importable module-level
-functions. It writes to the results database it is given (or the
-default one) and prints nothing.
+(`measure.pycount`): a child Python imports `func` and `setup` by name where
+they are module-level functions, and gets them by value (pickled with
+cloudpickle) where they are not: lambdas, closures, nested functions,
+`__main__`'s. One that cannot be pickled (its closure holds a lock or an open
+file) is a ProgramError saying so in one sentence; under `meter="auto"` (the
+default) the sweep then stays timed and its counters note says why. It writes
+to the results database it is given (or the default one) and prints nothing.
 
 `assert_scales(target, at_most="n log n", ...)` is the test-suite form: it
 sweeps a function, or a command given as an argv list holding `{n}`, within a
@@ -26,7 +30,9 @@ AssertionError) when it surely exceeds it, and when the data cannot tell acts as
 `undecided` says: raise `ScalingUndecided` ("fail", the default), return
 ("pass"), or raise `ScalingSkipped` ("skip", a `unittest.SkipTest` that pytest
 reports as skipped). Every message holds the gate's sentence, the verdict, the
-exponent with its 95% interval, the sizes measured and the report's path. Its
+exponent with its 95% interval, the sizes measured and the report's path (an
+undecided one also what counting did: "counting: cannot count `f`: its closure
+holds `lock`, which is a _thread.lock, …; time alone decides"). Its
 database is `db=`, else `$QUADSCOPE_DB` when set, else a temporary one deleted
 afterwards: nothing is written into the working directory. Both go through the
 session `quadscope run` uses (`run.session`): the meter registry picks the
@@ -139,8 +145,8 @@ def function_label(func: Callable[..., Any]) -> str:
 
 def _function_meters(spec: SweepSpec, func: Callable[[Any], Any],
                      setup: Callable[[int], Any] | None) -> tuple[Measuring, Counting | None]:
-    """The spec's meter measuring the function object itself (it need not be importable by
-    name), and what it counts the work with when time cannot decide (it then must be)."""
+    """The spec's meter measuring the function object itself, and what it counts the work
+    with when time cannot decide (a child Python that imports or unpickles it)."""
     from quadscope.meters import choose_measuring
     from quadscope.run.session import counting_for
 
@@ -253,6 +259,9 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
                            analysis.work_metric)
     path = _write_report(analysis, report or report_path(spec.name))
     lines = [outcome.sentence, *gate_evidence(analysis, metric), f"report: {path}"]
+    if outcome.outcome not in (FAIL, PASS) and counting is not None \
+            and analysis.sweep.meter != counting.meter and analysis.sweep.counters_note:
+        lines.insert(-1, f"counting: {analysis.sweep.counters_note}")  # why it did not decide
     result = ScalingResult(outcome.outcome, "\n".join(lines), outcome.decide_n, analysis, path)
     if outcome.outcome == FAIL:
         raise ScalingError(result)

@@ -9,7 +9,9 @@ merged into the measurement as the registry's `instructions` (or the
 `metric=` a meter counting something else with another tool names). A run
 that failed or timed out in either half has `instructions` None. The counted
 run gets the same timeout as the timed one; `command` turns a run's argv into
-the argv counted (`pycount.count_command`'s child Python for a function).
+a context manager holding the argv counted, open while that run lasts
+(`pycount.count_command`'s child Python for a function, whose pickled function
+lives that long; `as_is` for a program).
 `HeldStill(inner)` runs every argv held still on `inner`, for a meter that
 counts with the CPU's counter on the timed run itself.
 `counted_alone(executor)` is the executor that counts a run *in place of* its
@@ -45,6 +47,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -133,18 +136,19 @@ class Callgrind:
         return [self.valgrind, "-q", "--tool=callgrind", "--instr-atstart=no",
                 "--collect-atstart=no", f"--callgrind-out-file={out_dir}/callgrind.%p.out"]
 
-    def by_size(self, out_dir: str) -> dict[int, int]:
-        """Each dump's count (`summary:`, the events since the last dump) by the size its
-        description names ("desc: Trigger: Client Request: n=1000")."""
-        counts: dict[int, int] = {}
+    def by_size(self, out_dir: str) -> dict[tuple[int, ...], int]:
+        """Each dump's count (`summary:`, the events since the last dump) by the sizes its
+        description names ("desc: Trigger: Client Request: n=1000", "n=1000,20")."""
+        counts: dict[tuple[int, ...], int] = {}
         for name in sorted(os.listdir(out_dir)):
             with open(os.path.join(out_dir, name), errors="replace") as f:
                 text = f.read()
-            size = next((line.rsplit("n=", 1)[1] for line in text.splitlines()
+            said = next((line.rsplit("n=", 1)[1].strip() for line in text.splitlines()
                          if line.startswith("desc: Trigger: Client Request: n=")), None)
             count = _summary(text, "summary:")
-            if size is not None and size.strip().isdigit() and count is not None:
-                counts[int(size)] = count
+            sizes = said.split(",") if said is not None else []
+            if sizes and all(s.isdigit() for s in sizes) and count is not None:
+                counts[tuple(int(s) for s in sizes)] = count
         return counts
 
 
@@ -156,13 +160,19 @@ def find_valgrind() -> str:
     return found
 
 
+def as_is(argv: Sequence[str]) -> AbstractContextManager[list[str]]:
+    """The argv counted is the run's own (a program)."""
+    return nullcontext(list(argv))
+
+
 class InstructionMeter(SerialExecutor):
     """Time from `timed`, instructions from `command(argv)` run by `runner` under `tool`."""
 
     def __init__(self, timed: Executor, runner: Executor, tool: CountingTool, *,
-                 command: Callable[[Sequence[str]], list[str]] = list,
+                 command: Callable[[Sequence[str]], AbstractContextManager[list[str]]] = as_is,
                  metric: str = "instructions",
-                 many: Callable[[Sequence[Sequence[str]]], list[str]] | None = None) -> None:
+                 many: Callable[[Sequence[Sequence[str]]], AbstractContextManager[list[str]]]
+                 | None = None) -> None:
         self._metric = metric  # another counting meter (a Cachegrind miss count) names its own
         self._timed = timed
         self._runner = runner
@@ -185,15 +195,17 @@ class InstructionMeter(SerialExecutor):
         good = [j for j, m in zip(jobs, timed, strict=True) if m.ok]
         counts = self.count_many([j.argv for j in good], _total_timeout(good)) if good else {}
         for job, m in zip(jobs, timed, strict=True):
-            count = counts.get(int(job.argv[-1])) if m.ok else None
+            count = counts.get(_sizes(job.argv)) if m.ok else None
             yield replace(m, values={**m.values, self._metric: count})
 
-    def count_many(self, argvs: Sequence[Sequence[str]], timeout_s: float | None) -> dict[int, int]:
-        """The instructions of each argv's call, by its size, counted under one start."""
+    def count_many(self, argvs: Sequence[Sequence[str]],
+                   timeout_s: float | None) -> dict[tuple[int, ...], int]:
+        """The instructions of each argv's call, by its sizes, counted under one start."""
         assert self._many is not None and isinstance(self._tool, Callgrind)
-        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out:
+        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out, \
+                self._many(argvs) as child:
             counted = self._runner.execute(
-                hold_still([*self._tool.prefix_many(out), *self._many(argvs)]), timeout_s)
+                hold_still([*self._tool.prefix_many(out), *child]), timeout_s)
             return self._tool.by_size(out) if counted.ok else {}
 
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
@@ -209,17 +221,19 @@ class InstructionMeter(SerialExecutor):
     def count_alone(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         """One run of `argv`, the counted one alone: its measurement (Valgrind's time) with
         the count, None when it failed."""
-        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out:
+        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out, \
+                self._command(argv) as child:
             counted = self._runner.execute(
-                hold_still([*self._tool.prefix(out), *self._command(argv)]), timeout_s)
+                hold_still([*self._tool.prefix(out), *child]), timeout_s)
             count = self._tool.total(out) if counted.ok else None
         return replace(counted, values={**counted.values, self._metric: count})
 
     def count(self, argv: Sequence[str], timeout_s: float | None) -> int | None:
         """The instructions of one counted run of `argv`; None when it failed."""
-        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out:
+        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out, \
+                self._command(argv) as child:
             counted = self._runner.execute(
-                hold_still([*self._tool.prefix(out), *self._command(argv)]), timeout_s)
+                hold_still([*self._tool.prefix(out), *child]), timeout_s)
             return self._tool.total(out) if counted.ok else None
 
 
@@ -242,6 +256,11 @@ def counted_alone(executor: Executor) -> Executor:
 def timed_part(executor: Executor) -> Executor:
     """The executor timing a run without counting it: an `InstructionMeter`'s timed one."""
     return executor.timed if isinstance(executor, InstructionMeter) else executor
+
+
+def _sizes(argv: Sequence[str]) -> tuple[int, ...]:
+    """A function run's sizes: its argv after the target."""
+    return tuple(int(a) for a in argv[1:])
 
 
 def _total_timeout(jobs: Sequence[Job]) -> float | None:

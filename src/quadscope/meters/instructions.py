@@ -5,9 +5,10 @@ Contract: `METER` counts the user-space instructions of every run (see
 counts one (`counters` "perf"; a program, without `--no-perf`), else in a
 second run of each job under Valgrind (`counters` "valgrind"): Cachegrind
 for a program, Callgrind around the call alone for a Python function (by its
-`python:` name, or by the API's function object, which must then be an
-importable module-level function, `measure.pycount.importable_ref`). The
-timed run is the time meter's, so wall time stays a real run's.
+`python:` name, or the API's function object and setup: by name where
+importable, else by value, pickled, `measure.pycount.send`; one that cannot be
+sent or loaded is `pycount.CannotSend`, one sentence). The timed run is the
+time meter's, so wall time stays a real run's.
 `unavailable` says why it cannot count here: no hardware counter and no
 Valgrind.
 
@@ -47,14 +48,14 @@ def measuring(target: Target) -> Measuring:
     from quadscope.measure.counters import NoCounters
     from quadscope.measure.exact import Cachegrind, Callgrind, HeldStill, InstructionMeter, find_valgrind
     from quadscope.measure.launcher import ProcessExecutor
-    from quadscope.measure.pycount import count_command, count_many_command, importable_ref
+    from quadscope.measure.pycount import check_loads, count_command, count_many_command, send
 
     if (backend := _cpu_counter(target)) is not None:
         return Measuring(HeldStill(ProcessExecutor(backend, cpus=target.cpus)), "perf",
                          "instructions counted by the CPU, ASLR off")
-    if target.function is not None:  # the API: the child Python imports it by its own name
-        refs = (importable_ref(target.function),
-                importable_ref(target.setup) if target.setup is not None else "")
+    if target.function is not None:  # the API: the child Python imports it, or unpickles it
+        refs = (send(target.function), send(target.setup) if target.setup is not None else None)
+        check_loads(*refs)
         return Measuring(InstructionMeter(python_executor(target), ProcessExecutor(NoCounters()),
                                           Callgrind(find_valgrind()), command=count_command(*refs),
                                           many=count_many_command(*refs)),

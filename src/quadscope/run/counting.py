@@ -50,6 +50,13 @@ A job that would not fit is not started (the next cheaper one may be);
 the plan ends when none fits, or when the counts settle the class: at least `SETTLE_SIZES` sizes spanning a
 factor `SETTLE_SPAN`, with a confident fit of the count.
 
+When the exact meter cannot count this target at all (`Counting.measuring`
+returns `Refused`: a Python function whose closure holds a lock, which cannot
+be sent to the counting process, `measure.pycount`), the sweep stays timed
+and `Counting.refused` puts the one sentence saying why in its counters note
+("cannot count `f`: …; time alone decides"), which `-v`, the reports and an
+undecided `assert_scales` show.
+
 `Counting.mark(sweep, runs)` is the sweep as stored after it: when at least
 `MIN_COUNTED` sizes were counted for every variant, the sweep's meter becomes
 the exact one (the analysis then leads with the work); otherwise it stays
@@ -438,6 +445,13 @@ def _same_job(run: Run, job: PlannedRun) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Refused:
+    """Why the exact meter cannot count this target: one sentence."""
+
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
 class Counting:
     """The exact meter a timed sweep falls back on, and how (see the module docstring)."""
 
@@ -466,13 +480,18 @@ class Counting:
         return (CountPlan(jobs, metric=self.metric, cost=self.cost, timeout_s=sweep.timeout_s,
                           reason=reason) if jobs else None)
 
-    def measuring(self) -> Measuring | None:
-        """The exact meter's executor for this target; None when it cannot count it (a
-        function object a child Python cannot import, `measure.pycount`)."""
+    def measuring(self) -> Measuring | Refused:
+        """The exact meter's executor for this target; `Refused` when it cannot count it (a
+        function that cannot be sent to the counting child Python, `measure.pycount`)."""
         try:
             return self.make()
-        except ProgramError:
-            return None
+        except ProgramError as exc:
+            return Refused(str(exc).rstrip("."))
+
+    @staticmethod
+    def refused(sweep: Sweep, refusal: Refused) -> Sweep:
+        """The sweep when counting was refused: still timed, its note saying why."""
+        return dataclasses.replace(sweep, counters_note=f"{refusal.why}; time alone decides")
 
     def mark(self, sweep: Sweep, runs: Sequence[Run], plan: CountPlan | PointCountPlan,
              measuring: Measuring, spent_s: tuple[float, float] = (0.0, 0.0)) -> Sweep:

@@ -71,7 +71,7 @@ from quadscope.meters import REGISTRY, Registry
 from quadscope.model import Owner, Run, Sweep
 from quadscope.run import accumulate
 from quadscope.run.accumulate import InPlacePlan
-from quadscope.run.counting import Counting
+from quadscope.run.counting import Counting, Refused
 from quadscope.run.counting import budget_s as counting_budget
 from quadscope.run.plan import (
     AgreeingPlan,
@@ -270,9 +270,13 @@ def _count(sweep: Sweep, runner: Runner, counting: Counting, *, spent_s: float, 
     mostly measured before it, so the timed cost is at least what its stored runs took."""
     spent_s = max(spent_s, sum(r.measurement.wall_s for r in runner.runs))
     plan = counting.plan(sweep, runner.runs)
-    measuring = None if plan is None else counting.measuring()
-    if plan is None or measuring is None:
+    if plan is None:
         return sweep
+    measuring = counting.measuring()
+    if isinstance(measuring, Refused):
+        refused = counting.refused(sweep, measuring)
+        store.update_sweep(refused)
+        return refused
     plan.batched = bool(getattr(measuring.executor, "counts_many", False))
     counter = Runner(sweep, executor=measuring.executor, clock=clock, store=store,
                      progress=progress, done=runner.runs)
@@ -306,7 +310,7 @@ def _in_place(sweep: Sweep, executor: Executor, counting: Counting | None,
         return InPlace(plan, timed_part(executor), counted_alone(executor), meter.name,
                        sweep.counters, sweep.counters_note)
     measuring = None if counting is None else counting.measuring()
-    if counting is None or measuring is None:
+    if counting is None or measuring is None or isinstance(measuring, Refused):
         return None
     plan = InPlacePlan(plan_accumulate(len(sweep.sizes), variants=variants(sweep)),
                        metric=counting.metric, cost=counting.cost, timeout_s=sweep.timeout_s)
