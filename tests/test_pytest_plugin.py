@@ -68,9 +68,9 @@ def test_quadratic_fails_n_log_n(pytester: pytest.Pytester) -> None:
 def test_it(scaling):
     scaling.check(quadratic, at_most="n log n", sizes={QUADRATIC_SIZES}, setup=make_list)
 ''')
-    # setup a module-level function: where a loaded machine leaves the time undecided
-    # (n log n … n² was seen under CI load), the work is counted and decides (a lambda
-    # cannot be: Valgrind's child imports the function by name)
+    # where a loaded machine leaves the time undecided (n log n … n² was seen under CI
+    # load), the work is counted and decides (a module-level setup is imported by the
+    # counting child, a lambda would be sent to it by value)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*ScalingError: gate failed: * grows as *faster than the "
                                  "allowed n log n*", "*verdict: *", "*exponent: * [[]*]*",
@@ -175,8 +175,8 @@ def test_it(scaling):
                   setup=lambda n: list(range(n)))
 ''')
     # at_most="n": a failure on any bracket above linear (a loaded CI machine left the time
-    # at "n log n … n³" with one run a size, which "n log n" cannot judge; a lambda setup
-    # cannot be counted under Valgrind, which needs it importable)
+    # at "n log n … n³" with one run a size, which "n log n" cannot judge; the lambda setup
+    # is sent by value when the work is counted)
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "scaling.check(quadratic" in out and "gate failed" in out
