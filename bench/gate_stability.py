@@ -49,7 +49,9 @@ from bench.common import log, machine, table
 from quadscope.measure.cbuild import compile_c
 
 ROOT = Path(__file__).resolve().parent.parent
-BUSY = ROOT.parent / "shared" / "tools" / "busy"
+BUSY = next((p for p in (ROOT.parent / "shared" / "tools" / "busy",  # beside the checkout,
+                          ROOT.parent.parent / "shared" / "tools" / "busy")  # or a worktree's
+             if p.exists()), ROOT.parent / "shared" / "tools" / "busy")
 
 STRCAT_C = r"""
 #include <stdio.h>
