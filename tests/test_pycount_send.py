@@ -263,3 +263,22 @@ def test_lambdas_and_closures_are_counted_and_read_their_class(tmp_path: Path) -
         counts = {r.size_n: r.value("instructions") for r in analysis.measured()}
         assert all(counts[n] for n in sizes)
         assert analysis.fits["A"]["instructions"].cls == cls
+
+
+@pytest.mark.slow
+def test_an_undecided_gate_says_why_counting_did_not_decide(monkeypatch: pytest.MonkeyPatch,
+                                                            tmp_path: Path) -> None:
+    """assert_scales on a closure over a lock, with time left open: the work cannot be
+    counted, and the undecided message carries the one sentence, no traceback."""
+    from quadscope.api import assert_scales
+    from quadscope.run import counting
+
+    monkeypatch.setattr(counting, "open_reason", lambda sweep, runs, **_: "time left it open")
+    result = assert_scales(_locked(), "n log n", sizes=[1000, 2000, 4000], repeat=1,
+                           metric="instructions", undecided="pass", db=tmp_path / "r.db",
+                           setup=lambda n: list(range(n)), report=tmp_path / "r.html")
+    assert result.outcome == "undecided" and result.analysis.sweep.meter == "auto"
+    assert ("counting: cannot count `_locked.<locals>.under_lock`: its closure's `lock` is a "
+            "_thread.lock, which cannot be sent to the counting process; time alone decides"
+            ) in result.message.splitlines()
+    assert "Traceback" not in result.message

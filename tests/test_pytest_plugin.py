@@ -78,6 +78,25 @@ def test_it(scaling):
                                  "*report: *scaling-1.html*"])
 
 
+def test_a_closure_and_a_lambda_setup_are_counted_by_value(pytester: pytest.Pytester) -> None:
+    """A closure defined in the test, inserting at the front of a list it closes over, with
+    a lambda setup: sent to Valgrind's child Python by value, counted, and failed as n²."""
+    result = _run(pytester, '''
+def test_it(scaling):
+    out = []
+
+    def front(xs):
+        for x in xs:
+            out.insert(0, x)
+        out.clear()
+    scaling.check(front, at_most="n", meter="instructions", sizes=[1000, 2000, 4000, 8000],
+                  repeat=2, setup=lambda n: list(range(n)))
+''')
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ScalingError: gate failed: *faster than the allowed n*",
+                                 "*verdict: quadratic: the work grows as n²*"])
+
+
 def test_linear_passes_n_log_n(pytester: pytest.Pytester) -> None:
     """A linear function passes at_most="n log n" and its report lands in the test's tmp_path."""
     result = _run(pytester, f'''

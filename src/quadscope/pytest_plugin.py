@@ -18,6 +18,10 @@ passes `--strict-markers`) takes `assert_scales`'s arguments. With a target,
 before its body runs (a failed gate is the test's failure); without one,
 `@pytest.mark.scales(at_most="n", budget_s=5)`, its keywords are the defaults
 of every `scaling.check` in that test (a keyword given to `check` wins).
+A target or setup may be a lambda or a closure defined in the test: when the
+work is counted, it is sent to Valgrind's child Python by value
+(`measure.pycount`), and where it cannot be (its closure holds a lock) the
+undecided sentence says so.
 """
 
 from __future__ import annotations
