@@ -80,7 +80,7 @@ def load(ref):
 
 # Both drivers' start, in the child: argv = marks library, sys.path (JSON), the function's
 # ref, the setup's or "", then what to count (one run's sizes, or a JSON list of them).
-# `argument` is pyfunc's: setup(n, m), else n, else the sizes spread over the call.
+# `prepared` calls as pyfunc does: setup(n, m), else n, else the sizes spread as func(n, m).
 _PRELUDE = """\
 import ctypes, importlib, json, os, sys
 lib, path, target, setup, what = sys.argv[1:]
@@ -185,7 +185,11 @@ def send(obj: Callable[..., Any]) -> Sent:
     name = function_name(obj)
     if ref := importable_ref(obj):
         return Sent(name, ref=ref)
-    import cloudpickle
+    try:
+        import cloudpickle
+    except ImportError:  # a dependency left out of an install by hand
+        raise CannotSend(f"cannot count `{name}`: sending a function that is not importable by "
+                         "name needs cloudpickle (`pip install cloudpickle`)") from None
 
     try:
         return Sent(name, data=cloudpickle.dumps(obj))
