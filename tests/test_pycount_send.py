@@ -282,3 +282,14 @@ def test_an_undecided_gate_says_why_counting_did_not_decide(monkeypatch: pytest.
             "_thread.lock, which cannot be sent to the counting process; time alone decides"
             ) in result.message.splitlines()
     assert "Traceback" not in result.message
+
+
+def test_counts_of_several_sizes_are_keyed_by_every_size(tmp_path: Path, no_marks: None) -> None:
+    """Over several sizes the child gets all of a run's sizes (setup(n, m)), and each dump's
+    count is keyed by them all: points sharing their last size do not collide."""
+    for pid, said, count in [(1, "1000,20", 500), (2, "2000,20", 900), (3, "x,20", 7)]:
+        (tmp_path / f"callgrind.{pid}.out").write_text(
+            f"desc: Trigger: Client Request: n={said}\nsummary: {count}\n")
+    assert Callgrind().by_size(str(tmp_path)) == {(1000, 20): 500, (2000, 20): 900}
+    with pycount.count_command()(["python:m:f:setup", "1000", "20"]) as argv:
+        assert argv[-3:] == ["m:f", "m:setup", "[1000, 20]"]
