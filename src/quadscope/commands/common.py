@@ -204,6 +204,11 @@ def emit(r: type[render.Renderer], path: str, out: bytes | Mapping[str, bytes]) 
         notice(f"wrote {len(out)} {r.name.upper()} file(s) to {visible(str(path))}")
 
 
+def terminal_width() -> int:
+    """The width every terminal report is laid out for: the terminal's ($COLUMNS), at least 40."""
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
 def print_analysis(analysis: Analysis, args: argparse.Namespace | None = None, *,
                    gap: bool = False) -> None:
     """The terminal report on stdout, as wide as the terminal ($COLUMNS), as `-v`/`--quiet` ask,
@@ -216,7 +221,7 @@ def print_analysis(analysis: Analysis, args: argparse.Namespace | None = None, *
         return
     if gap:
         sys.stdout.write("\n")
-    width = max(40, shutil.get_terminal_size((80, 24)).columns)
+    width = terminal_width()
     out = render.get_renderer(
         "terminal", color=sys.stdout.isatty(), width=width,
         verbose=bool(getattr(args, "verbose", False)), quiet=bool(getattr(args, "quiet", False)),

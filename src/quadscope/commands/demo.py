@@ -34,10 +34,17 @@ from quadscope.analyse.headline import (
     bracketed,
     exponent_text,
     label,
+    lead_fit,
+    metric_words,
     trivial,
 )
 from quadscope.classes import REGISTRY
-from quadscope.commands.common import add_store_option, open_store, print_analysis
+from quadscope.commands.common import (
+    add_store_option,
+    open_store,
+    print_analysis,
+    terminal_width,
+)
 from quadscope.units import fmt_count
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
@@ -100,14 +107,17 @@ def _fit(analysis: Analysis, variant: str, metric: str = "wall_s") -> Fit | None
     return analysis.fits.get(variant, {}).get(metric)
 
 
-def _grows(fit: Fit | None, size_word: str) -> str:
-    """'is constant', 'grows as n²', a bracket 'grows as n or n log n', or 'is not settled'."""
+def _grows(fit: Fit | None, size_word: str, how: str = "") -> str:
+    """'is constant', 'grows as n²', a bracket 'grows as n or n log n', or 'is not settled';
+    `how` (what was measured, "instructions, counted exactly") opens the parenthesis."""
     if fit is None:
         return "could not be fitted"
     k = exponent_text(fit)
-    k = f" (k = {k})" if k and not k.startswith("≥") else f" (k {k})" if k else ""
+    k = f"k = {k}" if k and not k.startswith("≥") else f"k {k}" if k else ""
+    k = ", ".join(filter(None, (how, k)))
+    k = f" ({k})" if k else ""
     if trivial(fit):
-        return "is constant"
+        return f"is constant{k}"
     if fit.confident:
         return f"grows as {label(fit.cls, size_word)}{k}"
     if bracketed(fit) and REGISTRY.index(fit.at_most) - REGISTRY.index(fit.at_least) >= 3:
@@ -137,9 +147,9 @@ def accumulate_sentence(analysis: Analysis, launches: int) -> str:
         tail = (f", so {accumulated_total(fit, launches)}" if fit is not None
                 else f" after {launches} launches")
         if counted is not None:
-            parts.append(f"the {who}'s work per launch ({work}, counted exactly), against "
-                         f"the launch index i, {_grows(counted, 'i')}; its wall time per "
-                         f"launch {_grows(fit, 'i')}{tail}")
+            parts.append(f"the {who}'s work per launch, against the launch index i, "
+                         f"{_grows(counted, 'i', f'{work}, counted exactly')}; its wall time "
+                         f"per launch {_grows(fit, 'i')}{tail}")
             continue
         parts.append(f"the {who}'s wall time per launch, against the launch index i, "
                      f"{_grows(fit, 'i')}{tail}")
@@ -149,25 +159,31 @@ def accumulate_sentence(analysis: Analysis, launches: int) -> str:
 def sizes_sentence(analysis: Analysis) -> str:
     """What story 2 shows: A's class, then how much faster B is and how that gap grows with n.
 
+    Each side's class is the one its headline leads with (`headline.lead_fit`): the
+    work, counted exactly, when its class is settled or bracketed, else the time.
     The gap is the measured B/A wall-time ratio at the smallest and the largest
-    n: it says what the fix is worth even when B's own class is not settled
+    n: it says what the fix is worth even when B's own time is not settled
     (its runs are mostly process start-up, so its bracket stays wide).
     """
-    b = _fit(analysis, "B")
-    says = f"Verdict: the scanning allocator's wall time {_grows(_fit(analysis, 'A'), 'n')}"
+    work = analysis.work_metric
+    a, b = (lead_fit(analysis.fits.get(v, {}), work) for v in ("A", "B"))
+    says = f"Verdict: the scanning allocator's {_lead_grows(a, work)}"
     comp = analysis.comparison
     wall = next((m for m in comp.metrics if m.metric == "wall_s"), None) if comp else None
     ratios = sorted(wall.ratios, key=lambda r: r.size_n) if wall else []
     if ratios and ratios[-1].ratio > 0:
         first, last = ratios[0], ratios[-1]
-        says += f"; the fixed one is {_faster(last.ratio)} at n = {fmt_count(last.size_n)}"
+        says += (f"; the fixed one's wall time is {_faster(last.ratio)} at "
+                 f"n = {fmt_count(last.size_n)}")
         if len(ratios) > 1 and first.ratio > 0 and first.ratio > 1.5 * last.ratio:
             says += f" (against {_faster(first.ratio)} at n = {fmt_count(first.size_n)})"
     else:
-        says += "; the fixed one's could not be compared"
+        says += "; the fixed one's wall time could not be compared"
     if b is None:
         return says + "."
-    if trivial(b):
+    if b.metric == work:
+        own = f"its own work {_grows(b, 'n')}"
+    elif trivial(b):
         own = "its own time stays flat: at these n it is process start-up"
     elif b.confident:
         own = f"its own time grows as {label(b.cls, 'n')}"
@@ -177,6 +193,14 @@ def sizes_sentence(analysis: Analysis) -> str:
         if b.reason.startswith("start-up cost dominates"):
             own += ": its runs are mostly process start-up"
     return f"{says}; {own}."
+
+
+def _lead_grows(fit: Fit | None, work: str | None) -> str:
+    """"work (instructions, counted exactly) grows as n² (k = 1.99 ± 0.00)" where the
+    headline leads with the counted work, else "wall time grows as n² (k = …)"."""
+    if fit is not None and fit.metric == work:
+        return f"work {_grows(fit, 'n', f'{work}, counted exactly')}"
+    return f"{metric_words(fit.metric) if fit else 'wall time'} {_grows(fit, 'n')}"
 
 
 def _faster(ratio: float) -> str:
@@ -200,12 +224,11 @@ def _demo(args: argparse.Namespace, store: Store) -> int:
     t0 = time.monotonic()
     paths = {name: build(name) for name in ("log_probe", "log_fixed", "first_fit",
                                              "first_fit_fixed")}
-    out = sys.stdout
+    say = _Say(sys.stdout, terminal_width())
 
-    out.write("quadscope demo 1/2: a logger that probes app.0.dat, app.1.dat, … for a free "
-              f"name on each launch (A) vs one that names files by time and pid (B), "
-              f"{plan.launches} launches each in fresh directories\n\n")
-    out.flush()
+    say("quadscope demo 1/2: a logger that probes app.0.dat, app.1.dat, … for a free "
+        f"name on each launch (A) vs one that names files by time and pid (B), "
+        f"{plan.launches} launches each in fresh directories", after="\n")
     with tempfile.TemporaryDirectory(prefix="quadscope-demo-") as tmp:
         dir_a, dir_b = Path(tmp) / "probe", Path(tmp) / "fixed"
         dir_a.mkdir()
@@ -217,12 +240,11 @@ def _demo(args: argparse.Namespace, store: Store) -> int:
         )
         acc = _sweep(spec, store, args.no_perf)
     print_analysis(acc)
-    out.write("\n" + accumulate_sentence(acc, plan.launches) + "\n\n")
+    say(accumulate_sentence(acc, plan.launches), before="\n", after="\n")
 
-    out.write("quadscope demo 2/2: a top-down allocator that scans every earlier region for "
-              "the highest free hole (A) vs one that remembers its lowest region (B), "
-              f"n = {plan.sizes[0]}..{plan.sizes[-1]} allocations\n\n")
-    out.flush()
+    say("quadscope demo 2/2: a top-down allocator that scans every earlier region for "
+        "the highest free hole (A) vs one that remembers its lowest region (B), "
+        f"n = {plan.sizes[0]}..{plan.sizes[-1]} allocations", after="\n")
     spec = SweepSpec(
         command=WORKLOADS["first_fit"].argv(paths["first_fit"]),
         vs_command=WORKLOADS["first_fit_fixed"].argv(paths["first_fit_fixed"]),
@@ -231,8 +253,23 @@ def _demo(args: argparse.Namespace, store: Store) -> int:
     )
     ff = _sweep(spec, store, args.no_perf)
     print_analysis(ff)
-    out.write("\n" + sizes_sentence(ff) + "\n")
-    out.write(f"\nBoth sweeps are stored (sweeps {acc.sweep.id} and {ff.sweep.id}): "
-              f"`quadscope show {acc.sweep.id}`, `quadscope list`. "
-              f"Demo took {time.monotonic() - t0:.0f} s.\n")
+    say(sizes_sentence(ff), before="\n")
+    say(f"Both sweeps are stored (sweeps {acc.sweep.id} and {ff.sweep.id}): "
+        f"`quadscope show {acc.sweep.id}`, `quadscope list`. "
+        f"Demo took {time.monotonic() - t0:.0f} s.", before="\n")
     return 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Say:
+    """The demo's own prose, broken between clauses to the terminal's width as the
+    reports are (`render.terminal.fit_words`), flushed before the next sweep starts."""
+
+    out: Any
+    width: int
+
+    def __call__(self, text: str, *, before: str = "", after: str = "") -> None:
+        from quadscope.render.terminal import fit_words
+
+        self.out.write(f"{before}{fit_words(text, self.width)}\n{after}")
+        self.out.flush()

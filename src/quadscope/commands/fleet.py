@@ -18,7 +18,6 @@ did.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import textwrap
 import time
@@ -27,7 +26,14 @@ from types import ModuleType
 from typing import Any
 
 from quadscope import render
-from quadscope.commands.common import STDOUT, asked_outputs, check_outputs, emit, open_store
+from quadscope.commands.common import (
+    STDOUT,
+    asked_outputs,
+    check_outputs,
+    emit,
+    open_store,
+    terminal_width,
+)
 from quadscope.doctor.base import Probe
 from quadscope.errors import PARTIAL_FLEET_EXIT, FleetError, UsageError
 from quadscope.fleet.cluster import FleetNode, alive_nodes, connect, parse_label, pinned, select_nodes
@@ -121,7 +127,7 @@ def doctor_fleet(args: argparse.Namespace, probes: Sequence[Probe], budget_s: fl
 
 
 def _width() -> int:
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
+    return terminal_width()
 
 
 class _StderrProgress:

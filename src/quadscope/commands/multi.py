@@ -25,7 +25,6 @@ answers a sweep over several sizes with.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -167,7 +166,7 @@ def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep,
     `remember` (run's writable store) keeps the verdict `list` shows."""
     from quadscope.analyse.gate import worst_exit
     from quadscope.analyse.multi_sweep import analyse_multi, judge_axis_gates, parse_axis_gates
-    from quadscope.commands.common import STDOUT, asked_outputs
+    from quadscope.commands.common import STDOUT, asked_outputs, terminal_width
     from quadscope.render import multi as text
 
     if sweep.vs_command is not None:  # A against B (commands/multi_compare.py)
@@ -185,7 +184,7 @@ def finish_multi(args: argparse.Namespace, store: Any, sweep: Sweep,
 
         store.put_blob(sweep.id, KEY, Brief(brief_text(report), runs=len(runs)).to_dict())
     if not any(path == STDOUT for _, path in outputs):
-        _print(text.terminal(report, max(40, shutil.get_terminal_size((80, 24)).columns)))
+        _print(text.terminal(report, terminal_width()))
     judged = judge_axis_gates(report, gates)
     _write(outputs, report, judged)
     if report.verdict is None:  # the terminal report said why; the exit says it to scripts

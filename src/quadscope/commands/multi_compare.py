@@ -21,7 +21,6 @@ check `run` makes before a sweep with --vs starts.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -76,13 +75,13 @@ def compare_pair(a: tuple[Sweep, Sequence[Run], str],
 
 
 def _report(args: argparse.Namespace, comp: MultiComparison, terminal_too: bool = True) -> None:
-    from quadscope.commands.common import STDOUT, asked_outputs, emit
+    from quadscope.commands.common import STDOUT, asked_outputs, emit, terminal_width
     from quadscope.render import multi_compare_html
     from quadscope.render.multi_compare import terminal, to_json
 
     outputs = asked_outputs(args)
     if terminal_too and not any(path == STDOUT for _, path in outputs):
-        width = max(40, shutil.get_terminal_size((80, 24)).columns)
+        width = terminal_width()
         sys.stdout.write(terminal(comp, width))
         sys.stdout.flush()
     for r, path in outputs:
