@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable, Sequence
 
 from tests.conftest import measurement, size_of
@@ -63,7 +64,9 @@ def test_time_left_open_is_decided_by_the_counted_work(store: Store) -> None:
                                   _counted(lambda n: 3 * n * n, 0.05))
     assert sweep.meter == "instructions" and sweep.counters == "valgrind"
     assert "time alone left the class open" in sweep.counters_note
-    assert "at 4 sizes in 200 ms (the timed sweep took" in sweep.counters_note  # 4 × 0.05 s
+    # What was counted, how, and what it cost against the timed sweep (4 × 0.05 s).
+    assert re.search(r"counted under Valgrind at 4 sizes \(200 ms, \d+% of the timed sweep's "
+                     r"\d[.\d]* s\)$", sweep.counters_note), sweep.counters_note
     # One count per size: the three smallest, the largest, and then it has settled.
     assert [size_of(a) for a in counter.calls] == [1000, 2000, 4000, 32000]
     counted = [r for r in runs if r.value("instructions") is not None]
@@ -72,6 +75,26 @@ def test_time_left_open_is_decided_by_the_counted_work(store: Store) -> None:
     assert a.work_metric == "instructions"
     assert a.fits["A"]["instructions"].cls == "n^2"
     assert a.verdict.startswith("quadratic: the work grows as n²")
+
+
+def test_the_report_says_once_what_was_counted_and_what_it_cost(store: Store) -> None:
+    """The default report says the counting note once, under the headline; -v does not say it
+    again as its "counters:" line; the time notes point at the count, not at its reason."""
+    from quadscope.render import get_renderer
+
+    sweep, runs, _ = _sweep(store, _timed(lambda n: 1e-9 * n * n + 0.01, 0.6),
+                            _counted(lambda n: 3 * n * n, 0.05))
+    a = analyse(sweep, runs)
+    for verbose in (False, True):
+        out = get_renderer("terminal", width=80, verbose=verbose).render(a)
+        assert isinstance(out, bytes)
+        flat = " ".join(out.decode().split())
+        assert flat.count("so the work was counted under Valgrind at 4 sizes") == 1, flat
+        assert ("counters:" in flat) is False
+    out = get_renderer("terminal", width=80).render(a)
+    assert isinstance(out, bytes)
+    assert ("wall_s, user_s: not settled by time alone; the instructions counted decide the "
+            "class") in " ".join(out.decode().split())
 
 
 def test_time_that_settles_is_not_counted(store: Store) -> None:

@@ -77,6 +77,22 @@ def test_an_open_axis_is_decided_by_the_work_counted_at_spanning_points(store: S
     assert classes == {"rows": "n^2", "cols": "n"}
 
 
+def test_the_report_says_what_was_counted_and_its_cost_as_the_one_size_report_does(
+        store: Store) -> None:
+    """The report over several sizes carries the one-size report's note (`text.counting_note`,
+    test_counting): why the work was counted, under what, at how many points, and what it
+    cost against the timed sweep."""
+    from quadscope.render.multi import terminal
+
+    sweep, runs, _ = _sweep(store, _timed(lambda r, c: 1e-7 * r * r * c + 0.01, 0.9),
+                            _counted(lambda r, c: 3 * r * r * c, 0.05))
+    text = terminal(analyse_multi(sweep, runs), 80)
+    flat = " ".join(text.split())
+    assert "so the work was counted under Valgrind at" in flat
+    assert "× the timed sweep's" in flat or "% of the timed sweep's" in flat
+    assert all(len(line) <= 80 for line in text.splitlines())
+
+
 def test_time_that_settles_every_axis_is_not_counted(store: Store) -> None:
     sweep, _, counter = _sweep(store, _timed(lambda r, c: 1e-7 * r * r * c, 0.01),
                                _counted(lambda r, c: 3 * r * r * c, 0.05))
@@ -130,7 +146,7 @@ def test_the_note_states_the_timed_sweeps_real_cost(store: Store) -> None:
     assert sweep.meter == "instructions"
     timed_s = _timed_s(runs)
     assert 0.01 < timed_s < 0.04
-    assert f"(the timed sweep took {fmt_seconds(timed_s)};" in sweep.counters_note
+    assert f"the timed sweep's {fmt_seconds(timed_s)})" in sweep.counters_note
     assert "took 0.0 s" not in sweep.counters_note
 
 
@@ -160,4 +176,4 @@ def test_a_resumed_sweep_states_the_timed_cost_of_its_earlier_session(store: Sto
                            counting=counting(FakeExecutor(
                                _counted(lambda r, c: 3 * r * r * c, 0.05), clock)))
     assert resumed.meter == "instructions"
-    assert f"(the timed sweep took {fmt_seconds(timed_s)};" in resumed.counters_note
+    assert f"the timed sweep's {fmt_seconds(timed_s)})" in resumed.counters_note

@@ -62,6 +62,10 @@ def _fit_label(fit: Fit, size_word: str) -> str:
 
 
 def _times(x: float) -> str:
+    """A factor above 1: "300×", "2.5×", and a near one as a share, "0.04%" (B/A 1.0004 was
+    "1× more work")."""
+    if x < 1.095:
+        return f"{(x - 1) * 100:.2g}%"
     return f"{x:.0f}×" if x >= 100 else f"{x:.3g}×"
 
 
@@ -112,16 +116,16 @@ def summarise(mc: MetricComparison, fa: Fit, fb: Fit, size_word: str = "n",
                     f"{fb.exponent:.2f} ({_fit_label(fa, size_word)} → "
                     f"{_fit_label(fb, size_word)})")
         return ChangeSummary(f"{head}; {phrase}", direction, mc.metric)
-    label = _fit_label(fa, size_word)
+    # "B kept the class of the work (instructions): n on both sides", never "(instructions) (n)".
+    label = f"{_fit_label(fa, size_word)} on both sides"
     if mc.change == "constant":
-        return ChangeSummary(f"B kept the class{of} ({label}), with a different factor; {phrase}",
+        return ChangeSummary(f"B kept the class{of}: {label}, with a different factor; {phrase}",
                              by_ratio if by_ratio != SAME else UNCLEAR, mc.metric)
     if mc.change == "offset":
-        return ChangeSummary(f"B kept the class{of} ({label}), with a different constant; "
+        return ChangeSummary(f"B kept the class{of}: {label}, with a different constant; "
                              f"{phrase}", by_ratio if by_ratio != SAME else UNCLEAR, mc.metric)
     if mc.change == "none":
-        return ChangeSummary(f"B changed nothing measurable{of} ({label}); {phrase}", SAME,
-                             mc.metric)
+        return ChangeSummary(f"B kept the growth{of}: {label}; {phrase}", SAME, mc.metric)
     side = "A" if not fa.confident else "B"
     return ChangeSummary(f"B against A is undecided{of}: {side}'s class is not settled "
                          f"({_fit_label(fa, size_word)} → {_fit_label(fb, size_word)}); {phrase}",

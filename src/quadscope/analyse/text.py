@@ -22,8 +22,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from quadscope.classes import Registry
-from quadscope.model import Doubt, DoubtValue
-from quadscope.units import fmt_bytes
+from quadscope.model import Doubt, DoubtValue, Run, Sweep
+from quadscope.units import fmt_bytes, fmt_seconds
 
 
 def fmt_n(n: float) -> str:
@@ -415,14 +415,54 @@ _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
 }
 
 
+def counted_how(counters: str) -> str:
+    """How the work was counted, as a sentence says it: "under Valgrind", "by the CPU's counter"."""
+    return {"valgrind": "under Valgrind", "perf": "by the CPU's counter"}.get(
+        counters, f"with {counters}" if counters else "")
+
+
+def counting_cost(spent_s: tuple[float, float], timed: str = "the timed sweep") -> str:
+    """What counting cost against what timing did, `spent_s` = (timing's seconds, counting's):
+    "6.77 s, 60× the timed sweep's 112 ms", "200 ms, 5% of the timed sweep's 4.05 s", or
+    "6.77 s" when timing took no time."""
+    timed_s, counted_s = spent_s
+    if timed_s <= 0:
+        return fmt_seconds(counted_s)
+    ratio = counted_s / timed_s
+    times = (f"{ratio:.0f}×" if ratio >= 10 else f"{ratio:.1f}×" if ratio >= 1
+             else f"{max(ratio * 100, 1):.0f}% of")
+    return f"{fmt_seconds(counted_s)}, {times} {timed}'s {fmt_seconds(timed_s)}"
+
+
+def work_counted(reason: str, counters: str, where: str, spent_s: tuple[float, float]) -> str:
+    """The note of a timed sweep whose work was then counted (`run.counting`'s `mark`):
+    "time alone left the class open, so the work was counted under Valgrind at 4 sizes
+    (6.77 s, 60× the timed sweep's 112 ms)". `where` is "4 sizes" or "12 points"."""
+    how = counted_how(counters)
+    return (f"{reason}, so the work was counted{' ' + how if how else ''} at {where} "
+            f"({counting_cost(spent_s)})")
+
+
+def counting_note(sweep: Sweep, runs: Sequence[Run], metric: str | None) -> str:
+    """The sweep's note on counting, for the default report of one size or several: said
+    where its work (`metric`) was counted after timing (some measured runs carry the
+    count, others not), "" otherwise (a timed sweep, or one counted as it ran: its
+    meter says so, and `-v` its note)."""
+    if not metric or not sweep.counters_note or sweep.mode == "accumulate":
+        return ""  # accumulate mode's launches counted in place: `launches.counted_text`
+    measured = [r for r in runs if not r.warmup and r.measurement.ok]
+    counted = sum(r.value(metric) is not None for r in measured)
+    return sweep.counters_note if 0 < counted < len(measured) else ""
+
+
 def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> str:
     """The sentence of one doubt (`grow_to`: the verdict's deciding size, for checks that name it)."""
     return _TEXTS[d.check](d, registry, grow_to)
 
 
 __all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "count_instead",
-           "counted_instead", "decades",
+           "counted_how", "counted_instead", "counting_cost", "counting_note", "decades",
            "doubt_text", "flat_count_note", "fmt_n", "lenses_disagree", "memory_note",
            "memory_why",
            "nothing_to_fit", "outgrows_note", "refused", "share_text", "step", "then", "tie",
-           "too_few_sizes", "vs_not_fitted"]
+           "too_few_sizes", "vs_not_fitted", "work_counted"]

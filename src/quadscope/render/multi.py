@@ -21,6 +21,8 @@ from quadscope.analyse.multi import AxisVerdict, MultiVerdict
 from quadscope.analyse.multi_sweep import MultiReport
 from quadscope.analyse.multiclass import class_label
 from quadscope.analyse.multifit import ModelFit
+from quadscope.analyse.text import counting_note
+from quadscope.meters import exact_metric
 from quadscope.model import Sweep
 from quadscope.render.safe import finite
 from quadscope.textsafe import command_text, shorten, visible
@@ -93,6 +95,14 @@ def _grid(report: MultiReport, width: int) -> list[str]:
     return out
 
 
+def counted_lines(report: MultiReport, width: int) -> list[str]:
+    """The one-size report's note on counting (`text.counting_note`), wrapped: why the work
+    was counted after timing, at how many points, and what that cost."""
+    note = counting_note(report.sweep, report.runs, exact_metric(report.sweep.meter))
+    return textwrap.wrap(visible(note), width, initial_indent="  ",
+                         subsequent_indent="  ") if note else []
+
+
 def _design_words(sw: Sweep) -> str:
     """How the points were chosen: adaptive mode's budget, the full grid, or lines and corners."""
     if sw.mode == "adaptive":
@@ -116,6 +126,7 @@ def terminal(report: MultiReport, width: int = 80) -> str:
         return "\n".join(lines) + "\n"
     lines += textwrap.wrap(f"{report.metric}: {visible(v.sentence)}", width,
                            subsequent_indent="  ")
+    lines += counted_lines(report, width)
     lines += ["", f"  {'size':<8}{'exponent':>9}  {'95% interval':<14}{'class':<18}sizes"]
     for a in v.axes:
         lo, hi = a.interval

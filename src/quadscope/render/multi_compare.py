@@ -91,10 +91,19 @@ def terminal(comp: MultiComparison, width: int = 80) -> str:
         lines += [""] if label == "A" else []
         lines += textwrap.wrap(f"{label}: {visible(said)}", width, subsequent_indent="   ")
     # Why the work was (or was not) counted: it says which metric the sides share.
-    notes = dict.fromkeys(r.sweep.counters_note for r in (comp.a, comp.b) if r.sweep.counters_note)
+    notes = side_notes(comp.a.sweep.counters_note, comp.b.sweep.counters_note)
+    lines += [""] if notes else []
     for note in notes:
-        lines += ["", *textwrap.wrap(f"note: {visible(note)}", width, subsequent_indent="  ")]
+        lines += textwrap.wrap(f"note: {visible(note)}", width, subsequent_indent="  ")
     return "\n".join(lines) + "\n"
+
+
+def side_notes(a: str, b: str) -> list[str]:
+    """Each side's note on its counters, said once: "A and B: …" when they are the same,
+    else "A: …" and "B: …" (a note on its own names no side it belongs to)."""
+    if a == b:
+        return [f"A and B: {a}"] if a else []
+    return [f"{side}: {note}" for side, note in (("A", a), ("B", b)) if note]
 
 
 def to_json(comp: MultiComparison) -> bytes:
@@ -107,4 +116,4 @@ def to_json(comp: MultiComparison) -> bytes:
     return (json.dumps(finite(doc), indent=2, allow_nan=False) + "\n").encode()
 
 
-__all__ = ["SCHEMA", "terminal", "to_json"]
+__all__ = ["SCHEMA", "side_notes", "terminal", "to_json"]

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from quadscope import __version__
 from quadscope.analyse.multi_compare import BETTER, WORSE, MultiComparison, class_text
 from quadscope.analyse.multi_sweep import MultiReport
+from quadscope.render.multi_compare import side_notes
 from quadscope.render.multi_html import headline, tone
 from quadscope.textsafe import command_text, html_text, visible
 
@@ -81,8 +82,7 @@ def body(comp: MultiComparison) -> Iterator[str]:
     facts += [("metric", comp.metric),
               ("runs", f"A {comp.a.n_runs}, B {comp.b.n_runs}"),
               ("shared points", str(len(comp.ratios)))]
-    notes = dict.fromkeys(s.counters_note for s in (a, b) if s.counters_note)
-    facts += [("note", n) for n in notes]
+    facts += [("note", n) for n in side_notes(a.counters_note, b.counters_note)]
     for k, v in facts:
         cls = " class=\"mono\"" if k in ("A", "B") else ""
         yield f"<dt>{e(k)}</dt><dd{cls}>{e(v)}</dd>"

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from quadscope.analyse.change import BETTER, WORSE, class_label
@@ -42,10 +42,12 @@ from quadscope.analyse.headline import (
     bracket_text,
     bracketed,
     exponent_text,
+    lead_fit,
     trivial,
     work_note,
 )
 from quadscope.analyse.launches import counted_text
+from quadscope.analyse.text import counting_note
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.meters import REGISTRY as METERS
@@ -199,17 +201,25 @@ def fit_words(text: str, width: int, indent: str = "  ") -> str:
 def _sweep_line(analysis: Analysis, width: int) -> Text:
     sw = analysis.sweep
     sizes = sorted({r.size_n for r in analysis.runs if not r.warmup})
-    word = "launches" if sw.mode == "accumulate" else "n"
-    span = f"{word} {fmt_count(sizes[0])}..{fmt_count(sizes[-1])} ({len(sizes)} sizes)" \
-        if sizes else "no sizes"
+    if not sizes:
+        span = "no sizes"
+    elif sw.mode == "accumulate":  # launches 1..600 are 600 launches, not "600 sizes"
+        span = f"launches {fmt_count(sizes[0])}..{fmt_count(sizes[-1])}"
+    else:
+        span = f"n {fmt_count(sizes[0])}..{fmt_count(sizes[-1])} ({len(sizes)} sizes)"
     extra = [f"{k} {visible(v)}" for k, v in (("setup", sw.setup), ("prepare", sw.prepare)) if v]
     if sw.cpus:
         extra.append(f"CPUs {','.join(map(str, sw.cpus))}")
-    if sw.meter != METERS.default.name:
-        extra.append(f"meter {sw.meter} ({sw.counters})")
-    tail = f" · {span} · {len(analysis.runs)} runs" + "".join(f" · {e}" for e in extra)
-    # The name yields to the facts: cut so the line fits, never below 20 characters.
-    room = max(width - len(f"sweep {sw.id} ") - len(tail), 20)
+    meter = [f"meter {sw.meter} ({sw.counters})", f"meter {sw.meter}"] \
+        if sw.meter != METERS.default.name else [""]
+    for said in meter:  # the counter's name (valgrind, perf) is the first to go for room
+        tail = (f" · {span} · {len(analysis.runs)} runs"
+                + "".join(f" · {e}" for e in [*extra, said] if e))
+        room = width - len(f"sweep {sw.id} ") - len(tail)
+        if room >= 20:
+            break
+    # The name yields to the facts: cut so the line fits, never below 12 characters.
+    room = max(room, 12)
     name = f" {shorten(visible(sw.name), room)}" if sw.name else ""
     return _line(f"sweep {sw.id}{name}{tail}", "dim")
 
@@ -257,14 +267,28 @@ def compact_table(analysis: Analysis, shown: Sequence[str], width: int) -> Table
     return fit_columns(None, cols, rows, width)
 
 
-def short_note(fit: Fit, word: str, compact: bool = False) -> str:
-    """One short note for an unsettled fit: what would settle it, else its reason."""
+def short_note(fit: Fit, word: str, compact: bool = False, counted: str | None = None) -> str:
+    """One short note for an unsettled fit: what would settle it, else its reason. A time
+    metric beside `counted`, a work count whose settled class the headline leads with,
+    says only that (its reason, often many lines, is -v's): the time notes of such a
+    sweep once repeated "the work was counted exactly" once per time metric."""
     if fit.confident:
         return ""
+    if counted and fit.metric in _TIMES:
+        return f"not settled by time alone; the {counted} counted decide the class (-v: why)"
     if fit.decide_n:
         to = "" if compact else "a sweep to "
         return f"not settled; {to}{word} = {fmt_count(fit.decide_n)} would decide"
     return f"not settled: {fit.reason}" if fit.reason else "not settled"
+
+
+_TIMES = ("wall_s", "cpu_s", "user_s", "sys_s")  # the time metrics a work count decides for
+
+
+def _counted_lead(fits: Mapping[str, Fit], work: str | None) -> str | None:
+    """The work metric when the headline leads with its settled class, else None."""
+    lead = lead_fit(fits, work)
+    return work if lead is not None and lead.metric == work and lead.confident else None
 
 
 def full_table(analysis: Analysis, variant: str, width: int) -> Table:
@@ -377,6 +401,8 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
     if analysis.sweep.mode == "accumulate" and (launches := counted_text(
             analysis.runs, analysis.work_metric)):
         yield _line(fit_words(launches, width), "dim")  # which launches were counted in place
+    if counted := counting_note(analysis.sweep, analysis.runs, analysis.work_metric):
+        yield _line(fit_words(visible(counted), width), "dim")  # why, where, what it cost
     if analysis.profile is not None and (said := analysis.profile.culprit_sentence):
         yield _line(fit_words(visible(said), width), "bold")  # the user's function, first
     yield _sweep_line(analysis, width)
@@ -396,15 +422,17 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
     two = "B" in analysis.fits and len(analysis.fits) > 1
     notes: dict[tuple[str, str], list[str]] = {}  # one line per (variant, note): metrics joined
     for variant, fits in analysis.fits.items():
+        counted = _counted_lead(fits, analysis.work_metric)
         for metric in shown:
             fit = fits.get(metric)
-            if fit is not None and (note := short_note(fit, word)):
+            if fit is not None and (note := short_note(fit, word, counted=counted)):
                 notes.setdefault((variant, note), []).append(metric)
     for (variant, note), names in notes.items():
         line = f"{variant + ' ' if two else ''}{', '.join(names)}: {note}"
         if len(line) > width:  # the same note in fewer words before any is cut
-            fit = analysis.fits[variant][names[0]]
-            line = f"{variant + ' ' if two else ''}{', '.join(names)}: {short_note(fit, word, True)}"
+            fits = analysis.fits[variant]
+            line = (f"{variant + ' ' if two else ''}{', '.join(names)}: "
+                    f"{short_note(fits[names[0]], word, True, _counted_lead(fits, analysis.work_metric))}")
         yield _line(fit_words(line, width), "yellow")  # still too long: two lines, not "dec…"
     extra = []
     hidden = sum(1 for fs in analysis.fits.values() for m in fs if m not in shown)
@@ -425,8 +453,8 @@ def _verbose(analysis: Analysis, width: int, sizes: bool = False, metric: str | 
              ) -> Iterable[RenderableType]:
     from rich.text import Text
     sw = analysis.sweep
-    if sw.counters_note:
-        yield Text(f"counters: {visible(sw.counters_note)}", style="dim")
+    if sw.counters_note and not counting_note(sw, analysis.runs, analysis.work_metric):
+        yield Text(f"counters: {visible(sw.counters_note)}", style="dim")  # not said twice
     if cleanup := sw.host.run_cleanup:  # measure/resident.py: what no-orphans used
         how = {"cgroup": "every process it started (a cgroup per launcher)",
                "subreaper": "every process it started (child subreaper)"}.get(

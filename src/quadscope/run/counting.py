@@ -85,12 +85,12 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from quadscope.analyse.text import work_counted
 from quadscope.errors import ProgramError
 from quadscope.meters.base import Cost, Measuring
 from quadscope.model import Run, Sweep
 from quadscope.run.multicount import PointCountPlan
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
-from quadscope.units import fmt_seconds
 
 MAX_SIZES = 8  # counts at more sizes than this add cost, not evidence
 MIN_COUNTED = 3  # fewer counted sizes than this cannot class the work
@@ -433,12 +433,6 @@ def exact_plan(variants: Sequence[str], start_n: int, *, metric: str, cost: Cost
                      reason="the meter counts the work", extend=EXACT_EXTEND, cap_growth=True)
 
 
-def _took(spent_s: tuple[float, float]) -> str:
-    """Counting's and the timed sweep's seconds as the note says them: in the unit that shows
-    them (a timed sweep of 40 ms is not "0.0 s")."""
-    return f"{fmt_seconds(spent_s[1])} (the timed sweep took {fmt_seconds(spent_s[0])}"
-
-
 def _same_job(run: Run, job: PlannedRun) -> bool:
     return (run.variant, run.size_n, run.repeat, run.warmup) == (
         job.variant, job.size_n, job.repeat, job.warmup)
@@ -506,10 +500,9 @@ class Counting:
         if all(len(sizes) >= MIN_COUNTED for sizes in counted.values()):
             return dataclasses.replace(
                 sweep, meter=self.meter, counters=measuring.counters,
-                counters_note=f"{plan.reason}, so the work was counted at "
-                              f"{min(len(s) for s in counted.values())} sizes in "
-                              f"{_took(spent_s)}; "
-                              f"{measuring.note})")
+                counters_note=work_counted(plan.reason, measuring.counters,
+                                           f"{min(len(s) for s in counted.values())} sizes",
+                                           spent_s))
         return dataclasses.replace(sweep, counters_note=(
             f"{plan.reason}, and counting the work ({measuring.counters}) "
             f"at {MIN_COUNTED} sizes did not fit in the sweep's own time: "
@@ -525,9 +518,8 @@ class Counting:
         if counted >= MIN_POINTS:
             return dataclasses.replace(
                 sweep, meter=self.meter, counters=measuring.counters,
-                counters_note=f"{plan.reason}, so the work was counted at {counted} points in "
-                              f"{_took(spent_s)}; "
-                              f"{measuring.note})")
+                counters_note=work_counted(plan.reason, measuring.counters,
+                                           f"{counted} points", spent_s))
         return dataclasses.replace(sweep, counters_note=(
             f"{plan.reason}, and counting the work ({measuring.counters}) at the "
             f"{MIN_POINTS} points a fit needs did not fit in the sweep's own time "
