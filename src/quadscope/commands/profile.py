@@ -19,6 +19,7 @@ stored results are untouched either way.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from quadscope.commands.common import add_store_option, open_store
 from quadscope.errors import FitRefusedError, ToolMissingError, UsageError
 from quadscope.textsafe import visible
+from quadscope.units import fmt_seconds
 
 if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays cheap
     from rich.text import Text
@@ -57,7 +59,7 @@ def register(sub: Any) -> None:
                    help="sizes to profile [4–5 of the sweep's sizes, spread geometrically]")
     p.add_argument("--out", dest="profile_out", metavar="DIR", default=None,
                    help="where folded stacks and the flame graph go "
-                        "[<db dir>/profile/sweep-<id>]")
+                        "[<db dir>/profile/<db name>-sweep-<id>]")
     p.add_argument("--callgrind", choices=("auto", "on", "off"), default="auto",
                    help="count a native program's functions exactly under valgrind's callgrind "
                         "at its smallest sizes [auto: when valgrind is installed and the counts "
@@ -80,7 +82,23 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
     db = as_location(getattr(args, "db", None))
     # A store on a server has no folder of its own: the stacks go beside the default one.
     folder = db.parent if isinstance(db, Path) else default_db_path(env={}).parent
-    return folder / "profile" / f"sweep-{sweep.id}"
+    return folder / "profile" / profile_dir_name(db, sweep.id)
+
+
+def profile_dir_name(db: Path | str, sweep_id: int) -> str:
+    """A sweep's profile folder, unique among the stores whose folders it shares: sweep ids
+    count from 1 in every store, so two stores side by side (`--db a.db`, `--db b.db`, or a
+    server's databases, whose stacks all go beside the default store) each had a
+    `profile/sweep-1`, the second overwriting the first. Named by the store: "a-sweep-1",
+    "results-sweep-1", a server's "<database>-sweep-1"."""
+    if isinstance(db, Path):
+        tag = db.stem
+    else:
+        from urllib.parse import urlsplit
+
+        tag = urlsplit(db).path.strip("/") or urlsplit(db).hostname or "server"
+    tag = re.sub(r"[^A-Za-z0-9._-]+", "_", tag).strip("._") or "store"
+    return f"{tag}-sweep-{sweep_id}"
 
 
 def _profile(args: argparse.Namespace, stored: Sweep, store: Store,
@@ -217,8 +235,8 @@ def profile_stored(args: argparse.Namespace, sweep: Sweep, store: Store) -> Attr
 
     attribution = _profile(args, sweep, store)
     console = Console(file=sys.stderr, highlight=False)
-    for item in footer(attribution):
-        console.print(item)
+    for item in footer(attribution, console.width):
+        console.print(item, no_wrap=True)
     return attribution
 
 
@@ -249,36 +267,42 @@ def profile_axes(args: argparse.Namespace, sweep: Sweep, store: Store) -> list[A
         table = culprits_table(a.culprits, console.width, limit=5)
         if table is not None:
             console.print(table)
-        for item in footer(a):
-            console.print(item)
+        for item in footer(a, console.width):
+            console.print(item, no_wrap=True)
     return out
 
 
-def footer(a: Attribution) -> list[Text]:
+def footer(a: Attribution, width: int = 80) -> list[Text]:
+    """Where the profile went, then its page faults, overhead and notes: each a paragraph
+    broken between clauses to `width` with its continuations indented (`fit_words`), as
+    the report's own notes, not cut mid-word by the console with trailing spaces."""
     from rich.text import Text
 
-    out = [Text(f"flame graph: {visible(a.flame_svg_path)}")] if a.flame_svg_path else []
+    from quadscope.render.terminal import fit_words
+
+    said: list[tuple[str, str]] = []
+    if a.flame_svg_path:
+        said.append((f"flame graph: {visible(a.flame_svg_path)}", ""))
     if a.folded:
         where = Path(a.folded[0]).parent
-        out.append(Text(f"folded stacks: {visible(str(where))}/folded-n<N>.txt, one per size", style="dim"))
-    for s in a.fault_sentences:
-        out.append(Text(f"page faults: {visible(s)}", style="bold"))
+        said.append((f"folded stacks: {visible(str(where))}/folded-n<N>.txt, one per size",
+                     "dim"))
+    said += [(f"page faults: {visible(s)}", "bold") for s in a.fault_sentences]
     if a.overhead:
         o = a.overhead
-        out.append(Text(
-            f"profiler overhead at n={o.size_n}: {o.plain_wall_s:.3f} s → "
-            f"{o.profiled_wall_s:.3f} s under {a.sampler} ({o.ratio:.2f}×), plus "
-            f"{o.startup_s:.1f} s per recording to start it", style="dim"))
-    for note in a.notes:
-        out.append(Text(f"note: {visible(note)}", style="yellow"))
-    return out
+        said.append((f"profiler overhead at n = {o.size_n}: {fmt_seconds(o.plain_wall_s)} → "
+                     f"{fmt_seconds(o.profiled_wall_s)} under {a.sampler} ({o.ratio:.2f}×), "
+                     f"plus {fmt_seconds(o.startup_s)} per recording to start it", "dim"))
+    said += [(f"note: {visible(note)}", "yellow") for note in a.notes]
+    return [Text(fit_words(text, width), style=style, no_wrap=True, overflow="ellipsis")
+            for text, style in said]
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from quadscope.render.terminal import culprits_table
+    from quadscope.render.terminal import culprits_table, fit_words
 
     with open_store(args) as store:
         sweep = store.get_sweep(args.run_ref)
@@ -290,12 +314,13 @@ def run(args: argparse.Namespace) -> int:
     n0, n1 = attribution.sizes[0], attribution.sizes[-1]
     console.print(Text(f"sampled at n = {n0}..{n1} with {attribution.sampler}", style="dim"))
     if attribution.culprit_sentence:
-        console.print(Text(visible(attribution.culprit_sentence), style="bold"))
+        console.print(Text(fit_words(visible(attribution.culprit_sentence), console.width),
+                           style="bold"), no_wrap=True)
     table = culprits_table(attribution.culprits, console.width, limit=10)
     if table is not None:
         console.print(table)
     else:
         console.print("no function holds a visible share of the time at the largest n")
-    for item in footer(attribution):
-        console.print(item)
+    for item in footer(attribution, console.width):
+        console.print(item, no_wrap=True)
     return 0

@@ -204,6 +204,9 @@ class PerfSampler:
         cmd = [self.setup.perf, "record", "-q", "-B", "-N", *event_args, "-o", str(data_path),
                "--", *self._argv(argv, repeats)]
         self._load_kernel_symbols()
+        # perf keeps an existing file as `<name>.old`: a re-recording (too few samples, or
+        # DWARF after frame pointers) would leave one beside every size it retook.
+        data_path.unlink(missing_ok=True)
         t0 = time.monotonic()
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, check=False,

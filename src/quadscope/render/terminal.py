@@ -385,7 +385,8 @@ def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
         k = c.self_exponent
         name = visible(culprit_name(c))
         name = name if len(name) <= cap else "…" + name[-(cap - 1):]
-        rows.append([name, class_label(c.self_class),
+        cls = "?" if c.self_class == INCONCLUSIVE else class_label(c.self_class)  # as the tables
+        rows.append([name, cls,
                      f"{100 * c.superlinear_share:.1f}%", f"{100 * c.growth_share:.1f}%",
                      f"{100 * c.share_at_max:.1f}%", "—" if k is None else f"{k:.2f}",
                      visible(c.dso)])
