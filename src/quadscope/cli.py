@@ -123,7 +123,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="quadscope",
         description="Empirical scaling profiler: sweep a command over n and fit how it grows.",
-        epilog="exit codes:\n" + "\n".join(f"  {code:>3}  {text}" for code, text in exit_codes().items()),
+        epilog=exit_codes_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"quadscope {__version__}")
@@ -136,6 +136,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if c.name not in registering.added:
             sub.add_parser(c.name, help=c.help)
     return parser
+
+
+def exit_codes_text() -> str:
+    """The exit codes under `quadscope --help`, each broken to the terminal's width as
+    argparse breaks its own help (its width less 2), continuations under the text."""
+    import shutil
+    import textwrap
+
+    width = max(shutil.get_terminal_size((80, 24)).columns - 2, 40)
+    return "exit codes:\n" + "\n".join(
+        textwrap.fill(text, width, initial_indent=f"  {code:>3}  ", subsequent_indent=" " * 7)
+        for code, text in exit_codes().items())
 
 
 def _command_named(args: Sequence[str]) -> str:

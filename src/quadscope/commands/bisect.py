@@ -50,9 +50,11 @@ if TYPE_CHECKING:
 EPILOG = """\
 examples:
   quadscope bisect v1.0 HEAD --build 'make prog' --sizes 1e3..64e3 -- ./prog {n}
-  quadscope bisect v1.0 main --meter instructions --sizes 100..3200 -- python3 algo.py {n}
-  quadscope bisect v1.0 HEAD --fail-above 'n log n' --sizes 1e3..1e5 -- ./prog {n}
-  quadscope bisect v1.0 HEAD --like 12 --build make   # command, sizes, meter of sweep 12
+  quadscope bisect v1.0 main --meter instructions --sizes 100..3200 \\
+      -- python3 algo.py {n}
+  quadscope bisect v1.0 HEAD --fail-above 'n log n' --sizes 1e3..1e5 -- ./p {n}
+  # the command, sizes and meter of stored sweep 12:
+  quadscope bisect v1.0 HEAD --like 12 --build make
 Each commit is built and swept in a temporary worktree; a commit whose build
 fails or whose class cannot be decided is skipped, never blamed.
 """
@@ -62,7 +64,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("bisect", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Find the first commit between GOOD and BAD whose growth "
-                       "class exceeds GOOD's (or --fail-above's), by binary search.")
+                       "class exceeds GOOD's\n(or --fail-above's), by binary search.")
     p.add_argument("good", metavar="GOOD", help="a commit whose growth is as it should be")
     p.add_argument("bad", metavar="BAD", help="a later commit whose growth is worse")
     add_build_options(p)

@@ -19,6 +19,7 @@ import argparse
 import dataclasses
 import os
 import sys
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # the rest is imported where used: `quadscope --help` stays c
     from quadscope.doctor.runner import Tools
 
 EPILOG = f"""\
-probes: {", ".join(probe_names())}
+{textwrap.fill("probes: " + ", ".join(probe_names()), 78, subsequent_indent="  ")}
 examples:
   quadscope doctor --quick
   quadscope doctor --only clock,mmap --json doctor.json

@@ -49,11 +49,14 @@ examples:
   quadscope run --sizes 100,200,400,800 --vs './fixed {n}' -- ./prog {n}
   quadscope run --accumulate --runs 200 -- ./launcher
   quadscope run --budget 60 --predict 30000 -- python3 script.py {n}
-  quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc {n}   # a Python function
-  quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc:make_input {n}   # with setup(n)
-  quadscope run --meter instructions --sizes 1e3..1e4 -- ./prog {n}   # exact counts
+  # a Python function, then one whose argument make_input(n) builds, untimed:
+  quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc {n}
+  quadscope run --sizes 1e3..64e3 -- python:mymodule:myfunc:make_input {n}
+  # the work's instructions counted exactly, whatever it costs:
+  quadscope run --meter instructions --sizes 1e3..1e4 -- ./prog {n}
+  # two sizes at once, over a grid, then adaptively from a start:
   quadscope run --sizes rows=50..400 --sizes cols=4..32 -- ./prog {rows} {cols}
-  quadscope run --budget 30 --start rows=100 --start cols=4 -- ./prog {rows} {cols}
+  quadscope run --budget 30 --start rows=100 --start cols=4 -- ./p {rows} {cols}
 The command after -- is run directly, never through a shell, unless --shell.
 A second command after a standalone --vs inside the tail is swept as B:
   quadscope run --sizes 1e3..1e5 -- ./slow {n} --vs ./fast {n}
