@@ -239,19 +239,20 @@ def report_body(analysis: Analysis, data: ReportData, *, ids: str = "",
     if data.table:
         yield "<h2>How each metric grows</h2>"
         two = len({r["variant"] for r in data.table}) > 1
+        predicted = any(r["prediction"] != "—" for r in data.table)  # only with --predict
         head = (["variant"] if two else []) + [
-            "metric", "class", "exponent k ± half-width [95%]", "a (offset)", "b", "r²",
-            "prediction", "runs fitted"]
+            "metric", "class", "exponent k [95%]", "a (offset)", "b", "r²",
+            *(["prediction"] if predicted else []), "runs fitted"]
         rows, classes = [], []
         for r in data.table:
             cells = ([r["variant"]] if two else []) + [
-                r["metric"], r["class"], r["k"], r["a"], r["b"], r["r2"], r["prediction"],
-                r["points"]]
+                r["metric"], r["class"], r["k"], r["a"], r["b"], r["r2"],
+                *([r["prediction"]] if predicted else []), r["points"]]
             rows.append(cells)
             classes.append("" if r["confident"] else "inconclusive")
         off = 1 if two else 0
-        yield _table(head, rows, num={off + 3, off + 4, off + 5, off + 7}, row_cls=classes,
-                     nowrap={off + 1, off + 2})
+        yield _table(head, rows, num={off + 3, off + 4, off + 5, off + 6 + predicted},
+                     row_cls=classes, nowrap={off + 1, off + 2})
         reasons = [r for r in data.table if r["reason"]]
         if reasons:
             yield "<ul class=\"notes\">" + "".join(

@@ -103,6 +103,7 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[Plot]:
     resid: list[Layer] = []
     slopes: list[str] = []
     growing_any = False
+    settled_flat = True  # every flat panel drawn is a settled fit, not a candidate's b = 0
     sizes_all = [float(r.size_n) for v in variants for r in analysis.measured(v)]
     geo = geometric(sizes_all)
     for v in variants:
@@ -125,7 +126,10 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[Plot]:
         ns, yhat, lo, hi = band.ns, band.mean, band.lo, band.hi
         dash = fit.cls == INCONCLUSIVE
         name = class_label(cls, word)
-        flabel = (f"best candidate {name} (not settled)" if dash
+        # A candidate whose growing part was fitted 0 is drawn flat: its name alone read as
+        # a growing line ("best candidate n log n" on a level dash).
+        flat = " with b = 0" if dash and shape.growing and b <= 0 else ""
+        flabel = (f"best candidate {name}{flat} (not settled)" if dash
                   else "fit: constant" if cls == "1" else f"fit: a + b·{name}") + suffix
         # Every metric is a time, a size or a count: a run cannot fall below 0.
         cost.insert(0, Area(rnd_tuple(ns), rnd_tuple(np.maximum(lo, 0.0)), rnd_tuple(hi), color,
@@ -140,6 +144,7 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[Plot]:
             resid.append(Points(color, label, "residual %", y=rnd_tuple(rel), rows=v,
                                 metric=metric))
         if not shape.growing or b <= 0:
+            settled_flat = settled_flat and not dash
             positive = arr > 0
             growth.append(Points(color, label, metric, y=rnd_tuple(np.where(positive, arr, np.nan)),
                                  rows=v, metric=metric))
@@ -191,7 +196,9 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[Plot]:
         title = f"growing part y − a, log-log: {', '.join(slopes) or 'no exponent fitted'}"
         ylabel = f"{metric} − a (log)"
     else:
-        title = f"log-log: {metric} is constant, no slope to draw"
+        title = (f"log-log: {metric} is constant, no slope to draw" if settled_flat else
+                 f"log-log: no growing part was fitted to {metric}, no slope to draw "
+                 "(not settled)")
         ylabel = f"{ylab} (log)"
     plots.append(with_floors(Plot(f"{metric}-loglog", "loglog", metric, title, f"{word} (log)",
                                   ylabel, True, True, "count", unit, tuple(growth))))

@@ -35,9 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quadscope.analyse.analysis import Analysis
+from quadscope.analyse.analysis import Analysis, peaks
 from quadscope.analyse.curves import drawn
-from quadscope.analyse.headline import class_text
+from quadscope.analyse.headline import class_text, exponent_text
 from quadscope.measure.host import shown_host
 from quadscope.model import METRICS, Fit
 from quadscope.render.extras import PALETTE as PALETTE
@@ -141,16 +141,14 @@ def _ratio_plot(mc: Any, word: str) -> Plot:
 def _table(analysis: Analysis, word: str) -> list[dict[str, Any]]:
     rows = []
     for v, fits in analysis.fits.items():
+        top = peaks(analysis.measured(v))
         for metric in METRICS:
             fit = fits.get(metric)
             if fit is None:
                 continue
-            k = "—"
-            if fit.exponent is not None:
-                k = f"{fit.exponent:.2f}"
-                if fit.exponent_ci is not None:
-                    lo, hi = fit.exponent_ci
-                    k += f" ± {(hi - lo) / 2:.2f} [{lo:.2f}, {hi:.2f}]"
+            # The terminal's exponent cell ("1.24 [0.00, 3.30]", "—" flat, "≥ 4" at the
+            # search's edge): "0.28 ± 2.00 [0.00, 4.00]" read as a symmetric interval.
+            k = exponent_text(fit, top.get(metric)) or "—"
             co = drawn(fit)
             pred = "—"
             if fit.prediction is not None:
