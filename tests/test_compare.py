@@ -55,7 +55,7 @@ def test_quadratic_to_linear_is_class_change_with_crossover() -> None:
     assert mc.change == "class"
     assert (mc.class_a, mc.class_b) == ("n^2", "n")
     assert mc.crossover_n == pytest.approx(27.9, rel=0.15)
-    assert mc.summary.startswith("wall_s: B grows as n where A grows as n^2; B is faster beyond n ≈ ")
+    assert mc.summary.startswith("wall_s: B grows as n where A grows as n²; B is faster beyond n ≈ ")
 
 
 def test_added_constant_is_offset() -> None:

@@ -118,10 +118,10 @@ def test_compare_calls_a_class_change_when_b_outgrows_a_bracketed_a() -> None:
     a = fit("wall_s", INCONCLUSIVE, 1.1, (0.8, 1.3), "n", "n log n")
     mc = compare_metric("wall_s", sizes, [s for s in sizes], a, sizes, [s * s for s in sizes], b)
     assert mc.change == "class"
-    assert mc.summary.startswith("wall_s: B grows as n^2 or faster where A grows as n log n "
+    assert mc.summary.startswith("wall_s: B grows as n² or faster where A grows as n log n "
                                  "at most (A's class is not settled)")
     back = compare_metric("wall_s", sizes, [s * s for s in sizes], b, sizes, list(sizes), a)
-    assert back.change == "class" and "n log n at most where A grows as n^2" in back.summary
+    assert back.change == "class" and "n log n at most where A grows as n²" in back.summary
 
 
 WORK_N2 = fit("instructions", "n^2", 2.0, (1.99, 2.01))

@@ -209,6 +209,12 @@ def _bracket(fit: Fit) -> tuple[str, str] | None:
     return (lo, hi) if lo in REGISTRY and hi in REGISTRY else None
 
 
+def _label(cls: str) -> str:
+    """A class as every report writes it in a sentence: "n²", not its name "n^2"."""
+    growth = REGISTRY.get(cls)
+    return growth.label if growth is not None else cls
+
+
 def _brackets_apart(fit_a: Fit, fit_b: Fit, exact: bool = False) -> str | None:
     """"n² or faster where A grows as n log n at most" when the two sides' brackets of
     supported classes do not overlap, else None. A timed flat side scatters (as for
@@ -217,19 +223,19 @@ def _brackets_apart(fit_a: Fit, fit_b: Fit, exact: bool = False) -> str | None:
     if ba is None or bb is None or (not exact and "1" in (fit_a.cls, fit_b.cls)):
         return None
     if REGISTRY.index(bb[0]) > REGISTRY.index(ba[1]):
-        return f"{bb[0]} or faster where A grows as {ba[1]} at most"
+        return f"{_label(bb[0])} or faster where A grows as {_label(ba[1])} at most"
     if REGISTRY.index(bb[1]) < REGISTRY.index(ba[0]):
-        return f"{bb[1]} at most where A grows as {ba[0]} or faster"
+        return f"{_label(bb[1])} at most where A grows as {_label(ba[0])} or faster"
     return None
 
 
 def _changed_class(metric: str, fit_a: Fit, fit_b: Fit, cross: float | None) -> str:
     """The summary of a change of class (or of exponent within one class)."""
     if fit_a.cls != fit_b.cls:
-        text = f"{metric}: B grows as {fit_b.cls} where A grows as {fit_a.cls}"
+        text = f"{metric}: B grows as {_label(fit_b.cls)} where A grows as {_label(fit_a.cls)}"
     else:
         text = (
-            f"{metric}: both fit {fit_a.cls}, but B's exponent {fit_b.exponent:.2f} differs "
+            f"{metric}: both fit {_label(fit_a.cls)}, but B's exponent {fit_b.exponent:.2f} differs "
             f"from A's {fit_a.exponent:.2f}"
         )
     if cross is not None:
