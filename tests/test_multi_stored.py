@@ -32,6 +32,22 @@ def test_export_writes_the_several_size_document_show_writes(tmp_path, store, cl
     assert [a["class"] for a in exported["axes"]] == ["n^2", "n"]
 
 
+def test_report_writes_the_several_size_document_not_a_one_size_page(tmp_path, store, clock,
+                                                                     monkeypatch):
+    """`report` of a sweep over several sizes once drew it as a one-size sweep of its first
+    axis ("sizes 4: 10, 20, 40, 80", a verdict in n alone); it writes what `export` does."""
+    sweep_id = _stored(store, clock)
+    db = str(tmp_path / "results.db")
+    assert main(["report", "--db", db, str(sweep_id), "--json", str(tmp_path / "r.json")]) == 0
+    reported = json.loads((tmp_path / "r.json").read_text())
+    assert reported["format"] == "quadscope.multi/1"
+    assert [a["axis"] for a in reported["axes"]] == ["n", "m"]
+    monkeypatch.chdir(tmp_path)  # with no output option: quadscope-<id>.html, the several-size page
+    assert main(["report", "--db", db, str(sweep_id)]) == 0
+    page = (tmp_path / f"quadscope-{sweep_id}.html").read_text()
+    assert "How the cost grows in each size" in page
+
+
 def test_compare_refuses_an_exported_sweep_over_several_sizes_in_one_sentence(
         tmp_path, store, clock, capsys):
     sweep_id = _stored(store, clock)

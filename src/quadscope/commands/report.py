@@ -3,7 +3,8 @@
 Contract: reads the sweep, its runs and its attached results (profile, doctor,
 each probe's plot lines) from the store (`common.analyse_stored`), analyses
 once and hands the `Analysis` to the renderers the output options ask for;
-nothing is re-run. With no output option it writes `quadscope-<id>` with the
+nothing is re-run. A sweep over several sizes gets its own report, as `export`
+writes it (`commands.multi.export_multi`). With no output option it writes `quadscope-<id>` with the
 extension of `render.DEFAULT_REPORT` (the HTML page) in the current directory.
 """
 
@@ -38,9 +39,12 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     store = open_store(args, readonly=True)
     sweep = store.get_sweep(args.run)
-    analysis = analyse_stored(store, sweep)
     if not asked_outputs(args):
         default = render.renderer_class(render.DEFAULT_REPORT)
         setattr(args, default.name, f"quadscope-{sweep.id}{default.extension}")
-    write_outputs(args, analysis)
+    if sweep.axes:  # several sizes: their own report, as `export` writes it (commands/multi.py);
+        from quadscope.commands.multi import export_multi  # the one-size page read one axis
+
+        return export_multi(args, store, sweep)
+    write_outputs(args, analyse_stored(store, sweep))
     return 0
