@@ -431,7 +431,8 @@ def counting_cost(spent_s: tuple[float, float], timed: str = "the timed sweep") 
     ratio = counted_s / timed_s
     times = (f"{ratio:.0f}×" if ratio >= 10 else f"{ratio:.1f}×" if ratio >= 1
              else f"{max(ratio * 100, 1):.0f}% of")
-    return f"{fmt_seconds(counted_s)}, {times} {timed}'s {fmt_seconds(timed_s)}"
+    whose = f"{timed}'" if timed.endswith("s") else f"{timed}'s"  # the timed launches'
+    return f"{fmt_seconds(counted_s)}, {times} {whose} {fmt_seconds(timed_s)}"
 
 
 def work_counted(reason: str, counters: str, where: str, spent_s: tuple[float, float]) -> str:
