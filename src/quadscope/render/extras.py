@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quadscope.analyse.change import class_label
+from quadscope.classes import INCONCLUSIVE
 from quadscope.doctor.records import DoctorReport, ProbeResult, ProbeSeries
 from quadscope.profile.records import Attribution, Culprit
 from quadscope.profile.stacks import UNKNOWN
@@ -134,6 +135,12 @@ _CULPRIT_HEADINGS: tuple[str, ...] = (
 )
 
 
+def culprit_class(c: Culprit) -> str:
+    """A culprit's class cell in every format: "n²", or "?" where its class is not settled
+    (as the metrics' tables mark one), never the word "inconclusive" beside its k."""
+    return "?" if c.self_class == INCONCLUSIVE else class_label(c.self_class)
+
+
 def _culprit_row(c: Culprit) -> dict[str, str]:
     k = "—" if c.self_exponent is None else f"{c.self_exponent + 0.0:.2f}".replace("-0.00", "0.00")
     if c.self_exponent is not None and c.self_exponent_ci is not None:
@@ -141,7 +148,7 @@ def _culprit_row(c: Culprit) -> dict[str, str]:
     path = list(c.call_path)
     symbol = c.call_path[-1] if c.symbol == UNKNOWN and c.call_path else c.symbol  # [libc.so.6]
     # The object's file name: its folder pushed the call path past a 1400 px screen.
-    cells = (symbol, os.path.basename(c.dso) or c.dso, class_label(c.self_class), k,
+    cells = (symbol, os.path.basename(c.dso) or c.dso, culprit_class(c), k,
              f"{c.share_at_max:.1%}", f"{c.growth_share:.1%}", f"{c.superlinear_share:.1%}",
              " → ".join((["…"] if len(path) > 5 else []) + path[-5:]))
     return dict(zip(_CULPRIT_HEADINGS, cells, strict=True))

@@ -57,6 +57,7 @@ from quadscope.profile.stacks import UNKNOWN
 from quadscope.render.base import Renderer
 from quadscope.render.columns import Column, _line, fit_columns
 from quadscope.render.doctor import doctor_text
+from quadscope.render.extras import culprit_class
 from quadscope.render.sizes import shown_metric, sizes_tables
 from quadscope.textsafe import command_text, shorten, visible
 from quadscope.units import fmt_count, fmt_value
@@ -385,8 +386,7 @@ def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
         k = c.self_exponent
         name = visible(culprit_name(c))
         name = name if len(name) <= cap else "…" + name[-(cap - 1):]
-        cls = "?" if c.self_class == INCONCLUSIVE else class_label(c.self_class)  # as the tables
-        rows.append([name, cls,
+        rows.append([name, culprit_class(c),
                      f"{100 * c.superlinear_share:.1f}%", f"{100 * c.growth_share:.1f}%",
                      f"{100 * c.share_at_max:.1f}%", "—" if k is None else f"{k:.2f}",
                      visible(c.dso)])
