@@ -87,7 +87,9 @@ def draw_grid(fig: Figure, ax: Axes, rows: tuple[str, Sequence[int]],
                         va="center", fontsize=7, color="black" if bright else "white")
     bar = fig.colorbar(image, ax=ax, label=label)
     _unit_ticks(bar.ax.yaxis, fmt)
-    ax.set_title(mpl_text(title), fontsize=10)
+    # A figure on its own (--png) has no page around it to say what a blank cell is.
+    blank = " (blank: not measured)" if not np.isfinite(grid).all() else ""
+    ax.set_title(mpl_text(title) + blank, fontsize=10)
 
 
 def _unit_ticks(axis: Any, fmt: Callable[[float], str]) -> None:
