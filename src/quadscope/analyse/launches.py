@@ -84,8 +84,8 @@ def counted_apart(runs: Sequence[Run], metric: str | None) -> tuple[tuple[Run, .
 
 def counted_text(runs: Sequence[Run], metric: str | None) -> str:
     """One sentence naming the launches counted in place, per variant ("" when none were):
-    "the work was counted at launches 2, 4, …, 512 (A) and 2, 4, …, 512 (B), each in place
-    of its timed run"."""
+    "the work was counted at launches 2, 4, …, 512 (A) and 2, 4, …, 256 (B), each in place
+    of its timed run", "… 2, 4, …, 512 (A and B) …" where both sides' are the same."""
     by_variant: dict[str, list[int]] = {}
     for r in runs:
         if metric is not None and r.measurement.ok and r.value(metric) is not None:
@@ -98,8 +98,11 @@ def counted_text(runs: Sequence[Run], metric: str | None) -> str:
         shown = [str(i) for i in sorted(launches)]
         return ", ".join(shown) if len(shown) <= 4 else f"{shown[0]}, {shown[1]}, …, {shown[-1]}"
 
-    parts = [f"{listed(v)}{f' ({name})' if len(by_variant) > 1 else ''}"
-             for name, v in sorted(by_variant.items())]
+    lists = {name: listed(v) for name, v in sorted(by_variant.items())}
+    if len(set(lists.values())) == 1 and len(lists) > 1:  # "2, 4, …, 512 (A and B)", said once
+        lists = {" and ".join(lists): next(iter(lists.values()))}
+    parts = [f"{said}{f' ({name})' if len(by_variant) > 1 else ''}"
+             for name, said in lists.items()]
     return (f"the work was counted at launches {' and '.join(parts)}, each in place of its "
             "timed run (-v: why, and what it cost)")
 

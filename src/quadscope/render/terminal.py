@@ -209,6 +209,8 @@ def _sweep_line(analysis: Analysis, width: int) -> Text:
     else:
         span = f"n {fmt_count(sizes[0])}..{fmt_count(sizes[-1])} ({len(sizes)} sizes)"
     extra = [f"{k} {visible(v)}" for k, v in (("setup", sw.setup), ("prepare", sw.prepare)) if v]
+    if sw.mode == "adaptive" and sw.budget_s:  # as the several-size report says it
+        extra.insert(0, f"sizes chosen within {sw.budget_s:g} s")
     if sw.cpus:
         extra.append(f"CPUs {','.join(map(str, sw.cpus))}")
     meter = [f"meter {sw.meter} ({sw.counters})", f"meter {sw.meter}"] \
@@ -450,17 +452,22 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
         yield _line(f"-v shows {', '.join(extra)}", "dim")
 
 
+def _para(text: str, width: int, style: str = "") -> Text:
+    """A paragraph broken between clauses to `width`, continuations indented (`fit_words`):
+    rich's own wrapping left trailing spaces and no indent, one note running into the next."""
+    return _line(fit_words(text, width), style)
+
+
 def _verbose(analysis: Analysis, width: int, sizes: bool = False, metric: str | None = None
              ) -> Iterable[RenderableType]:
-    from rich.text import Text
     sw = analysis.sweep
     if sw.counters_note and not counting_note(sw, analysis.runs, analysis.work_metric):
-        yield Text(f"counters: {visible(sw.counters_note)}", style="dim")  # not said twice
+        yield _para(f"counters: {visible(sw.counters_note)}", width, "dim")  # not said twice
     if cleanup := sw.host.run_cleanup:  # measure/resident.py: what no-orphans used
         how = {"cgroup": "every process it started (a cgroup per launcher)",
                "subreaper": "every process it started (child subreaper)"}.get(
                    cleanup, "its process group")
-        yield Text(f"after each run quadscope killed {how}", style="dim")
+        yield _para(f"after each run quadscope killed {how}", width, "dim")
     if analysis.profile is not None and (table := culprits_table(
             analysis.profile.culprits, width)) is not None:
         yield table
@@ -474,19 +481,20 @@ def _verbose(analysis: Analysis, width: int, sizes: bool = False, metric: str | 
         for fit in fits.values():
             if not fit.confident:
                 who = f"{variant} " if two else ""
-                yield Text(f"{who}{fit.metric} not settled: {visible(fit.reason)}", style="yellow")
+                yield _para(f"{who}{fit.metric} not settled: {visible(fit.reason)}", width,
+                            "yellow")
     if (table := comparison_table(analysis, width)) is not None:
         yield table
         for mc in analysis.comparison.metrics if analysis.comparison else ():
             if mc.summary:
-                yield Text(visible(mc.summary))
+                yield _para(visible(mc.summary), width)
     if (table := failures_table(analysis, width)) is not None:
         yield table
     probe = analysis.doctor
     if isinstance(probe, ProbeResult) and probe.finding:
-        yield Text(f"doctor {probe.probe}: {probe.verdict} — {visible(probe.finding)}")
+        yield _para(f"doctor {probe.probe}: {probe.verdict} — {visible(probe.finding)}", width)
     for note in analysis.notes:
-        yield Text(f"note: {visible(note)}", style="dim")
+        yield _para(f"note: {visible(note)}", width, "dim")
 
 
 class TerminalRenderer(Renderer):
