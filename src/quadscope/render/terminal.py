@@ -425,10 +425,10 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
     two = "B" in analysis.fits and len(analysis.fits) > 1
     notes: dict[tuple[str, str], list[str]] = {}  # one line per (variant, note): metrics joined
     for variant, fits in analysis.fits.items():
-        counted = _counted_lead(fits, analysis.work_metric)
+        decided_by = _counted_lead(fits, analysis.work_metric)
         for metric in shown:
             fit = fits.get(metric)
-            if fit is not None and (note := short_note(fit, word, counted=counted)):
+            if fit is not None and (note := short_note(fit, word, counted=decided_by)):
                 notes.setdefault((variant, note), []).append(metric)
     for (variant, note), names in notes.items():
         line = f"{variant + ' ' if two else ''}{', '.join(names)}: {note}"
