@@ -226,9 +226,9 @@ def _demo(args: argparse.Namespace, store: Store) -> int:
                                              "first_fit_fixed")}
     say = _Say(sys.stdout, terminal_width())
 
-    say("quadscope demo 1/2: a logger that probes app.0.dat, app.1.dat, … for a free "
-        f"name on each launch (A) vs one that names files by time and pid (B), "
-        f"{plan.launches} launches each in fresh directories", after="\n")
+    say("quadscope demo 1/2: A, a logger that probes app.0.dat, app.1.dat, … for a free "
+        "name on each launch, against B, one that names files by time and pid; "
+        f"{plan.launches} launches each, in fresh directories", after="\n")
     with tempfile.TemporaryDirectory(prefix="quadscope-demo-") as tmp:
         dir_a, dir_b = Path(tmp) / "probe", Path(tmp) / "fixed"
         dir_a.mkdir()
@@ -242,8 +242,8 @@ def _demo(args: argparse.Namespace, store: Store) -> int:
     print_analysis(acc)
     say(accumulate_sentence(acc, plan.launches), before="\n", after="\n")
 
-    say("quadscope demo 2/2: a top-down allocator that scans every earlier region for "
-        "the highest free hole (A) vs one that remembers its lowest region (B), "
+    say("quadscope demo 2/2: A, a top-down allocator that scans every earlier region for "
+        "the highest free hole, against B, one that remembers its lowest region; "
         f"n = {plan.sizes[0]}..{plan.sizes[-1]} allocations", after="\n")
     spec = SweepSpec(
         command=WORKLOADS["first_fit"].argv(paths["first_fit"]),
