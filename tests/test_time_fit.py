@@ -58,3 +58,23 @@ def test_a_bare_cpu_time_or_a_flat_wall_time_never_leads_in_its_place() -> None:
     flat = _fit("wall_s", "1", k=0.0, ci=(0.0, 0.1))
     cpu = _fit("cpu_s", "1", "log n", 0.05, (0.0, 0.2))
     assert time_fit({"wall_s": flat, "cpu_s": cpu}) is flat
+
+
+def test_a_flat_wall_time_gives_way_to_a_cpu_time_that_surely_grows() -> None:
+    """C stpcpy under load: runs of 1–5 ms of CPU waited up to 70 ms, wall settled "1";
+    CPU time read √n … n log n (k = 0.87 [0.44, 1.30]). Wall time holds CPU time, so
+    its "1" only says waiting hid the growth."""
+    flat = _fit("wall_s", "1", k=0.0, ci=(0.0, 0.0))
+    grows = _fit("cpu_s", "sqrt n", "n log n", 0.87, (0.44, 1.30))
+    assert time_fit({"wall_s": flat, "cpu_s": grows}) is grows
+    settled = _fit("cpu_s", "n", k=1.0, ci=(0.9, 1.1))
+    assert time_fit({"wall_s": flat, "cpu_s": settled}) is settled
+
+
+def test_a_flat_wall_time_stays_beside_a_cpu_time_that_may_not_grow() -> None:
+    """A CPU bracket reaching down to "1", or a k interval near 0, is no evidence against
+    wall time's "1" (a program that mostly sleeps: its CPU time may grow unseen)."""
+    flat = _fit("wall_s", "1", k=0.0, ci=(0.0, 0.0))
+    for cpu in (_fit("cpu_s", "1", "n", 0.6, (0.0, 1.2)),
+                _fit("cpu_s", "log n", "n", 0.5, (0.1, 1.0))):
+        assert time_fit({"wall_s": flat, "cpu_s": cpu}) is flat

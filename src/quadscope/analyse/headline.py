@@ -11,7 +11,8 @@ narrower time verdict no faster than n² is at hand; else the time).
 the largest size ("the n² term is 2% of the work at n = 64000 and dominates
 beyond n ≈ 3300000; …", `analyse.exactfit`).
 Otherwise it leads with wall time (or CPU time, when wall time is the noisier
-of the two and they agree), as "quadratic: wall time grows as n² (k = 2.00 ±
+of the two and they agree, or when CPU time's bracket holds what wall time's
+verdict allows and says more: `time_fit`), as "quadratic: wall time grows as n² (k = 2.00 ±
 0.02)"; when the class is not settled but the data bracket it, it says the
 bracket and what it rules out ("wall time grows as n or n log n — not
 quadratic (k = 1.03 [0.98, 1.09])"). Another metric joins only when it grows
@@ -165,13 +166,18 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
     """The fit the headline leads with: wall time, or CPU time where wall is noisier and they agree.
 
     CPU time also leads where both are brackets and CPU time's lies inside wall time's and
-    is narrower, and where wall time settled a class that CPU time's bracket holds while
-    wall time's k lies outside CPU time's interval (`_cpu_bracket_leads`).
+    is narrower, where wall time settled a class that CPU time's bracket holds while wall
+    time's k lies outside CPU time's interval (`_cpu_bracket_leads`), and where wall time
+    settled "1" while CPU time surely grows (`_surely_grows`).
     """
     wall, cpu = fits.get("wall_s"), fits.get("cpu_s")
     if wall is None:
         return cpu or fits.get("user_s")
-    if cpu is None or trivial(cpu) != trivial(wall):
+    if cpu is None:
+        return wall
+    if trivial(wall) and _surely_grows(cpu):
+        return cpu
+    if trivial(cpu) != trivial(wall):
         return wall
     if not cpu.confident:
         return cpu if _cpu_bracket_leads(wall, cpu) else wall
@@ -213,6 +219,28 @@ def _cpu_bracket_leads(wall: Fit, cpu: Fit) -> bool:
         return False
     c_lo, c_hi = cpu.exponent_ci
     return not c_lo <= wall.exponent <= c_hi
+
+
+# CPU time surely grows when its k's 95% interval starts at least this far above 0 (the
+# slack `verdict.EXPONENT_SLACK` allows a class's exponent outside k's interval).
+_SURE_GROWTH_K = 0.3
+
+
+def _surely_grows(cpu: Fit) -> bool:
+    """CPU time grows beyond doubt: no "1" in its verdict and k's interval clear of 0.
+
+    Every run's wall time holds its CPU time (one thread), so wall time grows at least
+    by what CPU time grows; a wall time settled "1" beside it only says that waiting
+    hid the growth. Measured (issue 25, `bench/time_noise.py`): C stpcpy at
+    5000..80000 under `busy --cores 1 --memory 64` ran 0.8–5 ms of CPU and waited 0–70
+    ms for a CPU, and wall time settled "1" in 1 of 6 sweeps, where CPU time read
+    k = 0.87 [0.44, 1.30] (truth n).
+    """
+    if cpu.exponent_ci is None or trivial(cpu):
+        return False
+    lowest = cpu.cls if cpu.confident else cpu.at_least
+    growth = REGISTRY.get(lowest)
+    return growth is not None and growth.growing and cpu.exponent_ci[0] >= _SURE_GROWTH_K
 
 
 def regime_text(fit: Fit, size_word: str = "n") -> str:
