@@ -262,7 +262,11 @@ def test_lambdas_and_closures_are_counted_and_read_their_class(tmp_path: Path) -
         assert (analysis.sweep.meter, analysis.sweep.counters) == ("instructions", "valgrind")
         counts = {r.size_n: r.value("instructions") for r in analysis.measured()}
         assert all(counts[n] for n in sizes)
-        assert analysis.fits["A"]["instructions"].cls == cls
+        # Real counts: never confidently wrong, and the class read (settled, or the
+        # bracket's slower end: a cubic term of 2% at 8000 may stay open where the child's
+        # allocator moved a count by 0.1%) is the true one.
+        f = analysis.fits["A"]["instructions"]
+        assert f.cls in (cls, "inconclusive") and f.at_least == cls, (counts, f.reason)
 
 
 @pytest.mark.slow
