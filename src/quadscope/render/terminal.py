@@ -401,13 +401,13 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
     if analysis.comparison is None and (note := work_note(analysis.fits.get("A", {}),
                                                           analysis.work_metric)):
         yield _line(fit_words(visible(note), width))  # what the exact count's class rests on
+    if analysis.profile is not None and (said := analysis.profile.culprit_sentence):
+        yield _line(fit_words(visible(said), width), "bold")  # the user's function, first
     if analysis.sweep.mode == "accumulate" and (launches := counted_text(
             analysis.runs, analysis.work_metric)):
         yield _line(fit_words(launches, width), "dim")  # which launches were counted in place
     if counted := counting_note(analysis.sweep, analysis.runs, analysis.work_metric):
         yield _line(fit_words(visible(counted), width), "dim")  # why, where, what it cost
-    if analysis.profile is not None and (said := analysis.profile.culprit_sentence):
-        yield _line(fit_words(visible(said), width), "bold")  # the user's function, first
     yield _sweep_line(analysis, width)
     word = analysis.size_word
     if verbose:
