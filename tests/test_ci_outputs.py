@@ -52,6 +52,11 @@ def test_markdown_escapes_what_could_become_a_link_a_tag_or_a_cell() -> None:
         r"\[x\]\(javascript:alert\(1\)\) \<b\>\|\`"
 
 
+def test_markdown_escapes_entities_and_math() -> None:
+    """An entity in a name is shown as typed, not decoded; dollars are not typeset as math."""
+    assert md("a &amp; b &#60;x&#62; $n^2$") == r"a \&amp; b \&\#60;x\&\#62; \$n^2\$"
+
+
 def test_markdown_file_is_also_appended_to_the_github_step_summary(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With $GITHUB_STEP_SUMMARY set, each --markdown output is appended there too."""

@@ -16,8 +16,9 @@ from typing import Any
 
 from quadscope.textsafe import visible
 
-# Characters Markdown (or the HTML GitHub allows in it) could read as syntax.
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+# Characters Markdown (or the HTML GitHub allows in it) could read as syntax: `&` starts an
+# entity (`&lt;` would show as `<`), `$` GitHub's math (`$x^2$` is typeset).
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&$])")
 
 
 def finite(obj: Any) -> Any:
