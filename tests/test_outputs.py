@@ -8,6 +8,7 @@ bytes land where the option says, with no other change anywhere.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -108,3 +109,38 @@ def test_renderer_abilities_are_declared_on_the_class() -> None:
                                                                     "markdown"]
     assert [r.name for r in render.RENDERERS if r.reads_gates] == ["junit"]
     assert [r.name for r in render.RENDERERS if r.step_summary] == ["markdown"]
+
+
+def _sweep_args(tmp_path: Path, *output: str) -> list[str]:
+    return ["run", "--db", str(tmp_path / "r.db"), "--sizes", "10,20,40,80", *output,
+            "--", "python:math:factorial", "{n}"]
+
+
+@pytest.mark.parametrize("flag", ["--html", "--json", "--png"])
+def test_an_output_where_no_file_can_be_made_is_refused_before_the_sweep(
+        tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """/proc takes no new file even from root, whom `os.access` waves through: exit 2 at once."""
+    assert cli.main(_sweep_args(tmp_path, flag, "/proc/quadscope-out")) == 2
+    err = capsys.readouterr().err
+    assert "/proc" in err and "Traceback" not in err
+    assert not (tmp_path / "r.db").exists()  # nothing was measured, nothing stored
+
+
+def test_an_existing_file_that_refuses_writing_is_refused_before_the_sweep(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A file the system will not open for writing (immutable, read-only mount) is tried, not
+    asked about: the probe opens it for appending, and that refusal is the sentence."""
+    target = tmp_path / "old.json"
+    target.write_text("kept")
+    real_open = os.open
+
+    def refusing(path: object, flags: int, *rest: int) -> int:
+        if str(path) == str(target) and flags & os.O_WRONLY:
+            raise PermissionError(1, "Operation not permitted", str(target))
+        return real_open(path, flags, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refusing)
+    assert cli.main(_sweep_args(tmp_path, "--json", str(target))) == 2
+    assert "cannot write in " + str(target) in " ".join(capsys.readouterr().err.split())
+    assert target.read_text() == "kept"

@@ -134,8 +134,30 @@ def check_outputs(args: argparse.Namespace) -> None:
         except OSError as exc:
             raise UsageError(f"{r.flag} {path}: cannot create {parent}: "
                              f"{exc.strerror or exc}") from None
-        if not os.access(parent, os.W_OK):
-            raise UsageError(f"{r.flag} {path}: {parent} is not writable")
+        reason = _unwritable(parent, None if r.folder else target)
+        if reason:
+            raise UsageError(f"{r.flag} {path}: {reason}")
+
+
+def _unwritable(parent: Path, target: Path | None) -> str:
+    """Why a file cannot be written in `parent` (at `target`, when it exists), or ''.
+
+    Tried, not asked: `os.access` says yes to root everywhere, so /proc, /sys or a
+    file system that refuses new files failed only after the sweep. A temporary file
+    is made and removed in `parent`; an existing regular `target` is opened for
+    appending (nothing written, nothing truncated).
+    """
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+        if target is not None and target.is_file():
+            os.close(os.open(target, os.O_WRONLY | os.O_APPEND))
+    except OSError as exc:
+        where = target if target is not None and exc.filename == str(target) else parent
+        return f"cannot write in {where}: {exc.strerror or exc}"
+    return ""
 
 
 def _write(path: Path, data: bytes) -> None:
