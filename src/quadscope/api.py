@@ -59,6 +59,7 @@ from quadscope.meters import REGISTRY as METERS
 from quadscope.meters import Measuring
 from quadscope.run.counting import Counting
 from quadscope.run.spec import SweepSpec
+from quadscope.scratch import scratch_dir
 
 if TYPE_CHECKING:
     from quadscope.analyse.multi_sweep import MultiReport
@@ -252,7 +253,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
                          sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
                          budget_s=budget_s, meter=meter)
         measuring, counting = choose(spec), choose_counting(spec)
-    with tempfile.TemporaryDirectory(prefix="quadscope-db-") as scratch:
+    with scratch_dir("db") as scratch:
         configured = as_location(db) if db or os.environ.get(DB_ENV_VAR) else None
         analysis = _sweep(spec, measuring, counting, configured or Path(scratch) / "results.db")
     outcome = judge_metric(analysis.fits.get("A", {}), metric, at_most, analysis.size_word,

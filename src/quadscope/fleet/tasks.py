@@ -26,7 +26,6 @@ import queue
 import shutil
 import socket
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from quadscope.doctor.records import DoctorReport
 from quadscope.errors import QuadscopeError
 from quadscope.model import Run, Sweep
 from quadscope.run.spec import SweepSpec
+from quadscope.scratch import make_scratch
 from quadscope.store import SqliteStore
 
 if TYPE_CHECKING:  # the session is imported where a node runs a sweep
@@ -92,7 +92,7 @@ class NodeEvent:
 
 
 def _scratch() -> Path:
-    return Path(tempfile.mkdtemp(prefix="quadscope-fleet-"))
+    return make_scratch("fleet")
 
 
 def doctor_on_node(names: Sequence[str], quick: bool, budget_s: float,

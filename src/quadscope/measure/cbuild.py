@@ -14,11 +14,11 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from quadscope.errors import ToolMissingError
+from quadscope.scratch import scratch_dir
 
 
 def cache_dir(env: os._Environ[str] | dict[str, str] = os.environ) -> Path:
@@ -58,7 +58,7 @@ def compile_c(
     if out.exists():
         return out
     out_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="quadscope-cc-") as tmp:
+    with scratch_dir("cc") as tmp:
         src = Path(tmp) / f"{name}.c"
         src.write_text(source)
         tmp_out = Path(tmp) / name

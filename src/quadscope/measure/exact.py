@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
@@ -54,6 +53,7 @@ from typing import Protocol
 from quadscope.errors import ToolMissingError
 from quadscope.measure.launcher import Executor, Job, SerialExecutor
 from quadscope.model import Measurement
+from quadscope.scratch import scratch_dir
 
 PAGE_BYTES = 4096
 HASH_SEED = "0"
@@ -202,8 +202,7 @@ class InstructionMeter(SerialExecutor):
                    timeout_s: float | None) -> dict[tuple[int, ...], int]:
         """The instructions of each argv's call, by its sizes, counted under one start."""
         assert self._many is not None and isinstance(self._tool, Callgrind)
-        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out, \
-                self._many(argvs) as child:
+        with scratch_dir("count") as out, self._many(argvs) as child:
             counted = self._runner.execute(
                 hold_still([*self._tool.prefix_many(out), *child]), timeout_s)
             return self._tool.by_size(out) if counted.ok else {}
@@ -221,8 +220,7 @@ class InstructionMeter(SerialExecutor):
     def count_alone(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         """One run of `argv`, the counted one alone: its measurement (Valgrind's time) with
         the count, None when it failed."""
-        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out, \
-                self._command(argv) as child:
+        with scratch_dir("count") as out, self._command(argv) as child:
             counted = self._runner.execute(
                 hold_still([*self._tool.prefix(out), *child]), timeout_s)
             count = self._tool.total(out) if counted.ok else None
@@ -230,8 +228,7 @@ class InstructionMeter(SerialExecutor):
 
     def count(self, argv: Sequence[str], timeout_s: float | None) -> int | None:
         """The instructions of one counted run of `argv`; None when it failed."""
-        with tempfile.TemporaryDirectory(prefix="quadscope-count-") as out, \
-                self._command(argv) as child:
+        with scratch_dir("count") as out, self._command(argv) as child:
             counted = self._runner.execute(
                 hold_still([*self._tool.prefix(out), *child]), timeout_s)
             return self._tool.total(out) if counted.ok else None

@@ -40,7 +40,6 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +51,7 @@ from quadscope.profile.callgrind_format import CallgrindCounts, merge, parse_cal
 from quadscope.profile.driver import choose_sizes
 from quadscope.run.counting import contention
 from quadscope.run.spec import run_command, substitute
+from quadscope.scratch import scratch_dir
 
 MIN_SIZES = 4  # exact counts at 3 sizes leave every class open (the verdict's span check)
 MIN_SPAN = 4.0  # the counted sizes span at least this factor where the sweep's sizes allow
@@ -153,7 +153,7 @@ def planned_s(wall_s: Mapping[int, float], plan: Sequence[int], runs: Sequence[R
 def count_once(argv: Sequence[str], *, valgrind: str, run: RunFn,
                timeout_s: float | None) -> CallgrindCounts | None:
     """The merged counts of one run of `argv` under Callgrind; None when it failed."""
-    with tempfile.TemporaryDirectory(prefix="quadscope-callgrind-") as out:
+    with scratch_dir("callgrind") as out:
         if not run(hold_still([*callgrind_prefix(valgrind, out), *argv]), timeout_s):
             return None
         parts = []

@@ -32,7 +32,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -49,6 +48,7 @@ from quadscope.profile.sampler import Overhead
 from quadscope.profile.stacks import Stack, StackProfile
 from quadscope.profile.trampoline import UNWINDER_NOTE, python_stacks
 from quadscope.profile.unwind import broken_share, dwarf_note, needs_dwarf, rebuild_note
+from quadscope.scratch import scratch_dir
 
 INSTALL_PERF = "install linux-perf (`apt-get install linux-perf`); the sweep's results still stand"
 DWARF_CALL_GRAPH = "dwarf,16384"
@@ -77,7 +77,7 @@ class PerfSetup:
 
 def _try_record(perf: str, args: Sequence[str]) -> str | None:
     """None when `perf record ARGS -- true` works, else perf's first error line."""
-    with tempfile.TemporaryDirectory(prefix="quadscope-perf-") as tmp:
+    with scratch_dir("perf") as tmp:
         proc = subprocess.run(
             [perf, "record", "-q", "-B", "-N", "-o", f"{tmp}/probe.data", *args, "--", "true"],
             capture_output=True, text=True, check=False, timeout=60,
@@ -311,7 +311,7 @@ class PerfSampler:
             except ValueError:
                 return total, total
 
-        with tempfile.TemporaryDirectory(prefix="quadscope-perf-") as tmp:
+        with scratch_dir("perf") as tmp:
             rec = [self.setup.perf, "record", "-q", "-B", "-N", "-e", self.setup.event, "-F",
                    str(min(self.max_freq_hz, 10000)), "--call-graph", self.call_graph, "-o",
                    f"{tmp}/o.data", "--"]

@@ -32,7 +32,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -42,6 +41,7 @@ from quadscope.profile.records import Culprit
 from quadscope.profile.sampler import Overhead
 from quadscope.profile.stacks import UNKNOWN, Frame, Stack, StackProfile, parse_folded
 from quadscope.profile.startup import NO_PYTHON_FRAME
+from quadscope.scratch import scratch_dir
 
 _PY = re.compile(r"^python(\d(\.\d+)?)?$")
 _PYSPY_FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::\d+)?\)$")
@@ -98,7 +98,7 @@ NATIVE_FAILED = ("py-spy's --native mode does not work here (it needs ptrace and
 
 def pyspy_native_works(pyspy: str, interpreter: str) -> bool:
     """Whether `py-spy record --native` records `interpreter` running a short loop here."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch_dir("pyspy") as tmp:
         out = Path(tmp) / "probe.txt"
         try:
             done = subprocess.run(
@@ -182,7 +182,7 @@ class PySpySampler:
                            stderr=subprocess.DEVNULL, check=False, timeout=self.timeout_s)
             return time.monotonic() - t0
 
-        with tempfile.TemporaryDirectory() as tmp:
+        with scratch_dir("pyspy") as tmp:
             rec = [*self._record(self.max_rate_hz), "-o", f"{tmp}/o.txt", "--"]
             startup = timed([*rec, "true"])
             plain = timed(argv)
