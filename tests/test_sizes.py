@@ -1,9 +1,11 @@
 """--sizes specs: lists, geometric and linear ranges, and the refusals."""
 
+import re
+
 import pytest
 
 from quadscope.errors import SizesError
-from quadscope.run.sizes import parse_size, parse_sizes
+from quadscope.run.sizes import given_sizes, parse_size, parse_sizes
 
 
 def test_list_is_sorted_and_distinct() -> None:
@@ -80,3 +82,38 @@ def test_bad_specs_say_why(spec: str, words: str) -> None:
     with pytest.raises(SizesError, match=None) as info:
         parse_sizes(spec)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize(("values", "phrase"), [
+    ([-1, 2, 3, 4], "'-1' is negative"),
+    ("abc", "must be a list of whole numbers"),
+    (None, "must be a list of whole numbers"),
+    ([], "gives 0 distinct size(s)"),
+    ([1.5, 2, 3, 4], "'1.5' is not an integer"),
+    ([True, 2, 3, 4], "True is not a whole number"),
+    (["1", 2, 3, 4], "'1' is not a whole number"),
+    ([float("nan"), 1, 2, 3], "'nan' is not a finite number"),
+    ([1e30, 1, 2, 3], "past 2^63 - 1"),
+])
+def test_given_sizes_refuse_what_the_cli_would_refuse(values: object, phrase: str) -> None:
+    """The API's sizes= meet the rules of --sizes: one sentence, never int()'s ValueError
+    or a ZeroDivisionError later (sizes=[] once divided by zero in the plan)."""
+    with pytest.raises(SizesError, match=re.escape(phrase)):
+        given_sizes(values, "sizes=")
+
+
+def test_given_sizes_sort_and_merge_and_take_numpy_numbers() -> None:
+    np = pytest.importorskip("numpy")
+    assert given_sizes([8000, 1e3, 4000, 2000, 2000], "sizes=") == (1000, 2000, 4000, 8000)
+    assert given_sizes(np.arange(1, 5) * 10, "sizes=") == (10, 20, 30, 40)
+
+
+def test_the_api_refuses_bad_sizes_before_sweeping(tmp_path: object) -> None:
+    from quadscope.api import assert_scales, sweep_function, sweep_sizes
+
+    with pytest.raises(SizesError, match="sweep_function's sizes= gives 0"):
+        sweep_function(sorted, sizes=[], db=f"{tmp_path}/a.db")
+    with pytest.raises(SizesError, match="assert_scales' sizes=: '-1' is negative"):
+        assert_scales(sorted, at_most="n", sizes=[-1, 2, 3, 4], db=f"{tmp_path}/a.db")
+    with pytest.raises(SizesError, match=r"sweep_sizes' sizes\['m'\] must be a list"):
+        sweep_sizes(lambda n, m: 0, sizes={"n": [1, 2, 3, 4], "m": "ab"}, db=f"{tmp_path}/a.db")

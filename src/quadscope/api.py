@@ -58,6 +58,7 @@ from quadscope.measure.pyfunc import PREFIX
 from quadscope.meters import REGISTRY as METERS
 from quadscope.meters import Measuring
 from quadscope.run.counting import Counting
+from quadscope.run.sizes import given_sizes
 from quadscope.run.spec import SweepSpec
 from quadscope.scratch import scratch_dir
 
@@ -81,7 +82,8 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
     from quadscope.store import as_location
 
     label = function_label(func)
-    spec = SweepSpec(command=(label, "{n}"), name=name or label, sizes=tuple(sizes),
+    spec = SweepSpec(command=(label, "{n}"), name=name or label,
+                     sizes=given_sizes(sizes, "sweep_function's sizes="),
                      repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
                      seed=seed, meter=meter, fork=fork)
     return _sweep(spec, *_function_meters(spec, func, setup), as_location(db))
@@ -108,7 +110,8 @@ def sweep_sizes(func: Callable[..., Any], *, sizes: Mapping[str, Sequence[int]],
     from quadscope.store import as_location, open_store
 
     names = tuple(sizes)
-    axes = tuple(Axis(k, tuple(sorted({int(v) for v in vs}))) for k, vs in sizes.items())
+    axes = tuple(Axis(k, given_sizes(vs, f"sweep_sizes' sizes[{k!r}]"))
+                 for k, vs in sizes.items())
     if len(axes) < 2:
         raise UsageError("sweep_sizes takes two or more sizes; sweep_function takes one")
     label = function_label(func)
@@ -239,10 +242,11 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     if metric is not None and metric not in METRICS:
         raise ValueError(f"metric={metric!r} is not a metric; use one of " + ", ".join(METRICS))
     mode = "sizes" if sizes is not None else "adaptive"
+    fixed = given_sizes(sizes, "assert_scales' sizes=") if sizes is not None else ()
     if callable(target):
         label = function_label(target)
         spec = SweepSpec(command=(label, "{n}"), name=name or label, mode=mode,
-                         sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
+                         sizes=fixed, repeat=repeat, timeout_s=timeout_s,
                          budget_s=budget_s, meter=meter)
         measuring, counting = _function_meters(spec, target, setup)
     else:
@@ -250,7 +254,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
             raise ValueError("setup= applies to a function; a command reads {n} itself")
         command = tuple(target)
         spec = SweepSpec(command=command, name=name or command[0], mode=mode,
-                         sizes=tuple(sizes or ()), repeat=repeat, timeout_s=timeout_s,
+                         sizes=fixed, repeat=repeat, timeout_s=timeout_s,
                          budget_s=budget_s, meter=meter)
         measuring, counting = choose(spec), choose_counting(spec)
     with scratch_dir("db") as scratch:

@@ -13,17 +13,22 @@ tell apart (past 2^53) are refused. A spec that does not parse, yields
 fewer than MIN_SIZES or more than MAX_SIZES distinct sizes, raises
 `SizesError` with the reason: four sizes is the least that can tell one class
 from another. `parse_size(text, option)` reads one size in the same notation
-(for `--start`, `--predict`).
+(for `--start`, `--predict`). `given_sizes(values, where)` is the same check for
+sizes handed over as Python numbers (the API's and the pytest plugin's `sizes=`):
+whole numbers (`1e3` as a float is fine) sorted and made distinct.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import re
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 
 from quadscope.errors import SizesError
+from quadscope.textsafe import shorten
 
 MIN_SIZES = 4
 MAX_SIZES = 10_000
@@ -71,6 +76,25 @@ def check_distinct(sizes: tuple[int, ...], where: str) -> None:
             raise SizesError(f"{where}: sizes {a} and {b} are the same number to a fit, "
                              "which reads sizes as doubles (exact only to 2^53); space them "
                              "further apart")
+
+
+def given_sizes(values: object, where: str) -> tuple[int, ...]:
+    """`values` (a sequence of whole numbers) sorted and distinct; `SizesError` says why not."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise SizesError(f"{where} must be a list of whole numbers such as [1000, 2000, 4000, "
+                         f"8000], not {type(values).__name__} {shorten(repr(values), 60)}")
+    sizes = []
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's too
+            raise SizesError(f"{where}: {shorten(repr(value), 60)} is not a whole number")
+        exact = int(value) if isinstance(value, numbers.Integral) else float(value)
+        sizes.append(_integer(repr(exact), where))
+    distinct = tuple(sorted(set(sizes)))
+    check_distinct(distinct, where)
+    if len(distinct) < MIN_SIZES:
+        raise SizesError(f"{where} gives {len(distinct)} distinct size(s) {list(distinct)}; at "
+                         f"least {MIN_SIZES} are needed to tell one growth class from another")
+    return distinct
 
 
 def parse_size(text: str, option: str) -> int:
