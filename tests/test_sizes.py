@@ -117,3 +117,17 @@ def test_the_api_refuses_bad_sizes_before_sweeping(tmp_path: object) -> None:
         assert_scales(sorted, at_most="n", sizes=[-1, 2, 3, 4], db=f"{tmp_path}/a.db")
     with pytest.raises(SizesError, match=r"sweep_sizes' sizes\['m'\] must be a list"):
         sweep_sizes(lambda n, m: 0, sizes={"n": [1, 2, 3, 4], "m": "ab"}, db=f"{tmp_path}/a.db")
+
+
+@pytest.mark.parametrize(("target", "phrase"), [
+    ("./prog {n}", "takes a command as a list of arguments, e.g. ['./prog', '{n}']"),
+    (42, "is a function or a command's argv"),
+    (["./prog", 7], "is a function or a command's argv"),
+])
+def test_assert_scales_names_a_target_it_cannot_run(target: object, phrase: str) -> None:
+    """A string target once became one argument per character; an int, 'not iterable'."""
+    from quadscope.api import assert_scales
+    from quadscope.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(phrase)):
+        assert_scales(target, at_most="n", sizes=[1, 2, 3, 4])  # type: ignore[arg-type]

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import tempfile
 import unittest
 from collections.abc import Callable, Mapping, Sequence
@@ -213,6 +214,26 @@ class ScalingSkipped(unittest.SkipTest):
 Target = Callable[[Any], Any] | Sequence[str]
 
 
+def _argv(target: object) -> tuple[str, ...]:
+    """A command target as its argv; UsageError for a string (whose characters would be the
+    argv) or anything else that is neither a function nor a list of strings."""
+    if isinstance(target, str):
+        raise UsageError(f"assert_scales takes a command as a list of arguments, e.g. "
+                         f"{shlex.split(target) if _splits(target) else ['./prog', '{n}']!r}, "
+                         f"not the string {target!r}")
+    if not isinstance(target, Sequence) or not all(isinstance(a, str) for a in target):
+        raise UsageError(f"assert_scales' target is a function or a command's argv (a list of "
+                         f"strings with {{n}}), not {type(target).__name__}")
+    return tuple(target)
+
+
+def _splits(text: str) -> bool:
+    try:
+        return bool(shlex.split(text))
+    except ValueError:
+        return False
+
+
 def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[int] | None = None,
                   setup: Callable[[int], Any] | None = None, metric: str | None = None,
                   budget_s: float = DEFAULT_BUDGET_S, meter: str = METERS.default.name,
@@ -252,7 +273,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     else:
         if setup is not None:
             raise ValueError("setup= applies to a function; a command reads {n} itself")
-        command = tuple(target)
+        command = _argv(target)
         spec = SweepSpec(command=command, name=name or command[0], mode=mode,
                          sizes=fixed, repeat=repeat, timeout_s=timeout_s,
                          budget_s=budget_s, meter=meter)
