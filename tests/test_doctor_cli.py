@@ -40,6 +40,24 @@ def test_vs_file_that_is_not_a_doctor_report_is_refused_before_measuring(
     assert "is not a doctor report" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("target", "phrase"), [
+    ("/proc/quadscope-doctor.json", "--save /proc/quadscope-doctor.json: cannot write in /proc"),
+    ("{tmp}", "is a directory: name the file to write"),
+])
+def test_a_save_path_that_cannot_be_written_is_refused_before_measuring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    target: str, phrase: str,
+) -> None:
+    """--save was written only after every probe ran (minutes): now it is tried first."""
+    def measured(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the doctor measured before refusing --save")
+
+    monkeypatch.setattr("quadscope.doctor.runner.run_doctor", measured)
+    assert cli.main(["doctor", "--only", "clock", "--save",
+                     target.format(tmp=tmp_path)]) == 2
+    assert phrase in " ".join(capsys.readouterr().err.split())
+
+
 def test_without_a_compiler_every_probe_is_skipped_and_the_doctor_still_succeeds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -121,22 +121,28 @@ def check_outputs(args: argparse.Namespace) -> None:
     """
     refuse_two_stdouts(args)
     for r, path in asked_outputs(args):
-        if path == STDOUT:
-            if r.folder:
-                raise UsageError(f"{r.flag} writes a folder of files: give a directory, not -")
-            continue
-        target = Path(path) / "x" if r.folder else Path(path)
-        if not r.folder and target.is_dir():
-            raise UsageError(f"{r.flag} {path} is a directory: name the file to write")
-        parent = target.parent
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"{r.flag} {path}: cannot create {parent}: "
-                             f"{exc.strerror or exc}") from None
-        reason = _unwritable(parent, None if r.folder else target)
-        if reason:
-            raise UsageError(f"{r.flag} {path}: {reason}")
+        check_output(r.flag, path, folder=r.folder)
+
+
+def check_output(flag: str, path: str, *, folder: bool = False) -> None:
+    """UsageError unless option `flag` can write its file (or, `folder`, files in the
+    directory) at `path`; `-` is standard output, fine for a file."""
+    if path == STDOUT:
+        if folder:
+            raise UsageError(f"{flag} writes a folder of files: give a directory, not -")
+        return
+    target = Path(path) / "x" if folder else Path(path)
+    if not folder and target.is_dir():
+        raise UsageError(f"{flag} {path} is a directory: name the file to write")
+    parent = target.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot create {parent}: "
+                         f"{exc.strerror or exc}") from None
+    reason = _unwritable(parent, None if folder else target)
+    if reason:
+        raise UsageError(f"{flag} {path}: {reason}")
 
 
 def _unwritable(parent: Path, target: Path | None) -> str:

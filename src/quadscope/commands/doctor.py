@@ -28,6 +28,7 @@ from quadscope import render
 from quadscope.commands.common import (
     add_output_options,
     add_store_option,
+    check_output,
     check_outputs,
     open_store,
     print_analysis,
@@ -196,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
         return doctor_fleet(args, probes, budget_s)
     there = load_report(args.vs) if args.vs else None  # fail before measuring for minutes
     check_outputs(args)
+    if args.save:
+        check_output("--save", args.save)
     machine = machine_info().to_dict()
     with open_store(args) as store:
         report = run_doctor(
