@@ -297,3 +297,14 @@ def test_run_and_run_vs_write_junit_files_the_schema_accepts(tmp_path: Path) -> 
     main([*base, "--fail-on", "class", "--junit", str(ab), "--", *prog, "--vs", *prog])
     (case,) = valid_junit(ab.read_bytes())
     assert "--fail-on class" in case.attrib["name"]
+
+
+def test_show_refuses_a_gate_that_is_not_a_class_before_printing_the_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`show 1 --fail-above n^9` printed the whole report, then the refusal: now the refusal
+    alone, exit 2."""
+    db = tmp_path / "r.db"
+    _quadratic_sweep(db, "q")
+    assert main(["show", "1", "--db", str(db), "--fail-above", "n^9"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "'n^9' is not a class" in err

@@ -230,6 +230,7 @@ def stored_analysis(store: Store, ref: str, predict_n: int | None = None) -> Ana
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from quadscope.analyse.gate import parse_gates
     from quadscope.commands.gates import check_gates
     from quadscope.run.sizes import parse_size
 
@@ -243,6 +244,7 @@ def run_show(args: argparse.Namespace) -> int:
     if args.size_metric is not None:  # refused before the fit, which takes seconds
         check_metric(args.size_metric, store.runs(store.get_sweep(args.ref).id))
         args.per_size = True
+    parse_gates(args.fail_above or [])  # a bad gate is refused before the report is printed
     analysis = stored_analysis(store, args.ref, predict_n)
     print_analysis(analysis, args)
     write_outputs(args, analysis)
