@@ -192,3 +192,21 @@ def test_the_api_stores_rescued_runs_of_its_database_first(tmp_path: Path,
     sweep_function(_count_up, sizes=[1, 2, 4, 8], repeat=1, warmup=0, db=tmp_path / "api.db",
                    meter="time")  # in process: no Valgrind
     assert opened == [str(tmp_path / "api.db")]
+
+
+def test_the_api_names_a_sweep_of_an_oddly_named_function_it_can_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A function renamed with an escape and a newline, or with a qualname past 200 characters,
+    was refused as '--name ... must be printable' (a flag the caller never gave): its default
+    name is now the label with its controls visible, cut to 200 characters."""
+    from quadscope.api import sweep_function
+
+    def odd(n: int) -> int:
+        return sum(range(n))
+
+    odd.__qualname__ = "odd\x1b]0;title\x07\n<b>" + "x" * 300
+    monkeypatch.setattr(session.Machine, "real", classmethod(lambda cls: _machine({})))
+    analysis = sweep_function(odd, sizes=[1, 2, 4, 8], repeat=1, warmup=0,
+                              db=tmp_path / "api.db", meter="time")  # in process: no Valgrind
+    name = analysis.sweep.name
+    assert name.isprintable() and len(name) <= 200 and "\\x1b" in name

@@ -83,7 +83,7 @@ def sweep_function(func: Callable[[Any], Any], *, sizes: Sequence[int], setup:
     from quadscope.store import as_location
 
     label = function_label(func)
-    spec = SweepSpec(command=(label, "{n}"), name=name or label,
+    spec = SweepSpec(command=(label, "{n}"), name=name or _default_name(label),
                      sizes=given_sizes(sizes, "sweep_function's sizes="),
                      repeat=repeat, warmup=warmup, timeout_s=timeout_s, predict_n=predict_n,
                      seed=seed, meter=meter, fork=fork)
@@ -128,7 +128,7 @@ def sweep_sizes(func: Callable[..., Any], *, sizes: Mapping[str, Sequence[int]],
 
         def call(kw: Any) -> Any:
             return func(**kw)
-    spec = SweepSpec(command=(label, *("{" + k + "}" for k in names)), name=name or label,
+    spec = SweepSpec(command=(label, *("{" + k + "}" for k in names)), name=name or _default_name(label),
                      sizes=axes[0].sizes, repeat=repeat, warmup=warmup, timeout_s=timeout_s,
                      seed=seed, meter=meter, axes=tuple((a.name, a.sizes) for a in axes),
                      points=design(axes, max_points=max_points or MAX_POINTS))
@@ -141,6 +141,17 @@ def sweep_sizes(func: Callable[..., Any], *, sizes: Mapping[str, Sequence[int]],
         sweep = session.start(spec, store=store, clock=SystemClock(),
                               machine=session.Machine.real(), measuring=measuring)
         return analyse_multi(sweep, store.runs(sweep.id))
+
+
+def _default_name(label: str) -> str:
+    """The sweep's name when none is given: `label` itself (so `history` still finds earlier
+    sweeps by it), its control characters made visible and cut to the longest name, so a
+    qualname past 200 characters or a function renamed with an escape is still a name
+    `check_name` takes."""
+    from quadscope.run.spec import MAX_NAME_CHARS
+    from quadscope.textsafe import shorten, visible
+
+    return shorten(visible(label).strip(), MAX_NAME_CHARS)
 
 
 def function_label(func: Callable[..., Any]) -> str:
@@ -266,7 +277,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     fixed = given_sizes(sizes, "assert_scales' sizes=") if sizes is not None else ()
     if callable(target):
         label = function_label(target)
-        spec = SweepSpec(command=(label, "{n}"), name=name or label, mode=mode,
+        spec = SweepSpec(command=(label, "{n}"), name=name or _default_name(label), mode=mode,
                          sizes=fixed, repeat=repeat, timeout_s=timeout_s,
                          budget_s=budget_s, meter=meter)
         measuring, counting = _function_meters(spec, target, setup)
@@ -274,7 +285,7 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
         if setup is not None:
             raise ValueError("setup= applies to a function; a command reads {n} itself")
         command = _argv(target)
-        spec = SweepSpec(command=command, name=name or command[0], mode=mode,
+        spec = SweepSpec(command=command, name=name or _default_name(command[0]), mode=mode,
                          sizes=fixed, repeat=repeat, timeout_s=timeout_s,
                          budget_s=budget_s, meter=meter)
         measuring, counting = choose(spec), choose_counting(spec)
