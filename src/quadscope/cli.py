@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import importlib
 import io
+import os
 import re
 import signal
 import sys
@@ -193,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arg.startswith("--") and arg.endswith("=--"):  # argparse would pass a list on
             _say(f"{arg}: an option's value cannot be `--`")
             return 2
+    _stderr_somewhere()
     if sys.stdout is None:  # started with standard output closed (`quadscope run ... >&-`)
         _say("standard output is closed, so there is nowhere to print; redirect it to a "
              "file or to /dev/null (`>/dev/null`) instead of closing it")
@@ -247,6 +249,37 @@ def _close_readers() -> None:
     common = sys.modules.get("quadscope.commands.common")
     if common is not None:
         common.close_readers()
+
+
+def _stderr_somewhere() -> None:
+    """Standard error closed (`quadscope run ... 2>&-`): /dev/null takes its place.
+
+    Python then has no sys.stderr (or, started through a bash script such as an
+    interpreter shim, one on the script's own read-only descriptor), so the first
+    warning ended the command with exit 1 and no word, nothing stored; and the next
+    file opened would take descriptor 2, where a child's error output would land.
+    The command runs as if stderr went to /dev/null.
+    """
+    if _writable(2):
+        if sys.stderr is None:
+            sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for good)
+        return
+    fd = os.open(os.devnull, os.O_WRONLY)
+    if fd != 2:
+        os.dup2(fd, 2)
+        os.close(fd)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 (for good)
+
+
+def _writable(fd: int) -> bool:
+    """Whether descriptor `fd` is open for writing."""
+    import fcntl
+
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY
+    except OSError:
+        return False
 
 
 def _encode_what_it_can(stream: object) -> None:
