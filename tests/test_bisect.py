@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import os
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Sequence
@@ -360,3 +363,33 @@ def test_a_build_that_fails_says_why_in_its_last_lines(tmp_path: Path) -> None:
         False, "the build exited 3: one / two")
     assert build(tmp_path, "true") == Built(True)
     assert build(tmp_path, "sleep 5", timeout_s=0.2) == Built(False, "the build took more than 0.2 s")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_a_build_leaves_no_process_behind_and_is_not_held_by_one(tmp_path: Path) -> None:
+    """A timed-out build's children kept running (a make -j's compilers through the next
+    sweep); a build that left a background process behind is done when its shell is."""
+    pids = tmp_path / "pids"
+    started = time.monotonic()
+    assert build(tmp_path, f"sleep 60 & echo $! >> {pids}; sleep 60", timeout_s=0.5) == Built(
+        False, "the build took more than 0.5 s")
+    assert build(tmp_path, f"sleep 60 & echo $! >> {pids}; echo built") == Built(True)
+    assert time.monotonic() - started < 30  # neither waited for its leftover sleep
+    left = [int(p) for p in pids.read_text().split()]
+    try:
+        deadline = time.monotonic() + 10  # killed, then reaped by init: a moment as a zombie
+        while any(_alive(p) for p in left) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(left) == 2 and not any(_alive(p) for p in left)
+    finally:
+        for p in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)

@@ -22,11 +22,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from quadscope.errors import UsageError
 from quadscope.measure.provenance import GitRunner
@@ -116,19 +118,39 @@ class Built:
 
 
 def build(tree: Path, command: str, *, timeout_s: float | None = None) -> Built:
-    """`/bin/sh -c COMMAND` in `tree`: ok on exit 0; a failure, a timeout or no shell is not ok."""
-    try:
-        done = subprocess.run(["/bin/sh", "-c", command], cwd=tree, capture_output=True,
-                              text=True, errors="replace", timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
-        return Built(False, f"the build took more than {timeout_s:g} s")
-    except OSError as exc:
-        return Built(False, f"the build could not start: {exc.strerror or exc}")
-    if done.returncode == 0:
-        return Built(True)
-    lines = (done.stderr or done.stdout).strip().splitlines()[-TAIL_LINES:]
-    return Built(False, f"the build exited {done.returncode}" + (": " + " / ".join(lines)
-                                                                 if lines else ""))
+    """`/bin/sh -c COMMAND` in `tree`: ok on exit 0; a failure, a timeout or no shell is not ok.
+
+    The build runs in its own session and, however it ends (done, timed out, Ctrl-C),
+    every process it left in that session is killed: a timed-out `make -j` kept its
+    compilers running through the next commit's sweep, and a build that started a
+    background process held the output pipe open so `bisect` waited for that process.
+    Its output goes to files, not pipes, so nothing it leaves behind can hold them.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=tree, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=err, start_new_session=True)
+        except OSError as exc:
+            return Built(False, f"the build could not start: {exc.strerror or exc}")
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return Built(False, f"the build took more than {timeout_s:g} s")
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if code == 0:
+            return Built(True)
+        said = [_text(f) for f in (err, out)]
+    lines = (said[0] or said[1]).strip().splitlines()[-TAIL_LINES:]
+    return Built(False, f"the build exited {code}" + (": " + " / ".join(lines)
+                                                      if lines else ""))
+
+
+def _text(f: IO[bytes]) -> str:
+    f.seek(0)
+    return f.read().decode(errors="replace")
 
 
 __all__ = ["GIT_TIMEOUT_S", "Built", "build", "checkout", "commits_between", "long_git",
