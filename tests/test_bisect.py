@@ -205,13 +205,15 @@ def test_commits_between_lists_good_then_the_ancestry_path() -> None:
 
 
 def test_the_worktree_is_removed_even_when_the_block_fails() -> None:
-    """An error (or Ctrl-C) inside the block still removes and prunes the worktree."""
+    """An error (or Ctrl-C) inside the block still removes and prunes the worktree; before it
+    starts, git forgets the trees of bisects killed outright (their folders reaped)."""
     git = FakeGit({})
     with pytest.raises(KeyboardInterrupt), temporary_worktree(Path("/r"), "abc", git) as tree:
         assert tree.is_absolute() and tree.parent.is_dir()
+        assert tree.parent.name.startswith(f"quadscope-bisect-p{os.getpid()}.")
         raise KeyboardInterrupt
-    assert [c[:2] for c in git.calls] == [["worktree", "add"], ["worktree", "remove"],
-                                          ["worktree", "prune"]]
+    assert [c[:2] for c in git.calls] == [["worktree", "prune"], ["worktree", "add"],
+                                          ["worktree", "remove"], ["worktree", "prune"]]
     assert not tree.parent.exists()
 
 

@@ -32,6 +32,7 @@ from typing import IO
 
 from quadscope.errors import UsageError
 from quadscope.measure.provenance import GitRunner
+from quadscope.scratch import make_scratch
 
 GIT_TIMEOUT_S = 300.0  # a checkout of a large repository takes more than provenance's 5 s
 TAIL_LINES = 5
@@ -89,8 +90,9 @@ def commits_between(repo: Path, good: str, bad: str, git: GitRunner = long_git, 
 @contextlib.contextmanager
 def temporary_worktree(repo: Path, commit: str, git: GitRunner = long_git) -> Iterator[Path]:
     """A detached worktree of `repo` at `commit` in a temporary directory, removed afterwards."""
-    parent = Path(tempfile.mkdtemp(prefix="quadscope-bisect-"))
+    parent = make_scratch("bisect")  # a SIGKILLed bisect's tree goes with the next quadscope
     tree = parent / "tree"
+    git(["worktree", "prune"], repo)  # and git forgets the trees reaped so
     try:
         if git(["worktree", "add", "--detach", "--force", str(tree), commit], repo) is None:
             raise UsageError(f"git could not make a worktree of {repo} at {commit[:10]} in "
