@@ -70,6 +70,17 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+# A run under the profiler is slower than a timed run (py-spy --native 3-4.5x): the sweep's
+# --timeout, stretched by this much, bounds each recording of one run.
+PROFILER_SLOWING = 5.0
+
+
+def _recording_limit(sweep: Sweep) -> float | None:
+    """How long one run may take under the profiler: the sweep's --timeout stretched by
+    PROFILER_SLOWING, or None (the samplers' own limit) for a sweep without one."""
+    return None if sweep.timeout_s is None else sweep.timeout_s * PROFILER_SLOWING
+
+
 def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
     from quadscope.store import as_location, default_db_path
 
@@ -137,7 +148,7 @@ def _profile(args: argparse.Namespace, stored: Sweep, store: Store,
     watched = profiled_sweep(sweep)
     try:
         sampler = choose_sampler(watched.command if not watched.shell else ("/bin/sh",),
-                                 light=watched is not sweep)
+                                 light=watched is not sweep, timeout_s=_recording_limit(sweep))
     except ToolMissingError as missing:  # no perf: Callgrind alone still names the functions
         attribution = _exact_only(mode, sweep, runs, missing)
     else:

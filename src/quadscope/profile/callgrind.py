@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from quadscope.errors import FitRefusedError
 from quadscope.measure.exact import find_valgrind, hold_still
 from quadscope.model import Run, Sweep
 from quadscope.profile.callgrind_format import CallgrindCounts, merge, parse_callgrind
+from quadscope.profile.child import run_bounded
 from quadscope.profile.driver import choose_sizes
 from quadscope.run.counting import contention
 from quadscope.run.spec import run_command, substitute
@@ -93,11 +93,9 @@ def callgrind_prefix(valgrind: str, out_dir: str) -> list[str]:
 
 def _subprocess_run(argv: Sequence[str], timeout_s: float | None) -> bool:
     try:
-        done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=timeout_s, check=False)
-    except (subprocess.TimeoutExpired, OSError):
+        return run_bounded(argv, timeout_s).returncode == 0
+    except OSError:
         return False
-    return done.returncode == 0
 
 
 def _good(runs: Sequence[Run]) -> list[Run]:

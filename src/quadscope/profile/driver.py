@@ -26,6 +26,7 @@ import shlex
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from quadscope.analyse.fitting import fit_metric
 from quadscope.errors import ToolMissingError
@@ -134,27 +135,30 @@ def symbol_notes(profile: StackProfile, share: float = 0.05) -> tuple[str, ...]:
 
 
 def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None, *,
-                   light: bool = False) -> Sampler:
+                   light: bool = False, timeout_s: float | None = None) -> Sampler:
     """The real sampler for `argv`: perf, or for Python py-spy / perf -X perf (see `python`).
 
     `light`: py-spy without `--native` (perf's separate recordings still add the C
     functions): `--native` slowed a Python call 3-4.5×, by a factor varying 30% between
-    sizes, which bent the fitted growth of a repeated call.
+    sizes, which bent the fitted growth of a repeated call. `timeout_s` bounds each
+    recording (the sweep's --timeout; else the samplers' own 600 s).
     """
+    bound: dict[str, Any] = {} if timeout_s is None else {"timeout_s": timeout_s}
     if python_argv(argv):
         version = python_version(argv[0])
         perf, perf_missing = _perf_or_why(setup)
         if version is not None and version >= (3, 12) and perf is not None:
-            return PerfSampler(perf, python_perf=True)
+            return PerfSampler(perf, python_perf=True, **bound)
         pyspy = find_pyspy()
         if pyspy:
             native = not light and pyspy_native_works(pyspy, argv[0])
             spy_notes = () if native or light else (NATIVE_FAILED,)
             if perf is not None:  # perf adds the interpreter's C functions (see native.py)
-                return PythonNativeSampler(PySpySampler(pyspy, native=native, notes=spy_notes),
-                                           PerfSampler(perf))
+                return PythonNativeSampler(
+                    PySpySampler(pyspy, native=native, notes=spy_notes, **bound),
+                    PerfSampler(perf, **bound))
             return PySpySampler(pyspy, native=native,
-                                notes=(*spy_notes, no_c_frames_note(perf_missing)))
+                                notes=(*spy_notes, no_c_frames_note(perf_missing)), **bound)
         if perf is None:
             raise ToolMissingError(perf_missing)
         s = perf
@@ -163,8 +167,8 @@ def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None, *,
                "perf trampolines (3.12+ has `-X perf`), and py-spy is not installed "
                "(`pip install py-spy`); the interpreter's C functions are shown instead")
         return PerfSampler(PerfSetup(s.perf, s.event, s.kernel, s.max_freq_hz, s.fault_event,
-                                     (*s.notes, why)))
-    return PerfSampler(setup or detect_perf())
+                                     (*s.notes, why)), **bound)
+    return PerfSampler(setup or detect_perf(), **bound)
 
 
 def _perf_or_why(setup: PerfSetup | None) -> tuple[PerfSetup | None, str]:

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from quadscope.errors import ToolMissingError
 from quadscope.profile.callsite import ElfCallSites
+from quadscope.profile.child import run_bounded
 from quadscope.profile.faults import FaultReport, classify_faults
 from quadscope.profile.kallsyms import KernelSymbols, read_kernel_symbols
 from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
@@ -200,7 +201,10 @@ class PerfSampler:
         return cmd
 
     def _record(self, event_args: Sequence[str], argv: Sequence[str], repeats: int,
-                data_path: Path, extra_fields: str = "") -> tuple[PerfData, float]:
+                data_path: Path, extra_fields: str = "",
+                expected_s: float = 0.0) -> tuple[PerfData, float]:
+        """One recording of `argv` run `repeats` times; bounded by one run's limit
+        (`timeout_s`) plus the repeats' expected time 5 times over (`expected_s` a run)."""
         cmd = [self.setup.perf, "record", "-q", "-B", "-N", *event_args, "-o", str(data_path),
                "--", *self._argv(argv, repeats)]
         self._load_kernel_symbols()
@@ -208,11 +212,10 @@ class PerfSampler:
         # DWARF after frame pointers) would leave one beside every size it retook.
         data_path.unlink(missing_ok=True)
         t0 = time.monotonic()
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, check=False,
-                              timeout=self.timeout_s)
+        limit = None if self.timeout_s is None else self.timeout_s + 5 * repeats * expected_s
+        proc = run_bounded(cmd, limit, capture=("stderr",))
         wall_s = time.monotonic() - t0
-        if proc.returncode != 0 and not data_path.exists():
+        if proc.returncode != 0 and not proc.timed_out and not data_path.exists():
             first = next((ln for ln in proc.stderr.splitlines() if ln.strip()), "")
             raise ToolMissingError(f"perf record failed ({first.strip()}): {INSTALL_PERF}")
         return self.script(data_path, extra_fields), wall_s
@@ -237,12 +240,14 @@ class PerfSampler:
         for attempt in range(2):
             data, wall_s = self._record(
                 ["-e", self.setup.event, "-F", str(freq), "--call-graph", self.call_graph],
-                argv, repeats, data_path)
+                argv, repeats, data_path, expected_s=reference_s or 0.0)
             exclude = data.exec_pids[:1] if repeats > 1 else ()
             st, n = stacks(data, exclude_pids=exclude, resolver=self.resolver)
             if self.python_perf:  # py::func:file trampolines read as Python frames
                 st = python_stacks(st)
-            if n >= self.target_samples or attempt == 1 or repeats >= self.max_repeats:
+            limited = self.timeout_s is not None and wall_s > self.timeout_s  # ran into it:
+            if n >= self.target_samples or attempt == 1 or repeats >= self.max_repeats \
+                    or limited:  # a second try would only wait as long again
                 break
             # Too few: the run was shorter than the sweep said. Re-plan from what was seen.
             seen_s = max(n, 1) / freq / repeats
@@ -301,9 +306,7 @@ class PerfSampler:
 
         def run(cmd: Sequence[str]) -> tuple[float, float]:
             t0 = time.monotonic()
-            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True, check=False,
-                                  timeout=self.timeout_s)
+            proc = run_bounded(cmd, self.timeout_s, capture=("stdout",))
             total = time.monotonic() - t0
             try:
                 start_ns, end_ns = (int(v) for v in proc.stdout.split()[-2:])

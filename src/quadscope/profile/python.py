@@ -36,6 +36,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from quadscope.profile.child import run_bounded
 from quadscope.profile.faults import FaultReport
 from quadscope.profile.records import Culprit
 from quadscope.profile.sampler import Overhead
@@ -151,9 +152,7 @@ class PySpySampler:
         while runs < self.max_runs:
             raw = out_dir / f"pyspy-n{size_n}-{runs}.txt"
             t0 = time.monotonic()
-            subprocess.run([*self._record(rate), "-o", str(raw), "--", *argv],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, check=False, timeout=self.timeout_s)
+            done = run_bounded([*self._record(rate), "-o", str(raw), "--", *argv], self.timeout_s)
             wall_total += time.monotonic() - t0
             runs += 1
             if raw.exists():
@@ -161,7 +160,7 @@ class PySpySampler:
                     merged[st] = merged.get(st, 0) + w
                     samples += w
                 raw.unlink()
-            if samples >= self.target_samples:
+            if samples >= self.target_samples or done.timed_out:  # one deadline is enough
                 break
         ref = reference_s if reference_s else samples / rate / max(runs, 1)
         return StackProfile(size_n, merged, samples, "py-spy", ref, wall_s=wall_total / runs,
@@ -178,8 +177,7 @@ class PySpySampler:
     def overhead(self, argv: Sequence[str], *, size_n: int) -> Overhead | None:
         def timed(cmd: Sequence[str]) -> float:
             t0 = time.monotonic()
-            subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, check=False, timeout=self.timeout_s)
+            run_bounded(cmd, self.timeout_s)
             return time.monotonic() - t0
 
         with scratch_dir("pyspy") as tmp:

@@ -1,0 +1,68 @@
+"""A profiler's run of the user's program, to its end or its deadline and never beyond.
+
+Contract: `run_bounded(cmd, timeout_s, capture=...)` runs `cmd` (perf record,
+py-spy record or valgrind, with the user's program under it) in a new session
+with stdin on /dev/null and returns a `Finished`: the exit status (None when it
+outlasted `timeout_s`) and, for the streams named in `capture` ("stdout",
+"stderr"), what they said. However it ends (done, past the deadline, Ctrl-C,
+SIGTERM) every process left in that session is killed, so a program that hangs
+under the profiler, or forks one that outlives it, is not left running; its
+output goes through files, never pipes, so nothing left behind holds quadscope
+waiting. A deadline is an outcome, never an exception: `subprocess.run`'s
+TimeoutExpired once ended `quadscope profile` with exit 70.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """How a bounded run ended: its exit status (None: killed at the deadline) and output."""
+
+    returncode: int | None
+    stdout: str = ""
+    stderr: str = ""
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+def _read(f: IO[bytes] | None) -> str:
+    if f is None:
+        return ""
+    f.seek(0)
+    return f.read().decode(errors="replace")
+
+
+def run_bounded(cmd: Sequence[str], timeout_s: float | None, *,
+                capture: Collection[str] = ()) -> Finished:
+    """Run `cmd` in its own session until it ends or `timeout_s` passes (see the contract)."""
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(tempfile.TemporaryFile()) if "stdout" in capture else None
+        err = files.enter_context(tempfile.TemporaryFile()) if "stderr" in capture else None
+        proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL,
+                                stdout=out or subprocess.DEVNULL,
+                                stderr=err or subprocess.DEVNULL, start_new_session=True)
+        code: int | None = None
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        return Finished(code, _read(out), _read(err))
+
+
+__all__ = ["Finished", "run_bounded"]

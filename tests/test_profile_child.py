@@ -1,0 +1,56 @@
+"""A profiler's run ends at its deadline with everything it started: `quadscope profile` of a
+program that hangs once waited 600 s a recording (up to 10 of them, times 20 repeats under
+perf) and then ended with exit 70 on subprocess.TimeoutExpired."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from quadscope.profile.child import run_bounded
+
+
+def _gone(pids: list[int], within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s  # killed, then reaped by init: a zombie a moment
+    while time.monotonic() < deadline:
+        alive = []
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+                alive.append(pid)
+            except ProcessLookupError:
+                pass
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.slow
+def test_a_hanging_run_and_what_it_forked_end_at_the_deadline(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    started = time.monotonic()
+    done = run_bounded(["/bin/sh", "-c", f"sleep 60 & echo $! > {pids}; echo $$ >> {pids}; "
+                        "sleep 60"], 0.5)
+    assert done.timed_out and done.returncode is None
+    assert time.monotonic() - started < 30
+    left = [int(p) for p in pids.read_text().split()]
+    try:
+        assert len(left) == 2 and _gone(left)
+    finally:
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_finished_run_says_what_it_printed_and_its_leftovers_go() -> None:
+    done = run_bounded(["/bin/sh", "-c", "sleep 60 & echo out; echo err >&2; exit 3"], 30,
+                       capture=("stdout", "stderr"))
+    assert (done.returncode, done.stdout, done.stderr) == (3, "out\n", "err\n")
+    assert not done.timed_out
