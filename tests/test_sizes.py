@@ -88,7 +88,7 @@ def test_bad_specs_say_why(spec: str, words: str) -> None:
     ([-1, 2, 3, 4], "'-1' is negative"),
     ("abc", "must be a list of whole numbers"),
     (None, "must be a list of whole numbers"),
-    ([], "gives 0 distinct size(s)"),
+    ([], "is empty"),
     ([1.5, 2, 3, 4], "'1.5' is not an integer"),
     ([True, 2, 3, 4], "True is not a whole number"),
     (["1", 2, 3, 4], "'1' is not a whole number"),
@@ -104,6 +104,8 @@ def test_given_sizes_refuse_what_the_cli_would_refuse(values: object, phrase: st
 
 def test_given_sizes_sort_and_merge_and_take_numpy_numbers() -> None:
     np = pytest.importorskip("numpy")
+    with pytest.raises(SizesError, match=r"gives 3 distinct size\(s\) \[1, 2, 3\]; at least 4"):
+        given_sizes([3, 2, 1], "sizes=", least=4)
     assert given_sizes([8000, 1e3, 4000, 2000, 2000], "sizes=") == (1000, 2000, 4000, 8000)
     assert given_sizes(np.arange(1, 5) * 10, "sizes=") == (10, 20, 30, 40)
 
@@ -111,7 +113,7 @@ def test_given_sizes_sort_and_merge_and_take_numpy_numbers() -> None:
 def test_the_api_refuses_bad_sizes_before_sweeping(tmp_path: object) -> None:
     from quadscope.api import assert_scales, sweep_function, sweep_sizes
 
-    with pytest.raises(SizesError, match="sweep_function's sizes= gives 0"):
+    with pytest.raises(SizesError, match="sweep_function's sizes= is empty"):
         sweep_function(sorted, sizes=[], db=f"{tmp_path}/a.db")
     with pytest.raises(SizesError, match="assert_scales' sizes=: '-1' is negative"):
         assert_scales(sorted, at_most="n", sizes=[-1, 2, 3, 4], db=f"{tmp_path}/a.db")

@@ -78,8 +78,10 @@ def check_distinct(sizes: tuple[int, ...], where: str) -> None:
                              "further apart")
 
 
-def given_sizes(values: object, where: str) -> tuple[int, ...]:
-    """`values` (a sequence of whole numbers) sorted and distinct; `SizesError` says why not."""
+def given_sizes(values: object, where: str, least: int = 1) -> tuple[int, ...]:
+    """`values` (whole numbers) sorted and distinct, at least `least` of them (the API has
+    always taken fewer than --sizes' MIN_SIZES and let the fit say what it can); `SizesError`
+    says why not."""
     if isinstance(values, str | bytes) or not isinstance(values, Iterable):
         raise SizesError(f"{where} must be a list of whole numbers such as [1000, 2000, 4000, "
                          f"8000], not {type(values).__name__} {shorten(repr(values), 60)}")
@@ -91,9 +93,12 @@ def given_sizes(values: object, where: str) -> tuple[int, ...]:
         sizes.append(_integer(repr(exact), where))
     distinct = tuple(sorted(set(sizes)))
     check_distinct(distinct, where)
-    if len(distinct) < MIN_SIZES:
+    if not distinct:
+        raise SizesError(f"{where} is empty: give the sizes to sweep, e.g. [1000, 2000, 4000, "
+                         "8000]")
+    if len(distinct) < least:
         raise SizesError(f"{where} gives {len(distinct)} distinct size(s) {list(distinct)}; at "
-                         f"least {MIN_SIZES} are needed to tell one growth class from another")
+                         f"least {least} are needed to tell one growth class from another")
     return distinct
 
 
