@@ -67,4 +67,5 @@ def test_each_axis_names_its_own_function(tmp_path: Path,
     assert rows is not None and cols is not None
     assert cols["culprits"][0]["symbol"] == "pair_cols", json.dumps(cols["culprits"][:2])
     assert rows["culprits"][0]["symbol"] == "scan_rows", json.dumps(rows["culprits"][:2])
-    assert (db.parent / "profile" / f"sweep-{sweep.id}" / "axis-cols" / "flame-diff.svg").exists()
+    assert (db.parent / "profile" / f"{db.stem}-sweep-{sweep.id}" / "axis-cols"
+            / "flame-diff.svg").exists()
