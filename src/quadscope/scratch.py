@@ -1,7 +1,7 @@
 """Temporary folders that a killed quadscope does not leave behind for good.
 
 Contract: `scratch_dir(kind)` is a context manager yielding a new folder in the
-temporary directory, `quadscope-KIND-pPID.NS-XXXXXXXX` (PID this process, NS its
+temporary directory, `quadscope-KIND-pPID.NS-RANDOM` (PID this process, NS its
 PID namespace's inode), removed when the block ends. `make_scratch(kind)` is the
 folder alone, for a caller that removes it itself. A process ended by SIGKILL,
 the OOM killer or a lost machine runs no cleanup, so its folders (Valgrind's
