@@ -258,6 +258,11 @@ def test_counts_at_three_sizes_that_grew_are_not_read_as_constant() -> None:
     assert not fit.confident and fit.at_least not in ("", "1")
     assert "counted at 3 sizes" in fit.reason and "grew 18%" in fit.reason
     assert not fit.doubts
+    # Settled "1" by the ordinary fit (counts of a loaded run): not constant either.
+    sizes2, values2 = [64, 1024, 4096], [140213568, 142464494, 165216091]
+    plain2 = fit_metric("instructions", sizes2, values2)
+    fit2 = few_counts(plain2, sizes2, values2, 4)
+    assert not fit2.confident and fit2.at_least not in ("", "1") and fit2.at_most == "n^3"
     flat = [140425465, 140425470, 140425468]  # constant counts stay as the fit read them
     plain = fit_metric("instructions", sizes, flat)
     assert few_counts(plain, sizes, flat, 4) == plain
