@@ -262,25 +262,22 @@ FASTEST_POWER = "n^3"  # the fastest class a few growing counts leave open
 
 def few_counts(fit: Fit, sizes: Sequence[float], values: Sequence[float], needed: int) -> Fit:
     """`fit` of exact counts at fewer sizes than a class needs (`needed`), made honest about
-    what they do show: counts that grew by more than FLAT_COUNT_GROWTH are not constant and
-    settle no class (three points fit any law of two terms and an offset), so the verdict
-    is a bracket starting above "1" (the ordinary fit's small-sample penalty otherwise
-    picks "1", settled or "no growth detected", from counts that rose 18% over 16× n),
-    and the reason says what a count at one more size would do."""
+    what they do show: counts that grew by more than FLAT_COUNT_GROWTH are not constant, so
+    where the ordinary fit read "1" (its small-sample penalty picks it, settled or as "no
+    growth detected", from counts that rose 18% over 64× n) the verdict is a bracket
+    starting above "1", and the reason says what a count at one more size would do. A
+    growing class the fit settled (list.index's counts, b·n exactly) stands."""
     by_size: dict[float, list[float]] = {}
     for n, v in zip(sizes, values, strict=True):
         by_size.setdefault(n, []).append(v)
     lo, hi = min(by_size), max(by_size)
     first, last = statistics.median(by_size[lo]), statistics.median(by_size[hi])
-    if first <= 0 or last <= first * FLAT_COUNT_GROWTH:
-        return fit
-    # Settled or not, three points settle nothing: a settled "1" (counts at 64, 1024 and
-    # 4096 rising 140M → 165M, under load) read "constant" and passed --fail-above n.
+    if first <= 0 or last <= first * FLAT_COUNT_GROWTH or (fit.confident and fit.cls != "1"):
+        return fit  # flat counts, or a growing class the counts' own fit settled
+    # A settled "1" from growing counts (at 64, 1024 and 4096 rising 140M → 165M, under
+    # load) read "constant" and passed --fail-above n.
     at_least = fit.at_least if fit.at_least and fit.at_least != "1" else REGISTRY.names[1]
     at_most = fit.at_most if fit.at_most and fit.at_most != "1" else FASTEST_POWER
-    if fit.confident and fit.cls != "1":
-        at_least = min(at_least, fit.cls, key=REGISTRY.index)
-        at_most = max(at_most, fit.cls, key=REGISTRY.index)
     if REGISTRY.index(at_least) > REGISTRY.index(at_most):
         at_least = at_most
     reason = (f"counted at {len(by_size)} sizes, and an exact class needs {needed}: the counts "
