@@ -33,6 +33,8 @@ headline's time fit), what the headline and gates lead with, and big_O on
 the wall-time medians. `--busy` runs everything under
 `../shared/tools/busy --cores 1 --memory 64`; `--save FILE` keeps the rows and
 `--side-by-side QUIET.json BUSY.json` prints BENCHMARKS.md's subsection.
+`--suite-as-run` sweeps the C suite the same way (30 s adaptive budget) and
+judges its rows as `--real` does.
 
 usage: .venv/bin/python bench/accuracy.py [--quick] [--repeat 3] [--only name,name]
        .venv/bin/python bench/accuracy.py --real [--busy] [--save rows.json]
@@ -320,9 +322,17 @@ def sweep_real(prog: Program, mode: str, store: Store, repeat: int, budget_s: fl
     return row
 
 
+def suite_programs(names: tuple[str, ...] = SUITE) -> tuple[Program, ...]:
+    """The C suite's workloads as programs swept the way `--real` sweeps them: through the
+    session with the default meter, judged on the work, the time and the headline."""
+    return tuple(Program(n, WORKLOADS[n].acceptable, WORKLOADS[n].argv(build(n)),
+                         WORKLOADS[n].sizes) for n in names)
+
+
 def measure_real(names: tuple[str, ...], repeat: int, budget_s: float,
-                 modes: tuple[str, ...]) -> list[RealRow]:
-    progs = [p for p in programs() if not names or p.name in names]
+                 modes: tuple[str, ...], suite: bool = False) -> list[RealRow]:
+    every = suite_programs() if suite else programs()
+    progs = [p for p in every if not names or p.name in names]
     rows = []
     with scratch_store() as store:
         for prog in progs:
@@ -336,7 +346,8 @@ def measure_real(names: tuple[str, ...], repeat: int, budget_s: float,
     return rows
 
 
-def markdown_real(rows: list[RealRow], repeat: int, budget_s: float, load: str) -> str:
+def markdown_real(rows: list[RealRow], repeat: int, budget_s: float, load: str,
+                  what: str = "Real programs") -> str:
     def cell(r: RealRow, v: Verdict | None, empty: str = "—") -> str:
         return f"{v.text()} {MARK[judged(r.truth, v)]}" if v else empty
 
@@ -357,7 +368,7 @@ def markdown_real(rows: list[RealRow], repeat: int, budget_s: float, load: str) 
           r.work_k, cell(r, r.time), r.time_k, cell(r, r.big_o), r.counted,
           f"{r.sweep_s:.0f}"] for r in rows])
     total = sum(r.sweep_s for r in rows)
-    return (f"Real programs ({load}), each swept as `quadscope run` sweeps it (the default "
+    return (f"{what} ({load}), each swept as `quadscope run` sweeps it (the default "
             f"meter, `auto`) over its fixed grid with `--repeat {repeat}` and one warm-up, "
             f"and in adaptive mode from its smallest size with a {budget_s:.0f} s budget "
             f"({total:.0f} s in all). \"work\" counts only sweeps where the work was "
@@ -451,6 +462,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="comma-separated workload (or program) names")
     p.add_argument("--real", action="store_true",
                    help="the real programs (bench/real_programs.py) instead of the C suite")
+    p.add_argument("--suite-as-run", action="store_true",
+                   help="the C suite, each swept as --real sweeps (work, time, headline)")
     p.add_argument("--modes", default="sizes,adaptive", help="--real: sizes, adaptive or both")
     p.add_argument("--busy", action="store_true",
                    help="under ../shared/tools/busy --cores 1 --memory 64 throughout")
@@ -464,11 +477,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     load = "busy --cores 1 --memory 64" if args.busy else "quiet"
     with busy_load(args.busy):
-        if args.real:
+        if args.real or args.suite_as_run:
             names = tuple(x for x in args.only.split(",") if x)
-            rows_real = measure_real(names, args.repeat, REAL_BUDGET_S,
-                                     tuple(args.modes.split(",")))
-            print(markdown_real(rows_real, args.repeat, REAL_BUDGET_S, load))
+            if args.suite_as_run and args.quick and not names:
+                names = QUICK
+            budget = BUDGET_S if args.suite_as_run else REAL_BUDGET_S
+            rows_real = measure_real(names, args.repeat, budget,
+                                     tuple(args.modes.split(",")), suite=args.suite_as_run)
+            print(markdown_real(rows_real, args.repeat, budget, load,
+                                "The C suite" if args.suite_as_run else "Real programs"))
             if args.save:
                 save_rows(rows_real, args.save)
             return 0

@@ -78,3 +78,21 @@ def test_a_flat_wall_time_stays_beside_a_cpu_time_that_may_not_grow() -> None:
     for cpu in (_fit("cpu_s", "1", "n", 0.6, (0.0, 1.2)),
                 _fit("cpu_s", "log n", "n", 0.5, (0.1, 1.0))):
         assert time_fit({"wall_s": flat, "cpu_s": cpu}) is flat
+
+
+def test_a_settled_flat_cpu_time_leads_a_wall_bracket_that_saw_no_rise() -> None:
+    """The `constant` workload (a 1 ms program) under busy: wall time "1 … n³" because its
+    spread could hide a log n term (a run waits up to 70 ms for a CPU); CPU time "1"."""
+    from dataclasses import replace
+
+    from quadscope.model import Doubt
+
+    cpu = _fit("cpu_s", "1", k=0.0, ci=(0.0, 0.0))
+    wall = replace(_fit("wall_s", "1", "n^3", 0.0, (0.0, 4.0)),
+                   doubts=(Doubt("hidden", "1", "n^3"),))
+    assert time_fit({"wall_s": wall, "cpu_s": cpu}) is cpu
+    rising = replace(wall, doubts=(Doubt("hidden", "1", "n^3"), Doubt("rising")))
+    assert time_fit({"wall_s": rising, "cpu_s": cpu}) is rising  # it sleeps: wall time rises
+    from_n = replace(_fit("wall_s", "n", "n^3", 1.0, (0.5, 2.5)),
+                     doubts=(Doubt("hidden", "n", "n^3"),))
+    assert time_fit({"wall_s": from_n, "cpu_s": cpu}) is from_n

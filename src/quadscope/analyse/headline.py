@@ -168,7 +168,8 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
     CPU time also leads where both are brackets and CPU time's lies inside wall time's and
     is narrower, where wall time settled a class that CPU time's bracket holds while wall
     time's k lies outside CPU time's interval (`_cpu_bracket_leads`), and where wall time
-    settled "1" while CPU time surely grows (`_surely_grows`).
+    settled "1" while CPU time surely grows (`_surely_grows`), and where CPU time settled "1"
+    beside a wall time that saw no rise either (`_flat_bracket`).
     """
     wall, cpu = fits.get("wall_s"), fits.get("cpu_s")
     if wall is None:
@@ -176,6 +177,8 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
     if cpu is None:
         return wall
     if trivial(wall) and _surely_grows(cpu):
+        return cpu
+    if trivial(cpu) and _flat_bracket(wall):
         return cpu
     if trivial(cpu) != trivial(wall):
         return wall
@@ -188,6 +191,19 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
     # rounding differs between CPUs and numpy builds, and must not pick the headline.
     noisier = not wall.confident or _spread(wall) > _spread(cpu) * (1 + _TIE)
     return cpu if agree and noisier else wall
+
+
+def _flat_bracket(wall: Fit) -> bool:
+    """Whether wall time's bracket runs up from "1" only because the runs' spread could hide
+    growth (no rise was seen): a 1 ms program on a busy machine waits up to 70 ms now and
+    then, so its wall time reads "1 … n³" ("no growth detected, but the spread could
+    hide…"), while its CPU time, precise to the µs, rules the growth out and settles "1".
+    A program whose wall time rises while its CPU time does not (it sleeps, or waits for
+    I/O) carries a "rising" doubt, or a settled class, and keeps wall time."""
+    if not bracketed(wall) or wall.at_least != "1":
+        return False
+    checks = {d.check for d in wall.doubts}
+    return bool(checks & {"hidden", "negligible"}) and "rising" not in checks
 
 
 def _cpu_bracket_leads(wall: Fit, cpu: Fit) -> bool:
