@@ -295,3 +295,24 @@ def test_counting_may_spend_what_the_users_budget_left() -> None:
     assert counting.budget_s(2.0, ()) == counting.FLOOR_S  # at least the floor
     assert counting.budget_s(8.0, (), given_s=60.0) == 52.0  # what --budget 60 left
     assert counting.budget_s(50.0, (), given_s=60.0) == 50.0
+
+
+def test_a_time_the_caches_may_account_for_is_left_open_and_counted() -> None:
+    """The cache_step workload under busy: time settled "n²" at 4k..1M (k = 1.96) while its
+    working set grew as n to 15 MiB past a 2 MiB L2; the analysis widens it by the caches'
+    share, so it is open for counting too (it once went uncounted: a confidently wrong
+    "n log n or n²" for linear work)."""
+    from dataclasses import replace
+
+    from tests.test_memory import CACHES, shaped, stepping
+
+    from quadscope.measure.clock import FakeClock
+    from quadscope.run.spec import new_sweep
+
+    runs = shaped([4000 * 2**i for i in range(10)], stepping, 16)
+    spec = SweepSpec(command=("prog", "{n}"), sizes=tuple(sorted({r.size_n for r in runs})))
+    sweep = new_sweep(spec, clock=FakeClock(0.0), counters="", counters_note="", host=CACHES)
+    assert "open" in counting.open_reason(replace(sweep, id=1), runs)
+    no_caches = new_sweep(spec, clock=FakeClock(0.0), counters="", counters_note="",
+                          host=replace(CACHES, l2_bytes=None, llc_bytes=None))
+    assert counting.open_reason(replace(no_caches, id=1), runs) == ""

@@ -15,7 +15,9 @@ cache, its own growth while the data fit) is widened by the growth that
 excess explains, never below memory's class, with a note; with the work
 counted the note alone says it (`analyse.memory`). A settled time class faster
 than user time supports while the kernel's share rises is widened to user
-time's floor likewise (`analyse.kernel`). In an
+time's floor likewise (`analyse.kernel`), and a settled wall time faster than
+CPU time supports while the runs waited more for a CPU as n grew, preempted by
+other work, to CPU time's floor (`analyse.waiting`). In an
 instruction-meter sweep, a note says when wall time surely grows faster than
 the instructions counted (`time_outgrows_instructions`). There the verdict gives
 two answers: the work (the meter's exact count, `Analysis.work_metric`) leads
@@ -54,6 +56,7 @@ from quadscope.analyse.notable import medians_at_max, notable_metrics
 from quadscope.analyse.sizestats import size_stats
 from quadscope.analyse.text import OUTGROWS_HEADLINE
 from quadscope.analyse.thin import thinned
+from quadscope.analyse.waiting import wait_bound
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResult, ProbeSeries
 from quadscope.errors import FitRefusedError
@@ -383,6 +386,8 @@ def analyse(
         n.extend(cached)
         f, kernel = kernel_bound(f, good, work=counted)
         n.extend(kernel)
+        f, waits = wait_bound(f, good)
+        n.extend(waits)
         fits[variant] = f
         if counted:
             outgrows = time_outgrows_instructions(

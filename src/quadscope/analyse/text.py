@@ -263,6 +263,17 @@ def _kernel(d: Doubt, registry: Registry, grow_to: int | None) -> str:
             "the work itself")
 
 
+def _waiting(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    """A settled wall time the runs' waiting for a CPU may account for (`analyse.waiting`)."""
+    n = d.numbers
+    return (f"the runs waited for a CPU: wall time was {_f(n, 'ratio_lo'):.1f}× the CPU time "
+            f"at n = {fmt_n(_f(n, 'lo_n'))} and {_f(n, 'ratio_hi'):.1f}× at "
+            f"n = {fmt_n(_f(n, 'hi_n'))} ({_f(n, 'preempted'):.0f} times preempted by other "
+            f"work), and CPU time supports {registry[d.at_least].label}: the machine's load "
+            f"may account for the rest; `--meter {d.meter or 'instructions'}` counts the work "
+            "itself")
+
+
 def _exact_misfit(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     """The best law of two terms misses the counts, and its fastest term is a minority."""
     n = d.numbers
@@ -411,6 +422,7 @@ _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
     "exact_tie": _exact_tie,
     "exact_misfit": _exact_misfit,
     "kernel": _kernel,
+    "waiting": _waiting,
     "exact_hidden": _exact_hidden,
 }
 

@@ -116,6 +116,8 @@ def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> s
     from quadscope.analyse.headline import FASTEST_TRUSTED, time_fit
     from quadscope.analyse.kernel import kernel_bound
     from quadscope.analyse.launches import pool_launches
+    from quadscope.analyse.memory import memory_bound
+    from quadscope.analyse.waiting import wait_bound
     from quadscope.classes import REGISTRY
 
     variants = sorted({r.variant for r in runs})
@@ -126,9 +128,13 @@ def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> s
             measured = list(pool_launches(measured))
         if len({r.size_n for r in measured}) < 3:
             continue  # too little to fit: not a question counting answers
-        fits, _ = fit_runs(measured, metrics=("wall_s", "cpu_s", "user_s"), seed=sweep.seed,
-                           pooled=pooled)
+        fits, _ = fit_runs(measured, metrics=("wall_s", "cpu_s", "user_s", "max_rss_bytes"),
+                           seed=sweep.seed, pooled=pooled)
+        # The caveats the analysis applies: a time the caches or the kernel may account for
+        # is open too (a cache step settled "n²" at 4k..1M under busy and went uncounted).
+        fits, _ = memory_bound(fits, measured, sweep.host)
         fits, _ = kernel_bound(fits, measured)
+        fits, _ = wait_bound(fits, measured)
         fit = time_fit(fits)
         if fit is None:
             continue

@@ -1,0 +1,101 @@
+"""Wall time that outgrows CPU time while the runs wait for a CPU: other work's load, not the program's.
+
+Contract: `wait_bound(fits, runs)` is pure: given one variant's fits and
+measured runs, it returns the fits with a settled wall-time verdict widened
+down to what CPU time supports, and a note, when:
+
+* CPU time's slowest supported class (its settled class, or its bracket's
+  floor) is slower than wall time's class;
+* the runs waited more at the largest size than at the smallest: the median
+  wall/CPU ratio there is at least WAIT_RISE times the smallest size's; and
+* the waiting is preemption, not the program's own: involuntary context
+  switches at the largest size number at least MIN_PREEMPTED (the scheduler
+  took the CPU away), while the voluntary ones (the program sleeping or
+  blocking on I/O) stay within VOLUNTARY_SLACK of the smallest size's.
+
+Why: on a machine doing something else, a run that fits in one time slice
+finishes without waiting, and a run of seconds shares its CPU with the other
+work for all of them, so wall/CPU rises with n and wall time gains growth the
+program lacks. Measured (issue 25): the cache_step workload (linear work)
+under `busy --cores 1 --memory 64` at a load of 5.6 on 2 CPUs waited 1.4× at
+n = 4k and 6.9× at 1M (151 involuntary switches, 1 voluntary), and wall time
+settled "quadratic: n² (k = 1.95)". CPU time (user + sys, the scheduler's
+runtime) is what the program paid. The widened wall verdict lets CPU time lead
+the headline (`headline.time_fit`), and its doubt (check "waiting") names
+`--meter instructions`, so the default meter counts the work
+(`run.counting.open_reason`). A program that sleeps or waits for I/O raises
+its voluntary switches, and its wall time stays as measured.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from quadscope.analyse import text
+from quadscope.classes import INCONCLUSIVE, REGISTRY
+from quadscope.model import Doubt, Fit, Run
+
+WAIT_RISE = 1.5  # wall/CPU at the largest size over the smallest's: waiting that grew
+MIN_PREEMPTED = 5.0  # involuntary context switches at the largest size: the CPU taken away
+VOLUNTARY_SLACK = 2.0  # voluntary switches may rise this much (times, plus this many)
+
+
+def _floor(fit: Fit | None) -> str:
+    """The slowest class a fit supports: its settled class, or its bracket's floor."""
+    if fit is None:
+        return ""
+    return fit.cls if fit.confident else fit.at_least
+
+
+def _median(runs: Sequence[Run], n: int, value: str) -> float | None:
+    got = [v for r in runs if r.size_n == n and (v := r.value(value)) is not None]
+    return statistics.median(got) if got else None
+
+
+def _ratio(runs: Sequence[Run], n: int) -> float | None:
+    """The median wall/CPU ratio of the runs at size n (None without CPU time)."""
+    got = [r.measurement.wall_s / cpu for r in runs if r.size_n == n
+           and (cpu := r.value("cpu_s")) is not None and cpu > 0]
+    return statistics.median(got) if got else None
+
+
+def waited(runs: Sequence[Run]) -> dict[str, float] | None:
+    """The numbers of waiting that grew with n and was preemption (module docstring), or None."""
+    sizes = sorted({r.size_n for r in runs})
+    if len(sizes) < 3:
+        return None
+    lo, hi = _ratio(runs, sizes[0]), _ratio(runs, sizes[-1])
+    inv = _median(runs, sizes[-1], "involuntary_ctx_switches")
+    vol_lo = _median(runs, sizes[0], "voluntary_ctx_switches")
+    vol_hi = _median(runs, sizes[-1], "voluntary_ctx_switches")
+    if lo is None or hi is None or inv is None or vol_lo is None or vol_hi is None:
+        return None
+    if hi < WAIT_RISE * max(lo, 1.0) or inv < MIN_PREEMPTED:
+        return None
+    if vol_hi > VOLUNTARY_SLACK * vol_lo + VOLUNTARY_SLACK:
+        return None  # the program itself sleeps or blocks more as n grows
+    return {"ratio_lo": lo, "ratio_hi": hi, "lo_n": float(sizes[0]), "hi_n": float(sizes[-1]),
+            "preempted": inv, "voluntary": vol_hi}
+
+
+def wait_bound(fits: Mapping[str, Fit], runs: Sequence[Run]) -> tuple[dict[str, Fit], list[str]]:
+    """The fits with a wall-time verdict the runs' waiting may account for widened to what
+    CPU time supports, and a note (see the module docstring)."""
+    out = dict(fits)
+    wall, cpu_floor = fits.get("wall_s"), _floor(fits.get("cpu_s"))
+    order = REGISTRY.index
+    if (wall is None or not wall.confident or wall.cls not in REGISTRY
+            or cpu_floor not in REGISTRY or order(cpu_floor) >= order(wall.cls)):
+        return out, []
+    numbers = waited(runs)
+    if numbers is None:
+        return out, []
+    doubt = Doubt("waiting", cpu_floor, wall.cls, None, meter="instructions",
+                  numbers={**numbers, "cpu": cpu_floor})
+    said = text.doubt_text(doubt, REGISTRY)
+    out["wall_s"] = replace(wall, cls=INCONCLUSIVE, best=wall.best or wall.cls,
+                            at_least=cpu_floor, at_most=wall.cls, decide_n=None,
+                            reason=said, doubts=(*wall.doubts, doubt))
+    return out, [f"wall_s: {said}"]
