@@ -3,7 +3,7 @@ and explained by the one cause the runs show (kernel, cache, start-up), with its
 
 from __future__ import annotations
 
-from quadscope.analyse.gap import crossing, differs, gap, gap_text
+from quadscope.analyse.gap import Gap, crossing, differs, gap, gap_text
 from quadscope.host import Host
 from quadscope.model import Fit, Measurement, Run
 
@@ -143,3 +143,19 @@ def test_the_work_is_compared_at_the_timed_sweeps_largest_size() -> None:
                  dict.fromkeys(SIZES, 0.0), FLAT_RSS, {n: 4000.0 + n for n in SIZES})
     assert gap({"wall_s": time, "instructions": work}, runs, HOST, "instructions") is None
     assert differs(time, work)  # at the counted top alone, 0.5 would be a gap
+
+
+def test_a_cost_per_instruction_moving_against_the_gap_is_not_said() -> None:
+    """cache_step under busy: CPU time n² against linear work, the working set leaving the
+    L2 cache near n = 150000, but counted only at 4000..63246, where start-up still weighed
+    and each instruction cost 0.36× as much at the top: said, it contradicted the gap."""
+    from dataclasses import replace
+
+    g = replace(_cache_gap(), per_work=0.36, per_work_n=(4000, 63246))
+    assert "each instruction" not in gap_text(g)
+    assert "each instruction costing 1.6×" in gap_text(replace(g, per_work=1.6))
+
+
+def _cache_gap() -> Gap:
+    return Gap("cpu_s", 1.98, 1.0, True, "cache", 1_000_000, 4000, 0.01, 0.0, 15e6, 2 << 20,
+               "L2 cache", 150_000, None, None, None)

@@ -140,8 +140,13 @@ def crossing(rss: Mapping[int, float], cache: float) -> int | None:
             if w_lo <= 0 or w_hi <= w_lo:
                 return hi
             frac = math.log(cache / w_lo) / math.log(w_hi / w_lo)
-            return round(math.exp(math.log(lo) + frac * math.log(hi / lo)))
+            return _two_digits(math.exp(math.log(lo) + frac * math.log(hi / lo)))
     return None
+
+
+def _two_digits(n: float) -> int:
+    """An interpolated size to two significant digits ("n ≈ 150000", not 152002)."""
+    return int(float(f"{n:.2g}"))
 
 
 def _per_work(time: Mapping[int, float],
@@ -207,9 +212,11 @@ _TIME_WORDS = {"wall_s": "wall time", "cpu_s": "CPU time", "user_s": "user time"
 
 def _per_instruction(g: Gap) -> str:
     """", each instruction costing 1.6× as much at n = 64000 as at n = 1000" (nothing under
-    5%), between the smallest and largest sizes counted."""
+    5%, nor a cost per instruction that moved against the gap: counted only below the
+    cache, where start-up still weighs, it fell while the time outgrew the work), between
+    the smallest and largest sizes counted."""
     if (g.per_work is None or g.per_work_n is None
-            or abs(math.log(g.per_work)) < math.log(1.05)):
+            or abs(math.log(g.per_work)) < math.log(1.05) or (g.per_work > 1) != g.faster):
         return ""
     lo, hi = g.per_work_n
     return (f", each instruction costing {g.per_work:.2g}× as much at n = {fmt_n(hi)} as at "
