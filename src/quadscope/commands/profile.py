@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -73,12 +74,40 @@ def register(sub: Any) -> None:
 # A run under the profiler is slower than a timed run (py-spy --native 3-4.5x): the sweep's
 # --timeout, stretched by this much, bounds each recording of one run.
 PROFILER_SLOWING = 5.0
+# Without --timeout a recording is bounded by what the sweep measured: this many times its
+# slowest run (twice the profiler's slowing), never less than the floor (a Python child's
+# start under py-spy --native, about 1 s, with room). 600 s each was the bound before.
+MEASURED_TIMES = 10.0
+MEASURED_FLOOR_S = 10.0
 
 
-def _recording_limit(sweep: Sweep) -> float | None:
-    """How long one run may take under the profiler: the sweep's --timeout stretched by
-    PROFILER_SLOWING, or None (the samplers' own limit) for a sweep without one."""
-    return None if sweep.timeout_s is None else sweep.timeout_s * PROFILER_SLOWING
+def recording_limit(timeout_s: float | None, costs_s: Sequence[float],
+                    beyond_measured: bool = False) -> tuple[float | None, str]:
+    """How long one run may take under the profiler, and why, in words for the note of a
+    recording it stops: the sweep's --timeout (`timeout_s`) stretched by PROFILER_SLOWING;
+    else MEASURED_TIMES the slowest of `costs_s` (what one profiled run cost when timed),
+    at least MEASURED_FLOOR_S; None (the samplers' own limit) when nothing was measured or
+    a profiled size lies `beyond_measured`."""
+    if timeout_s is not None:
+        return timeout_s * PROFILER_SLOWING, f"the sweep's --timeout × {PROFILER_SLOWING:g}"
+    if not costs_s or beyond_measured:
+        return None, ""
+    slowest = max(costs_s)
+    return (max(MEASURED_FLOOR_S, MEASURED_TIMES * slowest),
+            f"no --timeout was given: {MEASURED_TIMES:g}× the sweep's slowest timed run, "
+            f"{fmt_seconds(slowest)}, at least {fmt_seconds(MEASURED_FLOOR_S)}")
+
+
+def _run_costs(runs: Sequence[Run], calls: dict[int, int] | None) -> list[float]:
+    """What one profiled run costs, from the timed runs: a run's wall time, or for a
+    function target its median call times the calls its profiled child makes."""
+    by_size: dict[int, list[float]] = {}
+    for r in runs:
+        if r.measurement.ok and not r.warmup:
+            by_size.setdefault(r.size_n, []).append(r.measurement.wall_s)
+    if calls is None:
+        return [t for ts in by_size.values() for t in ts]
+    return [statistics.median(ts) * calls.get(n, 1) for n, ts in by_size.items()]
 
 
 def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
@@ -146,9 +175,14 @@ def _profile(args: argparse.Namespace, stored: Sweep, store: Store,
     # A python:MODULE:FUNC target runs in quadscope's own process: a child Python making
     # the call is what the sampler watches (profile/pytarget.py says why).
     watched = profiled_sweep(sweep)
+    measured = sorted({r.size_n for r in runs if r.measurement.ok and not r.warmup})
+    limit_s, limit_why = recording_limit(
+        sweep.timeout_s, _run_costs(runs, None if watched is sweep else calls_per_run(runs)),
+        beyond_measured=bool(sizes) and max(sizes or (0,)) > measured[-1])
     try:
         sampler = choose_sampler(watched.command if not watched.shell else ("/bin/sh",),
-                                 light=watched is not sweep, timeout_s=_recording_limit(sweep))
+                                 light=watched is not sweep, timeout_s=limit_s,
+                                 timeout_why=limit_why)
     except ToolMissingError as missing:  # no perf: Callgrind alone still names the functions
         attribution = _exact_only(mode, sweep, runs, missing)
     else:
@@ -157,7 +191,6 @@ def _profile(args: argparse.Namespace, stored: Sweep, store: Store,
         own = watched is sweep
         if not own:
             sampler = CallsSampler(sampler, calls_per_run(runs), function_name(sweep.command))
-        measured = sorted({r.size_n for r in runs if r.measurement.ok and not r.warmup})
         sampling_from = time.monotonic()
         attribution = profile_sweep(
             watched, sizes or (None if own else choose_sizes(measured)), sampler=sampler,

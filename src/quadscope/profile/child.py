@@ -9,7 +9,9 @@ SIGTERM) every process left in that session is killed, so a program that hangs
 under the profiler, or forks one that outlives it, is not left running; its
 output goes through files, never pipes, so nothing left behind holds quadscope
 waiting. A deadline is an outcome, never an exception: `subprocess.run`'s
-TimeoutExpired once ended `quadscope profile` with exit 70.
+TimeoutExpired once ended `quadscope profile` with exit 70. `cut_note(size_n,
+limit_s, why)` is the one sentence a sampler adds to a profile whose recording
+met its deadline.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import tempfile
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import IO
+
+from quadscope.units import fmt_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,4 +69,12 @@ def run_bounded(cmd: Sequence[str], timeout_s: float | None, *,
         return Finished(code, _read(out), _read(err))
 
 
-__all__ = ["Finished", "run_bounded"]
+def cut_note(size_n: int, limit_s: float | None, why: str = "") -> str:
+    """The sentence for a recording at `size_n` stopped at its deadline `limit_s`, `why` so."""
+    after = "" if limit_s is None else f" after {fmt_seconds(limit_s)}"
+    because = f" ({why})" if why else ""
+    return (f"the recording at n = {size_n} was stopped{after}{because}: its profile holds "
+            "only what was sampled until then")
+
+
+__all__ = ["Finished", "cut_note", "run_bounded"]

@@ -135,15 +135,18 @@ def symbol_notes(profile: StackProfile, share: float = 0.05) -> tuple[str, ...]:
 
 
 def choose_sampler(argv: Sequence[str], setup: PerfSetup | None = None, *,
-                   light: bool = False, timeout_s: float | None = None) -> Sampler:
+                   light: bool = False, timeout_s: float | None = None,
+                   timeout_why: str = "") -> Sampler:
     """The real sampler for `argv`: perf, or for Python py-spy / perf -X perf (see `python`).
 
     `light`: py-spy without `--native` (perf's separate recordings still add the C
     functions): `--native` slowed a Python call 3-4.5×, by a factor varying 30% between
     sizes, which bent the fitted growth of a repeated call. `timeout_s` bounds each
-    recording (the sweep's --timeout; else the samplers' own 600 s).
+    recording (else the samplers' own 600 s), `timeout_why` says why in the note of a
+    recording it stopped.
     """
-    bound: dict[str, Any] = {} if timeout_s is None else {"timeout_s": timeout_s}
+    bound: dict[str, Any] = {} if timeout_s is None else {"timeout_s": timeout_s,
+                                                          "timeout_why": timeout_why}
     if python_argv(argv):
         version = python_version(argv[0])
         perf, perf_missing = _perf_or_why(setup)

@@ -60,7 +60,8 @@ class PythonNativeSampler:
                out_dir: Path) -> StackProfile:
         prof = self.python.sample(argv, size_n=size_n, reference_s=reference_s, out_dir=out_dir)
         nat = self.native.sample(argv, size_n=size_n, reference_s=reference_s, out_dir=out_dir)
-        return replace(prof, extra={**prof.extra, NATIVE_KEY: dict(nat.stacks)})
+        return replace(prof, extra={**prof.extra, NATIVE_KEY: dict(nat.stacks)},
+                       notes=tuple(dict.fromkeys((*prof.notes, *nat.notes))))
 
     def sample_faults(self, argv: Sequence[str], *, size_n: int, expected_faults: int | None,
                       out_dir: Path) -> FaultReport | None:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from quadscope.errors import ToolMissingError
 from quadscope.profile.callsite import ElfCallSites
-from quadscope.profile.child import run_bounded
+from quadscope.profile.child import cut_note, run_bounded
 from quadscope.profile.faults import FaultReport, classify_faults
 from quadscope.profile.kallsyms import KernelSymbols, read_kernel_symbols
 from quadscope.profile.perfscript import SCRIPT_FIELDS, PerfData, parse, stacks
@@ -163,12 +163,14 @@ class PerfSampler:
     name = "perf"
 
     def __init__(self, setup: PerfSetup, *, target_samples: int = 1000, max_repeats: int = 20,
-                 timeout_s: float | None = 600.0, python_perf: bool = False) -> None:
+                 timeout_s: float | None = 600.0, timeout_why: str = "",
+                 python_perf: bool = False) -> None:
         self.setup = setup
         self.notes = (*setup.notes, UNWINDER_NOTE) if python_perf else setup.notes
         self.target_samples = target_samples
         self.max_repeats = max_repeats
         self.timeout_s = timeout_s
+        self.timeout_why = timeout_why  # why the limit is what it is, said when one is met
         self.python_perf = python_perf  # insert -X perf (Python 3.12+ trampolines)
         self.resolver = ElfCallSites()
         self.call_graph = DWARF_CALL_GRAPH if python_perf else "fp"
@@ -202,9 +204,10 @@ class PerfSampler:
 
     def _record(self, event_args: Sequence[str], argv: Sequence[str], repeats: int,
                 data_path: Path, extra_fields: str = "",
-                expected_s: float = 0.0) -> tuple[PerfData, float]:
+                expected_s: float = 0.0) -> tuple[PerfData, float, float | None]:
         """One recording of `argv` run `repeats` times; bounded by one run's limit
-        (`timeout_s`) plus the repeats' expected time 5 times over (`expected_s` a run)."""
+        (`timeout_s`) plus the repeats' expected time 5 times over (`expected_s` a run).
+        Returns the data, the wall time and, when the recording met it, that limit."""
         cmd = [self.setup.perf, "record", "-q", "-B", "-N", *event_args, "-o", str(data_path),
                "--", *self._argv(argv, repeats)]
         self._load_kernel_symbols()
@@ -218,7 +221,7 @@ class PerfSampler:
         if proc.returncode != 0 and not proc.timed_out and not data_path.exists():
             first = next((ln for ln in proc.stderr.splitlines() if ln.strip()), "")
             raise ToolMissingError(f"perf record failed ({first.strip()}): {INSTALL_PERF}")
-        return self.script(data_path, extra_fields), wall_s
+        return self.script(data_path, extra_fields), wall_s, limit if proc.timed_out else None
 
     def script(self, data_path: Path, extra_fields: str = "") -> PerfData:
         """`perf script` on one recording streamed into the parser."""
@@ -238,16 +241,15 @@ class PerfSampler:
                                        self.max_repeats)
         data_path = out_dir / f"perf-n{size_n}.data"
         for attempt in range(2):
-            data, wall_s = self._record(
+            data, wall_s, cut_at = self._record(
                 ["-e", self.setup.event, "-F", str(freq), "--call-graph", self.call_graph],
                 argv, repeats, data_path, expected_s=reference_s or 0.0)
             exclude = data.exec_pids[:1] if repeats > 1 else ()
             st, n = stacks(data, exclude_pids=exclude, resolver=self.resolver)
             if self.python_perf:  # py::func:file trampolines read as Python frames
                 st = python_stacks(st)
-            limited = self.timeout_s is not None and wall_s > self.timeout_s  # ran into it:
             if n >= self.target_samples or attempt == 1 or repeats >= self.max_repeats \
-                    or limited:  # a second try would only wait as long again
+                    or cut_at is not None:  # ran into it: a second try would wait as long
                 break
             # Too few: the run was shorter than the sweep said. Re-plan from what was seen.
             seen_s = max(n, 1) / freq / repeats
@@ -259,7 +261,9 @@ class PerfSampler:
         # cpu-clock periods are nanoseconds of CPU: without a measured time, use theirs.
         ref = reference_s if reference_s else total_ns / 1e9 / repeats
         return StackProfile(size_n, st, n, self.setup.event, ref, wall_s=wall_s / repeats,
-                            repeats=repeats, notes=self._unwind_notes(st),
+                            repeats=repeats, notes=(*self._unwind_notes(st), *(
+                                () if cut_at is None
+                                else (cut_note(size_n, cut_at, self.timeout_why),))),
                             extra={"frequency_hz": freq, "perf_data": str(data_path),
                                    "unwinder": self.call_graph.split(",")[0]})
 
@@ -295,7 +299,7 @@ class PerfSampler:
         args = ["-e", ev, "-c", str(period), "-g"]
         if not ev.startswith("exceptions:"):
             args.append("-d")
-        data, _ = self._record(args, argv, 1, out_dir / f"faults-n{size_n}.data",
+        data, _, _ = self._record(args, argv, 1, out_dir / f"faults-n{size_n}.data",
                                ",trace" if ev.startswith("exceptions:") else ",addr")
         return classify_faults(data, size_n, resolver=self.resolver,
                                interpreted=self.python_perf or python_argv(argv))

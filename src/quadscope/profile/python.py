@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from quadscope.profile.child import run_bounded
+from quadscope.profile.child import cut_note, run_bounded
 from quadscope.profile.faults import FaultReport
 from quadscope.profile.records import Culprit
 from quadscope.profile.sampler import Overhead
@@ -130,7 +130,8 @@ class PySpySampler:
     """py-spy record at `rate_hz`, repeated until `target_samples` (weights are sample counts)."""
 
     def __init__(self, pyspy: str, *, target_samples: int = 1000, max_rate_hz: int = 1000,
-                 timeout_s: float | None = 600.0, notes: tuple[str, ...] = (),
+                 timeout_s: float | None = 600.0, timeout_why: str = "",
+                 notes: tuple[str, ...] = (),
                  max_runs: int = 10, native: bool = False) -> None:
         self.native = native
         self.name = "py-spy --native" if native else "py-spy"
@@ -139,6 +140,7 @@ class PySpySampler:
         self.target_samples = target_samples
         self.max_rate_hz = max_rate_hz
         self.timeout_s = timeout_s
+        self.timeout_why = timeout_why  # why the limit is what it is, said when one is met
         self.notes = notes
 
     def sample(self, argv: Sequence[str], *, size_n: int, reference_s: float | None,
@@ -148,7 +150,7 @@ class PySpySampler:
         if reference_s:
             rate = int(min(self.max_rate_hz, max(100, 1.5 * self.target_samples / reference_s)))
         merged: dict[Stack, int] = {}
-        samples, wall_total, runs = 0, 0.0, 0
+        samples, wall_total, runs, cut = 0, 0.0, 0, False
         while runs < self.max_runs:
             raw = out_dir / f"pyspy-n{size_n}-{runs}.txt"
             t0 = time.monotonic()
@@ -160,11 +162,14 @@ class PySpySampler:
                     merged[st] = merged.get(st, 0) + w
                     samples += w
                 raw.unlink()
-            if samples >= self.target_samples or done.timed_out:  # one deadline is enough
+            cut = done.timed_out
+            if samples >= self.target_samples or cut:  # one deadline is enough
                 break
         ref = reference_s if reference_s else samples / rate / max(runs, 1)
         return StackProfile(size_n, merged, samples, "py-spy", ref, wall_s=wall_total / runs,
-                            repeats=runs, extra={"frequency_hz": rate})
+                            repeats=runs, extra={"frequency_hz": rate},
+                            notes=(cut_note(size_n, self.timeout_s, self.timeout_why),) if cut
+                            else ())
 
     def sample_faults(self, argv: Sequence[str], *, size_n: int, expected_faults: int | None,
                       out_dir: Path) -> FaultReport | None:
