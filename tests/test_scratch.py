@@ -56,3 +56,55 @@ def test_live_other_namespace_and_foreign_folders_stay(tmp: Path) -> None:
 
 def test_reap_of_a_missing_folder_is_quiet(tmp_path: Path) -> None:
     assert scratch.reap(tmp_path / "missing") == []
+
+
+def test_a_folder_left_at_exit_goes_then_and_a_forked_childs_exit_keeps_it(
+        tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon thread's folder (a fleet node's sweep) outlives its `finally` when the
+    process exits: the exit removes it, but only in the process that made it."""
+    kept = scratch.make_scratch("fleet")
+    gone = scratch.make_scratch("fleet")
+    try:
+        real = os.getpid()
+        monkeypatch.setattr(scratch.os, "getpid", lambda: real + 1)  # a forked child's exit
+        scratch._remove_mine()
+        assert kept.exists() and gone.exists()
+        monkeypatch.undo()
+        kept.rmdir()  # its caller removed it: the exit has nothing to do
+        scratch._remove_mine()
+        assert not gone.exists()
+    finally:
+        for path in (kept, gone):
+            if path.exists():
+                path.rmdir()
+
+
+@pytest.mark.slow
+def test_a_daemon_threads_folder_goes_when_its_process_exits(tmp_path: Path) -> None:
+    """As `fleet.tasks.sweep_on_node`'s sweep thread: the process ends mid-sweep, the
+    thread's `finally` never runs, the folder goes all the same (it once piled up in /tmp)."""
+    import subprocess
+    import sys
+
+    script = ("import threading, time, sys\n"
+              "from quadscope.scratch import make_scratch\n"
+              "made = []\n"
+              "def sweep():\n"
+              "    path = make_scratch('fleet')\n"
+              "    made.append(path)\n"
+              "    try:\n"
+              "        time.sleep(60)\n"
+              "    finally:\n"
+              "        print('never', flush=True)\n"
+              "threading.Thread(target=sweep, daemon=True).start()\n"
+              "while not made:\n"
+              "    time.sleep(0.01)\n"
+              "print(made[0], flush=True)\n")
+    src = str(Path(scratch.__file__).parents[1])
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": src,
+                                           "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.strip())
+    assert folder.parent == tmp_path and folder.name.startswith("quadscope-fleet-p")
+    assert not folder.exists()

@@ -10,20 +10,37 @@ before making a folder, `reap()` removes every such folder of this user whose
 PID, in this same PID namespace, names no live process. A folder of a live
 process, of another namespace (a container sharing /tmp) or of another user is
 never touched; a reused PID keeps its dead owner's folder until it too ends.
-`reap` never raises: cleanup is a courtesy, not a reason to fail.
+A folder still there when its process exits normally (one a daemon thread was
+using, such as a fleet node's sweep: the thread is stopped without its
+`finally`) is removed at exit, by the process that made it, never a forked
+child. `reap` never raises: cleanup is a courtesy, not a reason to fail.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 _OWNED = re.compile(r"^quadscope-[a-z0-9-]+?-p(\d+)\.(\d+)-")
+_MINE: dict[Path, int] = {}  # folders made here, by the PID that made them
+_MINE_LOCK = threading.Lock()  # threads make folders too (a fleet node's sweep)
+
+
+@atexit.register
+def _remove_mine() -> None:
+    """At a normal exit, this process's folders still there (a forked child's are its
+    parent's: left alone)."""
+    with _MINE_LOCK:
+        mine = [path for path, pid in _MINE.items() if pid == os.getpid()]
+    for path in mine:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _namespace() -> int:
@@ -72,7 +89,12 @@ def make_scratch(kind: str) -> Path:
     """A new folder `quadscope-KIND-pPID.NS-…` in the temporary directory (the dead's reaped
     first); the caller removes it."""
     reap()
-    return Path(tempfile.mkdtemp(prefix=f"quadscope-{kind}-p{os.getpid()}.{_namespace()}-"))
+    path = Path(tempfile.mkdtemp(prefix=f"quadscope-{kind}-p{os.getpid()}.{_namespace()}-"))
+    with _MINE_LOCK:
+        for done in [p for p in _MINE if not p.exists()]:  # removed by their callers
+            del _MINE[done]
+        _MINE[path] = os.getpid()
+    return path
 
 
 @contextlib.contextmanager

@@ -3,7 +3,9 @@
 Contract: these functions run inside a Ray task on one node (quadscope must
 be installed there); they import no Ray and store nothing the driver keeps.
 Each measures into a scratch SQLite store in a temporary directory (the
-ordinary runner and doctor need a store) that is deleted when it returns.
+ordinary runner and doctor need a store) that is deleted when it returns, or
+when the node's process exits mid-sweep (`scratch`: the sweep's daemon thread
+runs no `finally` then).
 
 - `doctor_on_node(names, quick, budget_s, no_perf)` runs the doctor and
   returns a `NodeDoctor`: the node's identity, its `DoctorReport` and every
