@@ -217,7 +217,7 @@ def _stdout_rows() -> list[Row]:
                        for cmd in EVERY_COMMAND]
     for cmd in (("list", "--db", "{db}"), ("show", "good", "--db", "{db}"),
                 ("export", "good", "--json", "-", "--db", "{db}"), ("completion", "zsh")):
-        rows.append((("{stdout:full}", *cmd), 4, "No space left on device"))
+        rows.append((("{stdout:full}", *cmd), 2, "No space left on device"))
     return rows
 
 

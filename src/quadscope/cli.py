@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quadscope import __version__
-from quadscope.errors import QuadscopeError, Stopped, StoreError, exit_codes
+from quadscope.errors import OutputError, QuadscopeError, Stopped, StoreError, exit_codes
 
 CRASH_EXIT = 70  # EX_SOFTWARE (sysexits.h): an internal error, not the user's
 
@@ -161,6 +161,57 @@ def _command_named(args: Sequence[str]) -> str:
     return ""
 
 
+class _Refused:
+    """A stream (standard output, or its byte buffer) whose refused write (a full disk,
+    /dev/full, an I/O error) is an `OutputError`, exit 2 as an unwritable --json file is,
+    not the bare OSError that exited 4, the code of a bad database. A reader gone
+    (BrokenPipeError) stays itself: `main` ends quietly then."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    @contextlib.contextmanager
+    def _refusal(self) -> Iterator[None]:
+        try:
+            yield
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError("cannot write to standard output: "
+                              f"{exc.strerror or exc}") from None
+
+    def write(self, data: Any) -> int:
+        with self._refusal():
+            return int(self._stream.write(data))
+
+    def writelines(self, lines: Any) -> None:
+        with self._refusal():
+            self._stream.writelines(lines)
+
+    def flush(self) -> None:
+        with self._refusal():
+            self._stream.flush()
+
+    @property
+    def buffer(self) -> _Refused:
+        return _Refused(self._stream.buffer)
+
+
+@contextlib.contextmanager
+def stdout_refusals_said() -> Iterator[None]:
+    """While inside, standard output is `_Refused`; the stream itself comes back after."""
+    real = sys.stdout
+    sys.stdout = _Refused(real)
+    try:
+        yield
+    finally:
+        if isinstance(sys.stdout, _Refused):
+            sys.stdout = real
+
+
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
@@ -209,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with stop_signals_raise():
+        with stop_signals_raise(), stdout_refusals_said():
             try:
                 return int(args.func(args) or 0)
             finally:

@@ -23,6 +23,15 @@ class UsageError(QuadscopeError):
     exit_code = 2
 
 
+class OutputError(UsageError):
+    """An output cannot be written: its file or folder refuses it, or standard output is full.
+
+    `quadscope list >/dev/full` once exited 4, the code of a bad database.
+    """
+
+    exit_code = 2
+
+
 class SizesError(UsageError):
     """A --sizes spec that does not parse or yields too few sizes."""
 

@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from quadscope import render
-from quadscope.errors import FitRefusedError, QuadscopeError, StoreError, UsageError
+from quadscope.errors import (
+    FitRefusedError,
+    OutputError,
+    QuadscopeError,
+    StoreError,
+    UsageError,
+)
 from quadscope.notice import notice
 from quadscope.textsafe import visible
 
@@ -142,7 +148,7 @@ def check_output(flag: str, path: str, *, folder: bool = False) -> None:
                          f"{exc.strerror or exc}") from None
     reason = _unwritable(parent, None if folder else target)
     if reason:
-        raise UsageError(f"{flag} {path}: {reason}")
+        raise OutputError(f"{flag} {path}: {reason}")
 
 
 def _unwritable(parent: Path, target: Path | None) -> str:
@@ -171,7 +177,7 @@ def _write(path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def refuse_two_stdouts(args: argparse.Namespace) -> None:
