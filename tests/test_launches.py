@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 
 from conftest import measurement
 from quadscope.analyse.analysis import analyse
 from quadscope.analyse.launches import MIN_LAUNCHES, MIN_POOL, POOL_RATIO, pool_launches, pools
+from quadscope.analyse.text import sized
 from quadscope.model import Run, Sweep
 
 
@@ -86,3 +88,26 @@ def test_phases_of_the_machine_do_not_pull_a_linear_cost_down_to_1() -> None:
     wall = a.fits["A"]["wall_s"]
     assert (wall.at_least, wall.at_most) == ("n", "n log n") or wall.cls == "n", wall
 
+
+
+def test_unsettled_launch_fits_name_the_launch_index_not_n() -> None:
+    """A flat launch cost with 40% noise is not settled: its sentences say "at i = …",
+    "growing i" (they once said n, a variable accumulate mode does not have)."""
+    rng = np.random.default_rng(5)
+    runs = _launches(list(2e-3 * rng.lognormal(0, 0.4, 60)))
+    sweep = Sweep(id=1, name="t", command=("launch",), mode="accumulate",
+                  sizes=tuple(range(1, 61)), repeat=1, warmup=0, seed=0, status="complete",
+                  created_at=0.0)
+    a = analyse(sweep, runs)
+    reasons = [f.reason for f in a.fits["A"].values() if f.reason]
+    assert reasons, a.fits["A"]
+    said = " ".join([*reasons, *a.notes])
+    assert re.search(r"\bi = \d", said), said
+    assert not re.search(r"(?<![\w{-])n(?![\w}-])", said, re.ASCII), said
+
+
+def test_sized_renames_the_size_and_nothing_else() -> None:
+    assert sized("worth 74% of the cost at n = 55; without growing n, n² or cⁿ", "i") == \
+        "worth 74% of the cost at i = 55; without growing i, i² or cⁱ"
+    assert sized("missing {n} in --sizes; an n-th run", "i") == "missing {n} in --sizes; an n-th run"
+    assert sized("at n = 5", "n") == "at n = 5"

@@ -388,6 +388,10 @@ def analyse(
         n.extend(kernel)
         f, waits = wait_bound(f, good)
         n.extend(waits)
+        if pooled:  # the sentences say n; a launch's variable is i
+            f = {m: dataclasses.replace(x, reason=text.sized(x.reason, "i"))
+                 for m, x in f.items()}
+            n = [text.sized(x, "i") for x in n]
         fits[variant] = f
         if counted:
             outgrows = time_outgrows_instructions(

@@ -13,12 +13,16 @@ these choices are the ones the reports have always printed, kept here
 byte for byte.
 
 `doubt_text(doubt, registry, grow_to=...)` is the sentence of one doubt;
-each check of `verdict.CHECKS` has one (its `check` name picks it).
+each check of `verdict.CHECKS` has one (its `check` name picks it). The
+sentences are written for a size n; `sized(sentence, size_word)` renames it
+to the sweep's own variable (accumulate mode's launch index i: "at i = 55",
+"without growing i", "i²"), as `headline.label` renames a class.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 from quadscope.classes import Registry
@@ -29,6 +33,18 @@ from quadscope.units import fmt_bytes, fmt_seconds
 def fmt_n(n: float) -> str:
     """A size as people read it in a sentence: 4096, 1.05e+07."""
     return f"{int(n):d}" if n < 1e7 else f"{n:.3g}"
+
+
+_SIZE_N = re.compile(r"(?<![\w{\-])n(?![\w}\-])", re.ASCII)
+
+
+def sized(sentence: str, size_word: str) -> str:
+    """`sentence` with its size n written as `size_word`: every standalone n (not a word's
+    letter, not the {n} placeholder) and a superscript ⁿ (cⁿ)."""
+    if size_word == "n":
+        return sentence
+    renamed = _SIZE_N.sub(size_word, sentence)
+    return renamed.replace("ⁿ", "ⁱ") if size_word == "i" else renamed
 
 
 def decades(lo: float, hi: float) -> str:
@@ -476,6 +492,6 @@ def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> s
 __all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "count_instead",
            "counted_how", "counted_instead", "counting_cost", "counting_note", "decades",
            "doubt_text", "flat_count_note", "fmt_n", "lenses_disagree", "memory_note",
-           "memory_why",
-           "nothing_to_fit", "outgrows_note", "refused", "share_text", "step", "then", "tie",
+           "memory_why", "nothing_to_fit", "outgrows_note", "refused", "share_text", "sized",
+           "step", "then", "tie",
            "too_few_sizes", "vs_not_fitted", "work_counted"]
