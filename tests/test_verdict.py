@@ -228,3 +228,15 @@ def test_a_second_term_already_carrying_most_of_the_cost_is_not_called_small() -
     text = doubt_text(d, REGISTRY)
     assert "already 78% of the cost at n = 65,536" in text or "already 78% of the cost at n = 65536" in text
     assert "small" not in text and "would dominate" not in text
+
+
+def test_the_rank_tests_sentence_says_what_tau_means_and_keeps_the_numbers() -> None:
+    """"Kendall τ = 0.41" alone told a user nothing: the sentence says it in words first."""
+    d = Doubt("rising", decide_n=8000, numbers={
+        "first": "1", "second": "n^2", "lo_n": 100.0, "hi_n": 1000.0, "tau": 0.412,
+        "p": 0.0031, "k": 0.3, "k_lo": -0.1, "k_hi": 0.7})
+    said = text.doubt_text(d, REGISTRY)
+    assert said.startswith("values rise with n beyond chance: of any two runs, the one at the "
+                           "larger n is more often the higher (Kendall τ = 0.41: 0 would be no "
+                           "trend, 1 always higher; p = 0.003), though no growth class clearly "
+                           "beats a constant: 1 and n² fit about equally well"), said

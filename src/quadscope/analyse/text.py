@@ -164,11 +164,14 @@ def _tie_doubt(d: Doubt, registry: Registry, grow_to: int | None) -> str:
 
 def _rising(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
-    if n.get("p") is not None:
-        why = f"Kendall τ = {_f(n, 'tau'):.2f}, p = {_f(n, 'p'):.1g}"
+    if n.get("p") is not None:  # the rank test (`evidence._rising`), in words first
+        rise = ("values rise with n beyond chance: of any two runs, the one at the larger n "
+                f"is more often the higher (Kendall τ = {_f(n, 'tau'):.2f}: 0 would be no "
+                f"trend, 1 always higher; p = {_f(n, 'p'):.1g})")
     else:
-        why = f"k = {_f(n, 'k'):.2f}, 95% interval {_f(n, 'k_lo'):.2f}–{_f(n, 'k_hi'):.2f}"
-    return (f"values rise with n ({why}) though no growth class clearly beats a constant: "
+        rise = (f"values rise with n (k = {_f(n, 'k'):.2f}, 95% interval "
+                f"{_f(n, 'k_lo'):.2f}–{_f(n, 'k_hi'):.2f})")
+    return (f"{rise}, though no growth class clearly beats a constant: "
             f"{tie(n, d.decide_n, registry, d.meter)}")
 
 
