@@ -86,3 +86,33 @@ def test_a_notice_shows_control_characters_as_text() -> None:
     notice(f"warning: the command `x{HOSTILE}` looks odd", out)
     assert "\x1b" not in out.getvalue() and "\x9b" not in out.getvalue()
     assert "\\x1b]52;c;aGVsbG8=\\x07" in out.getvalue()
+
+
+def test_csv_writes_a_programs_stderr_visible_and_the_json_keeps_it_exactly() -> None:
+    """`--csv -` on a terminal once sent a failing run's stderr raw: its OSC 52 set the
+    clipboard. Every CSV (one size, several sizes) escapes it, one line a run."""
+    import csv
+    import io
+    import json
+
+    from quadscope.analyse.analysis import analyse
+    from quadscope.model import Run, Sweep
+    from quadscope.render import get_renderer
+    from quadscope.render.multi_csv import runs_csv
+
+    tail = f"first\n{HOSTILE}oops\n"
+    sweep = Sweep(id=1, name="t", mode="sizes", command=("prog", "{n}"), sizes=(1, 2, 3))
+    runs = [Run(sweep_id=1, seq=i, variant="A", size_n=n, repeat=0, warmup=False,
+                started_at=0.0, measurement=replace(measurement(0.001 * n, exit_code=1),
+                                                    stderr_tail=tail))
+            for i, n in enumerate((1, 2, 3))]
+    a = analyse(sweep, runs)
+    for out in (get_renderer("csv").render(a), runs_csv(("n",), [(sweep, runs)])):
+        text = out.decode()
+        assert "\x1b" not in text and "\x9b" not in text and "\x07" not in text
+        assert len(text.splitlines()) == 1 + len(runs), text
+        cells = list(csv.DictReader(io.StringIO(text)))
+        assert cells[0]["stderr_tail"] == ("first\\x0a\\x1b]52;c;aGVsbG8=\\x07\\x1b]0;pwned\\x07"
+                                           "\\x1b[2J\\x9b31moops\\x0a")
+    exported = json.loads(get_renderer("json").render(a))
+    assert exported["runs"][0]["stderr_tail"] == tail

@@ -1,4 +1,11 @@
-"""CSV export: one row per run, columns in `Run.to_dict()` order (docs/schema.md), UTF-8."""
+"""CSV export: one row per run, columns in `Run.to_dict()` order (docs/schema.md), UTF-8.
+
+Every cell of text from outside (a run's stderr tail, an axis's or a machine's
+name) goes through `cell`: its control and bidi characters written as escapes
+(`textsafe.visible`), in a file as on a terminal, so `--csv -` never sends a
+program's ANSI or OSC sequences to the terminal raw and a stderr tail stays one
+line; the JSON export keeps the text exactly.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from quadscope.model import RUN_KEYS
 from quadscope.render.base import Renderer
+from quadscope.textsafe import visible
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
@@ -18,6 +26,13 @@ if TYPE_CHECKING:
 
 def columns() -> list[str]:
     return list(RUN_KEYS)
+
+
+def cell(value: object) -> object:
+    """One CSV cell: None empty, text made visible (see the module docstring), else as is."""
+    if value is None:
+        return ""
+    return visible(value) if isinstance(value, str) else value
 
 
 class CsvRenderer(Renderer):
@@ -36,7 +51,7 @@ class CsvRenderer(Renderer):
         writer.writeheader()
         for run in analysis.runs:
             row = run.to_dict()
-            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+            writer.writerow({k: cell(v) for k, v in row.items()})
         return out.getvalue().encode("utf-8")
 
     def render_fleet(self, fleet: FleetDoctor) -> bytes:

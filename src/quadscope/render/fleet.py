@@ -26,6 +26,8 @@ import io
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from quadscope.render.csv import cell
+
 if TYPE_CHECKING:
     from quadscope.fleet.outliers import FleetDoctor
 
@@ -54,10 +56,10 @@ def fleet_csv(fleet: FleetDoctor) -> bytes:
     for m in fleet.machines:
         facts = m.report.machine
         for r in m.report.results:
-            writer.writerow([m.label, facts.get("hostname", ""), facts.get("ray_node_id", ""),
-                             facts.get("kernel", ""), m.report.summary_sweep_id, r.probe,
-                             r.verdict, int(fleet.outlying(r.probe, m.label)), r.measured,
-                             r.cost])
+            writer.writerow([cell(v) for v in (
+                m.label, facts.get("hostname", ""), facts.get("ray_node_id", ""),
+                facts.get("kernel", ""), m.report.summary_sweep_id, r.probe, r.verdict,
+                int(fleet.outlying(r.probe, m.label)), r.measured, r.cost)])
     return out.getvalue().encode("utf-8")
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from quadscope.analyse.multi_sweep import MultiReport
 from quadscope.model import RUN_KEYS, Run, Sweep
+from quadscope.render.csv import cell
 from quadscope.textsafe import visible
 
 
@@ -48,7 +49,7 @@ def runs_csv(names: tuple[str, ...], sides: Sequence[tuple[Sweep, Sequence[Run]]
     for sweep, runs in sides:
         first = sweep.axis_names[0] if sweep.axis_names else "n"
         for run in runs:
-            row = {k: "" if v is None else v for k, v in run.to_dict().items()}
+            row = {k: cell(v) for k, v in run.to_dict().items()}
             sizes = {first: run.size_n, **dict(run.axes)}
             row.update(zip(heads, (sizes.get(n, "") for n in names), strict=True))
             writer.writerow(row)
