@@ -192,7 +192,7 @@ def test_counts_decide_even_when_no_sweep_of_the_probe_ran() -> None:
 
 def test_spawn_drift_row_leads_with_the_count_and_never_shows_a_timing_that_contradicts_it(
 ) -> None:
-    """The quick run's row read "probe c^i, fixed i^3? (k=4)" beside "pathological" from the
+    """The quick run's row read "probe cⁱ, fixed i³? (k=4)" beside "pathological" from the
     count; now the class is the count's, and the timing that disagrees with it (probe timed
     as cⁱ, fixed as growing though it probed no name) moves to the finding."""
     r = DRIFT.judge(ev({"probe": {"cpu_s": fake_fit("c^n", 4e-6)},
@@ -204,7 +204,7 @@ def test_spawn_drift_row_leads_with_the_count_and_never_shows_a_timing_that_cont
     assert r.cls == "names probed at launch i: probe i, fixed 0 (counted)"
     assert r.cost == ("probe +1, fixed +0 names probed per launch (counted); "
                       "timed: 4 µs per existing name")
-    assert "(CPU time per launch, not judged: probe c^i, fixed i^3? (k=4))" in r.finding
+    assert "(CPU time per launch, not judged: probe cⁱ, fixed i³? (k=4))" in r.finding
 
 
 def test_spawn_drift_row_keeps_a_timing_that_agrees_with_the_count_after_it() -> None:
@@ -279,5 +279,5 @@ def test_the_80_column_table_shows_the_counted_class_beside_the_verdict() -> Non
     cells = " ".join(line.split("│")[1].strip() for line in table.splitlines() if "│" in line)
     cells = " ".join(cells.split())
     assert cells == "names probed at launch i: probe i, fixed 0 (counted)"
-    assert "pathological" in table and "c^i" not in table and "i^3" not in table
-    assert "c^i" in findings
+    assert "pathological" in table and "cⁱ" not in table and "i³" not in table
+    assert "cⁱ" in findings

@@ -81,9 +81,9 @@ def test_inconclusive_counts_as_superlinear_only_when_the_exponent_interval_clea
 
 
 def test_growth_marks_an_inconclusive_guess_with_its_exponent_never_a_pair() -> None:
-    """Undecided: 'n^2? (k=1.9)', the best guess and k; never 'X or Y' of unrelated classes."""
+    """Undecided: 'n²? (k=1.9)', the best guess and k; never 'X or Y' of unrelated classes."""
     undecided = fake_fit("n^2", 1.0, confident=False, runner_up="n log n", k=1.87)
-    assert growth(undecided) == "n^2? (k=1.9)"
+    assert growth(undecided) == "n²? (k=1.9)"
     assert growth(fake_fit("1", 1.0, confident=False, runner_up="n^3", k=4.0)) == "1?"
     assert growth(fake_fit("n log n", 1.0, confident=False, k=1.1), "i") == "i log i? (k=1.1)"
     assert growth(fake_fit("n", 1.0)) == "n"
@@ -100,11 +100,11 @@ def probe_labels(probe: Any) -> list[str]:
     "probe", [p for p in PROBES if p.name != "spawn-drift"], ids=lambda p: p.name
 )
 def test_a_superlinear_guess_that_is_not_judged_so_is_explained_in_the_finding(probe: Any) -> None:
-    """Every probe: 'n^2? (k=1.9)' shown but k's interval reaches 0.8 → not pathological, and
+    """Every probe: 'n²? (k=1.9)' shown but k's interval reaches 0.8 → not pathological, and
     the finding says why the class column was not taken at its word."""
     guess = fake_fit("n^2", 2e-6, confident=False, ci=(0.8, 2.9), k=1.9)
     r = probe.judge(ev({label: {"cpu_s": guess} for label in probe_labels(probe)}))
-    assert "n^2? (k=1.9)" in r.cls
+    assert "n²? (k=1.9)" in r.cls
     assert " or " not in r.cls
     assert r.verdict in ("ok", "slow")
     assert "k=1.9 has a 95% interval of 0.8–2.9, which reaches below" in r.finding
@@ -236,7 +236,7 @@ def test_spawn_size_linear_start_up_that_is_cheap_says_it_grows_not_that_it_bare
 
 
 def test_spawn_size_unrelated_guesses_read_as_guesses_and_the_ok_says_why() -> None:
-    """The field report: 'nopie 1 or n^3', 'pie n^2 or n log n' with ok. Now each kind shows one
+    """The field report: 'nopie 1 or n³', 'pie n² or n log n' with ok. Now each kind shows one
     marked guess, and the finding says why n² / n³ were not believed."""
     r = SPAWN.judge(
         ev(
@@ -246,10 +246,10 @@ def test_spawn_size_unrelated_guesses_read_as_guesses_and_the_ok_says_why() -> N
             }
         )
     )
-    assert (r.verdict, r.cls) == ("ok", "pie n^2? (k=1.9), nopie n^3? (k=0.3)")
+    assert (r.verdict, r.cls) == ("ok", "pie n²? (k=1.9), nopie n³? (k=0.3)")
     assert r.finding.endswith(
-        "Not judged super-linear: pie leans to n^2, but its exponent k=1.9 has a 95% interval "
-        "of 0.8–2.9, which reaches below 1.5; nopie leans to n^3, but its exponent k=0.3 (95% "
+        "Not judged super-linear: pie leans to n², but its exponent k=1.9 has a 95% interval "
+        "of 0.8–2.9, which reaches below 1.5; nopie leans to n³, but its exponent k=0.3 (95% "
         "interval -0.4–1.2) stays below 1.5; a full run (without --quick, or with a larger "
         "--budget) can decide"
     )
@@ -329,7 +329,7 @@ def test_spawn_drift_fixed_program_growing_blames_the_file_system() -> None:
 
 
 def test_spawn_drift_names_the_launch_index_i_and_explains_an_unconfirmed_growth() -> None:
-    """'sqrt i? (k=0.4)', not 'sqrt i or log i' (nor 'iconclusive'); ok says why not growing."""
+    """'√i? (k=0.4)', not '√i or log i' (nor 'iconclusive'); ok says why not growing."""
     r = DRIFT.judge(
         ev(
             {
@@ -338,8 +338,8 @@ def test_spawn_drift_names_the_launch_index_i_and_explains_an_unconfirmed_growth
             }
         )
     )
-    assert (r.verdict, r.cls) == ("ok", "probe sqrt i? (k=0.4), fixed 1")
-    assert "Not judged growing: probe leans to sqrt i, but its exponent k=0.4" in r.finding
+    assert (r.verdict, r.cls) == ("ok", "probe √i? (k=0.4), fixed 1")
+    assert "Not judged growing: probe leans to √i, but its exponent k=0.4" in r.finding
 
 
 def test_a_guess_whose_whole_interval_is_below_the_bar_is_not_called_undecided() -> None:
@@ -354,7 +354,7 @@ def test_a_guess_whose_whole_interval_is_below_the_bar_is_not_called_undecided()
     )
     assert r.verdict == "pathological"
     assert r.finding.endswith(
-        ". Not judged growing: fixed leans to sqrt i, but its exponent k=0.22 (95% interval "
+        ". Not judged growing: fixed leans to √i, but its exponent k=0.22 (95% interval "
         "0.22–0.29) stays below 0.5"
     )
 
@@ -450,11 +450,11 @@ def test_mmap_linear_placement_with_a_recognised_reference_is_ok() -> None:
 
 
 def test_mmap_ok_says_the_quadratic_in_its_class_column_is_the_reference() -> None:
-    """firstfit n^2 is shown beside an ok verdict: the finding says it is the reference."""
+    """firstfit n² is shown beside an ok verdict: the finding says it is the reference."""
     r = MMAP.judge(ev(mmap_fits()))
     assert r.verdict == "ok"
-    assert "firstfit n^2" in r.cls
-    assert "(the first-fit reference grows as n^2, as a list scan must)" in r.finding
+    assert "firstfit n²" in r.cls
+    assert "(the first-fit reference grows as n², as a list scan must)" in r.finding
 
 
 def test_mmap_says_when_the_quadratic_reference_was_not_recognised() -> None:
@@ -468,7 +468,7 @@ def test_mmap_quadratic_default_placement_is_pathological() -> None:
     """The kernel placing mappings like a first-fit scan is pathological."""
     r = MMAP.judge(ev(mmap_fits(default="n^2")))
     assert r.verdict == "pathological"
-    assert "the default way grows as n^2" in r.finding
+    assert "the default way grows as n²" in r.finding
 
 
 # -- notify-buffer ---------------------------------------------------------------

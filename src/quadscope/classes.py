@@ -21,7 +21,8 @@ puts it (the registry refuses classes out of order: selection prefers the
 earlier, simpler one on a tie). The entry needs
 - `name`, writing the size as the word "n" ("n^1.5"): it is what fits, stores,
   `--fail-above` and reports use, and `named` renames that word;
-- `label` (the name in mathematical type, "n¹·⁵") and `words` ("n to the
+- `label` (the name in mathematical type, "n¹·⁵", what every report prints,
+  renamed by `labelled` and `Registry.relabel`) and `words` ("n to the
   1.5"), for text meant for people;
 - `order` (k, j) with f(n) growing as n^k·(log n)^j; (inf, 0) outgrows every
   power. It decides the position and the derived properties `growing`,
@@ -152,6 +153,11 @@ class GrowthClass:
         """The name with its size variable renamed, e.g. "n log n" -> "i log i"."""
         return re.sub(r"\bn\b", var, self.name)
 
+    def labelled(self, var: str = "n") -> str:
+        """The label with its size variable renamed: "n log n" -> "i log i", "cⁿ" -> "cⁱ"."""
+        text = re.sub(r"(?<![A-Za-z])n(?![A-Za-z])", var, self.label)
+        return text.replace("ⁿ", _SUPERSCRIPT_VAR.get(var, f"^{var}"))
+
     def evaluate(
         self, a: float | np.ndarray, b: float | np.ndarray, n: Sequence[float] | np.ndarray
     ) -> np.ndarray:
@@ -262,6 +268,12 @@ class Registry:
         found = self.get(name)
         return found.named(var) if found is not None else name
 
+    def relabel(self, name: str, var: str = "n") -> str:
+        """`labelled(var)` of the class called `name` (what reports print: "n²");
+        any other text is returned as it is."""
+        found = self.get(name)
+        return found.labelled(var) if found is not None else name
+
     def with_class(self, extra: GrowthClass) -> Registry:
         """This registry plus `extra`, placed by its order."""
         return Registry(tuple(sorted((*self.classes, extra), key=lambda c: c.order)))
@@ -271,6 +283,7 @@ class UnknownClassError(ValueError):
     """A class written in no spelling `Registry.parse` knows; the message lists examples."""
 
 
+_SUPERSCRIPT_VAR = {"n": "ⁿ", "i": "ⁱ"}  # a size variable as the exponent of cⁿ
 # Superscripts as written in labels ("n²", "n¹·⁵", "cⁿ"); a "·" inside a run is a decimal point.
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ·", "0123456789n.")
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ](?:[⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ·]*[⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ])?")

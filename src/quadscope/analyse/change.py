@@ -16,7 +16,6 @@ measured on both sides; the ratio there is B/A of the medians (compare.py).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -40,17 +39,9 @@ class ChangeSummary:
         return {"text": self.text, "direction": self.direction, "metric": self.metric}
 
 
-_SUPERSCRIPT = {"n": "ⁿ", "i": "ⁱ"}
-
-
 def class_label(cls: str, size_word: str = "n") -> str:
     """A class in mathematical type ("n²"), its size renamed; unknown text as it is."""
-    growth = REGISTRY.get(cls)
-    if growth is None:
-        return cls
-    label = re.sub(r"(?<![A-Za-z])n(?![A-Za-z])", size_word, growth.label)
-    # The exponential's label writes n as a superscript (cⁿ); rename that too.
-    return label.replace("ⁿ", _SUPERSCRIPT.get(size_word, f"^{size_word}"))
+    return REGISTRY.relabel(cls, size_word)
 
 
 def _fit_label(fit: Fit, size_word: str) -> str:

@@ -29,7 +29,6 @@ symbols come from the class registry (`label`, `words`).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 
 from quadscope import metrics
@@ -73,11 +72,7 @@ def _grows(metric: str) -> str:
 
 def label(cls: str, size_word: str = "n") -> str:
     """The class in mathematical type with its size variable renamed: "n log n" -> "i log i"."""
-    growth = REGISTRY.get(cls)
-    if growth is None:
-        return cls
-    text = re.sub(r"(?<![a-z])n(?![a-z])", size_word, growth.label)
-    return text.replace("ⁿ", "ⁱ") if size_word == "i" else text
+    return REGISTRY.relabel(cls, size_word)
 
 
 def trivial(fit: Fit, peak: float | None = None) -> bool:

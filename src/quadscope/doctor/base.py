@@ -205,7 +205,7 @@ def growths(fits: Mapping[str, Fit | None], var: str = "n") -> dict[str, str]:
 
 
 def class_cell(classes: Mapping[str, str], labels: Iterable[str]) -> str:
-    """The table's class cell: "plain n, libs n^2" over `labels`; "—" when none."""
+    """The table's class cell: "plain n, libs n²" over `labels`; "—" when none."""
     return ", ".join(f"{k} {classes[k]}" for k in labels) or "—"
 
 
@@ -241,17 +241,18 @@ def per_unit(fit: Fit | None) -> float | None:
 def growth(fit: Fit | None, var: str = "n") -> str:
     """The class to show: the verdict when confident, else the best guess marked as one.
 
-    An inconclusive fit reads "n^2? (k=1.9)": the best-scoring class with a
+    An inconclusive fit reads "n²? (k=1.9)": the best-scoring class with a
     question mark and the fitted power-law exponent, never a pair of classes
     (two guesses side by side read as nonsense when they are far apart, as
-    "1 or n^3" was). `var` renames n, e.g. to i for a launch index.
+    "1 or n³" was). Classes are written as every report writes them, by their
+    label (`Registry.relabel`); `var` renames n, e.g. to i for a launch index.
     """
     if fit is None:
         return "—"
     if fit.confident:
-        text = REGISTRY.rename(fit.cls, var)
+        text = REGISTRY.relabel(fit.cls, var)
     else:
-        text = f"{REGISTRY.rename(fit.best, var)}?" if fit.best else "?"
+        text = f"{REGISTRY.relabel(fit.best, var)}?" if fit.best else "?"
         # k of a + b·n^k is arbitrary when b is ~0, so a flat guess shows no k.
         if fit.exponent is not None and fit.best != "1":
             text += f" (k={fit.exponent:.2g})"
