@@ -66,6 +66,7 @@ from quadscope.model import (
     METRICS,
     SCHEMA_VERSION,
     Comparison,
+    Doubt,
     Fit,
     Run,
     Sweep,
@@ -268,8 +269,9 @@ def few_counts(fit: Fit, sizes: Sequence[float], values: Sequence[float], needed
     what they do show: counts that grew by more than FLAT_COUNT_GROWTH are not constant, so
     where the ordinary fit read "1" (its small-sample penalty picks it, settled or as "no
     growth detected", from counts that rose 18% over 64× n) the verdict is a bracket
-    starting above "1", and the reason says what a count at one more size would do. A
-    growing class the fit settled (list.index's counts, b·n exactly) stands."""
+    starting above "1" and ending at most at FASTEST_POWER, carrying a "few_counts" doubt
+    whose sentence says what a count at one more size would do. A growing class the fit
+    settled (list.index's counts, b·n exactly) stands."""
     by_size: dict[float, list[float]] = {}
     for n, v in zip(sizes, values, strict=True):
         by_size.setdefault(n, []).append(v)
@@ -283,11 +285,14 @@ def few_counts(fit: Fit, sizes: Sequence[float], values: Sequence[float], needed
     at_most = fit.at_most if fit.at_most and fit.at_most != "1" else FASTEST_POWER
     if REGISTRY.index(at_least) > REGISTRY.index(at_most):
         at_least = at_most
-    reason = (f"counted at {len(by_size)} sizes, and an exact class needs {needed}: the counts "
-              f"grew {last / first - 1:.0%} from n = {text.fmt_n(lo)} to {text.fmt_n(hi)}, so the cost "
-              f"is not constant; `--meter instructions` counts every size")
+    # Its own doubt: the bracket's top is assumed (FASTEST_POWER), not measured, so
+    # `headline.lead_fit` lets it lead a time bracket only when it is narrower.
+    doubt = Doubt("few_counts", at_least, at_most, numbers={
+        "sizes": len(by_size), "needed": needed, "growth": last / first - 1,
+        "lo_n": float(lo), "hi_n": float(hi)})
     return dataclasses.replace(fit, cls=INCONCLUSIVE, at_least=at_least, at_most=at_most,
-                               reason=reason, doubts=(), decide_n=None)
+                               reason=text.doubt_text(doubt, REGISTRY), doubts=(doubt,),
+                               decide_n=None)
 
 
 def count_growth(runs: Sequence[Run], metric: str = "instructions") -> float | None:

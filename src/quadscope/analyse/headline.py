@@ -293,7 +293,10 @@ def lead_fit(fits: Mapping[str, Fit], work: str | None = None) -> Fit | None:
     settled faster than FASTEST_TRUSTED is, over the short sweeps that reach it, more
     often the kernel, the caches or the allocator than the algorithm (mawk's `s = s "x"`:
     time settled n³ at 10k..60k, the work "n² or n³", the truth n²), so a counted work
-    bracket leads it."""
+    bracket leads it. A bracket from counts at too few sizes for an exact class (its
+    "few_counts" doubt, `analysis.few_counts`) leads a time bracket only when narrower:
+    its top is assumed, not measured (three counts fit any law), so on a tie the time's,
+    read from every timed size, leads."""
     counted = fits.get(work) if work else None
     timed = time_fit(fits)
     w_work, w_time = width(counted), width(timed)
@@ -301,7 +304,10 @@ def lead_fit(fits: Mapping[str, Fit], work: str | None = None) -> Fit | None:
         return timed
     trusted = timed is not None and not (
         timed.confident and REGISTRY.index(timed.cls) > REGISTRY.index(FASTEST_TRUSTED))
-    if w_work == 0 or w_time is None or w_work <= w_time or not trusted:
+    few = any(d.check == "few_counts" for d in counted.doubts)
+    if w_work == 0 or w_time is None or not trusted:
+        return counted
+    if w_work < w_time or (w_work == w_time and not few):
         return counted
     return timed
 

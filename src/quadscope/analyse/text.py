@@ -424,6 +424,14 @@ def outgrows_note(slowest: str, fastest: str) -> str:
             f"{_NOT_INSTRUCTIONS}")
 
 
+def _few_counts(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    n = d.numbers
+    return (f"counted at {n['sizes']} sizes, and an exact class needs {n['needed']}: the counts "
+            f"grew {_f(n, 'growth'):.0%} from n = {fmt_n(_f(n, 'lo_n'))} to "
+            f"{fmt_n(_f(n, 'hi_n'))}, so the cost is not constant; `--meter instructions` "
+            "counts every size")
+
+
 _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
     "tie": _tie_doubt,
     "rising": _rising,
@@ -443,6 +451,7 @@ _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
     "kernel": _kernel,
     "waiting": _waiting,
     "exact_hidden": _exact_hidden,
+    "few_counts": _few_counts,
 }
 
 
