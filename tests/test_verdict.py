@@ -240,3 +240,18 @@ def test_the_rank_tests_sentence_says_what_tau_means_and_keeps_the_numbers() -> 
                            "larger n is more often the higher (Kendall τ = 0.41: 0 would be no "
                            "trend, 1 always higher; p = 0.003), though no growth class clearly "
                            "beats a constant: 1 and n² fit about equally well"), said
+
+
+def test_a_rise_drops_the_constant_from_a_bracket_only_where_k_reads_growth() -> None:
+    """A constant chosen while the rank test finds the runs rising (p < 0.001): the bracket
+    leaves "1" out where k reads growth, and keeps it where k itself reads none (the
+    constant workload under busy in adaptive mode, its runs rising with the machine's
+    drift: "log n … n³" beside k = 0.01 [0.00, 4.00])."""
+    tie = Tie("1", "log n", 1000.0, 3.4e16, None, None)
+    ev = _evidence(chosen="1", best="1", leading=("1", "log n", "n^3"),
+                   loo_leading=("1", "log n", "n^3"), k_supported=("1", "log n", "n^3"),
+                   k=0.6, k_ci=(0.0, 4.0), trend=(0.17, 0.0002), rising_tie=tie)
+    rising = fold(ev, run_checks(ev))
+    assert rising.cls == INCONCLUSIVE and rising.at_least == "log n"
+    flat = fold(replace(ev, k=0.01), run_checks(replace(ev, k=0.01)))
+    assert flat.cls == INCONCLUSIVE and flat.at_least == "1"

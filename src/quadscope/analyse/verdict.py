@@ -84,6 +84,11 @@ MIN_SUPPORT = 0.8
 # A bracket drops the constant only at this stronger significance: a rank test at
 # evidence.TREND_P would wrongly exclude a true constant from 1% of brackets.
 BRACKET_TREND_P = 0.001
+# Nor where the free power law's k itself reads no growth (below this, "0.0" at one decimal):
+# the constant under busy in adaptive mode, whose runs rose with the machine's drift (n grows
+# with time), read "log n … n³" beside k = 0.01 [0.00, 4.00]; a bracket never excludes the
+# class its own k reads.
+FLAT_K = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,7 +447,7 @@ def _bracket(ev: Evidence, cls: str, doubts: Sequence[Doubt]) -> tuple[str, str]
         return "1", top if ends is None else min(top, max(ends[1], "1", key=order), key=order)
     p = None if rise is None else rise.numbers.get("p")
     drop = (cls == INCONCLUSIVE and ev.chosen == "1" and rise is not None
-            and isinstance(p, float) and p < BRACKET_TREND_P)
+            and isinstance(p, float) and p < BRACKET_TREND_P and ev.k >= FLAT_K)
     at_least, at_most = _widen(ev, _supported(ev, cls, drop), doubts,
                                [c for c in WIDENS if c not in BEYOND_K])
     if cls == INCONCLUSIVE:
