@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from quadscope.model import RUN_KEYS
 from quadscope.render.base import Renderer
-from quadscope.textsafe import visible
+from quadscope.render.safe import cell
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
@@ -26,13 +26,6 @@ if TYPE_CHECKING:
 
 def columns() -> list[str]:
     return list(RUN_KEYS)
-
-
-def cell(value: object) -> object:
-    """One CSV cell: None empty, text made visible (see the module docstring), else as is."""
-    if value is None:
-        return ""
-    return visible(value) if isinstance(value, str) else value
 
 
 class CsvRenderer(Renderer):

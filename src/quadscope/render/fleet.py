@@ -26,7 +26,7 @@ import io
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from quadscope.render.csv import cell
+from quadscope.render.safe import cell
 
 if TYPE_CHECKING:
     from quadscope.fleet.outliers import FleetDoctor

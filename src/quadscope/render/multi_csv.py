@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from quadscope.analyse.multi_sweep import MultiReport
 from quadscope.model import RUN_KEYS, Run, Sweep
-from quadscope.render.csv import cell
+from quadscope.render.safe import cell
 from quadscope.textsafe import visible
 
 

@@ -3,9 +3,11 @@
 Contract: `finite(obj)` is a JSON value with every non-finite float as None
 (JSON has no inf/nan); `md(text)` is text as literal Markdown (controls made
 visible, special characters escaped, newlines flattened); `safe_name(text)` a
-file-name stem of [A-Za-z0-9_.-] only. The renderers (`json`, `markdown`,
-`png`) and their several-size forms (`multi`, `multi_markdown`, `multi_png`)
-import them from here, so neither imports the other.
+file-name stem of [A-Za-z0-9_.-] only; `cell(value)` one CSV cell (None
+empty, text made visible). The renderers (`json`, `markdown`, `png`, `csv`)
+and their several-size and fleet forms (`multi`, `multi_markdown`,
+`multi_png`, `multi_csv`, `fleet`) import them from here, so neither imports
+the other.
 """
 
 from __future__ import annotations
@@ -19,6 +21,14 @@ from quadscope.textsafe import visible
 # Characters Markdown (or the HTML GitHub allows in it) could read as syntax: `&` starts an
 # entity (`&lt;` would show as `<`), `$` GitHub's math (`$x^2$` is typeset).
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&$])")
+
+
+def cell(value: object) -> object:
+    """One CSV cell: None empty, text made visible (control characters escaped, as
+    `textsafe.visible` does for a terminal), else as is."""
+    if value is None:
+        return ""
+    return visible(value) if isinstance(value, str) else value
 
 
 def finite(obj: Any) -> Any:
