@@ -48,8 +48,8 @@ def sized(sentence: str, size_word: str) -> str:
 
 
 def decades(lo: float, hi: float) -> str:
-    """The span of sizes lo..hi in words: "two decades", "1.3 decades"."""
-    span = math.log10(hi / lo)
+    """The span of sizes lo..hi in words: "two decades", "1.3 decades" (a size below 1 as 1)."""
+    span = math.log10(max(hi, 1.0) / max(lo, 1.0))
     words = {1: "one decade", 2: "two decades", 3: "three decades", 4: "four decades"}
     r = round(span)
     if span < 0.85:

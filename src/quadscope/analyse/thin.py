@@ -8,7 +8,10 @@ than that grid in log n, as 1, 2, 3 … are, every one of them is kept and the
 grid's remaining points spread over the rest). `thinned(runs_by_variant,
 limit)` keeps, in each variant, the runs at those sizes (taken over every
 variant's sizes, so that A and B are fitted on the same ones), and says in one
-sentence what was left out, or "" when nothing was. Pure; standard library only.
+sentence what was left out, or "" when nothing was. Size 0 is never fitted (its
+runs stay stored and shown): the fits, the search for a change of regime and
+the sentences read sizes in log n, and an imported n = 0 once ended `import`
+and `show` with exit 70 (`log10(hi / 0)`). Pure; standard library only.
 
 Why: fitting costs time in proportion to the number of sizes (each class and
 each bootstrap replicate is fitted to every size's median, and the search for
@@ -67,13 +70,19 @@ def thinned(runs_by_variant: Mapping[str, Sequence[R]],
             limit: int = MAX_FIT_SIZES) -> tuple[dict[str, list[R]], str]:
     """Each variant's runs at the sizes to fit on, and the note on what was left out."""
     every = sorted({r.size_n for runs in runs_by_variant.values() for r in runs})
+    notes = [ZERO_NOTE] if every and every[0] < 1 else []
+    every = [n for n in every if n >= 1]
     keep = set(fit_sizes(every, limit))
-    if len(keep) == len(every):
-        return {v: list(runs) for v, runs in runs_by_variant.items()}, ""
-    note = (f"fitted on {len(keep):,} of the {len(every):,} sizes, spread evenly in log n "
-            f"(the smallest and largest among them): fitting every size would take minutes "
-            f"and tell no more; every run is stored and exported")
-    return {v: [r for r in runs if r.size_n in keep] for v, runs in runs_by_variant.items()}, note
+    if len(keep) < len(every):
+        notes.append(f"fitted on {len(keep):,} of the {len(every):,} sizes, spread evenly in "
+                     f"log n (the smallest and largest among them): fitting every size would "
+                     f"take minutes and tell no more; every run is stored and exported")
+    return ({v: [r for r in runs if r.size_n in keep] for v, runs in runs_by_variant.items()},
+            "; ".join(notes))
 
 
-__all__ = ["MAX_FIT_SIZES", "fit_sizes", "thinned"]
+ZERO_NOTE = ("size 0 is not fitted (its runs are stored and shown): a growth class is read "
+             "from how the cost changes with log n")
+
+
+__all__ = ["MAX_FIT_SIZES", "ZERO_NOTE", "fit_sizes", "thinned"]

@@ -1,0 +1,29 @@
+"""The less-travelled commands under faults (BENCHMARKS.md §8, the second round): each a
+reproduction of what once failed, fast and with fakes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from quadscope.cli import main
+
+
+def _hyperfine(sizes: list[int], command: str = "p") -> dict[str, object]:
+    return {"results": [{"command": f"{command} {n}", "parameters": {"n": str(n)},
+                         "times": [0.1 * (i + 1), 0.1 * (i + 1)]} for i, n in enumerate(sizes)]}
+
+
+def test_a_sweep_with_size_zero_is_imported_and_shown_with_that_size_left_out_of_the_fits(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Sizes start at 0, but a growth class is read in log n: an imported n = 0 ended
+    `import` and `show` with exit 70 (ZeroDivisionError in the tie sentence's log10(hi / 0))."""
+    src = tmp_path / "hf.json"
+    src.write_text(json.dumps(_hyperfine([0, 1, 2, 4])))
+    db = str(tmp_path / "r.db")
+    assert main(["import", str(src), "--db", db]) == 0
+    assert main(["show", "1", "--db", db, "-v"]) == 0
+    out = capsys.readouterr().out
+    assert "size 0 is not fitted" in out
