@@ -27,3 +27,19 @@ def test_a_sweep_with_size_zero_is_imported_and_shown_with_that_size_left_out_of
     assert main(["show", "1", "--db", db, "-v"]) == 0
     out = capsys.readouterr().out
     assert "size 0 is not fitted" in out
+
+
+def test_bisect_and_history_run_like_a_sweep_over_several_sizes_say_so(tmp_path: Path) -> None:
+    """`history NAME --run A..B` (and `bisect --like`) of a sweep over rows and cols once said
+    "no {n} in `prog {rows} {cols}`", which named no cause: they sweep one size."""
+    from quadscope.commands.commits import like_spec
+    from quadscope.errors import UsageError
+    from quadscope.model import Sweep
+
+    multi = Sweep(id=7, name="grid", mode="sizes", command=("./prog", "{rows}", "{co\x1b[2Jls}"),
+                  sizes=(1, 2, 4, 8), axes=(("rows", (1, 2, 4, 8)), ("co\x1b[2Jls", (1, 2, 4, 8))),
+                  points=((1, 1), (2, 2), (4, 4), (8, 8)))
+    with pytest.raises(UsageError) as caught:
+        like_spec(multi, ref="sweep 7 (grid)")
+    said = str(caught.value)
+    assert "over several sizes (rows, co\\x1b[2Jls)" in said and "\x1b" not in said

@@ -62,6 +62,12 @@ def like_spec(like: Sweep, *, ref: str, name: str | None = None, repeat: int | N
     """The sweep `like` was (see the contract); `ref` names it in the sentence refusing it."""
     from quadscope.run.spec import SweepSpec
 
+    if like.axes:  # once "no {n} in `prog {rows} {cols}`", naming no cause
+        from quadscope.textsafe import visible
+
+        names = visible(", ".join(name for name, _ in like.axes))
+        raise UsageError(f"{ref} is over several sizes ({names}); bisect and history --run "
+                         "sweep one size: give --sizes and the command with {n} instead")
     if like.mode != "sizes" or not like.sizes:
         raise UsageError(f"{ref}: that sweep has no fixed sizes to reuse; "
                          "give --sizes and the command instead")
