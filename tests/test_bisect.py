@@ -384,13 +384,16 @@ def test_a_build_leaves_no_process_behind_and_is_not_held_by_one(tmp_path: Path)
     assert build(tmp_path, f"sleep 60 & echo $! >> {pids}; sleep 60", timeout_s=0.5) == Built(
         False, "the build took more than 0.5 s")
     assert build(tmp_path, f"sleep 60 & echo $! >> {pids}; echo built") == Built(True)
+    # A daemon out of the build's session (setsid) outlived bisect itself.
+    assert build(tmp_path, f"setsid sleep 60 & echo $! >> {pids}; sleep 0.5; echo built") == Built(
+        True)
     assert time.monotonic() - started < 30  # neither waited for its leftover sleep
     left = [int(p) for p in pids.read_text().split()]
     try:
         deadline = time.monotonic() + 10  # killed, then reaped by init: a moment as a zombie
         while any(_alive(p) for p in left) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(left) == 2 and not any(_alive(p) for p in left)
+        assert len(left) == 3 and not any(_alive(p) for p in left)
     finally:
         for p in left:
             with contextlib.suppress(ProcessLookupError):

@@ -122,12 +122,60 @@ class Built:
 def build(tree: Path, command: str, *, timeout_s: float | None = None) -> Built:
     """`/bin/sh -c COMMAND` in `tree`: ok on exit 0; a failure, a timeout or no shell is not ok.
 
-    The build runs in its own session and, however it ends (done, timed out, Ctrl-C),
-    every process it left in that session is killed: a timed-out `make -j` kept its
-    compilers running through the next commit's sweep, and a build that started a
-    background process held the output pipe open so `bisect` waited for that process.
-    Its output goes to files, not pipes, so nothing it leaves behind can hold them.
+    However the build ends (done, timed out, Ctrl-C), every process it started is
+    killed: a timed-out `make -j` kept its compilers running through the next commit's
+    sweep, a build that started a background process held the output pipe open so
+    `bisect` waited for that process, and one that started a daemon with `setsid`
+    (out of its session) outlived `bisect` itself. So the build runs as a run of
+    quadscope's launcher (`measure.resident`: a cgroup of its own, else a child
+    subreaper, killed whole after the run), its stdout and stderr together kept as the
+    run's stderr tail; without a C compiler for the launcher, in a session of its own,
+    that session killed afterwards (a `setsid` daemon then escapes).
     """
+    from quadscope.errors import ToolMissingError
+    from quadscope.measure.resident import build_launcher
+
+    try:
+        launcher = build_launcher()
+    except ToolMissingError:
+        return _build_in_session(tree, command, timeout_s)
+    return _build_in_launcher(launcher, tree, command, timeout_s)
+
+
+_BUILD_SH = 'cd -- "$1" || exit 126; exec /bin/sh -c "$2" 1>&2'  # both streams: the tail
+
+
+def _build_in_launcher(launcher: str, tree: Path, command: str,
+                       timeout_s: float | None) -> Built:
+    from quadscope.measure.resident import Request, ResidentLauncher
+
+    try:
+        resident = ResidentLauncher(launcher, tail_bytes=_TAIL_BYTES)
+    except (OSError, RuntimeError) as exc:
+        return Built(False, f"the build could not start: {exc}")
+    try:
+        reply = resident.run(Request("/bin/sh", ("/bin/sh", "-c", _BUILD_SH, "quadscope-build",
+                                                 str(tree), command), (), timeout_s))
+    finally:
+        resident.close()
+    if reply.errno:
+        return Built(False, f"the build could not start: {os.strerror(reply.errno)}")
+    if reply.timed_out:
+        return Built(False, f"the build took more than {timeout_s:g} s")
+    code = os.waitstatus_to_exitcode(reply.status)
+    return Built(True) if code == 0 else _failed(code, reply.stderr_tail)
+
+
+_TAIL_BYTES = 4000
+
+
+def _failed(code: int, said: str) -> Built:
+    lines = said.strip().splitlines()[-TAIL_LINES:]
+    return Built(False, f"the build exited {code}" + (": " + " / ".join(lines) if lines else ""))
+
+
+def _build_in_session(tree: Path, command: str, timeout_s: float | None) -> Built:
+    """The build in a session of its own, that session killed afterwards; output via files."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=tree, stdin=subprocess.DEVNULL,
@@ -145,9 +193,7 @@ def build(tree: Path, command: str, *, timeout_s: float | None = None) -> Built:
         if code == 0:
             return Built(True)
         said = [_text(f) for f in (err, out)]
-    lines = (said[0] or said[1]).strip().splitlines()[-TAIL_LINES:]
-    return Built(False, f"the build exited {code}" + (": " + " / ".join(lines)
-                                                      if lines else ""))
+    return _failed(code, said[0] or said[1])
 
 
 def _text(f: IO[bytes]) -> str:
