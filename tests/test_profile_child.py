@@ -54,3 +54,24 @@ def test_a_finished_run_says_what_it_printed_and_its_leftovers_go() -> None:
                        capture=("stdout", "stderr"))
     assert (done.returncode, done.stdout, done.stderr) == (3, "out\n", "err\n")
     assert not done.timed_out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("deadline_s", [None, 1.0])
+def test_a_daemon_that_left_the_session_goes_too(tmp_path: Path, deadline_s: float | None) -> None:
+    """A program that started a daemon with `setsid` (or a double fork out of the session,
+    ignoring SIGTERM) left one running after every sampled run: 31 after one `profile`."""
+    pids = tmp_path / "pids"
+    script = (f"setsid sleep 60 & echo $! >> {pids}; "
+              f"(setsid sh -c 'trap \"\" TERM; sleep 60 & echo $! >> {pids}; wait' &); "
+              f"sleep 0.3; echo $$ >> {pids}" + ("; sleep 60" if deadline_s else ""))
+    started = time.monotonic()
+    done = run_bounded(["/bin/sh", "-c", script], deadline_s)
+    assert done.timed_out == bool(deadline_s) and time.monotonic() - started < 30
+    left = [int(p) for p in pids.read_text().split()]
+    try:  # reaped by quadscope before run_bounded returned: not even a zombie is left
+        assert len(left) == 3 and _gone(left, within_s=0.5)
+    finally:
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

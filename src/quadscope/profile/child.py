@@ -5,7 +5,8 @@ py-spy record or valgrind, with the user's program under it) in a new session
 with stdin on /dev/null and returns a `Finished`: the exit status (None when it
 outlasted `timeout_s`) and, for the streams named in `capture` ("stdout",
 "stderr"), what they said. However it ends (done, past the deadline, Ctrl-C,
-SIGTERM) every process left in that session is killed, so a program that hangs
+SIGTERM) every process left in that session is killed, and every process that
+left the session (`orphans.adopting`: a `setsid` daemon), so a program that hangs
 under the profiler, or forks one that outlives it, is not left running; its
 output goes through files, never pipes, so nothing left behind holds quadscope
 waiting. A deadline is an outcome, never an exception: `subprocess.run`'s
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from quadscope.units import fmt_seconds
+from quadscope.orphans import adopting
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +56,11 @@ def run_bounded(cmd: Sequence[str], timeout_s: float | None, *,
     with contextlib.ExitStack() as files:
         out = files.enter_context(tempfile.TemporaryFile()) if "stdout" in capture else None
         err = files.enter_context(tempfile.TemporaryFile()) if "stderr" in capture else None
+        adoption = files.enter_context(adopting())  # a `setsid` daemon is ours to kill too
         proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL,
                                 stdout=out or subprocess.DEVNULL,
                                 stderr=err or subprocess.DEVNULL, start_new_session=True)
+        adoption.watch(proc.pid)
         code: int | None = None
         try:
             code = proc.wait(timeout=timeout_s)

@@ -130,7 +130,7 @@ def build(tree: Path, command: str, *, timeout_s: float | None = None) -> Built:
     quadscope's launcher (`measure.resident`: a cgroup of its own, else a child
     subreaper, killed whole after the run), its stdout and stderr together kept as the
     run's stderr tail; without a C compiler for the launcher, in a session of its own,
-    that session killed afterwards (a `setsid` daemon then escapes).
+    that session killed afterwards, and what left it adopted and killed (`orphans`).
     """
     from quadscope.errors import ToolMissingError
     from quadscope.measure.resident import build_launcher
@@ -176,12 +176,15 @@ def _failed(code: int, said: str) -> Built:
 
 def _build_in_session(tree: Path, command: str, timeout_s: float | None) -> Built:
     """The build in a session of its own, that session killed afterwards; output via files."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    from quadscope.orphans import adopting
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, adopting() as adopted:
         try:
             proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=tree, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=err, start_new_session=True)
         except OSError as exc:
             return Built(False, f"the build could not start: {exc.strerror or exc}")
+        adopted.watch(proc.pid)
         try:
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
