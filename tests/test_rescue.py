@@ -6,6 +6,7 @@ import os
 import platform
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -95,12 +96,27 @@ def test_ingest_stores_the_runs_the_store_lacks_and_removes_the_files(tmp_path: 
 def test_ingest_leaves_what_is_not_its_own(tmp_path: Path) -> None:
     """Another store's runs wait for that store; a live quadscope's runs are its own."""
     db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    _store(tmp_path / "other.db", 0).close()
     _files(rescue, _dead_pid(), _tags(tmp_path / "other.db", range(0, 2)), REPLY * 2, 2, "1-a")
     _files(rescue, os.getpid(), _tags(db, range(0, 2)), REPLY * 2, 2, "1-b")
     with _store(db, 0) as store:
         assert ingest(store, rescue) == 0
         assert store.runs(1) == []
     assert len(list(rescue.iterdir())) == 4
+
+
+@pytest.mark.slow
+def test_the_runs_of_a_store_file_removed_since_go_with_their_files(tmp_path: Path) -> None:
+    """A killed sweep into a temporary store (a test's, a CI job's) left its launcher's files
+    in ~/.cache/quadscope/rescue for good: 25 manifests of /tmp stores long gone."""
+    db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    _files(rescue, _dead_pid(), _tags(tmp_path / "gone.db", range(0, 2)), REPLY * 2, 2, "1-a")
+    _files(rescue, _dead_pid(), _tags(tmp_path / "gone.db", range(0, 1)) + _tags(db, range(0, 1)),
+           REPLY * 2, 2, "1-b")
+    with _store(db, 0) as store:
+        assert ingest(store, rescue) == 1  # its own run of the mixed launcher is stored
+        assert [r.seq for r in store.runs(1)] == [0]
+    assert list(rescue.iterdir()) == []
 
 
 @pytest.mark.slow
@@ -311,3 +327,20 @@ def test_a_batchs_tags_are_each_runs_tag() -> None:
     key = store_key("/tmp/a \"b\".db")
     assert rescue_tags(key, sweep, 5, planned, 99.25) == [
         rescue_tag(key, sweep, 5 + k, p, 99.25) for k, p in enumerate(planned)]
+
+
+@pytest.mark.slow
+def test_reply_logs_with_no_manifest_of_a_dead_quadscope_are_removed(tmp_path: Path) -> None:
+    """Without their manifest no reply names a run; such logs stayed in the folder for good."""
+    db, rescue = tmp_path / "r.db", tmp_path / "rescue"
+    rescue.mkdir()
+    dead, old = _dead_pid(), time.time() - 60
+    for name in (f"{dead}-a{RESCUE_SUFFIX}.0", f"{dead}-a{RESCUE_SUFFIX}.tmp",
+                 f"{os.getpid()}-b{RESCUE_SUFFIX}.0", f"{dead}-c{RESCUE_SUFFIX}.0"):
+        (rescue / name).write_bytes(b"rescue 1\n" + REPLY)
+        if "-c" not in name:
+            os.utime(rescue / name, (old, old))  # -c: written a moment ago, left to settle
+    with _store(db, 0) as store:
+        assert ingest(store, rescue) == 0
+    assert sorted(p.name for p in rescue.iterdir()) == [f"{os.getpid()}-b{RESCUE_SUFFIX}.0",
+                                                          f"{dead}-c{RESCUE_SUFFIX}.0"]

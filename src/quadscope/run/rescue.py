@@ -8,9 +8,11 @@ replies a launcher logged for a quadscope that died before storing them (launche
 with its tag, and stores as runs those that belong to `store` and are not stored yet;
 it returns how many it stored, and removes the files it used up and the manifests of
 launchers that ended with nothing left to rescue. Files for another store are left
-for that store's next opening, and so are runs of a sweep another live process runs
-(a `--resume` of it: its next seqs are its own), and the files of a launcher still
-running SETTLE_S after its quadscope died; a sweep is claimed while its runs are
+for that store's next opening (runs for a SQLite file that no longer exists are
+dropped: nothing could store them, and their files stayed for good; so are reply logs
+with no manifest, whose runs no tag names), and so are runs of a sweep another live
+process runs (a `--resume` of it: its next seqs are its own), and the files of a
+launcher still running SETTLE_S after its quadscope died; a sweep is claimed while its runs are
 stored, as a run claims it. A damaged file is skipped, never fatal: rescue is a bonus
 on top of what the store already holds.
 
@@ -209,6 +211,33 @@ def _store_new(store: Store, runs: list[tuple[float, Run]]) -> tuple[int, int]:
     return stored, waiting
 
 
+def _may_open(key: object) -> bool:
+    """Whether the store a tag names could still be opened: a URL, or a file that exists.
+
+    A SQLite file removed since (a test's or CI job's temporary store) never opens again:
+    its runs are dropped with the files, which once stayed in the rescue folder for good.
+    """
+    return isinstance(key, str) and ("://" in key or os.path.exists(key))
+
+
+def _drop_unpaired(directory: Path) -> None:
+    """Remove reply logs with no manifest beside them whose quadscope is dead and which no
+    one wrote for SETTLE_S: without their tags they name no run (a launcher whose manifest
+    could not be made, or was removed), and they stayed for good."""
+    try:
+        logs = list(directory.glob(f"*{RESCUE_SUFFIX}*"))
+    except OSError:
+        return
+    for log in logs:
+        stem, _, _ = log.name.partition(RESCUE_SUFFIX)
+        owner = stem.split("-", 1)[0]
+        if (directory / f"{stem}{MANIFEST_SUFFIX}").exists() or not owner.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if not pid_runs(int(owner)) and time.time() - log.stat().st_mtime > SETTLE_S:
+                log.unlink()
+
+
 def ingest(store: Store, directory: Path | None = None) -> int:
     """Store the rescued runs that belong to `store`; see the module docstring."""
     directory = directory or default_rescue_dir()
@@ -218,6 +247,7 @@ def ingest(store: Store, directory: Path | None = None) -> int:
         return 0
     stored = 0
     key = store_key(store.location)
+    _drop_unpaired(directory)
     for manifest in manifests:
         stem = str(manifest)[: -len(MANIFEST_SUFFIX)]
         rescue = Path(stem + RESCUE_SUFFIX)
@@ -239,7 +269,7 @@ def ingest(store: Store, directory: Path | None = None) -> int:
             for tag, run in _rescued(found, events, tags):
                 if tag.get("store") == key:  # tags hold store_key already
                     ours.append((float(tag.get("made", 0.0)), run))
-                else:
+                elif _may_open(tag.get("store")):
                     foreign += 1
             added, waiting = _store_new(store, ours)
             stored += added
