@@ -43,3 +43,21 @@ def test_bisect_and_history_run_like_a_sweep_over_several_sizes_say_so(tmp_path:
         like_spec(multi, ref="sweep 7 (grid)")
     said = str(caught.value)
     assert "over several sizes (rows, co\\x1b[2Jls)" in said and "\x1b" not in said
+
+
+@pytest.mark.parametrize("name", ["file:x.db", "file:x.db?mode=memory", ":memory:", "a b%20ü\n.db"])
+def test_a_db_path_is_a_path_whatever_it_spells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 name: str) -> None:
+    """`--db file:/tmp/x.db`: SQLite (built with SQLITE_USE_URI) read the writer's path as a
+    URI, so `import` stored into x.db while `list` and `show` looked for ./file:x.db (and
+    `:memory:` stored nothing at all); the store is the file the path names."""
+    from quadscope.store import SqliteStore
+
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "hf.json"
+    src.write_text(json.dumps(_hyperfine([1, 2, 4, 8])))
+    assert main(["import", str(src), "--db", name]) == 0
+    assert (tmp_path / name).is_file() and not (tmp_path / "x.db").exists()
+    assert main(["show", "1", "--db", name]) == 0
+    with SqliteStore.for_reading(tmp_path / name) as store:
+        assert len(store.list_sweeps()) == 1

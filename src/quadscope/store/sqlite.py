@@ -171,13 +171,20 @@ def store_error(path: Path, e: sqlite3.Error, busy_timeout_s: float = 30.0) -> S
     return StoreError(f"the quadscope store {path} failed: {text}")
 
 
+def _uri(path: Path) -> str:
+    """`path` as a SQLite URI naming that file literally. Opened as a plain name, a path that
+    starts with "file:" (`--db file:/tmp/x.db`) is read as a URI by a SQLite built with
+    SQLITE_USE_URI: `run` stored into /tmp/x.db while `list` looked for ./file:/tmp/x.db."""
+    from urllib.parse import quote
+
+    return f"file:{quote(str(path.absolute()))}"
+
+
 def _readonly_uri(path: Path) -> str:
     # A WAL database read-only needs its -shm file; in a folder we cannot write
     # (a read-only file system) that file cannot be made, so the file is read
     # as immutable: SQLite then takes no locks and reads it as it is.
-    from urllib.parse import quote
-
-    uri = f"file:{quote(str(path.absolute()))}?mode=ro"
+    uri = f"{_uri(path)}?mode=ro"
     if not os.access(path.parent, os.W_OK):
         uri += "&immutable=1"
     return uri
@@ -192,7 +199,7 @@ def _tidy_wal(path: Path) -> None:
     if not wal.exists() or not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
         return
     with contextlib.suppress(sqlite3.Error):  # busy or gone: the files stay, as SQLite leaves them
-        conn = sqlite3.connect(path, timeout=0)
+        conn = sqlite3.connect(_uri(path), timeout=0, uri=True)
         try:
             conn.execute("PRAGMA schema_version").fetchone()  # a read, so it sees the WAL
         finally:
@@ -230,9 +237,8 @@ class SqliteStore:
                 _refuse_read_only(self.path)
             # isolation_level=None: we issue BEGIN/COMMIT ourselves, so every
             # transaction boundary is visible in this file.
-            self._conn = sqlite3.connect(_readonly_uri(self.path) if readonly else self.path,
-                                         timeout=busy_timeout_s, isolation_level=None,
-                                         uri=readonly)
+            self._conn = sqlite3.connect(_readonly_uri(self.path) if readonly else _uri(self.path),
+                                         timeout=busy_timeout_s, isolation_level=None, uri=True)
         except (OSError, sqlite3.Error) as e:
             raise StoreError(f"cannot open the quadscope store {self.path}: "
                              f"{getattr(e, 'strerror', None) or e}") from e
