@@ -61,3 +61,18 @@ def test_a_db_path_is_a_path_whatever_it_spells(tmp_path: Path, monkeypatch: pyt
     assert main(["show", "1", "--db", name]) == 0
     with SqliteStore.for_reading(tmp_path / name) as store:
         assert len(store.list_sweeps()) == 1
+
+
+def test_a_script_whose_interpreter_is_missing_is_named_as_such(tmp_path: Path) -> None:
+    """exec says "No such file or directory" of a script that is there: its #! names
+    an interpreter that is not; and "Exec format error" of a file that is no program here."""
+    import errno
+
+    from quadscope.measure.launcher import cannot_run
+
+    script = tmp_path / "job.sh"
+    script.write_text("#!/nonexistent/interp -x\n")
+    said = str(cannot_run(str(script), errno.ENOENT))
+    assert "its interpreter /nonexistent/interp (its #! line) does not exist" in said
+    assert "No such file" in str(cannot_run(str(tmp_path / "gone"), errno.ENOENT))
+    assert "not a program this machine runs" in str(cannot_run(str(script), errno.ENOEXEC))

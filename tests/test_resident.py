@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -97,7 +98,8 @@ def test_exec_failure_is_a_program_error(tmp_path: Path) -> None:
     script = tmp_path / "script"
     script.write_text("#!/quadscope/no/such/interpreter\n")
     script.chmod(0o755)
-    with pytest.raises(ProgramError, match="could not be run: No such file or directory"):
+    with pytest.raises(ProgramError, match=re.escape(
+            "could not be run: its interpreter /quadscope/no/such/interpreter (its #! line)")):
         ProcessExecutor().execute([str(script)], 10.0)
 
 

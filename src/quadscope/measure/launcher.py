@@ -53,6 +53,7 @@ Overhead: `bench/overhead.py` measures it against `hyperfine -N`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import shutil
@@ -197,6 +198,35 @@ def resolve_program(argv0: str) -> str:
     if found is None:
         raise ProgramError(f"program '{argv0}' not found on PATH")
     return found
+
+
+def cannot_run(argv0: str, err: int, path: str | None = None) -> ProgramError:
+    """Why exec refused `argv0` in one sentence: for a script whose #! interpreter is
+    missing, that interpreter (exec says "No such file or directory" of a file that is
+    there); for a file exec cannot read as a program, what it is not."""
+    why = os.strerror(err)
+    where = path or shutil.which(argv0) or argv0
+    if err == errno.ENOENT and os.path.isfile(where):
+        interpreter = _interpreter(where)
+        if interpreter:
+            why = f"its interpreter {interpreter} (its #! line) does not exist"
+    elif err == errno.ENOEXEC:
+        why = ("it is not a program this machine runs (a binary for another system, "
+               "or a script without a #! line)")
+    return ProgramError(f"'{argv0}' could not be run: {why}")
+
+
+def _interpreter(path: str) -> str:
+    """The program a script's #! line names, or ""."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return ""
+    if not first.startswith(b"#!"):
+        return ""
+    words = first[2:].decode("utf-8", "replace").split()
+    return words[0] if words else ""
 
 
 def _exit_code(status: int) -> int:
@@ -403,7 +433,7 @@ class ProcessExecutor(SerialExecutor):
     def measurement_of(job: Job, reply: Reply) -> Measurement:
         """What a launcher's reply says of `job` (ProgramError: it could not be run)."""
         if reply.errno:
-            raise ProgramError(f"'{job.argv[0]}' could not be run: {os.strerror(reply.errno)}")
+            raise cannot_run(job.argv[0], reply.errno)
         # rusage_values and counts_by_metric unrolled: this is on every run's path.
         values = _NONE.copy()
         ru = reply.rusage
@@ -435,7 +465,7 @@ class ProcessExecutor(SerialExecutor):
         try:
             pid = os.posix_spawn(path, args, env, file_actions=actions, setpgroup=0)
         except OSError as e:
-            raise ProgramError(f"'{argv[0]}' could not be run: {e.strerror}") from None
+            raise cannot_run(argv[0], e.errno or 0, path) from None
         try:
             timed_out = timeout_s is not None and _expired(pid, timeout_s)
             _, status, ru = os.wait4(pid, 0)
