@@ -76,3 +76,12 @@ def test_a_script_whose_interpreter_is_missing_is_named_as_such(tmp_path: Path) 
     assert "its interpreter /nonexistent/interp (its #! line) does not exist" in said
     assert "No such file" in str(cannot_run(str(tmp_path / "gone"), errno.ENOENT))
     assert "not a program this machine runs" in str(cannot_run(str(script), errno.ENOEXEC))
+
+
+@pytest.mark.parametrize("given", [2, None, 2.0, ["n"]])
+def test_a_class_given_as_no_text_is_one_sentence(given: object) -> None:
+    """`assert_scales(f, at_most=2)`: AttributeError "'int' object has no attribute 'strip'"."""
+    from quadscope.classes import REGISTRY, UnknownClassError
+
+    with pytest.raises(UnknownClassError, match="is not a class: write it as text"):
+        REGISTRY.parse(given)  # type: ignore[arg-type]

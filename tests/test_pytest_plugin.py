@@ -238,3 +238,26 @@ def test_it(scaling):
     assert "'n to the two' is not a class" in out and "n² (or n^2, quadratic" in out
     for leak in ("quadscope/classes.py", "def parse", "Registry(classes="):
         assert leak not in out
+
+
+def test_a_target_that_raises_at_every_call_fails_with_what_it_said(
+        pytester: pytest.Pytester) -> None:
+    """A target raising at every call was "undecided: nothing could be fitted", a skip that hid
+    the exception; now the test fails with the exception's line (escapes made visible)."""
+    result = _run(pytester, '''
+import pytest
+
+def boom(n):
+    raise ValueError("exploded \\x1b[2J at " + str(n))
+
+def test_check(scaling):
+    scaling.check(boom, at_most="n", sizes=[100, 200, 400, 800], repeat=1)
+
+@pytest.mark.scales(boom, at_most="n", sizes=[100, 200, 400, 800], repeat=1)
+def test_marker():
+    pass
+''')
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert out.count("ScalingTargetFailed: every run of the command failed") == 2, out
+    assert "it said: ValueError: exploded \\x1b[2J at " in out and "\x1b" not in out

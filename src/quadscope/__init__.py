@@ -15,7 +15,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = ("assert_scales", "sweep_function", "ScalingError", "ScalingResult", "ScalingSkipped",
-        "ScalingUndecided")
+        "ScalingTargetFailed", "ScalingUndecided")
 __all__ = ["__version__", *_API]
 
 

@@ -29,7 +29,9 @@ unknown one is a ValueError raised before the sweep), raises `ScalingError` (an
 AssertionError) when it surely exceeds it, and when the data cannot tell acts as
 `undecided` says: raise `ScalingUndecided` ("fail", the default), return
 ("pass"), or raise `ScalingSkipped` ("skip", a `unittest.SkipTest` that pytest
-reports as skipped). Every message holds the gate's sentence, the verdict, the
+reports as skipped). A target that failed at too many runs to fit anything (a
+function raising at every call) raises `ScalingTargetFailed` with the last line it
+wrote to stderr, never an undecided skip. Every message holds the gate's sentence, the verdict, the
 exponent with its 95% interval, the sizes measured and the report's path (an
 undecided one also what counting did: "counting: cannot count `f`: its closure
 holds `lock`, which is a _thread.lock, …; time alone decides"). Its
@@ -222,6 +224,15 @@ class ScalingSkipped(unittest.SkipTest):
         self.result = result
 
 
+class ScalingTargetFailed(AssertionError):
+    """The target failed (raised, exited non-zero, timed out) at too many runs to fit anything:
+    a test fails with what it last said, never skips as "undecided"."""
+
+    def __init__(self, result: ScalingResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
 Target = Callable[[Any], Any] | Sequence[str]
 
 
@@ -295,6 +306,10 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     outcome = judge_metric(analysis.fits.get("A", {}), metric, at_most, analysis.size_word,
                            analysis.work_metric)
     path = _write_report(analysis, report or report_path(spec.name))
+    nothing = _nothing_fitted(analysis)
+    if nothing:  # a target that raised at every call once skipped as "undecided"
+        raise ScalingTargetFailed(ScalingResult(outcome.outcome, f"{nothing}\nreport: {path}",
+                                                outcome.decide_n, analysis, path))
     lines = [outcome.sentence, *gate_evidence(analysis, metric), f"report: {path}"]
     if outcome.outcome not in (FAIL, PASS) and counting is not None \
             and analysis.sweep.meter != counting.meter and analysis.sweep.counters_note:
@@ -305,6 +320,24 @@ def assert_scales(target: Target, at_most: str = "n log n", *, sizes: Sequence[i
     if outcome.outcome == PASS or undecided == "pass":
         return result
     raise ScalingSkipped(result) if undecided == "skip" else ScalingUndecided(result)
+
+
+def _nothing_fitted(analysis: Analysis) -> str:
+    """Why nothing of the target could be fitted (`refuse_if_nothing`'s sentence) and the last
+    line its last failed run wrote to stderr (a function's exception); "" when fits exist."""
+    from quadscope.analyse.analysis import refuse_if_nothing
+    from quadscope.errors import FitRefusedError
+    from quadscope.textsafe import visible
+
+    try:
+        refuse_if_nothing(analysis)
+    except FitRefusedError as exc:
+        said = [line.strip() for failed in analysis.failures[-1:]
+                for line in failed.measurement.stderr_tail.splitlines() if line.strip()]
+        last = f"\nit said: {visible(said[-1][:300])}" if said else ""
+        why = str(exc).split("; `quadscope show")[0]  # the store may be a deleted temporary one
+        return f"{visible(why)}; the report lists their stderr{last}"
+    return ""
 
 
 def report_path(name: str) -> Path:

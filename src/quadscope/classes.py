@@ -243,6 +243,9 @@ class Registry:
     def parse(self, text: str) -> GrowthClass:
         """The class `text` names in any spelling quadscope prints (see the module docstring)."""
         __tracebackhide__ = True  # a test's bad `at_most` fails at the test's line, not here
+        if not isinstance(text, str):  # `at_most=2` was AttributeError: no attribute 'strip'
+            raise UnknownClassError(f"{text!r} is not a class: write it as text, e.g. "
+                                    f"{CLASS_EXAMPLES}")
         key = spelling_key(text)
         key = spelling_key(_EXTRA_SPELLINGS.get(key, key))
         for growth in self.classes:
