@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 from pathlib import Path
 
@@ -48,6 +49,16 @@ def test_stop_sentence_names_the_signal_and_the_resume(tmp_path: Path) -> None:
     out = fault_cycle(signal.SIGTERM, 5, tmp_path)
     assert ("quadscope: stopped by SIGTERM; every finished run of sweep 1 is stored; continue "
             "with `quadscope run --resume 1`") in out.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_sentence_counts_the_runs_kept_in_words(tmp_path: Path) -> None:
+    """Ctrl-C's sentence once said "the 0 finished runs of sweep 1 are stored" (a count
+    under Valgrind, before the first run ended); now it counts in words and names the resume."""
+    out = fault_cycle(signal.SIGINT, 5, tmp_path)
+    said = re.search(r"quadscope: interrupted sweep 1: (its \d+ finished runs? (is|are) stored|"
+                     r"no run had finished); continue with `quadscope run --resume 1`", out.stderr)
+    assert said is not None and "the 0 finished" not in out.stderr, out.stderr
 
 
 @pytest.mark.parametrize("seed", [11, 12, 13])

@@ -402,8 +402,10 @@ def _measure_and_finish(args: argparse.Namespace, store: Store) -> int:
             return exc.exit_code
         if sid is not None:
             count = len(store.runs(sid))
-            error(f"interrupted; the {count} finished runs of sweep {sid} are stored. "
-                  f"Continue with `quadscope run --resume {sid}`.")
+            stored = {0: "no run had finished", 1: "its 1 finished run is stored"}.get(
+                count, f"its {count} finished runs are stored")
+            error(f"interrupted sweep {sid}: {stored}; continue with "
+                  f"`quadscope run --resume {sid}`")
         return 130
     except StoreError as exc:
         if progress.sweep_id is None:
