@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -159,9 +160,42 @@ def _shown(v: Any) -> str:
     return repr(v)[:40]
 
 
+def size_templates(commands: Sequence[tuple[str, str]]) -> list[str]:
+    """Each (command, size as written) with the size written as {n}: the command hyperfine ran.
+
+    Only a number standing alone in digits is the size, and where commands of one shape (the
+    same text between their numbers) hold their own size at a place, that place alone: every
+    occurrence replaced split `python3 bench.py {n}` at n = 3 into a sweep of its own
+    (`python{n} bench.py {n}`). A size written other than in digits is replaced where it occurs.
+    """
+    parts = [re.split(r"(\d+)", command) for command, _ in commands]
+    shapes: dict[tuple[str, ...], list[int]] = {}
+    for i, split in enumerate(parts):
+        shapes.setdefault(tuple(split[0::2]), []).append(i)
+    out = [command.replace(value, "{n}") for command, value in commands]
+    for members in shapes.values():
+        if not all(commands[i][1].isdigit() for i in members):
+            continue
+        slots = [j for j in range(1, len(parts[members[0]]), 2)
+                 if all(parts[i][j] == commands[i][1] for i in members)]
+        if len(members) == 1:
+            slots = slots[-1:]  # alone, nothing tells the places apart: the last, as CLIs put n
+        for i in members:
+            out[i] = "".join("{n}" if j in slots else part for j, part in enumerate(parts[i]))
+    return out
+
+
 def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -> list[Imported]:
     by_template: dict[str, list[tuple[int, Measurement]]] = {}
     try:
+        sized = []
+        for i, res in enumerate(results):
+            if not isinstance(res, Mapping):
+                raise ImportFormatError(f"{source}: hyperfine's result {i} is {_shown(res)}, "
+                                        "not an object; export it again with --export-json")
+            key, _ = _size(res.get("parameters"), param, source, f"command {res.get('command')!r}")
+            sized.append((str(res["command"]), str(res["parameters"][key])))
+        templates = size_templates(sized)
         for i, res in enumerate(results):
             if not isinstance(res, Mapping):
                 raise ImportFormatError(f"{source}: hyperfine's result {i} is {_shown(res)}, "
@@ -173,13 +207,12 @@ def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -
             memory: Any = res.get("memory_usage_byte")
             per_run_memory = isinstance(memory, list) and len(memory) == len(times)
             # Each command hyperfine was given is its own sweep: its size written as {n}.
-            runs = by_template.setdefault(
-                str(res["command"]).replace(str(res["parameters"][key]), "{n}"), [])
-            for i, t in enumerate(times):
-                rss = (_integer(memory[i], 0, MAX_BYTES, source, what, "a memory use")
+            runs = by_template.setdefault(templates[i], [])
+            for k, t in enumerate(times):
+                rss = (_integer(memory[k], 0, MAX_BYTES, source, what, "a memory use")
                        if per_run_memory else None)
-                code = (_integer(codes[i], -255, 255, source, what, "an exit code")
-                        if i < len(codes) and codes[i] is not None else 0)
+                code = (_integer(codes[k], -255, 255, source, what, "an exit code")
+                        if k < len(codes) and codes[k] is not None else 0)
                 runs.append((n, Measurement(wall_s=t, exit_code=code, max_rss_bytes=rss)))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ImportFormatError(f"{source} looks like hyperfine JSON but a result lacks "
