@@ -85,3 +85,43 @@ def test_a_class_given_as_no_text_is_one_sentence(given: object) -> None:
 
     with pytest.raises(UnknownClassError, match="is not a class: write it as text"):
         REGISTRY.parse(given)  # type: ignore[arg-type]
+
+
+def test_a_scans_size_is_found_where_it_stands_not_in_every_digit() -> None:
+    """Every occurrence of the size's digits was taken for it: `python3 bench.py 3` became
+    `python{n} bench.py {n}`, a sweep of its own, and an escape's digits became {n} too."""
+    from quadscope.interop import size_templates
+
+    scan = [(f"python3 bench.py {n}", str(n)) for n in (1, 2, 3, 13)]
+    assert set(size_templates(scan)) == {"python3 bench.py {n}"}
+    assert size_templates([("p -O1 1", "1"), ("p -O1 2", "2")]) == ["p -O1 {n}"] * 2
+    assert size_templates([("run 3 3", "3")]) == ["run 3 {n}"]  # alone: the last place
+    assert size_templates([("x\x1b[31m 1", "1"), ("x\x1b[31m 2", "2")]) == ["x\x1b[31m {n}"] * 2
+    assert size_templates([("p --size=1k", "1k")]) == ["p --size={n}"]
+
+
+def test_a_hyperfine_scan_of_python3_is_one_sweep(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "hf.json"
+    src.write_text(json.dumps(_hyperfine([1, 2, 3, 4, 8], command="python3 bench.py")))
+    assert main(["import", str(src), "--db", str(tmp_path / "r.db")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.count("imported sweep") == 1 and "python3 bench.py {n}, 10 runs at 5 sizes" in err
+
+
+def test_a_sweep_of_very_many_runs_is_fitted_on_an_even_share_of_each_size() -> None:
+    """An imported hyperfine file of 500,000 runs (5,000 a size) read every run's every metric
+    for many minutes before a fit; past MAX_FIT_RUNS each size keeps an evenly spaced share."""
+    from quadscope.analyse.thin import MAX_FIT_RUNS, thinned
+    from quadscope.model import Measurement, Run
+
+    sizes, per = (1, 2, 4, 8), MAX_FIT_RUNS // 2
+    runs = [Run(1, i * 4 + j, "A", n, i, False, 0.0, Measurement(wall_s=0.1 * n, exit_code=0))
+            for i in range(per) for j, n in enumerate(sizes)]
+    kept, note = thinned({"A": runs})
+    share = MAX_FIT_RUNS // len(sizes)
+    assert len(kept["A"]) == MAX_FIT_RUNS and {r.size_n for r in kept["A"]} == set(sizes)
+    assert [r.repeat for r in kept["A"] if r.size_n == 1][:3] == [0, 2, 4]
+    assert f"at most {share:,} runs a size (of {len(runs):,} runs)" in note
+    small, none = thinned({"A": runs[:1000]})
+    assert len(small["A"]) == 1000 and none == ""

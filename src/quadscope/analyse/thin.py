@@ -11,7 +11,9 @@ variant's sizes, so that A and B are fitted on the same ones), and says in one
 sentence what was left out, or "" when nothing was. Size 0 is never fitted (its
 runs stay stored and shown): the fits, the search for a change of regime and
 the sentences read sizes in log n, and an imported n = 0 once ended `import`
-and `show` with exit 70 (`log10(hi / 0)`). Pure; standard library only.
+and `show` with exit 70 (`log10(hi / 0)`). Past MAX_FIT_RUNS runs in all, each
+size keeps an evenly spaced share of its runs (at least MIN_RUNS_A_SIZE), and the
+note says so. Pure; standard library only.
 
 Why: fitting costs time in proportion to the number of sizes (each class and
 each bootstrap replicate is fitted to every size's median, and the search for
@@ -35,6 +37,11 @@ from typing import TypeVar
 from quadscope.model import Run
 
 MAX_FIT_SIZES = 100
+# Runs fitted in all, at most; each size keeps at least MIN_RUNS_A_SIZE. A 30,001-run sweep
+# (§8's 10,000 sizes, thinned to 100) stays whole; an imported hyperfine file of 500,000
+# runs (5,000 a size) spent minutes reading every run's metrics before a fit began.
+MAX_FIT_RUNS = 50_000
+MIN_RUNS_A_SIZE = 100
 
 R = TypeVar("R", bound=Run)
 
@@ -77,12 +84,35 @@ def thinned(runs_by_variant: Mapping[str, Sequence[R]],
         notes.append(f"fitted on {len(keep):,} of the {len(every):,} sizes, spread evenly in "
                      f"log n (the smallest and largest among them): fitting every size would "
                      f"take minutes and tell no more; every run is stored and exported")
-    return ({v: [r for r in runs if r.size_n in keep] for v, runs in runs_by_variant.items()},
-            "; ".join(notes))
+    kept = {v: [r for r in runs if r.size_n in keep] for v, runs in runs_by_variant.items()}
+    total = sum(len(runs) for runs in kept.values())
+    groups = len({(v, r.size_n) for v, runs in kept.items() for r in runs})
+    if total > MAX_FIT_RUNS and groups:
+        per_size = max(MIN_RUNS_A_SIZE, MAX_FIT_RUNS // groups)
+        kept = {v: _spread_runs(runs, per_size) for v, runs in kept.items()}
+        notes.append(f"fitted on at most {per_size:,} runs a size (of {total:,} runs), spread "
+                     f"evenly over each size's runs: fitting every run would take many minutes "
+                     f"and tell no more; every run is stored and exported")
+    return kept, "; ".join(notes)
+
+
+def _spread_runs(runs: Sequence[R], per_size: int) -> list[R]:
+    """At most `per_size` of each size's runs, evenly spaced in the order they were taken."""
+    by_size: dict[int, list[R]] = {}
+    for r in runs:
+        by_size.setdefault(r.size_n, []).append(r)
+    out: list[R] = []
+    for group in by_size.values():
+        if len(group) <= per_size:
+            out.extend(group)
+            continue
+        step = len(group) / per_size
+        out.extend(group[int(i * step)] for i in range(per_size))
+    return sorted(out, key=lambda r: r.seq)
 
 
 ZERO_NOTE = ("size 0 is not fitted (its runs are stored and shown): a growth class is read "
              "from how the cost changes with log n")
 
 
-__all__ = ["MAX_FIT_SIZES", "ZERO_NOTE", "fit_sizes", "thinned"]
+__all__ = ["MAX_FIT_RUNS", "MAX_FIT_SIZES", "ZERO_NOTE", "fit_sizes", "thinned"]
