@@ -125,3 +125,18 @@ def test_a_sweep_of_very_many_runs_is_fitted_on_an_even_share_of_each_size() -> 
     assert f"at most {share:,} runs a size (of {len(runs):,} runs)" in note
     small, none = thinned({"A": runs[:1000]})
     assert len(small["A"]) == 1000 and none == ""
+
+
+def test_ctrl_c_while_the_commands_modules_load_is_one_sentence(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C in the first second of `quadscope bisect …` (its modules loading, at load)
+    ended in a Python traceback; now one sentence and exit 130."""
+    from quadscope import cli
+
+    def interrupted(only: str | None = None) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert main(["bisect", "HEAD~1", "HEAD"]) == 130
+    err = capsys.readouterr().err
+    assert err == "quadscope: interrupted before anything ran\n"

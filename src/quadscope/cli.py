@@ -251,11 +251,14 @@ def main(argv: Sequence[str] | None = None) -> int:
              "file or to /dev/null (`>/dev/null`) instead of closing it")
         return 2
     _encode_what_it_can(sys.stdout)
-    parser = build_parser(_command_named(args_given))
-    try:
+    try:  # Ctrl-C while the command's modules load (a second at load) was a traceback
+        parser = build_parser(_command_named(args_given))
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already explained
         return exc.code if isinstance(exc.code, int) else 2
+    except KeyboardInterrupt:
+        _say("interrupted before anything ran")
+        return 130
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
