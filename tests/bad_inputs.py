@@ -190,6 +190,9 @@ BASE_ROWS: tuple[Row, ...] = (
      "sweeps one command"),
     ((*R, "--start", "rows=100", "--start", "cols=4", "--accumulate", *RC), 2,
      "does not take --accumulate"),
+    ((*R, "--sizes", "rows=1..8,cols=1..8", *RC), 2, "names several axes in one value; give "
+     "each axis its own --sizes"),
+    ((*R, "--sizes", "rows=1..8;cols=1..8", *RC), 2, "names several axes in one value"),
     ((*R, *S4, "--repeat", "0", *CMD), 2, "--repeat must be from 1 to 1000"),
     ((*R, *S4, "--repeat=-3", *CMD), 2, "--repeat must be from 1 to 1000"),
     ((*R, *S4, "--repeat", "100000", *CMD), 2, "--repeat must be from 1 to 1000"),

@@ -42,6 +42,9 @@ def parse_axes(items: Sequence[str]) -> tuple[Axis, ...]:
             raise SizesError(f"--sizes {item!r}: an axis name is a word of letters, digits and _, "
                              "e.g. --sizes rows=1e3..1e5")
         name, spec = (named.group(1), named.group(2)) if named else (DEFAULT_AXIS, item)
+        if named and "=" in spec:  # once "'8,m=1..8' is not a number"
+            raise SizesError(f"--sizes {item!r} names several axes in one value; give each "
+                             "axis its own --sizes, e.g. --sizes n=1e3..1e5 --sizes m=10..1000")
         if name in RESERVED:
             raise SizesError(f"--sizes {item!r}: {{{name}}} is the launch index of --accumulate; "
                              "name the axis otherwise")
