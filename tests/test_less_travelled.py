@@ -140,3 +140,21 @@ def test_ctrl_c_while_the_commands_modules_load_is_one_sentence(
     assert main(["bisect", "HEAD~1", "HEAD"]) == 130
     err = capsys.readouterr().err
     assert err == "quadscope: interrupted before anything ran\n"
+
+
+def test_a_file_of_more_runs_than_an_import_takes_is_one_sentence(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 28 MB hyperfine file of 3,980,000 runs ran past 120 s, storing with nothing said."""
+    from quadscope import interop
+
+    monkeypatch.setattr(interop, "MAX_RUNS", 7)
+    hf, pb = tmp_path / "hf.json", tmp_path / "pb.json"
+    hf.write_text(json.dumps(_hyperfine([1, 2, 4, 8])))  # 8 runs
+    pb.write_text(json.dumps({"benchmarks": [
+        {"name": f"test_x[{n}]", "params": {"n": n}, "stats": {"data": [0.1] * 2, "median": 0.1}}
+        for n in (1, 2, 4, 8)]}))
+    for src, what in ((hf, "hyperfine's results hold 8 runs"), (pb, "its benchmarks hold 8 runs")):
+        assert main(["import", str(src), "--db", str(tmp_path / "r.db")]) == 2
+        err = capsys.readouterr().err
+        assert what in err and "imports at most 7 from one file" in err
+    assert not (tmp_path / "r.db").exists()

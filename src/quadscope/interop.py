@@ -47,6 +47,9 @@ from quadscope.model import Measurement, Sweep
 from quadscope.run.sizes import MAX_SIZE, check_distinct
 
 MAX_BYTES = 2**63 - 1  # what a store's 64-bit integer column holds
+# Runs one file may hold: storing and reading back 4,000,000 (a 28 MB hyperfine file of
+# 20,000 runs at 199 sizes) took well over the 120 s it was given, with nothing said.
+MAX_RUNS = 1_000_000
 
 
 class ImportFormatError(UsageError):
@@ -160,6 +163,13 @@ def _shown(v: Any) -> str:
     return repr(v)[:40]
 
 
+def _check_count(runs: int, source: str, what: str) -> None:
+    if runs > MAX_RUNS:
+        raise ImportFormatError(f"{source}: {what} hold {runs:,} runs; quadscope imports at most "
+                                f"{MAX_RUNS:,} from one file (more would take many minutes to "
+                                "store and fit): keep fewer runs a size, or split the file")
+
+
 def size_templates(commands: Sequence[tuple[str, str]]) -> list[str]:
     """Each (command, size as written) with the size written as {n}: the command hyperfine ran.
 
@@ -195,6 +205,7 @@ def _hyperfine(results: list[Any], source: str, now: float, param: str | None) -
                                         "not an object; export it again with --export-json")
             key, _ = _size(res.get("parameters"), param, source, f"command {res.get('command')!r}")
             sized.append((str(res["command"]), str(res["parameters"][key])))
+        _check_count(sum(len(res["times"]) for res in results), source, "hyperfine's results")
         templates = size_templates(sized)
         for i, res in enumerate(results):
             if not isinstance(res, Mapping):
@@ -240,6 +251,8 @@ def _pytest_benchmark(data: Mapping[str, Any], source: str, now: float,
     by_func: dict[str, list[tuple[int, Measurement]]] = {}
     medians_only: set[str] = set()
     try:
+        _check_count(sum(len(b["stats"].get("data") or ()) for b in data["benchmarks"]), source,
+                     "its benchmarks")
         for b in data["benchmarks"]:
             func = str(b.get("fullname") or b["name"]).split("[", 1)[0]
             _, n = _size(b.get("params"), param, source, f"benchmark {b['name']!r}")
