@@ -158,3 +158,28 @@ def test_a_file_of_more_runs_than_an_import_takes_is_one_sentence(
         err = capsys.readouterr().err
         assert what in err and "imports at most 7 from one file" in err
     assert not (tmp_path / "r.db").exists()
+
+
+def test_comparing_an_ab_sweep_says_its_vs_side_is_left_out(tmp_path: Path) -> None:
+    """`compare AB X` compared AB's main command and dropped its --vs side, saying nothing."""
+    from bad_inputs import fake_measurement
+    from quadscope.commands.stored import combined
+    from quadscope.measure.clock import FakeClock
+    from quadscope.measure.launcher import FakeExecutor
+    from quadscope.run.runner import run_sweep
+    from quadscope.run.spec import SweepSpec
+    from quadscope.store import SqliteStore
+
+    clock = FakeClock(start=1000.0)
+    fake = FakeExecutor(lambda argv: fake_measurement(1e-6 * int(argv[-1]) ** 2), clock)
+    sizes = (100, 200, 400, 800)
+    with SqliteStore(tmp_path / "r.db") as store:
+        run_sweep(SweepSpec(command=("/bin/true", "{n}"), name="ab", sizes=sizes, repeat=2,
+                            warmup=0, vs_command=("/bin/echo", "{n}")),
+                  executor=fake, clock=clock, store=store)
+        run_sweep(SweepSpec(command=("/bin/true", "{n}"), name="one", sizes=sizes, repeat=2,
+                            warmup=0), executor=fake, clock=clock, store=store)
+        notes = combined(store, "ab", "one").notes
+        assert notes[0] == ("sweep ab is an A/B sweep: its main command is compared, its --vs "
+                            "command left out")
+        assert not any("A/B sweep" in n for n in combined(store, "one", "one").notes)

@@ -387,7 +387,11 @@ def combine(side_a: tuple[str, Sweep, list[Run]], side_b: tuple[str, Sweep, list
     )
     if b.host.hostname and b.host != a.host:  # a display fact of the pair, not of A's machine
         sweep = dataclasses.replace(sweep, vs_host=b.host.hostname)
-    return analyse(sweep, runs_a + runs_b)
+    analysis = analyse(sweep, runs_a + runs_b)
+    # An A/B sweep's --vs side was left out with nothing said.
+    left = [f"sweep {visible(ref)} is an A/B sweep: its main command is compared, its --vs "
+            "command left out" for ref, s in ((ref_a, a), (ref_b, b)) if s.vs_command is not None]
+    return dataclasses.replace(analysis, notes=(*left, *analysis.notes)) if left else analysis
 
 
 def run_compare(args: argparse.Namespace) -> int:
