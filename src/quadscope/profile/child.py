@@ -26,8 +26,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from quadscope.units import fmt_seconds
 from quadscope.orphans import adopting
+from quadscope.units import fmt_seconds
 
 
 @dataclass(frozen=True, slots=True)
