@@ -283,6 +283,9 @@ class Sweep:
     # the runs' size_n; `points` the combinations measured. Both empty for one size.
     axes: tuple[tuple[str, tuple[int, ...]], ...] = ()
     points: tuple[tuple[int, ...], ...] = ()
+    # The size run apart to measure the start-up (`--startup-n`, `run.spec.startup_size`),
+    # planned beside `sizes`; None when not measured apart (stored and exported only if set).
+    startup_n: int | None = None
 
     @property
     def axis_names(self) -> tuple[str, ...]:
@@ -296,6 +299,8 @@ class Sweep:
             d["points"] = [list(p) for p in self.points]
         else:  # one size: the stored and exported shape stays schema 2's
             del d["axes"], d["points"]
+        if self.startup_n is None:  # likewise without start-up runs
+            del d["startup_n"]
         d["host"] = self.host.to_dict()
         if self.vs_host:
             d["host"]["vs_host"] = self.vs_host
@@ -457,6 +462,9 @@ class Fit:
     regime_below: str = ""  # the class below that change ("" when not settled)
     regime_k: tuple[float, float] | None = None  # the exponents below and above it
     doubts: tuple[Doubt, ...] = ()
+    # The start-up runs (`Sweep.startup_n`): "used" in the fit, "ignored" (they disagree
+    # with the other sizes, `fitting.fit_metric`), or "" (none measured apart).
+    startup: str = ""
 
     @property
     def confident(self) -> bool:
@@ -482,6 +490,7 @@ class Fit:
                 "n": self.regime_n, "below": self.regime_below,
                 "k": None if self.regime_k is None else list(self.regime_k)},
             "doubts": [d.to_dict() for d in self.doubts],
+            **({"startup": self.startup} if self.startup else {}),
         }
 
     @classmethod
@@ -510,6 +519,7 @@ class Fit:
             regime_below=regime.get("below", ""),
             regime_k=None if ks is None else (float(ks[0]), float(ks[1])),
             doubts=tuple(Doubt.from_dict(x) for x in d.get("doubts", [])),
+            startup=str(d.get("startup", "")),
         )
 
 

@@ -62,6 +62,7 @@ from quadscope.doctor.records import DoctorReport, MachineComparison, ProbeResul
 from quadscope.errors import FitRefusedError
 from quadscope.measure.system import advice_from_host
 from quadscope.meters import exact_metric
+from quadscope.metrics import find as find_metric
 from quadscope.model import (
     METRICS,
     SCHEMA_VERSION,
@@ -211,6 +212,7 @@ def fit_runs(
     progress: Callable[[str], None] | None = None,
     exact: Collection[str] = (),
     work_counted: str = "",
+    startup_n: int | None = None,
 ) -> tuple[dict[str, Fit], list[str]]:
     """Fit every metric that was counted; notes say which could not be fitted and why.
 
@@ -223,6 +225,9 @@ def fit_runs(
     counted, the other metrics' doubts advise no meter (`verdict.counted_doubts`).
     `work_counted`: the metric counted exactly on other runs (accumulate mode's launches
     counted in place, fitted apart), so these runs' doubts advise no meter either.
+    `startup_n`: the size of the runs among `runs` that measured the start-up apart
+    (`Sweep.startup_n`), which `fit_metric` uses where they agree with the other sizes;
+    a metric counted exactly is fitted without them.
     """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
     from quadscope.analyse.exactfit import MIN_SIZES as MIN_LAW_SIZES
@@ -235,7 +240,9 @@ def fit_runs(
     work = work_counted or ("" if pooled else next((m for m in exact
                                                       if metric_series(runs, m)[1]), ""))
     for metric in metrics:
-        sizes, values = metric_series(runs, metric)
+        counted_here = metric in exact and not pooled
+        sizes, values = metric_series([r for r in runs if r.size_n != startup_n]
+                                      if counted_here and startup_n is not None else runs, metric)
         if not values:
             continue
         if progress is not None:
@@ -250,7 +257,8 @@ def fit_runs(
             lawless = counted and len(set(sizes)) >= MIN_LAW_SIZES
             fit = exactly if exactly is not None else fit_metric(
                 metric, sizes, values, predict_n=predict_n, seed=seed, pooled=pooled,
-                strict=lawless, counted=work if metric not in exact else "", **boot)
+                strict=lawless, counted=work if metric not in exact else "",
+                startup_n=None if counted else startup_n, **boot)
             few = counted and len(set(sizes)) < MIN_LAW_SIZES
             fits[metric] = few_counts(fit, sizes, values, MIN_LAW_SIZES) if few else fit
         except FitRefusedError as exc:
@@ -262,6 +270,33 @@ def fit_runs(
 # meter still sees a few instructions of bookkeeping vary with n, too little to class.
 FLAT_COUNT_GROWTH = 1.01
 FASTEST_POWER = "n^3"  # the fastest class a few growing counts leave open
+
+
+def startup_runs(runs: Sequence[Run], startup_n: int | None,
+                 variants: Sequence[str]) -> tuple[dict[str, list[Run]], str]:
+    """Each variant's runs at the start-up size (`Sweep.startup_n`), and a note when a
+    variant's start-up failed: its start-up runs are then dropped, not counted as failures,
+    and the sweep is fitted on its sizes as if none had been planned."""
+    starts: dict[str, list[Run]] = {v: [] for v in variants}
+    if startup_n is None:
+        return starts, ""
+    failed: list[Run] = []
+    for v in variants:
+        tried = [r for r in runs if r.variant == v and not r.warmup and r.size_n == startup_n]
+        bad = [r for r in tried if not r.measurement.ok]
+        failed.extend(bad)
+        starts[v] = [] if bad else tried
+    note = text.startup_failed(startup_n, _failure_codes(failed)) if failed else ""
+    return starts, note
+
+
+def startup_notes(fits: Mapping[str, Fit], startup_n: int | None, runs: int) -> list[str]:
+    """One note where the start-up runs were measured but a time's fit left them out."""
+    if startup_n is None or not runs:
+        return []
+    ignored = [m for m, f in fits.items() if f.startup == "ignored"
+               and (found := find_metric(m)) is not None and found.unit == "s"]
+    return [text.startup_ignored(startup_n, ignored)] if ignored else []
 
 
 def few_counts(fit: Fit, sizes: Sequence[float], values: Sequence[float], needed: int) -> Fit:
@@ -354,7 +389,9 @@ def analyse(
     fitted next ("A wall_s"), for a long fit's progress line.
     """
     runs = tuple(sorted(runs, key=lambda r: r.seq))
-    failures = tuple(r for r in runs if not r.warmup and not r.measurement.ok)
+    startup_n = sweep.startup_n
+    failures = tuple(r for r in runs if not r.warmup and not r.measurement.ok
+                     and r.size_n != startup_n)
     variants = ["A"] + (["B"] if sweep.vs_command is not None else [])
     extra_verdict = ""  # said after the headline: the instruction meter never replaces time
     fits: dict[str, dict[str, Fit]] = {}
@@ -371,18 +408,24 @@ def analyse(
     measured, thin_note = thinned(measured)  # 10,000 sizes: fitted on 100 (analyse.thin)
     if thin_note:
         notes.append(thin_note)
+    starts, start_note = startup_runs(runs, startup_n, variants)
+    if start_note:
+        notes.append(start_note)
     for variant in variants:
-        good = measured[variant]
+        good = [r for r in measured[variant] if r.size_n != startup_n]
+        measured[variant] = good
         if not good:
             tried = [r for r in runs if r.variant == variant and not r.warmup]
             if tried:
                 notes.append(text.all_failed(variant, len(tried)))
             fits[variant] = {}
             continue
-        f, n = fit_runs(good, predict_n=sweep.predict_n, seed=sweep.seed, pooled=pooled,
-                        progress=_prefixed(progress, variant),
+        f, n = fit_runs([*starts[variant], *good], predict_n=sweep.predict_n, seed=sweep.seed,
+                        pooled=pooled, progress=_prefixed(progress, variant),
                         exact=(counted,) if counted else (),
-                        work_counted=counted if counted and in_place[variant] else "")
+                        work_counted=counted if counted and in_place[variant] else "",
+                        startup_n=startup_n if starts[variant] else None)
+        n.extend(startup_notes(f, startup_n, len(starts[variant])))
         if counted and in_place[variant]:  # accumulate mode's counts, one launch each
             work, more = fit_runs(in_place[variant], predict_n=sweep.predict_n,
                                   seed=sweep.seed, metrics=(counted,), exact=(counted,))

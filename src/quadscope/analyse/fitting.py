@@ -49,6 +49,18 @@ Method, in order:
 4. Intervals (exponent k, prediction) come from a bootstrap over runs within
    each size, or over standardised residuals when there is one run per size
    (Efron & Tibshirani, An Introduction to the Bootstrap, 1993, §8–9).
+5. Runs at a start-up size (`startup_n`, n = 1: the program's start-up and
+   little else) measure the offset a rather than leave it to the fit, where a
+   start-up of 40–100% of the smallest size's time trades off against k
+   (BENCHMARKS.md §1, issue 25). They are fitted as one more size only where
+   they agree with the other sizes: the other sizes' fit finds no change of
+   regime, the free power law through every size misfits no more than one
+   point's worth beyond the fit without them (the rise of χ² from one added
+   point, scaled by ĉ, under the 95th percentile of χ²₁: a test of one linear
+   restriction, Seber & Wild, Nonlinear Regression, 1989, §5.3), and the
+   verdict with them lies inside the verdict without them. Otherwise the fit
+   is the other sizes' alone, marked `startup="ignored"`: a program whose
+   small-n cost is another regime loses the narrowing, never the truth.
 """
 
 from __future__ import annotations
@@ -99,6 +111,7 @@ def fit_metric(
     pooled: bool = False,
     strict: bool = False,
     counted: str = "",
+    startup_n: int | None = None,
 ) -> Fit:
     """How `metric` grows with n, from raw per-run observations (see the module docstring).
 
@@ -122,7 +135,65 @@ def fit_metric(
     `counted` names the metric that counted this sweep's work exactly ("" when the work
     was not counted): a time's doubts then advise no meter, their sentences point to the
     work's verdict instead (`verdict.counted_doubts`).
+    `startup_n` is the size whose runs measured the start-up apart (method, step 5): the
+    fit's `startup` says whether they were used.
     """
+    kw = dict(predict_n=predict_n, seed=seed, n_boot=n_boot, registry=registry,
+              pooled=pooled, strict=strict, counted=counted)
+    rest = [i for i, n in enumerate(sizes) if n != startup_n]
+    if startup_n is None or pooled or len(rest) == len(sizes) or not rest:
+        return _fit_all(metric, sizes, values, **kw)  # type: ignore[arg-type]
+    free = _fit_all(metric, [sizes[i] for i in rest], [values[i] for i in rest],
+                    **kw)  # type: ignore[arg-type]
+    if free.regime_n is not None or not agrees(metric, sizes, values, rest):
+        return replace(free, startup="ignored")
+    anchored = _fit_all(metric, sizes, values, change=False, **kw)  # type: ignore[arg-type]
+    if not _inside(anchored, free, registry):
+        return replace(free, startup="ignored")
+    return replace(anchored, startup="used")
+
+
+# The 95th percentile of χ² with one degree of freedom: one added point's allowed misfit.
+CHI2_1_95 = 3.841
+
+
+def agrees(metric: str, sizes: Sequence[float], values: Sequence[float],
+           rest: Sequence[int]) -> bool:
+    """Whether the runs outside `rest` (the start-up size's) follow the free power law of
+    the others: adding them raises its weighted χ² by at most CHI2_1_95 × ĉ, ĉ the
+    others' own misfit per degree of freedom (at least 1 with repeats, as in `_fit_range`)."""
+    whole = prepare(metric, sizes, values)
+    part = prepare(metric, [sizes[i] for i in rest], [values[i] for i in rest])
+    if whole.m - part.m != 1:
+        return False
+    chi_part = power_point(part)[3]
+    chi_whole = power_point(whole)[3]
+    dof = part.m - 3
+    c_hat = chi_part / dof if dof >= 1 else 1.0
+    c_hat = max(c_hat, 1.0) if part.repeated else max(c_hat, RELATIVE_RESOLUTION**2)
+    return bool(np.isfinite(chi_whole)) and chi_whole - chi_part <= CHI2_1_95 * c_hat
+
+
+def _span(fit: Fit, registry: Registry) -> tuple[int, int]:
+    """The classes a verdict allows, as registry positions (all of them for a bare "?")."""
+    if fit.confident:
+        return registry.index(fit.cls), registry.index(fit.cls)
+    if fit.at_least and fit.at_most:
+        return registry.index(fit.at_least), registry.index(fit.at_most)
+    return 0, len(registry) - 1
+
+
+def _inside(anchored: Fit, free: Fit, registry: Registry) -> bool:
+    """Whether the verdict with the start-up allows no class the verdict without it rules out."""
+    lo, hi = _span(anchored, registry)
+    free_lo, free_hi = _span(free, registry)
+    return free_lo <= lo and hi <= free_hi
+
+
+def _fit_all(metric: str, sizes: Sequence[float], values: Sequence[float], *,
+             predict_n: int | None, seed: int, n_boot: int, registry: Registry,
+             pooled: bool, strict: bool, counted: str, change: bool = True) -> Fit:
+    """`fit_metric` on every run given: the drift taken out, then `_fit_range`."""
     rate = drift_to_take_out(sizes, values) if not pooled and drifts(metric) else None
     drift = None
     if rate is not None:  # a time: the machine's drift is not growth
@@ -130,7 +201,7 @@ def fit_metric(
         drift = _DriftError(rate[1], tuple(sizes), tuple(values))
     return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
                       registry=registry, split=True, settle=True, pooled=pooled, drift=drift,
-                      strict=strict, counted=counted)
+                      strict=strict, counted=counted, change=change)
 
 
 @dataclass(frozen=True, slots=True)

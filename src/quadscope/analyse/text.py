@@ -83,6 +83,19 @@ def too_few_sizes(failed: int, codes: Sequence[int | str], good: int, sizes: Seq
             "`quadscope show` lists the failures")
 
 
+def startup_failed(startup_n: int, codes: Sequence[int | str]) -> str:
+    """Why the start-up runs (`Sweep.startup_n`) were dropped: the program failed there."""
+    return (f"the start-up runs at n = {fmt_n(startup_n)} failed (exit codes {list(codes)}), "
+            "so the start-up was left to the fit (--startup-n sets another size)")
+
+
+def startup_ignored(startup_n: int, metrics: Sequence[str]) -> str:
+    """Why the start-up runs were measured but left out of some time's fit."""
+    return (f"{', '.join(metrics)}: the start-up runs at n = {fmt_n(startup_n)} were left out "
+            "of the fit, as they do not follow the other sizes (another regime at small n) "
+            "or would not narrow the verdict")
+
+
 def vs_not_fitted(failed: int, codes: Sequence[int | str], good: int) -> str:
     """Why an A/B sweep ends in failure when the --vs command (B) could not be fitted."""
     if good == 0:

@@ -72,6 +72,9 @@ def register(sub: Any) -> None:
     g.add_argument("--max-points", type=int, default=None, metavar="N",
                    help="several sizes: measure at most N points (the grid if it fits, else "
                         "lines through the middle and corners) [36]")
+    g.add_argument("--startup-n", default="1", metavar="N|off",
+                   help="with --sizes: also run the program at size N to measure its "
+                        "start-up apart, used in the fit where it agrees [1]")
     g.add_argument("--budget", type=float, default=30.0, metavar="SECONDS",
                    help="adaptive mode (the default without --sizes): at most this long [30]")
     g.add_argument("--start", action="append", default=None, metavar="N",
@@ -252,10 +255,18 @@ def build_spec(args: argparse.Namespace, *, resolve: bool = True) -> SweepSpec:
         predict_n=None if args.predict is None else parse_size(args.predict, "--predict"),
         until=tuple(m.strip() for m in args.until.split(",") if m.strip()),
         setup=args.setup, prepare=args.prepare, cpus=parse_cpus(args.cpu),
-        meter=args.meter, fork=args.fork, **multi,
+        meter=args.meter, fork=args.fork, startup_n=read_startup(args), **multi,
     )
     check_spec(spec)
     return spec
+
+
+def read_startup(args: argparse.Namespace) -> int | None:
+    """`--startup-n N|off`: the start-up size asked for, None when off."""
+    text = str(getattr(args, "startup_n", "1")).strip()
+    from quadscope.run.sizes import parse_size
+
+    return None if text.lower() in ("off", "none", "no") else parse_size(text, "--startup-n")
 
 
 def refuse_new_settings(args: argparse.Namespace) -> None:

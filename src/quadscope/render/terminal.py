@@ -207,7 +207,11 @@ def _sweep_line(analysis: Analysis, width: int) -> Text:
     elif sw.mode == "accumulate":  # launches 1..600 are 600 launches, not "600 sizes"
         span = f"launches {fmt_count(sizes[0])}..{fmt_count(sizes[-1])}"
     else:
-        span = f"n {fmt_count(sizes[0])}..{fmt_count(sizes[-1])} ({len(sizes)} sizes)"
+        start = sw.startup_n if sw.startup_n in sizes and len(sizes) > 1 else None
+        sizes = [n for n in sizes if n != start]
+        span = (f"n {fmt_count(sizes[0])}..{fmt_count(sizes[-1])} ({len(sizes)} sizes)"
+                if start is None else f"n {fmt_count(start)} (start-up), "
+                f"{fmt_count(sizes[0])}..{fmt_count(sizes[-1])} ({len(sizes)} sizes)")
     extra = [f"{k} {visible(v)}" for k, v in (("setup", sw.setup), ("prepare", sw.prepare)) if v]
     if sw.mode == "adaptive" and sw.budget_s:  # as the several-size report says it
         extra.insert(0, f"sizes chosen within {sw.budget_s:g} s")

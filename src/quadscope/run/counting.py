@@ -104,15 +104,18 @@ GROWTH_CAP = 16.0  # a count may cost this many times the last one (n⁴ over a 
 EXACT_EXTEND = 40  # an exact meter's adaptive sweep: doublings until settled or out of budget
 
 
-def _measured(runs: Sequence[Run], variant: str) -> list[Run]:
-    return [r for r in runs if r.variant == variant and not r.warmup and r.measurement.ok]
+def _measured(runs: Sequence[Run], variant: str, startup_n: int | None = None) -> list[Run]:
+    """A variant's runs that measured its cost at a size (the start-up runs at `startup_n`
+    measured its start-up: never a size to count at)."""
+    return [r for r in runs if r.variant == variant and not r.warmup and r.measurement.ok
+            and r.size_n != startup_n]
 
 
 def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> str:
     """Why time alone left the class open ("" when it settled it): the headline time fit's
     bracket or doubt, for the first variant that has one. `pooled`: the runs are accumulate
     mode's launches, fitted pooled as the analysis fits them (`analyse.launches`)."""
-    from quadscope.analyse.analysis import fit_runs
+    from quadscope.analyse.analysis import fit_runs, startup_runs
     from quadscope.analyse.headline import FASTEST_TRUSTED, time_fit
     from quadscope.analyse.kernel import kernel_bound
     from quadscope.analyse.launches import pool_launches
@@ -121,15 +124,18 @@ def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> s
     from quadscope.classes import REGISTRY
 
     variants = sorted({r.variant for r in runs})
+    starts, _ = startup_runs(runs, sweep.startup_n, variants)
     for variant in variants:
         whose = "the" if len(variants) == 1 else f"{variant}'s"  # name B only beside A
-        measured = _measured(runs, variant)
+        measured = _measured(runs, variant, sweep.startup_n)
         if pooled:
             measured = list(pool_launches(measured))
         if len({r.size_n for r in measured}) < 3:
             continue  # too little to fit: not a question counting answers
-        fits, _ = fit_runs(measured, metrics=("wall_s", "cpu_s", "user_s", "max_rss_bytes"),
-                           seed=sweep.seed, pooled=pooled)
+        fits, _ = fit_runs([*starts[variant], *measured],
+                           metrics=("wall_s", "cpu_s", "user_s", "max_rss_bytes"),
+                           seed=sweep.seed, pooled=pooled,
+                           startup_n=sweep.startup_n if starts[variant] else None)
         # The caveats the analysis applies: a time the caches or the kernel may account for
         # is open too (a cache step settled "n²" at 4k..1M under busy and went uncounted).
         fits, _ = memory_bound(fits, measured, sweep.host)
@@ -311,7 +317,10 @@ class CountPlan:
             if self._variant_settled(points):
                 continue
             timed = [j.size_n for j in self.jobs if j.variant == variant]
-            smallest = min([*timed, *(r.size_n for r in history if r.variant == variant)])
+            # Sizes this plan may have counted: a timed sweep's start-up size lies further
+            # below the timed sizes than any halving (run.spec.startup_size).
+            smallest = min([*timed, *(r.size_n for r in history if r.variant == variant
+                                      and r.size_n * 2 ** EXTEND >= min(timed))])
             size = smallest // 2
             if size < 1 or size * 2 ** EXTEND < min(timed):
                 continue
@@ -470,7 +479,8 @@ class Counting:
         reason = "" if sweep.mode == "accumulate" else open_reason(sweep, runs)
         if not reason:
             return None
-        measured = {v: {r.size_n for r in _measured(runs, v)} for v in {r.variant for r in runs}}
+        measured = {v: {r.size_n for r in _measured(runs, v, sweep.startup_n)}
+                    for v in {r.variant for r in runs}}
         repeat = 1 + max((r.repeat for r in runs), default=0)  # a repeat no timed run has
         sizes = pick_sizes(sorted(set().union(*measured.values())))
         timed = {n: max(t for v in measured if (t := _timed_median(runs, v, n)) is not None)
@@ -501,7 +511,8 @@ class Counting:
         if sweep.axes:
             return self._mark_points(sweep, runs, plan, measuring, spent_s)
         variants = {j.variant for j in plan.jobs}
-        counted = {v: {r.size_n for r in _measured(runs, v) if r.value(self.metric) is not None}
+        counted = {v: {r.size_n for r in _measured(runs, v, sweep.startup_n)
+                       if r.value(self.metric) is not None}
                    for v in variants}
         if all(len(sizes) >= MIN_COUNTED for sizes in counted.values()):
             return dataclasses.replace(

@@ -87,11 +87,18 @@ def plan_runs(
     warmup: int,
     seed: int,
     variants: Sequence[str] = ("A",),
+    startup_n: int | None = None,
 ) -> list[PlannedRun]:
     """Rounds of every size in a fresh random order, warm-ups first (module docstring):
-    `plan_points` over one axis."""
-    return plan_points(("n",), [(n,) for n in sizes], repeat=repeat, warmup=warmup,
-                       seed=seed, variants=variants)
+    `plan_points` over one axis. `startup_n` (the start-up size, `run.spec.startup_size`)
+    is one more size of every round, repeated as the others; the warm-ups stay on `sizes`."""
+    if startup_n is None or startup_n in sizes:
+        return plan_points(("n",), [(n,) for n in sizes], repeat=repeat, warmup=warmup,
+                           seed=seed, variants=variants)
+    warm = plan_points(("n",), [(n,) for n in sizes], repeat=0, warmup=warmup, seed=seed,
+                       variants=variants)
+    return warm + plan_points(("n",), [(n,) for n in (startup_n, *sizes)], repeat=repeat,
+                              warmup=0, seed=seed, variants=variants)
 
 
 def plan_points(

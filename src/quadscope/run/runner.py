@@ -209,7 +209,8 @@ def _fixed_plan(sweep: Sweep, registry: Registry) -> Plan:
                               warmup=sweep.warmup, seed=sweep.seed, variants=variants(sweep))
     else:
         planned = plan_runs(sweep.sizes, repeat=sweep.repeat, warmup=sweep.warmup,
-                            seed=sweep.seed, variants=variants(sweep))
+                            seed=sweep.seed, variants=variants(sweep),
+                            startup_n=sweep.startup_n)
     agrees_on = registry.get(sweep.meter).agrees_on
     if agrees_on is not None:  # an exact meter: a size's repeats stop where two counts agree
         return AgreeingPlan(tuple(planned), sweep.timeout_s, metric=agrees_on)
@@ -429,7 +430,7 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
     owner = this_process(since=clock.time())
     sweep = store.create_sweep(new_sweep(spec, clock=clock, counters=counters,
                                          counters_note=counters_note, host=host or Host(),
-                                         provenance=provenance),
+                                         provenance=provenance, registry=registry),
                                owner=owner)
     plan: Plan
     budget_s: float | None = spec.budget_s

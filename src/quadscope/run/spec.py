@@ -5,9 +5,11 @@ budget, meter, ...). `check_spec(spec, registry)` raises `UsageError` with one
 sentence for a spec that cannot mean anything (a meter the meter registry
 lacks among them), before anything runs or is stored.
 `new_sweep(spec, ...)` is the `Sweep` record to store for it (id 0 until the
-store gives one). `substitute(command, shell, size_n)` is the argv of one run:
-`{n}` and `{i}` replaced inside each argument (never re-split), and a shell
-command run as `/bin/sh -c`. `size_padding(command, size_n)` is the
+store gives one), its start-up size (`startup_size`: runs at n = 1 beside a fixed
+grid, measuring the program's start-up apart) decided there.
+`substitute(command, shell, size_n)` is the argv of one run: `{n}` and `{i}`
+replaced inside each argument (never re-split), and a shell command run as
+`/bin/sh -c`. `size_padding(command, size_n)` is the
 environment variable that keeps the child's argv + environment the same size
 at every n: each `{n}` adds the digits of n to the argv, and the padding gives
 back what those digits lack of `MAX_DIGITS`, so the child's initial stack (argv
@@ -81,6 +83,34 @@ class SweepSpec:
     # Adaptive mode over several sizes (run/multiadaptive.py): each axis's one start, no points.
     axes: tuple[tuple[str, tuple[int, ...]], ...] = ()
     points: tuple[tuple[int, ...], ...] = ()
+    # The size whose runs measure the start-up apart (--startup-n; None: off), where
+    # `startup_size` says it applies.
+    startup_n: int | None = 1
+
+
+def startup_size(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -> int | None:
+    """The size run apart to measure the program's start-up, or None where none is.
+
+    A fixed grid over one size of a timed program gets runs at `spec.startup_n` (n = 1:
+    the program starting, reading its arguments and doing one element's work), planned
+    and stored like every size, so the fit measures the offset a rather than trading it
+    off against k (`analyse.fitting`, step 5). None when switched off, when the grid
+    already reaches that size, and where there is no start-up to measure or it is
+    measured already: a `python:` target's calls (in-process), accumulate mode (one
+    command), adaptive mode (it starts at `--start`, 1 unless told), several sizes, and
+    an exact meter's counts (an offset counted exactly is not noisy).
+    """
+    from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
+
+    n0 = spec.startup_n
+    if n0 is None or spec.mode != "sizes" or spec.axes or not spec.sizes:
+        return None
+    if min(spec.sizes) <= n0 or meters.exact_metric(spec.meter, registry):
+        return None
+    commands = [spec.command] + ([spec.vs_command] if spec.vs_command else [])
+    if any(c and c[0].startswith(PYTHON_PREFIX) for c in commands):
+        return None
+    return n0
 
 
 def substitute(command: Sequence[str], shell: bool, size_n: int,
@@ -233,6 +263,8 @@ def check_spec(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -> 
     if spec.predict_n is not None:
         _count("--predict", spec.predict_n, 0, MAX_SIZE)
     _count("--seed", spec.seed, 0, MAX_SEED)
+    if spec.startup_n is not None:
+        _count("--startup-n", spec.startup_n, 0, MAX_SIZE, " (or off)")
     check_name(spec.name)
     unknown = [m for m in spec.until if metrics.find(m) is None]
     if unknown:
@@ -248,8 +280,10 @@ def check_spec(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -> 
 
 
 def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: str,
-              host: Host, provenance: Provenance | None = None) -> Sweep:
-    """The record to store for `spec`, created now by `clock`; the store assigns its id."""
+              host: Host, provenance: Provenance | None = None,
+              registry: meters.Registry = meters.REGISTRY) -> Sweep:
+    """The record to store for `spec`, created now by `clock`; the store assigns its id
+    (`registry` has the meters, which say whether the meter is exact: `startup_size`)."""
     from quadscope.measure.provenance import Provenance
 
     where = provenance or Provenance()
@@ -286,4 +320,5 @@ def new_sweep(spec: SweepSpec, *, clock: Clock, counters: str, counters_note: st
         until=spec.until,
         axes=spec.axes,
         points=spec.points,
+        startup_n=startup_size(spec, registry),
     )
