@@ -45,8 +45,14 @@ For the power laws (√n, n, n², n³) the 95% interval of the free exponent k
 should hold the true k 93–97% of the time. A change of regime named on a
 single law is a false one: goal at most 1% at 5% CV.
 
+Start-up runs (`--protocol startup`, issue 25): the fixed protocol with n = 1 in
+every round, fitted as a sweep with its start-up measured apart (`startup`), the
+same runs without them (`startup-ignored`), and n = 1 another regime
+(`startup-regime`: its cost ×0.25, a shortcut, or ×4, a first-run cost, in turn),
+where the start-up must be left out rather than make a verdict wrong.
+
 usage: .venv/bin/python bench/calibration.py [--per-class 1000] [--jobs 2]
-           [--protocol fixed|adaptive|both|exact] [--laws 'n;n^2'] [--quick]
+           [--protocol fixed|adaptive|both|exact|startup] [--laws 'n;n^2'] [--quick]
 """
 
 from __future__ import annotations
@@ -128,6 +134,12 @@ SHARES: dict[str, tuple[str, str, float]] = {
     for law, extra in (("n", "n^2"), ("n log n", "n^2"), ("n", "n^3"), ("n^2", "n^3"))
     for share in (0.01, 0.03, 0.1)
 }
+# Start-up runs (`--protocol startup`): the fixed protocol with n = 1 in every round, fitted
+# with them used (`startup`) and on the same runs without them (`startup-ignored`); and with
+# n = 1 another regime (`startup-regime`: its cost times each of STARTUP_OFF in turn).
+STARTUP_N = 1
+STARTUP_DRAWS = {"startup": 2, "startup-ignored": 2, "startup-regime": 3}
+STARTUP_OFF = (0.25, 4.0)
 JITTER_EXACT = 1e-4  # a count's bookkeeping jitter, ± this share, uniform
 EXACT_TOP = 1e9  # the count at the largest size
 EXACT_PROTOCOLS = ("exact", "exact4")
@@ -215,13 +227,26 @@ def one(law: str, index: int, seed: int, protocol: str = "fixed") -> Outcome:
     sizes = _BROKEN_SIZES if law in BROKEN else _TWO_SIZES if law in TWO else LAWS[law][1]
     k_true = LAWS[law][2] if law in LAWS else None
     keys = [*LAWS, *BROKEN, *TWO]
-    rng = np.random.default_rng([seed, index, keys.index(law), protocol == "adaptive"])
+    draw = STARTUP_DRAWS.get(protocol, int(protocol == "adaptive"))
+    rng = np.random.default_rng([seed, index, keys.index(law), draw])
     scenario = _scenario(index)
     fit: Fit | None
     if protocol == "fixed":
         truth, truth_cls = _truth(law, sizes, scenario.offset_share)
         ns, vs = simulate(truth, scenario, sizes, REPEAT, rng)
         fit = fit_metric("wall_s", ns, vs, seed=index)
+        top_n = float(max(sizes))
+    elif protocol in STARTUP_DRAWS:
+        truth, truth_cls = _truth(law, sizes, scenario.offset_share)
+        ns, vs = simulate(truth, scenario, (STARTUP_N, *sizes), REPEAT, rng)
+        if protocol == "startup-regime":  # n = 1 takes a shortcut, or pays a first-run cost
+            factor = STARTUP_OFF[index % len(STARTUP_OFF)]
+            vs = [v * factor if n == STARTUP_N else v for n, v in zip(ns, vs, strict=True)]
+        if protocol == "startup-ignored":
+            keep = [i for i, n in enumerate(ns) if n != STARTUP_N]
+            fit = fit_metric("wall_s", [ns[i] for i in keep], [vs[i] for i in keep], seed=index)
+        else:
+            fit = fit_metric("wall_s", ns, vs, seed=index, startup_n=STARTUP_N)
         top_n = float(max(sizes))
     else:
         start_n, ref_n, top_s = ADAPTIVE[law]
@@ -416,8 +441,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-class", type=int, default=1000)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--protocol", choices=("fixed", "adaptive", "both", "exact"), default="both",
-                   help="exact: simulated exact counts (the exact and exact4 protocols)")
+    p.add_argument("--protocol", choices=("fixed", "adaptive", "both", "exact", "startup"),
+                   default="both",
+                   help="exact: simulated exact counts (the exact and exact4 protocols); "
+                        "startup: the fixed protocol with start-up runs at n = 1, used, "
+                        "ignored, and another regime")
     p.add_argument("--adaptive-per-class", type=int, default=None,
                    help="sweeps per law in the adaptive protocol (each is a whole simulated "
                         "adaptive run, ~0.1-1 s): default --per-class")
@@ -436,11 +464,12 @@ def main(argv: list[str] | None = None) -> int:
         print("## Calibration: simulated exact counts of known truth\n")
         print(exact_markdown(found, time.monotonic() - t0))
         return 0
-    protocols = ("fixed", "adaptive") if args.protocol == "both" else (args.protocol,)
+    protocols = (("fixed", "adaptive") if args.protocol == "both" else
+                 tuple(STARTUP_DRAWS) if args.protocol == "startup" else (args.protocol,))
     outcomes: list[Outcome] = []
     for protocol in protocols:
         if args.quick:
-            per_class = 36 if protocol == "fixed" else 6
+            per_class = 6 if protocol == "adaptive" else 36
         elif protocol == "adaptive" and args.adaptive_per_class is not None:
             per_class = args.adaptive_per_class
         else:

@@ -140,6 +140,10 @@ def test_a_sweep_runs_stores_and_shows_the_start_up(store: Store) -> None:
     from quadscope.render.terminal import _sweep_line
 
     assert "n 1 (start-up), 2k..32k (5 sizes)" in _sweep_line(analysis, 200).plain
+    from quadscope.render.plotdata import _facts
+
+    assert ("sizes", "5: 2000, 4000, 8000, 16000, 32000 (and 1: the start-up)") in \
+        _facts(analysis)
 
 
 def test_off_plans_no_start_up_runs(store: Store) -> None:
@@ -278,3 +282,23 @@ def test_a_start_up_that_would_widen_the_verdict_is_ignored() -> None:
     assert not _inside(fit(INCONCLUSIVE, "n", "n^3"), free, REGISTRY)
     assert not _inside(fit(INCONCLUSIVE), free, REGISTRY)  # a bare "?" allows every class
     assert not _inside(fit("n log n", "n log n", "n log n"), fit("n^2", "n^2", "n^2"), REGISTRY)
+
+
+def test_a_bad_start_up_size_is_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
+    from quadscope.cli import main
+
+    assert main(["run", "--sizes", "10,20,40,80", "--startup-n", "soon", "--", "true",
+                 "{n}"]) == 2
+    err = capsys.readouterr().err
+    assert "--startup-n" in err and "Traceback" not in err
+
+
+def test_the_option_is_in_run_s_help_at_80_columns(capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from quadscope.cli import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--startup-n N|off" in out
+    assert max(len(line) for line in out.splitlines()) <= 80

@@ -200,9 +200,12 @@ def _facts(analysis: Analysis) -> list[tuple[str, str]]:
     if s.vs_command is not None:
         facts.append(("vs (B)", command_text(s.vs_command, s.vs_shell)))
     sizes = sorted({r.size_n for r in analysis.runs if not r.warmup}) or list(s.sizes)
+    start = s.startup_n if s.startup_n in sizes and len(sizes) > 1 else None
+    sizes = [n for n in sizes if n != start]
     if sizes:
         shown = ", ".join(map(str, sizes[:12])) + (" …" if len(sizes) > 12 else "")
-        facts.append(("sizes", f"{len(sizes)}: {shown}"))
+        facts.append(("sizes", f"{len(sizes)}: {shown}"
+                      + ("" if start is None else f" (and {start}: the start-up)")))
     facts += [
         ("mode", s.mode), ("repeat", str(s.repeat)), ("warm-up", str(s.warmup)),
         ("runs", f"{len(analysis.runs)} ({len(analysis.failures)} failed)"),
