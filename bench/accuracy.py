@@ -304,8 +304,10 @@ def sweep_real(prog: Program, mode: str, store: Store, repeat: int, budget_s: fl
     work = fits.get(work_metric) if work_metric else None
     timed, lead = time_fit(fits), lead_fit(fits, work_metric)
     sizes, medians = medians_by_size(analysis)
-    try:
-        bo: Verdict | None = Verdict(big_o_verdict(sizes, medians).split(" (")[0])
+    grid = [(n, m) for n, m in zip(sizes, medians, strict=True) if n != sw.startup_n]
+    try:  # big_O sees the grid alone: it has no start-up to tell apart
+        bo: Verdict | None = Verdict(big_o_verdict([n for n, _ in grid],
+                                                   [m for _, m in grid]).split(" (")[0])
     except Exception:  # big_O's own failure is a result (no verdict), not a crash
         bo = None
     counted = sorted({r.size_n for r in analysis.measured("A")
