@@ -103,7 +103,10 @@ def test_failing_sizes_are_reported_and_left_out(tmp_path: Path,
     failed = {f["size_n"] for f in data["failures"]}
     assert failed == {400, 800}
     assert all(f["exit_code"] == 3 and "too big" in f["stderr_tail"] for f in data["failures"])
-    assert data["fits"]["wall_s"]["n_points"] == 2 * 3  # 50, 100, 200 succeed
+    # 50, 100, 200 succeed, and the start-up runs at n = 1 count where the fit used them.
+    wall = data["fits"]["wall_s"]
+    assert wall["n_points"] == 2 * 3 + (2 if wall.get("startup") == "used" else 0)
+    assert data["sweep"]["startup_n"] == 1
     assert "failed run(s)" in capsys.readouterr().out
 
 
@@ -166,9 +169,10 @@ def test_kill_minus_9_mid_batch_keeps_every_run_that_ended(
     write, may be the one exception)."""
     monkeypatch.setenv("QUADSCOPE_CACHE", str(tmp_path / "cache"))
     db, lines = tmp_path / "r.db", tmp_path / "lines"
+    # --meter time: the plan is the 3000 timed runs, with no counts after them on a busy host.
     cmd = [sys.executable, "-m", "quadscope", "run", "--db", str(db), "--no-perf",
-           "--sizes", "1..20+1", "--repeat", "150", "--warmup", "0", "--shell", "--",
-           f"echo {{n}} >> {lines}"]
+           "--meter", "time", "--sizes", "1..20+1", "--repeat", "150", "--warmup", "0",
+           "--shell", "--", f"echo {{n}} >> {lines}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
     deadline = time.monotonic() + 60

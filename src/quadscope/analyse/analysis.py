@@ -4,7 +4,12 @@ Contract: `analyse(sweep, runs, profile=, doctor=, probe_series=)` is a pure
 function of a stored sweep: it never runs a workload, so `quadscope show RUN`
 re-fits yesterday's sweep. Every renderer (terminal, JSON, CSV, HTML, PNG) takes the resulting `Analysis` and
 none of them re-computes a fit. Warm-up runs and failed runs are kept in
-`runs` for the record but never fitted. Results attached to the sweep travel
+`runs` for the record but never fitted. Runs at the sweep's start-up size
+(`Sweep.startup_n`) go to the fits alone, which use them where they agree with
+the other sizes (`fitting.fit_metric`, a note where a time's fit left them
+out); the memory, kernel and gap checks and A/B comparison read the grid's
+runs; start-up runs that failed are dropped with one note, not counted as
+failures. Results attached to the sweep travel
 as typed records beside the fits: its profile (`Attribution`), its doctor
 findings (a `DoctorReport` for the summary sweep, a `ProbeResult` for a probe's
 sweep), each probe's plot series and a `doctor --vs` comparison. The notes

@@ -76,7 +76,8 @@ def like_spec(like: Sweep, *, ref: str, name: str | None = None, repeat: int | N
                      warmup=like.warmup,
                      timeout_s=like.timeout_s if timeout_s is None else timeout_s,
                      setup=like.setup, prepare=like.prepare, cpus=like.cpus,
-                     meter=meter or like.meter, fork=like.fork)
+                     meter=meter or like.meter, fork=like.fork,
+                     startup_n=like.startup_n)  # run as it was, start-up runs or none
 
 
 def exact_meter(command: tuple[str, ...], no_perf: bool,

@@ -392,6 +392,7 @@ class _ProbeRun:
             runs=v.runs,
             timeout_s=max(deadline - self.clock.monotonic(), _MIN_RUN_S),
             kind="doctor",
+            startup_n=None,  # a probe's sizes are what its judge reads: no start-up runs
         )
         reserve = min(fit_reserve_s(v, use_perf), (deadline - self.clock.monotonic()) / 2)
         hook = _SweepId()
