@@ -170,6 +170,8 @@ def _profile(args: argparse.Namespace, stored: Sweep, store: Store,
             + (f" (all {len(runs)} failed)" if runs else " (it has no runs)")
             + f": fix the command and run the sweep again; `quadscope show {sweep.id}` "
             "shows why they failed")
+    # The start-up runs measured the program starting, not growing: no size to profile at.
+    runs = [r for r in runs if r.size_n != sweep.startup_n] or runs
     out_dir = _out_dir(args, stored) / ("" if line is None else f"axis-{line.axis}")
     mode = getattr(args, "callgrind", "auto")
     # A python:MODULE:FUNC target runs in quadscope's own process: a child Python making
