@@ -156,6 +156,18 @@ def test_band_is_exact_without_noise_and_contains_the_curve() -> None:
     assert np.all(lo < yhat) and np.all(yhat < hi)
 
 
+def test_band_is_the_curve_where_the_class_overflows_or_the_curve_is_zero() -> None:
+    """cⁿ at n = 131072 is ∞ and a zero curve weighs a point ∞: no band, never a LinAlgError
+    (numpy's SVD did not converge on the ∞ in an awk sweep's exponential candidate)."""
+    sizes = np.array([1, 2, 4, 8, 16, 1024, 131072], dtype=float)
+    values = np.arange(1.0, 8.0)
+    with np.errstate(all="ignore"):
+        yhat, lo, hi = prediction_band("c^n", 0.5, 1e-3, sizes, values, sizes)
+        assert np.array_equal(lo, yhat, equal_nan=True) and np.array_equal(hi, yhat, equal_nan=True)
+        yhat, lo, hi = prediction_band("n", 0.0, 0.0, sizes[:5], np.zeros(5), sizes[:5])
+        assert np.all(lo == 0.0) and np.all(hi == 0.0)
+
+
 def test_comparison_overlays_both_variants_and_adds_ratio(paired: Analysis) -> None:
     """With a B, the cost plot carries both colours and each metric ends with B/A."""
     data = report_data(paired)

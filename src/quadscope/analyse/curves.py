@@ -83,7 +83,13 @@ def prediction_band(
     design = np.column_stack([np.ones_like(fx), fx])
     xtwx = design.T @ (w[:, None] * design)
     s2 = float(np.sum(w * (values - yhat_i) ** 2)) / (n_pts - 2)
-    cov = s2 * np.linalg.pinv(xtwx)
+    if not (np.all(np.isfinite(xtwx)) and math.isfinite(s2)):
+        # cⁿ overflows at large sizes, a zero curve gives a weight of ∞: no band to draw
+        return yhat, yhat.copy(), yhat.copy()
+    try:
+        cov = s2 * np.linalg.pinv(xtwx)
+    except np.linalg.LinAlgError:
+        return yhat, yhat.copy(), yhat.copy()
     g = np.column_stack([np.ones_like(fn), fn])
     mean_var = np.maximum(np.einsum("ij,jk,ik->i", g, cov, g), 0.0)
     half = float(student_t.ppf(0.975, n_pts - 2)) * np.sqrt(mean_var + s2 * yhat ** 2)
