@@ -270,3 +270,18 @@ def test_counts_at_three_sizes_that_grew_are_not_read_as_constant() -> None:
     flat = [140425465, 140425470, 140425468]  # constant counts stay as the fit read them
     plain = fit_metric("instructions", sizes, flat)
     assert few_counts(plain, sizes, flat, 4) == plain
+
+
+def test_flat_counts_over_a_short_span_do_not_settle_constant() -> None:
+    """A Python's 354M-instruction start-up with `sum(range(n))` counted at n = 1..25 (the
+    budget spent on 0.75 s runs): flat to the count's jitter, yet a linear term of 100
+    instructions per n would be half the work at 10^7. Over 1..2^24 the same counts are
+    a constant."""
+    short = [1, 4, 10, 25]
+    fit = fit_exact("instructions", short, [354.0e6 + 90 * n for n in short])
+    assert fit is not None and not fit.confident
+    assert (fit.at_least, fit.at_most) != ("1", "1") and fit.at_least == "1"
+    assert any(d.check == "exact_hidden" for d in fit.doubts)
+    wide = [1, 16, 256, 4096, 65536, 2**20, 2**24]
+    fit = fit_exact("instructions", wide, [354.0e6 + (n % 7) for n in wide])
+    assert fit is not None and fit.cls == "1"

@@ -59,6 +59,7 @@ k between the terms (mawk's `s = s "x"`, CPython's `s += "x"` on a global: k =
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -75,6 +76,12 @@ from quadscope.model import Candidate, Doubt, DoubtValue, Fit, Prediction
 # The relative σ assumed of an exact count: bookkeeping (argv's digits, an allocator's
 # rounding) moves a count by parts in 10⁵; 1e-4 stays above that (bench/calibration.py).
 JITTER = 1e-4
+# Flat counts settle "1" only where a linear term of PER_N a unit of n would have shown
+# (`flat_reach`): the least a step of any loop costs, in instructions (a C loop's compare,
+# add and branch; CPython's `for` costs about 30). At most out to this span of sizes, the
+# span adaptive mode grows a flat cost to (`run.adaptive`).
+PER_N = 10.0
+FLAT_SPAN = 1e7
 # ΔAICc a more complex explanation must gain over a simpler one, and within which two
 # explanations are rivals: the top of Burnham & Anderson's "considerably less" band
 # (§2.6) and more, since an exact count is judged against an assumed σ.
@@ -262,13 +269,17 @@ def _superset(e: Explanation, of: Explanation) -> bool:
     return set(of.names) <= set(e.names)
 
 
-def hidden_share(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float) -> float:
-    """The upper 95% bound of a term h's share at n_max, were it added to `chosen`.
+def hidden_share(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float,
+                 n_at: float | None = None) -> float:
+    """The upper 95% bound of a term h's share at n_max (or at `n_at` beyond it), were it
+    added to `chosen`.
 
     Weighted least squares of the chosen's columns and h's, unconstrained: the
-    bound is max(b̂, 0) + 1.96·se(b̂) with se from (XᵀWX)⁻¹·ĉ.
+    bound is max(b̂, 0) + 1.96·se(b̂) with se from (XᵀWX)⁻¹·ĉ, carried to `n_at`
+    by h's own growth, f(n_at)/f(n_max).
     """
     n_top = float(c.n[-1])
+    n_at = n_top if n_at is None else max(n_at, n_top)
     cols = [np.ones(c.m)]
     for t in (*chosen.terms, h):
         norm = t.normalised(c.n, n_top)
@@ -284,8 +295,21 @@ def hidden_share(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float) -
         return 1.0
     coef = cov @ (x.T @ yw) / c_hat
     upper = max(float(coef[-1]), 0.0) + Z95 * float(np.sqrt(max(cov[-1, -1], 0.0)))
-    total = float(chosen.curve(np.array([n_top]))[0])
-    return upper / total if total > 0 else 1.0
+    if n_at > n_top:
+        with np.errstate(over="ignore"):
+            upper *= float(h.f(np.array([n_at]))[0] / h.f(np.array([n_top]))[0])
+    total = float(chosen.curve(np.array([n_at]))[0])
+    return upper / total if total > 0 and math.isfinite(upper) else 1.0
+
+
+def flat_reach(c: Counts, start_up: float) -> float:
+    """Where a constant count is judged free of a hidden linear term: the size at which work
+    of PER_N a unit of n would be SURE_SHARE of the count (or at n_max, if beyond; at most
+    FLAT_SPAN times the smallest size). Counts flat over a few sizes say nothing of the
+    sizes beyond them: a Python's 354M-instruction start-up hid `sum(range(n))` over
+    n = 1..25, read "constant"."""
+    reach = min(SURE_SHARE * start_up / PER_N, FLAT_SPAN * max(float(c.n[0]), 1.0))
+    return max(float(c.n[-1]), reach)
 
 
 def faster_than(name: str, registry: Registry) -> list[GrowthClass]:
@@ -433,6 +457,16 @@ def decide(c: Counts, registry: Registry = REGISTRY) -> Decision | None:
         doubts.append(Doubt("exact_hidden", chosen.top, h.name, nice_n(4 * n_max),
                             numbers={"class": h.name, "share": share, "n_max": n_max,
                                      "chosen": chosen.top}))
+    elif not chosen.terms and (linear := registry.get("n")) is not None:
+        # A constant: a term of PER_N a unit of n must have shown by flat_reach. What hides
+        # one hides any faster term too, so the bracket reaches the fastest class.
+        n_at = flat_reach(c, chosen.a)
+        share = hidden_share(chosen, linear, c, c_hat, n_at)
+        if share >= SURE_SHARE:
+            tops.add(registry.names[-1])
+            doubts.append(Doubt("exact_hidden", chosen.top, linear.name, nice_n(n_at),
+                                numbers={"class": linear.name, "share": min(share, 1.0),
+                                         "n_max": n_at, "chosen": chosen.top}))
     numbers = terms_numbers(chosen, n_max)
     top_share = float(numbers["share"])  # type: ignore[arg-type]
     slower = chosen.terms[-2].name if len(chosen.terms) > 1 else "1"

@@ -81,6 +81,7 @@ from collections.abc import Generator, Sequence
 import numpy as np
 
 from quadscope.analyse.analysis import fit_runs
+from quadscope.analyse.exactfit import FLAT_SPAN
 from quadscope.analyse.regime import MIN_UPPER_SIZES
 from quadscope.classes import REGISTRY
 from quadscope.model import Fit, Run
@@ -142,7 +143,6 @@ LOOK_BOOT = 50
 # log n (a constant swept to 2^53 was called log n). Half the budget: a Python's 0.1-0.3 s
 # start-up under a load of 5 on 2 CPUs hid `list.insert(0)`'s n² up to n = 4096, where a
 # quarter of 30 s was spent; the n² showed at 16384 (2.4× the start-up) and 65536 (20×).
-FLAT_SPAN = 1e7
 FLAT_SPEND = 0.5
 # While growing, at most this many steps in a row go without a look (see `_look_due`).
 MAX_SKIPPED_LOOKS = 2
