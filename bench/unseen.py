@@ -241,7 +241,7 @@ def _headline_fit(report: dict[str, object]) -> tuple[str, str]:
     sweep = report["sweep"]
     assert isinstance(sweep, dict)
     fit = fits.get("instructions") if sweep.get("meter") == "instructions" else None
-    if not fit or fit.get("class") == "inconclusive" and not fit.get("at_least"):
+    if not fit or (fit.get("class") == "inconclusive" and not fit.get("at_least")):
         fit = fits.get("wall_s", {})
     return fit.get("at_least") or "", fit.get("at_most") or ""
 
@@ -318,7 +318,8 @@ def table(rows: list[Row], busy: bool) -> str:
     for r in rows:
         counts[r.grade] = counts.get(r.grade, 0) + 1
     gates = sum(r.gate_ok for r in rows)
-    lines += ["", ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    where = f"stores: {DATA}/{'busy' if busy else 'quiet'}/w*.db"
+    lines += ["", where, "", ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
               + f"; gates as expected: {gates}/{len(rows)}"]
     return "\n".join(lines)
 
@@ -336,18 +337,23 @@ def main() -> int:
         print(json.dumps(_run_api(args.api, args.budget)))
         return 0
     wanted = [s.strip() for s in args.only.split(",") if s.strip()]
-    pick = (lambda name: not wanted or any(s in name for s in wanted))
+
+    def pick(name: str) -> bool:
+        return not wanted or any(s in name for s in wanted)
+
     jobs: list[Callable[[], Row]] = []
-    with tempfile.TemporaryDirectory(prefix="qs-unseen-db-") as tmp:
-        for i, w in enumerate(WORKLOADS):
-            if pick(w.name):
-                db = Path(tmp) / f"w{i}.db"
-                jobs.append(lambda w=w, db=db: run_workload(w, args.busy, args.budget, db))
-        for name in API_CASES:
-            if pick(name):
-                jobs.append(lambda name=name: run_api(name, args.busy, args.budget))
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            rows = list(pool.map(lambda job: job(), jobs))
+    stores = DATA / ("busy" if args.busy else "quiet")  # kept: `quadscope show 1 --db ...`
+    stores.mkdir(parents=True, exist_ok=True)
+    for i, w in enumerate(WORKLOADS):
+        if pick(w.name):
+            db = stores / f"w{i}.db"
+            db.unlink(missing_ok=True)
+            jobs.append(lambda w=w, db=db: run_workload(w, args.busy, args.budget, db))
+    for name in API_CASES:
+        if pick(name):
+            jobs.append(lambda name=name: run_api(name, args.busy, args.budget))
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = list(pool.map(lambda job: job(), jobs))
     print(table(rows, args.busy))
     if args.verbose:
         print()
