@@ -50,6 +50,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -348,10 +349,10 @@ def main() -> int:
         if pick(w.name):
             db = stores / f"w{i}.db"
             db.unlink(missing_ok=True)
-            jobs.append(lambda w=w, db=db: run_workload(w, args.busy, args.budget, db))
+            jobs.append(partial(run_workload, w, args.busy, args.budget, db))
     for name in API_CASES:
         if pick(name):
-            jobs.append(lambda name=name: run_api(name, args.busy, args.budget))
+            jobs.append(partial(run_api, name, args.busy, args.budget))
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         rows = list(pool.map(lambda job: job(), jobs))
     print(table(rows, args.busy))
