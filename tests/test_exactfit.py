@@ -285,3 +285,14 @@ def test_flat_counts_over_a_short_span_do_not_settle_constant() -> None:
     wide = [1, 16, 256, 4096, 65536, 2**20, 2**24]
     fit = fit_exact("instructions", wide, [354.0e6 + (n % 7) for n in wide])
     assert fit is not None and fit.cls == "1"
+
+
+def test_a_faster_term_is_weighed_against_the_work_that_grows_not_the_start_up() -> None:
+    """CPython's `l[0] = l[0] + "x"`: 140M of start-up, ~100 instructions a step and a copy
+    of n/64 (n²/64 in all). At 256..4096 the growing terms are 0.5% of the count, so a
+    quadratic term as large as the linear one was under 1% of the whole and read "not
+    quadratic"; against the growing work it cannot be ruled out."""
+    sizes = [256, 512, 1024, 2048, 4096]
+    fit = fit_exact("instructions", sizes, [140e6 + 100 * n + n * n / 64 for n in sizes])
+    assert fit is not None and not fit.confident
+    assert REGISTRY.index(fit.at_most) >= REGISTRY.index("n^2")
