@@ -118,6 +118,15 @@ def test_time_settled_above_quadratic_is_confirmed_by_the_work(store: Store) -> 
     assert a.fits["A"]["instructions"].cls == "n^2"
 
 
+def test_time_settled_as_n_log_n_is_confirmed_by_the_work(store: Store) -> None:
+    """Linear work whose time reads n log n (the caches): the work is counted and leads, n."""
+    sweep, runs, counter = _sweep(store, _timed(lambda n: 1e-8 * n * math.log(n), 0.001),
+                                  _counted(lambda n: 40 * n + 10**6, 0.05))
+    assert "between n and n² (n log n)" in sweep.counters_note
+    assert len(counter.calls) >= 3 and sweep.meter == "instructions"
+    assert analyse(sweep, runs).fits["A"]["instructions"].cls == "n"
+
+
 def test_counting_stops_within_the_timed_sweeps_own_cost(store: Store) -> None:
     """Each count costing 40 s where the whole timed sweep took a few seconds: the first
     count is priced by the meter's cost model and fits; the next is priced from what the

@@ -153,6 +153,14 @@ def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> s
             # over a short range (the kernel, the caches, the allocator): the work decides.
             return (f"time alone settled {whose} class above n² "
                     f"({REGISTRY[fit.cls].label}), which the work must confirm")
+        if not REGISTRY[fit.cls].linear_or_slower and \
+                REGISTRY.index(fit.cls) < REGISTRY.index(FASTEST_TRUSTED):
+            # Between n and n²: the factor log n is what the caches add to linear work once
+            # its data outgrow them (a dict of n ints built in a Python closure read n log n
+            # in time and failed at_most="n"): the work decides.
+            return (f"time alone settled {whose} class between n and n² "
+                    f"({REGISTRY[fit.cls].label}), as the caches also make linear work "
+                    f"read; the work must confirm it")
     return ""
 
 
