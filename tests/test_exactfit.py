@@ -270,6 +270,10 @@ def test_counts_at_three_sizes_that_grew_are_not_read_as_constant() -> None:
     flat = [140425465, 140425470, 140425468]  # constant counts stay as the fit read them
     plain = fit_metric("instructions", sizes, flat)
     assert few_counts(plain, sizes, flat, 4) == plain
+    # Flat at n = 2, 5, 20 (a 143M start-up hiding `x in list`'s n²): no "constant".
+    small, counts3 = [2, 5, 20], [143.0e6, 143.0e6 + 3, 143.0e6 + 40]
+    fit4 = few_counts(fit_metric("instructions", small, counts3), small, counts3, 4)
+    assert not fit4.confident and (fit4.at_least, fit4.at_most) == ("1", "c^n")
 
 
 def test_flat_counts_over_a_short_span_do_not_settle_constant() -> None:

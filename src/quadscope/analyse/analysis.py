@@ -308,14 +308,28 @@ def few_counts(fit: Fit, sizes: Sequence[float], values: Sequence[float], needed
     what they do show: counts that grew by more than FLAT_COUNT_GROWTH are not constant, so
     where the ordinary fit read "1" (its small-sample penalty picks it, settled or as "no
     growth detected", from counts that rose 18% over 64× n) the verdict is a bracket
-    starting above "1" and ending at most at FASTEST_POWER, carrying a "few_counts" doubt
+    starting above "1" and reaching the fastest class, carrying a "few_counts" doubt
     whose sentence says what a count at one more size would do. A growing class the fit
     settled (list.index's counts, b·n exactly) stands."""
+    from quadscope.analyse.exactfit import JITTER, PER_N  # here: exactfit loads scipy
+
     by_size: dict[float, list[float]] = {}
     for n, v in zip(sizes, values, strict=True):
         by_size.setdefault(n, []).append(v)
     lo, hi = min(by_size), max(by_size)
     first, last = statistics.median(by_size[lo]), statistics.median(by_size[hi])
+    seen = max(last - first, 0.0) + 2 * JITTER * first  # growth the counts could hide
+    if first > 0 and last <= first * FLAT_COUNT_GROWTH and fit.cls == "1" \
+            and PER_N * (hi - lo) <= seen:
+        # Flat, but over sizes where a term of PER_N a unit of n would not have shown: a
+        # Python's 143M start-up counted at n = 2, 5, 20 hid `x in list`'s n², read "constant"
+        # and passed --fail-above n (the rule `exactfit.flat_reach` applies to four sizes).
+        reason = (f"counted at {len(by_size)} sizes up to n = {text.fmt_n(hi)}: the counts did "
+                  f"not grow, but a term of {PER_N:.0f} a unit of n would not show below "
+                  f"n = {text.fmt_n(lo + seen / PER_N)}")
+        return dataclasses.replace(fit, cls=INCONCLUSIVE, at_least="1",
+                                   at_most=REGISTRY.names[-1], reason=reason, doubts=(),
+                                   decide_n=None)
     if first <= 0 or last <= first * FLAT_COUNT_GROWTH or (fit.confident and fit.cls != "1"):
         return fit  # flat counts, or a growing class the counts' own fit settled
     # A settled "1" from growing counts (at 64, 1024 and 4096 rising 140M → 165M, under
@@ -326,7 +340,7 @@ def few_counts(fit: Fit, sizes: Sequence[float], values: Sequence[float], needed
     at_most = REGISTRY.names[-1]
     if REGISTRY.index(at_least) > REGISTRY.index(at_most):
         at_least = at_most
-    # Its own doubt: the bracket's top is assumed (FASTEST_POWER), not measured, so
+    # Its own doubt: the bracket's top is assumed (the fastest class), not measured, so
     # `headline.lead_fit` lets it lead a time bracket only when it is narrower.
     doubt = Doubt("few_counts", at_least, at_most, numbers={
         "sizes": len(by_size), "needed": needed, "growth": last / first - 1,
