@@ -121,13 +121,14 @@ def test_repeats_that_disagree_widen_sigma() -> None:
 
 def test_cpython_global_append_counts_settle_quadratic() -> None:
     """Counts of CPython 3.11 `s += "x"` (module level, 10k–80k, Valgrind): start-up, a linear
-    and a quadratic term (the copy), over 3 octaves: n², k ≈ 1.90."""
+    and a quadratic term (the copy), over 3 octaves: n², k ≈ 1.96 (the growing part's local
+    exponent at 80k: the linear term is the rest; with the start-up in, it read 1.90)."""
     sizes = [10000, 20000, 40000, 80000]
     values = [179002778, 345694425, 978320707, 3440063900]
     fit = fit_exact("instructions", np.repeat(sizes, 2).tolist(), np.repeat(values, 2).tolist(),
                     n_boot=30)
     assert fit is not None and fit.cls == "n^2"
-    assert fit.exponent == pytest.approx(1.895, abs=0.01)
+    assert fit.exponent == pytest.approx(1.959, abs=0.01)
 
 
 def test_mawk_counts_across_its_memcpy_switch_are_left_to_the_ordinary_fit() -> None:
