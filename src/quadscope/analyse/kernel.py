@@ -37,7 +37,7 @@ from quadscope.model import Doubt, Fit, Run
 TIME_METRICS = ("wall_s", "cpu_s")
 
 
-def _floor(fit: Fit | None) -> str:
+def floor_class(fit: Fit | None) -> str:
     """The slowest class a fit supports: its settled class, or its bracket's floor."""
     if fit is None:
         return ""
@@ -50,7 +50,7 @@ def kernel_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
     what user time supports, and a note for each (see the module docstring)."""
     out = dict(fits)
     sizes = sorted({r.size_n for r in runs})
-    user_floor = _floor(fits.get("user_s"))
+    user_floor = floor_class(fits.get("user_s"))
     if work or len(sizes) < 2 or user_floor not in REGISTRY:
         return out, []
     low, high = sys_share(runs, sizes[0]), sys_share(runs, sizes[-1])

@@ -34,19 +34,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from quadscope.analyse import text
+from quadscope.analyse.kernel import floor_class
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.model import Doubt, Fit, Run
 
 WAIT_RISE = 1.5  # wall/CPU at the largest size over the smallest's: waiting that grew
 MIN_PREEMPTED = 5.0  # involuntary context switches at the largest size: the CPU taken away
 VOLUNTARY_SLACK = 2.0  # voluntary switches may rise this much (times, plus this many)
-
-
-def _floor(fit: Fit | None) -> str:
-    """The slowest class a fit supports: its settled class, or its bracket's floor."""
-    if fit is None:
-        return ""
-    return fit.cls if fit.confident else fit.at_least
 
 
 def _median(runs: Sequence[Run], n: int, value: str) -> float | None:
@@ -84,7 +78,7 @@ def wait_bound(fits: Mapping[str, Fit], runs: Sequence[Run]) -> tuple[dict[str, 
     """The fits with a wall-time verdict the runs' waiting may account for widened to what
     CPU time supports, and a note (see the module docstring)."""
     out = dict(fits)
-    wall, cpu_floor = fits.get("wall_s"), _floor(fits.get("cpu_s"))
+    wall, cpu_floor = fits.get("wall_s"), floor_class(fits.get("cpu_s"))
     order = REGISTRY.index
     if (wall is None or not wall.confident or wall.cls not in REGISTRY
             or cpu_floor not in REGISTRY or order(cpu_floor) >= order(wall.cls)):
