@@ -326,6 +326,11 @@ def test_fault_decision_prefers_perf_page_faults() -> None:
     assert should_sample_faults(vsyscall) == (True, 20051)
     assert should_sample_faults([run(20000, 70, None)]) == (False, 70)
     assert should_sample_faults([run(20000, 30000, None)]) == (True, 30000)
+    # A count under Valgrind at a doubling beyond the timed sizes (rusage's faults of
+    # Valgrind, no page_faults) does not decide: the timed runs do.
+    counted = Run(1, 0, "A", 40000, 0, False, 0.0, Measurement(
+        values={**run(40000, 70, None).measurement.values, "instructions": 4e8}, exit_code=0))
+    assert should_sample_faults([*vsyscall, counted]) == (True, 20051)
 
 
 PY = "/usr/bin/python3"

@@ -124,9 +124,10 @@ def test_demo_quick_runs_end_to_end_and_stores_both_sweeps(
     ff, _ = stored["demo: first-fit scan vs fixed"]
     assert (acc.mode, acc.status, acc_runs) == ("accumulate", "complete", 2 * QUICK.launches)
     assert (ff.mode, ff.status) == ("sizes", "complete")
-    # The timed plan (one warm-up per variant); where time left a class open (`--meter auto`
-    # on a loaded machine), the work's counts follow it, one run each.
+    # The timed plan (one warm-up per variant, the start-up at n = 1 in every round); where
+    # time left a class open (`--meter auto` on a loaded machine), the work's counts follow
+    # it, one run each.
     timed = [r for r in ff_all if r.value("instructions") is None]
-    assert len(timed) == 2 * (len(QUICK.sizes) * QUICK.repeat + 1)
+    assert len(timed) == 2 * ((len(QUICK.sizes) + 1) * QUICK.repeat + 1)
     assert len(ff_all) - len(timed) <= 2 * 8
     assert acc.vs_command is not None and ff.vs_command is not None

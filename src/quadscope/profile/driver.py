@@ -99,7 +99,11 @@ def should_sample_faults(runs: Sequence[Run]) -> tuple[bool, int | None]:
     fault is counted in rusage (ru_minflt stays ~70 however many calls), while
     perf's page-faults event sees every one of them.
     """
-    good = _ok(runs)
+    from quadscope.analyse.launches import counted_apart
+
+    # The timed runs: a count under Valgrind (at a size the timed sweep may not have, when
+    # counting went on doubling) has rusage's faults of Valgrind and no perf page_faults.
+    good, _ = counted_apart(_ok(runs), "instructions")
     if not good:
         return False, None
     top = max(r.size_n for r in good)
