@@ -64,8 +64,11 @@ def test_without_frame_pointers_the_sampler_unwinds_with_dwarf_and_says_so(
                       measure_overhead=False)
     assert sampler.call_graph.startswith("dwarf")
     assert any("perf --call-graph dwarf" in n for n in a.notes), a.notes
-    first = a.culprits[0]
-    assert first.symbol == "pair_count" and "main" in first.call_path, first.call_path
+    # The unwinder is what this test is about: pair_count's stack reaches main. Its rank
+    # against linear_scan is the ranking tests' business (under load it can trade places).
+    pair = next((c for c in a.culprits if c.symbol == "pair_count"), None)
+    assert pair is not None, [c.symbol for c in a.culprits]
+    assert "main" in pair.call_path, pair.call_path
 
 
 def test_kernel_symbol_ranks_high_for_syscall_loop(setup: PerfSetup, tmp_path: Path) -> None:
