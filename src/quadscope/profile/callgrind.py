@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from quadscope.errors import FitRefusedError
-from quadscope.measure.exact import find_valgrind, hold_still
+from quadscope.measure.exact import FASTER, find_valgrind, hold_still
 from quadscope.model import Run, Sweep
 from quadscope.profile.callgrind_format import CallgrindCounts, merge, parse_callgrind
 from quadscope.profile.child import run_bounded
@@ -87,7 +87,7 @@ def callgrind_prefix(valgrind: str, out_dir: str) -> list[str]:
     # The cheapest counting, said outright (a ~/.valgrindrc or VALGRIND_OPTS could turn them
     # on): inline info cost +38% and cache simulation +25% on csvjoin n = 2000 (§4).
     return [valgrind, "-q", "--tool=callgrind", "--trace-children=yes",
-            "--read-inline-info=no", "--cache-sim=no", "--dump-instr=no",
+            "--read-inline-info=no", "--cache-sim=no", "--dump-instr=no", *FASTER,
             f"--callgrind-out-file={out_dir}/callgrind.%p"]
 
 
