@@ -72,6 +72,7 @@ class Followed:
     before: str  # the verdict's score before following
     settled: bool = False  # following settled a class
     checks: str = ""  # the checks whose doubts left it unsettled, before following
+    after_checks: str = ""  # those that still left it unsettled after following
 
 
 def extension(top_n: int, decide_n: int) -> list[int]:
@@ -120,7 +121,8 @@ def one(law: str, index: int, seed: int) -> Followed:
     kind = _score(_truths(law, truth, truth_cls, max(new)), after.cls, after.at_least,
                   after.at_most)
     return Followed(law, scenario.cv, advice, fit.decide_n, top, kind,
-                    float(sum(v2) / sum(vs)), before, after.confident, checks)
+                    float(sum(v2) / sum(vs)), before, after.confident, checks,
+                    "" if after.confident else ",".join(d.check for d in after.doubts))
 
 
 def _batch(args: tuple[str, Sequence[int], int]) -> list[Followed]:
@@ -165,6 +167,9 @@ def markdown(out: Sequence[Followed], elapsed_s: float) -> str:
                      f"{sum(o.settled for o in f)} of {len(f)} | {c['right']} | **{c['wrong']}** | "
                      f"{cost} |")
     absurd = [o for o in out if o.advice == "absurd"]
+    lines += ["", "| followed, still unsettled: the checks after | sweeps |", "|---|---|"]
+    for check, n in Counter(o.after_checks for o in followed if not o.settled).most_common(12):
+        lines.append(f"| {check or '(none)'} | {n} |")
     lines += ["", "| checks that left it unsettled | followed | decided |", "|---|---|---|"]
     for check, n in Counter(o.checks for o in followed).most_common(12):
         done = sum(o.settled for o in followed if o.checks == check)
