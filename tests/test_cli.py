@@ -161,3 +161,16 @@ def test_compare_with_a_file_that_is_not_an_export(capsys: pytest.CaptureFixture
     code, _, err = run_cli(capsys, "compare", str(other), str(other), "--db", db)
     assert code == 2
     assert "is not a quadscope JSON export" in one_sentence(err)
+
+
+@pytest.mark.parametrize("value, said", [("\uff11\uff10", "U+FF11 (FULLWIDTH DIGIT ONE)"),
+                                         ("1_0", "a separator")])
+def test_a_number_option_takes_ascii_digits_alone(
+        value: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """int() read `--repeat １０` as 10 and `1_0` as 10: refused like a bad --sizes item."""
+    from quadscope.cli import main
+
+    assert main(["run", "--sizes", "1..100", "--repeat", value, "--", "true", "{n}"]) == 2
+    err = capsys.readouterr().err
+    assert f"--repeat '{value}' is not a number: it holds {said}" in err
+    assert "Traceback" not in err and err.count("quadscope:") == 1

@@ -103,3 +103,13 @@ def test_a_bad_file_is_one_sentence_and_exit_2(tmp_path: Path, text: str, senten
     assert main(["import", str(path), "--db", str(tmp_path / "r.db")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and sentence in err and err.startswith("quadscope: ")
+
+
+@pytest.mark.parametrize("value", ["\uff11\uff10", "1_000", "\u0663"])
+def test_a_parameter_in_other_digits_is_not_a_size(value: str) -> None:
+    """Decimal read hyperfine's parameter "１０" as 10 and "1_000" as 1000; n is written with
+    ASCII digits, as --sizes takes it, so the parameter is not numeric."""
+    doc = {"results": [{"command": f"p {v}", "times": [0.1], "exit_codes": [0],
+                        "parameters": {"n": v}} for v in (value, "2", "3", "4")]}
+    with pytest.raises(ImportFormatError, match="0 numeric parameters"):
+        read_sweeps(doc, source="f.json", now=0.0)

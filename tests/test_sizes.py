@@ -75,6 +75,13 @@ def test_linear_step() -> None:
         ("1..2..3", "'2..3' is not a number"), ("1e3..", "does not parse"),
         ("nan,1,2,3", "not a finite number"), ("1..1e3*inf", "not a finite number"),
         ("1e400,1,2,3", "past 2^63"), ("1..1e3*x", "'x' is not a number"),
+        # Decimal alone read these as 1,2,... , 1000 and 10: each item is named instead.
+        ("1,,2,3,4", "item 2 of the list is empty"), ("1,2,3,4,", "item 5 of the list is empty"),
+        ("1_000,2000,3000,4000", "'1_000' is not a number; write sizes without separators"),
+        ("\uff11\uff10,20,30,40", "'\uff11\uff10' is not a number; it holds U+FF11 "
+                                  "(FULLWIDTH DIGIT ONE)"),
+        ("\u0663..100", "U+0663 (ARABIC-INDIC DIGIT THREE)"),
+        ("1\x1b[31m,2,3,4", "'1\\x1b[31m' is not a number"),  # escaped, never raw
     ],
 )
 def test_bad_specs_say_why(spec: str, words: str) -> None:
@@ -133,3 +140,24 @@ def test_assert_scales_names_a_target_it_cannot_run(target: object, phrase: str)
 
     with pytest.raises(UsageError, match=re.escape(phrase)):
         assert_scales(target, at_most="n", sizes=[1, 2, 3, 4])  # type: ignore[arg-type]
+
+
+def test_parse_size_and_axes_refuse_other_digits_too() -> None:
+    """--start, --predict and a named axis read sizes through the same check."""
+    from quadscope.run.axes import parse_axes
+
+    with pytest.raises(SizesError, match="U\\+FF15"):
+        parse_size("\uff15", "--start")
+    with pytest.raises(SizesError, match="'2_0' is not a number"):
+        parse_axes(["n=1..100", "m=1,2,2_0,40"])
+    assert parse_size(" 1e3\t", "--start") == 1000
+
+
+def test_plain_decimal_reads_ascii_numbers_only() -> None:
+    from decimal import Decimal
+
+    from quadscope.run.sizes import plain_decimal
+
+    assert plain_decimal("1e3") == Decimal(1000) and plain_decimal("-2.5") == Decimal("-2.5")
+    assert [plain_decimal(t) for t in ("1_000", "\uff11", "", "1e", "0x10", "\u00a01")] == [
+        None] * 6

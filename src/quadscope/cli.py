@@ -97,7 +97,27 @@ class _Parser(argparse.ArgumentParser):
         if action.option_strings and arg_strings == [""]:
             self.error(f"{action.option_strings[-1]} is empty: give it a value, or leave the "
                        "option out")
+        if action.type in (int, float):
+            for value in arg_strings:
+                _check_plain_number(self, action, value)
         return super()._get_values(action, arg_strings)
+
+
+def _check_plain_number(parser: _Parser, action: argparse.Action, value: str) -> None:
+    """int() and float() also read `1_000` and every script's digits (`--repeat １０` ran
+    10 repeats); a number option takes ASCII digits alone, as --sizes does."""
+    odd = next((ch for ch in value if not ch.isascii() or ch == "_"), None)
+    if odd is None:
+        return
+    import unicodedata
+
+    from quadscope.textsafe import visible
+
+    name = action.option_strings[-1] if action.option_strings else action.dest
+    what = ("a separator" if odd == "_" else
+            f"U+{ord(odd):04X} ({unicodedata.name(odd, 'unnamed')})")
+    parser.error(f"{name} '{visible(value)}' is not a number: it holds {what}; write it with "
+                 "the ASCII digits 0-9, e.g. 10")
 
 
 class _Registering:

@@ -44,7 +44,7 @@ from typing import Any
 
 from quadscope.errors import SizesError, UsageError
 from quadscope.model import Measurement, Sweep
-from quadscope.run.sizes import MAX_SIZE, check_distinct
+from quadscope.run.sizes import MAX_SIZE, check_distinct, plain_decimal
 
 MAX_BYTES = 2**63 - 1  # what a store's 64-bit integer column holds
 # Runs one file may hold: storing and reading back 4,000,000 (a 28 MB hyperfine file of
@@ -100,8 +100,9 @@ def _as_int(v: Any) -> int | None:
         return None
     if isinstance(v, int):
         return v
-    try:
-        exact = Decimal(str(v).strip()) if isinstance(v, str | float) else None
+    try:  # text as --sizes reads it: ASCII digits only (Decimal takes "1_000" and "１０")
+        exact = (plain_decimal(v) if isinstance(v, str)
+                 else Decimal(str(v)) if isinstance(v, float) else None)
     except InvalidOperation:
         return None
     if exact is None or not exact.is_finite() or exact != exact.to_integral_value():

@@ -9,7 +9,10 @@ Contract: `parse_sizes(spec)` accepts
   `0..1000+100`    linear with step 100 (the end when a step lands on it).
 Sizes are integers from 0 to MAX_SIZE, 2^63 - 1 (`1e3` is fine, `2.5` is
 not), read exactly (decimal, never through a float); two that a double cannot
-tell apart (past 2^53) are refused. A spec that does not parse, yields
+tell apart (past 2^53) are refused. A number is written with the ASCII digits
+0-9 alone (`plain_decimal`): Python's Decimal and int also take `1_000` and
+other scripts' digits (`１０`, `٣`), which once swept as 1000, 10 and 3; those,
+and an empty item of a list (`1,,2`, `1,2,`), are refused naming the item. A spec that does not parse, yields
 fewer than MIN_SIZES or more than MAX_SIZES distinct sizes, raises
 `SizesError` with the reason: four sizes is the least that can tell one class
 from another. `parse_size(text, option)` reads one size in the same notation
@@ -24,11 +27,12 @@ import itertools
 import math
 import numbers
 import re
+import unicodedata
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 
 from quadscope.errors import SizesError
-from quadscope.textsafe import shorten
+from quadscope.textsafe import shorten, visible
 
 MIN_SIZES = 4
 MAX_SIZES = 10_000
@@ -43,13 +47,39 @@ MAX_EXACT_SIZE = 2**53
 _RANGE = re.compile(r"^\s*([^.\s]+(?:\.\d+)?)\s*\.\.\s*([^*+\s]+)\s*(?:([*+])\s*(\S+))?\s*$")
 
 
+# A number as quadscope reads one: ASCII digits, an optional fraction and exponent.
+_PLAIN = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NOT_FINITE = re.compile(r"[+-]?(?:inf|infinity|s?nan)", re.IGNORECASE)
+_BLANK = " \t"  # the spaces around an item that are ignored (no other: U+3000 is an item's)
+
+
+def plain_decimal(text: str) -> Decimal | None:
+    """`text` (spaces and tabs around it ignored) as a Decimal when it is a number written
+    with ASCII digits (`1000`, `1e3`, `2.5`), else None: `Decimal` alone also reads
+    `1_000` and every script's digits."""
+    body = text.strip(_BLANK)
+    return Decimal(body) if _PLAIN.fullmatch(body) else None
+
+
+def _why_not(text: str) -> str:
+    """What makes `text` no number, for the sentence refusing it."""
+    odd = next((ch for ch in text.strip(_BLANK) if not ch.isascii()), None)
+    if odd is not None:
+        name = unicodedata.name(odd, "")
+        return (f"it holds U+{ord(odd):04X}{f' ({name})' if name else ''}: write sizes with "
+                "the ASCII digits 0-9")
+    if "_" in text:
+        return "write sizes without separators, e.g. 1000 or 1e3"
+    return "sizes are written like 1000 or 1e3"
+
+
 def _number(text: str, where: str) -> Decimal:
-    try:
-        value = Decimal(text.strip())
-    except (InvalidOperation, ValueError):
-        raise SizesError(f"{where}: {text!r} is not a number") from None
-    if not value.is_finite():
-        raise SizesError(f"{where}: {text!r} is not a finite number")
+    if _NOT_FINITE.fullmatch(text.strip(_BLANK)):
+        raise SizesError(f"{where}: '{visible(text)}' is not a finite number")
+    value = plain_decimal(text)
+    if value is None:
+        shown = visible(text.strip(_BLANK)) if text.strip(_BLANK) else "(nothing)"
+        raise SizesError(f"{where}: '{shown}' is not a number; {_why_not(text)}")
     return value
 
 
@@ -156,9 +186,13 @@ def parse_sizes(spec: str) -> tuple[int, ...]:
             factor = float(_number(arg, where)) if op == "*" else 2.0
             sizes = _geometric(start, end, factor, spec)
     else:
-        parts = [part for part in text.split(",") if part.strip()]
+        parts = text.split(",")
         if len(parts) > MAX_SIZES:
             raise SizesError(f"{where}: more than {MAX_SIZES} sizes")
+        empty = next((i for i, part in enumerate(parts, 1) if not part.strip(_BLANK)), None)
+        if empty is not None:  # "1,,2" once read as 1,2: a size the user meant may be lost
+            raise SizesError(f"{where}: item {empty} of the list is empty; give one size "
+                             "between each pair of commas, e.g. 100,200,400,800")
         sizes = [_integer(part, where) for part in parts]
     distinct = tuple(sorted(set(sizes)))
     check_distinct(distinct, where)
