@@ -58,10 +58,11 @@ def test_a_save_path_that_cannot_be_written_is_refused_before_measuring(
     assert phrase in " ".join(capsys.readouterr().err.split())
 
 
-def test_without_a_compiler_every_probe_is_skipped_and_the_doctor_still_succeeds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_without_a_compiler_every_probe_is_skipped_and_the_doctor_says_it_checked_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A probe whose helper cannot compile is skipped with the sentence, not failed."""
+    """A probe whose helper cannot compile is skipped with the sentence, not failed; the
+    report is still written, but a doctor that checked nothing exits 6, not 0."""
 
     def no_cc(source: str, *, name: str, flags: Sequence[str] = ()) -> Path:
         raise ToolMissingError(f"could not compile the {name} helper with /nonexistent: gone")
@@ -70,12 +71,41 @@ def test_without_a_compiler_every_probe_is_skipped_and_the_doctor_still_succeeds
     out = tmp_path / "doctor.json"
     junit = tmp_path / "doctor.xml"
     assert cli.main(["doctor", "--quick", "--no-perf", "--json", str(out),
-                     "--junit", str(junit)]) == 0
+                     "--junit", str(junit)]) == 6
     data = json.loads(out.read_text())
     assert [p["verdict"] for p in data["probes"]] == ["skipped"] * 7
     cases = valid_junit(junit.read_bytes())  # the Jenkins/Ant schema, one case a probe
     assert [[x.tag for x in c] for c in cases] == [["skipped"]] * 7
     assert data["probes"][0]["finding"].startswith("could not compile the qs-doctor-clock")
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("quadscope: doctor checked nothing: its 7 probes were skipped (clock: could not "
+            "compile the qs-doctor-clock") in err
+
+
+def test_a_budget_too_small_for_any_probe_is_not_a_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`doctor --budget 0.001` skipped every probe and exited 0; now the report is written,
+    then one sentence, exit 6 (nothing to fit), and nothing is measured."""
+    out = tmp_path / "doctor.json"
+    assert cli.main(["doctor", "--budget", "0.001", "--no-perf", "--json", str(out)]) == 6
+    assert [p["verdict"] for p in json.loads(out.read_text())["probes"]] == ["skipped"] * 7
+    err = capsys.readouterr().err
+    assert err.count("quadscope: doctor checked nothing") == 1 and "Traceback" not in err
+    assert ("--budget 0.001 s left no time for any of its 7 probes; give it more, e.g. "
+            "--budget 30") in " ".join(err.split())
+
+
+def test_a_doctor_that_checked_one_probe_checked_something() -> None:
+    from quadscope.commands.doctor import checked_nothing
+    from quadscope.doctor.records import DoctorReport, ProbeResult
+
+    skipped = ProbeResult.skipped("clock", "m", "no time was left in the budget; raise --budget")
+    ok = ProbeResult("mmap", "m", "n", "1 µs", "ok", "nothing to do")
+    assert checked_nothing(DoctorReport((skipped, ok), {}, False, 1.0, 1.0)) is None
+    assert checked_nothing(DoctorReport((skipped,), {}, False, 1.0, 1.0)) == (
+        "doctor checked nothing: --budget 1 s left no time for any of its 1 probe; give it "
+        "more, e.g. --budget 30 (--quick's)")
 
 
 @pytest.mark.integration

@@ -55,7 +55,10 @@ class UnknownRunError(QuadscopeError):
 
 
 class FitRefusedError(QuadscopeError):
-    """Nothing to fit: every run failed, or too few sizes succeeded."""
+    """Nothing to fit: every run failed, too few sizes succeeded, or doctor checked no probe.
+
+    A doctor whose every probe was skipped (`--budget 0.001`, no C compiler) once exited 0.
+    """
 
     exit_code = 6
 

@@ -10,7 +10,10 @@ libc, CPU and boot parameters) -> `--vs FILE` compares with a saved report.
 `--dir PATH` points the dirscan probe at an existing directory, scanned
 read-only (prefixes of its listing) instead of files it creates in the temp
 directory. Every probe's sweeps are stored (kind="doctor") so `quadscope show` lists
-them. Exit 0 whatever the verdicts: a finding is not a failure.
+them. Exit 0 whatever the verdicts: a finding is not a failure; but a doctor
+that checked nothing (every probe skipped: `--budget 0.001`, no C compiler) says
+so in one sentence after its report and exits 6 (`FitRefusedError`: nothing to
+fit), where it once exited 0 as if the machine had passed.
 """
 
 from __future__ import annotations
@@ -36,8 +39,15 @@ from quadscope.commands.common import (
     write_output,
     write_outputs,
 )
-from quadscope.doctor import DEFAULT_BUDGET_S, QUICK_BUDGET_S, dirscan, probe_names, select
-from quadscope.errors import UsageError
+from quadscope.doctor import (
+    DEFAULT_BUDGET_S,
+    NO_TIME_LEFT,
+    QUICK_BUDGET_S,
+    dirscan,
+    probe_names,
+    select,
+)
+from quadscope.errors import FitRefusedError, UsageError
 from quadscope.fleet import add_fleet_options
 from quadscope.jsonfile import read_json
 
@@ -221,4 +231,20 @@ def run(args: argparse.Namespace) -> int:
     write_outputs(args, analysis)
     if args.save:
         write_output(render.renderer_class(SAVE_FORMAT), args.save, analysis)
+    if (nothing := checked_nothing(report)) is not None:
+        raise FitRefusedError(nothing)
     return 0
+
+
+def checked_nothing(report: DoctorReport) -> str | None:
+    """The sentence for a doctor run whose every probe was skipped, else None."""
+    skipped = [r for r in report.results if r.verdict == "skipped"]
+    if not skipped or len(skipped) < len(report.results):
+        return None
+    count = f"{len(skipped)} probe{'s' if len(skipped) > 1 else ''}"
+    if all(r.finding.startswith(NO_TIME_LEFT) for r in skipped):
+        return (f"doctor checked nothing: --budget {report.budget_s:g} s left no time for any "
+                f"of its {count}; give it more, e.g. --budget {QUICK_BUDGET_S:.0f} (--quick's)")
+    first = next(r for r in skipped if not r.finding.startswith(NO_TIME_LEFT))
+    return (f"doctor checked nothing: its {count} {'were' if len(skipped) > 1 else 'was'} "
+            f"skipped ({first.probe}: {first.finding.rstrip('.')})")

@@ -4,7 +4,8 @@ Contract: `PROBES` lists every probe in the order the doctor runs them (cheap
 and most telling first); `probe_names()` their names; `select(names)` the
 probes a `--only` list names, raising `UsageError` for an unknown one;
 `DEFAULT_BUDGET_S` and `QUICK_BUDGET_S` the time all probes share (here, not
-in `runner`, so the CLI's help reads them without loading the runner). Each
+in `runner`, so the CLI's help reads them without loading the runner);
+`NO_TIME_LEFT` how the finding of a probe the budget left no time for begins. Each
 probe lives in its own module with its contract in the docstring; `runner`
 executes them through the ordinary sweep, counter and fitting machinery.
 """
@@ -27,6 +28,8 @@ from quadscope.errors import UsageError
 
 DEFAULT_BUDGET_S = 120.0
 QUICK_BUDGET_S = 30.0
+# How a probe (or variant) the budget left no time for starts its finding (`runner`).
+NO_TIME_LEFT = "no time was left"
 
 PROBES: tuple[Probe, ...] = (
     clock.PROBE,
@@ -62,4 +65,4 @@ def select(names: Sequence[str]) -> tuple[Probe, ...]:
     return tuple(p for p in PROBES if p.name in wanted)
 
 
-__all__ = ["DEFAULT_BUDGET_S", "PROBES", "QUICK_BUDGET_S", "Probe", "ProbeResult", "probe_names", "select"]
+__all__ = ["DEFAULT_BUDGET_S", "NO_TIME_LEFT", "PROBES", "QUICK_BUDGET_S", "Probe", "ProbeResult", "probe_names", "select"]

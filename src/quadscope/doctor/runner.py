@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from quadscope.analyse.analysis import metric_series
+from quadscope.doctor import NO_TIME_LEFT
 from quadscope.doctor.base import Evidence, Helper, Probe, ProbePlan, Variant
 from quadscope.doctor.counts import Calls, count_syscalls, failed_creates
 from quadscope.doctor.details import ProbeSweeps
@@ -279,9 +280,7 @@ class _ProbeRun:
                 left = self.deadline - self.clock.monotonic()
                 share = left / (len(todo) - i)
                 if share < _MIN_RUN_S:
-                    self.unavailable[v.label] = (
-                        "no time was left in the budget for it; raise --budget"
-                    )
+                    self.unavailable[v.label] = f"{NO_TIME_LEFT} in the budget for it; raise --budget"
                     continue
                 self._variant(v, bin_dir, self.clock.monotonic() + share)
         finally:
@@ -307,7 +306,7 @@ class _ProbeRun:
                 for n in v.sizes:
                     left = deadline - self.clock.monotonic()
                     if left < _MIN_RUN_S:
-                        raise AuxError("no time was left to prepare it; raise --budget")
+                        raise AuxError(f"{NO_TIME_LEFT} to prepare it; raise --budget")
                     argv = substitute_dirs(template, bin_dir, tmp_dir)
                     out = self.tools.aux([a.replace("{n}", str(n)) for a in argv], left)
                     if out.strip().startswith("{"):
@@ -481,7 +480,7 @@ def run_doctor(
         progress.probe_started(probe.name, share)
         if share < _MIN_RUN_S:
             result = ProbeResult.skipped(
-                probe.name, probe.describe, "no time was left in the budget; raise --budget"
+                probe.name, probe.describe, f"{NO_TIME_LEFT} in the budget; raise --budget"
             )
         else:
             try:
