@@ -398,3 +398,29 @@ def test_a_build_leaves_no_process_behind_and_is_not_held_by_one(tmp_path: Path)
         for p in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGKILL)
+
+
+def test_a_build_without_build_timeout_is_bounded_by_the_default(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`bisect --build 'sleep 1000'` without --build-timeout waited forever: the build gets
+    DEFAULT_BUILD_TIMEOUT_S, and a build stopped there says which option gives it longer."""
+    from quadscope.commands.commits import Measurer
+    from quadscope.run import worktree
+
+    limits: list[float] = []
+
+    def never_ends(tree: Path, command: str, *, timeout_s: float) -> Built:
+        limits.append(timeout_s)
+        return Built(False, worktree.timed_out(timeout_s))
+
+    monkeypatch.setattr(worktree, "checkout", lambda tree, commit: True)
+    monkeypatch.setattr(worktree, "build", never_ends)
+    for given, said in ((None, "the build took more than 600 s (--build-timeout's default, "
+                                "600 s); give a longer build --build-timeout S"),
+                        (5.0, "the build took more than 5 s")):
+        args = argparse.Namespace(build="sleep 1000", build_timeout=given)
+        # No spec or store: the sweep is never reached, the build fails first.
+        measured = Measurer(args, None, None, tmp_path, tmp_path)("abc")  # type: ignore[arg-type]
+        assert measured.failed == said
+    assert limits == [worktree.DEFAULT_BUILD_TIMEOUT_S, 5.0] and limits[0] == 600
+

@@ -11,7 +11,8 @@ a sweep without fixed sizes is one sentence.
 `--db` by its absolute path (the sweeps run with the worktree as the working
 directory). `Measurer(args, spec, store, tree, where)` checks one commit out
 in the worktree (`run.worktree`), builds it with `args.build` (through /bin/sh
--c, bounded by `args.build_timeout`), sweeps it through `run.session.start`
+-c, bounded by `args.build_timeout`, else `run.worktree.DEFAULT_BUILD_TIMEOUT_S`:
+a build that never ends once held `bisect` for good), sweeps it through `run.session.start`
 (stored with the worktree's commit as its provenance, so `history` shows it)
 and returns a `Measured`: its fits and sweep id, or why it was skipped (git,
 the build's tail, a program or setup that failed, a fit refused).
@@ -27,6 +28,11 @@ from typing import TYPE_CHECKING
 
 from quadscope import meters
 from quadscope.errors import BisectError, UsageError
+from quadscope.run.worktree import DEFAULT_BUILD_TIMEOUT_S
+
+# Said after a build stopped at the default limit: the user never chose it.
+_LONGER = (f" (--build-timeout's default, {DEFAULT_BUILD_TIMEOUT_S:.0f} s); give a longer "
+           "build --build-timeout S")
 
 if TYPE_CHECKING:
     from quadscope.model import Fit, Sweep
@@ -40,7 +46,8 @@ def add_build_options(group: argparse.ArgumentParser | argparse._ArgumentGroup) 
                        help="build each commit with /bin/sh -c CMD in its worktree; a failed "
                        "build skips the commit")
     group.add_argument("--build-timeout", type=float, default=None, metavar="S",
-                       help="a build longer than S seconds is a failed build")
+                       help="a build longer than S seconds is stopped (every process it "
+                       f"started killed) and is a failed build [{DEFAULT_BUILD_TIMEOUT_S:.0f}]")
 
 
 def options_before_command(args: argparse.Namespace,
@@ -124,14 +131,17 @@ class Measurer:
 
     def __call__(self, commit: str) -> Measured:
         from quadscope.errors import FitRefusedError, ProgramError, SetupError
-        from quadscope.run.worktree import build, checkout
+        from quadscope.run.worktree import build, checkout, timed_out
 
         if not checkout(self.tree, commit):
             return Measured(failed="git could not check it out")
         if getattr(self.args, "build", None):
-            built = build(self.where, self.args.build, timeout_s=self.args.build_timeout)
+            given = getattr(self.args, "build_timeout", None)
+            limit_s = DEFAULT_BUILD_TIMEOUT_S if given is None else given
+            built = build(self.where, self.args.build, timeout_s=limit_s)
             if not built.ok:
-                return Measured(failed=built.tail)
+                return Measured(failed=built.tail + (_LONGER if given is None and
+                                                     built.tail == timed_out(limit_s) else ""))
         try:
             with contextlib.chdir(self.where):  # the runs, and their relative paths, are the commit's
                 return self._sweep(commit)

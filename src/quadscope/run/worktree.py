@@ -12,8 +12,8 @@ ends, however it ends: an error, Ctrl-C or SIGTERM (`errors.Stopped`).
 `checkout(tree, commit, git=)` moves it to a commit and deletes what the last
 build left (`git clean -fdx`), so every commit is built from its own sources.
 `build(tree, command, timeout_s=)` runs `command` through /bin/sh -c inside the
-tree and returns a `Built` (ok, and the last lines of its output to say why
-not). Git is reached through a `GitRunner` (`measure.provenance`), so tests
+tree, for at most `timeout_s` (DEFAULT_BUILD_TIMEOUT_S, 600 s, unless given), and
+returns a `Built` (ok, and the last lines of its output to say why not). Git is reached through a `GitRunner` (`measure.provenance`), so tests
 can pass a fake; `long_git` is the real one with a timeout fit for checkouts.
 """
 
@@ -119,7 +119,12 @@ class Built:
     tail: str = ""
 
 
-def build(tree: Path, command: str, *, timeout_s: float | None = None) -> Built:
+# A build with no --build-timeout: `bisect --build 'sleep 1000'` once waited forever. Ten
+# minutes outlasts the build of most projects' one program; a longer one gives its own.
+DEFAULT_BUILD_TIMEOUT_S = 600.0
+
+
+def build(tree: Path, command: str, *, timeout_s: float = DEFAULT_BUILD_TIMEOUT_S) -> Built:
     """`/bin/sh -c COMMAND` in `tree`: ok on exit 0; a failure, a timeout or no shell is not ok.
 
     However the build ends (done, timed out, Ctrl-C), every process it started is
@@ -145,8 +150,7 @@ def build(tree: Path, command: str, *, timeout_s: float | None = None) -> Built:
 _BUILD_SH = 'cd -- "$1" || exit 126; exec /bin/sh -c "$2" 1>&2'  # both streams: the tail
 
 
-def _build_in_launcher(launcher: str, tree: Path, command: str,
-                       timeout_s: float | None) -> Built:
+def _build_in_launcher(launcher: str, tree: Path, command: str, timeout_s: float) -> Built:
     from quadscope.measure.resident import Request, ResidentLauncher
 
     try:
@@ -161,7 +165,7 @@ def _build_in_launcher(launcher: str, tree: Path, command: str,
     if reply.errno:
         return Built(False, f"the build could not start: {os.strerror(reply.errno)}")
     if reply.timed_out:
-        return Built(False, f"the build took more than {timeout_s:g} s")
+        return Built(False, timed_out(timeout_s))
     code = os.waitstatus_to_exitcode(reply.status)
     return Built(True) if code == 0 else _failed(code, reply.stderr_tail)
 
@@ -169,12 +173,17 @@ def _build_in_launcher(launcher: str, tree: Path, command: str,
 _TAIL_BYTES = 4000
 
 
+def timed_out(timeout_s: float) -> str:
+    """Why a build stopped at its limit `timeout_s` failed."""
+    return f"the build took more than {timeout_s:g} s"
+
+
 def _failed(code: int, said: str) -> Built:
     lines = said.strip().splitlines()[-TAIL_LINES:]
     return Built(False, f"the build exited {code}" + (": " + " / ".join(lines) if lines else ""))
 
 
-def _build_in_session(tree: Path, command: str, timeout_s: float | None) -> Built:
+def _build_in_session(tree: Path, command: str, timeout_s: float) -> Built:
     """The build in a session of its own, that session killed afterwards; output via files."""
     from quadscope.orphans import adopting
 
@@ -188,7 +197,7 @@ def _build_in_session(tree: Path, command: str, timeout_s: float | None) -> Buil
         try:
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            return Built(False, f"the build took more than {timeout_s:g} s")
+            return Built(False, timed_out(timeout_s))
         finally:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -204,5 +213,6 @@ def _text(f: IO[bytes]) -> str:
     return f.read().decode(errors="replace")
 
 
-__all__ = ["GIT_TIMEOUT_S", "Built", "build", "checkout", "commits_between", "long_git",
-           "repo_root", "resolve", "temporary_worktree"]
+__all__ = ["DEFAULT_BUILD_TIMEOUT_S", "GIT_TIMEOUT_S", "Built", "build", "checkout",
+           "commits_between", "long_git", "repo_root", "resolve", "temporary_worktree",
+           "timed_out"]
