@@ -49,11 +49,20 @@ def test_a_hanging_run_and_what_it_forked_end_at_the_deadline(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_a_finished_run_says_what_it_printed_and_its_leftovers_go() -> None:
+@pytest.mark.parametrize("launcher", [True, False], ids=["launcher", "no-compiler"])
+def test_a_finished_run_says_what_it_printed_and_its_leftovers_go(
+        monkeypatch: pytest.MonkeyPatch, launcher: bool) -> None:
+    """Through the launcher, or (no C compiler to build it) in a session of its own."""
+    from quadscope.profile import child
+
+    if not launcher:
+        monkeypatch.setattr(child, "_launcher", lambda: None)
     done = run_bounded(["/bin/sh", "-c", "sleep 60 & echo out; echo err >&2; exit 3"], 30,
                        capture=("stdout", "stderr"))
     assert (done.returncode, done.stdout, done.stderr) == (3, "out\n", "err\n")
-    assert not done.timed_out
+    assert not done.timed_out and done.wall_s > 0
+    with pytest.raises(FileNotFoundError):
+        run_bounded(["/nonexistent/profiler", "x"], 30)
 
 
 @pytest.mark.slow
@@ -75,3 +84,47 @@ def test_a_daemon_that_left_the_session_goes_too(tmp_path: Path, deadline_s: flo
         for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+_RECORDER = """
+import sys
+from quadscope.profile.child import run_bounded
+run_bounded(["/bin/sh", "-c", sys.argv[1]], 120)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group", [False, True], ids=["its-pid", "its-group"])
+def test_a_sigkilled_recorder_leaves_nothing_running(tmp_path: Path, group: bool) -> None:
+    """A SIGKILLed `profile` left the recording and a `setsid` daemon of the profiled program
+    running (10 after one killed `profile`): its subreaper ended with it. The run is now the
+    launcher's, which reads EOF when quadscope dies (its watchdog acts when the group dies)."""
+    import subprocess
+    import sys
+
+    pids = tmp_path / "pids"
+    script = f"setsid sleep 60 & echo $! >> {pids}; echo $$ >> {pids}; sleep 60"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    recorder = subprocess.Popen([sys.executable, "-c", _RECORDER, script], env=env,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while (not pids.exists() or len(pids.read_text().split()) < 2) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if group:
+            os.killpg(recorder.pid, signal.SIGKILL)
+        else:
+            recorder.kill()
+        recorder.wait(timeout=30)
+        left = [int(p) for p in pids.read_text().split()]
+        try:
+            assert len(left) == 2 and _gone(left)
+        finally:
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(recorder.pid, signal.SIGKILL)
+        recorder.wait(timeout=30)

@@ -17,6 +17,9 @@ session afterwards, but a program that starts a daemon with `setsid` (a server
 under test, a build's compiler server) left one running after each sampled run:
 31 `sleep` processes after one `quadscope profile` of such a script. The
 measured runs never did (the launcher's cgroup or subreaper kills them).
+Limit: adoption ends with quadscope, so a SIGKILLed quadscope leaves what it had
+not yet killed; `profile/child` and `run/worktree` therefore run through the
+launcher where one can be built, and come here only without a C compiler.
 """
 
 from __future__ import annotations

@@ -65,4 +65,5 @@ def select(names: Sequence[str]) -> tuple[Probe, ...]:
     return tuple(p for p in PROBES if p.name in wanted)
 
 
-__all__ = ["DEFAULT_BUDGET_S", "NO_TIME_LEFT", "PROBES", "QUICK_BUDGET_S", "Probe", "ProbeResult", "probe_names", "select"]
+__all__ = ["DEFAULT_BUDGET_S", "NO_TIME_LEFT", "PROBES", "QUICK_BUDGET_S", "Probe", "ProbeResult",
+           "probe_names", "select"]

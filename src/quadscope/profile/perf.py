@@ -32,7 +32,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -214,10 +213,9 @@ class PerfSampler:
         # perf keeps an existing file as `<name>.old`: a re-recording (too few samples, or
         # DWARF after frame pointers) would leave one beside every size it retook.
         data_path.unlink(missing_ok=True)
-        t0 = time.monotonic()
         limit = None if self.timeout_s is None else self.timeout_s + 5 * repeats * expected_s
         proc = run_bounded(cmd, limit, capture=("stderr",))
-        wall_s = time.monotonic() - t0
+        wall_s = proc.wall_s
         if proc.returncode != 0 and not proc.timed_out and not data_path.exists():
             first = next((ln for ln in proc.stderr.splitlines() if ln.strip()), "")
             raise ToolMissingError(f"perf record failed ({first.strip()}): {INSTALL_PERF}")
@@ -309,9 +307,8 @@ class PerfSampler:
         without perf record; perf's start-up is timed apart on /bin/true."""
 
         def run(cmd: Sequence[str]) -> tuple[float, float]:
-            t0 = time.monotonic()
             proc = run_bounded(cmd, self.timeout_s, capture=("stdout",))
-            total = time.monotonic() - t0
+            total = proc.wall_s
             try:
                 start_ns, end_ns = (int(v) for v in proc.stdout.split()[-2:])
                 return (end_ns - start_ns) / 1e9, total

@@ -32,7 +32,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -153,9 +152,8 @@ class PySpySampler:
         samples, wall_total, runs, cut = 0, 0.0, 0, False
         while runs < self.max_runs:
             raw = out_dir / f"pyspy-n{size_n}-{runs}.txt"
-            t0 = time.monotonic()
             done = run_bounded([*self._record(rate), "-o", str(raw), "--", *argv], self.timeout_s)
-            wall_total += time.monotonic() - t0
+            wall_total += done.wall_s
             runs += 1
             if raw.exists():
                 for st, w in parse_pyspy_raw(raw.read_text().splitlines()).items():
@@ -181,9 +179,7 @@ class PySpySampler:
 
     def overhead(self, argv: Sequence[str], *, size_n: int) -> Overhead | None:
         def timed(cmd: Sequence[str]) -> float:
-            t0 = time.monotonic()
-            run_bounded(cmd, self.timeout_s)
-            return time.monotonic() - t0
+            return run_bounded(cmd, self.timeout_s).wall_s
 
         with scratch_dir("pyspy") as tmp:
             rec = [*self._record(self.max_rate_hz), "-o", f"{tmp}/o.txt", "--"]

@@ -29,7 +29,7 @@ import numbers
 import re
 import unicodedata
 from collections.abc import Iterable
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from quadscope.errors import SizesError
 from quadscope.textsafe import shorten, visible

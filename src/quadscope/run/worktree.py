@@ -13,8 +13,9 @@ ends, however it ends: an error, Ctrl-C or SIGTERM (`errors.Stopped`).
 build left (`git clean -fdx`), so every commit is built from its own sources.
 `build(tree, command, timeout_s=)` runs `command` through /bin/sh -c inside the
 tree, for at most `timeout_s` (DEFAULT_BUILD_TIMEOUT_S, 600 s, unless given), and
-returns a `Built` (ok, and the last lines of its output to say why not). Git is reached through a `GitRunner` (`measure.provenance`), so tests
-can pass a fake; `long_git` is the real one with a timeout fit for checkouts.
+returns a `Built` (ok, and the last lines of its output to say why not). Git is
+reached through a `GitRunner` (`measure.provenance`), so tests can pass a fake;
+`long_git` is the real one with a timeout fit for checkouts.
 """
 
 from __future__ import annotations
