@@ -14,7 +14,9 @@ caller can fit against another set of classes without touching this module.
 `assert_scales(at_most=)`, the pytest fixture and marker): it accepts every spelling
 quadscope prints or a reader would write ("n²", "n^2", "quadratic", "O(n log n)",
 "nlogn", "√n", "sqrt(n)") and raises `UnknownClassError`, one sentence with examples,
-for anything else. `get` stays exact: it reads stored names.
+for anything else. `get` stays exact: it reads stored names. `names_in(text)` and
+`labels_in(text)` write every class in a free text (the doctor's class cells) by its
+name, for JSON, or by its label, for people.
 
 How to add a class: add one `GrowthClass` to `_BUILTIN`, where its `order`
 puts it (the registry refuses classes out of order: selection prefers the
@@ -276,6 +278,25 @@ class Registry:
         any other text is returned as it is."""
         found = self.get(name)
         return found.labelled(var) if found is not None else name
+
+    def names_in(self, text: str, variables: str = "ni") -> str:
+        """`text` (a table cell: "plain n, libs n²? (k=1.9)", "probe √i") with every class
+        label in it written as the class's name ("n^2", "sqrt i"), for files machines read;
+        `variables` the size variables labels may be written in. `labels_in` undoes it."""
+        return self._swapped(text, variables, to_names=True)
+
+    def labels_in(self, text: str, variables: str = "ni") -> str:
+        """`text` with every class name in it written as its label: `names_in` undone."""
+        return self._swapped(text, variables, to_names=False)
+
+    def _swapped(self, text: str, variables: str, *, to_names: bool) -> str:
+        for growth in self.classes:
+            for var in variables:
+                label, name = growth.labelled(var), growth.named(var)
+                if label != name:
+                    old, new = (label, name) if to_names else (name, label)
+                    text = re.sub(rf"(?<![\w^√]){re.escape(old)}(?![\w^·]|\.\d)", new, text)
+        return text
 
     def with_class(self, extra: GrowthClass) -> Registry:
         """This registry plus `extra`, placed by its order."""

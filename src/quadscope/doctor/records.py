@@ -1,9 +1,15 @@
 """The records the doctor produces: one probe's result, the whole report, what reports draw.
 
 Contract: frozen records that import nothing but the standard library (and
-`doctor.details`, the probes' typed details, which import nothing else), so
+`doctor.details`, the probes' typed details, which import nothing else, and
+`classes`, which imports no numpy until a curve is drawn), so
 `analyse.analysis` and the renderers hold them without importing the probes'
-runner. `ProbeResult.to_dict()` is the blob stored under "doctor" beside each
+runner. A record's class cells (`ProbeResult.cls`, the details' `classes` and
+`class`) hold what a person reads ("n²", "√i"); its dict writes every class by its
+registry name ("n^2", "sqrt i"), as a sweep's JSON does, and reading one back
+(either spelling: files of 0.1.0 and of the versions that wrote labels) gives the
+labels again (`Registry.names_in`, `labels_in`).
+`ProbeResult.to_dict()` is the blob stored under "doctor" beside each
 probe sweep and `DoctorReport.to_dict()` the one beside the summary sweep
 (`doctor_from_dict` reads either, as 0.1.0 wrote them); the report's dict is
 also the file `--json`/`--save` write and `--vs` reads. `ProbeSeries` is one
@@ -14,10 +20,11 @@ neither is stored.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from quadscope.classes import REGISTRY
 from quadscope.doctor.details import (
     OtherDetails,
     ProbeDetails,
@@ -61,20 +68,21 @@ class ProbeResult:
         return {
             "probe": self.probe,
             "measured": self.measured,
-            "class": self.cls,
+            "class": REGISTRY.names_in(self.cls),
             "cost": self.cost,
             "verdict": self.verdict,
             "finding": self.finding,
-            "details": details_dict(self.details, self.ran),
+            "details": _classes_by(REGISTRY.names_in, details_dict(self.details, self.ran)),
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ProbeResult:
-        details, ran = details_from_dict(str(d["probe"]), d.get("details") or {})
+        details, ran = details_from_dict(
+            str(d["probe"]), _classes_by(REGISTRY.labels_in, dict(d.get("details") or {})))
         return cls(
             probe=str(d["probe"]),
             measured=str(d.get("measured", "")),
-            cls=str(d.get("class", "")),
+            cls=REGISTRY.labels_in(str(d.get("class", ""))),
             cost=str(d.get("cost", "")),
             verdict=str(d["verdict"]),
             finding=str(d.get("finding", "")),
@@ -88,6 +96,18 @@ class ProbeResult:
         """A probe that could not run: no class, no cost, `reason` as its finding."""
         return cls(probe, measured, "—", "—", "skipped", reason,
                    OtherDetails() if details is None else details)
+
+
+def _classes_by(spell: Callable[[str], str], details: dict[str, Any]) -> dict[str, Any]:
+    """A details object with its class cells (`classes`: per variant; `class`) spelled by
+    `spell`; every other key as it is."""
+    out = dict(details)
+    if isinstance(out.get("class"), str):
+        out["class"] = spell(out["class"])
+    if isinstance(out.get("classes"), Mapping):
+        out["classes"] = {k: spell(v) if isinstance(v, str) else v
+                          for k, v in out["classes"].items()}
+    return out
 
 
 @dataclass(frozen=True, slots=True)
