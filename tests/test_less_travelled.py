@@ -183,3 +183,40 @@ def test_comparing_an_ab_sweep_says_its_vs_side_is_left_out(tmp_path: Path) -> N
         assert notes[0] == ("sweep ab is an A/B sweep: its main command is compared, its --vs "
                             "command left out")
         assert not any("A/B sweep" in n for n in combined(store, "one", "one").notes)
+
+
+def test_a_folder_output_to_standard_output_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`export --png -` wrote a folder named "-" (and `show`/`compare` too), which the next
+    `history --html -` then could not write into: one sentence now, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "hf.json"
+    src.write_text(json.dumps(_hyperfine([1, 2, 4, 8, 16])))
+    db = str(tmp_path / "r.db")
+    assert main(["import", str(src), "--db", db, "--name", "q"]) == 0
+    capsys.readouterr()
+    for argv in (["export", "q", "--png", "-"], ["show", "q", "--png", "-"],
+                 ["compare", "q", "q", "--png", "-"]):
+        assert main([*argv, "--db", db]) == 2
+        err = capsys.readouterr().err
+        assert err.count("quadscope:") == 1
+        assert "--png writes a folder of files: give a directory, not -" in err
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.slow  # history orders sweeps by git
+def test_history_html_dash_is_standard_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`history --html -` wrote a file named "-"; a bad --html path is refused first."""
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "hf.json"
+    src.write_text(json.dumps(_hyperfine([1, 2, 4, 8, 16])))
+    db = str(tmp_path / "r.db")
+    assert main(["import", str(src), "--db", db, "--name", "q"]) == 0
+    capsys.readouterr()
+    assert main(["history", "q", "--db", db, "--html", "-"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("<!DOCTYPE html>") and not (tmp_path / "-").exists()
+    assert main(["history", "q", "--db", db, "--html", str(src / "h.html")]) == 2
+    assert "--html" in capsys.readouterr().err  # checked before anything is read or swept

@@ -192,6 +192,9 @@ def write_outputs(args: argparse.Namespace, analysis: Analysis) -> None:
     """Every file the output options ask for, each made by its renderer."""
     refuse_two_stdouts(args)  # show, export and compare write without check_outputs first
     for r, path in asked_outputs(args):
+        if r.folder and path == STDOUT:  # `export --png -` made a folder named "-"
+            check_output(r.flag, path, folder=True)
+    for r, path in asked_outputs(args):
         write_output(r, path, analysis, args)
 
 
@@ -229,6 +232,8 @@ def emit(r: type[render.Renderer], path: str, out: bytes | Mapping[str, bytes]) 
                 raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY ({summary}): "
                                  f"{exc.strerror or exc}") from None
     else:
+        if path == STDOUT:
+            raise UsageError(f"{r.flag} writes a folder of files: give a directory, not -")
         if not out:
             raise FitRefusedError(f"{r.flag} {path}: nothing to draw, as no metric could be "
                                   "fitted (every run failed, or too few sizes succeeded); "

@@ -14,8 +14,8 @@ judged from each sweep's own intervals), then
 one sentence per change ("the work grew 3,500× at abc1234567: n log n → n²").
 Without --metric it follows the metric `run` led with
 (`analyse.history.history_metric`: the work where every sweep's meter counted
-it exactly, else the time). `--html FILE` writes the same as a self-contained
-page (`render.history_html`). A name no sweep has is one sentence and exit 5.
+it exactly, else the time). `--html FILE` (`-`: standard output, then alone) writes
+the same as a self-contained page (`render.history_html`). A name no sweep has is one sentence and exit 5.
 `--run A..B [--build CMD]` first sweeps each commit of the range not yet stored
 under NAME with the same meter and sizes in a temporary worktree, as NAME was
 swept (`commands.history_run`, sharing `bisect`'s worktree and sweeping code),
@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quadscope import meters
 from quadscope.commands.commits import add_build_options
-from quadscope.commands.common import add_store_option, open_store
+from quadscope.commands.common import STDOUT, add_store_option, check_output, open_store
 from quadscope.errors import UnknownRunError, UsageError
 from quadscope.metrics import NAMES as METRICS
 from quadscope.notice import notice
@@ -53,7 +54,8 @@ def register(sub: Any) -> None:
                    "the meter counts it exactly, else the time]")
     p.add_argument("--repo", metavar="DIR", default=None,
                    help="the git repository whose commit order to use [the working directory]")
-    p.add_argument("--html", metavar="FILE", default=None, help="also write the history as HTML")
+    p.add_argument("--html", metavar="FILE", default=None,
+                   help="also write the history as HTML (-: to standard output, instead)")
     run_group = p.add_argument_group(
         "sweeping commits (--run)", "sweep the commits of a range not yet stored under NAME "
         "with this meter and these sizes in a temporary git worktree, as NAME's newest sweep "
@@ -137,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
 
     args = options_before_command(args, [args.name])
     _check_run_options(args)
+    if args.html and args.html != STDOUT:  # before `--run` sweeps for minutes
+        check_output("--html", args.html)
     repo = Path(args.repo) if args.repo else Path.cwd()
     if args.repo and not repo.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")
@@ -145,6 +149,12 @@ def run(args: argparse.Namespace) -> int:
 
         repo = sweep_range(args).repo
     history = load_history(open_store(args, readonly=True), args.name, args.metric, repo)
+    if args.html == STDOUT:  # `--html -` wrote a file named "-"; the page is stdout's alone
+        from quadscope.render.history_html import history_html
+
+        sys.stdout.buffer.write(history_html(history))
+        sys.stdout.flush()
+        return 0
     console = Console(highlight=False)
     console.print(history_table(history, console.width))
     from quadscope.analyse.history import change_sentences
