@@ -220,3 +220,27 @@ def test_history_html_dash_is_standard_output(tmp_path: Path, monkeypatch: pytes
     assert out.startswith("<!DOCTYPE html>") and not (tmp_path / "-").exists()
     assert main(["history", "q", "--db", db, "--html", str(src / "h.html")]) == 2
     assert "--html" in capsys.readouterr().err  # checked before anything is read or swept
+
+
+@pytest.mark.parametrize("option", ["--csv", "--json", "--html", "--markdown"])
+def test_an_output_that_is_the_store_itself_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        option: str) -> None:
+    """`export NAME --csv results.db` overwrote the store with CSV: every sweep lost. The
+    store, however its path is spelled, and SQLite's files beside it are refused, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "hf.json"
+    src.write_text(json.dumps(_hyperfine([1, 2, 4, 8, 16])))
+    db = tmp_path / "r.db"
+    assert main(["import", str(src), "--db", str(db), "--name", "q"]) == 0
+    before = db.read_bytes()
+    capsys.readouterr()
+    for target in (str(db), "r.db", f"{tmp_path}/../{tmp_path.name}/r.db", f"{db}-wal"):
+        assert main(["export", "q", "--db", str(db), option, target]) == 2
+        err = capsys.readouterr().err
+        assert err.count("quadscope:") == 1 and "results database" in err
+    assert db.read_bytes() == before and not (tmp_path / "r.db-wal").exists()
+    assert main(["doctor", "--db", str(db), "--save", "r.db", "--only", "clock"]) == 2
+    assert main(["import", str(src), "--db", str(db), option, str(db)]) == 2
+    assert db.read_bytes() == before
+    assert main(["export", "q", "--db", str(db), option, str(tmp_path / "out")]) == 0

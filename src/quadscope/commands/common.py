@@ -110,8 +110,14 @@ def add_view_options(p: Any) -> None:
 
 
 def asked_outputs(args: argparse.Namespace) -> list[tuple[type[render.Renderer], str]]:
-    """(renderer, path) for every output option given, in the order they are written."""
-    return [(r, path) for r in render.file_renderers() if (path := getattr(args, r.name, None))]
+    """(renderer, path) for every output option given, in the order they are written;
+    OutputError when one names the store itself (`refuse_the_store`): every command that
+    writes an output asks here first."""
+    asked = [(r, path) for r in render.file_renderers() if (path := getattr(args, r.name, None))]
+    for r, path in asked:
+        if not r.folder:
+            refuse_the_store(args, r.flag, path)
+    return asked
 
 
 def outputs_hint() -> str:
@@ -128,6 +134,39 @@ def check_outputs(args: argparse.Namespace) -> None:
     refuse_two_stdouts(args)
     for r, path in asked_outputs(args):
         check_output(r.flag, path, folder=r.folder)
+
+
+# The files SQLite keeps beside a store while it writes.
+_STORE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def refuse_the_store(args: argparse.Namespace, flag: str, path: str) -> None:
+    """OutputError when output `path` is the store `--db` names, or a file SQLite keeps
+    beside it: `export NAME --csv results.db` overwrote the store with CSV, every sweep
+    in it lost."""
+    from quadscope.store import as_location, is_url
+
+    if path == STDOUT:
+        return
+    try:
+        location = as_location(getattr(args, "db", None))
+    except QuadscopeError:
+        return  # a --db that is no store: opening it says so
+    if is_url(location):
+        return
+    for side in _STORE_SIDE_FILES:
+        if _same_file(Path(f"{location}{side}"), Path(path)):
+            what = "a file SQLite keeps beside the" if side else "the"
+            raise OutputError(f"{flag} {path} is {what} results database (--db {location}); "
+                              "writing there would destroy every stored sweep: name another "
+                              "file")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one is missing: the same path, written two ways
+        return os.path.abspath(a) == os.path.abspath(b)
 
 
 def check_output(flag: str, path: str, *, folder: bool = False) -> None:

@@ -36,6 +36,7 @@ from quadscope.commands.common import (
     open_store,
     print_analysis,
     probe_series,
+    refuse_the_store,
     write_output,
     write_outputs,
 )
@@ -209,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(args)
     if args.save:
         check_output("--save", args.save)
+        refuse_the_store(args, "--save", args.save)
     machine = machine_info().to_dict()
     with open_store(args) as store:
         report = run_doctor(

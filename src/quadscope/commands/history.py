@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 from quadscope import meters
 from quadscope.commands.commits import add_build_options
-from quadscope.commands.common import STDOUT, add_store_option, check_output, open_store
+from quadscope.commands.common import (
+    STDOUT,
+    add_store_option,
+    check_output,
+    open_store,
+    refuse_the_store,
+)
 from quadscope.errors import UnknownRunError, UsageError
 from quadscope.metrics import NAMES as METRICS
 from quadscope.notice import notice
@@ -141,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     _check_run_options(args)
     if args.html and args.html != STDOUT:  # before `--run` sweeps for minutes
         check_output("--html", args.html)
+        refuse_the_store(args, "--html", args.html)
     repo = Path(args.repo) if args.repo else Path.cwd()
     if args.repo and not repo.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")
