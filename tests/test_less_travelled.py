@@ -244,3 +244,27 @@ def test_an_output_that_is_the_store_itself_is_refused(
     assert main(["import", str(src), "--db", str(db), option, str(db)]) == 2
     assert db.read_bytes() == before
     assert main(["export", "q", "--db", str(db), option, str(tmp_path / "out")]) == 0
+
+
+def test_a_stopped_command_says_what_it_kept_by_what_it_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A SIGTERMed `import` said "every finished run is stored" of a file it had stored
+    nothing of; a reader (`list`) has nothing to keep."""
+    from quadscope import jsonfile
+    from quadscope.errors import Stopped
+
+    def stopped(*_a: object, **_k: object) -> None:
+        raise Stopped(15)
+
+    monkeypatch.setattr(jsonfile, "read_json", stopped)
+    monkeypatch.setattr("quadscope.commands.imports.read_json", stopped)
+    src = tmp_path / "hf.json"
+    src.write_text(json.dumps(_hyperfine([1, 2, 4, 8])))
+    assert main(["import", str(src), "--db", str(tmp_path / "r.db")]) == 143
+    assert capsys.readouterr().err == (
+        "quadscope: stopped by SIGTERM; each sweep is stored whole or not at all: `quadscope "
+        "list` shows those that were.\n")
+    monkeypatch.setattr("quadscope.commands.stored.open_store", stopped)
+    assert main(["list", "--db", str(tmp_path / "r.db")]) == 143
+    assert capsys.readouterr().err == "quadscope: stopped by SIGTERM.\n"

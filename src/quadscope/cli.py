@@ -292,10 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(str(exc))
         return exc.exit_code
     except Stopped as exc:
-        _say(f"stopped by {signal.Signals(exc.signum).name}; every finished run is stored.")
+        _say(f"stopped by {signal.Signals(exc.signum).name}{_kept(args.command)}")
         return exc.exit_code
     except KeyboardInterrupt:
-        _say("interrupted; every finished run is stored.")
+        _say(f"interrupted{_kept(args.command)}")
         return 130
     except BrokenPipeError:
         return 0
@@ -315,6 +315,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"internal error ({type(exc).__name__}: {str(exc)[:200]}); this is a "
              f"bug in quadscope: {where}; please attach it to an issue")
         return CRASH_EXIT
+
+
+# What a stopped command kept, by what it does: one that measures stores each run as it
+# ends; `import` stores each sweep in one transaction. A stopped `import` once said
+# "every finished run is stored" of a file it had not stored a sweep of.
+_KEPT = {"run": "; every finished run is stored.", "demo": "; every finished run is stored.",
+         "profile": "; every finished run is stored.", "doctor": "; every finished run is stored.",
+         "bisect": "; every finished run is stored.", "history": "; every finished run is stored.",
+         "import": "; each sweep is stored whole or not at all: `quadscope list` shows those "
+                   "that were."}
+
+
+def _kept(command: str | None) -> str:
+    """The end of the sentence for a stopped `command`: what it kept, or "."."""
+    return _KEPT.get(command or "", ".")
 
 
 def _close_readers() -> None:
