@@ -268,3 +268,20 @@ def test_a_stopped_command_says_what_it_kept_by_what_it_does(
     monkeypatch.setattr("quadscope.commands.stored.open_store", stopped)
     assert main(["list", "--db", str(tmp_path / "r.db")]) == 143
     assert capsys.readouterr().err == "quadscope: stopped by SIGTERM.\n"
+
+
+def test_compare_with_another_tools_json_says_what_reads_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`compare NAME doctor.json` (or a hyperfine file) said "(KeyError: 'sweep')"."""
+    src = tmp_path / "hf.json"
+    src.write_text(json.dumps(_hyperfine([1, 2, 4, 8, 16])))
+    doctor = tmp_path / "doctor.json"
+    doctor.write_text(json.dumps({"kind": "doctor", "probes": []}))
+    db = str(tmp_path / "r.db")
+    assert main(["import", str(src), "--db", db, "--name", "q"]) == 0
+    capsys.readouterr()
+    for path, said in ((doctor, "is a doctor report (`quadscope doctor --vs FILE` compares"),
+                       (src, "is hyperfine output (`quadscope import FILE` stores it")):
+        assert main(["compare", "q", str(path), "--db", db]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert said in err and "KeyError" not in err

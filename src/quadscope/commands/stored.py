@@ -323,6 +323,11 @@ def _load_export(ref: str) -> tuple[Sweep, list[Run]]:
     if isinstance(data, dict) and data.get("format") == "quadscope.multi/1":
         raise UsageError(f"{visible(ref)} is a sweep over several sizes exported as its "
                          "verdict, without its runs: compare the stored sweeps by id or name")
+    if isinstance(data, dict) and "sweep" not in data:  # once "(KeyError: 'sweep')"
+        other = _other_tool(data)
+        if other:
+            raise UsageError(f"{visible(ref)} is {other}, not a sweep `quadscope export --json` "
+                             "wrote")
     try:
         if not isinstance(data, dict):
             raise TypeError(f"the top level is a {type(data).__name__}, not an object")
@@ -339,6 +344,17 @@ def _load_export(ref: str) -> tuple[Sweep, list[Run]]:
         raise UsageError(f"{ref} is not a quadscope JSON export ({type(exc).__name__}: "
                          f"{exc})") from None
     return sweep, runs
+
+
+def _other_tool(data: dict[str, Any]) -> str:
+    """What a JSON object compare cannot read is, with what reads it, or ""."""
+    if data.get("kind") == "doctor":
+        return "a doctor report (`quadscope doctor --vs FILE` compares those)"
+    if isinstance(data.get("results"), list):
+        return "hyperfine output (`quadscope import FILE` stores it as a sweep to compare)"
+    if isinstance(data.get("benchmarks"), list):
+        return "pytest-benchmark output (`quadscope import FILE` stores it as sweeps to compare)"
+    return ""
 
 
 def check_types(sweep: Sweep, runs: list[Run]) -> None:
