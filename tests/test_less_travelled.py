@@ -197,11 +197,11 @@ def test_a_folder_output_to_standard_output_is_refused(
     assert main(["import", str(src), "--db", db, "--name", "q"]) == 0
     capsys.readouterr()
     for argv in (["export", "q", "--png", "-"], ["show", "q", "--png", "-"],
-                 ["compare", "q", "q", "--png", "-"]):
+                 ["compare", "q", "q", "--png", "-"], ["profile", "q", "--out", "-"]):
         assert main([*argv, "--db", db]) == 2
         err = capsys.readouterr().err
         assert err.count("quadscope:") == 1
-        assert "--png writes a folder of files: give a directory, not -" in err
+        assert f"{argv[-2]} writes a folder of files" in err and "give a directory, not -" in err
     assert not (tmp_path / "-").exists()
 
 

@@ -115,6 +115,9 @@ def _out_dir(args: argparse.Namespace, sweep: Sweep) -> Path:
 
     given = getattr(args, "profile_out", None)
     if given:
+        if given == "-":  # once a folder named "-": every other output's `-` is stdout
+            raise UsageError("--out writes a folder of files (folded stacks, the flame graph): "
+                             "give a directory, not -")
         if Path(given).exists() and not Path(given).is_dir():  # refused before any sampling
             raise UsageError(f"--out {visible(given)} is a file; name a directory for the "
                              "folded stacks and the flame graph")
