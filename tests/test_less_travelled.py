@@ -285,3 +285,29 @@ def test_compare_with_another_tools_json_says_what_reads_it(
         assert main(["compare", "q", str(path), "--db", db]) == 2
         err = " ".join(capsys.readouterr().err.split())
         assert said in err and "KeyError" not in err
+
+
+def test_digits_of_other_scripts_are_no_sweep_id_and_no_width(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`show １` showed sweep 1 and `show ²` was exit 70 (isdigit() is true of both, int()
+    reads the first); COLUMNS=² ended every command with exit 70 (rich reads it so)."""
+    src = tmp_path / "hf.json"
+    src.write_text(json.dumps(_hyperfine([1, 2, 4, 8, 16])))
+    db = str(tmp_path / "r.db")
+    assert main(["import", str(src), "--db", db, "--name", "q"]) == 0
+    capsys.readouterr()
+    for ref in ("\uff11", "\u00b2", "\u0661"):
+        assert main(["show", ref, "--db", db, "--quiet"]) == 5
+        assert "no stored sweep with id or name" in capsys.readouterr().err
+    monkeypatch.setenv("COLUMNS", "\u00b2")
+    assert main(["list", "--db", db]) == 0
+    assert main(["show", "1", "--db", db, "--quiet"]) == 0
+
+
+def test_a_fleet_port_in_other_digits_is_one_sentence() -> None:
+    from quadscope.errors import UsageError
+    from quadscope.fleet.cluster import host_port
+
+    with pytest.raises(UsageError, match="the port must be a number"):
+        host_port("head:\u00b2")

@@ -266,6 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(f"{arg}: an option's value cannot be `--`")
             return 2
     _stderr_somewhere()
+    _ignore_odd_sizes()
     if sys.stdout is None:  # started with standard output closed (`quadscope run ... >&-`)
         _say("standard output is closed, so there is nowhere to print; redirect it to a "
              "file or to /dev/null (`>/dev/null`) instead of closing it")
@@ -359,6 +360,15 @@ def _stderr_somewhere() -> None:
         os.close(fd)
     if sys.stderr is None:
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 (for good)
+
+
+def _ignore_odd_sizes() -> None:
+    """COLUMNS or LINES that are not ASCII digits are left out, as if unset: rich reads
+    any `str.isdigit()` text with int(), so `COLUMNS=²` ended every command with exit 70."""
+    for name in ("COLUMNS", "LINES"):
+        value = os.environ.get(name)
+        if value is not None and not (value.isascii() and value.isdigit()):
+            del os.environ[name]
 
 
 def _writable(fd: int) -> bool:

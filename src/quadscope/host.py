@@ -91,7 +91,7 @@ class Host:
 
 def _is_int_text(text: str) -> bool:
     """Whether int(text) reads back as `text` (so the round trip keeps it)."""
-    return text.isdigit() and str(int(text)) == text
+    return text.isascii() and text.isdigit() and str(int(text)) == text  # "²" is a digit
 
 
 _NAMES: tuple[str, ...] = tuple(f.name for f in fields(Host) if f.name != "extra")

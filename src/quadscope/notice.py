@@ -38,7 +38,7 @@ _KEEP = "\u00a0"
 def stderr_width(stream: TextIO | None = None) -> int:
     """The columns a notice may use (see the module docstring)."""
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
+    if columns.isascii() and columns.isdigit() and int(columns) > 0:  # COLUMNS=² was exit 70
         return max(MIN_WIDTH, int(columns))
     stream = stream or sys.stderr
     try:

@@ -93,7 +93,7 @@ def host_port(address: str) -> tuple[str, int]:
     host, colon, port = text.rpartition(":")
     if not colon:
         return text, DEFAULT_GCS_PORT
-    if not port.isdigit() or not 0 < int(port) < 65536:
+    if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise UsageError(f"--fleet {address!r}: the port must be a number, e.g. head-node:6379")
     return host.strip("[]"), int(port)
 

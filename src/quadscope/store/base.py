@@ -212,7 +212,9 @@ def find_sweep(fetchone: Callable[[str, tuple[Any, ...]], tuple[Any, ...] | None
             )
         return row_to_sweep(row)
     row = None
-    if text.isdigit() and int(text) < 2**63:  # ids are 64-bit integers on both back ends
+    # ids are 64-bit integers on both back ends, written in ASCII digits: "１" read as 1,
+    # and "²" (a digit to isdigit, not to int) was exit 70
+    if text.isascii() and text.isdigit() and int(text) < 2**63:
         row = fetchone(f"{SWEEP_SELECT} WHERE id = ?", (int(text),))
     if row is None:  # a name, or digits that name a sweep rather than number one
         row = fetchone(f"{SWEEP_SELECT} WHERE name = ? ORDER BY id DESC LIMIT 1", (text,))
