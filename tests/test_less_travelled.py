@@ -311,3 +311,20 @@ def test_a_fleet_port_in_other_digits_is_one_sentence() -> None:
 
     with pytest.raises(UsageError, match="the port must be a number"):
         host_port("head:\u00b2")
+
+
+def test_history_of_a_name_only_the_doctor_or_no_run_has_says_so() -> None:
+    """`history doctor` said "no stored sweep is named 'doctor'" beside `list` showing one."""
+    from quadscope.commands.history import _none_to_follow
+    from quadscope.model import Sweep
+
+    def sweep(i: int, kind: str) -> Sweep:
+        return Sweep(id=i, name="doctor", mode="sizes", command=("x",), kind=kind)
+
+    assert _none_to_follow("doctor", [sweep(8, "doctor")]) == (
+        "sweep 8 named 'doctor' is a doctor sweep, with no history to follow: `history` "
+        "follows the sweeps `quadscope run --name` stores")
+    assert _none_to_follow("doctor", [sweep(1, "sweep"), sweep(2, "profile")]).startswith(
+        "the 2 sweeps named 'doctor' are profile sweeps,")
+    assert _none_to_follow("nope", []) == (
+        "no stored sweep is named 'nope'; `quadscope list` shows them")

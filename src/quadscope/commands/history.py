@@ -45,7 +45,10 @@ from quadscope.notice import notice
 from quadscope.textsafe import visible
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from quadscope.analyse.history import History
+    from quadscope.model import Sweep
 
 
 def register(sub: Any) -> None:
@@ -99,6 +102,21 @@ def _check_run_options(args: argparse.Namespace) -> None:
                          "add --run, or drop them")
 
 
+def _none_to_follow(name: str, named: Sequence[Sweep]) -> str:
+    """Why no sweep called `name` has a history: none is named so, or those that are hold
+    no runs or are the doctor's or a profile's (`history doctor` said "no stored sweep is
+    named 'doctor'" beside `list` showing one)."""
+    if not named:
+        return f"no stored sweep is named {name!r}; `quadscope list` shows them"
+    one = len(named) == 1
+    kinds = " and ".join(sorted({s.kind for s in named if s.kind != "sweep"}))
+    what = f"{kinds} sweep" if kinds else "sweep with no run stored"
+    subject = f"sweep {named[0].id}" if one else f"the {len(named)} sweeps"
+    return (f"{subject} named {name!r} {'is a' if one else 'are'} {what}{'' if one else 's'}, "
+            "with no history to follow: `history` follows the sweeps `quadscope run --name` "
+            "stores")
+
+
 def load_history(store: Any, name: str, metric: str | None, repo: Path) -> History:
     """The History of every sweep named `name` in `store`, in `repo`'s commit order, of
     `metric` (None: the one `run` led with, `history_metric`)."""
@@ -113,10 +131,10 @@ def load_history(store: Any, name: str, metric: str | None, repo: Path) -> Histo
     )
     from quadscope.measure.provenance import commit_order, commit_subjects
 
-    sweeps = [s for s, count in store.list_sweeps()
-              if s.name == name and s.kind == "sweep" and count]
+    listed = [(s, count) for s, count in store.list_sweeps() if s.name == name]
+    sweeps = [s for s, count in listed if s.kind == "sweep" and count]
     if not sweeps:
-        raise UnknownRunError(f"no stored sweep is named {name!r}; `quadscope list` shows them")
+        raise UnknownRunError(_none_to_follow(name, [s for s, _ in listed]))
     runs = {s.id: store.runs(s.id) for s in sweeps}
     sizes = [sorted({r.size_n for r in runs[s.id]
                      if r.variant == "A" and not r.warmup and r.measurement.ok}) for s in sweeps]
