@@ -326,3 +326,19 @@ def test_a_time_the_caches_may_account_for_is_left_open_and_counted() -> None:
     no_caches = new_sweep(spec, clock=FakeClock(0.0), counters="", counters_note="",
                           host=replace(CACHES, l2_bytes=None, llc_bytes=None))
     assert counting.open_reason(replace(no_caches, id=1), runs) == ""
+
+
+def test_the_default_report_says_why_counting_did_not_class_the_work(store: Store) -> None:
+    """A count `auto` began and could not finish within the sweep's own time: the default
+    report (not only -v) says so, with what was counted and what it cost, beside advice
+    that names the meter."""
+    from quadscope.render.terminal import TerminalRenderer
+
+    sweep, runs, counter = _sweep(store, _timed(lambda n: 1e-9 * n * n + 0.01, 0.6),
+                                  _counted(lambda n: 3 * n * n, 6.0))
+    assert sweep.meter == "auto" and 1 <= len(counter.calls) < 3, counter.calls
+    assert re.search(r"; [12] counted in", sweep.counters_note), sweep.counters_note
+    text = TerminalRenderer(width=200).render(analyse(sweep, runs)).decode()
+    assert re.search(r"did not fit in the sweep's own time; [12] counted in", text), text
+    verbose = TerminalRenderer(width=200, verbose=True).render(analyse(sweep, runs)).decode()
+    assert verbose.count("did not fit in the sweep's own time") == 1  # said once

@@ -29,6 +29,9 @@ from quadscope.classes import Registry
 from quadscope.model import Doubt, DoubtValue, Run, Sweep
 from quadscope.units import fmt_bytes, fmt_seconds
 
+# How the note of a count that was refused ends (`run.counting.Counting.refused`).
+REFUSED_TAIL = "; time alone decides"
+
 
 def fmt_n(n: float) -> str:
     """A size as people read it in a sentence: 4096, 1.05e+07."""
@@ -507,6 +510,19 @@ def counting_note(sweep: Sweep, runs: Sequence[Run], metric: str | None) -> str:
     measured = [r for r in runs if not r.warmup and r.measurement.ok]
     counted = sum(r.value(metric) is not None for r in measured)
     return sweep.counters_note if 0 < counted < len(measured) else ""
+
+
+def uncounted_note(sweep: Sweep, runs: Sequence[Run], metric: str | None,
+                   counted_metric: str | None) -> str:
+    """The sweep's note on counting where `--meter auto` tried to count the work and could
+    not class it (`counted_metric`, the metric its exact meter counts, holds values in some
+    runs, yet no work metric was fitted) or was refused: the default report then says why
+    the advice names the meter, not only `-v`. "" otherwise."""
+    if metric or not sweep.counters_note or counted_metric is None:
+        return ""
+    tried = any(r.value(counted_metric) is not None for r in runs
+                if not r.warmup and r.measurement.ok)
+    return sweep.counters_note if tried or sweep.counters_note.endswith(REFUSED_TAIL) else ""
 
 
 def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> str:

@@ -47,7 +47,7 @@ from quadscope.analyse.headline import (
     work_note,
 )
 from quadscope.analyse.launches import counted_text
-from quadscope.analyse.text import counting_note
+from quadscope.analyse.text import counting_note, uncounted_note
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.meters import REGISTRY as METERS
@@ -412,6 +412,8 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
         yield _line(fit_words(launches, width), "dim")  # which launches were counted in place
     if counted := counting_note(analysis.sweep, analysis.runs, analysis.work_metric):
         yield _line(fit_words(visible(counted), width), "dim")  # why, where, what it cost
+    elif tried := _tried(analysis):
+        yield _line(fit_words(visible(tried), width), "dim")  # why the advice names the meter
     yield _sweep_line(analysis, width)
     word = analysis.size_word
     if verbose:
@@ -462,10 +464,19 @@ def _para(text: str, width: int, style: str = "") -> Text:
     return _line(fit_words(text, width), style)
 
 
+def _tried(analysis: Analysis) -> str:
+    """The note of a count `--meter auto` tried and could not class the work with."""
+    meter = METERS.find(analysis.sweep.meter)
+    exact = METERS.find(meter.counts_with) if meter is not None and meter.counts_with else None
+    return uncounted_note(analysis.sweep, analysis.runs, analysis.work_metric,
+                          None if exact is None else exact.agrees_on)
+
+
 def _verbose(analysis: Analysis, width: int, sizes: bool = False, metric: str | None = None
              ) -> Iterable[RenderableType]:
     sw = analysis.sweep
-    if sw.counters_note and not counting_note(sw, analysis.runs, analysis.work_metric):
+    if sw.counters_note and not counting_note(sw, analysis.runs, analysis.work_metric) \
+            and not _tried(analysis):
         yield _para(f"counters: {visible(sw.counters_note)}", width, "dim")  # not said twice
     if cleanup := sw.host.run_cleanup:  # measure/resident.py: what no-orphans used
         how = {"cgroup": "every process it started (a cgroup per launcher)",

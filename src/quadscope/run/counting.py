@@ -85,7 +85,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from quadscope.analyse.text import work_counted
+from quadscope.analyse.text import REFUSED_TAIL, counting_cost, work_counted
 from quadscope.errors import ProgramError
 from quadscope.meters.base import Cost, Measuring
 from quadscope.model import Run, Sweep
@@ -509,7 +509,7 @@ class Counting:
     @staticmethod
     def refused(sweep: Sweep, refusal: Refused) -> Sweep:
         """The sweep when counting was refused: still timed, its note saying why."""
-        return dataclasses.replace(sweep, counters_note=f"{refusal.why}; time alone decides")
+        return dataclasses.replace(sweep, counters_note=f"{refusal.why}{REFUSED_TAIL}")
 
     def mark(self, sweep: Sweep, runs: Sequence[Run], plan: CountPlan | PointCountPlan,
              measuring: Measuring, spent_s: tuple[float, float] = (0.0, 0.0)) -> Sweep:
@@ -528,9 +528,11 @@ class Counting:
                 counters_note=work_counted(plan.reason, measuring.counters,
                                            f"{min(len(s) for s in counted.values())} sizes",
                                            spent_s))
+        least = min(len(s) for s in counted.values())
+        done = f"; {least} counted in {counting_cost(spent_s)}" if least else ""
         return dataclasses.replace(sweep, counters_note=(
             f"{plan.reason}, and counting the work ({measuring.counters}) "
-            f"at {MIN_COUNTED} sizes did not fit in the sweep's own time: "
+            f"at {MIN_COUNTED} sizes did not fit in the sweep's own time{done}: "
             f"`--meter {self.meter}` counts it whatever it costs"))
 
     def _mark_points(self, sweep: Sweep, runs: Sequence[Run], plan: CountPlan | PointCountPlan,
