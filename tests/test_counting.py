@@ -342,3 +342,72 @@ def test_the_default_report_says_why_counting_did_not_class_the_work(store: Stor
     assert re.search(r"did not fit in the sweep's own time; [12] counted in", text), text
     verbose = TerminalRenderer(width=200, verbose=True).render(analyse(sweep, runs)).decode()
     assert verbose.count("did not fit in the sweep's own time") == 1  # said once
+
+
+def _drive(timed_s: Callable[[int], float], count_s: Callable[[int], float],
+           work: Callable[[int], int], budget_s: float = counting.FLOOR_S) -> list[int]:
+    """The sizes a `Counting.plan`-built CountPlan counts, each job's count costing
+    `count_s(n)` of a `budget_s` budget, as the runner reports it (no clock, no runner)."""
+    history = [Run(sweep_id=1, seq=i, variant="A", size_n=n, repeat=r, warmup=False,
+                   started_at=0.0, measurement=measurement(timed_s(n)))
+               for i, (n, r) in enumerate((n, r) for n in SIZES for r in range(3))]
+    timed = {n: timed_s(n) for n in SIZES}
+    jobs = [counting.PlannedRun("A", n, 3) for n in counting.count_order(SIZES, timed)]
+    plan = counting.CountPlan(jobs, metric="instructions", cost=Cost(slowdown=30.0, startup_s=0.3),
+                              timeout_s=None)
+    remaining, counted = budget_s, []
+    while (batch := plan.next_batch(history, remaining)) is not None:
+        (scheduled,) = batch
+        n = scheduled.run.size_n
+        assert count_s(n) <= remaining, (n, remaining)  # never started beyond the budget
+        remaining -= count_s(n)
+        counted.append(n)
+        history.append(Run(sweep_id=1, seq=len(history), variant="A", size_n=n, repeat=3,
+                           warmup=False, started_at=0.0, measurement=Measurement(
+                               {**measurement(count_s(n)).values, "instructions": work(n)},
+                               exit_code=0)))
+    return counted
+
+
+def test_a_start_up_that_dominates_the_counts_leaves_room_for_four_sizes() -> None:
+    """A Python under Valgrind: every count costs a 3 s start-up plus 0.1 ms a unit of n, and
+    the 15 s floor buys four. Counting the three largest cheap sizes first (4000, 8000,
+    16000: 11.8 s) would leave too little for a fourth; the plan keeps enough for four at
+    the cheapest count's price, so it counts below them before the dearest."""
+    counted = _drive(lambda n: 0.02 + 1e-6 * n, lambda n: 3.0 + 1e-4 * n,
+                     lambda n: 140_000_000 + 1000 * n)
+    assert len(counted) >= counting.SETTLE_SIZES, counted
+    assert max(counted) >= counting.SETTLE_SPAN * min(counted)
+    assert sum(3.0 + 1e-4 * n for n in counted) <= counting.FLOOR_S
+
+
+def test_a_larger_size_is_priced_by_what_its_work_adds_to_the_start_up() -> None:
+    """Counts of 3.6 s that barely grow: the plain run at 32000 is twice as long as at 4000
+    (its 20 ms start-up is half of it), but the count adds only the meter's slowdown times
+    the 32 ms of work, so the four counts reach the largest size (scaled by the plain runs'
+    ratio it looked twice as dear, and the plan stepped down instead)."""
+    counted = _drive(lambda n: 0.02 + 1e-6 * n, lambda n: 3.6 + 1e-6 * n,
+                     lambda n: 140_000_000 + 1000 * n)
+    assert counted == [4000, 8000, 16000, 32000]
+
+
+def test_a_budget_too_small_for_four_counts_still_buys_three() -> None:
+    """Counts of 4.5 s each against the 15 s floor: four cannot be afforded at any size, so
+    the plan counts what fits as before (three sizes class the work as a bracket)."""
+    counted = _drive(lambda n: 0.02 + 1e-6 * n, lambda n: 4.5 + 1e-6 * n,
+                     lambda n: 140_000_000 + 1000 * n)
+    assert len(counted) == 3 and counted[0] == 4000, counted
+
+
+def test_no_halving_whose_count_would_hide_in_the_jitter() -> None:
+    """Counting at the timed sizes grows too dear after 1000 and 2000, so the plan would halve
+    below them; it does where the counts' increment predicts a step far above an exact count's
+    jitter (3n² beside a 140M start-up: 2.25M instructions to 500, 160 σ), and not where the
+    step would be 10 instructions a unit of n (2.5k at 500: under 1 σ, a fit of bookkeeping)."""
+    def dear(n: int) -> float:
+        return 3.5 + 1e-3 * n
+
+    def timed(n: int) -> float:
+        return 1e-5 * n
+    assert _drive(timed, dear, lambda n: 140_000_000 + 3 * n * n) == [1000, 2000, 500]
+    assert _drive(timed, dear, lambda n: 140_000_000 + 10 * n) == [1000, 2000]

@@ -29,9 +29,22 @@ median wall/CPU ratio of the timed runs, at most MAX_CONTENTION): with the cores
 shared three ways each Valgrind start takes three times as long, and a floor in
 seconds of the clock would then buy one count of a Python, never three. Before each job
 the plan prices it from the last counted job's cost (the budget the runner
-reports before and after it), scaled by how much longer the plain timed run
-is at the next size; the first job is priced by the exact meter's `Cost`
-model. Where the executor counts a whole batch under one start (a Python
+reports before and after it) plus the meter's slowdown times how much longer the
+plain timed run is at the next size (`_price`; the slowdown raised to what two
+counts showed, and never above the last cost scaled by the plain runs' ratio):
+Valgrind's start of a Python costs seconds whatever n, so scaling the whole
+cost by the plain runs' ratio overpriced every larger size. The first job is
+priced by the exact meter's `Cost` model.
+A job is handed out first only if what it costs leaves enough to count every
+variant at SETTLE_SIZES sizes at the cheapest count's price (`_reserving`: where
+a start-up dominates, three counts at the largest cheap sizes could spend what
+four smaller ones cost, and three exact counts only bracket the class); when no
+job, and no halving below the counted sizes, keeps four affordable, the plan
+counts what fits, as many as three. No count is placed below the counted sizes
+where its increment over the smallest count, predicted as if the work grew as
+n² (`_far_from_jitter`), would be under `exactfit.MIN_SHARE` of the count, 50 σ
+of an exact count's jitter: a step that small fits the bookkeeping, not the
+program. Where the executor counts a whole batch under one start (a Python
 function: `exact.InstructionMeter.counts_many`), every size goes in one batch.
 If those counts do not settle the work, up to `EXTEND` doublings above the
 largest size follow in one more batch (each also a real timed run, so the
@@ -102,6 +115,13 @@ FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgri
 MAX_CONTENTION = 4.0  # the most the floor stretches on a machine busy with other work
 GROWTH_CAP = 16.0  # a count may cost this many times the last one (n⁴ over a doubling)
 EXACT_EXTEND = 40  # an exact meter's adaptive sweep: doublings until settled or out of budget
+# A count below the counted sizes must differ from the smallest by `exactfit.MIN_SHARE` of
+# the count (50 σ of an exact count's JITTER: a term that small is not settled on anyway),
+# its increment predicted as if the work grew as n^STEP_K (faster than most programs, so
+# the prediction errs small): a CPython loop of 30 instructions a step beside a 140M
+# start-up is not halved below n ≈ 50k. The bookkeeping moves a count by parts in 10⁵, and
+# counts that differ by little more than that fit the bookkeeping.
+STEP_K = 2.0
 
 
 def _measured(runs: Sequence[Run], variant: str, startup_n: int | None = None) -> list[Run]:
@@ -279,10 +299,74 @@ class CountPlan:
                 todo = todo[:1]  # a single size may still fit
             return tuple(Scheduled(j, self.timeout_s) for j in todo)
         self._note_cost(remaining_s)
+        if remaining_s is not None:  # first the jobs that leave SETTLE_SIZES counts affordable
+            kept = self._reserving(history, todo, remaining_s)
+            if kept is not None:
+                return kept
         for job in todo:  # the first that fits what is left: later ones cost more
             if remaining_s is None or self._price(history, job, remaining_s) <= remaining_s:
                 return self._hand_out(job, remaining_s)
         return self._halving(history, remaining_s)
+
+    def _reserving(self, history: Sequence[Run], todo: Sequence[PlannedRun],
+                   remaining_s: float) -> Batch | None:
+        """The first job (in `count_order`, then a halving) whose price leaves enough to count
+        every variant at SETTLE_SIZES sizes at the cheapest price (`_reserve_s`); None when
+        none does, and the plan then counts what fits as before (three sizes still class
+        the work as a bracket). Where a start-up dominates the count (a Python under
+        Valgrind: ~140M instructions and seconds before the first line) every count costs
+        about the start-up, so three at the largest cheap sizes may spend what four at
+        smaller ones would have cost: a count needs a span of sizes, not a large n."""
+        for job in todo:
+            price = self._price(history, job, remaining_s)
+            low = self._low_price(history, job.variant)
+            if price + self._reserve_s(history, job.variant, low) <= remaining_s \
+                    and self._far_from_jitter(history, job):
+                return self._hand_out(job, remaining_s)
+        halving = self._halved(history)
+        if halving is None or len(self._points(history, halving.variant)) < 2:
+            return None  # below the counted sizes only with an increment to judge it by
+        low = self._low_price(history, halving.variant)
+        if low + self._reserve_s(history, halving.variant, low) > remaining_s:
+            return None
+        return self._hand_out(halving, remaining_s)
+
+    def _low_price(self, history: Sequence[Run], variant: str) -> float:
+        """The cheapest a count should cost: the cheapest counted so far (a smaller n costs no
+        more), or the meter's cost model on the variant's smallest timed run before the
+        first count."""
+        smallest = min(j.size_n for j in self.jobs if j.variant == variant)
+        return min(self._costs.values(), default=self.cost.run_s(
+            _timed_median(history, variant, smallest) or 0.0))
+
+    def _reserve_s(self, history: Sequence[Run], variant: str, low_s: float) -> float:
+        """What the counts still needed after one more of `variant` cost at `low_s` each: every
+        variant up to SETTLE_SIZES sizes (a settled variant needs none)."""
+        needed = 0
+        for v in sorted({j.variant for j in self.jobs}):
+            points = self._points(history, v)
+            if self._variant_settled(points):
+                continue
+            needed += max(SETTLE_SIZES - len(points) - (1 if v == variant else 0), 0)
+        return needed * low_s
+
+    def _far_from_jitter(self, history: Sequence[Run], job: PlannedRun) -> bool:
+        """Whether a count below the smallest counted size should differ from it by at least
+        `exactfit.MIN_SHARE` of the count (50 σ of its JITTER): its increment predicted from
+        the two smallest counts as if the work grew as n^STEP_K (faster than most programs
+        do, so the prediction errs small). A count whose increment hides in the
+        bookkeeping's jitter adds a size but no evidence. Sizes above the counted ones, and
+        a job with fewer than two counts to judge by, pass."""
+        from quadscope.analyse.exactfit import MIN_SHARE  # here: exactfit loads scipy
+
+        points = self._points(history, job.variant)
+        sizes = sorted(points)
+        if len(sizes) < 2 or job.size_n >= sizes[0]:
+            return True
+        s1, s2 = sizes[0], sizes[1]
+        step = points[s2] - points[s1]
+        shrink = (s1 ** STEP_K - job.size_n ** STEP_K) / (s2 ** STEP_K - s1 ** STEP_K)
+        return step * shrink >= MIN_SHARE * points[s1]
 
     def _hand_out(self, job: PlannedRun, remaining_s: float | None) -> Batch:
         """One job, its timeout within what is left; with `cap_growth` (an exact sweep,
@@ -316,13 +400,24 @@ class CountPlan:
 
     def _halving(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
         """Where no timed size left is affordable to count and the counts have not settled:
-        halve below the smallest counted size (up to EXTEND halvings below the timed sizes),
-        where counting is cheapest; an exact count needs no large n to beat noise, only a
-        span. Priced at the cheapest count so far (a smaller n costs no more), or by the
-        meter's cost model on the smallest timed run when nothing was counted yet."""
+        halve below the smallest counted size (`_halved`), where counting is cheapest; an
+        exact count needs no large n to beat noise, only a span. Priced at the cheapest
+        count so far (a smaller n costs no more), or by the meter's cost model on the
+        smallest timed run when nothing was counted yet (`_low_price`)."""
+        job = self._halved(history)
+        if job is None:
+            return None
+        if remaining_s is not None and self._low_price(history, job.variant) > remaining_s:
+            return None
+        return self._hand_out(job, remaining_s)
+
+    def _halved(self, history: Sequence[Run]) -> PlannedRun | None:
+        """Half the smallest counted (or timed) size of the first variant whose counts have
+        not settled, up to EXTEND halvings below its timed sizes, while the count there
+        should still differ from the smallest count by far more than its jitter
+        (`_far_from_jitter`); None when no variant has such a size left."""
         for variant in sorted({j.variant for j in self.jobs}):
-            points = self._points(history, variant)
-            if self._variant_settled(points):
+            if self._variant_settled(self._points(history, variant)):
                 continue
             timed = [j.size_n for j in self.jobs if j.variant == variant]
             # Sizes this plan may have counted: a timed sweep's start-up size lies further
@@ -332,12 +427,9 @@ class CountPlan:
             size = smallest // 2
             if size < 1 or size * 2 ** EXTEND < min(timed):
                 continue
-            price = min(self._costs.values(), default=self.cost.run_s(
-                _timed_median(history, variant, min(timed)) or 0.0))
-            if remaining_s is not None and price > remaining_s:
-                return None
-            return self._hand_out(PlannedRun(variant, size, max(j.repeat for j in self.jobs)),
-                                  remaining_s)
+            job = PlannedRun(variant, size, max(j.repeat for j in self.jobs))
+            if self._far_from_jitter(history, job):
+                return job
         return None
 
     def _extension(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
@@ -414,8 +506,12 @@ class CountPlan:
         return fit.confident
 
     def _price(self, history: Sequence[Run], job: PlannedRun, remaining_s: float) -> float:
-        """What counting `job` should cost: the last counted job's cost scaled by how much
-        longer the plain run is at this size, or the meter's cost model for the first."""
+        """What counting `job` should cost: the last counted job's cost plus the meter's
+        slowdown (`_slowdown`) times how much longer the plain run is at this size, at most
+        the last cost scaled by the plain runs' ratio; the meter's cost model for the first.
+        Valgrind's start (3 s for a Python, most of the count where the plain run is 20 ms of
+        start-up and a little work) does not grow with n: scaled, it made every larger size
+        look dearer than it was, and the counts stopped at three."""
         plain = _timed_median(history, job.variant, job.size_n) or 0.0
         before = self._before_s
         last = next((r for r in reversed(history) if r.value(self.metric) is not None), None)
@@ -429,7 +525,22 @@ class CountPlan:
         spent = max(before - remaining_s, 0.0)
         last_plain = _timed_median(history, last.variant, last.size_n) or 0.0
         scale = plain / last_plain if last_plain > 0 else 1.0
-        return spent * max(scale, 1.0)
+        added = spent + self._slowdown(history, job.variant) * max(plain - last_plain, 0.0)
+        return min(spent * max(scale, 1.0), added)
+
+    def _slowdown(self, history: Sequence[Run], variant: str) -> float:
+        """How many seconds of counting a second of the plain run adds: the meter's model
+        (`Cost.slowdown`), or more where two counts of `variant` differ by more than that
+        times their plain runs' difference (a tight C loop under Valgrind; noisy medians of
+        a start-up-dominated run can only raise it, back towards the scaled price)."""
+        plain = {n: t for n in self._points(history, variant) if n in self._costs
+                 and (t := _timed_median(history, variant, n)) is not None}
+        if len(plain) < 2:
+            return self.cost.slowdown
+        lo, hi = min(plain, key=plain.__getitem__), max(plain, key=plain.__getitem__)
+        gap = plain[hi] - plain[lo]
+        seen = (self._costs[hi] - self._costs[lo]) / gap if gap > 0 else 0.0
+        return max(self.cost.slowdown, seen)
 
     def _settled(self, history: Sequence[Run]) -> bool:
         return all(self._variant_settled(self._points(history, variant))
