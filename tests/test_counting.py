@@ -345,14 +345,17 @@ def test_the_default_report_says_why_counting_did_not_class_the_work(store: Stor
 
 
 def _drive(timed_s: Callable[[int], float], count_s: Callable[[int], float],
-           work: Callable[[int], int], budget_s: float = counting.FLOOR_S) -> list[int]:
-    """The sizes a `Counting.plan`-built CountPlan counts, each job's count costing
-    `count_s(n)` of a `budget_s` budget, as the runner reports it (no clock, no runner)."""
+           work: Callable[[int], int], budget_s: float = counting.FLOOR_S,
+           sizes: Sequence[int] = SIZES, startup: bool = False) -> list[int]:
+    """The sizes a CountPlan counts after a timed sweep over `sizes` (and its start-up run at
+    n = 1 with `startup`), each count costing `count_s(n)` of a `budget_s` budget, as the
+    runner reports it (no clock, no runner); a counted run is a plain run plus its count."""
+    timed_n = [1, *sizes] if startup else list(sizes)
     history = [Run(sweep_id=1, seq=i, variant="A", size_n=n, repeat=r, warmup=False,
                    started_at=0.0, measurement=measurement(timed_s(n)))
-               for i, (n, r) in enumerate((n, r) for n in SIZES for r in range(3))]
-    timed = {n: timed_s(n) for n in SIZES}
-    jobs = [counting.PlannedRun("A", n, 3) for n in counting.count_order(SIZES, timed)]
+               for i, (n, r) in enumerate((n, r) for n in timed_n for r in range(3))]
+    timed = {n: timed_s(n) for n in sizes}
+    jobs = [counting.PlannedRun("A", n, 3) for n in counting.count_order(sizes, timed)]
     plan = counting.CountPlan(jobs, metric="instructions", cost=Cost(slowdown=30.0, startup_s=0.3),
                               timeout_s=None)
     remaining, counted = budget_s, []
@@ -364,7 +367,7 @@ def _drive(timed_s: Callable[[int], float], count_s: Callable[[int], float],
         counted.append(n)
         history.append(Run(sweep_id=1, seq=len(history), variant="A", size_n=n, repeat=3,
                            warmup=False, started_at=0.0, measurement=Measurement(
-                               {**measurement(count_s(n)).values, "instructions": work(n)},
+                               {**measurement(timed_s(n)).values, "instructions": work(n)},
                                exit_code=0)))
     return counted
 
@@ -411,3 +414,16 @@ def test_no_halving_whose_count_would_hide_in_the_jitter() -> None:
         return 1e-5 * n
     assert _drive(timed, dear, lambda n: 140_000_000 + 3 * n * n) == [1000, 2000, 500]
     assert _drive(timed, dear, lambda n: 140_000_000 + 10 * n) == [1000, 2000]
+
+
+def test_below_the_counted_sizes_a_count_is_priced_by_the_work_it_skips() -> None:
+    """A Python set's membership test: a 3.2 s Valgrind start, 0.2 µs of plain run a unit of n
+    (30× under Valgrind), timed at 125000..2000000 beside its 20 ms start-up at n = 1. After
+    the count at 125000 (3.95 s), 250000 and 500000 (4.7 and 6.2 s) would leave no fourth
+    count in the 15 s floor; the halvings below, priced by the plain run interpolated down
+    to the start-up's (3.6, 3.4 and 3.3 s), leave four: the plan counts them instead."""
+    def plain(n: int) -> float:
+        return 0.02 + 2e-7 * n if n > 1 else 0.02
+    counted = _drive(plain, lambda n: 3.2 + 30 * 2e-7 * n, lambda n: 143_000_000 + 1000 * n,
+                     sizes=[125000 * 2 ** k for k in range(5)], startup=True)
+    assert counted == [125000, 62500, 31250, 15625]

@@ -320,53 +320,129 @@ class CountPlan:
         for job in todo:
             price = self._price(history, job, remaining_s)
             low = self._low_price(history, job.variant)
-            if price + self._reserve_s(history, job.variant, low) <= remaining_s \
-                    and self._far_from_jitter(history, job):
+            reserve = self._reserve_s(history, job.variant, low, todo, remaining_s, job.size_n)
+            if price + reserve <= remaining_s \
+                    and self._far_from_jitter(history, job) is not False:
                 return self._hand_out(job, remaining_s)
         halving = self._halved(history)
-        if halving is None or len(self._points(history, halving.variant)) < 2:
+        if halving is None or not self._far_from_jitter(history, halving):
             return None  # below the counted sizes only with an increment to judge it by
-        low = self._low_price(history, halving.variant)
-        if low + self._reserve_s(history, halving.variant, low) > remaining_s:
+        below = self._below_price(history, halving.variant, halving.size_n)
+        low = self._low_price(history, halving.variant) if below is None else below
+        if low + self._reserve_s(history, halving.variant, low, todo, remaining_s) > remaining_s:
             return None
         return self._hand_out(halving, remaining_s)
 
     def _low_price(self, history: Sequence[Run], variant: str) -> float:
-        """The cheapest a count should cost: the cheapest counted so far (a smaller n costs no
-        more), or the meter's cost model on the variant's smallest timed run before the
-        first count."""
+        """The cheapest a count should cost: the cheapest counted so far, or less below the
+        counted sizes (`_below_price` at half the smallest), or the meter's cost model on
+        the variant's smallest timed run before the first count."""
         smallest = min(j.size_n for j in self.jobs if j.variant == variant)
-        return min(self._costs.values(), default=self.cost.run_s(
+        counted = min(self._costs.values(), default=self.cost.run_s(
             _timed_median(history, variant, smallest) or 0.0))
+        points = self._points(history, variant)
+        below = self._below_price(history, variant, min(points) // 2) if points else None
+        return counted if below is None else min(counted, below)
 
-    def _reserve_s(self, history: Sequence[Run], variant: str, low_s: float) -> float:
-        """What the counts still needed after one more of `variant` cost at `low_s` each: every
-        variant up to SETTLE_SIZES sizes (a settled variant needs none)."""
-        needed = 0
+    def _below_price(self, history: Sequence[Run], variant: str, size: int) -> float | None:
+        """What counting `variant` at `size`, below its smallest counted size, should cost:
+        that count's cost less the meter's slowdown times how much shorter the plain run is
+        there (`_plain_below`), never less than the meter's start-up; None without a plain
+        run to judge by. A Python's count costs its Valgrind start (seconds) whatever n, so
+        the counts below cost about what the smallest did, minus the work they skip."""
+        points = self._points(history, variant)
+        counted = [n for n in points if n in self._costs]
+        if not counted or size >= min(counted) or size < 1:
+            return None
+        ref = min(counted)
+        t_ref = _timed_median(history, variant, ref)
+        plain = self._plain_below(history, variant, size, ref)
+        if t_ref is None or plain is None:
+            return None
+        return max(self._costs[ref] - self.cost.slowdown * max(t_ref - plain, 0.0),
+                   self.cost.startup_s)
+
+    def _plain_below(self, history: Sequence[Run], variant: str, size: int,
+                     ref: int) -> float | None:
+        """The plain run's seconds at `size` below `ref`: its timed median, or, for a size not
+        timed, the line in n between the nearest size timed below it (a sweep's start-up
+        run at n = 1) and `ref`'s median; None with no size timed below."""
+        timed = _timed_median(history, variant, size)
+        if timed is not None:
+            return timed
+        below = [r.size_n for r in _measured(history, variant) if r.size_n < size]
+        t_ref = _timed_median(history, variant, ref)
+        if not below or t_ref is None:
+            return None
+        n0 = max(below)
+        t0 = _timed_median(history, variant, n0) or 0.0
+        return t0 + (t_ref - t0) * (size - n0) / (ref - n0)
+
+    def _reserve_s(self, history: Sequence[Run], variant: str, low_s: float,
+                   todo: Sequence[PlannedRun] = (), remaining_s: float = 0.0,
+                   taken: int | None = None) -> float:
+        """What the counts still needed after one more of `variant` (the job at `taken`, a
+        size, or a halving) should cost: every variant up to SETTLE_SIZES sizes (a settled
+        variant needs none), each at the cheapest of what is left to count, the halvings
+        below its counted sizes (`_halvings_left`, each at `low_s`) and its other jobs;
+        infinite when too few sizes are left."""
+        total = 0.0
         for v in sorted({j.variant for j in self.jobs}):
             points = self._points(history, v)
             if self._variant_settled(points):
                 continue
-            needed += max(SETTLE_SIZES - len(points) - (1 if v == variant else 0), 0)
-        return needed * low_s
+            needed = max(SETTLE_SIZES - len(points) - (1 if v == variant else 0), 0)
+            if not needed:
+                continue
+            halvings = self._halvings_left(history, v) - (1 if v == variant and taken is None
+                                                          else 0)
+            prices = sorted([low_s] * max(halvings, 0) + [
+                self._price(history, j, remaining_s) for j in todo
+                if j.variant == v and not (v == variant and j.size_n == taken)])
+            if len(prices) < needed:
+                return math.inf
+            total += sum(prices[:needed])
+        return total
 
-    def _far_from_jitter(self, history: Sequence[Run], job: PlannedRun) -> bool:
+    def _halvings_left(self, history: Sequence[Run], variant: str) -> int:
+        """How many halvings below the smallest counted or timed size `_halved` may still
+        count for `variant` (EXTEND below its timed sizes at most)."""
+        timed = [j.size_n for j in self.jobs if j.variant == variant]
+        smallest = min([*timed, *(r.size_n for r in history if r.variant == variant
+                                  and r.size_n * 2 ** EXTEND >= min(timed))])
+        left = 0
+        while (smallest := smallest // 2) >= 1 and smallest * 2 ** EXTEND >= min(timed):
+            left += 1
+        return left
+
+    def _far_from_jitter(self, history: Sequence[Run], job: PlannedRun) -> bool | None:
         """Whether a count below the smallest counted size should differ from it by at least
-        `exactfit.MIN_SHARE` of the count (50 σ of its JITTER): its increment predicted from
-        the two smallest counts as if the work grew as n^STEP_K (faster than most programs
-        do, so the prediction errs small). A count whose increment hides in the
-        bookkeeping's jitter adds a size but no evidence. Sizes above the counted ones, and
-        a job with fewer than two counts to judge by, pass."""
+        `exactfit.MIN_SHARE` of the count (50 σ of its JITTER), as if the work grew as
+        n^STEP_K (faster than most programs do, so the prediction errs small): from the two
+        smallest counts' increment, or with one count from the plain runs (the work the
+        smallest counted size's run adds to the nearest size timed below, a share of its
+        time as of its count). A count whose increment hides in the bookkeeping's jitter
+        adds a size but no evidence. True for sizes above the counted ones; None with
+        nothing to judge by."""
         from quadscope.analyse.exactfit import MIN_SHARE  # here: exactfit loads scipy
 
         points = self._points(history, job.variant)
         sizes = sorted(points)
-        if len(sizes) < 2 or job.size_n >= sizes[0]:
-            return True
-        s1, s2 = sizes[0], sizes[1]
-        step = points[s2] - points[s1]
-        shrink = (s1 ** STEP_K - job.size_n ** STEP_K) / (s2 ** STEP_K - s1 ** STEP_K)
-        return step * shrink >= MIN_SHARE * points[s1]
+        if not sizes or job.size_n >= sizes[0]:
+            return True if sizes else None
+        s1 = sizes[0]
+        shrink_to = (job.size_n / s1) ** STEP_K
+        if len(sizes) >= 2:
+            s2 = sizes[1]
+            step = points[s2] - points[s1]
+            shrink = (s1 ** STEP_K - job.size_n ** STEP_K) / (s2 ** STEP_K - s1 ** STEP_K)
+            return step * shrink >= MIN_SHARE * points[s1]
+        t1 = _timed_median(history, job.variant, s1)
+        below = [r.size_n for r in _measured(history, job.variant) if r.size_n < job.size_n]
+        if t1 is None or not below:
+            return None
+        t0 = _timed_median(history, job.variant, max(below)) or 0.0
+        return (t1 - t0) * (1 - shrink_to) >= MIN_SHARE * t1
 
     def _hand_out(self, job: PlannedRun, remaining_s: float | None) -> Batch:
         """One job, its timeout within what is left; with `cap_growth` (an exact sweep,
@@ -407,7 +483,9 @@ class CountPlan:
         job = self._halved(history)
         if job is None:
             return None
-        if remaining_s is not None and self._low_price(history, job.variant) > remaining_s:
+        price = self._below_price(history, job.variant, job.size_n)
+        price = self._low_price(history, job.variant) if price is None else price
+        if remaining_s is not None and price > remaining_s:
             return None
         return self._hand_out(job, remaining_s)
 
@@ -428,7 +506,7 @@ class CountPlan:
             if size < 1 or size * 2 ** EXTEND < min(timed):
                 continue
             job = PlannedRun(variant, size, max(j.repeat for j in self.jobs))
-            if self._far_from_jitter(history, job):
+            if self._far_from_jitter(history, job) is not False:
                 return job
         return None
 
@@ -523,6 +601,9 @@ class CountPlan:
             # growth over the last doubling, so an exponential's next n is never started.
             return self._grown(history, points, remaining_s)
         spent = max(before - remaining_s, 0.0)
+        below = self._below_price(history, job.variant, job.size_n)
+        if below is not None:
+            return below
         last_plain = _timed_median(history, last.variant, last.size_n) or 0.0
         scale = plain / last_plain if last_plain > 0 else 1.0
         added = spent + self._slowdown(history, job.variant) * max(plain - last_plain, 0.0)
