@@ -35,17 +35,23 @@ counts showed, and never above the last cost scaled by the plain runs' ratio):
 Valgrind's start of a Python costs seconds whatever n, so scaling the whole
 cost by the plain runs' ratio overpriced every larger size. The first job is
 priced by the exact meter's `Cost` model.
+A size below the counted ones is priced as the smallest count's cost less the
+slowdown times the plain run it skips (`_below_price`; a halving not timed has
+its plain run drawn on the line in n down to the nearest size timed below it,
+a sweep's start-up run at n = 1), never under the meter's start-up.
 A job is handed out first only if what it costs leaves enough to count every
-variant at SETTLE_SIZES sizes at the cheapest count's price (`_reserving`: where
-a start-up dominates, three counts at the largest cheap sizes could spend what
-four smaller ones cost, and three exact counts only bracket the class); when no
-job, and no halving below the counted sizes, keeps four affordable, the plan
-counts what fits, as many as three. No count is placed below the counted sizes
-where its increment over the smallest count, predicted as if the work grew as
-n² (`_far_from_jitter`), would be under `exactfit.MIN_SHARE` of the count, 50 σ
-of an exact count's jitter: a step that small fits the bookkeeping, not the
-program. Where the executor counts a whole batch under one start (a Python
-function: `exact.InstructionMeter.counts_many`), every size goes in one batch.
+variant at SETTLE_SIZES sizes, priced over the sizes really left (the halvings
+within EXTEND at the cheapest price, the other jobs at theirs; `_reserving`,
+`_reserve_s`): where a start-up dominates, three counts at n/2..2n could spend
+what four at n/8..n cost, and three exact counts only bracket the class. When
+no job and no halving keeps four affordable, the plan counts what fits, as
+many as three, as before. No count is placed below the counted sizes where its
+increment over the smallest count, predicted as if the work grew as n²
+(`_far_from_jitter`: from the two smallest counts, or with one count from the
+plain runs), would be under `exactfit.MIN_SHARE` of the count, 50 σ of an exact
+count's jitter: a step that small fits the bookkeeping, not the program.
+Where the executor counts a whole batch under one start (a Python function:
+`exact.InstructionMeter.counts_many`), every size goes in one batch.
 If those counts do not settle the work, up to `EXTEND` doublings above the
 largest size follow in one more batch (each also a real timed run, so the
 time data gain a size): a wider span is what separates n from n log n.
