@@ -228,7 +228,7 @@ OTHER: tuple[Row, ...] = (
     (("history", "good", "--db", "{db}", "--repo", "{missing}"), 2, "{missing}"),
     (("history", "good", "--db", "{db}", "--repo", "{file}"), 2, "{file}"),
     (("history", "good", "--db", "{db}", "--metric", "nosuch"), 2, "nosuch"),
-    (("history", "good", "--db", "{db}", "--html", "{dir}"), 2, "Is a directory"),
+    (("history", "good", "--db", "{db}", "--html", "{dir}"), 2, "is a directory: name the file to write"),
     (("history", "", "--db", "{db}"), 5, "no stored sweep"),
     (("history", "nosuch", "--db", "{db}"), 5, "no stored sweep"),
     (("bisect", "HEAD~1", "HEAD", "--db", "{db}", *S4, "--", "/bin/true"), 2, "no {n} in"),

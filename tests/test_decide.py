@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pytest
 
@@ -122,40 +120,3 @@ def test_the_meter_sentence_replaces_the_size_in_every_doubt_that_names_one() ->
     assert "--meter instructions decides the class" in text.doubt_text(hidden, REGISTRY)
     assert "grow n to 512000 to tell them apart" in text.tie(numbers, 512000, REGISTRY)
     assert text.tie(numbers, None, REGISTRY).endswith("no practical n decides it to tell them apart")
-
-
-def _noisy(law: Callable[[float], float], cv: float = 0.02, seed: int = 3
-           ) -> tuple[list[int], list[float]]:
-    rng = np.random.default_rng(seed)
-    n = [s for _ in range(3) for s in SIZES]
-    return n, [law(s) * (1 + cv * rng.standard_normal()) for s in n]
-
-
-def test_a_bend_is_believed_only_where_two_terms_beat_each_alone() -> None:
-    """n + n² equal at the top bends along both terms; a straight n, noisy, does not bend:
-    a spurious n log n beside it is no better than n alone."""
-    top = SIZES[-1]
-    n, y = _noisy(lambda s: s / top + (s / top) ** 2)
-    bent = decide.bent_curve(prepare("wall_s", n, y), REGISTRY["n^2"], REGISTRY, 1.0)
-    assert bent is not None
-    # 2 + 4 at twice the top; the offset and the noise move it, not to n's 4 or n²'s 8 alone.
-    assert 4.5 < bent(np.array([2.0 * top]))[0] < 7.5
-    n, y = _noisy(lambda s: 0.1 + s / top)
-    assert decide.bent_curve(prepare("wall_s", n, y), REGISTRY["n log n"], REGISTRY, 1.0) is None
-
-
-def test_coherent_where_the_class_holds_and_not_along_a_bend() -> None:
-    """Extended along its own curve, a clean n² keeps k at 2 (coherent one doubling on);
-    along the bend of n + n² equal at the top, k one doubling on is still far below 2 at
-    a 1% noise, so n² would not be settled there: the size is not named."""
-    top = SIZES[-1]
-    n, y = _noisy(lambda s: (s / top) ** 2, cv=0.01)
-    data = prepare("wall_s", n, y)
-    ext = decide.Extension.of(data, 1.0)
-    fit = ClassFit(REGISTRY["n^2"], 0.0, 1.0 / top**2, 0.0, 0.0)
-    assert decide.coherent(ext, REGISTRY["n^2"], fit.curve, 1)
-    n, y = _noisy(lambda s: s / top + (s / top) ** 2, cv=0.01)
-    data = prepare("wall_s", n, y)
-    bent = decide.bent_curve(data, REGISTRY["n^2"], REGISTRY, 1.0)
-    assert bent is not None
-    assert not decide.coherent(decide.Extension.of(data, 1.0), REGISTRY["n^2"], bent, 1)

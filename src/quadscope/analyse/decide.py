@@ -54,7 +54,7 @@ import numpy as np
 from scipy.optimize import nnls
 from scipy.stats import norm
 
-from quadscope.analyse.classfit import ClassFit, Data, boot_class, power_grid
+from quadscope.analyse.classfit import ClassFit, Data, boot_class
 from quadscope.analyse.stats import nice_n, nnls2
 from quadscope.analyse.verdict import MIN_SUPPORT
 from quadscope.classes import GrowthClass, Registry
@@ -75,10 +75,6 @@ _Z_POWER = float(norm.ppf(POWER))
 # scatter about the runs as the runs scatter about the truth: a second margin of that size.
 _Z_SUPPORT = float(norm.ppf(MIN_SUPPORT))
 _Z_BOUND = 1.96  # the hidden growth's bound is the bootstrap's 97.5th percentile
-# A settled class's effective exponent must lie within k's 95% interval, give or take this
-# (evidence.COHERENCE_TOL, the half unit of k's two printed decimals).
-_K_TOL = 0.005
-_CHI2_1 = 3.841  # the 95th percentile of χ² with one degree of freedom
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,96 +177,6 @@ def _power(ext: Extension, y_new: np.ndarray, own: GrowthClass, rivals: Sequence
     return float(norm.cdf(least).sum() / keep.size)
 
 
-def _slower(growth: GrowthClass, registry: Registry) -> GrowthClass | None:
-    """The growing class just below `growth` in the registry (None for the slowest)."""
-    names = [g.name for g in registry if g.growing and not g.outgrows_powers]
-    if growth.name not in names:
-        return None
-    i = names.index(growth.name)
-    return registry[names[i - 1]] if i > 0 else None
-
-
-def _basis(growth: GrowthClass, n: np.ndarray) -> np.ndarray | None:
-    normed = growth.normalised(n, float(n[-1]))
-    return None if normed is None else normed[0]
-
-
-def bent_curve(data: Data, growth: GrowthClass, registry: Registry,
-               c_hat: float) -> Callable[[np.ndarray], np.ndarray] | None:
-    """a + b·slower(n) + c·growth(n), fitted on the medians (a, b, c ≥ 0), where the class
-    just below `growth` takes a share the runs support: the curve they bend along when a
-    lower-order term still shows. None where either class alone fits as well: the pair's χ²
-    (over ĉ) is not lower than each one's by the 95th percentile of χ²₁ (one more
-    coefficient; Seber & Wild, Nonlinear Regression, 1989, §5.3), so a term the noise could
-    make is not believed."""
-    slower = _slower(growth, registry)
-    if slower is None:
-        return None
-    fs, fg = _basis(slower, data.n), _basis(growth, data.n)
-    if fs is None or fg is None:
-        return None
-    sw = np.sqrt(data.w)
-    x = np.column_stack([np.ones(data.m), fs, fg])
-    coef, pair_rss = nnls(x * sw[:, None], data.y * sw)
-    # Better than either class alone: where the slower class fits alone, the runs show no
-    # bend, only that the faster class is not the truth (the power says whether it is chosen).
-    single_rss = min(nnls(x[:, cols] * sw[:, None], data.y * sw)[1] for cols in ([0, 1], [0, 2]))
-    if coef[1] <= 0 or coef[2] <= 0 or (single_rss ** 2 - pair_rss ** 2) / c_hat < _CHI2_1:
-        return None
-    top = data.n[-1:]
-
-    def curve(n: np.ndarray) -> np.ndarray:
-        with np.errstate(over="ignore", invalid="ignore"):
-            s_ = slower.evaluate(0.0, 1.0, n) / slower.evaluate(0.0, 1.0, top)[0]
-            g_ = growth.evaluate(0.0, 1.0, n) / growth.evaluate(0.0, 1.0, top)[0]
-        return np.asarray(coef[0] + coef[1] * s_ + coef[2] * g_, dtype=float)
-
-    return curve
-
-
-def _k_se(n: np.ndarray, y: np.ndarray, w: np.ndarray, c_hat: float) -> tuple[float, float]:
-    """k of the free power law a + b·(n/n_max)^k on the medians y, and its asymptotic
-    standard error: ĉ·(JᵀWJ)⁻¹ with J the model's derivatives in a, b and k (Seber & Wild,
-    Nonlinear Regression, 1989, §2.1); an infinite error where k is not identified."""
-    k, _, b = (float(v) for v in power_grid(n, y, w))
-    x = n / n[-1]
-    xk = x ** k
-    jac = np.column_stack([np.ones_like(x), xk, b * xk * np.log(x)])
-    info = jac.T @ (w[:, None] * jac)
-    try:
-        cov = c_hat * np.linalg.inv(info)
-    except np.linalg.LinAlgError:
-        return k, float("inf")
-    var = float(cov[2, 2])
-    return k, float(np.sqrt(var)) if np.isfinite(var) and var > 0 else float("inf")
-
-
-def coherent(ext: Extension, growth: GrowthClass, curve: Callable[[np.ndarray], np.ndarray],
-             steps: int) -> bool:
-    """Whether, the sweep extended by `steps` doublings whose medians follow `curve`, k's 95%
-    interval would hold `growth`'s effective exponent with probability POWER: the settled
-    class must not be one k excludes (`verdict`'s coherence rule), and a lower-order term
-    the runs still show (`bent_curve`) keeps k below a faster class's exponent for many
-    doublings. k̂ scatters about its exemplary value by its standard error, so the interval
-    k̂ ± 1.96·se holds the class's exponent with probability POWER where they are at most
-    (1.96 − z_POWER)·se apart. Without this, following the size named decided 114 of 178
-    simulated sweeps (64%), with it 111 of 161 (69%; bench/decide_n.py, 72 per law): after
-    following, k's interval most often excluded the class chosen."""
-    n = ext.sizes(steps)
-    with np.errstate(over="ignore", invalid="ignore"):
-        y = np.concatenate([ext.data.y, curve(n[ext.data.m:])])
-    if not np.all(np.isfinite(y)):
-        return False
-    w = ext.weights(y[None, :], steps)[0]
-    basis = _basis(growth, n)
-    if basis is None:
-        return True
-    a, b, _ = (float(v) for v in nnls2(basis, y, w))
-    k_cls = float(power_grid(n, a + b * basis, w)[0])
-    k, se = _k_se(n, y, w, ext.c_hat)
-    return abs(k - k_cls) <= (_Z_BOUND - _Z_POWER) * se + _K_TOL
-
-
 def _advice(ext: Extension, affordable: int, decides: Callable[[int], bool]) -> Advice:
     """The first affordable doubling that `decides`, else the meter."""
     step = _first(decides, affordable)
@@ -297,17 +203,14 @@ def tie_n(ext: Extension, fits: Mapping[str, ClassFit], classes: Sequence[str],
         fit = fits[name]
         a, b = boot_class(fit.growth, ext.data, boot[:ASSURANCE_REPLICATES])
         rivals = _rivals(fits, registry, name)
-        bent = bent_curve(ext.data, fit.growth, registry, ext.c_hat)
 
         def decides(s: int, fit: ClassFit = fit, a: np.ndarray = a, b: np.ndarray = b,
-                    rivals: list[GrowthClass] = rivals,
-                    bent: Callable[[np.ndarray], np.ndarray] | None = bent) -> bool:
+                    rivals: list[GrowthClass] = rivals) -> bool:
             new = ext.sizes(s)[ext.data.m:]
             with np.errstate(over="ignore", invalid="ignore"):
                 y_new = fit.growth.evaluate(a, b, new)
             y_new[b <= 0] = np.nan
-            return (_power(ext, y_new, fit.growth, rivals, s, select) >= POWER
-                    and (bent is None or coherent(ext, fit.growth, bent, s)))
+            return _power(ext, y_new, fit.growth, rivals, s, select) >= POWER
 
         def survives(s: int, name: str = name, decides: Callable[[int], bool] = decides) -> bool:
             # Leaving the largest size out (evidence._leave_out) must choose it too: the
@@ -346,8 +249,7 @@ def pair_n(ext: Extension, fits: Mapping[str, ClassFit], first: GrowthClass,
 
     def decides(s: int) -> bool:
         y_new = curve(ext.sizes(s)[data.m:])[None, :]
-        return (_power(ext, y_new, own, rivals, s, select) >= POWER
-                and coherent(ext, own, curve, s))
+        return _power(ext, y_new, own, rivals, s, select) >= POWER
 
     return _advice(ext, ext.steps(curve), decides)
 
@@ -379,4 +281,4 @@ def _first(ok: Callable[[int], bool], most: int) -> int | None:
     return next((s for s in range(1, most + 1) if ok(s)), None)
 
 
-__all__ = ["Advice", "Extension", "bent_curve", "coherent", "constant_n", "pair_n", "tie_n"]
+__all__ = ["Advice", "Extension", "constant_n", "pair_n", "tie_n"]
