@@ -49,9 +49,14 @@ def machine() -> dict[str, str]:
 
 @contextmanager
 def scratch_store() -> Iterator[Store]:
-    """A results database of its own, so benchmarks never touch the user's store."""
+    """A results database of its own, so benchmarks never touch the user's store.
+
+    With QUADSCOPE_BENCH_KEEP_DB set to a path, the database is written there and kept,
+    so the sweeps behind a bench's verdicts can be read again (`quadscope show --db`).
+    """
+    keep = os.environ.get("QUADSCOPE_BENCH_KEEP_DB")
     with tempfile.TemporaryDirectory(prefix="quadscope-bench-") as tmp:
-        store = SqliteStore(Path(tmp) / "bench.db")
+        store = SqliteStore(Path(keep) if keep else Path(tmp) / "bench.db")
         try:
             yield store
         finally:

@@ -9,8 +9,9 @@ from tests.conftest import measurement
 
 from quadscope.analyse.analysis import fit_runs
 from quadscope.analyse.headline import time_fit
-from quadscope.analyse.waiting import wait_bound, waited
-from quadscope.model import Run
+from quadscope.analyse.waiting import preempted, wait_bound, waited
+from quadscope.classes import INCONCLUSIVE
+from quadscope.model import Fit, Run
 
 SIZES = tuple(4000 * 2**i for i in range(8))  # 4k..512k
 
@@ -62,3 +63,39 @@ def test_a_program_that_sleeps_or_a_quiet_machine_keeps_wall_time() -> None:
         fits, _ = fit_runs(runs, metrics=("wall_s", "cpu_s"))
         assert waited(runs) is None
         assert wait_bound(fits, runs) == (fits, [])
+
+
+def _fit(metric: str, at_least: str, at_most: str, k: float, ci: tuple[float, float]) -> Fit:
+    """An unsettled fit with bracket [at_least, at_most] and k's interval `ci` (a fake)."""
+    return Fit(metric, INCONCLUSIVE, k, ci, {}, None, (), 8, best=at_least, at_least=at_least,
+               at_most=at_most)
+
+
+def test_an_unsettled_wall_time_wider_than_cpu_times_while_preempted_lets_cpu_time_lead() -> None:
+    """mawk `s = s "x"` under busy: the runs waited 3.5–4.4× their CPU time at every size
+    (no rise), and wall time read "√n … n²" (k = 1.14 [0.93, 1.36]) beside CPU time's
+    "n² … n³" (k = 2.58 [2.41, 2.76]): wall time keeps its bracket, gains a "waiting"
+    doubt, and CPU time leads the headline."""
+    runs = _runs(lambda n: 3.0)
+    fits = {"wall_s": _fit("wall_s", "sqrt n", "n^2", 1.14, (0.93, 1.36)),
+            "cpu_s": _fit("cpu_s", "n^2", "n^3", 2.58, (2.41, 2.76))}
+    assert waited(runs) is None  # the waiting did not grow: the settled-class rule is silent
+    numbers = preempted(runs)
+    assert numbers is not None and abs(numbers["ratio_hi"] - 3.0) < 0.1
+    bound, notes = wait_bound(fits, runs)
+    wall = bound["wall_s"]
+    assert (wall.at_least, wall.at_most) == ("sqrt n", "n^2") and wall.doubts[-1].check == "waiting"
+    assert len(notes) == 1 and "waited for a CPU" in notes[0]
+    assert time_fit(bound) is bound["cpu_s"]
+    assert time_fit(fits) is fits["wall_s"]  # without the doubt, wall time's bracket leads
+
+
+def test_wall_time_keeps_the_lead_unless_the_runs_were_preempted_and_cpu_time_is_narrower() -> None:
+    fits = {"wall_s": _fit("wall_s", "sqrt n", "n^2", 1.14, (0.93, 1.36)),
+            "cpu_s": _fit("cpu_s", "n^2", "n^3", 2.58, (2.41, 2.76))}
+    as_wide = {**fits, "cpu_s": _fit("cpu_s", "n^2", "n^3", 2.58, (2.38, 2.80))}
+    for runs, given in ((_runs(lambda n: 1.05), fits),  # a quiet machine
+                        (_runs(lambda n: 3.0, preempted=2), fits),  # waiting, not preempted
+                        (_runs(lambda n: 3.0, voluntary=lambda n: n / 1000), fits),  # it sleeps
+                        (_runs(lambda n: 3.0), as_wide)):  # CPU time no narrower
+        assert wait_bound(given, runs) == (given, [])

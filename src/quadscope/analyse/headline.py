@@ -164,7 +164,9 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
     is narrower, where wall time settled a class that CPU time's bracket holds while wall
     time's k lies outside CPU time's interval (`_cpu_bracket_leads`), and where wall time
     settled "1" while CPU time surely grows (`_surely_grows`), and where CPU time settled "1"
-    beside a wall time that saw no rise either (`_flat_bracket`).
+    beside a wall time that saw no rise either (`_flat_bracket`), and wherever wall time
+    carries a "waiting" doubt (`analyse.waiting`: the runs were preempted, and wall time's
+    verdict is either widened down to CPU time's or its k's interval the wider).
     """
     wall, cpu = fits.get("wall_s"), fits.get("cpu_s")
     if wall is None:
@@ -177,6 +179,8 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
         return cpu
     if trivial(cpu) != trivial(wall):
         return wall
+    if any(d.check == "waiting" for d in wall.doubts):
+        return cpu  # the runs waited for a CPU: wall time's excess is the machine's load
     if not cpu.confident:
         return cpu if _cpu_bracket_leads(wall, cpu) else wall
     agree = cpu.cls == wall.cls or (

@@ -370,19 +370,38 @@ BEYOND_K = ("slopes", "second_term")
 # Half a unit of the two decimals k is printed with (as `evidence.COHERENCE_TOL`).
 COHERENCE_TOL = 0.005
 # How far (in exponent units) a class's effective exponent may lie outside k's 95% interval
-# while an unsettled bracket still holds it (`evidence.k_supported` reads it too).
+# and still count among the classes the data support (`evidence.k_supported`); a bracket is
+# then cut to `k_ends`.
 EXPONENT_SLACK = 0.3
+# A bracket holds the classes within this many of k's 95% half-widths of k: 3.29 / 1.96, the
+# normal quantiles of 99.9% and 95% (module docstring).
+EXCLUDED_Z = 3.29 / 1.96
 
 
 def k_ends(ev: Evidence) -> tuple[str, str] | None:
     """(floor, ceiling): the slowest and fastest class k's interval allows in a bracket (see
     the module docstring); None without exponents or within a regime split off
-    (`Evidence.cut`)."""
+    (`Evidence.cut`).
+
+    Where k's interval, widened to `EXCLUDED_Z` of its half-widths (`held_interval`),
+    holds two classes or more, the slowest and fastest of them (and any best-fitting class
+    within EXPONENT_SLACK, `_best_near`): a class beyond it is ruled out at 99.9%, so it
+    is no end of a bracket (CPython sorted under busy, k = 0.99 [0.76, 1.22], read "√n …
+    n log n" when leaving a size out left √n standing; now "n … n log n"). Otherwise (k
+    between two classes, or near one) the classes enclosing k's 95% interval, each end
+    reaching to a class within EXPONENT_SLACK of it: a cost per element that steps up
+    lifts k above the class for large n (calibration's "×4 per element" law, truth n,
+    read k = 1.31 [1.24, 1.38]), which k alone cannot tell from a class between.
+    """
     if not ev.exponents or not ev.cut:
         return None
-    lo, hi = ev.k_ci
     order = ev.registry.index
     names = ev.registry.names
+    lo, hi = held_interval(ev.k, ev.k_ci)
+    held = [c for c, e in ev.exponents if lo - COHERENCE_TOL <= e <= hi + COHERENCE_TOL]
+    if len(held) > 1:
+        return _best_near(ev, min(held, key=order), max(held, key=order))
+    lo, hi = ev.k_ci
     below = [c for c, e in ev.exponents if e <= lo + COHERENCE_TOL]
     above = [c for c, e in ev.exponents if e >= hi - COHERENCE_TOL]
     near_lo = [c for c, e in ev.exponents if e >= lo - EXPONENT_SLACK]
@@ -392,6 +411,25 @@ def k_ends(ev: Evidence) -> tuple[str, str] | None:
     ceiling = max(min(above, key=order, default=names[-1]),
                   max(near_hi, key=order, default=names[0]), key=order)
     return floor, ceiling
+
+
+def held_interval(k: float, k_ci: tuple[float, float]) -> tuple[float, float]:
+    """k's 95% interval widened from k to `EXCLUDED_Z` of its half-widths on each side: the
+    exponents a bracket may still hold (module docstring)."""
+    lo, hi = k_ci
+    return k - EXCLUDED_Z * max(k - lo, 0.0), k + EXCLUDED_Z * max(hi - k, 0.0)
+
+
+def _best_near(ev: Evidence, floor: str, ceiling: str) -> tuple[str, str]:
+    """(floor, ceiling) widened to the best-fitting classes (`Evidence.leading`) whose
+    effective exponent lies within EXPONENT_SLACK of k's interval: the class lens's own
+    answer, where a cost per element stepping up lifts k above the class for large n."""
+    order = ev.registry.index
+    lo, hi = ev.k_ci
+    exps = dict(ev.exponents)
+    near = [c for c in ev.leading if c in exps and ev.registry[c].growing
+            and lo - EXPONENT_SLACK <= exps[c] <= hi + EXPONENT_SLACK]
+    return (min([floor, *near], key=order), max([ceiling, *near], key=order))
 
 
 def _disagree(ev: Evidence) -> bool:
