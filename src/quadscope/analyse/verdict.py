@@ -45,7 +45,15 @@ With [k_lo, k_hi] k's 95% interval and ± `COHERENCE_TOL` (half a printed digit)
 * a settled class's effective exponent lies in [k_lo, k_hi]; otherwise the
   "exponent" check unsettles it (`evidence.gather`), and the bracket is the
   classes around k;
-* a bracket's ends lie within the classes that enclose k's interval (the
+* where k's interval widened from 95% to 99.9% (`held_interval`: EXCLUDED_Z
+  of its half-widths either side of k) holds two classes or more, a bracket's
+  ends lie among them: a class beyond is ruled out more surely than k's own
+  interval claims, so it is no end ("√n … n log n" beside k = 0.99 [0.76,
+  1.22], √n standing only where a size was left out, becomes "n … n log n";
+  "n log n … n³" beside k = 2.46 [1.94, 2.98] becomes "n² … n³"), unless it
+  fits as well as the best on every size and lies within EXPONENT_SLACK;
+* otherwise (k between two classes, or near one) a bracket's ends lie within
+  the classes that enclose k's interval (the
   fastest at or below k_lo, the slowest at or above k_hi: "n² … n³" for
   k = 2.71 ± 0.09, the exponent between them) or within EXPONENT_SLACK of it,
   the slack `evidence.k_supported` has always given a class k's interval holds
@@ -387,8 +395,11 @@ def k_ends(ev: Evidence) -> tuple[str, str] | None:
     holds two classes or more, the slowest and fastest of them (and any best-fitting class
     within EXPONENT_SLACK, `_best_near`): a class beyond it is ruled out at 99.9%, so it
     is no end of a bracket (CPython sorted under busy, k = 0.99 [0.76, 1.22], read "√n …
-    n log n" when leaving a size out left √n standing; now "n … n log n"). Otherwise (k
-    between two classes, or near one) the classes enclosing k's 95% interval, each end
+    n log n" when leaving a size out left √n standing; now "n … n log n"). Where it holds
+    one, which k's 95% interval holds too, that class and its neighbour on k's side
+    (CPython list.insert(0) under busy, k = 2.10 [1.66, 2.55], read "n log n … n³"; now
+    "n² … n³"). Otherwise (k between two classes, or near one) the classes enclosing k's
+    95% interval, each end
     reaching to a class within EXPONENT_SLACK of it: a cost per element that steps up
     lifts k above the class for large n (calibration's "×4 per element" law, truth n,
     read k = 1.31 [1.24, 1.38]), which k alone cannot tell from a class between.
@@ -402,6 +413,14 @@ def k_ends(ev: Evidence) -> tuple[str, str] | None:
     if len(held) > 1:
         return _best_near(ev, min(held, key=order), max(held, key=order))
     lo, hi = ev.k_ci
+    exps = dict(ev.exponents)
+    if held and lo - COHERENCE_TOL <= (e := exps[held[0]]) <= hi + COHERENCE_TOL:
+        # The one class k's 95% interval holds, and its neighbour on k's side.
+        side = ([c for c, x in ev.exponents if x > e] if ev.k >= e
+                else [c for c, x in ev.exponents if x < e])
+        pick = min if ev.k >= e else max
+        other = pick(side, key=order, default=held[0])
+        return _best_near(ev, min(held[0], other, key=order), max(held[0], other, key=order))
     below = [c for c, e in ev.exponents if e <= lo + COHERENCE_TOL]
     above = [c for c, e in ev.exponents if e >= hi - COHERENCE_TOL]
     near_lo = [c for c, e in ev.exponents if e >= lo - EXPONENT_SLACK]

@@ -11,7 +11,9 @@ except that a step's runs (its warm-ups, a size's repeats, a refinement round)
 go in one batch when what is left covers one more run than the step holds at
 `--timeout`: then the budget cannot bind inside the step. It grows n
 geometrically from `start_n` (by 4 while start-up cost still dominates, then by
-2), measures `repeat` runs of each variant per size (and, after each growth
+2), after `repeat` runs at the start-up size where there is one (`startup_n`,
+`run.spec.startup_size`: n = 1 below a larger `start_n`; its runs go to the
+fits alone, never to sizing), measures `repeat` runs of each variant per size (and, after each growth
 step, one more at the smallest size: sizes grow with time, so without it the
 machine's drift would pass for growth; the fit takes it out, `analyse.drift`),
 ends growth at a size whose runs hit the user's `--timeout`. Short of the MIN_SIZES sizes a fit
