@@ -99,3 +99,16 @@ def test_wall_time_keeps_the_lead_unless_the_runs_were_preempted_and_cpu_time_is
                         (_runs(lambda n: 3.0, voluntary=lambda n: n / 1000), fits),  # it sleeps
                         (_runs(lambda n: 3.0), as_wide)):  # CPU time no narrower
         assert wait_bound(given, runs) == (given, [])
+
+
+def test_a_wall_time_bracket_above_cpu_times_floor_is_widened_as_a_class_is() -> None:
+    """mawk `s = s "x"` under busy: wall time read "n³ above n ≈ 24,000" (a bracket of n³
+    alone, above a change of regime) while the runs waited 2× at the smallest size and 3.9×
+    at the largest, and CPU time read "n² … n³": wall time's floor is widened to n²."""
+    runs = _runs(_rising)
+    fits = {"wall_s": _fit("wall_s", "n^3", "n^3", 2.83, (2.62, 3.04)),
+            "cpu_s": _fit("cpu_s", "n^2", "n^3", 2.46, (2.20, 2.73))}
+    bound, notes = wait_bound(fits, runs)
+    wall = bound["wall_s"]
+    assert (wall.at_least, wall.at_most) == ("n^2", "n^3") and wall.doubts[-1].check == "waiting"
+    assert len(notes) == 1 and time_fit(bound) is bound["cpu_s"]

@@ -1,11 +1,14 @@
 """Wall time that outgrows CPU time while the runs wait for a CPU: other work's load, not the program's.
 
 Contract: `wait_bound(fits, runs)` is pure: given one variant's fits and
-measured runs, it returns the fits with a settled wall-time verdict widened
-down to what CPU time supports, and a note, when:
+measured runs, it returns the fits with a wall-time verdict widened down to
+what CPU time supports, and a note, when:
 
 * CPU time's slowest supported class (its settled class, or its bracket's
-  floor) is slower than wall time's class;
+  floor) is slower than wall time's (its class, or its bracket's floor: a
+  bracket of one class above a change of regime is a class too; mawk
+  `s = s "x"` under busy read "n³ above n ≈ 24,000" on the clock, CPU time
+  "n² … n³");
 * the runs waited more at the largest size than at the smallest: the median
   wall/CPU ratio there is at least WAIT_RISE times the smallest size's; and
 * the waiting is preemption, not the program's own: involuntary context
@@ -133,16 +136,18 @@ def wait_bound(fits: Mapping[str, Fit], runs: Sequence[Run]) -> tuple[dict[str, 
         said = text.doubt_text(late, REGISTRY)
         out["wall_s"] = replace(wall, doubts=(*wall.doubts, late))
         return out, [f"wall_s: {said}"]
-    if (wall is None or not wall.confident or wall.cls not in REGISTRY
-            or cpu_floor not in REGISTRY or order(cpu_floor) >= order(wall.cls)):
+    floor = floor_class(wall)
+    if (wall is None or floor not in REGISTRY or cpu_floor not in REGISTRY
+            or order(cpu_floor) >= order(floor)):
         return out, []
+    top = wall.cls if wall.confident else wall.at_most
     numbers = waited(runs)
-    if numbers is None:
+    if numbers is None or top not in REGISTRY:
         return out, []
-    doubt = Doubt("waiting", cpu_floor, wall.cls, None, meter="instructions",
+    doubt = Doubt("waiting", cpu_floor, top, None, meter="instructions",
                   numbers={**numbers, "cpu": cpu_floor})
     said = text.doubt_text(doubt, REGISTRY)
     out["wall_s"] = replace(wall, cls=INCONCLUSIVE, best=wall.best or wall.cls,
-                            at_least=cpu_floor, at_most=wall.cls, decide_n=None,
+                            at_least=cpu_floor, at_most=top, decide_n=None,
                             reason=said, doubts=(*wall.doubts, doubt))
     return out, [f"wall_s: {said}"]
