@@ -219,7 +219,7 @@ def _adaptive_runs(truth: Truth, scenario: Scenario, start_n: int, rng: np.rando
         sweep = run_sweep(spec, executor=FakeExecutor(measure, clock), clock=clock, store=store)
         runs = [r for r in store.runs(sweep.id) if not r.warmup and r.measurement.ok]
         store.close()
-    return runs
+    return runs, sweep.startup_n
 
 
 def one(law: str, index: int, seed: int, protocol: str = "fixed") -> Outcome:
@@ -251,9 +251,10 @@ def one(law: str, index: int, seed: int, protocol: str = "fixed") -> Outcome:
     else:
         start_n, ref_n, top_s = ADAPTIVE[law]
         truth, truth_cls = _truth(law, (start_n, ref_n), scenario.offset_share, top_s)
-        runs = _adaptive_runs(truth, scenario, start_n, rng)
-        fit = fit_runs(runs, seed=0, metrics=("wall_s",))[0].get("wall_s")
-        top_n = float(max((r.size_n for r in runs), default=start_n))
+        runs, startup_n = _adaptive_runs(truth, scenario, start_n, rng)
+        # As `quadscope show` fits it: the start-up runs (n = 1 below --start) apart.
+        fit = fit_runs(runs, seed=0, metrics=("wall_s",), startup_n=startup_n)[0].get("wall_s")
+        top_n = float(max((r.size_n for r in runs if r.size_n != startup_n), default=start_n))
     if fit is None:
         kind, verdict, covered, regime = "bare", "no fit", None, False
     else:

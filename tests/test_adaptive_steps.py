@@ -117,10 +117,9 @@ def test_a_size_whose_first_run_shows_its_repeats_unaffordable_ends_growth(
 def test_steep_growth_makes_up_its_sizes_below_the_largest(store: Store, clock: FakeClock) -> None:
     """n³ from n = 100: the four sizes a fit needs come below the second size, not above it."""
     sweep_id = _sweep(store, clock, lambda n: 1e-4 + 1e-9 * n**3, start_n=100)
-    startup_n = store.get_sweep(sweep_id).startup_n  # the start-up's runs come first, apart
     order: list[int] = []
     for r in store.runs(sweep_id):
-        if not r.warmup and r.size_n not in order and r.size_n != startup_n:
+        if not r.warmup and r.size_n not in order:
             order.append(r.size_n)
     assert len(order) >= MIN_SIZES
     assert max(order[:MIN_SIZES]) == order[1]
@@ -164,8 +163,7 @@ def test_a_machine_that_drifts_over_an_adaptive_sweep_does_not_tilt_k(
         return float(1e-3 + 4e-7 * n) * drift * math.exp(0.01 * float(rng.standard_normal()))
 
     sweep_id = _sweep(store, clock, cost, start_n=1000)
-    startup_n = store.get_sweep(sweep_id).startup_n
-    runs = [r for r in store.runs(sweep_id) if not r.warmup and r.size_n != startup_n]
+    runs = [r for r in store.runs(sweep_id) if not r.warmup]
     smallest = min(r.size_n for r in runs)
     at_smallest = [r.seq for r in runs if r.size_n == smallest]
     later = [r.seq for r in runs if r.size_n > 4 * smallest]
@@ -188,22 +186,3 @@ def test_one_stall_at_a_growth_step_does_not_end_growth(store: Store, clock: Fak
     sweep_id = _sweep(store, clock, cost, start_n=1000)
     sizes = {r.size_n for r in store.runs(sweep_id) if r.measurement.ok}
     assert stalled and 4000 in sizes and max(sizes) >= 64000
-
-
-def test_an_adaptive_sweep_from_a_larger_start_measures_the_start_up_first(
-        store: Store, clock: FakeClock) -> None:
-    """Issue 25: a CPython script's 0.05 s start-up traded off against k in adaptive sweeps,
-    which had no start-up runs. From --start 1000 the sweep runs --repeat runs at n = 1 after
-    its warm-ups and before its first size, records n = 1 as its start-up size, and its
-    fit uses them (a linear cost whose start-up is 5× its smallest size's work)."""
-    sweep_id = _sweep(store, clock, lambda n: 5e-3 + 1e-6 * n, start_n=1000)
-    sweep = store.get_sweep(sweep_id)
-    assert sweep.startup_n == 1
-    timed = [r for r in store.runs(sweep_id) if not r.warmup]
-    assert [r.size_n for r in timed[:3]] == [1, 1, 1]
-    assert all(r.size_n > 1 for r in timed[3:])
-    fits, _ = fit_runs(timed, seed=0, metrics=("wall_s",), startup_n=1)
-    assert fits["wall_s"].startup == "used"
-    from_one = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=5.0, start_n=1)
-    assert run_sweep(from_one, executor=fake_executor(lambda n: 1e-3, clock), clock=clock,
-                     store=store).startup_n is None

@@ -63,14 +63,6 @@ def test_a_fixed_grid_of_a_program_gets_the_start_up_size() -> None:
     assert startup_size(SweepSpec(command=("prog", "{n}"), sizes=GRID, startup_n=10)) == 10
 
 
-def test_an_adaptive_sweep_from_a_larger_start_gets_the_start_up_size() -> None:
-    """Issue 25: adaptive sweeps of CPython scripts traded the 0.05 s start-up off against k."""
-    spec = SweepSpec(command=("prog", "{n}"), mode="adaptive", start_n=1000)
-    assert startup_size(spec) == 1
-    assert startup_size(SweepSpec(command=("prog", "{n}"), mode="adaptive", start_n=1000,
-                                  meter="instructions")) is None
-
-
 @pytest.mark.parametrize("spec", [
     SweepSpec(command=("prog", "{n}"), sizes=GRID, startup_n=None),  # --startup-n off
     SweepSpec(command=("prog", "{n}"), sizes=(1, 10, 100)),  # the grid already starts there

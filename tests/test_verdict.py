@@ -315,3 +315,16 @@ def test_a_rise_drops_the_constant_from_a_bracket_only_where_k_reads_growth() ->
     assert rising.cls == INCONCLUSIVE and rising.at_least == "log n"
     flat = fold(replace(ev, k=0.01), run_checks(replace(ev, k=0.01)))
     assert flat.cls == INCONCLUSIVE and flat.at_least == "1"
+
+
+def test_the_cut_to_ks_classes_never_leaves_one_class() -> None:
+    """mawk `s = s "x"` quiet: wall time k = 3.08 [2.47, 3.69] beside "n² … n³" (a tie by
+    leaving a size out): k's widened interval holds n³ and cⁿ, which would cut the bracket to
+    n³ alone, settling it without the checks; the classes enclosing k's 95% interval cut it
+    instead: "n² … n³"."""
+    ev = _evidence(chosen="n^3", best="n^3", k=3.08, k_ci=(2.47, 3.69), other="n^2",
+                   tie_by="leave_one_out", leading=("n^3",), loo_leading=("n^2", "n^3"),
+                   k_supported=("n^3",), exponents=EXPONENTS, shaky=("n^2",),
+                   tie=Tie("n^3", "n^2", 1250.0, 160000.0, None, None))
+    verdict = fold(ev, run_checks(ev))
+    assert (verdict.cls, verdict.at_least, verdict.at_most) == (INCONCLUSIVE, "n^2", "n^3")

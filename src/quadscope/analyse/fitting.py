@@ -61,8 +61,6 @@ Method, in order:
    verdict with them lies inside the verdict without them. Otherwise the fit
    is the other sizes' alone, marked `startup="ignored"`: a program whose
    small-n cost is another regime loses the narrowing, never the truth.
-   A fixed grid runs them in every round; an adaptive sweep from a larger
-   `--start` runs them `--repeat` times before its first size.
 """
 
 from __future__ import annotations

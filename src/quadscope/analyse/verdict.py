@@ -392,7 +392,8 @@ def k_ends(ev: Evidence) -> tuple[str, str] | None:
     (`Evidence.cut`).
 
     Where k's interval, widened to `EXCLUDED_Z` of its half-widths (`held_interval`),
-    holds two classes or more, the slowest and fastest of them (and any best-fitting class
+    holds two classes or more, the slowest and fastest of them, never beyond the classes
+    enclosing k's 95% interval (and any best-fitting class
     within EXPONENT_SLACK, `_best_near`): a class beyond it is ruled out at 99.9%, so it
     is no end of a bracket (CPython sorted under busy, k = 0.99 [0.76, 1.22], read "√n …
     n log n" when leaving a size out left √n standing; now "n … n log n"). Where it holds
@@ -407,20 +408,35 @@ def k_ends(ev: Evidence) -> tuple[str, str] | None:
     if not ev.exponents or not ev.cut:
         return None
     order = ev.registry.index
-    names = ev.registry.names
+    old = _enclosing(ev)
     lo, hi = held_interval(ev.k, ev.k_ci)
     held = [c for c, e in ev.exponents if lo - COHERENCE_TOL <= e <= hi + COHERENCE_TOL]
-    if len(held) > 1:
-        return _best_near(ev, min(held, key=order), max(held, key=order))
     lo, hi = ev.k_ci
     exps = dict(ev.exponents)
-    if held and lo - COHERENCE_TOL <= (e := exps[held[0]]) <= hi + COHERENCE_TOL:
+    if len(held) > 1:
+        ends = (min(held, key=order), max(held, key=order))
+    elif held and lo - COHERENCE_TOL <= (e := exps[held[0]]) <= hi + COHERENCE_TOL:
         # The one class k's 95% interval holds, and its neighbour on k's side.
         side = ([c for c, x in ev.exponents if x > e] if ev.k >= e
                 else [c for c, x in ev.exponents if x < e])
-        pick = min if ev.k >= e else max
-        other = pick(side, key=order, default=held[0])
-        return _best_near(ev, min(held[0], other, key=order), max(held[0], other, key=order))
+        other = (min if ev.k >= e else max)(side, key=order, default=held[0])
+        ends = (min(held[0], other, key=order), max(held[0], other, key=order))
+    else:
+        return old
+    # Never wider than the classes enclosing k's 95% interval (`_enclosing`).
+    floor, ceiling = max(ends[0], old[0], key=order), min(ends[1], old[1], key=order)
+    if order(floor) >= order(ceiling):
+        return old  # a bracket of one class would settle it without the checks that settle
+    return _best_near(ev, floor, ceiling)
+
+
+def _enclosing(ev: Evidence) -> tuple[str, str]:
+    """The classes enclosing k's 95% interval, each end reaching to a class within
+    EXPONENT_SLACK of it (`k_ends` where k's widened interval holds no class, or one only
+    it holds)."""
+    order = ev.registry.index
+    names = ev.registry.names
+    lo, hi = ev.k_ci
     below = [c for c, e in ev.exponents if e <= lo + COHERENCE_TOL]
     above = [c for c, e in ev.exponents if e >= hi - COHERENCE_TOL]
     near_lo = [c for c, e in ev.exponents if e >= lo - EXPONENT_SLACK]
@@ -476,6 +492,12 @@ def _coherent(ev: Evidence, at_least: str, at_most: str) -> tuple[str, str]:
         return "", ""
     lo = max(at_least, floor, key=order)
     hi = min(at_most, ceiling, key=order)
+    if lo == hi != at_least or lo == hi != at_most:
+        # Cut to one class: that would settle it without the checks that settle a class;
+        # the classes enclosing k's 95% interval cut it instead (mawk `s = s "x"`, wall
+        # time k = 3.08 [2.47, 3.69] beside "n² or n³": n² lies just outside 99.9%).
+        floor, ceiling = _enclosing(ev)
+        lo, hi = max(at_least, floor, key=order), min(at_most, ceiling, key=order)
     return (lo, hi) if order(lo) <= order(hi) else (floor, ceiling)
 
 

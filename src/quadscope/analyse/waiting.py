@@ -38,7 +38,7 @@ time then leads the headline (`headline.time_fit`). Measured (issue 25, busy
 4.4× at the largest size (209 preemptions), and its wall time read "√n … n²"
 beside k = 1.14 [0.93, 1.36] (1–20 ms of waiting on 1 ms runs weighs the small
 sizes), where CPU time read k = 2.58 [2.41, 2.76] (truth n²); CPU time's
-interval was the narrower in 11 of the 12 CPython and coreutils sweeps.
+interval was the narrower in 9 of the 12 CPython and coreutils sweeps.
 """
 
 from __future__ import annotations

@@ -73,9 +73,8 @@ def register(sub: Any) -> None:
                    help="several sizes: measure at most N points (the grid if it fits, else "
                         "lines through the middle and corners) [36]")
     g.add_argument("--startup-n", default="1", metavar="N|off",
-                   help="also run the program at size N (beside --sizes, or first from a "
-                        "larger --start) to measure its start-up apart, used in the fit "
-                        "where it agrees [1]")
+                   help="with --sizes: also run the program at size N to measure its "
+                        "start-up apart, used in the fit where it agrees [1]")
     g.add_argument("--budget", type=float, default=30.0, metavar="SECONDS",
                    help="adaptive mode (the default without --sizes): at most this long [30]")
     g.add_argument("--start", action="append", default=None, metavar="N",

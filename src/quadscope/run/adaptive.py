@@ -11,9 +11,7 @@ except that a step's runs (its warm-ups, a size's repeats, a refinement round)
 go in one batch when what is left covers one more run than the step holds at
 `--timeout`: then the budget cannot bind inside the step. It grows n
 geometrically from `start_n` (by 4 while start-up cost still dominates, then by
-2), after `repeat` runs at the start-up size where there is one (`startup_n`,
-`run.spec.startup_size`: n = 1 below a larger `start_n`; its runs go to the
-fits alone, never to sizing), measures `repeat` runs of each variant per size (and, after each growth
+2), measures `repeat` runs of each variant per size (and, after each growth
 step, one more at the smallest size: sizes grow with time, so without it the
 machine's drift would pass for growth; the fit takes it out, `analyse.drift`),
 ends growth at a size whose runs hit the user's `--timeout`. Short of the MIN_SIZES sizes a fit
@@ -322,11 +320,8 @@ class AdaptivePlan:
 
     def __init__(self, *, variants: Sequence[str], repeat: int, warmup: int,
                  timeout_s: float | None, seed: int, until: Sequence[str] = (),
-                 start_n: int = 1, startup_n: int | None = None) -> None:
+                 start_n: int = 1) -> None:
         self.variants = tuple(variants)
-        # The start-up size (`run.spec.startup_size`): its runs go to the fits alone.
-        self.startup_n = startup_n if startup_n is not None and startup_n < start_n else None
-        self.startup: list[Run] = []  # its runs, not warm-ups
         self.repeat = repeat
         self.warmup = warmup
         self.timeout_s = timeout_s
@@ -371,8 +366,7 @@ class AdaptivePlan:
         if self._budget_s is None:
             self._budget_s = remaining_s
         self.runs = history
-        self.history = [r for r in history if not r.warmup and r.size_n != self.startup_n]
-        self.startup = [r for r in history if not r.warmup and r.size_n == self.startup_n]
+        self.history = [r for r in history if not r.warmup]
         self.remaining_s = remaining_s
         return next(self._steps, None)
 
@@ -486,22 +480,11 @@ class AdaptivePlan:
     def _fit(self, variant: str, n_boot: int | None) -> dict[str, Fit]:
         """The watched metrics' fits to a variant's runs so far; the same runs are fitted once."""
         runs = self.measured(variant)
-        starts = [r for r in self.startup if r.variant == variant and r.measurement.ok]
         key = (variant, len(runs), n_boot)
         if key not in self._fits:
-            self._fits[key] = fit_runs(runs + starts, seed=self.seed,
-                                       metrics=self.until or (TIME_METRIC,), n_boot=n_boot,
-                                       startup_n=self.startup_n if starts else None)[0]
+            self._fits[key] = fit_runs(runs, seed=self.seed, metrics=self.until or (TIME_METRIC,),
+                                       n_boot=n_boot)[0]
         return self._fits[key]
-
-    def _start_up(self) -> Generator[Batch, None, bool]:
-        """`repeat` runs of each variant at the start-up size, once, before the first size
-        (a fixed grid's n = 1: `run.spec.startup_size`); False when the budget ran out."""
-        if self.startup_n is None or self.startup:
-            return True
-        return (yield from self._hand_over([PlannedRun(v, self.startup_n, rep)
-                                           for rep in range(self.repeat)
-                                           for v in self.variants]))
 
     def _look(self, growing: bool,
               n_boot: int | None) -> tuple[bool, list[tuple[str, str, str]], int | None]:
@@ -694,8 +677,6 @@ class AdaptivePlan:
                        for v in self.variants]
             if not (yield from self._hand_over(warmups)):
                 return
-        if not (yield from self._start_up()):
-            return
         growing = True
         confirming = False  # a refinement round to look again before growing on
         looked_again = False  # at most one such round per size: then growth goes on

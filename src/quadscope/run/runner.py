@@ -446,7 +446,7 @@ def run_sweep(spec: SweepSpec, *, executor: Executor, clock: Clock, store: Store
 
         plan = AdaptivePlan(variants=variants(sweep), repeat=spec.repeat, warmup=spec.warmup,
                             timeout_s=spec.timeout_s, seed=spec.seed, until=spec.until,
-                            start_n=spec.start_n, startup_n=sweep.startup_n)
+                            start_n=spec.start_n)
     else:
         plan, budget_s = _fixed_plan(sweep, registry), None
     return _execute(sweep, plan, budget_s=budget_s, done=(), executor=executor, clock=clock,
@@ -493,10 +493,7 @@ def resume_sweep(sweep: Sweep, *, executor: Executor, clock: Clock, store: Store
 
         # Warm-ups were run the first time, and the sizes from --start with them.
         plan = AdaptivePlan(variants=variants(sweep), repeat=sweep.repeat, warmup=0,
-                            timeout_s=sweep.timeout_s, seed=sweep.seed, until=sweep.until,
-                            start_n=min((n for n in sweep.sizes if n != sweep.startup_n),
-                                        default=start_n),
-                            startup_n=sweep.startup_n)
+                            timeout_s=sweep.timeout_s, seed=sweep.seed, until=sweep.until)
         budget_s = max((sweep.budget_s or 0.0) - spent_s, 0.0)
     else:
         plan, budget_s = _fixed_plan(sweep, registry), None

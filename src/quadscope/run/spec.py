@@ -94,22 +94,18 @@ def startup_size(spec: SweepSpec, registry: meters.Registry = meters.REGISTRY) -
     A fixed grid over one size of a timed program gets runs at `spec.startup_n` (n = 1:
     the program starting, reading its arguments and doing one element's work), planned
     and stored like every size, so the fit measures the offset a rather than trading it
-    off against k (`analyse.fitting`, step 5); so does an adaptive sweep from a `--start`
-    above it (`run.adaptive.AdaptivePlan`: `--repeat` runs there before the first size).
-    None when switched off, when the grid or the start already reaches that size, and
-    where there is no start-up to measure or it is measured already: a `python:` target's
-    calls (in-process), accumulate mode (one command), several sizes, and an exact
-    meter's counts (an offset counted exactly is not noisy). Measured (issue 25, BENCHMARKS
-    §1): on the fixed grids of 11 real programs under `busy`, the start-up runs halved CPU
-    time's k interval (CPython sorted 1.04 → 0.51 wide, tac 1.33 → 0.36, mawk 1.99 → 0.35).
+    off against k (`analyse.fitting`, step 5). None when switched off, when the grid
+    already reaches that size, and where there is no start-up to measure or it is
+    measured already: a `python:` target's calls (in-process), accumulate mode (one
+    command), adaptive mode (it starts at `--start`, 1 unless told), several sizes, and
+    an exact meter's counts (an offset counted exactly is not noisy).
     """
     from quadscope.measure.pyfunc import PREFIX as PYTHON_PREFIX
 
     n0 = spec.startup_n
-    if n0 is None or spec.mode not in ("sizes", "adaptive") or spec.axes:
+    if n0 is None or spec.mode != "sizes" or spec.axes or not spec.sizes:
         return None
-    smallest = min(spec.sizes, default=None) if spec.mode == "sizes" else spec.start_n
-    if smallest is None or smallest <= n0 or meters.exact_metric(spec.meter, registry):
+    if min(spec.sizes) <= n0 or meters.exact_metric(spec.meter, registry):
         return None
     commands = [spec.command] + ([spec.vs_command] if spec.vs_command else [])
     if any(c and c[0].startswith(PYTHON_PREFIX) for c in commands):
