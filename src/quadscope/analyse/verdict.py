@@ -45,15 +45,7 @@ With [k_lo, k_hi] k's 95% interval and ± `COHERENCE_TOL` (half a printed digit)
 * a settled class's effective exponent lies in [k_lo, k_hi]; otherwise the
   "exponent" check unsettles it (`evidence.gather`), and the bracket is the
   classes around k;
-* where k's interval widened from 95% to 99.9% (`held_interval`: EXCLUDED_Z
-  of its half-widths either side of k) holds two classes or more, a bracket's
-  ends lie among them: a class beyond is ruled out more surely than k's own
-  interval claims, so it is no end ("√n … n log n" beside k = 0.99 [0.76,
-  1.22], √n standing only where a size was left out, becomes "n … n log n";
-  "n log n … n³" beside k = 2.46 [1.94, 2.98] becomes "n² … n³"), unless it
-  fits as well as the best on every size and lies within EXPONENT_SLACK;
-* otherwise (k between two classes, or near one) a bracket's ends lie within
-  the classes that enclose k's interval (the
+* a bracket's ends lie within the classes that enclose k's interval (the
   fastest at or below k_lo, the slowest at or above k_hi: "n² … n³" for
   k = 2.71 ± 0.09, the exponent between them) or within EXPONENT_SLACK of it,
   the slack `evidence.k_supported` has always given a class k's interval holds
@@ -378,65 +370,19 @@ BEYOND_K = ("slopes", "second_term")
 # Half a unit of the two decimals k is printed with (as `evidence.COHERENCE_TOL`).
 COHERENCE_TOL = 0.005
 # How far (in exponent units) a class's effective exponent may lie outside k's 95% interval
-# and still count among the classes the data support (`evidence.k_supported`); a bracket is
-# then cut to `k_ends`.
+# while an unsettled bracket still holds it (`evidence.k_supported` reads it too).
 EXPONENT_SLACK = 0.3
-# A bracket holds the classes within this many of k's 95% half-widths of k: 3.29 / 1.96, the
-# normal quantiles of 99.9% and 95% (module docstring).
-EXCLUDED_Z = 3.29 / 1.96
 
 
 def k_ends(ev: Evidence) -> tuple[str, str] | None:
     """(floor, ceiling): the slowest and fastest class k's interval allows in a bracket (see
     the module docstring); None without exponents or within a regime split off
-    (`Evidence.cut`).
-
-    Where k's interval, widened to `EXCLUDED_Z` of its half-widths (`held_interval`),
-    holds two classes or more, the slowest and fastest of them, never beyond the classes
-    enclosing k's 95% interval (and any best-fitting class
-    within EXPONENT_SLACK, `_best_near`): a class beyond it is ruled out at 99.9%, so it
-    is no end of a bracket (CPython sorted under busy, k = 0.99 [0.76, 1.22], read "√n …
-    n log n" when leaving a size out left √n standing; now "n … n log n"). Where it holds
-    one, which k's 95% interval holds too, that class and its neighbour on k's side
-    (CPython list.insert(0) under busy, k = 2.10 [1.66, 2.55], read "n log n … n³"; now
-    "n² … n³"). Otherwise (k between two classes, or near one) the classes enclosing k's
-    95% interval, each end
-    reaching to a class within EXPONENT_SLACK of it: a cost per element that steps up
-    lifts k above the class for large n (calibration's "×4 per element" law, truth n,
-    read k = 1.31 [1.24, 1.38]), which k alone cannot tell from a class between.
-    """
+    (`Evidence.cut`)."""
     if not ev.exponents or not ev.cut:
         return None
-    order = ev.registry.index
-    old = _enclosing(ev)
-    lo, hi = held_interval(ev.k, ev.k_ci)
-    held = [c for c, e in ev.exponents if lo - COHERENCE_TOL <= e <= hi + COHERENCE_TOL]
     lo, hi = ev.k_ci
-    exps = dict(ev.exponents)
-    if len(held) > 1:
-        ends = (min(held, key=order), max(held, key=order))
-    elif held and lo - COHERENCE_TOL <= (e := exps[held[0]]) <= hi + COHERENCE_TOL:
-        # The one class k's 95% interval holds, and its neighbour on k's side.
-        side = ([c for c, x in ev.exponents if x > e] if ev.k >= e
-                else [c for c, x in ev.exponents if x < e])
-        other = (min if ev.k >= e else max)(side, key=order, default=held[0])
-        ends = (min(held[0], other, key=order), max(held[0], other, key=order))
-    else:
-        return old
-    # Never wider than the classes enclosing k's 95% interval (`_enclosing`).
-    floor, ceiling = max(ends[0], old[0], key=order), min(ends[1], old[1], key=order)
-    if order(floor) >= order(ceiling):
-        return old  # a bracket of one class would settle it without the checks that settle
-    return _best_near(ev, floor, ceiling)
-
-
-def _enclosing(ev: Evidence) -> tuple[str, str]:
-    """The classes enclosing k's 95% interval, each end reaching to a class within
-    EXPONENT_SLACK of it (`k_ends` where k's widened interval holds no class, or one only
-    it holds)."""
     order = ev.registry.index
     names = ev.registry.names
-    lo, hi = ev.k_ci
     below = [c for c, e in ev.exponents if e <= lo + COHERENCE_TOL]
     above = [c for c, e in ev.exponents if e >= hi - COHERENCE_TOL]
     near_lo = [c for c, e in ev.exponents if e >= lo - EXPONENT_SLACK]
@@ -446,25 +392,6 @@ def _enclosing(ev: Evidence) -> tuple[str, str]:
     ceiling = max(min(above, key=order, default=names[-1]),
                   max(near_hi, key=order, default=names[0]), key=order)
     return floor, ceiling
-
-
-def held_interval(k: float, k_ci: tuple[float, float]) -> tuple[float, float]:
-    """k's 95% interval widened from k to `EXCLUDED_Z` of its half-widths on each side: the
-    exponents a bracket may still hold (module docstring)."""
-    lo, hi = k_ci
-    return k - EXCLUDED_Z * max(k - lo, 0.0), k + EXCLUDED_Z * max(hi - k, 0.0)
-
-
-def _best_near(ev: Evidence, floor: str, ceiling: str) -> tuple[str, str]:
-    """(floor, ceiling) widened to the best-fitting classes (`Evidence.leading`) whose
-    effective exponent lies within EXPONENT_SLACK of k's interval: the class lens's own
-    answer, where a cost per element stepping up lifts k above the class for large n."""
-    order = ev.registry.index
-    lo, hi = ev.k_ci
-    exps = dict(ev.exponents)
-    near = [c for c in ev.leading if c in exps and ev.registry[c].growing
-            and lo - EXPONENT_SLACK <= exps[c] <= hi + EXPONENT_SLACK]
-    return (min([floor, *near], key=order), max([ceiling, *near], key=order))
 
 
 def _disagree(ev: Evidence) -> bool:
@@ -492,12 +419,6 @@ def _coherent(ev: Evidence, at_least: str, at_most: str) -> tuple[str, str]:
         return "", ""
     lo = max(at_least, floor, key=order)
     hi = min(at_most, ceiling, key=order)
-    if lo == hi != at_least or lo == hi != at_most:
-        # Cut to one class: that would settle it without the checks that settle a class;
-        # the classes enclosing k's 95% interval cut it instead (mawk `s = s "x"`, wall
-        # time k = 3.08 [2.47, 3.69] beside "n² or n³": n² lies just outside 99.9%).
-        floor, ceiling = _enclosing(ev)
-        lo, hi = max(at_least, floor, key=order), min(at_most, ceiling, key=order)
     return (lo, hi) if order(lo) <= order(hi) else (floor, ceiling)
 
 
