@@ -70,8 +70,10 @@ def _ratio(runs: Sequence[Run], n: int) -> float | None:
     return statistics.median(got) if got else None
 
 
-def waited(runs: Sequence[Run]) -> dict[str, float] | None:
-    """The numbers of waiting that grew with n and was preemption (module docstring), or None."""
+def _numbers(runs: Sequence[Run]) -> dict[str, float] | None:
+    """The wall/CPU ratios at the smallest and largest sizes, the preemptions and voluntary
+    switches there, for runs preempted at the largest size (MIN_PREEMPTED) whose voluntary
+    switches did not rise (a program that sleeps or blocks more as n grows); else None."""
     sizes = sorted({r.size_n for r in runs})
     if len(sizes) < 3:
         return None
@@ -81,31 +83,24 @@ def waited(runs: Sequence[Run]) -> dict[str, float] | None:
     vol_hi = _median(runs, sizes[-1], "voluntary_ctx_switches")
     if lo is None or hi is None or inv is None or vol_lo is None or vol_hi is None:
         return None
-    if hi < WAIT_RISE * max(lo, 1.0) or inv < MIN_PREEMPTED:
+    if inv < MIN_PREEMPTED or vol_hi > VOLUNTARY_SLACK * vol_lo + VOLUNTARY_SLACK:
         return None
-    if vol_hi > VOLUNTARY_SLACK * vol_lo + VOLUNTARY_SLACK:
-        return None  # the program itself sleeps or blocks more as n grows
     return {"ratio_lo": lo, "ratio_hi": hi, "lo_n": float(sizes[0]), "hi_n": float(sizes[-1]),
             "preempted": inv, "voluntary": vol_hi}
+
+
+def waited(runs: Sequence[Run]) -> dict[str, float] | None:
+    """The numbers of waiting that grew with n and was preemption (module docstring), or None."""
+    got = _numbers(runs)
+    return got if got and got["ratio_hi"] >= WAIT_RISE * max(got["ratio_lo"], 1.0) else None
 
 
 def preempted(runs: Sequence[Run]) -> dict[str, float] | None:
     """The numbers of runs that waited for a CPU at the largest size, grown or not: wall
     time at least WAIT_RISE × the CPU time there, preempted at least MIN_PREEMPTED times,
     the voluntary switches not rising (module docstring); else None."""
-    sizes = sorted({r.size_n for r in runs})
-    if len(sizes) < 3:
-        return None
-    lo, hi = _ratio(runs, sizes[0]), _ratio(runs, sizes[-1])
-    inv = _median(runs, sizes[-1], "involuntary_ctx_switches")
-    vol_lo = _median(runs, sizes[0], "voluntary_ctx_switches")
-    vol_hi = _median(runs, sizes[-1], "voluntary_ctx_switches")
-    if lo is None or hi is None or inv is None or vol_lo is None or vol_hi is None:
-        return None
-    if hi < WAIT_RISE or inv < MIN_PREEMPTED or vol_hi > VOLUNTARY_SLACK * vol_lo + VOLUNTARY_SLACK:
-        return None
-    return {"ratio_lo": lo, "ratio_hi": hi, "lo_n": float(sizes[0]), "hi_n": float(sizes[-1]),
-            "preempted": inv, "voluntary": vol_hi}
+    got = _numbers(runs)
+    return got if got and got["ratio_hi"] >= WAIT_RISE else None
 
 
 def _width(fit: Fit) -> float:
