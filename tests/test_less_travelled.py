@@ -184,18 +184,25 @@ def test_comparing_an_ab_sweep_says_its_vs_side_is_left_out(tmp_path: Path) -> N
                             "command left out")
         assert not any("A/B sweep" in n for n in combined(store, "one", "one").notes)
 
-
-def test_a_folder_output_to_standard_output_is_refused(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    """`export --png -` wrote a folder named "-" (and `show`/`compare` too), which the next
-    `history --html -` then could not write into: one sentence now, exit 2."""
+def _imported_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                 capsys: pytest.CaptureFixture[str]) -> str:
+    """A store in `tmp_path` (the working directory) holding one imported sweep, "q"."""
     monkeypatch.chdir(tmp_path)
     src = tmp_path / "hf.json"
     src.write_text(json.dumps(_hyperfine([1, 2, 4, 8, 16])))
     db = str(tmp_path / "r.db")
     assert main(["import", str(src), "--db", db, "--name", "q"]) == 0
     capsys.readouterr()
+    return db
+
+
+
+def test_a_folder_output_to_standard_output_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`export --png -` wrote a folder named "-" (and `show`/`compare` too), which the next
+    `history --html -` then could not write into: one sentence now, exit 2."""
+    db = _imported_in(tmp_path, monkeypatch, capsys)
     for argv in (["export", "q", "--png", "-"], ["show", "q", "--png", "-"],
                  ["compare", "q", "q", "--png", "-"], ["profile", "q", "--out", "-"]):
         assert main([*argv, "--db", db]) == 2
@@ -209,16 +216,11 @@ def test_a_folder_output_to_standard_output_is_refused(
 def test_history_html_dash_is_standard_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """`history --html -` wrote a file named "-"; a bad --html path is refused first."""
-    monkeypatch.chdir(tmp_path)
-    src = tmp_path / "hf.json"
-    src.write_text(json.dumps(_hyperfine([1, 2, 4, 8, 16])))
-    db = str(tmp_path / "r.db")
-    assert main(["import", str(src), "--db", db, "--name", "q"]) == 0
-    capsys.readouterr()
+    db = _imported_in(tmp_path, monkeypatch, capsys)
     assert main(["history", "q", "--db", db, "--html", "-"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("<!DOCTYPE html>") and not (tmp_path / "-").exists()
-    assert main(["history", "q", "--db", db, "--html", str(src / "h.html")]) == 2
+    assert main(["history", "q", "--db", db, "--html", str(tmp_path / "hf.json" / "h.html")]) == 2
     assert "--html" in capsys.readouterr().err  # checked before anything is read or swept
 
 

@@ -30,6 +30,17 @@ def _gone(pids: list[int], within_s: float = 10.0) -> bool:
         time.sleep(0.05)
     return False
 
+def _assert_both_gone(pids: Path) -> None:
+    """The two pids the test's shell wrote are gone; any left are killed, by pid, either way."""
+    left = [int(p) for p in pids.read_text().split()]
+    try:
+        assert len(left) == 2 and _gone(left)
+    finally:
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 
 @pytest.mark.slow
 def test_a_hanging_run_and_what_it_forked_end_at_the_deadline(tmp_path: Path) -> None:
@@ -39,13 +50,7 @@ def test_a_hanging_run_and_what_it_forked_end_at_the_deadline(tmp_path: Path) ->
                         "sleep 60"], 0.5)
     assert done.timed_out and done.returncode is None
     assert time.monotonic() - started < 30
-    left = [int(p) for p in pids.read_text().split()]
-    try:
-        assert len(left) == 2 and _gone(left)
-    finally:
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+    _assert_both_gone(pids)
 
 
 @pytest.mark.slow
@@ -117,13 +122,7 @@ def test_a_sigkilled_recorder_leaves_nothing_running(tmp_path: Path, group: bool
         else:
             recorder.kill()
         recorder.wait(timeout=30)
-        left = [int(p) for p in pids.read_text().split()]
-        try:
-            assert len(left) == 2 and _gone(left)
-        finally:
-            for pid in left:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+        _assert_both_gone(pids)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(recorder.pid, signal.SIGKILL)
