@@ -427,3 +427,18 @@ def test_below_the_counted_sizes_a_count_is_priced_by_the_work_it_skips() -> Non
     counted = _drive(plain, lambda n: 3.2 + 30 * 2e-7 * n, lambda n: 143_000_000 + 1000 * n,
                      sizes=[125000 * 2 ** k for k in range(5)], startup=True)
     assert counted == [125000, 62500, 31250, 15625]
+
+
+def test_sizes_a_power_of_two_apart_are_counted_before_those_between() -> None:
+    """A hash table's rehashing makes counts a staircase in n: sizes 2^j apart see the same
+    share of it, so they are counted first (the adaptive sweep's √2 steps last)."""
+    sizes = [125000, 250000, 353553, 500000, 1000000, 2000000, 4000000]
+    assert counting.in_phase(sizes) == frozenset(sizes) - {353553}
+    timed = {125000: 0.2, 250000: 0.3, 353553: 0.35, 500000: 0.4, 1000000: 0.8,
+             2000000: 1.6, 4000000: 3.0}
+    order = counting.count_order(sizes, timed)
+    assert order[:4] == [125000, 250000, 500000, 4000000] and order[-1] == 353553
+    assert counting.count_order([1000, 1414, 2000, 2828, 4000]) == [1000, 2000, 4000, 1414, 2828]
+    # Fewer than three in phase: the order without phases.
+    assert counting.count_order([3, 5, 9]) == [3, 5, 9]
+    assert counting.in_phase([3, 5, 9]) in ({3}, {5}, {9})
