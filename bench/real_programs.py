@@ -74,8 +74,11 @@ class Program:
 
 
 def _input_setup(kind: str, lines: str = _LINES) -> str:
+    """Write the input once, atomically: a setup killed half-way (a timeout, Ctrl-C) left a
+    truncated tac-8000000.txt of 2.4M lines that every later sweep read as 8M."""
     target = DATA / f"{kind}-{{n}}.txt"
-    return f"mkdir -p {DATA} && [ -s {target} ] || {lines} > {target}"
+    return (f"mkdir -p {DATA} && [ -s {target} ] || "
+            f"{{ {lines} > {target}.$$ && mv -f {target}.$$ {target}; }}")
 
 
 def programs() -> tuple[Program, ...]:
