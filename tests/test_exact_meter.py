@@ -14,7 +14,14 @@ from tests.conftest import measurement
 from quadscope.analyse.analysis import count_growth, time_outgrows_instructions
 from quadscope.cli import main
 from quadscope.measure.clock import FakeClock
-from quadscope.measure.exact import PAGE_BYTES, Cachegrind, Callgrind, InstructionMeter, hold_still
+from quadscope.measure.exact import (
+    NO_REP_STRINGS,
+    PAGE_BYTES,
+    Cachegrind,
+    Callgrind,
+    InstructionMeter,
+    hold_still,
+)
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Fit, Measurement, Run
 from quadscope.run.plan import AgreeingPlan, plan_runs
@@ -31,9 +38,20 @@ def _env_bytes(argv: Sequence[str]) -> int:
 def test_hold_still_pads_argv_to_the_same_size_modulo_a_page() -> None:
     """ASLR off, a fixed hash seed, and argv + padding the same size mod a page at every n."""
     small, big = hold_still(["./prog", "9"]), hold_still(["./prog", "1000000"])
-    assert small[:2] == ["env", "PYTHONHASHSEED=0"] and small[3:5] == ["setarch", "-R"]
+    assert small[:2] == ["env", "PYTHONHASHSEED=0"] and small[4:6] == ["setarch", "-R"]
     assert small[-2:] == ["./prog", "9"]
     assert _env_bytes(small) % PAGE_BYTES == _env_bytes(big) % PAGE_BYTES
+
+
+def test_counted_runs_copy_in_loops_and_keep_the_users_tunables() -> None:
+    """glibc's rep-string thresholds out of reach (Valgrind counts `rep movsb` per byte, the
+    CPU once), after whatever GLIBC_TUNABLES the user set for the program."""
+    argv = hold_still(["./prog", "9"], environ={})
+    assert argv[2] == f"GLIBC_TUNABLES={NO_REP_STRINGS}"
+    assert "x86_rep_movsb_threshold" in NO_REP_STRINGS
+    assert "x86_rep_stosb_threshold" in NO_REP_STRINGS
+    own = hold_still(["./prog"], environ={"GLIBC_TUNABLES": "glibc.malloc.arena_max=1"})
+    assert own[2] == f"GLIBC_TUNABLES=glibc.malloc.arena_max=1:{NO_REP_STRINGS}"
 
 
 def test_tools_read_their_totals() -> None:

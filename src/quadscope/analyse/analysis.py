@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from quadscope import __version__
 from quadscope.analyse import text
 from quadscope.analyse.change import ChangeSummary, change_summary
+from quadscope.analyse.follows import work_follows
 from quadscope.analyse.gap import gap, gap_text
 from quadscope.analyse.headline import (
     class_text,
@@ -456,6 +457,8 @@ def analyse(
         n.extend(kernel)
         f, waits = wait_bound(f, good)
         n.extend(waits)
+        f, followed = work_follows(f, good, counted)
+        n.extend(followed)
         if pooled:  # the sentences say n; a launch's variable is i
             f = {m: dataclasses.replace(x, reason=text.sized(x.reason, "i"))
                  for m, x in f.items()}

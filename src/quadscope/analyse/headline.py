@@ -4,7 +4,8 @@ Contract: pure functions of fits (`quadscope.model.Fit`); nothing is fitted
 here. `verdict_line` answers the question a user came with, "how does it grow?".
 Where the meter counts the work exactly (`work=`), it gives two answers: the
 work, the algorithm's class, first ("quadratic: the work grows as n²
-(instructions, exact, k = 2.00 ± 0.01)"), then the time the machine pays;
+(instructions, exact, k = 2.00 ± 0.01)"), then the time the machine pays ("wall
+time too (k = 1.96 [1.92, 1.99])" where it settled on the same class);
 `lead_fit` is the fit gates judge (the work when settled or bracketed, unless a
 narrower time verdict no faster than n² is at hand; else the time).
 `work_note` is the line under it when the work's class is a term still small at
@@ -367,6 +368,12 @@ def _time_clause(fit: Fit, size_word: str, lead: bool = True) -> str:
         f"{who}: growth not settled yet")
 
 
+def _alike(time: Fit, work: Fit) -> bool:
+    """The time settled on the work's class, neither with a change of regime: "time too"."""
+    return (time.confident and work.confident and time.cls == work.cls
+            and time.regime_n is None and work.regime_n is None and not trivial(work))
+
+
 def verdict_line(fits: Mapping[str, Fit], size_word: str = "n", n_max: float | None = None,
                  peaks: Mapping[str, float] | None = None, work: str | None = None) -> str:
     """One line: how the time grows, then any metric that grows faster or is a story on its own.
@@ -389,7 +396,9 @@ def verdict_line(fits: Mapping[str, Fit], size_word: str = "n", n_max: float | N
                 f"{f.metric} {class_text(f, size_word, peaks.get(f.metric))}"
                 for f in fits.values()))
     parts = [_work_clause(counted, size_word)] if counted is not None else []
-    if time is not None:
+    if time is not None and counted is not None and _alike(time, counted):
+        parts.append(f"{metric_words(time.metric)} too{_k(time, False)}")
+    elif time is not None:
         parts.append(_time_clause(time, size_word, lead=counted is None))
     head = "; ".join(parts)
     lead = counted if counted is not None and counted.confident else time

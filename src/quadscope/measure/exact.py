@@ -29,10 +29,13 @@ VM counting under Valgrind. Where the count came from is recorded per sweep
 (`Sweep.meter` = "instructions", `Sweep.counters` = "valgrind" or "perf").
 
 Exact runs hold everything else still (`hold_still`): ASLR off for the child
-(`setarch -R`), `PYTHONHASHSEED=0`, and the argv plus a padding variable
+(`setarch -R`), `PYTHONHASHSEED=0`, glibc's memcpy and memset in vector loops at
+every size (`NO_REP_STRINGS`: a `rep movsb` is counted per byte by Valgrind and
+once by the CPU, so a count per byte that steps at glibc's threshold is the
+meter's, not the program's), and the argv plus a padding variable
 always the same number of bytes modulo a page, so the digits of n do not
 shift the child's stack alignment in step with n. The prefix is
-`env PYTHONHASHSEED=0 QUADSCOPE_PAD=... setarch -R`: each exec replaces the
+`env PYTHONHASHSEED=0 GLIBC_TUNABLES=... QUADSCOPE_PAD=... setarch -R`: each exec replaces the
 last, so the program sees only its own argv and the padded environment.
 
 Tools: `Cachegrind` (`--cache-sim=no`: the cheapest exact count, 0.83 s for
@@ -45,7 +48,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -57,15 +60,33 @@ from quadscope.scratch import scratch_dir
 
 PAGE_BYTES = 4096
 HASH_SEED = "0"
+# glibc copies and fills with `rep movsb` / `rep stosb` above a few KiB and with vector
+# loops below. Valgrind counts a rep-string instruction once per byte, the CPU's counter
+# once in all: either way the count per byte steps at the threshold, and a program whose
+# copies cross it reads a growth it does not have. Measured under Cachegrind, mawk
+# `s = s "x"` at n = 2500..40000 counted 2.66M, 5.78M, 28.6M, 187M, 805M instructions
+# (×5, ×6.5 a doubling: "n³"); with these thresholds out of reach 2.67M, 5.78M, 13.8M,
+# 36.9M, 111M (×2.6, ×2.9, ×3.2, rising to ×4: n² beside a linear term). The timed runs
+# keep glibc's own choice.
+NO_REP_STRINGS = ("glibc.cpu.x86_rep_movsb_threshold=1099511627776:"
+                  "glibc.cpu.x86_rep_stosb_threshold=1099511627776")
 _VALGRIND_INSTALL = "install it with `apt-get install valgrind` (scripts/setup does)"
 
 
-def hold_still(argv: Sequence[str]) -> list[str]:
-    """`argv` run with ASLR off, a fixed hash seed and argv + environment of a constant size."""
-    argv_bytes = sum(len(a.encode()) + 1 for a in argv)
+def tunables(environ: Mapping[str, str] | None = None) -> str:
+    """GLIBC_TUNABLES for a counted run: the user's own, then ours (`NO_REP_STRINGS`)."""
+    own = (os.environ if environ is None else environ).get("GLIBC_TUNABLES", "")
+    return ":".join(t for t in (own, NO_REP_STRINGS) if t)
+
+
+def hold_still(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """`argv` run with ASLR off, a fixed hash seed, glibc's copies in loops (`tunables`) and
+    argv + environment of a constant size."""
+    tuned = f"GLIBC_TUNABLES={tunables(environ)}"
+    argv_bytes = sum(len(a.encode()) + 1 for a in argv) + len(tuned.encode()) + 1
     pad = "x" * (PAGE_BYTES - argv_bytes % PAGE_BYTES)
-    return ["env", f"PYTHONHASHSEED={HASH_SEED}", f"QUADSCOPE_PAD={pad}", "setarch", "-R",
-            *argv]
+    return ["env", f"PYTHONHASHSEED={HASH_SEED}", tuned, f"QUADSCOPE_PAD={pad}", "setarch",
+            "-R", *argv]
 
 
 class CountingTool(Protocol):
