@@ -11,7 +11,7 @@ from quadscope.analyse.exactfit import MIN_SHARE, counts, fit_exact
 from quadscope.analyse.fitting import fit_metric
 from quadscope.analyse.headline import work_note
 from quadscope.classes import INCONCLUSIVE, REGISTRY
-from quadscope.model import Measurement, Run, Sweep
+from quadscope.model import Fit, Measurement, Run, Sweep
 from quadscope.render.terminal import TerminalRenderer
 
 SIZES = [1000 * 2**i for i in range(7)]  # 1k … 64k
@@ -301,3 +301,94 @@ def test_a_faster_term_is_weighed_against_the_work_that_grows_not_the_start_up()
     fit = fit_exact("instructions", sizes, [140e6 + 100 * n + n * n / 64 for n in sizes])
     assert fit is not None and not fit.confident
     assert REGISTRY.index(fit.at_most) >= REGISTRY.index("n^2")
+
+
+def _argv_digits(start_up: float, per_digit: float, sizes: list[int]) -> list[float]:
+    """A constant program's exact counts: its start-up plus a few instructions for each digit
+    of n in argv (the C suite's `constant` counted 145394 + 19 a digit)."""
+    return [start_up + per_digit * len(str(n)) for n in sizes]
+
+
+@pytest.mark.parametrize("per_digit", [8.0, 19.0])
+@pytest.mark.parametrize("step", [2, 4, 8])
+def test_a_few_instructions_of_growth_over_a_huge_span_do_not_open_the_bracket(
+        per_digit: float, step: int) -> None:
+    """The `constant` workload counted at n = 1000..4·10⁹ and beyond: the digits of n grow
+    the count by ~100 instructions, a log n term of 0.1% the chosen explanation holds. A
+    cubic term of 2σ (34 instructions at 4·10⁹, 10⁻⁸ a unit of n) was 19% of that growing
+    part and read "1 … n³"; no loop costs so little a step, so it is "1 or log n"."""
+    sizes = [1000 * step**k for k in range(int(np.log(1.2e10 / 1000) / np.log(step)))]
+    fit = fit_exact("instructions", sizes, _argv_digits(145394.0, per_digit, sizes), n_boot=20)
+    assert fit is not None and fit.at_least == "1"
+    assert fit.cls == "1" or fit.at_most in ("1", "log n")
+    assert "exact_hidden" not in checks(fit.doubts)
+
+
+def test_a_term_that_costs_a_loop_step_stays_hidden_beside_a_small_growing_part() -> None:
+    """The same rule keeps what a loop could hide: a Python's 140M start-up with ~100
+    instructions a step at 256..4096, a quadratic's bound costs ~70 instructions a unit of
+    n there (`step_cost`), so it stays a doubt; and a flat count over n = 1..25 under 354M
+    still reaches cⁿ (`flat_reach`: a term of PER_N a unit of n would not have shown)."""
+    from quadscope.analyse.exactfit import PER_N, decide, hidden, hidden_bound, step_cost
+
+    sizes = [256, 512, 1024, 2048, 4096]
+    c = counts("instructions", sizes, [140e6 + 100 * n for n in sizes])
+    d = decide(c)
+    assert d is not None and len(d.chosen.terms) == 1
+    quad = REGISTRY["n^2"]
+    upper = hidden_bound(d.chosen, quad, c, d.c_hat)
+    assert PER_N < step_cost(quad, upper, 4096.0) < 1e4
+    assert hidden(d.chosen, quad, c, d.c_hat) >= 0.01
+    assert REGISTRY.index(d.at_most) >= REGISTRY.index("n^3")
+    short = [1, 4, 10, 25]
+    flat = fit_exact("instructions", short, _argv_digits(354e6, 19.0, short), n_boot=20)
+    assert flat is not None and (flat.at_least, flat.at_most) == ("1", "c^n")
+
+
+def test_a_terms_cost_a_step_is_read_per_step_below_n_and_per_unit_of_n_above() -> None:
+    """`step_cost`: a √n term of 44 instructions at 4·10⁹ costs 44/63246 a step; an n³ term
+    of 34 there adds 3·34/4·10⁹ a unit of n; an n²/64 term at 4096 adds 2·4096/64 = 128."""
+    from quadscope.analyse.exactfit import step_cost
+
+    assert step_cost(REGISTRY["sqrt n"], 44.0, 4e9) == pytest.approx(44 / 4e9**0.5, rel=1e-6)
+    assert step_cost(REGISTRY["n^3"], 34.0, 4e9) == pytest.approx(3 * 34 / 4e9, rel=1e-3)
+    assert step_cost(REGISTRY["n^2"], 4096.0**2 / 64, 4096.0) == pytest.approx(128, rel=1e-3)
+    assert step_cost(REGISTRY["n log n"], 0.0, 4096.0) == 0.0
+
+
+def test_a_rival_whose_fastest_term_is_no_loop_does_not_widen_the_bracket() -> None:
+    """8 instructions a digit at n = 1000..4·10⁹ (×4): single n, n log n and √n lines through
+    the counts (8·10⁻⁹ instructions a unit of n) fit within SELECT of the chosen log n and
+    read "1 … n log n"; their terms cost no loop's step, so the bracket is "1 … log n"."""
+    from quadscope.analyse.exactfit import decide, working_top
+
+    sizes = [1000 * 4**k for k in range(12)]
+    d = decide(counts("instructions", sizes, _argv_digits(145394.0, 8.0, sizes)))
+    assert d is not None and (d.at_least, d.at_most) == ("1", "log n")
+    near = [e for e in d.rivals if e.top in ("n", "n log n")]
+    assert near and all(working_top(e, float(sizes[-1])) == "1" for e in near)
+
+
+def test_counts_that_do_not_repeat_and_stay_flat_are_not_read_as_constant() -> None:
+    """node's instructions for `a.includes` in a loop (n²) under Valgrind, one count at each
+    of n = 8, 32, 128, 512: V8's threads move the count by ~1% from run to run (516.6M to
+    520.5M at n = 8 alone), so no law of two terms fits and the ordinary fit read them;
+    it settled "constant", where the 4·n² instructions at 512 are 0.2% of the count and a
+    term of 10 a unit of n would not have shown. The same counts with n = 2048 grew 12%:
+    a bracket above "1"."""
+    counts_ = {8: 527930775, 32: 517005540, 128: 514447340, 512: 523151923}
+
+    def fitted(by_n: dict[int, int]) -> Fit:
+        runs = [Run(sweep_id=1, seq=i, variant="A", size_n=n, repeat=0, warmup=False,
+                    started_at=0.0, measurement=Measurement(wall_s=0.1, instructions=v,
+                                                            exit_code=0))
+                for i, (n, v) in enumerate(by_n.items())]
+        fits, _ = fit_runs(runs, metrics=("instructions",), exact=("instructions",), n_boot=30)
+        return fits["instructions"]
+
+    flat = fitted(counts_)
+    assert not flat.confident and (flat.at_least, flat.at_most) == ("1", "c^n")
+    assert "a term of 10 a unit of n would not show" in flat.reason
+    grown = fitted({**counts_, 2048: 576719776})
+    assert not grown.confident and grown.at_least != "1"
+    assert REGISTRY.index(grown.at_most) >= REGISTRY.index("n^2")

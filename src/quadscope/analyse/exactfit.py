@@ -42,7 +42,13 @@ k between the terms (mawk's `s = s "x"`, CPython's `s += "x"` on a global: k =
    whose share at n_max could reach SURE_SHARE unseen, its upper 95% bound
    from the linear model's standard error ("exact_hidden": a term that
    small is below what is found reliably, and over four sizes a linear
-   count that fits to the instruction still leaves n log n 0.5%); the fastest
+   count that fits to the instruction still leaves n log n 0.5%), unless that
+   bound costs under PER_N a step of the term's loop at n_max (`step_cost`: a
+   term slower than n per step of f(n), one at least linear per unit n grows
+   by), which no loop the program runs does, the premise `flat_reach` reads
+   flat counts by; a rival whose fastest term costs so little reads as its
+   slower terms (`working_top`). Then a few instructions of bookkeeping over
+   a huge span (argv's digits, 1000..4·10⁹) are no ground for "1 … n³"; the fastest
    term itself under MIN_SHARE of the work at n_max, too little to tell
    from a bookkeeping artefact ("work_terms", unsettled); a fastest term
    under MINORITY_SHARE of the work while the best law misses the counts by
@@ -80,7 +86,8 @@ JITTER = 1e-4
 # Flat counts settle "1" only where a linear term of PER_N a unit of n would have shown
 # (`flat_reach`): the least a step of any loop costs, in instructions (a C loop's compare,
 # add and branch; CPython's `for` costs about 30). At most out to this span of sizes, the
-# span adaptive mode grows a flat cost to (`run.adaptive`).
+# span adaptive mode grows a flat cost to (`run.adaptive`). By the same premise a hidden or
+# rival term whose bound costs under PER_N a step at n_max is no work (`step_cost`).
 PER_N = 10.0
 FLAT_SPAN = 1e7
 # ΔAICc a more complex explanation must gain over a simpler one, and within which two
@@ -272,10 +279,11 @@ def _superset(e: Explanation, of: Explanation) -> bool:
     return set(of.names) <= set(e.names)
 
 
-def hidden_share(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float,
+def hidden_bound(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float,
                  n_at: float | None = None) -> float:
-    """The upper 95% bound of a term h's share of the growing work at n_max (or at `n_at`
-    beyond it), were it added to `chosen`.
+    """The upper 95% bound, in the count's units, of a term h at n_max (or at `n_at` beyond
+    it), were it added to `chosen`: 0 where h cannot be fitted at these sizes, inf where
+    the columns are singular.
 
     Weighted least squares of the chosen's columns and h's, unconstrained: the
     bound is max(b̂, 0) + 1.96·se(b̂) with se from (XᵀWX)⁻¹·ĉ, carried to `n_at`
@@ -295,12 +303,21 @@ def hidden_share(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float,
     try:
         cov = np.linalg.inv(xtx) * c_hat
     except np.linalg.LinAlgError:
-        return 1.0
+        return math.inf
     coef = cov @ (x.T @ yw) / c_hat
     upper = max(float(coef[-1]), 0.0) + Z95 * float(np.sqrt(max(cov[-1, -1], 0.0)))
     if n_at > n_top:
         with np.errstate(over="ignore"):
             upper *= float(h.f(np.array([n_at]))[0] / h.f(np.array([n_top]))[0])
+    return upper
+
+
+def hidden_share(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float,
+                 n_at: float | None = None) -> float:
+    """The upper 95% bound of a term h's share of the growing work at n_max (or at `n_at`
+    beyond it), were it added to `chosen` (`hidden_bound`)."""
+    n_at = float(c.n[-1]) if n_at is None else max(n_at, float(c.n[-1]))
+    upper = hidden_bound(chosen, h, c, c_hat, n_at)
     total = float(chosen.curve(np.array([n_at]))[0])
     # Of the work that grows: a start-up under which the growing terms are a sliver does not
     # make a faster term as large as they are negligible (CPython's `l[0] = l[0] + "x"`:
@@ -308,6 +325,55 @@ def hidden_share(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float,
     # — not quadratic"). A constant has no growing work: its share is of the whole count.
     growing = total - chosen.a if chosen.terms else total
     return upper / growing if growing > 0 and math.isfinite(upper) else 1.0
+
+
+def step_cost(h: GrowthClass, upper: float, n_at: float) -> float:
+    """What a term of class h that is `upper` at `n_at` costs a step of its loop there: a
+    term slower than n is a loop of f(n) steps (upper / f(n_at)); one at least linear adds
+    d(b·f)/dn for each unit n grows by (upper·k/n_at, k its local exponent), since its
+    inner work may cost a fraction of an instruction a unit (a copy, CPython's n²/64)."""
+    if not (upper > 0 and math.isfinite(upper) and n_at > 0):
+        return upper if upper <= 0 else math.inf
+    if h.sublinear:
+        f_at = float(h.f(np.array([n_at]))[0])
+        return upper / f_at if f_at > 0 else math.inf
+    eps = 1e-3
+    lo, hi = h.f(np.array([n_at * (1 - eps), n_at * (1 + eps)]))
+    if not (lo > 0 and hi > 0 and math.isfinite(hi)):
+        return math.inf
+    k = float(np.log(hi / lo) / np.log((1 + eps) / (1 - eps)))
+    return upper * k / n_at
+
+
+def hidden(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float) -> float:
+    """h's share at n_max as `hidden_share` bounds it, or 0 when the bound leaves h no room
+    to be work at all: a term whose upper bound costs under PER_N a step of its loop at
+    n_max (`step_cost`) is not a loop the program runs, as `flat_reach` reads flat counts.
+    Without this a few instructions of bookkeeping that grow over a huge span (the digits of
+    n in argv, 19 instructions a digit over n = 1000..4·10⁹ beside a 145k-instruction
+    start-up) are the growing work a cubic term of 34 instructions at 4·10⁹ (2σ, a cost of
+    10⁻⁸ a unit of n) is 19% of: "1 … n³" for a constant program."""
+    n_top = float(c.n[-1])
+    if step_cost(h, hidden_bound(chosen, h, c, c_hat), n_top) < PER_N:
+        return 0.0
+    return hidden_share(chosen, h, c, c_hat)
+
+
+def working_names(e: Explanation, n_at: float) -> tuple[str, ...]:
+    """e's terms up to its fastest that can be work at `n_at` (`step_cost` at least PER_N;
+    none: the constant): a rival straight line through flat counts, 8·10⁻⁹ instructions a
+    unit of n over 1000..4·10⁹, is no linear class beside a chosen log n."""
+    parts = e.parts(np.array([n_at]))[1:, 0]
+    kept = len(e.terms)
+    while kept and step_cost(e.terms[kept - 1], float(parts[kept - 1]), n_at) < PER_N:
+        kept -= 1
+    return e.names[:kept]
+
+
+def working_top(e: Explanation, n_at: float) -> str:
+    """The class e reads as where its faster terms are no work (`working_names`)."""
+    names = working_names(e, n_at)
+    return names[-1] if names else "1"
 
 
 def flat_reach(c: Counts, start_up: float) -> float:
@@ -441,9 +507,10 @@ def decide(c: Counts, registry: Registry = REGISTRY) -> Decision | None:
         return None
     chosen, near = choose(found, c.m, c_hat, registry)
     n_max = float(c.n[-1])
-    rivals = [e for e in near if not _superset(e, chosen) and e.top != chosen.top]
+    rival_tops = {id(e): working_top(e, n_max) for e in near}
+    rivals = [e for e in near if not _superset(e, chosen) and rival_tops[id(e)] != chosen.top]
     doubts: list[Doubt] = []
-    tops = {chosen.top, *(e.top for e in rivals)}
+    tops = {chosen.top, *(rival_tops[id(e)] for e in rivals)}
     carrier = carried_by(chosen, c, c_hat, registry)
     if rivals or carrier is not None:
         other = rivals[0] if rivals else None
@@ -453,12 +520,12 @@ def decide(c: Counts, registry: Registry = REGISTRY) -> Decision | None:
         decide_n = part_n(chosen, other, n_max, tol) if other is not None else nice_n(4 * n_max)
         numbers: dict[str, DoubtValue] = {
             "chosen": " + ".join(chosen.names) or "1",
-            "other": (" + ".join(other.names) or "1") if other else "",
+            "other": (" + ".join(working_names(other, n_max)) or "1") if other else "",
             "carried_by": carrier, "lo_n": float(c.n[0]), "hi_n": n_max}
         doubts.append(Doubt("exact_tie", min(tops, key=registry.index),
                             max(tops, key=registry.index), decide_n, numbers=numbers))
     hid = [(h, s) for h in faster_than(max(tops, key=registry.index), registry)
-           if (s := hidden_share(chosen, h, c, c_hat)) >= SURE_SHARE]
+           if (s := hidden(chosen, h, c, c_hat)) >= SURE_SHARE]
     if hid:
         h, share = hid[-1]
         tops.add(h.name)
@@ -556,7 +623,8 @@ def fit_exact(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     k = d.chosen.exponent(n_max)
     k_ci = exponent_interval(d.chosen, c, d.c_hat, seed, n_boot)
     if d.cls == INCONCLUSIVE:
-        ks = [e.exponent(n_max) for e in d.rivals]
+        # A rival's k where its fastest term can be work: a line of 10⁻⁸ a unit of n is no k = 1.
+        ks = [e.exponent(n_max) for e in d.rivals if working_top(e, n_max) == e.top]
         k_ci = (min([k_ci[0], *ks]), max([k_ci[1], *ks]))
     single = {e.top: e for e in found if len(e.terms) <= 1}
     shown = single.get(d.chosen.top if d.cls == INCONCLUSIVE else d.cls)
