@@ -12,7 +12,7 @@ from tests.conftest import measurement, size_of
 from quadscope.analyse.analysis import analyse
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
-from quadscope.meters import Cost, Measuring
+from quadscope.meters import BatchCost, Cost, Measuring
 from quadscope.model import Measurement, Run, Sweep
 from quadscope.run import counting
 from quadscope.run.counting import EXTEND, MAX_SIZES, Counting, pick_sizes
@@ -442,3 +442,110 @@ def test_sizes_a_power_of_two_apart_are_counted_before_those_between() -> None:
     # Fewer than three in phase: the order without phases.
     assert counting.count_order([3, 5, 9]) == [3, 5, 9]
     assert counting.in_phase([3, 5, 9]) in ({3}, {5}, {9})
+
+
+# A Python function's sizes counted under one start (`CountPlan.batched`): the meter's
+# `BatchCost` prices each start, a start cut short at its timeouts keeps what it counted.
+MANY = BatchCost(startup_s=1.0, per_call_s=0.5, slowdown=80.0)
+
+
+def _drive_many(timed_s: Callable[[int], float], work: Callable[[int], int], *,
+                true_cost: BatchCost = MANY, budget_s: float = counting.FLOOR_S,
+                sizes: Sequence[int] = (1000, 2000, 4000, 8000, 16000),
+                ) -> tuple[list[list[int]], list[int], float]:
+    """A batched CountPlan after a timed sweep over `sizes` (plain call `timed_s(n)`), each
+    start really costing `true_cost` (its model is MANY) and cut short where its jobs'
+    timeouts run out, as `InstructionMeter.execute_many` is: (each batch's sizes in the
+    order counted, the sizes counted, the seconds spent)."""
+    history = [Run(sweep_id=1, seq=i, variant="A", size_n=n, repeat=r, warmup=False,
+                   started_at=0.0, measurement=measurement(timed_s(n)))
+               for i, (n, r) in enumerate((n, r) for n in sizes for r in range(3))]
+    timed = {n: timed_s(n) for n in sizes}
+    jobs = [counting.PlannedRun("A", n, 3) for n in counting.count_order(sizes, timed)]
+    plan = counting.CountPlan(jobs, metric="instructions", timeout_s=None,
+                              cost=Cost(slowdown=30.0, startup_s=0.3, batch=MANY))
+    plan.batched = True
+    remaining, batches, counted = budget_s, [], []
+    while remaining > 0 and (batch := plan.next_batch(history, remaining)) is not None:
+        limits = [s.timeout_s for s in batch]
+        assert all(t is not None for t in limits)
+        limit = sum(t for t in limits if t is not None)
+        assert limit <= remaining + 1e-9, (limit, remaining)  # never beyond the budget
+        batches.append([s.run.size_n for s in batch])
+        spent, done = true_cost.startup_s, set()
+        for s in batch:
+            spent += true_cost.call_s(timed_s(s.run.size_n))
+            if spent > limit:  # cut short: the calls counted before are kept
+                spent = limit
+                break
+            done.add(s.run.size_n)
+        remaining -= spent
+        counted += [n for n in batches[-1] if n in done]
+        history += [Run(sweep_id=1, seq=len(history) + k, variant="A", size_n=s.run.size_n,
+                        repeat=3, warmup=False, started_at=0.0, measurement=Measurement(
+                            {**measurement(timed_s(s.run.size_n)).values,
+                             "instructions": work(s.run.size_n) if s.run.size_n in done
+                             else None}, exit_code=0))
+                    for k, s in enumerate(batch)]
+    return batches, counted, budget_s - remaining
+
+
+def _list_dedup(n: int) -> float:
+    """The gate's list dedup: a quadratic call, 65 ms at n = 4000, 1 s at 16000."""
+    return 0.004 * (n / 1000) ** 2
+
+
+def test_a_batch_holds_the_cheapest_sizes_that_fit_and_halves_below_for_the_span() -> None:
+    """The list dedup counted under one Valgrind start would cost 1 + 5 × 0.5 + 80 × 1.36 s,
+    7x the 15 s floor. The first start holds the sizes that fit, cheapest first (1000..4000,
+    8000 alone would cost 11 s more); the next holds the halvings below them, cheap and far
+    above the jitter; the counts settle with 6 sizes in the budget."""
+    batches, counted, spent = _drive_many(_list_dedup, lambda n: 30 * n * n)
+    assert batches[0] == [1000, 2000, 4000], batches
+    assert 8000 not in counted and 16000 not in counted
+    assert batches[1] == [125, 250, 500], batches
+    assert sorted(counted) == [125, 250, 500, 1000, 2000, 4000]
+    assert spent <= counting.FLOOR_S
+
+
+def test_a_batch_dearer_than_priced_is_cut_at_the_budget_keeping_what_it_counted() -> None:
+    """A call 4x slower under Valgrind than the model says: the first start runs out of its
+    timeouts, which share what is left, during its dearest size; the sizes counted before
+    are kept, the plan prices the next start 4x dearer than its model, and the whole stays
+    within the budget."""
+    batches, counted, spent = _drive_many(_list_dedup, lambda n: 30 * n * n,
+                                          true_cost=BatchCost(1.0, 0.5, 320.0))
+    assert batches[0] == [1000, 2000, 4000]
+    assert counted[:2] == [1000, 2000] and 4000 not in counted, counted
+    assert spent <= counting.FLOOR_S + 1e-9
+    assert len(batches) == 1  # nothing left: the start took what it may spend
+
+
+def test_learning_the_cost_prices_later_starts_from_what_the_first_cost() -> None:
+    """A start that cost more than its price (within its timeouts) raises what the plan
+    expects every later start to cost: halvings it would have started at the model's price
+    are started only as far as the learnt price allows."""
+    true = BatchCost(2.0, 1.0, 80.0)
+    batches, counted, spent = _drive_many(_list_dedup, lambda n: 30 * n * n, true_cost=true)
+    assert batches[0] == [1000, 2000, 4000] and counted[:3] == [1000, 2000, 4000]
+    assert len(batches) == 1 or len(batches[1]) < 3, batches
+    assert spent <= counting.FLOOR_S
+
+
+def test_the_extension_is_priced_by_the_counts_own_growth() -> None:
+    """The set dedup: linear, 0.1 µs a unit of n, its counts at 1000..16000 (those of the
+    gate's, its hash set's resizes included) not settled. Every timed size fits in one
+    start; the doublings above are priced by the count's growth (about 2x a doubling, not
+    the n² a cheap sweep could hide, which would afford two) and all three fit. With calls
+    5x longer the same growth affords two."""
+    seen = {1000: 560731, 2000: 1083040, 4000: 2277969, 8000: 4400872, 16000: 9151557}
+
+    def set_dedup(n: int) -> int:
+        return seen.get(n, 572 * n)
+
+    batches, _, _ = _drive_many(lambda n: 1e-7 * n, set_dedup)
+    assert batches[0] == [1000, 2000, 4000, 8000, 16000]
+    assert batches[1] == [32000, 64000, 128000], batches
+    batches, _, spent = _drive_many(lambda n: 5e-7 * n, set_dedup)
+    assert batches[1] == [32000, 64000], batches
+    assert spent <= counting.FLOOR_S

@@ -43,7 +43,11 @@ def test_builtin_meters_in_order_with_their_metrics_and_costs() -> None:
         ("instructions", ("instructions",), True, None)]
     assert REGISTRY.get("instructions").units == {"instructions": "count"}
     assert REGISTRY.get("time").cost.run_s(2.0) == 2.0
-    assert REGISTRY.get("instructions").cost == Cost(slowdown=30.0, startup_s=0.3)
+    cost = REGISTRY.get("instructions").cost
+    assert (cost.slowdown, cost.startup_s) == (30.0, 0.3)
+    # A Python function's sizes under one start: dearer per second of the call than a program.
+    assert cost.batch is not None and cost.batch.slowdown > cost.slowdown
+    assert cost.batch.run_s([0.1, 0.2]) > cost.batch.startup_s + 2 * cost.batch.per_call_s
     assert meters.exact_metric("instructions") == "instructions"
     assert meters.exact_metric("time") is None
     assert meters.exact_metric("auto") is None  # an auto sweep that counted is stored as such

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import json
 import os
 import pickle
 import shutil
@@ -22,7 +23,7 @@ from tests.conftest import measurement
 from quadscope.measure import pycount
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.exact import Callgrind, InstructionMeter
-from quadscope.measure.launcher import FakeExecutor
+from quadscope.measure.launcher import FakeExecutor, Job
 from quadscope.measure.pycount import BY_VALUE, CannotSend, Sent, check_loads, send, staged
 from quadscope.meters import Cost, Measuring
 from quadscope.model import Measurement
@@ -290,10 +291,49 @@ def test_an_undecided_gate_says_why_counting_did_not_decide(monkeypatch: pytest.
 
 def test_counts_of_several_sizes_are_keyed_by_every_size(tmp_path: Path, no_marks: None) -> None:
     """Over several sizes the child gets all of a run's sizes (setup(n, m)), and each dump's
-    count is keyed by them all: points sharing their last size do not collide."""
+    count is keyed by them all: points sharing their last size do not collide. A dump
+    without its closing totals line (its writer killed mid-write) is left out."""
     for pid, said, count in [(1, "1000,20", 500), (2, "2000,20", 900), (3, "x,20", 7)]:
         (tmp_path / f"callgrind.{pid}.out").write_text(
-            f"desc: Trigger: Client Request: n={said}\nsummary: {count}\n")
+            f"desc: Trigger: Client Request: n={said}\nsummary: {count}\nfn=x\ntotals: {count}\n")
+    (tmp_path / "callgrind.4.out").write_text(
+        "desc: Trigger: Client Request: n=4000,20\nsummary: 1700\nfn=x\n")
     assert Callgrind().by_size(str(tmp_path)) == {(1000, 20): 500, (2000, 20): 900}
     with pycount.count_command()(["python:m:f:setup", "1000", "20"]) as argv:
         assert argv[-3:] == ["m:f", "m:setup", "[1000, 20]"]
+
+
+class _CutShort(FakeExecutor):
+    """Valgrind's runner counting many calls, faked: each call costs `call_s`, and a call
+    that would end past the start's timeout is cut off with the start (no dump of it)."""
+
+    def __init__(self, clock: FakeClock, call_s: float) -> None:
+        super().__init__(lambda argv: measurement(0.0), clock)
+        self.call_s = call_s
+        self.timeouts: list[float | None] = []
+
+    def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
+        self.timeouts.append(timeout_s)
+        out = next(a.split("=", 1)[1] for a in argv if a.startswith("--callgrind-out-file="))
+        spent = 0.0
+        for pid, (n,) in enumerate(json.loads(argv[-1])):
+            if timeout_s is not None and spent + self.call_s > timeout_s:
+                return Measurement({"wall_s": timeout_s}, exit_code=-9, timed_out=True)
+            spent += self.call_s
+            Path(out.replace("%p", str(pid))).write_text(
+                f"desc: Trigger: Client Request: n={n}\nsummary: {n * n}\nfn=f\ntotals: {n * n}\n")
+        return measurement(spent)
+
+
+def test_a_start_cut_short_at_its_timeouts_keeps_the_calls_it_counted(no_marks: None) -> None:
+    """The start counting a batch gets what its jobs' timeouts add up to (the budget the
+    plan shares among them, less what their timed calls took); cut short there, the calls
+    whose dumps were written are counted and the rest are None, nothing counted lost."""
+    clock = FakeClock()
+    runner = _CutShort(clock, call_s=3.0)
+    meter = InstructionMeter(FakeExecutor(lambda argv: measurement(0.01), clock), runner,
+                             Callgrind(), many=pycount.count_many_command(send(module_level)))
+    jobs = [Job(("python:t:f", str(n)), 2.5) for n in (100, 200, 400)]
+    got = [m.value("instructions") for m in meter.execute_many(jobs)]
+    assert got == [100 * 100, 200 * 200, None]
+    assert runner.timeouts[0] is not None and runner.timeouts[0] <= 7.5

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
@@ -167,14 +168,15 @@ class Callgrind:
 
     def by_size(self, out_dir: str) -> dict[tuple[int, ...], int]:
         """Each dump's count (`summary:`, the events since the last dump) by the sizes its
-        description names ("desc: Trigger: Client Request: n=1000", "n=1000,20")."""
+        description names ("desc: Trigger: Client Request: n=1000", "n=1000,20"); a dump
+        without its closing `totals:` line (its writer killed mid-write) is left out."""
         counts: dict[tuple[int, ...], int] = {}
         for name in sorted(os.listdir(out_dir)):
             with open(os.path.join(out_dir, name), errors="replace") as f:
                 text = f.read()
             said = next((line.rsplit("n=", 1)[1].strip() for line in text.splitlines()
                          if line.startswith("desc: Trigger: Client Request: n=")), None)
-            count = _summary(text, "summary:")
+            count = _summary(text, "summary:") if _summary(text, "totals:") is not None else None
             sizes = said.split(",") if said is not None else []
             if sizes and all(s.isdigit() for s in sizes) and count is not None:
                 counts[tuple(int(s) for s in sizes)] = count
@@ -220,21 +222,26 @@ class InstructionMeter(SerialExecutor):
             yield from super().execute_many(jobs)
             return
         jobs = list(jobs)
+        started = time.monotonic()
         timed = list(self._timed.execute_many(jobs))
         good = [j for j, m in zip(jobs, timed, strict=True) if m.ok]
-        counts = self.count_many([j.argv for j in good], _total_timeout(good)) if good else {}
+        limit = _total_timeout(good)
+        left = None if limit is None else limit - (time.monotonic() - started)
+        counts = (self.count_many([j.argv for j in good], left)
+                  if good and (left is None or left > 0) else {})
         for job, m in zip(jobs, timed, strict=True):
             count = counts.get(_sizes(job.argv)) if m.ok else None
             yield replace(m, values={**m.values, self._metric: count})
 
     def count_many(self, argvs: Sequence[Sequence[str]],
                    timeout_s: float | None) -> dict[tuple[int, ...], int]:
-        """The instructions of each argv's call, by its sizes, counted under one start."""
+        """The instructions of each argv's call, by its sizes, counted under one start, in
+        the order given. A start cut short (its timeout) or failing keeps the calls counted
+        before it: each call's count is a dump of its own, written whole when it ends."""
         assert self._many is not None and isinstance(self._tool, Callgrind)
         with scratch_dir("count") as out, self._many(argvs) as child:
-            counted = self._runner.execute(
-                hold_still([*self._tool.prefix_many(out), *child]), timeout_s)
-            return self._tool.by_size(out) if counted.ok else {}
+            self._runner.execute(hold_still([*self._tool.prefix_many(out), *child]), timeout_s)
+            return self._tool.by_size(out)
 
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         m = self._timed.execute(argv, timeout_s)
@@ -290,7 +297,8 @@ def _sizes(argv: Sequence[str]) -> tuple[int, ...]:
 
 
 def _total_timeout(jobs: Sequence[Job]) -> float | None:
-    """The batch's timeout: the sum of its jobs' (None when one has none)."""
+    """What the batch may take in all, its timed calls and its count: the sum of its jobs'
+    timeouts (None when one has none); the count gets what the timed calls left of it."""
     limits = [j.timeout_s for j in jobs]
     return None if any(t is None for t in limits) else sum(t for t in limits if t is not None)
 

@@ -32,9 +32,9 @@ from typing import Any
 
 from quadscope.errors import UsageError
 from quadscope.meters import auto, instructions, timing
-from quadscope.meters.base import Cost, Measuring, Meter, Registry, Target
+from quadscope.meters.base import BatchCost, Cost, Measuring, Meter, Registry, Target
 
-__all__ = ["NAMES", "REGISTRY", "Cost", "Measuring", "Meter", "Registry", "Target",
+__all__ = ["NAMES", "REGISTRY", "BatchCost", "Cost", "Measuring", "Meter", "Registry", "Target",
            "choose_measuring", "exact_metric", "named"]
 
 REGISTRY = Registry((auto.METER, timing.METER, instructions.METER))

@@ -25,7 +25,7 @@ measures or prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,11 +65,33 @@ class Target:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchCost:
+    """What counting several calls under one start costs (a Python function's sizes under
+    one Valgrind start, `measure.exact.InstructionMeter.counts_many`): `startup_s` once (the
+    tool and the interpreter), then for each call `per_call_s` (its fork and setup, run
+    uncounted but under the tool) plus `slowdown` × the plain call's seconds."""
+
+    startup_s: float
+    per_call_s: float
+    slowdown: float
+
+    def run_s(self, plain_s: Sequence[float]) -> float:
+        """The seconds one start counting calls whose plain runs take `plain_s` costs."""
+        return self.startup_s + sum(self.call_s(p) for p in plain_s)
+
+    def call_s(self, plain_s: float) -> float:
+        """What one more call in the start adds when its plain run takes `plain_s`."""
+        return self.per_call_s + self.slowdown * plain_s
+
+
+@dataclass(frozen=True, slots=True)
 class Cost:
-    """What one measured run costs: `startup_s` + `slowdown` × the plain run's seconds."""
+    """What one measured run costs: `startup_s` + `slowdown` × the plain run's seconds;
+    `batch`, where the meter counts several calls under one start, what such a start costs."""
 
     slowdown: float = 1.0
     startup_s: float = 0.0
+    batch: BatchCost | None = None
 
     def run_s(self, plain_s: float) -> float:
         """The seconds one measured run takes when the plain run takes `plain_s`."""

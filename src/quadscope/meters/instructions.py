@@ -16,7 +16,12 @@ Cost, for planners: where Valgrind counts, each measurement is one extra run
 ~20-50x slower than the plain one (`measure.exact`), plus Valgrind's start,
 about 0.3 s for a small C program (BENCHMARKS.md §6: ~4 s for the ~15 counted
 runs of a five-size sweep on the 2-core VM); the CPU's counter costs nothing
-over the time meter.
+over the time meter. A Python function's sizes are counted under one Valgrind start
+(`Cost.batch`): about 1 s to start Valgrind and the child Python, 0.5 s more for each
+call's fork and setup (uncounted, but under Valgrind), and ~80x the plain call while
+Callgrind counts it (the list dedup of bench/gate_stability.py on the 2-core VM, quiet:
+1000..4000 counted in 7.3 s for 61 ms of plain calls, 1000..8000 in 29.8 s for 0.41 s;
+the set dedup at 1000..16000, 3 ms of calls, in 3.4 s).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from quadscope.errors import ToolMissingError
-from quadscope.meters.base import Cost, Measuring, Meter, Target
+from quadscope.meters.base import BatchCost, Cost, Measuring, Meter, Target
 from quadscope.meters.timing import python_executor
 
 if TYPE_CHECKING:  # imported where used: the registry is read by the CLI's parser
@@ -88,7 +93,8 @@ def unavailable(target: Target) -> str:
 
 METER = Meter(
     "instructions", metrics=("instructions",), exact=True, measuring=measuring,
-    unavailable=unavailable, cost=Cost(slowdown=30.0, startup_s=0.3),
+    unavailable=unavailable, cost=Cost(slowdown=30.0, startup_s=0.3,
+              batch=BatchCost(startup_s=1.0, per_call_s=0.5, slowdown=80.0)),
     describe="instructions: also count retired instructions exactly (perf's instructions:u, "
              "else Valgrind); one run per size when two agree",
 )

@@ -53,10 +53,20 @@ increment over the smallest count, predicted as if the work grew as n²
 plain runs), would be under `exactfit.MIN_SHARE` of the count, 50 σ of an exact
 count's jitter: a step that small fits the bookkeeping, not the program.
 Where the executor counts a whole batch under one start (a Python function:
-`exact.InstructionMeter.counts_many`), every size goes in one batch.
-If those counts do not settle the work, up to `EXTEND` doublings above the
-largest size follow in one more batch (each also a real timed run, so the
-time data gain a size): a wider span is what separates n from n log n.
+`exact.InstructionMeter.counts_many`), the same budget holds (`CountPlan._many`):
+each start is priced before it begins by the meter's `BatchCost` (Valgrind's
+and the child Python's start, each call's fork and setup, ~80x each plain
+call), scaled up by what earlier starts cost against their price, and holds
+the cheapest sizes that fit what is left (`_affordable`: a quadratic's largest
+sizes, which cost the most under Valgrind, are skipped); its jobs' timeouts
+share what is left, so a start dearer than priced is cut short at the budget,
+keeping every size counted by then (each call's count is a dump of its own).
+The timed sizes first; if their counts do not settle the work, up to `EXTEND`
+doublings above the largest follow in one more start (each also a real timed
+run, so the time data gain a size; priced by the count's own growth over its
+last doubling): a wider span is what separates n from n log n; then once the
+halvings below the counted sizes (`_halvings`, as for a program), cheap and a
+span the budget could not buy above.
 For a program (each size a Valgrind start of its own) the same doublings
 follow one at a time, each priced by what the last count cost times how much
 the count itself grew over the last doubling (Valgrind's time follows the
@@ -108,7 +118,7 @@ from dataclasses import dataclass
 
 from quadscope.analyse.text import REFUSED_TAIL, counting_cost, work_counted
 from quadscope.errors import ProgramError
-from quadscope.meters.base import Cost, Measuring
+from quadscope.meters.base import BatchCost, Cost, Measuring
 from quadscope.model import Run, Sweep
 from quadscope.run.multicount import PointCountPlan
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
@@ -298,6 +308,9 @@ class CountPlan:
         self._last: PlannedRun | None = None  # the last job handed out one at a time
         self._costs: dict[int, float] = {}  # what counting each size cost, by size
         self._tried: set[tuple[str, int]] = set()  # (variant, size) handed out one at a time
+        self._batch_price: float | None = None  # what the last batch was priced at (batched)
+        self._scale = 1.0  # what batches cost against their price, at least 1 (batched)
+        self._halved_once = False  # whether the halvings below were offered (batched)
 
     @property
     def total_runs(self) -> int:
@@ -310,23 +323,14 @@ class CountPlan:
                 and not any(_same_job(r, j) for r in history)]
         if self._settled(history):
             return None
-        if not todo and self.batched and not self._extended:
-            self._extended = True
-            return self._extension(history, remaining_s)
+        if self.batched:
+            return self._many(history, todo, remaining_s)
         failed = self._failed(history)
         todo = [j for j in todo if j.size_n < failed.get(j.variant, j.size_n + 1)]
         if not todo:
-            if self.batched:
-                return None
             self._note_cost(remaining_s)
             return self._doubling(history, remaining_s) or (
                 self._halving(history, remaining_s) if failed else None)
-        if self.batched:  # one start for all: priced as one, by the meter's cost model
-            price = self.cost.run_s(sum(_timed_median(history, j.variant, j.size_n) or 0.0
-                                        for j in todo))
-            if remaining_s is not None and price > remaining_s:
-                todo = todo[:1]  # a single size may still fit
-            return tuple(Scheduled(j, self.timeout_s) for j in todo)
         self._note_cost(remaining_s)
         if remaining_s is not None:  # first the jobs that leave SETTLE_SIZES counts affordable
             kept = self._reserving(history, todo, remaining_s)
@@ -539,22 +543,122 @@ class CountPlan:
                 return job
         return None
 
-    def _extension(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
-        """Where one start counts many sizes and the timed sizes did not settle the work:
-        EXTEND more doublings above the largest, as many as fit (each priced as if the
-        plain run grew as n², the fastest a cheap sweep plausibly hides)."""
-        jobs: list[Scheduled] = []
-        price = self.cost.startup_s
+    def _many(self, history: Sequence[Run], todo: Sequence[PlannedRun],
+              remaining_s: float | None) -> Batch | None:
+        """Where one start counts many calls (a Python function): the timed sizes not yet
+        counted, then once the `_extension` above them, then once the `_halvings` below,
+        each batch the cheapest of them that fit in what is left (`_affordable`)."""
+        self._learn(remaining_s)
+        if todo:
+            offered = [(j, _timed_median(history, j.variant, j.size_n) or 0.0) for j in todo]
+        elif not self._extended:
+            self._extended = True
+            offered = self._extension(history)
+        else:
+            offered = []
+        batch = self._affordable(offered, remaining_s)
+        if batch is None and not self._halved_once:
+            self._halved_once = True
+            batch = self._affordable(self._halvings(history), remaining_s)
+        return batch
+
+    def _batch_cost(self) -> BatchCost:
+        """What a start counting many calls costs: the meter's model of it, or its cost of
+        one run when it has none (a start each, no call's own overhead)."""
+        return self.cost.batch or BatchCost(startup_s=self.cost.startup_s, per_call_s=0.0,
+                                            slowdown=self.cost.slowdown)
+
+    def _learn(self, remaining_s: float | None) -> None:
+        """After a batch: raise the scale of every later batch's price to what this one cost
+        against its price (never lower: a batch cut short at the budget under-reports it)."""
+        if self._batch_price and self._before_s is not None and remaining_s is not None:
+            spent = max(self._before_s - remaining_s, 0.0)
+            self._scale = max(self._scale, spent / self._batch_price)
+        self._batch_price = None
+
+    def _affordable(self, offered: Sequence[tuple[PlannedRun, float]],
+                    remaining_s: float | None) -> Batch | None:
+        """The jobs of `offered` (each with its plain call's seconds) one start counts within
+        `remaining_s`, cheapest first: the meter's `BatchCost` (its start, then each call's
+        overhead and slowdown, plus the call's timed run), scaled by what earlier batches
+        cost against their price (`_learn`); a job that does not fit ends the batch (the
+        rest cost more). Their timeouts share what is left in proportion to their prices,
+        so the start is cut short at the budget, and the calls counted by then are kept
+        (`measure.exact.InstructionMeter.count_many`). None when not one job fits."""
+        cost = self._batch_cost()
+        price = cost.startup_s * self._scale
+        picked: list[tuple[PlannedRun, float]] = []
+        for job, plain in sorted(offered, key=lambda o: (o[1], o[0].size_n, o[0].variant)):
+            added = (cost.call_s(plain) + plain) * self._scale
+            if remaining_s is not None and price + added > remaining_s:
+                break
+            picked.append((job, added))
+            price += added
+        if not picked:
+            return None
+        self._before_s, self._batch_price = remaining_s, price
+        return tuple(Scheduled(job, self._share(added + (price - sum(a for _, a in picked))
+                                                / len(picked), price, remaining_s))
+                     for job, added in picked)
+
+    def _share(self, price_s: float, total_s: float, remaining_s: float | None) -> float | None:
+        """A batched job's timeout: its part (`price_s` of the batch's `total_s`) of what is
+        left, within the sweep's own timeout; the sweep's timeout without a budget."""
+        if remaining_s is None:
+            return self.timeout_s
+        share = remaining_s * price_s / total_s if total_s > 0 else remaining_s
+        return share if self.timeout_s is None else min(share, self.timeout_s)
+
+    def _extension(self, history: Sequence[Run]) -> list[tuple[PlannedRun, float]]:
+        """Where the timed sizes did not settle the work: up to `extend` doublings above
+        each variant's largest, each with its plain call's seconds predicted from the
+        largest timed one grown as the count itself grew over its last doubling (the
+        counted call's time follows its instructions; n², 4x, without two counts)."""
+        out: list[tuple[PlannedRun, float]] = []
+        repeat = max(j.repeat for j in self.jobs)
         for variant in sorted({j.variant for j in self.jobs}):
             top = max(j.size_n for j in self.jobs if j.variant == variant)
             plain = _timed_median(history, variant, top) or 0.0
-            repeat = max(j.repeat for j in self.jobs)
-            for k in range(1, self.extend + 1):
-                price += self.cost.slowdown * plain * 4 ** k
-                if remaining_s is not None and price > remaining_s:
-                    break
-                jobs.append(Scheduled(PlannedRun(variant, top * 2 ** k, repeat), self.timeout_s))
-        return tuple(jobs) or None
+            growth = self._growth(self._points(history, variant))
+            out += [(PlannedRun(variant, top * 2 ** k, repeat), plain * growth ** k)
+                    for k in range(1, self.extend + 1)]
+        return out
+
+    @staticmethod
+    def _growth(points: Mapping[int, float]) -> float:
+        """How much the count grew over one doubling at its two largest sizes (1 to
+        GROWTH_CAP); 4 (n²) with fewer than two counts."""
+        sizes = sorted(points)
+        if len(sizes) < 2 or points[sizes[-2]] <= 0 or points[sizes[-1]] <= 0:
+            return 4.0
+        lo, hi = sizes[-2], sizes[-1]
+        grown = (points[hi] / points[lo]) ** (math.log(2) / math.log(hi / lo))
+        return min(max(grown, 1.0), GROWTH_CAP)
+
+    def _halvings(self, history: Sequence[Run]) -> list[tuple[PlannedRun, float]]:
+        """Below each unsettled variant's smallest counted size, up to EXTEND halvings under
+        its timed sizes, while the count there should differ from the smallest count by
+        more than its jitter (`_far_from_jitter`), each with its plain call's seconds on
+        the line in n to the smallest count's (`_plain_below`; in proportion to n with no
+        size timed below it): the sizes cheapest to count, for a span the budget could not
+        buy above."""
+        out: list[tuple[PlannedRun, float]] = []
+        repeat = max(j.repeat for j in self.jobs)
+        for variant in sorted({j.variant for j in self.jobs}):
+            points = self._points(history, variant)
+            if not points or self._variant_settled(points):
+                continue
+            timed_min = min(j.size_n for j in self.jobs if j.variant == variant)
+            ref = min(points)
+            t_ref = _timed_median(history, variant, ref) or 0.0
+            size = min(ref, timed_min) // 2
+            while size >= 1 and size * 2 ** EXTEND >= timed_min:
+                job = PlannedRun(variant, size, repeat)
+                if size not in points and self._far_from_jitter(history, job):
+                    plain = self._plain_below(history, variant, size, ref)
+                    out.append((job, t_ref * size / ref if plain is None else plain))
+                size //= 2
+        return out
 
     def _doubling(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
         """Where each size is a start of its own (a program) and the timed sizes did not
