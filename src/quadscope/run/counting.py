@@ -546,11 +546,17 @@ class CountPlan:
     def _many(self, history: Sequence[Run], todo: Sequence[PlannedRun],
               remaining_s: float | None) -> Batch | None:
         """Where one start counts many calls (a Python function): the timed sizes not yet
-        counted, then once the `_extension` above them, then once the `_halvings` below,
-        each batch the cheapest of them that fit in what is left (`_affordable`)."""
+        counted (with the `_halvings` below them where fewer than SETTLE_SIZES of a
+        variant's would fit: a span the budget cannot buy above), then once the
+        `_extension` above them, then once the `_halvings` below, each batch the cheapest
+        of them that fit in what is left (`_affordable`)."""
         self._learn(remaining_s)
         if todo:
             offered = [(j, _timed_median(history, j.variant, j.size_n) or 0.0) for j in todo]
+            fit = [j for j, _ in self._pick(offered, remaining_s)[0]]
+            if any(len(self._points(history, v)) + sum(j.variant == v for j in fit)
+                   < SETTLE_SIZES for v in {j.variant for j in todo}):
+                offered += self._halvings(history)
         elif not self._extended:
             self._extended = True
             offered = self._extension(history)
@@ -585,6 +591,18 @@ class CountPlan:
         rest cost more). Their timeouts share what is left in proportion to their prices,
         so the start is cut short at the budget, and the calls counted by then are kept
         (`measure.exact.InstructionMeter.count_many`). None when not one job fits."""
+        picked, price = self._pick(offered, remaining_s)
+        if not picked:
+            return None
+        self._before_s, self._batch_price = remaining_s, price
+        return tuple(Scheduled(job, self._share(added + (price - sum(a for _, a in picked))
+                                                / len(picked), price, remaining_s))
+                     for job, added in picked)
+
+    def _pick(self, offered: Sequence[tuple[PlannedRun, float]], remaining_s: float | None,
+              ) -> tuple[list[tuple[PlannedRun, float]], float]:
+        """`_affordable`'s choice: the jobs that fit, cheapest first, each with what it adds
+        to the start's price, and the start's whole price."""
         cost = self._batch_cost()
         price = cost.startup_s * self._scale
         picked: list[tuple[PlannedRun, float]] = []
@@ -594,12 +612,7 @@ class CountPlan:
                 break
             picked.append((job, added))
             price += added
-        if not picked:
-            return None
-        self._before_s, self._batch_price = remaining_s, price
-        return tuple(Scheduled(job, self._share(added + (price - sum(a for _, a in picked))
-                                                / len(picked), price, remaining_s))
-                     for job, added in picked)
+        return picked, price
 
     def _share(self, price_s: float, total_s: float, remaining_s: float | None) -> float | None:
         """A batched job's timeout: its part (`price_s` of the batch's `total_s`) of what is
@@ -636,25 +649,27 @@ class CountPlan:
         return min(max(grown, 1.0), GROWTH_CAP)
 
     def _halvings(self, history: Sequence[Run]) -> list[tuple[PlannedRun, float]]:
-        """Below each unsettled variant's smallest counted size, up to EXTEND halvings under
-        its timed sizes, while the count there should differ from the smallest count by
-        more than its jitter (`_far_from_jitter`), each with its plain call's seconds on
-        the line in n to the smallest count's (`_plain_below`; in proportion to n with no
-        size timed below it): the sizes cheapest to count, for a span the budget could not
-        buy above."""
+        """Below each unsettled variant's smallest counted (or timed) size, up to EXTEND
+        halvings under its timed sizes not yet run, unless the count there should differ
+        from the smallest count by less than its jitter (`_far_from_jitter`; a call counted
+        alone has no start-up to hide in, so without counts it is not judged), each with
+        its plain call's seconds on the line in n to the smallest size's (`_plain_below`;
+        in proportion to n with no size timed below it): the sizes cheapest to count, for
+        a span the budget could not buy above."""
         out: list[tuple[PlannedRun, float]] = []
         repeat = max(j.repeat for j in self.jobs)
         for variant in sorted({j.variant for j in self.jobs}):
             points = self._points(history, variant)
-            if not points or self._variant_settled(points):
+            if self._variant_settled(points):
                 continue
             timed_min = min(j.size_n for j in self.jobs if j.variant == variant)
-            ref = min(points)
+            ref = min([*points, timed_min])
             t_ref = _timed_median(history, variant, ref) or 0.0
-            size = min(ref, timed_min) // 2
+            ran = {r.size_n for r in history if r.variant == variant}
+            size = ref // 2
             while size >= 1 and size * 2 ** EXTEND >= timed_min:
                 job = PlannedRun(variant, size, repeat)
-                if size not in points and self._far_from_jitter(history, job):
+                if size not in ran and self._far_from_jitter(history, job) is not False:
                     plain = self._plain_below(history, variant, size, ref)
                     out.append((job, t_ref * size / ref if plain is None else plain))
                 size //= 2
