@@ -8,7 +8,10 @@ a fresh folder, one per process the command runs) give the instruction count,
 merged into the measurement as the registry's `instructions` (or the
 `metric=` a meter counting something else with another tool names). A run
 that failed or timed out in either half has `instructions` None. The counted
-run gets the same timeout as the timed one; `command` turns a run's argv into
+run gets the same timeout as the timed one (a batch of a Python function's calls
+counted under one start, `counts_many`: what its jobs' timeouts add up to, less
+what their timed runs took; a start cut short there keeps the calls it counted,
+each a dump of its own); `command` turns a run's argv into
 a context manager holding the argv counted, open while that run lasts
 (`pycount.count_command`'s child Python for a function, whose pickled function
 lives that long; `as_is` for a program).
