@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from quadscope.analyse import decide, text
-from quadscope.analyse.classfit import ClassFit, prepare
+from quadscope.analyse.classfit import ClassFit, fit_classes, prepare, score_classes
 from quadscope.analyse.fitting import fit_metric
 from quadscope.analyse.gate import judge
+from quadscope.analyse.stats import nice_n
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.model import Doubt, DoubtValue
-from quadscope.workloads.synthetic import Scenario, simulate, truth_for
+from quadscope.workloads.synthetic import Scenario, broken_truth, simulate, truth_for
 
 SIZES = [1000 * 2**i for i in range(8)]
 
@@ -120,3 +123,75 @@ def test_the_meter_sentence_replaces_the_size_in_every_doubt_that_names_one() ->
     assert "--meter instructions decides the class" in text.doubt_text(hidden, REGISTRY)
     assert "grow n to 512000 to tell them apart" in text.tie(numbers, 512000, REGISTRY)
     assert text.tie(numbers, None, REGISTRY).endswith("no practical n decides it to tell them apart")
+
+
+def _mix(cross: float, cv: float = 0.01, seed: int = 3) -> tuple[list[int], list[float]]:
+    """Three runs per size of n + n²/cross (the terms equal at cross × the top), noisy."""
+    top = SIZES[-1]
+    rng = np.random.default_rng(seed)
+    n = [s for _ in range(3) for s in SIZES]
+    return n, [(s / top + (s / top) ** 2 / cross) * (1 + cv * rng.standard_normal()) for s in n]
+
+
+def _exponent_advice(n: list[int], y: list[float], slower: str, faster: str) -> decide.Advice:
+    data = prepare("wall_s", n, y)
+    fits = score_classes(fit_classes(data, REGISTRY), data, 1.0, REGISTRY)
+    k, se = decide.k_se(data.n, data.y, data.w, 1.0)
+    return decide.exponent_n(decide.Extension.of(data, 1.0), fits, slower, faster,
+                             (k - 1.96 * se, k + 1.96 * se), REGISTRY, 6.0)
+
+
+def test_two_terms_tend_to_the_faster_one_and_k_is_read_with_its_error() -> None:
+    """n + n² equal at the top: the curve through the medians tends to n² and passes through
+    2 at the top; a noise-free n^1.5 reads k = 1.5, its error growing as √ĉ."""
+    n, y = _mix(1.0)
+    pair = decide.two_terms(prepare("wall_s", n, y), REGISTRY["n"], REGISTRY["n^2"])
+    assert pair is not None and pair[1].name == "n^2"
+    top = float(SIZES[-1])
+    assert pair[0](np.array([top]))[0] == pytest.approx(2.0, rel=0.05)
+    assert pair[0](np.array([4 * top]))[0] == pytest.approx(20.0, rel=0.1)
+    assert decide.two_terms(prepare("wall_s", n, [1.0] * len(n)), REGISTRY["n"],
+                            REGISTRY["n^2"]) is None
+    x = np.array(SIZES, dtype=float)
+    curve = (x / x[-1]) ** 1.5
+    w = 1 / (0.01 * curve) ** 2  # medians known to 1%
+    k, se = decide.k_se(x, curve, w, 1.0)
+    assert k == pytest.approx(1.5, abs=0.01) and 0 < se < 0.05
+    assert decide.k_se(x, curve, w, 4.0)[1] == pytest.approx(2 * se, rel=1e-6)
+
+
+def test_a_mix_no_affordable_size_would_read_names_the_meter_not_ten_times_the_top() -> None:
+    """n + n² equal at the top (1% noise): k's interval would hold n² only many doublings on,
+    each ×4 dearer, so the exponent doubt names the meter, in its sentence too; with no class
+    on one side of k there is no mix to forecast and ten times the top stays."""
+    n, y = _mix(1.0)
+    assert _exponent_advice(n, y, "n log n", "n^2") == decide.Advice(None, decide.METER)
+    assert _exponent_advice(n, y, "", "n^2") == decide.Advice(nice_n(10 * SIZES[-1]))
+    fit = fit_metric("wall_s", n, y, seed=3)
+    doubt = next(d for d in fit.doubts if d.check == "exponent")
+    assert (doubt.decide_n, doubt.meter, fit.decide_n) == (None, "instructions", None)
+    assert "may mix growth terms; no affordable n would decide it; count the work instead" in (
+        text.doubt_text(doubt, REGISTRY))
+    count = replace(doubt, meter="")
+    assert text.doubt_text(count, REGISTRY).endswith(
+        "no practical n would show which one dominates")
+
+
+def test_following_the_size_named_for_a_change_of_regime_decides_it() -> None:
+    """n turning n² at 16k (5% noise): k = 1.76 sits between n log n and n², and the forecast
+    names the size where k's interval would hold n², two doublings on, not ten times the top;
+    the sweep extended to it with the same design settles n²."""
+    sizes = [1000 * 2**i for i in range(10)]
+    truth = broken_truth("n", "n^2", sizes, 16000.0, 1.0, 0.0)
+    n, y = simulate(truth, Scenario(cv=0.05), sizes, 3, np.random.default_rng(0))
+    fit = fit_metric("wall_s", n, y, seed=0)
+    assert [d.check for d in fit.doubts] == ["exponent"]
+    assert fit.decide_n is not None and 2 * sizes[-1] < fit.decide_n < 10 * sizes[-1]
+    new, top = [], 2 * sizes[-1]
+    while top < fit.decide_n:
+        new.append(top)
+        top *= 2
+    new.append(fit.decide_n)
+    n2, y2 = simulate(truth, Scenario(cv=0.05), new, 3, np.random.default_rng(1000))
+    after = fit_metric("wall_s", [*n, *n2], [*y, *y2], seed=0)
+    assert after.cls == "n^2"

@@ -54,7 +54,7 @@ import numpy as np
 from scipy.optimize import nnls
 from scipy.stats import norm
 
-from quadscope.analyse.classfit import ClassFit, Data, boot_class
+from quadscope.analyse.classfit import Z95, ClassFit, Data, boot_class, power_grid
 from quadscope.analyse.stats import nice_n, nnls2
 from quadscope.analyse.verdict import MIN_SUPPORT
 from quadscope.classes import GrowthClass, Registry
@@ -75,6 +75,12 @@ _Z_POWER = float(norm.ppf(POWER))
 # scatter about the runs as the runs scatter about the truth: a second margin of that size.
 _Z_SUPPORT = float(norm.ppf(MIN_SUPPORT))
 _Z_BOUND = 1.96  # the hidden growth's bound is the bootstrap's 97.5th percentile
+# A settled class's effective exponent may miss k's 95% interval by at most this
+# (evidence.COHERENCE_TOL, half a unit of k's two printed decimals).
+_K_TOL = 0.005
+# The forecast's standard error of k is the asymptotic one scaled to the interval printed now
+# (a bootstrap's, widened by drift): the scale is kept within these bounds.
+_SE_SCALE = (0.5, 3.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,9 +282,128 @@ def constant_n(ext: Extension, fits: Mapping[str, ClassFit], growth: GrowthClass
     return _advice(ext, affordable, clears)
 
 
+def _basis(growth: GrowthClass, n: np.ndarray) -> np.ndarray | None:
+    normed = growth.normalised(n, float(n[-1]))
+    return None if normed is None else normed[0]
+
+
+def two_terms(data: Data, slower: GrowthClass, faster: GrowthClass
+              ) -> tuple[Callable[[np.ndarray], np.ndarray], GrowthClass] | None:
+    """a + b·slower(n) + c·faster(n) fitted on the medians (a, b, c ≥ 0), and the class it
+    tends to: `faster` where c > 0, else `slower`. None where neither term grows (b = c = 0)
+    or either class cannot be fitted here."""
+    fs, ff = _basis(slower, data.n), _basis(faster, data.n)
+    if fs is None or ff is None:
+        return None
+    sw = np.sqrt(data.w)
+    x = np.column_stack([np.ones(data.m), fs, ff])
+    coef = nnls(x * sw[:, None], data.y * sw)[0]
+    if coef[1] <= 0 and coef[2] <= 0:
+        return None
+    top = data.n[-1:]
+
+    def curve(n: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            s_ = slower.evaluate(0.0, 1.0, n) / slower.evaluate(0.0, 1.0, top)[0]
+            f_ = faster.evaluate(0.0, 1.0, n) / faster.evaluate(0.0, 1.0, top)[0]
+        return np.asarray(coef[0] + coef[1] * s_ + coef[2] * f_, dtype=float)
+
+    return curve, (faster if coef[2] > 0 else slower)
+
+
+def k_se(n: np.ndarray, y: np.ndarray, w: np.ndarray, c_hat: float) -> tuple[float, float]:
+    """k of the free power law a + b·(n/n_max)^k on the medians y, and its asymptotic
+    standard error: ĉ·(JᵀWJ)⁻¹ with J the model's derivatives in a, b and k (Seber & Wild,
+    Nonlinear Regression, 1989, §2.1); an infinite error where k is not identified."""
+    k, _, b = (float(v) for v in power_grid(n, y, w))
+    x = n / n[-1]
+    xk = x ** k
+    jac = np.column_stack([np.ones_like(x), xk, b * xk * np.log(x)])
+    try:
+        cov = c_hat * np.linalg.inv(jac.T @ (w[:, None] * jac))
+    except np.linalg.LinAlgError:
+        return k, float("inf")
+    var = float(cov[2, 2])
+    return k, float(np.sqrt(var)) if np.isfinite(var) and var > 0 else float("inf")
+
+
+def _own_exponent(growth: GrowthClass, n: np.ndarray, y: np.ndarray, w: np.ndarray) -> float | None:
+    """The effective exponent of `growth` fitted to y (`evidence.exponents`' scale): the k a
+    free power law finds on the class's fitted curve; None where it cannot be fitted."""
+    basis = _basis(growth, n)
+    if basis is None:
+        return None
+    a, b, _ = (float(v) for v in nnls2(basis, y, w))
+    return float(power_grid(n, a + b * basis, w)[0]) if b > 0 else None
+
+
+def _reads(n: np.ndarray, y: np.ndarray, w: np.ndarray, c_hat: float, scale: float,
+           target: GrowthClass, other: GrowthClass) -> bool:
+    """Whether k's 95% interval on these medians would hold `target`'s effective exponent and
+    exclude `other`'s, each with probability POWER: k̂ scatters about its exemplary value by
+    its standard error (`k_se`, times `scale`), so k̂ ± 1.96·se holds a value at most
+    (1.96 − z)·se away four times in five and excludes one at least (1.96 + z)·se away."""
+    k, se = k_se(n, y, w, c_hat)
+    k_own, k_other = _own_exponent(target, n, y, w), _own_exponent(other, n, y, w)
+    if k_own is None or not np.isfinite(se):
+        return False
+    se *= scale
+    holds = abs(k - k_own) <= (Z95 - _Z_POWER) * se + _K_TOL
+    return holds and (k_other is None or abs(k - k_other) >= (Z95 + _Z_POWER) * se - _K_TOL)
+
+
+def exponent_n(ext: Extension, fits: Mapping[str, ClassFit], slower: str, faster: str,
+               k_ci: tuple[float, float], registry: Registry, select: float) -> Advice:
+    """What would settle a class k's interval no longer contradicts, where the best class's
+    exponent lies outside it and k lies between `slower` and `faster` (the "exponent" doubt).
+
+    The runs are extended along a + b·slower(n) + c·faster(n) (`two_terms`: the mix of growth
+    terms the doubt suspects), which tends to `faster` (to `slower` where c = 0). At each
+    doubling k is forecast on that exemplary design (the sizes measured with their medians,
+    the new ones on the curve), its standard error the asymptotic one (`k_se`) scaled by the
+    ratio of the interval printed now to 1.96 times that error on the runs as they are. The
+    size named is the first at which k's interval would hold the class the curve tends to
+    and exclude the other side (`_reads`), over every size or over the upper half in log n
+    (where fitting splits a change of regime off, the class above it is judged on k over
+    the sizes above it alone), and the power calculation chooses that class alone
+    (`_power`). Where no affordable size does (priced by the curve itself), the meter;
+    where there is no mix to forecast (no class on one side of k), ten times the largest
+    size, the rule of thumb this replaces. On bench/decide_n.py (72 per law) the sweeps
+    whose first doubt is this one decided 18 of 34 when the rule of thumb was followed;
+    the forecast named a size for 12 of them, and following it decided 10."""
+    data = ext.data
+    pair = two_terms(data, registry[slower], registry[faster]) if slower and faster else None
+    if pair is None:  # no class on one side of k, or neither term grows: no mix to forecast
+        return Advice(nice_n(10 * float(data.n[-1])))
+    curve, target = pair
+    other = registry[slower if target.name == faster else faster]
+    _, se_now = k_se(data.n, data.y, data.w, ext.c_hat)
+    half_now = 0.5 * (k_ci[1] - k_ci[0])
+    scale = float(np.clip(half_now / (Z95 * se_now), *_SE_SCALE)) if (
+        np.isfinite(se_now) and se_now > 0 and half_now > 0) else 1.0
+    own = fits[target.name].growth
+    rivals = _rivals(fits, registry, target.name)
+
+    def decides(s: int) -> bool:
+        n = ext.sizes(s)
+        y_new = curve(n[data.m:])
+        y = np.concatenate([data.y, y_new])
+        if not np.all(np.isfinite(y)):
+            return False
+        w = ext.weights(y[None, :], s)[0]
+        upper = n >= np.sqrt(n[0] * n[-1])
+        read = _reads(n, y, w, ext.c_hat, scale, target, other) or (
+            upper.sum() >= 4 and _reads(n[upper], y[upper], w[upper], ext.c_hat, scale,
+                                        target, other))
+        return read and _power(ext, y_new[None, :], own, rivals, s, select) >= POWER
+
+    return _advice(ext, ext.steps(curve), decides)
+
+
 def _first(ok: Callable[[int], bool], most: int) -> int | None:
     """The least s in 1..most with ok(s) (each doubling in turn); None when none is."""
     return next((s for s in range(1, most + 1) if ok(s)), None)
 
 
-__all__ = ["Advice", "Extension", "constant_n", "pair_n", "tie_n"]
+__all__ = ["Advice", "Extension", "constant_n", "exponent_n", "k_se", "pair_n", "tie_n",
+           "two_terms"]

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from quadscope.analyse.classfit import K_GRID, ClassFit, Data, boot_class, fit_classes, power_grid
-from quadscope.analyse.decide import Advice, Extension, constant_n, pair_n, tie_n
+from quadscope.analyse.decide import Advice, Extension, constant_n, exponent_n, pair_n, tie_n
 from quadscope.analyse.slopes import swing
 from quadscope.analyse.stats import nice_n, nnls2, qaicc
 from quadscope.analyse.terms import doubt
@@ -370,7 +370,10 @@ def gather(metric: str, sizes: Sequence[float], values: Sequence[float], st: Sta
         k_eff = dict(ev.exponents)[ev.chosen]
         tol = COHERENCE_TOL if drifts(metric) or strict else EXPONENT_SLACK
         if k_eff < k_ci[0] - tol or k_eff > k_ci[1] + tol:
-            ev = replace(ev, straddle=_straddle(k, fits, data, registry))
+            straddle = _straddle(k, fits, data, registry)
+            advice = exponent_n(Extension.of(data, st.c_hat), fits, *straddle, k_ci, registry,
+                                SELECT_DELTA)
+            ev = replace(ev, straddle=straddle, straddle_advice=(advice.n, advice.meter))
     # Growth found (the chosen class, or the best growing one where the runs rise) that adds
     # too little across the sizes to tell from drift settles neither it nor a constant.
     grower = ev.chosen if ev.chosen != "1" else (
@@ -399,7 +402,9 @@ def _uncounted(ev: Evidence) -> Evidence:
     def tie(t: Tie | None) -> Tie | None:
         return None if t is None else replace(t, meter="")
     second = None if ev.second_term is None else replace(ev.second_term, meter="")
+    advice = None if ev.straddle_advice is None else (ev.straddle_advice[0], "")
     return replace(ev, tie=tie(ev.tie), rising_tie=tie(ev.rising_tie), loo_tie=tie(ev.loo_tie),
+                   straddle_advice=advice,
                    hidden=tuple(replace(h, meter="") for h in ev.hidden), second_term=second)
 
 

@@ -215,8 +215,10 @@ def _exponent(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
     return (f"the best class, {n['chosen']}, disagrees with the free exponent k = "
             f"{_f(n, 'k'):.2f} (95% interval {_f(n, 'k_lo'):.2f}–{_f(n, 'k_hi'):.2f}), so the "
-            f"metric may mix growth terms; grow n to {fmt_n(d.decide_n or 0)} to see which one "
-            f"dominates")
+            f"metric may mix growth terms; "
+            + _grow_to(d.decide_n, "to see which one dominates",
+                       "no practical n would show which one dominates", d.meter,
+                       n.get("counted")))
 
 
 def _negligible(d: Doubt, registry: Registry, grow_to: int | None) -> str:

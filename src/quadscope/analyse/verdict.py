@@ -169,6 +169,8 @@ class Evidence:
     rising_tie: Tie | None = None
     hidden: tuple[Hidden, ...] = ()
     straddle: tuple[str, str] | None = None  # set when chosen's exponent misses k's interval
+    # What would decide the straddle (`decide.exponent_n`): (size, meter); None: ten times the top.
+    straddle_advice: tuple[int | None, str] | None = None
     grower: str = ""
     negligible: tuple[float, int | None] | None = None
     slopes: Slopes | None = None
@@ -249,7 +251,8 @@ def exponent(ev: Evidence) -> tuple[Doubt, ...]:
     below_k = dict(ev.exponents).get(below)
     if below_k is not None:  # the fastest the slower class can grow here, offset included
         numbers["below_k"] = below_k
-    return (Doubt("exponent", below, above, nice_n(10 * ev.hi_n), numbers=numbers),)
+    decide_n, meter = ev.straddle_advice or (nice_n(10 * ev.hi_n), "")
+    return (Doubt("exponent", below, above, decide_n, meter, numbers=numbers),)
 
 
 def negligible(ev: Evidence) -> tuple[Doubt, ...]:
