@@ -195,3 +195,29 @@ def test_following_the_size_named_for_a_change_of_regime_decides_it() -> None:
     n2, y2 = simulate(truth, Scenario(cv=0.05), new, 3, np.random.default_rng(1000))
     after = fit_metric("wall_s", [*n, *n2], [*y, *y2], seed=0)
     assert after.cls == "n^2"
+
+
+def test_a_tie_whose_runs_bend_towards_the_next_power_names_the_meter() -> None:
+    """n + n² equal at 4× the top (1% noise) ties n with n log n; its runs bend towards n²
+    beyond what one more coefficient buys, and following the tie's size would end in the
+    exponent doubt: the meter is named. A straight n with the same tie bends nowhere."""
+    top = SIZES[-1]
+    rng = np.random.default_rng(4)
+    n = [s for _ in range(3) for s in SIZES]
+    y = [(0.1 + s / top + (s / top) ** 2 / 4) * (1 + 0.01 * rng.standard_normal()) for s in n]
+    data = prepare("wall_s", n, y)
+    fits = score_classes(fit_classes(data, REGISTRY), data, 1.0, REGISTRY)
+    ext = decide.Extension.of(data, 1.0)
+    assert decide.mix_n(ext, fits, ["n", "n log n"], REGISTRY, 6.0) == decide.Advice(
+        None, decide.METER)
+    fit = fit_metric("wall_s", n, y, seed=4)
+    tie = next(d for d in fit.doubts if d.check == "tie")
+    assert (tie.decide_n, tie.meter, fit.decide_n) == (None, "instructions", None)
+    rng = np.random.default_rng(3)
+    y = [(0.1 + s / top) * (1 + 0.05 * rng.standard_normal()) for s in n]
+    data = prepare("wall_s", n, y)
+    fits = score_classes(fit_classes(data, REGISTRY), data, 1.0, REGISTRY)
+    assert decide.mix_n(decide.Extension.of(data, 1.0), fits, ["n", "n log n"], REGISTRY,
+                        6.0) is None
+    fit = fit_metric("wall_s", n, y, seed=3)
+    assert fit.decide_n is not None and fit.decide_n > top

@@ -6,9 +6,13 @@ the sweep a user makes by following the advice: the same repeats, sizes
 doubling from the largest measured. `tie_n` is the smallest such size at
 which each of the competing classes, were it the truth, would be told from
 every other class with probability at least POWER, and still with the
-largest size left out (`evidence._leave_out`); `pair_n` the size at which a
-faster second term would be read alone; `constant_n` the size at which a
-constant would rule out the growth the runs could hide. None names a size
+largest size left out (`evidence._leave_out`), raised to where a bend the
+runs show towards the next power would be read too (`mix_n`); `pair_n` the
+size at which a faster second term would be read alone; `exponent_n` the
+size at which k's 95% interval, forecast on the runs extended along the two
+terms k lies between, would hold the class they tend to (the "exponent"
+doubt: a settled class is never one k's interval excludes); `constant_n` the
+size at which a constant would rule out the growth the runs could hide. None names a size
 whose extension would cost more than COST_MULTIPLE times the runs so far
 (priced by the curve of the hypothesis: a time's own cost, a count's proxy
 for it) or lies beyond MAX_FACTOR times the largest size (or MAX_N): they
@@ -81,6 +85,9 @@ _K_TOL = 0.005
 # The forecast's standard error of k is the asymptotic one scaled to the interval printed now
 # (a bootstrap's, widened by drift): the scale is kept within these bounds.
 _SE_SCALE = (0.5, 3.0)
+# A bend towards a faster power is believed where it lowers χ² over ĉ by this much: the 95th
+# percentile of χ² with one degree of freedom (one more coefficient).
+MIX_DELTA = 3.841
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +235,38 @@ def tie_n(ext: Extension, fits: Mapping[str, ClassFit], classes: Sequence[str],
         if advice.n is None:
             return advice
         needed = max(needed, advice.n)
-    return Advice(needed)
+    mix = mix_n(ext, fits, growing, registry, select)
+    if mix is not None and mix.n is None:
+        return mix
+    return Advice(max(needed, mix.n or 0) if mix is not None else needed)
+
+
+def mix_n(ext: Extension, fits: Mapping[str, ClassFit], tied: Sequence[str],
+          registry: Registry, select: float) -> Advice | None:
+    """Where the runs bend towards the power just above the tied classes, what would read it.
+
+    a + b·slowest(n) + c·faster(n) (`two_terms`, faster the power class just above the
+    fastest of `tied`) is believed where it beats each tied class alone by MIX_DELTA (χ²
+    over ĉ: one more coefficient at 95%; Seber & Wild, Nonlinear Regression, 1989, §5.3);
+    following the tie's size then ends in the exponent doubt (n + n² equal at 4× the top
+    read n or n log n; extended 9×, k = 1.3 between them). The size named is then the
+    first at which that curve would be read as `faster` (`_reading`), else the meter.
+    None where the runs show no such bend."""
+    order = registry.index
+    powers = [g.name for g in registry if g.growing and not g.outgrows_powers]
+    fastest = max(tied, key=order)
+    if fastest not in powers or powers.index(fastest) + 1 >= len(powers):
+        return None
+    faster = registry[powers[powers.index(fastest) + 1]]
+    pair = two_terms(ext.data, registry[min(tied, key=order)], faster)
+    if pair is None or pair[1].name != faster.name:
+        return None
+    data = ext.data
+    rss = float((data.w * (data.y - pair[0](data.n)) ** 2).sum())
+    if (min(fits[c].chi2 for c in tied) - rss) / ext.c_hat < MIX_DELTA:
+        return None
+    decides = _reading(ext, fits, pair[0], faster, registry[fastest], 1.0, registry, select)
+    return _advice(ext, ext.steps(pair[0]), decides)
 
 
 def pair_n(ext: Extension, fits: Mapping[str, ClassFit], first: GrowthClass,
@@ -352,6 +390,34 @@ def _reads(n: np.ndarray, y: np.ndarray, w: np.ndarray, c_hat: float, scale: flo
     return holds and (k_other is None or abs(k - k_other) >= (Z95 + _Z_POWER) * se - _K_TOL)
 
 
+def _reading(ext: Extension, fits: Mapping[str, ClassFit],
+             curve: Callable[[np.ndarray], np.ndarray], target: GrowthClass,
+             other: GrowthClass, scale: float, registry: Registry,
+             select: float) -> Callable[[int], bool]:
+    """Whether the runs extended by s doublings along `curve` would be read as `target`: k's
+    interval would hold it and exclude `other` (`_reads`), over every size or over the upper
+    half in log n (where fitting splits a change of regime off, the class above it is judged
+    on k over the sizes above it alone), and the power calculation chooses it alone."""
+    data = ext.data
+    own = fits[target.name].growth
+    rivals = _rivals(fits, registry, target.name)
+
+    def decides(s: int) -> bool:
+        n = ext.sizes(s)
+        y_new = curve(n[data.m:])
+        y = np.concatenate([data.y, y_new])
+        if not np.all(np.isfinite(y)):
+            return False
+        w = ext.weights(y[None, :], s)[0]
+        upper = n >= np.sqrt(n[0] * n[-1])
+        read = _reads(n, y, w, ext.c_hat, scale, target, other) or (
+            upper.sum() >= 4 and _reads(n[upper], y[upper], w[upper], ext.c_hat, scale,
+                                        target, other))
+        return read and _power(ext, y_new[None, :], own, rivals, s, select) >= POWER
+
+    return decides
+
+
 def exponent_n(ext: Extension, fits: Mapping[str, ClassFit], slower: str, faster: str,
                k_ci: tuple[float, float], registry: Registry, select: float) -> Advice:
     """What would settle a class k's interval no longer contradicts, where the best class's
@@ -381,22 +447,7 @@ def exponent_n(ext: Extension, fits: Mapping[str, ClassFit], slower: str, faster
     half_now = 0.5 * (k_ci[1] - k_ci[0])
     scale = float(np.clip(half_now / (Z95 * se_now), *_SE_SCALE)) if (
         np.isfinite(se_now) and se_now > 0 and half_now > 0) else 1.0
-    own = fits[target.name].growth
-    rivals = _rivals(fits, registry, target.name)
-
-    def decides(s: int) -> bool:
-        n = ext.sizes(s)
-        y_new = curve(n[data.m:])
-        y = np.concatenate([data.y, y_new])
-        if not np.all(np.isfinite(y)):
-            return False
-        w = ext.weights(y[None, :], s)[0]
-        upper = n >= np.sqrt(n[0] * n[-1])
-        read = _reads(n, y, w, ext.c_hat, scale, target, other) or (
-            upper.sum() >= 4 and _reads(n[upper], y[upper], w[upper], ext.c_hat, scale,
-                                        target, other))
-        return read and _power(ext, y_new[None, :], own, rivals, s, select) >= POWER
-
+    decides = _reading(ext, fits, curve, target, other, scale, registry, select)
     return _advice(ext, ext.steps(curve), decides)
 
 
@@ -405,5 +456,5 @@ def _first(ok: Callable[[int], bool], most: int) -> int | None:
     return next((s for s in range(1, most + 1) if ok(s)), None)
 
 
-__all__ = ["Advice", "Extension", "constant_n", "exponent_n", "k_se", "pair_n", "tie_n",
-           "two_terms"]
+__all__ = ["Advice", "Extension", "constant_n", "exponent_n", "k_se", "mix_n", "pair_n",
+           "tie_n", "two_terms"]
