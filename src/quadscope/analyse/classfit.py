@@ -54,6 +54,12 @@ class Data:
     y: np.ndarray  # (m,) medians
     w: np.ndarray  # (m,) weights 1/σ² of the medians
     repeated: bool  # True when weights (and the bootstrap) come from real repeats
+    known: bool = False  # True when σ was given with the values (`prepare`'s `sd`)
+
+    @property
+    def honest(self) -> bool:
+        """Whether the weights are real errors (repeats or given), so ĉ is floored at 1."""
+        return self.repeated or self.known
 
     @property
     def m(self) -> int:
@@ -71,8 +77,20 @@ def medians(metric: str, sizes: Sequence[float], values: Sequence[float],
 
 
 def prepare(metric: str, sizes: Sequence[float], values: Sequence[float],
-             launches: bool = False) -> Data:
+             launches: bool = False, sd: Sequence[float] | np.ndarray | None = None) -> Data:
+    """The weighted medians of the runs (`quadscope.analyse.fitting`, step 1).
+
+    `sd` gives each run's own standard error, known from how it was measured
+    (a sampled profile's Poisson count and the load between recordings,
+    `quadscope.profile.noise`): each median is then weighted by those errors
+    (`_known_sigma`) rather than by its spread or by the scatter of single runs
+    about a smooth curve, which with one run at each of four sizes leaves one
+    degree of freedom to judge the noise from.
+    """
     groups, y = medians(metric, sizes, values)
+    if sd is not None:
+        sigma = _known_sigma(groups, sizes, values, sd)
+        return Data(groups, groups.sizes, y, 1.0 / sigma**2, False, known=True)
     scale = float(np.max(np.abs(y)))
     if scale == 0:
         floor = np.full(y.shape, RELATIVE_RESOLUTION)
@@ -108,6 +126,24 @@ def prepare(metric: str, sizes: Sequence[float], values: Sequence[float],
         smooth = a + b * (groups.sizes / groups.sizes[-1]) ** k
         sigma = np.maximum(np.abs(smooth), floor)
     return Data(groups, groups.sizes, y, 1.0 / sigma**2, repeated)
+
+
+def _known_sigma(groups: Groups, sizes: Sequence[float], values: Sequence[float],
+                 sd: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Each size's median's standard error from its runs' given errors: their mean variance
+    times the median's variance factor (`median_variance_factor`), never below the
+    resolution of the median itself."""
+    n = np.asarray(sizes, dtype=float).ravel()
+    y = np.asarray(values, dtype=float).ravel()
+    e = np.asarray(sd, dtype=float).ravel()
+    if e.shape != y.shape:
+        raise ValueError(f"values and their errors differ in length ({y.size} vs {e.size})")
+    keep = np.isfinite(n) & np.isfinite(y)
+    variances = group_runs(n[keep].tolist(), (np.nan_to_num(e[keep]) ** 2).tolist())
+    mean_var = np.nanmean(variances.padded, axis=1)
+    y_med = np.abs(group_medians(groups.padded, groups.counts))
+    floor = RELATIVE_RESOLUTION * np.maximum(y_med, 1e-3 * float(np.max(y_med)))
+    return np.maximum(np.sqrt(mean_var * median_variance_factor(groups.counts)), floor)
 
 
 def _round_free_spreads(groups: Groups) -> np.ndarray | None:
@@ -148,6 +184,9 @@ def replicates(data: Data, fitted: np.ndarray, rng: np.random.Generator, n_boot:
     modelled noise and the scatter of the sizes about the curve.
     """
     sigma = 1.0 / np.sqrt(data.w)
+    if data.known:  # the errors are given: every replicate is drawn from them
+        scale = sigma * np.sqrt(max(c_hat or 1.0, 1.0))
+        return fitted[None, :] + scale[None, :] * rng.standard_normal((n_boot, data.m))
     if data.repeated:
         if c_hat is None:
             return bootstrap_medians(data.groups, rng, n_boot)

@@ -240,7 +240,8 @@ def _leave_out(data: Data, c_hat: float, registry: Registry) -> tuple[set[str], 
     for block in np.array_split(np.arange(data.m), min(data.m, MAX_LEAVE_OUT)):
         keep = np.ones(data.m, dtype=bool)
         keep[block] = False
-        sub = Data(data.groups, data.n[keep], data.y[keep], data.w[keep], data.repeated)
+        sub = Data(data.groups, data.n[keep], data.y[keep], data.w[keep], data.repeated,
+                   data.known)
         raw = fit_classes(sub, registry)
         scores = np.array([np.inf if raw[g.name] is None else
                            float(qaicc(raw[g.name][2], c_hat, sub.m, g.n_coef))  # type: ignore[index]
@@ -384,7 +385,7 @@ def gather(metric: str, sizes: Sequence[float], values: Sequence[float], st: Sta
         ev = replace(ev, hidden=_hidden_walk(st))
     if ev.chosen != "1":
         second = doubt(fits[ev.chosen].growth, data.n, data.y, data.w, fits[ev.chosen].chi2,
-                       registry, repeated=data.repeated, max_n=MAX_DECIDE_N) if split else None
+                       registry, repeated=data.honest, max_n=MAX_DECIDE_N) if split else None
         if second is not None:
             # Where the faster term would be read alone (`decide.pair_n`), not where it
             # merely equals the slower one: there both still show.

@@ -112,6 +112,7 @@ def fit_metric(
     strict: bool = False,
     counted: str = "",
     startup_n: int | None = None,
+    sd: Sequence[float] | None = None,
 ) -> Fit:
     """How `metric` grows with n, from raw per-run observations (see the module docstring).
 
@@ -137,17 +138,24 @@ def fit_metric(
     work's verdict instead (`verdict.counted_doubts`).
     `startup_n` is the size whose runs measured the start-up apart (method, step 5): the
     fit's `startup` says whether they were used.
+    `sd` gives each value's standard error when it is known from how the value was
+    measured (a sampled profile's self time: `quadscope.profile.noise`): the medians are
+    weighted by it, ĉ never goes below 1 and the replicates are drawn from it
+    (`classfit.prepare`), so the noise is not judged from the few degrees of freedom
+    that single runs at a few sizes leave.
     """
     kw = dict(predict_n=predict_n, seed=seed, n_boot=n_boot, registry=registry,
               pooled=pooled, strict=strict, counted=counted)
+    err = None if sd is None else np.asarray(sd, dtype=float)
     rest = [i for i, n in enumerate(sizes) if n != startup_n]
     if startup_n is None or pooled or len(rest) == len(sizes) or not rest:
-        return _fit_all(metric, sizes, values, **kw)  # type: ignore[arg-type]
+        return _fit_all(metric, sizes, values, sd=err, **kw)  # type: ignore[arg-type]
     free = _fit_all(metric, [sizes[i] for i in rest], [values[i] for i in rest],
-                    **kw)  # type: ignore[arg-type]
-    if free.regime_n is not None or not agrees(metric, sizes, values, rest):
+                    sd=None if err is None else err[rest], **kw)  # type: ignore[arg-type]
+    if free.regime_n is not None or not agrees(metric, sizes, values, rest, err):
         return replace(free, startup="ignored")
-    anchored = _fit_all(metric, sizes, values, change=False, **kw)  # type: ignore[arg-type]
+    anchored = _fit_all(metric, sizes, values, change=False, sd=err,
+                        **kw)  # type: ignore[arg-type]
     if not _inside(anchored, free, registry):
         return replace(free, startup="ignored")
     return replace(anchored, startup="used")
@@ -158,19 +166,20 @@ CHI2_1_95 = 3.841
 
 
 def agrees(metric: str, sizes: Sequence[float], values: Sequence[float],
-           rest: Sequence[int]) -> bool:
+           rest: Sequence[int], sd: np.ndarray | None = None) -> bool:
     """Whether the runs outside `rest` (the start-up size's) follow the free power law of
     the others: adding them raises its weighted χ² by at most CHI2_1_95 × ĉ, ĉ the
     others' own misfit per degree of freedom (at least 1 with repeats, as in `_fit_range`)."""
-    whole = prepare(metric, sizes, values)
-    part = prepare(metric, [sizes[i] for i in rest], [values[i] for i in rest])
+    whole = prepare(metric, sizes, values, sd=sd)
+    part = prepare(metric, [sizes[i] for i in rest], [values[i] for i in rest],
+                   sd=None if sd is None else sd[list(rest)])
     if whole.m - part.m != 1:
         return False
     chi_part = power_point(part)[3]
     chi_whole = power_point(whole)[3]
     dof = part.m - 3
     c_hat = chi_part / dof if dof >= 1 else 1.0
-    c_hat = max(c_hat, 1.0) if part.repeated else max(c_hat, RELATIVE_RESOLUTION**2)
+    c_hat = max(c_hat, 1.0) if part.honest else max(c_hat, RELATIVE_RESOLUTION**2)
     return bool(np.isfinite(chi_whole)) and chi_whole - chi_part <= CHI2_1_95 * c_hat
 
 
@@ -192,7 +201,8 @@ def _inside(anchored: Fit, free: Fit, registry: Registry) -> bool:
 
 def _fit_all(metric: str, sizes: Sequence[float], values: Sequence[float], *,
              predict_n: int | None, seed: int, n_boot: int, registry: Registry,
-             pooled: bool, strict: bool, counted: str, change: bool = True) -> Fit:
+             pooled: bool, strict: bool, counted: str, change: bool = True,
+             sd: np.ndarray | None = None) -> Fit:
     """`fit_metric` on every run given: the drift taken out, then `_fit_range`."""
     rate = drift_to_take_out(sizes, values) if not pooled and drifts(metric) else None
     drift = None
@@ -201,7 +211,7 @@ def _fit_all(metric: str, sizes: Sequence[float], values: Sequence[float], *,
         drift = _DriftError(rate[1], tuple(sizes), tuple(values))
     return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
                       registry=registry, split=True, settle=True, pooled=pooled, drift=drift,
-                      strict=strict, counted=counted, change=change)
+                      strict=strict, counted=counted, change=change, sd=sd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +246,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                predict_n: int | None, seed: int, n_boot: int, registry: Registry,
                split: bool, settle: bool, pooled: bool = False,
                drift: _DriftError | None = None, change: bool = True,
-               strict: bool = False, counted: str = "") -> Fit:
+               strict: bool = False, counted: str = "", sd: np.ndarray | None = None) -> Fit:
     """`fit_metric`; `split` looks for a change of regime, and without `settle` a class is only a bracket.
 
     `drift` is the drift taken out of `values` (None: none), whose error goes into k's
@@ -244,7 +254,7 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     noise). The statistics are computed here; the verdict is the fold of the checks'
     doubts (`quadscope.analyse.verdict`).
     """
-    data = prepare(metric, sizes, values, pooled)
+    data = prepare(metric, sizes, values, pooled, sd=sd)
     rng = np.random.default_rng(seed)
     k, a_pl, b_pl_norm, chi_pl = power_point(data)
     fitted_pl = a_pl + b_pl_norm * (data.n / data.n[-1]) ** k
@@ -252,11 +262,11 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
     if split and change and (regime := _change(data, raw, chi_pl, registry)) is not None:
         return _split(metric, sizes, values, regime, predict_n=predict_n, seed=seed,
                       n_boot=n_boot, registry=registry, pooled=pooled, drift=drift,
-                      strict=strict, counted=counted)
+                      strict=strict, counted=counted, sd=sd)
     chis = [chi_pl] + [v[2] for c, v in raw.items() if v is not None and c != "1"]
     dof = data.m - 3
     c_hat = min(chis) / dof if dof >= 1 else 1.0
-    c_hat = max(c_hat, 1.0) if data.repeated else max(c_hat, RELATIVE_RESOLUTION**2)
+    c_hat = max(c_hat, 1.0) if data.honest else max(c_hat, RELATIVE_RESOLUTION**2)
 
     boot = replicates(data, best_curve(data, fitted_pl, raw), rng, n_boot, c_hat)
     power_boot = power_grid(data.n, boot, data.w)
@@ -310,7 +320,7 @@ def _change(data: Data, raw: Mapping[str, Raw | None], chi_pl: float,
             registry: Registry) -> Regime | None:
     """A change of regime, or a step, that beats every single model; None when there is none."""
     singles = [(chi_pl, 3)] + [(v[2], v[3].n_coef) for v in raw.values() if v is not None]
-    regime = find_regime(data.n, data.y, data.w, singles, repeated=data.repeated)
+    regime = find_regime(data.n, data.y, data.w, singles, repeated=data.honest)
     # A step must also beat two growth terms, whose sum it can otherwise mimic.
     # With one run per size the noise is judged against a smooth fit, too loosely for a
     # discontinuous candidate: a step is only looked for among repeated runs.
@@ -350,7 +360,7 @@ def _predict(at_n: int, report: ClassFit, leading: Sequence[ClassFit], data: Dat
 def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
            predict_n: int | None, seed: int, n_boot: int, registry: Registry,
            pooled: bool = False, drift: _DriftError | None = None,
-           strict: bool = False, counted: str = "") -> Fit:
+           strict: bool = False, counted: str = "", sd: np.ndarray | None = None) -> Fit:
     """The fit of a metric that changes regime: the upper regime's, fitted on its sizes alone.
 
     One class is not extrapolated across the change. Below MIN_UPPER_SIZES
@@ -366,7 +376,7 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
         return _fit_range(metric, x[keep], v[keep], predict_n=predict, seed=seed, n_boot=n_boot,
                           registry=registry, split=False, settle=settle, pooled=pooled,
                           drift=None if drift is None else replace(drift, keep=keep),
-                          strict=strict, counted=counted)
+                          strict=strict, counted=counted, sd=None if sd is None else sd[keep])
 
     lower = part(~above, None, True)
     upper_fit = part(above, predict_n, MIN_UPPER_SIZES - regime.sizes_above <= 0) \
@@ -375,7 +385,7 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
         # No growth on either side: a shift of the machine's speed, not a change of growth.
         return _fit_range(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
                           registry=registry, split=True, settle=True, pooled=pooled,
-                          drift=drift, change=False, strict=strict, counted=counted)
+                          drift=drift, change=False, strict=strict, counted=counted, sd=sd)
     at = nice_n(regime.n_break)
     hi_n = float(np.max(x[np.isfinite(x) & np.isfinite(v)]))
     short = MIN_UPPER_SIZES - regime.sizes_above
@@ -395,7 +405,8 @@ def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime:
     same = lower.cls if lower.confident and registry[lower.cls].growing else regime.step
     if same and not (upper.at_least and registry.index(upper.at_least) <= registry.index(same)
                      <= registry.index(upper.at_most)):
-        stepped = _step(metric, x[above], v[above], same, lower, upper, regime, short, registry)
+        stepped = _step(metric, x[above], v[above], same, lower, upper, regime, short, registry,
+                        None if sd is None else sd[above])
         if stepped is not None:
             return stepped
     if short > 0:
@@ -457,7 +468,8 @@ def _reach_back(upper: Fit, lower: Fit, regime: Regime, registry: Registry) -> t
 
 
 def _step(metric: str, sizes: np.ndarray, values: np.ndarray, name: str, lower: Fit, upper: Fit,
-          regime: Regime, short: int, registry: Registry) -> Fit | None:
+          regime: Regime, short: int, registry: Registry,
+          sd: np.ndarray | None = None) -> Fit | None:
     """The upper regime read as class `name` with a free offset: a step, not a new class.
 
     `name` is the settled class below the change, or the class of the step
@@ -469,9 +481,9 @@ def _step(metric: str, sizes: np.ndarray, values: np.ndarray, name: str, lower: 
     is only among the choices, the bracket reaches down to it (a "step" doubt).
     None when the upper sizes rule it out.
     """
-    data = prepare(metric, sizes.tolist(), values.tolist())
+    data = prepare(metric, sizes.tolist(), values.tolist(), sd=sd)
     near = step_classes(data.n, data.y, data.w, registry, delta=SELECT_DELTA,
-                        repeated=data.repeated)
+                        repeated=data.honest)
     if name not in near:
         return None
     at = nice_n(regime.n_break)

@@ -42,7 +42,11 @@ functions are ordered by superlinear_share; otherwise by growth_share. A
 function that is 10% at n₀ and 90% at n₁ therefore outranks one that stays at
 90%. Growth classes and exponents come from `fit_metric` on the per-size self
 costs (at least 3 sizes; with 2 the exponent is the two-point log-log slope
-and the class is inconclusive). A function under `CLASS_MIN_SHARE` of the time
+and the class is inconclusive), each size weighted by its honest error
+(`noise.sampled_sd`: the Poisson error of its samples and the load between
+single recordings), so a class settles only where the sizes rule out its
+neighbours by more than a recording's slowdown; otherwise it is a bracket or
+inconclusive and the exponent is kept. A function under `CLASS_MIN_SHARE` of the time
 at n₁ keeps its exponent but its class is inconclusive: its series rests on a
 few samples, too few to tell n from n log n. This follows the "scalability
 bug" attribution of Coppa, Demetrescu & Finocchi, "Input-Sensitive Profiling"
@@ -59,6 +63,7 @@ from quadscope.analyse.fitting import fit_metric
 from quadscope.classes import INCONCLUSIVE
 from quadscope.errors import FitRefusedError
 from quadscope.model import Fit
+from quadscope.profile.noise import sampled_sd, samples_per_second
 from quadscope.profile.perfscript import is_kernel_dso
 from quadscope.profile.records import Culprit
 from quadscope.profile.stacks import Frame, Stack, StackProfile
@@ -112,8 +117,7 @@ def series(profiles: Sequence[StackProfile]) -> Series:
         tuple(p.reference_s if p.total_weight else 0.0 for p in ordered),
         {f: tuple(v) for f, v in self_s.items()},
         {f: tuple(v) for f, v in incl_s.items()},
-        tuple(p.samples / p.reference_s if p.total_weight and p.reference_s > 0 else 0.0
-              for p in ordered),
+        tuple(samples_per_second(p) for p in ordered),
     )
 
 
@@ -199,7 +203,7 @@ def attribute(
     culprits = []
     for _, f, growth, sl in scored[:max_culprits]:
         v = ser.self_s[f]
-        cls, k, ci = _fit_function(fit, f, ser.sizes, v, seed)
+        cls, k, ci = _fit_function(fit, f, ser.sizes, v, seed, ser.per_second)
         if k is None:
             k = two_point_exponent(n0, n1, v[0], v[-1])
         share = v[-1] / t1 if t1 > 0 else 0.0
@@ -314,12 +318,17 @@ def _user_caller(path: Sequence[Frame]) -> str | None:
 
 
 def _fit_function(
-    fit: FitFn, f: Frame, sizes: Sequence[int], values: Sequence[float], seed: int
+    fit: FitFn, f: Frame, sizes: Sequence[int], values: Sequence[float], seed: int,
+    per_second: Sequence[float] = (),
 ) -> tuple[str, float | None, tuple[float, float] | None]:
+    """The class, exponent and its interval of one function's self time, each size's
+    value weighted by its honest error (`noise.sampled_sd`: samples and load)."""
     if len(sizes) < 3:
         return INCONCLUSIVE, None, None
+    rates = per_second if len(per_second) == len(values) else (0.0,) * len(values)
     try:
-        res = fit(f"self time of {f.symbol}", list(sizes), list(values), seed=seed)
+        res = fit(f"self time of {f.symbol}", list(sizes), list(values), seed=seed,
+                  sd=list(sampled_sd(values, rates)))
     except FitRefusedError:
         return INCONCLUSIVE, None, None
     return res.cls, res.exponent, res.exponent_ci

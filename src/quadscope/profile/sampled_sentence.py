@@ -41,6 +41,7 @@ from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.errors import FitRefusedError
 from quadscope.profile.attribute import FitFn
 from quadscope.profile.exact_growth import plain_name
+from quadscope.profile.noise import sampled_sd, samples_per_second
 from quadscope.profile.ownership import is_user_frame
 from quadscope.profile.records import Culprit, FlameNode, FlameTree
 from quadscope.profile.stacks import UNKNOWN, StackProfile
@@ -149,12 +150,15 @@ def _growth(best: _Credit, profiles: Sequence[StackProfile], fit: FitFn | None,
             words = f"its calls, timed by the sweep, grow as {_class_words(f.cls, f.exponent)}"
             return words, None if growth is None else growth.superlinear
     # Sizes where no sample fell under it (a short run unwound with DWARF) are left out.
-    seen = [(p.size_n, v) for p, v in zip(profiles, inclusive_seconds(
+    # Each size's value is one recording's samples: weighted by its honest error
+    # (`noise.sampled_sd`), as the rows' self times are.
+    seen = [(p.size_n, v, samples_per_second(p)) for p, v in zip(profiles, inclusive_seconds(
         profiles, best.name, best.dso), strict=True) if v > 0]
     if fit is not None and len(seen) >= 3:
         with contextlib.suppress(FitRefusedError):
-            f = fit(f"time of {best.name}", [n for n, _ in seen], [v for _, v in seen],
-                    seed=seed)
+            f = fit(f"time of {best.name}", [n for n, _, _ in seen], [v for _, v, _ in seen],
+                    seed=seed, sd=list(sampled_sd([v for _, v, _ in seen],
+                                                  [r for _, _, r in seen])))
             return f"its time with what it calls grows as {_class_words(f.cls, f.exponent)}", None
     c = best.top
     what = f"its calls to {best.via} are" if best.via else "its own code is"
