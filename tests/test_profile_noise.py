@@ -127,3 +127,14 @@ def test_a_slowed_top_recording_of_a_linear_function_is_not_settled_superlinear(
     fit = _fit(sizes, ms, 600)
     assert fit.cls in ("n", INCONCLUSIVE)
     assert _allows(fit, "n")
+
+
+def test_a_slowed_middle_recording_does_not_settle_a_linear_cost_as_constant() -> None:
+    """One recording at a middle size slowed 3× breaks the ranks of a linear cost over five
+    sizes and inflates every model's misfit; the ends, far apart beyond their errors, still
+    rule out "1" settled."""
+    sizes = (1000, 2000, 4000, 8000, 16000)
+    ms = [1.0, 2.0, 4.0 * 3.0, 8.0, 16.0]
+    fit = _fit(sizes, ms, 600)
+    assert fit.cls != "1"
+    assert _allows(fit, "n")
