@@ -80,11 +80,17 @@ def test_quadratic_minority_outranks_linear_majority() -> None:
 
 
 def test_real_fitter_classes() -> None:
-    """With quadscope.analyse.fitting, the exact n² and n series get classes n^2 and n."""
+    """With quadscope.analyse.fitting, the n² and n series (one recording at each of four
+    sizes, 1k-8k) get their class or an unsettled one, never another, and their exponents:
+    with each recording's load error (`profile.noise.LOAD_CV`, 20%) four sizes over 8× do
+    not rule out n³ beside n², so the class may stay open (test_profile_noise: five sizes
+    settle n²)."""
     res = attribute(profiles())
     by = {c.symbol: c for c in res.culprits}
-    assert by["pairs"].self_class == "n^2"
-    assert by["scan"].self_class == "n"
+    assert by["pairs"].self_class in ("n^2", "inconclusive")
+    assert by["scan"].self_class in ("n", "inconclusive")
+    assert by["pairs"].self_exponent == pytest.approx(2.0, abs=0.05)
+    assert by["scan"].self_exponent == pytest.approx(1.0, abs=0.05)
 
 
 def test_linear_program_ranks_by_growth_share() -> None:
