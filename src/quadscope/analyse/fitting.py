@@ -19,7 +19,12 @@ Method, in order:
    spread leaves out what every size's r-th run shares (drift between the
    rounds of an interleaved sweep: `classfit._round_free_spreads`). With one
    run per size (accumulate mode) σ is relative to a first power-law fit: timing
-   noise is roughly multiplicative.
+   noise is roughly multiplicative. When each value's error is known from how it
+   was measured (`sd`: a sampled profile's self time, `quadscope.profile.noise`),
+   σ is that error: the scatter of one value at each of four sizes about a
+   3-parameter curve leaves one degree of freedom to judge noise from, and a
+   slowed top size is absorbed by k, so it read k = 2.84 [2.76, 2.93] for an n²
+   whose errors put it at [1.9, 3.8].
 2. Each class of the registry (`quadscope.classes`) is fitted as a + b·f(n),
    a, b ≥ 0 (non-negative least squares), and a free power law a + b·n^k,
    k ∈ [0, 4], is fitted alongside.
@@ -48,7 +53,10 @@ Method, in order:
    runs from "1" to the growth found (`evidence._negligible`).
 4. Intervals (exponent k, prediction) come from a bootstrap over runs within
    each size, or over standardised residuals when there is one run per size
-   (Efron & Tibshirani, An Introduction to the Bootstrap, 1993, §8–9).
+   (Efron & Tibshirani, An Introduction to the Bootstrap, 1993, §8–9), or,
+   with known errors, a parametric bootstrap drawn from them (inflated by √ĉ,
+   ĉ ≥ 1, where the sizes scatter more); with known errors a rise between the
+   end sizes beyond their errors also withdraws a settled "1" (`evidence`).
 5. Runs at a start-up size (`startup_n`, n = 1: the program's start-up and
    little else) measure the offset a rather than leave it to the fit, where a
    start-up of 40–100% of the smallest size's time trades off against k
