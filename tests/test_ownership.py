@@ -107,8 +107,10 @@ def test_the_user_s_function_is_fitted_on_its_inclusive_time_across_sizes() -> N
     user = (Frame("<module>", "users.py"), Frame("remember_user", "users.py"))
     memcmp, anon = (*user, Frame("__memcmp_evex_movbe", LIBC)), (*user, Frame("[unknown]", LIBC))
     loop = (Frame("<module>", "users.py"), Frame("_PyEval_EvalFrameDefault", py))
+    # 1,500 samples a size, as the samplers aim for: each size's error is its samples'
+    # and the load's (`profile.noise`), so one sample a size could settle nothing.
     profiles = [StackProfile(n, {memcmp: n * n // 100, anon: n * n // 150, loop: 40 * n},
-                             1, "py-spy", (n * n / 100 + n * n / 150 + 40 * n) * 1e-7)
+                             1500, "py-spy", (n * n / 100 + n * n / 150 + 40 * n) * 1e-7)
                 for n in (1000, 2000, 4000, 8000, 16000)]
     tree = _chain([("<module>", "users.py"), ("remember_user", "users.py"),
                    ("__memcmp_evex_movbe", LIBC)])
@@ -169,10 +171,13 @@ def test_sizes_without_a_sample_of_the_function_are_left_out_of_its_fit() -> Non
     work = (Frame("main", PROG), Frame("build_log", PROG), Frame("__memmove_avx", LIBC))
     other = (Frame("main", PROG),)
     profiles = [StackProfile(n, {work: n * n // 1000, other: 100} if n > 1000 else {other: 100},
-                             1, "cpu-clock", (n * n / 1000 + 100) * 1e-6)
+                             1500, "cpu-clock", (n * n / 1000 + 100) * 1e-6)
                 for n in (1000, 2000, 4000, 8000, 16000)]
     tree = _chain([("main", PROG), ("build_log", PROG), ("__memmove_avx", LIBC)])
     rows = [_row("__memmove_avx", LIBC, ("main", "build_log", "__memmove_avx"), 0.9, "1", 2.7)]
     said = sampled_culprit(rows, tree, superlinear=True, size_n=16000, profiles=profiles,
                            fit=fit_metric)
-    assert said is not None and "its time with what it calls grows as n² (k = 2.0" in said
+    # Four sizes over 8x, one recording each, leave n³ open beside n² (`profile.noise`); the
+    # exponent shows the empty size left out (with it, k read 4.0).
+    assert said is not None and ("its time with what it calls grows as about n^2.0" in said
+                                 or "its time with what it calls grows as n² (k = 2.0" in said)
