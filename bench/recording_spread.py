@@ -92,7 +92,7 @@ def simulate(ratios: list[float], trials: int, samples: int, seed: int) -> None:
                 drawn = rng.poisson(truth * load * rate) / rate
                 for out, sd in ((before, None), (now, sampled_sd(drawn.tolist(), rate.tolist()))):
                     fit = fit_metric("self time of f", list(sizes), drawn.tolist(), seed=t,
-                                     sd=None if sd is None else list(sd))
+                                     sd=None if sd is None else list(sd), strict=sd is not None)
                     v = _verdict(fit.cls, fit.at_least, fit.at_most, law)
                     if v == "WRONG":
                         print(f"  {'now' if sd is not None else 'before'} wrong: {law} read "

@@ -492,7 +492,7 @@ def _slopes(ev: Evidence, st: Stats) -> Slopes | None:
     """The local slopes' swing about the judged class: the chosen one, or the best where a
     tie or k's interval already unsettles it (`quadscope.analyse.slopes`)."""
     judged = ev.best if ev.other or ev.straddle is not None else ev.chosen
-    if not st.data.repeated or not st.registry[judged].growing:
+    if not st.data.honest or not st.registry[judged].growing:
         return None
     data = st.data
     swung = swing(data.n, data.y, data.w, st.fits[judged].curve(data.n), st.registry)

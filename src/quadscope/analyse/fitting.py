@@ -42,7 +42,7 @@ Method, in order:
    (`evidence._straddle`), so a k of 1.6 reads "n log n … n²", never "n² … n²",
    and k = 2.71 ± 0.09 reads "n² … n³", never "n³". Every bracket is cut to
    the classes k's interval allows (`verdict.k_ends`).
-   With repeated runs, a growing verdict must also follow the local slopes of
+   With repeated runs (or known errors), a growing verdict must also follow the local slopes of
    the upper half of the sizes (`quadscope.analyse.slopes`): a cost per
    element that rises through the caches, or a staircase of steps, is a
    bracket reaching down to the class of the lowest local slope.

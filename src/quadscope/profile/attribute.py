@@ -322,13 +322,16 @@ def _fit_function(
     per_second: Sequence[float] = (),
 ) -> tuple[str, float | None, tuple[float, float] | None]:
     """The class, exponent and its interval of one function's self time, each size's
-    value weighted by its honest error (`noise.sampled_sd`: samples and load)."""
+    value weighted by its honest error (`noise.sampled_sd`: samples and load), a settled
+    class held to k's interval as a time's is."""
     if len(sizes) < 3:
         return INCONCLUSIVE, None, None
     rates = per_second if len(per_second) == len(values) else (0.0,) * len(values)
     try:
+        # A time: a settled class is held to k's interval as a sweep's time is (`strict`:
+        # the metric's name is no registered time), never EXPONENT_SLACK outside it.
         res = fit(f"self time of {f.symbol}", list(sizes), list(values), seed=seed,
-                  sd=list(sampled_sd(values, rates)))
+                  sd=list(sampled_sd(values, rates)), strict=True)
     except FitRefusedError:
         return INCONCLUSIVE, None, None
     return res.cls, res.exponent, res.exponent_ci

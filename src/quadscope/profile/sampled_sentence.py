@@ -158,7 +158,7 @@ def _growth(best: _Credit, profiles: Sequence[StackProfile], fit: FitFn | None,
         with contextlib.suppress(FitRefusedError):
             f = fit(f"time of {best.name}", [n for n, _, _ in seen], [v for _, v, _ in seen],
                     seed=seed, sd=list(sampled_sd([v for _, v, _ in seen],
-                                                  [r for _, _, r in seen])))
+                                                  [r for _, _, r in seen])), strict=True)
             return f"its time with what it calls grows as {_class_words(f.cls, f.exponent)}", None
     c = best.top
     what = f"its calls to {best.via} are" if best.via else "its own code is"
