@@ -13,7 +13,7 @@ from quadscope.analyse.analysis import analyse
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.meters import BatchCost, Cost, Measuring
-from quadscope.model import Measurement, Run, Sweep
+from quadscope.model import Fit, Measurement, Run, Sweep
 from quadscope.run import counting
 from quadscope.run.counting import EXTEND, MAX_SIZES, Counting, pick_sizes
 from quadscope.run.runner import run_sweep
@@ -548,3 +548,19 @@ def test_the_extension_is_priced_by_the_counts_own_growth() -> None:
     batches, _, spent = _drive_many(lambda n: 5e-7 * n, _set_dedup)
     assert batches[1] == [32000, 64000], batches
     assert spent <= counting.FLOOR_S
+
+
+def test_a_class_settled_as_the_simpler_of_two_its_interval_holds_is_counted() -> None:
+    """CPython `sorted` read "linear: CPU time grows as n (k = 0.94 ± 0.15)" at 62.5k..4M: k's
+    interval holds n log n's exponent there (about 1.07), so the work must confirm it; an
+    interval that excludes it, or a class beyond the trusted ones, is left alone."""
+    def fit(cls: str, ci: tuple[float, float]) -> Fit:
+        return Fit(metric="cpu_s", cls=cls, exponent=sum(ci) / 2, exponent_ci=ci,
+                   coefficients={}, r2=0.99, candidates=(), n_points=6, at_least=cls,
+                   at_most=cls)
+    sizes = [62500, 4000000]
+    assert counting.next_held(fit("n", (0.79, 1.10)), sizes) == "n log n"
+    assert counting.next_held(fit("n", (0.97, 1.03)), sizes) == ""
+    assert counting.next_held(fit("log n", (0.0, 0.6)), [1000, 4000000]) == "sqrt n"
+    assert counting.next_held(fit("n^2", (1.5, 3.2)), sizes) == ""  # n³ is the caches' to say
+    assert counting.next_held(fit("1", (0.0, 0.2)), sizes) == ""  # flat has rules of its own

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from quadscope.analyse.gap import work_k
-from quadscope.analyse.headline import bracketed, label, metric_words, time_fit
+from quadscope.analyse.headline import bracket_text, bracketed, label, metric_words, time_fit
 from quadscope.classes import REGISTRY
 from quadscope.model import Fit, Run
 
@@ -91,8 +91,8 @@ def work_follows(fits: Mapping[str, Fit], runs: Sequence[Run],
     shown = time_fit({m: fits[m] for m in settled}) or fits[settled[0]]
     lo, hi = shown.exponent_ci or (0.0, 0.0)
     return out, [
-        f"{shown.metric}: {metric_words(shown.metric)} alone left {label(shown.at_least)} … "
-        f"{label(shown.at_most)} (k = {shown.exponent or 0.0:.2f} [{lo:.2f}, {hi:.2f}]); "
+        f"{shown.metric}: {metric_words(shown.metric)} alone left {bracket_text(shown)} "
+        f"(k = {shown.exponent or 0.0:.2f} [{lo:.2f}, {hi:.2f}]); "
         f"the work, counted exactly, grows as {label(counted.cls)} and that interval holds "
         f"its exponent: {', '.join(metric_words(m) for m in settled)} grow as the work does"]
 

@@ -6,7 +6,9 @@ times every run as the time meter does; when the timed plan ends,
 class (`open_reason`: the headline time fit of every variant, as the verdict
 reads it, is a bracket, carries a doubt such as the cache or load caveat, or
 settles faster than n², which over a short range is more often the kernel or
-the caches than the algorithm).
+the caches than the algorithm, or between n and n², or on a class whose k
+interval also holds the next faster class's exponent over the sizes, chosen as
+the simpler of the two, not by k: `next_held`).
 If it did, nothing more runs. If not, a `CountPlan` hands the runner one job
 at a time under the exact meter's executor (`Counting.measuring`: perf's
 counter where the CPU has one, else Valgrind, `meters.instructions`): each
@@ -119,7 +121,7 @@ from dataclasses import dataclass
 from quadscope.analyse.text import REFUSED_TAIL, counting_cost, work_counted
 from quadscope.errors import ProgramError
 from quadscope.meters.base import BatchCost, Cost, Measuring
-from quadscope.model import Run, Sweep
+from quadscope.model import Fit, Run, Sweep
 from quadscope.run.multicount import PointCountPlan
 from quadscope.run.plan import Batch, PlannedRun, Scheduled
 
@@ -200,7 +202,39 @@ def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> s
             return (f"time alone settled {whose} class between n and n² "
                     f"({REGISTRY[fit.cls].label}), as the caches also make linear work "
                     f"read; the work must confirm it")
+        held = next_held(fit, [r.size_n for r in measured])
+        if held:
+            return (f"time alone settled {whose} class as {REGISTRY[fit.cls].label} though "
+                    f"k's interval holds {REGISTRY[held].label} too; the work must confirm it")
     return ""
+
+
+def next_held(fit: Fit, sizes: Sequence[int]) -> str:
+    """The next faster class when a settled growing class no faster than n² was chosen as
+    the simpler of two its k interval both holds ("" otherwise): the effective exponent of
+    that class over the sizes (its log-log slope from the smallest to the largest) lies in
+    k's 95% interval. Time settled on preference, not on k, is no verdict a gate may pass
+    on: CPython `sorted` (n log n, its linear list-building beside it) read "linear: CPU
+    time grows as n (k = 0.94 ± 0.15)" at 62.5k..4M, went uncounted, and would have passed
+    `--fail-above n`."""
+    import numpy as np  # here: the CLI's parser imports this module
+
+    from quadscope.analyse.headline import FASTEST_TRUSTED
+    from quadscope.classes import REGISTRY
+
+    if (not fit.confident or fit.exponent_ci is None or fit.cls not in REGISTRY
+            or not REGISTRY[fit.cls].growing
+            or REGISTRY.index(fit.cls) >= REGISTRY.index(FASTEST_TRUSTED)):
+        return ""
+    lo, hi = min(sizes, default=0), max(sizes, default=0)
+    if lo < 2 or hi <= lo:
+        return ""
+    ahead = REGISTRY.classes[REGISTRY.index(fit.cls) + 1]
+    f_lo, f_hi = (float(v) for v in ahead.f(np.array([float(lo), float(hi)])))
+    if not (f_lo > 0 and f_hi > 0 and math.isfinite(f_hi)):
+        return ""
+    k = math.log(f_hi / f_lo) / math.log(hi / lo)
+    return ahead.name if fit.exponent_ci[0] <= k <= fit.exponent_ci[1] else ""
 
 
 def contention(runs: Sequence[Run]) -> float:
