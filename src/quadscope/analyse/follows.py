@@ -38,6 +38,7 @@ from dataclasses import replace
 
 from quadscope.analyse.gap import work_k
 from quadscope.analyse.headline import bracket_text, bracketed, label, metric_words, time_fit
+from quadscope.analyse.verdict import COHERENCE_TOL as TOL
 from quadscope.classes import REGISTRY
 from quadscope.model import Fit, Run
 
@@ -51,7 +52,6 @@ NEIGHBOURS = 2
 # ... and the widest exponent interval: one power, n to n² (an interval wider holds a
 # linear and a quadratic time alike).
 MAX_WIDTH = 1.0
-TOL = 0.005  # half a unit of the two decimals k is printed with (`verdict.COHERENCE_TOL`)
 
 
 def follows(time: Fit, work: Fit, at_n: float) -> bool:

@@ -212,28 +212,22 @@ def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> s
 def next_held(fit: Fit, sizes: Sequence[int]) -> str:
     """The next faster class when a settled growing class no faster than n² was chosen as
     the simpler of two its k interval both holds ("" otherwise): the effective exponent of
-    that class over the sizes (its log-log slope from the smallest to the largest) lies in
+    that class over the sizes (`multiclass.effective_exponent`, its log-log slope) lies in
     k's 95% interval. Time settled on preference, not on k, is no verdict a gate may pass
     on: CPython `sorted` (n log n, its linear list-building beside it) read "linear: CPU
     time grows as n (k = 0.94 ± 0.15)" at 62.5k..4M, went uncounted, and would have passed
     `--fail-above n`."""
-    import numpy as np  # here: the CLI's parser imports this module
-
     from quadscope.analyse.headline import FASTEST_TRUSTED
+    from quadscope.analyse.multiclass import effective_exponent  # numpy: not at the CLI's start
     from quadscope.classes import REGISTRY
 
     if (not fit.confident or fit.exponent_ci is None or fit.cls not in REGISTRY
             or not REGISTRY[fit.cls].growing
-            or REGISTRY.index(fit.cls) >= REGISTRY.index(FASTEST_TRUSTED)):
-        return ""
-    lo, hi = min(sizes, default=0), max(sizes, default=0)
-    if lo < 2 or hi <= lo:
+            or REGISTRY.index(fit.cls) >= REGISTRY.index(FASTEST_TRUSTED)
+            or len({n for n in sizes if n >= 2}) < 2):
         return ""
     ahead = REGISTRY.classes[REGISTRY.index(fit.cls) + 1]
-    f_lo, f_hi = (float(v) for v in ahead.f(np.array([float(lo), float(hi)])))
-    if not (f_lo > 0 and f_hi > 0 and math.isfinite(f_hi)):
-        return ""
-    k = math.log(f_hi / f_lo) / math.log(hi / lo)
+    k = effective_exponent(ahead, [n for n in sizes if n >= 2])
     return ahead.name if fit.exponent_ci[0] <= k <= fit.exponent_ci[1] else ""
 
 
