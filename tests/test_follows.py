@@ -84,3 +84,69 @@ def test_a_time_that_says_next_to_nothing_is_not_given_the_works_class() -> None
                        16000.0)
     fair = _fit("wall_s", "n^2", 2.1, (1.6, 2.6), ("n log n", "n^3"))
     assert follows(fair, quadratic, 16000.0)
+
+
+def test_a_time_settled_faster_than_the_work_is_bracketed_between_them() -> None:
+    """mawk `s = s "x"` under busy: CPU time settled n³ (k = 2.87 [2.70, 3.04]) beside work
+    counted n²: an instruction's cost is bounded, so the time reads "n² … n³", not n³."""
+    from quadscope.analyse.anchors import work_anchors
+    work = _fit("instructions", "n^2", 1.89, (1.89, 1.89))
+    cpu = _fit("cpu_s", "n^3", 2.87, (2.70, 3.04))
+    wall = _fit("wall_s", "n^3", 2.9, (2.7, 3.1))
+    fits, notes = work_anchors({"cpu_s": cpu, "wall_s": wall, "instructions": work},
+                               _runs(), "instructions")
+    for metric in ("cpu_s", "wall_s"):
+        got = fits[metric]
+        assert not got.confident and (got.at_least, got.at_most) == ("n^2", "n^3")
+        assert got.exponent_ci == ((2.7, 3.1) if metric == "wall_s" else (2.70, 3.04))
+        assert got.doubts[-1].check == "anchor"
+    assert [x.split(":")[0] for x in notes] == ["wall_s", "cpu_s"]
+    assert "reads n³ (k = 2.87)" in notes[1] and "grows as n²" in notes[1]
+
+
+def test_a_time_settled_slower_than_the_work_is_bracketed_between_them() -> None:
+    """CPython sorted: CPU time settled n (k = 0.94) where the work counted is n log n."""
+    from quadscope.analyse.anchors import work_anchors
+    work = _fit("instructions", "n log n", 1.05, (1.05, 1.05))
+    cpu = _fit("cpu_s", "n", 0.94, (0.79, 1.09))
+    fits, _ = work_anchors({"cpu_s": cpu, "instructions": work}, _runs(), "instructions")
+    assert (fits["cpu_s"].at_least, fits["cpu_s"].at_most) == ("n", "n log n")
+
+
+def test_the_kernel_or_waiting_may_carry_a_faster_time_and_the_same_class_is_kept() -> None:
+    """Work the instructions do not see (system time surely faster) or wall time spent
+    waiting (CPU time grows slower than wall time) keeps the faster time's class; a time
+    on the work's class, or unsettled work, is left alone."""
+    from quadscope.analyse.anchors import work_anchors
+    work = _fit("instructions", "n", 1.0, (1.0, 1.0))
+    cpu = _fit("cpu_s", "n log n", 1.3, (1.2, 1.4))
+    sys = _fit("sys_s", "n^2", 2.0, (1.8, 2.2))
+    fits, notes = work_anchors({"cpu_s": cpu, "sys_s": sys, "instructions": work},
+                               _runs(), "instructions")
+    assert fits["cpu_s"] is cpu and notes == []
+    calm = _fit("sys_s", "n", 1.0, (0.5, 1.5))
+    fits, _ = work_anchors({"cpu_s": cpu, "sys_s": calm, "instructions": work},
+                           _runs(), "instructions")
+    assert fits["cpu_s"].at_most == "n log n" and not fits["cpu_s"].confident
+    wall = _fit("wall_s", "n log n", 1.3, (1.2, 1.4))
+    calm_cpu = _fit("cpu_s", "n", 1.0, (0.9, 1.1))
+    fits, notes = work_anchors({"wall_s": wall, "cpu_s": calm_cpu, "instructions": work},
+                               _runs(), "instructions")
+    assert fits["wall_s"] is wall and fits["cpu_s"] is calm_cpu and notes == []
+    fits, _ = work_anchors({"wall_s": wall, "cpu_s": cpu, "sys_s": calm, "instructions": work},
+                           _runs(), "instructions")
+    assert not fits["wall_s"].confident  # CPU time grows as fast: no waiting to carry it
+    open_work = _fit("instructions", "n", 1.0, (1.0, 1.0), ("n", "n log n"))
+    fits, notes = work_anchors({"cpu_s": cpu, "instructions": open_work}, _runs(),
+                               "instructions")
+    assert fits["cpu_s"] is cpu and notes == []
+
+
+def test_a_time_classes_away_from_the_work_keeps_its_class() -> None:
+    """Linear time beside a constant count, or n² beside n: more than a cost per instruction
+    moves over a sweep; the count misses work, and the time's class stands."""
+    from quadscope.analyse.anchors import anchored
+    assert not anchored(_fit("cpu_s", "n", 1.0, (0.9, 1.1)), _fit("instructions", "1", 0.0,
+                                                                  (0.0, 0.0)))
+    assert not anchored(_fit("cpu_s", "n^2", 2.0, (1.9, 2.1)), WORK)
+    assert anchored(_fit("cpu_s", "n log n", 1.2, (1.1, 1.3)), WORK)

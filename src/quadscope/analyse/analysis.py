@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from quadscope import __version__
 from quadscope.analyse import text
+from quadscope.analyse.anchors import work_anchors
 from quadscope.analyse.change import ChangeSummary, change_summary
 from quadscope.analyse.follows import work_follows
 from quadscope.analyse.gap import gap, gap_text
@@ -484,6 +485,8 @@ def analyse(
         n.extend(waits)
         f, followed = work_follows(f, good, counted)
         n.extend(followed)
+        f, anchors = work_anchors(f, good, counted)
+        n.extend(anchors)
         if pooled:  # the sentences say n; a launch's variable is i
             f = {m: dataclasses.replace(x, reason=text.sized(x.reason, "i"))
                  for m, x in f.items()}

@@ -300,6 +300,15 @@ def _kernel(d: Doubt, registry: Registry, grow_to: int | None) -> str:
             "the work itself")
 
 
+def _anchor(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    """A settled time class the work counted contradicts (`analyse.anchors`)."""
+    n = d.numbers
+    time, work = registry[str(n["time"])].label, registry[str(n["work"])].label
+    return (f"over these sizes it reads {time} (k = {_f(n, 'k'):.2f}), but the work, counted "
+            f"exactly, grows as {work}, and an instruction's cost is bounded: beyond these "
+            f"sizes the time grows as the work does, so it lies between {work} and {time}")
+
+
 def _waiting(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     """A settled wall time the runs' waiting for a CPU may account for (`analyse.waiting`)."""
     n = d.numbers
@@ -468,6 +477,7 @@ _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
     "exact_misfit": _exact_misfit,
     "kernel": _kernel,
     "waiting": _waiting,
+    "anchor": _anchor,
     "exact_hidden": _exact_hidden,
     "few_counts": _few_counts,
 }
