@@ -79,3 +79,26 @@ def test_perf_says_which_recording_its_limit_stopped(
     assert limits == [12.0]  # stopped once: not re-recorded for too few samples
     assert any(n.startswith("the recording at n = 128 was stopped after 12 s (the sweep's "
                             "--timeout × 5)") for n in prof.notes), prof.notes
+
+
+def test_every_size_is_recorded_at_the_first_sizes_frequency(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each sample's interrupt is charged to the run's clock, so a size recorded faster reads
+    more of its time (pair_count at n = 4000: 51-77 ms at 50 kHz, 8 ms at 1 kHz): one
+    frequency, at most FREQ_CAP_HZ, for every size, and repeats where a run is shorter."""
+    freqs: list[int] = []
+    repeats: dict[str, int] = {}  # the first recording's, by size
+
+    def fake(cmd: Sequence[str], timeout_s: float | None, **_kw: object) -> Finished:
+        freqs.append(int(cmd[cmd.index("-F") + 1]))
+        repeats.setdefault(cmd[-1], int(cmd[cmd.index("-c") + 2]) if "-c" in cmd else 1)
+        return Finished(0)
+
+    monkeypatch.setattr(perf_mod, "run_bounded", fake)
+    monkeypatch.setattr(PerfSampler, "script", lambda *_a, **_k: PerfData(()))
+    s = PerfSampler(PerfSetup("perf", "cpu-clock", False, 50000, None), target_samples=400)
+    for n, ref in ((1000, 0.001), (8000, 0.064), (64000, 4.0)):
+        s.sample(["./prog", str(n)], size_n=n, reference_s=ref, out_dir=tmp_path)
+    assert set(freqs) == {perf_mod.FREQ_CAP_HZ}
+    assert repeats == {"1000": 20, "8000": 2, "64000": 1}  # short runs repeated, not long ones
+    assert perf_mod.plan_frequency(100.0, 400, 50000, 20, fixed_hz=5000) == (2000, 1)

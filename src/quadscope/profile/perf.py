@@ -6,13 +6,23 @@ or raises `ToolMissingError` with the fix; each limit it finds is one sentence
 in `PerfSetup.notes`. `PerfSampler(setup)` implements `sampler.Sampler`.
 
 Sampling plan: hardware counters are often missing (VMs), so the clock is
-`cpu-clock` (else `task-clock`), at a frequency meant to give `target_samples`
-at each size from the sweep's measured CPU time; a run too short for that even
-at `max_freq_hz` is repeated inside one `perf record` (a /bin/sh loop, whose
-own samples are dropped by pid), because perf record itself costs about a
-second to start. Call graphs use frame pointers (`--call-graph fp`): DWARF
-unwinding copies 8 KiB of stack per sample and is 10–50× heavier; the callers
-fp walks skip at leaves are put back by `callsite`. The exception is Python
+`cpu-clock` (else `task-clock`), at one frequency for every size of a sweep
+(the first recording's, meant to give `target_samples` there, at most
+`FREQ_CAP_HZ`); a run too short for that is repeated inside one `perf record`
+(a /bin/sh loop, whose own samples are dropped by pid), because perf record
+itself costs about a second to start. Why one frequency: each sample's
+interrupt is charged to the task's clock, about 20 µs a sample on this VM, so a
+recording at f Hz reads 1/(1 - f·20 µs) of the run's CPU time: pair_count at
+n = 4000 read 51–77 ms at 50 kHz, 13 ms at 20 kHz, 9.2 ms at 5 kHz and 8.0 ms at
+1 kHz. Planned per size, the short runs got the high frequencies, so the
+smallest sizes were inflated most and a quadratic read k = 1.04–1.25 (the test's
+pair_count, under load); at one frequency the inflation is one factor for every
+size and the growth is the run's. Only a run so long that the frequency would
+write more than `MAX_SAMPLES` samples is recorded slower.
+
+Call graphs use frame pointers (`--call-graph fp`): DWARF unwinding copies
+8 KiB of stack per sample and is 10–50× heavier; the callers fp walks skip at
+leaves are put back by `callsite`. The exception is Python
 3.12+ under `-X perf` (`python_perf`): CPython is built without frame
 pointers, so an fp walk stops at the leaf (`list_insert`, no Python frame
 above it); DWARF unwinding (`DWARF_CALL_GRAPH`, at most `DWARF_MAX_FREQ_HZ`)
@@ -53,7 +63,11 @@ from quadscope.scratch import scratch_dir
 INSTALL_PERF = "install linux-perf (`apt-get install linux-perf`); the sweep's results still stand"
 DWARF_CALL_GRAPH = "dwarf,16384"
 DWARF_MAX_FREQ_HZ = 2000  # 16 KiB of stack per sample: keep perf.data to tens of MiB
-DWARF_SHORT_FREQ_HZ = 20000  # a native program's DWARF recordings: one run each, planned
+DWARF_SHORT_FREQ_HZ = 5000  # a native program's DWARF recordings: one run each, as FREQ_CAP_HZ
+# The fastest sampling a sweep starts at: 1/(1 - f·c) with c ≈ 20 µs a sample on a VM is
+# 1.1× at 5 kHz (module docstring); the same factor at every size, as the frequency is.
+FREQ_CAP_HZ = 5000
+MAX_SAMPLES = 200_000  # a longer run at the sweep's frequency is sampled slower: perf.data size
 _TIMED_SH = 's=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo "$s $e"'
 _REPEAT_SH = 'i=0; while [ "$i" -lt "$0" ]; do "$@" >/dev/null; i=$((i+1)); done'
 
@@ -148,8 +162,18 @@ def script_argv(perf: str, data_path: Path, fields: str, *,
 
 
 def plan_frequency(expected_s: float | None, target_samples: int, max_freq_hz: int,
-                   max_repeats: int) -> tuple[int, int]:
-    """(frequency in Hz, repeats) to get about 1.5 × target samples from a run of expected_s."""
+                   max_repeats: int, fixed_hz: int | None = None) -> tuple[int, int]:
+    """(frequency in Hz, repeats) to get about 1.5 × target samples from a run of expected_s;
+    with `fixed_hz` (the sweep's frequency, module docstring) that frequency, unless a run
+    would then write more than MAX_SAMPLES samples, and the repeats that make up for it."""
+    if fixed_hz is not None:
+        freq = fixed_hz
+        if expected_s and expected_s * freq > MAX_SAMPLES:
+            freq = max(1, math.floor(MAX_SAMPLES / expected_s))
+        if not expected_s or expected_s <= 0:
+            return freq, 1
+        want = 1.5 * target_samples
+        return freq, min(max_repeats, max(1, math.ceil(want / (expected_s * freq))))
     if not expected_s or expected_s <= 0:
         return min(max_freq_hz, 10000), 1
     want = 1.5 * target_samples
@@ -174,7 +198,8 @@ class PerfSampler:
         self.resolver = ElfCallSites()
         self.call_graph = DWARF_CALL_GRAPH if python_perf else "fp"
         self.max_freq_hz = min(setup.max_freq_hz, DWARF_MAX_FREQ_HZ) if python_perf \
-            else setup.max_freq_hz
+            else min(setup.max_freq_hz, FREQ_CAP_HZ)
+        self.freq_hz: int | None = None  # the sweep's frequency, once the first size set it
         self._kernel_symbols: Future[KernelSymbols | None] | None = None
         self.fp_broken_share: float | None = None  # set when frame pointers were missing
 
@@ -236,7 +261,7 @@ class PerfSampler:
                out_dir: Path) -> StackProfile:
         out_dir.mkdir(parents=True, exist_ok=True)
         freq, repeats = plan_frequency(reference_s, self.target_samples, self.max_freq_hz,
-                                       self.max_repeats)
+                                       self.max_repeats, self.freq_hz)
         data_path = out_dir / f"perf-n{size_n}.data"
         for attempt in range(2):
             data, wall_s, cut_at = self._record(
@@ -252,9 +277,11 @@ class PerfSampler:
             # Too few: the run was shorter than the sweep said. Re-plan from what was seen.
             seen_s = max(n, 1) / freq / repeats
             freq, repeats = plan_frequency(seen_s, self.target_samples, self.max_freq_hz,
-                                           self.max_repeats)
+                                           self.max_repeats, self.freq_hz)
         if self._switch_to_dwarf(argv, st):
             return self.sample(argv, size_n=size_n, reference_s=reference_s, out_dir=out_dir)
+        if self.freq_hz is None:
+            self.freq_hz = freq  # every later size at this frequency (module docstring)
         total_ns = sum(st.values())
         # cpu-clock periods are nanoseconds of CPU: without a measured time, use theirs.
         ref = reference_s if reference_s else total_ns / 1e9 / repeats
@@ -279,6 +306,7 @@ class PerfSampler:
         # planned ~1.5 × target samples keep perf.data near 25 MiB (16 KiB each).
         self.max_repeats = 1
         self.max_freq_hz = min(self.setup.max_freq_hz, DWARF_SHORT_FREQ_HZ)
+        self.freq_hz = None  # the DWARF recordings' own, set by the first of them
         return True
 
     def _unwind_notes(self, st: Mapping[Stack, int]) -> tuple[str, ...]:
