@@ -115,6 +115,25 @@ def test_a_failed_timed_run_is_not_counted() -> None:
     assert m.value("instructions") is None and runner.calls == ()
 
 
+def test_a_setup_runs_as_the_timed_runs_do_and_is_never_counted() -> None:
+    """`--setup` and `--prepare` are untimed and uncounted: under Valgrind a setup writing a
+    16M-line input cost seconds of the counting budget for a count no one reads."""
+    from quadscope.measure.exact import CountedAlone
+    from quadscope.measure.launcher import Job
+    clock = FakeClock()
+    timed = FakeExecutor(lambda argv: measurement(0.5), clock)
+    runner = _writing_runner(clock)
+    meter = InstructionMeter(timed, runner, _Recorder())
+    job = Job(("./prog", "7"), None, setup=("seq", "16000000"), prepare=("touch", "x"))
+    (m,) = meter.execute_many([job])
+    assert m.value("instructions") == 7000
+    assert [c[0] for c in timed.calls] == ["seq", "touch", "./prog"]
+    assert len(runner.calls) == 1 and runner.calls[0][-2:] == ("./prog", "7")
+    (alone,) = CountedAlone(meter).execute_many([job])
+    assert alone.value("instructions") == 7000 and len(runner.calls) == 2
+    assert [c[0] for c in timed.calls][3:] == ["seq", "touch"]
+
+
 def _run(n: int, repeat: int, count: int | None, warmup: bool = False) -> Run:
     m = measurement(0.1)
     m = Measurement({**m.values, "instructions": count}, exit_code=0)

@@ -58,7 +58,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from quadscope.errors import ToolMissingError
-from quadscope.measure.launcher import Executor, Job, SerialExecutor
+from quadscope.measure.launcher import Executor, Job, SerialExecutor, run_untimed
 from quadscope.model import Measurement
 from quadscope.scratch import scratch_dir
 
@@ -246,6 +246,12 @@ class InstructionMeter(SerialExecutor):
             self._runner.execute(hold_still([*self._tool.prefix_many(out), *child]), timeout_s)
             return self._tool.by_size(out)
 
+    def run_untimed(self, what: str, argv: Sequence[str], timeout_s: float | None) -> None:
+        """A `--setup` or `--prepare` runs as the timed runs do, never counted: under Valgrind
+        a setup writing coreutils tac's 16M-line input (`seq 16000000`) took seconds of the
+        counting budget for a count no one reads."""
+        run_untimed(self._timed, what, argv, timeout_s)
+
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         m = self._timed.execute(argv, timeout_s)
         count = self.count(argv, timeout_s) if m.ok else None
@@ -282,6 +288,9 @@ class CountedAlone(SerialExecutor):
 
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         return self._meter.count_alone(argv, timeout_s)
+
+    def run_untimed(self, what: str, argv: Sequence[str], timeout_s: float | None) -> None:
+        self._meter.run_untimed(what, argv, timeout_s)  # never counted (InstructionMeter's)
 
 
 def counted_alone(executor: Executor) -> Executor:

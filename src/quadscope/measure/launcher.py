@@ -155,9 +155,7 @@ class SerialExecutor(ABC):
 
     def run_untimed(self, what: str, argv: Sequence[str], timeout_s: float | None) -> None:
         """Run a `--setup` or `--prepare` command (`what`); SetupError when it fails."""
-        m = self.execute(argv, timeout_s)
-        if not m.ok:
-            raise SetupError(_failure(what, argv, m))
+        run_untimed(self, what, argv, timeout_s)
 
     def execute_many(self, jobs: Iterable[Job]) -> Iterator[Measurement]:
         for job in jobs:
@@ -171,6 +169,14 @@ class SerialExecutor(ABC):
         """`execute_many`'s measurements, one chunk each (none logged)."""
         for m in self.execute_many(jobs):
             yield Chunk((m,))
+
+
+def run_untimed(executor: Executor, what: str, argv: Sequence[str],
+                timeout_s: float | None) -> None:
+    """Run a `--setup` or `--prepare` command (`what`) on `executor`; SetupError when it fails."""
+    m = executor.execute(argv, timeout_s)
+    if not m.ok:
+        raise SetupError(_failure(what, argv, m))
 
 
 def _failure(what: str, argv: Sequence[str], m: Measurement) -> str:
