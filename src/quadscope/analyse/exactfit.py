@@ -345,6 +345,21 @@ def step_cost(h: GrowthClass, upper: float, n_at: float) -> float:
     return upper * k / n_at
 
 
+def run_cost(h: GrowthClass, upper: float, n_at: float) -> float:
+    """What one run of the innermost loop of a term of class h that is `upper` at `n_at`
+    costs: a term faster than n² (n³: k = 3) is n^(k-2) passes over a loop whose whole run,
+    d(b·f)/dn for each unit n grows by (`step_cost`), costs k·b·n; n² and slower as
+    `step_cost`. A vectorised copy makes a step cost a fraction of an instruction, but a
+    whole run of a loop (its call, its set-up) costs at least PER_N: an n³ term of 1M
+    instructions at n = 32000 is 0.003 instructions a run (CPython `b += b"x"` counted at
+    4000..32000 read "n² … n³" beside a quadratic copy of 0.046 instructions a byte)."""
+    k = h.order[0]
+    cost = step_cost(h, upper, n_at)
+    if not (2.0 < k < math.inf) or not math.isfinite(cost):
+        return cost
+    return cost / n_at ** (k - 2.0)
+
+
 def hidden(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float) -> float:
     """h's share at n_max as `hidden_share` bounds it, or 0 when the bound leaves h no room
     to be work at all: a term whose upper bound costs under PER_N a step of its loop at
@@ -354,7 +369,7 @@ def hidden(chosen: Explanation, h: GrowthClass, c: Counts, c_hat: float) -> floa
     start-up) are the growing work a cubic term of 34 instructions at 4·10⁹ (2σ, a cost of
     10⁻⁸ a unit of n) is 19% of: "1 … n³" for a constant program."""
     n_top = float(c.n[-1])
-    if step_cost(h, hidden_bound(chosen, h, c, c_hat), n_top) < PER_N:
+    if run_cost(h, hidden_bound(chosen, h, c, c_hat), n_top) < PER_N:
         return 0.0
     return hidden_share(chosen, h, c, c_hat)
 
@@ -364,10 +379,33 @@ def working_names(e: Explanation, n_at: float) -> tuple[str, ...]:
     none: the constant): a rival straight line through flat counts, 8·10⁻⁹ instructions a
     unit of n over 1000..4·10⁹, is no linear class beside a chosen log n."""
     parts = e.parts(np.array([n_at]))[1:, 0]
+    growing = float(parts.sum())
     kept = len(e.terms)
-    while kept and step_cost(e.terms[kept - 1], float(parts[kept - 1]), n_at) < PER_N:
+    while kept and not _works(e.terms[kept - 1], float(parts[kept - 1]), growing, n_at):
         kept -= 1
     return e.names[:kept]
+
+
+def _works(h: GrowthClass, part: float, growing: float, n_at: float) -> bool:
+    """Whether a term the counts ask for, `part` of the `growing` work at `n_at`, can be
+    work: its step costs PER_N (`step_cost`), and where it is under MIN_SHARE of the growing
+    work, too little to tell from bookkeeping, a run of its innermost loop does too
+    (`run_cost`): a cost per element that steps up once near the top (GNU sort's at
+    250000 lines, +0.2%) reads as an n³ term of 0.3% whose loop costs 10⁻⁴ a run."""
+    if step_cost(h, part, n_at) < PER_N:
+        return False
+    small = growing > 0 and part < MIN_SHARE * growing
+    return not small or run_cost(h, part, n_at) >= PER_N
+
+
+def at_work(e: Explanation, c: Counts, n_at: float) -> Explanation:
+    """e with the terms that cannot be work at `n_at` (`working_names`) left out, refitted
+    on the counts: the class is read from the terms that can be work, and what the others
+    took up is left to the hidden terms' bounds (`hidden`), as for any term unseen."""
+    kept = len(working_names(e, n_at))
+    if kept == len(e.terms):
+        return e
+    return _refit(Explanation(e.terms[:kept], e.a, e.b[:kept], math.inf), c, c.y)
 
 
 def working_top(e: Explanation, n_at: float) -> str:
@@ -507,6 +545,7 @@ def decide(c: Counts, registry: Registry = REGISTRY) -> Decision | None:
         return None
     chosen, near = choose(found, c.m, c_hat, registry)
     n_max = float(c.n[-1])
+    chosen = at_work(chosen, c, n_max)
     rival_tops = {id(e): working_top(e, n_max) for e in near}
     rivals = [e for e in near if not _superset(e, chosen) and rival_tops[id(e)] != chosen.top]
     doubts: list[Doubt] = []
