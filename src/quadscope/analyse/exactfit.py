@@ -379,30 +379,43 @@ def working_names(e: Explanation, n_at: float) -> tuple[str, ...]:
     none: the constant): a rival straight line through flat counts, 8·10⁻⁹ instructions a
     unit of n over 1000..4·10⁹, is no linear class beside a chosen log n."""
     parts = e.parts(np.array([n_at]))[1:, 0]
-    growing = float(parts.sum())
+    total = e.a + float(parts.sum())
     kept = len(e.terms)
-    while kept and not _works(e.terms[kept - 1], float(parts[kept - 1]), growing, n_at):
+    while kept and not _works(e.terms[kept - 1], float(parts[kept - 1]), total, n_at):
         kept -= 1
     return e.names[:kept]
 
 
-def _works(h: GrowthClass, part: float, growing: float, n_at: float) -> bool:
-    """Whether a term the counts ask for, `part` of the `growing` work at `n_at`, can be
-    work: its step costs PER_N (`step_cost`), and where it is under MIN_SHARE of the growing
-    work, too little to tell from bookkeeping, a run of its innermost loop does too
+def _works(h: GrowthClass, part: float, total: float, n_at: float) -> bool:
+    """Whether a term the counts ask for, `part` of the `total` count at `n_at`, can be
+    work: its step costs PER_N (`step_cost`), and where it is under MIN_SHARE of the count
+    (as `decide` reads the chosen's fastest term), too little to tell from bookkeeping, a
+    run of its innermost loop does too
     (`run_cost`): a cost per element that steps up once near the top (GNU sort's at
     250000 lines, +0.2%) reads as an n³ term of 0.3% whose loop costs 10⁻⁴ a run."""
-    if step_cost(h, part, n_at) < PER_N:
-        return False
-    small = growing > 0 and part < MIN_SHARE * growing
-    return not small or run_cost(h, part, n_at) >= PER_N
+    return step_cost(h, part, n_at) >= PER_N and not _small(h, part, total, n_at)
+
+
+def _small(h: GrowthClass, part: float, total: float, n_at: float) -> bool:
+    """A term faster than n² under MIN_SHARE of the `total` count at `n_at` whose innermost
+    loop costs under PER_N a run (`run_cost`): a step in the cost per element, not a loop.
+    (Slower terms that small keep the MIN_SHARE doubt `decide` gives them.)"""
+    return (h.order[0] > 2.0 and total > 0 and part < MIN_SHARE * total
+            and run_cost(h, part, n_at) < PER_N)
 
 
 def at_work(e: Explanation, c: Counts, n_at: float) -> Explanation:
-    """e with the terms that cannot be work at `n_at` (`working_names`) left out, refitted
-    on the counts: the class is read from the terms that can be work, and what the others
-    took up is left to the hidden terms' bounds (`hidden`), as for any term unseen."""
-    kept = len(working_names(e, n_at))
+    """The chosen e with its fastest terms left out while they are under MIN_SHARE of the
+    count at `n_at` and a run of their innermost loop costs under PER_N (`_small`),
+    refitted on the counts: the class is read from the terms that can be work, and what
+    the others took up is left to the hidden terms' bounds (`hidden`), as for any term
+    unseen. (A chosen term that merely costs under PER_N a step, as argv's digits over a
+    huge span do, stays: the counts ask for it and it is all the growth there is.)"""
+    parts = e.parts(np.array([n_at]))[1:, 0]
+    kept = len(e.terms)
+    while kept and _small(e.terms[kept - 1], float(parts[kept - 1]), e.a + float(parts.sum()),
+                          n_at):
+        kept -= 1
     if kept == len(e.terms):
         return e
     return _refit(Explanation(e.terms[:kept], e.a, e.b[:kept], math.inf), c, c.y)
