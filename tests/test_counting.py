@@ -346,10 +346,11 @@ def test_the_default_report_says_why_counting_did_not_class_the_work(store: Stor
 
 def _drive(timed_s: Callable[[int], float], count_s: Callable[[int], float],
            work: Callable[[int], int], budget_s: float = counting.FLOOR_S,
-           sizes: Sequence[int] = SIZES, startup: bool = False) -> list[int]:
+           sizes: Sequence[int] = SIZES, startup: bool = False, spare: bool = False) -> list[int]:
     """The sizes a CountPlan counts after a timed sweep over `sizes` (and its start-up run at
     n = 1 with `startup`), each count costing `count_s(n)` of a `budget_s` budget, as the
-    runner reports it (no clock, no runner); a counted run is a plain run plus its count."""
+    runner reports it (no clock, no runner); a counted run is a plain run plus its count.
+    With `spare` the runner's deadline is the plan's `deadline_s`, as `run_sweep` gives it."""
     timed_n = [1, *sizes] if startup else list(sizes)
     history = [Run(sweep_id=1, seq=i, variant="A", size_n=n, repeat=r, warmup=False,
                    started_at=0.0, measurement=measurement(timed_s(n)))
@@ -358,7 +359,7 @@ def _drive(timed_s: Callable[[int], float], count_s: Callable[[int], float],
     jobs = [counting.PlannedRun("A", n, 3) for n in counting.count_order(sizes, timed)]
     plan = counting.CountPlan(jobs, metric="instructions", cost=Cost(slowdown=30.0, startup_s=0.3),
                               timeout_s=None)
-    remaining, counted = budget_s, []
+    remaining, counted = (plan.deadline_s(budget_s) if spare else budget_s), []
     while (batch := plan.next_batch(history, remaining)) is not None:
         (scheduled,) = batch
         n = scheduled.run.size_n
@@ -400,6 +401,33 @@ def test_a_budget_too_small_for_four_counts_still_buys_three() -> None:
     counted = _drive(lambda n: 0.02 + 1e-6 * n, lambda n: 4.5 + 1e-6 * n,
                      lambda n: 140_000_000 + 1000 * n)
     assert len(counted) == 3 and counted[0] == 4000, counted
+
+
+def test_the_spare_buys_the_fourth_count_where_the_budget_bought_three() -> None:
+    """Counts of 4.5 s against the 15 s floor buy three (13.5 s); three exact counts fit any
+    law of three coefficients, so the plan's spare (a third of the budget, 5 s) pays for a
+    fourth at the cheapest price, a halving below the counted sizes: four sizes, 18 s."""
+    def count_s(n: int) -> float:
+        return 4.5 + 1e-6 * n
+    counted = _drive(lambda n: 0.02 + 1e-6 * n, count_s, lambda n: 140_000_000 + 1000 * n,
+                     spare=True)
+    assert len(counted) == counting.SETTLE_SIZES, counted
+    assert counted[:3] == _drive(lambda n: 0.02 + 1e-6 * n, count_s,
+                                 lambda n: 140_000_000 + 1000 * n)
+    assert counted[3] < min(counted[:3])  # the cheapest: below the counted sizes
+    assert sum(map(count_s, counted)) <= counting.FLOOR_S * (1 + counting.SPARE)
+
+
+def test_the_spare_never_buys_a_third_count_nor_a_fifth() -> None:
+    """Counts of 6 s: the 15 s floor buys two, and the spare is not spent on a third (three
+    counts class nothing either); counts of 3.6 s buy four within the budget, and the spare
+    leaves them as they are."""
+    two = _drive(lambda n: 0.02 + 1e-6 * n, lambda n: 6.0 + 1e-6 * n,
+                 lambda n: 140_000_000 + 1000 * n, spare=True)
+    assert len(two) == 2, two
+    four = _drive(lambda n: 0.02 + 1e-6 * n, lambda n: 3.6 + 1e-6 * n,
+                  lambda n: 140_000_000 + 1000 * n, spare=True)
+    assert four == [4000, 8000, 16000, 32000]
 
 
 def test_no_halving_whose_count_would_hide_in_the_jitter() -> None:

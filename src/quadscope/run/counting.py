@@ -134,6 +134,10 @@ EXTEND = 3  # doublings above the timed sizes a batched count may add to settle 
 FLOOR_S = 15.0  # counting may spend this much after a cheaper sweep: 3-4 Valgrind starts of Python
 MAX_CONTENTION = 4.0  # the most the floor stretches on a machine busy with other work
 PHASE_TOL = 0.02  # log2 of a ratio this close to a whole number: sizes rounded to integers
+# The share of counting's budget kept beyond it for a variant's SETTLE_SIZES-th count
+# where the budget bought MIN_COUNTED (`CountPlan._spare`): a fourth count costs what the
+# cheapest of three did, at most a third of what they cost together.
+SPARE = 1.0 / MIN_COUNTED
 GROWTH_CAP = 16.0  # a count may cost this many times the last one (n⁴ over a doubling)
 EXACT_EXTEND = 40  # an exact meter's adaptive sweep: doublings until settled or out of budget
 # A count below the counted sizes must differ from the smallest by `exactfit.MIN_SHARE` of
@@ -339,12 +343,27 @@ class CountPlan:
         self._batch_price: float | None = None  # what the last batch was priced at (batched)
         self._scale = 1.0  # what batches cost against their price, at least 1 (batched)
         self._halved_once = False  # whether the halvings below were offered (batched)
+        self.spare_s = 0.0  # seconds beyond the budget kept for a variant's fourth count
 
     @property
     def total_runs(self) -> int:
         return len(self.jobs)
 
+    def deadline_s(self, budget_s: float) -> float:
+        """The seconds the runner may give this plan for `budget_s` of counting: the budget
+        plus its SPARE share (`spare_s`), kept for the count that makes SETTLE_SIZES of a
+        variant's (`_spare`); no spare where one start counts a batch."""
+        self.spare_s = 0.0 if self.batched else SPARE * budget_s
+        return budget_s + self.spare_s
+
     def next_batch(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
+        nominal = None if remaining_s is None else remaining_s - self.spare_s
+        batch = self._next(history, nominal)
+        if batch is None and remaining_s is not None and self.spare_s > 0:
+            return self._spare(history, nominal, remaining_s)
+        return batch
+
+    def _next(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
         counted = {(r.variant, r.size_n) for r in history
                    if r.measurement.ok and r.value(self.metric) is not None}
         todo = [j for j in self.jobs if (j.variant, j.size_n) not in counted
@@ -393,6 +412,34 @@ class CountPlan:
         if low + self._reserve_s(history, halving.variant, low, todo, remaining_s) > remaining_s:
             return None
         return self._hand_out(halving, remaining_s)
+
+    def _spare(self, history: Sequence[Run], nominal_s: float | None,
+               remaining_s: float) -> Batch | None:
+        """Once the budget buys nothing more: the cheapest count (a job not yet counted, or
+        the halving below, `_halved`) of the first variant with MIN_COUNTED sizes counted
+        but fewer than SETTLE_SIZES, if its price fits what is left with the spare; None
+        otherwise. Three exact counts fit any law of three coefficients (a + b·f(n) +
+        c·h(n)), so they bracket the work as "n … cⁿ", and the fourth is what the first
+        three were bought for: CPython under Valgrind costs 3-4 s a count whatever n, and a
+        15 s budget bought three of set membership (62.5k..250k, "n … cⁿ") where a fourth
+        reads "n" or "n … n log n". Priced as the budget's own jobs are, with the spare's
+        seconds `nominal_s` (what is left of the budget, negative once it is spent) left
+        out of `_price`'s notion of what the last job cost."""
+        for variant in sorted({j.variant for j in self.jobs}):
+            points = self._points(history, variant)
+            if not MIN_COUNTED <= len(points) < SETTLE_SIZES or self._variant_settled(points):
+                continue
+            tried = {size for v, size in self._tried if v == variant}
+            offered = [j for j in self.jobs if j.variant == variant
+                       and j.size_n not in points and j.size_n not in tried]
+            halving = self._halved(history)
+            if halving is not None and halving.variant == variant:
+                offered.append(halving)
+            left = remaining_s if nominal_s is None else nominal_s
+            priced = sorted(((self._price(history, j, left), j.size_n), j) for j in offered)
+            if priced and priced[0][0][0] <= remaining_s:
+                return self._hand_out(priced[0][1], nominal_s, timeout_left_s=remaining_s)
+        return None
 
     def _low_price(self, history: Sequence[Run], variant: str) -> float:
         """The cheapest a count should cost: the cheapest counted so far, or less below the
@@ -505,12 +552,15 @@ class CountPlan:
         t0 = _timed_median(history, job.variant, max(below)) or 0.0
         return (t1 - t0) * (1 - shrink_to) >= MIN_SHARE * t1
 
-    def _hand_out(self, job: PlannedRun, remaining_s: float | None) -> Batch:
-        """One job, its timeout within what is left; with `cap_growth` (an exact sweep,
+    def _hand_out(self, job: PlannedRun, remaining_s: float | None,
+                  timeout_left_s: float | None = None) -> Batch:
+        """One job, its timeout within what is left (`timeout_left_s`, the spare included,
+        where it differs from `remaining_s`); with `cap_growth` (an exact sweep,
         whose sizes double) at most GROWTH_CAP times what the last count cost: a size whose
         count grows faster than that over a doubling (an exponential program's n doubled)
         is cut short, not left to spend the budget."""
-        limits = [t for t in (self.timeout_s, remaining_s) if t is not None]
+        left = remaining_s if timeout_left_s is None else timeout_left_s
+        limits = [t for t in (self.timeout_s, left) if t is not None]
         if self.cap_growth and self._costs:
             last = self._costs.get(self._last.size_n) if self._last is not None else None
             spent = last if last is not None else max(self._costs.values())

@@ -71,7 +71,7 @@ from quadscope.meters import REGISTRY, Registry
 from quadscope.model import Owner, Run, Sweep
 from quadscope.run import accumulate
 from quadscope.run.accumulate import InPlacePlan
-from quadscope.run.counting import Counting, Refused
+from quadscope.run.counting import Counting, CountPlan, Refused
 from quadscope.run.counting import budget_s as counting_budget
 from quadscope.run.plan import (
     AgreeingPlan,
@@ -283,7 +283,8 @@ def _count(sweep: Sweep, runner: Runner, counting: Counting, *, spent_s: float, 
                      progress=progress, done=runner.runs)
     t0 = clock.monotonic()
     try:
-        counter.run(plan, counting_budget(spent_s, runner.runs, sweep.budget_s))
+        budget = counting_budget(spent_s, runner.runs, sweep.budget_s)
+        counter.run(plan, plan.deadline_s(budget) if isinstance(plan, CountPlan) else budget)
     finally:
         runner.runs[:] = counter.runs  # stored either way; a Ctrl-C keeps the sweep timed
     marked = counting.mark(sweep, counter.runs, plan, measuring,
