@@ -396,3 +396,61 @@ def test_counts_that_do_not_repeat_and_stay_flat_are_not_read_as_constant() -> N
     grown = fitted({**counts_, 2048: 576719776})
     assert not grown.confident and grown.at_least != "1"
     assert REGISTRY.index(grown.at_most) >= REGISTRY.index("n^2")
+
+
+# Cachegrind's `I refs` of real programs (Valgrind 3.19, glibc's rep strings out of reach),
+# counted 2026-12-01 with `--meter instructions`: fixtures, not runs.
+SORT_COUNTS = {15625: 44583966, 31250: 95188654, 62500: 202758342, 125000: 430728387,
+               250000: 914237666, 500000: 1930483490}  # GNU sort of n random numbers
+BYTES_COUNTS = {4000: 149246663, 8000: 158463296, 16000: 181205317,
+                32000: 244356213}  # CPython 3.11 `b += b"x"` n times
+
+
+def test_a_run_of_a_cubic_terms_innermost_loop_costs_its_step_over_n() -> None:
+    """`run_cost`: an n³ term of 1M instructions at 32000 adds 3·10⁶/32000 a unit of n
+    (`step_cost`) and 3·10⁶/32000² = 0.0029 a run of its innermost loop; n² and slower
+    terms cost a run what they cost a step."""
+    from quadscope.analyse.exactfit import run_cost, step_cost
+
+    cube, quad = REGISTRY["n^3"], REGISTRY["n^2"]
+    assert step_cost(cube, 1e6, 32000.0) == pytest.approx(3e6 / 32000, rel=1e-3)
+    assert run_cost(cube, 1e6, 32000.0) == pytest.approx(3e6 / 32000**2, rel=1e-3)
+    assert run_cost(quad, 1e6, 32000.0) == step_cost(quad, 1e6, 32000.0)
+    assert run_cost(REGISTRY["n log n"], 5e5, 32000.0) == step_cost(REGISTRY["n log n"], 5e5,
+                                                                    32000.0)
+
+
+def test_a_step_in_the_cost_per_element_at_the_top_is_no_cubic_term() -> None:
+    """GNU sort counted at 15625..250000: its cost per n·log₂ n steps from 203.5 to 203.9 at
+    250000, which the best law reads as n log n + an n³ term of 0.3% of the count (under
+    MIN_SHARE; 10⁻⁴ instructions a run of its loop): the class is n log n, not a bracket
+    to n³. A size more (500000) agrees."""
+    from quadscope.analyse.exactfit import choose, decide, explanations
+
+    sizes = sorted(SORT_COUNTS)[:-1]
+    c = counts("instructions", sizes, [SORT_COUNTS[n] for n in sizes])
+    found = explanations(c, REGISTRY)
+    best, _ = choose(found, c.m, 2.7, REGISTRY)
+    assert best.names == ("n log n", "n^3") and best.shares(250000.0)[-1] < MIN_SHARE
+    d = decide(c)
+    assert d is not None and (d.cls, d.at_least, d.at_most) == ("n log n",) * 3
+    wider = fit_exact("instructions", sorted(SORT_COUNTS), list(SORT_COUNTS.values()))
+    assert wider is not None and wider.cls == "n log n"
+
+
+def test_a_hidden_cubic_bound_no_loop_could_cost_leaves_the_quadratic_settled() -> None:
+    """CPython `b += b"x"` at 4000..32000: start-up, a linear loop and a quadratic copy of
+    0.046 instructions a byte; a hidden n³ term could still be 3.8% of the growing work, but
+    that is 0.01 instructions a run of its innermost loop (`run_cost`): n², not "n² … n³"."""
+    sizes = sorted(BYTES_COUNTS)
+    fit = fit_exact("instructions", sizes, [BYTES_COUNTS[n] for n in sizes])
+    assert fit is not None and fit.cls == "n^2"
+    assert "exact_hidden" not in checks(fit.doubts)
+
+
+def test_a_cubic_term_of_one_percent_is_still_named_beside_a_linear_one() -> None:
+    """The rules above spare what the counts show at MIN_SHARE and more: n + n³ with the n³
+    term 1% of the count at the top (8 sizes, as calibration's exact protocol) reads n³."""
+    ns, ys = counted("n", extra="n^3", share=0.01, sizes=[1000 * 2**k for k in range(8)])
+    fit = fit_exact("instructions", ns, ys)
+    assert fit is not None and fit.cls == "n^3"
