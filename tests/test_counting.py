@@ -139,6 +139,19 @@ def test_counting_stops_within_the_timed_sweeps_own_cost(store: Store) -> None:
     assert "--meter instructions" in sweep.counters_note
 
 
+def test_a_sweep_whose_budget_buys_three_counts_gets_a_fourth_from_the_spare(
+        store: Store) -> None:
+    """Counts of 4.5 s after a timed sweep of a second or two: the 15 s floor buys three,
+    and `run_sweep` gives the plan its spare (`CountPlan.deadline_s`), which buys the fourth:
+    four sizes counted, the work classed as n², within the floor and its spare."""
+    sweep, runs, counter = _sweep(store, _timed(lambda n: 1e-9 * n * n + 0.01, 0.6),
+                                  _counted(lambda n: 140_000_000 + 3 * n * n, 4.5))
+    assert len(counter.calls) == counting.SETTLE_SIZES
+    assert 4.5 * len(counter.calls) <= counting.FLOOR_S * (1 + counting.SPARE)
+    assert sweep.meter == "instructions"
+    assert analyse(sweep, runs).fits["A"]["instructions"].cls == "n^2"
+
+
 def test_counted_sizes_are_few_spread_smallest_first_and_keep_the_largest() -> None:
     """At most MAX_SIZES sizes, spread in log n, the largest always counted."""
     sizes = [2 ** k for k in range(4, 20)]
