@@ -45,9 +45,13 @@ k between the terms (mawk's `s = s "x"`, CPython's `s += "x"` on a global: k =
    count that fits to the instruction still leaves n log n 0.5%), unless that
    bound costs under PER_N a step of the term's loop at n_max (`step_cost`: a
    term slower than n per step of f(n), one at least linear per unit n grows
-   by), which no loop the program runs does, the premise `flat_reach` reads
+   by; a term faster than n² per run of its innermost loop, `run_cost`),
+   which no loop the program runs does, the premise `flat_reach` reads
    flat counts by; a rival whose fastest term costs so little reads as its
-   slower terms (`working_top`). Then a few instructions of bookkeeping over
+   slower terms (`working_top`), and so does a chosen or rival term faster
+   than n² under MIN_SHARE of the count whose loop costs under PER_N a run
+   (`at_work`: a cost per element that steps up once, as a B-tree or a
+   buffer does, bends the counts as a tiny n³ term would). Then a few instructions of bookkeeping over
    a huge span (argv's digits, 1000..4·10⁹) are no ground for "1 … n³"; the fastest
    term itself under MIN_SHARE of the work at n_max, too little to tell
    from a bookkeeping artefact ("work_terms", unsettled); a fastest term

@@ -28,6 +28,9 @@ What it may spend: `budget_s`, what the timed sweep itself cost
 (`max(spent, FLOOR_S)`), so counting at most doubles a sweep that took FLOOR_S or
 more (a cheaper one could not afford three counts of a Python under Valgrind),
 or what an adaptive sweep's `--budget` left unspent, if more.
+Beyond it the runner gives the plan a SPARE third of it (`CountPlan.deadline_s`), spent
+only on a variant's fourth count where the budget bought three (`_spare`): three exact
+counts fit any law of three coefficients and bracket the work as "n … cⁿ".
 The floor is stretched by the contention the timed runs met (`contention`: the
 median wall/CPU ratio of the timed runs, at most MAX_CONTENTION): with the cores
 shared three ways each Valgrind start takes three times as long, and a floor in
