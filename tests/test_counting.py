@@ -443,6 +443,17 @@ def test_the_spare_never_buys_a_third_count_nor_a_fifth() -> None:
     assert four == [4000, 8000, 16000, 32000]
 
 
+def test_a_halving_in_phase_is_counted_before_a_size_between_the_doublings() -> None:
+    """An adaptive sweep timed at 62.5k, 125k, 177k, 250k, 500k, each count ~13 s of a 40 s
+    budget: after 62.5k and 125k, 250k and 500k do not fit, 177k (√2 above 125k) and the
+    halving 31250 do; the halving is counted, in phase with the others (CPython `sorted`
+    counted at 62.5k..250k with 177k read ĉ = 66, "n … n²"; 31.25k..250k reads n log n)."""
+    counted = _drive(lambda n: 0.02 + 1e-6 * n, lambda n: 12.5 + 2e-6 * n,
+                     lambda n: 143_000_000 + 1200 * n, budget_s=40.0,
+                     sizes=[62500, 125000, 176777, 250000, 500000])
+    assert counted == [62500, 125000, 31250]
+
+
 def test_no_halving_whose_count_would_hide_in_the_jitter() -> None:
     """Counting at the timed sizes grows too dear after 1000 and 2000, so the plan would halve
     below them; it does where the counts' increment predicts a step far above an exact count's

@@ -382,25 +382,44 @@ class CountPlan:
             return self._doubling(history, remaining_s) or (
                 self._halving(history, remaining_s) if failed else None)
         self._note_cost(remaining_s)
+        # Sizes between the counted ones' doublings (`_phased`) only once no size in phase
+        # and no halving below (in phase too) fits: a staircase of containers that double
+        # puts them on another curve (CPython `sorted` counted at 62.5k, 125k, 177k, 250k:
+        # ĉ = 66, "n … n²"; the halving 31250 was affordable instead of 177k).
+        phased = [j for j in todo if self._phased(history, j)]
         if remaining_s is not None:  # first the jobs that leave SETTLE_SIZES counts affordable
-            kept = self._reserving(history, todo, remaining_s)
+            kept = self._reserving(history, todo, remaining_s, phased)
             if kept is not None:
                 return kept
-        for job in todo:  # the first that fits what is left: later ones cost more
-            if remaining_s is None or self._price(history, job, remaining_s) <= remaining_s:
-                return self._hand_out(job, remaining_s)
-        return self._halving(history, remaining_s)
+        for job in [*phased, None, *(j for j in todo if j not in phased)]:
+            if job is None:  # the halving below, in phase, before the sizes between
+                if (halved := self._halving(history, remaining_s)) is not None:
+                    return halved
+            elif remaining_s is None or self._price(history, job, remaining_s) <= remaining_s:
+                return self._hand_out(job, remaining_s)  # the first that fits: later cost more
+        return None
+
+    def _phased(self, history: Sequence[Run], job: PlannedRun) -> bool:
+        """Whether `job`'s size lengthens the chain of its variant's counted sizes a power of
+        two apart (`in_phase`); any size does before the first count."""
+        points = list(self._points(history, job.variant))
+        if not points:
+            return True
+        chain = in_phase([*points, job.size_n])
+        return job.size_n in chain and len(chain) > len(in_phase(points))
 
     def _reserving(self, history: Sequence[Run], todo: Sequence[PlannedRun],
-                   remaining_s: float) -> Batch | None:
-        """The first job (in `count_order`, then a halving) whose price leaves enough to count
+                   remaining_s: float, offered: Sequence[PlannedRun] | None = None,
+                   ) -> Batch | None:
+        """The first job of `offered` (`todo` when None; in `count_order`), then a halving,
+        whose price leaves enough to count
         every variant at SETTLE_SIZES sizes at the cheapest price (`_reserve_s`); None when
         none does, and the plan then counts what fits as before (three sizes still class
         the work as a bracket). Where a start-up dominates the count (a Python under
         Valgrind: ~140M instructions and seconds before the first line) every count costs
         about the start-up, so three at the largest cheap sizes may spend what four at
         smaller ones would have cost: a count needs a span of sizes, not a large n."""
-        for job in todo:
+        for job in todo if offered is None else offered:
             price = self._price(history, job, remaining_s)
             low = self._low_price(history, job.variant)
             reserve = self._reserve_s(history, job.variant, low, todo, remaining_s, job.size_n)
