@@ -21,7 +21,9 @@ smallest one's cost, where a start-up dominates; else the smallest), then the
 largest (the span to settle on, and where a second term shows most), then the
 rest, smallest first; sizes a power of two apart (`in_phase`) before the sizes
 between them, where three or more are: a container that grows by doubling makes the
-count a staircase whose steps only sizes 2^j apart see alike. One count per size:
+count a staircase whose steps only sizes 2^j apart see alike; for the same reason a
+size between the counted sizes' doublings is counted only once no size in phase and no
+halving below them (in phase too) fits (`CountPlan._phased`). One count per size:
 an exact count repeats.
 
 What it may spend: `budget_s`, what the timed sweep itself cost
