@@ -51,8 +51,9 @@ k between the terms (mawk's `s = s "x"`, CPython's `s += "x"` on a global: k =
    slower terms (`working_top`), and so does a chosen or rival term faster
    than n² under MIN_SHARE of the count whose loop costs under PER_N a run
    (`at_work`: a cost per element that steps up once, as a B-tree or a
-   buffer does, bends the counts as a tiny n³ term would). Then a few instructions of bookkeeping over
-   a huge span (argv's digits, 1000..4·10⁹) are no ground for "1 … n³"; the fastest
+   buffer does, bends the counts as a tiny n³ term would). Then a few
+   instructions of bookkeeping over a huge span (argv's digits, 1000..4·10⁹)
+   are no ground for "1 … n³"; the fastest
    term itself under MIN_SHARE of the work at n_max, too little to tell
    from a bookkeeping artefact ("work_terms", unsettled); a fastest term
    under MINORITY_SHARE of the work while the best law misses the counts by
@@ -394,9 +395,9 @@ def _works(h: GrowthClass, part: float, total: float, n_at: float) -> bool:
     """Whether a term the counts ask for, `part` of the `total` count at `n_at`, can be
     work: its step costs PER_N (`step_cost`), and where it is under MIN_SHARE of the count
     (as `decide` reads the chosen's fastest term), too little to tell from bookkeeping, a
-    run of its innermost loop does too
-    (`run_cost`): a cost per element that steps up once near the top (GNU sort's at
-    250000 lines, +0.2%) reads as an n³ term of 0.3% whose loop costs 10⁻⁴ a run."""
+    run of its innermost loop does too (`run_cost`): a cost per element that steps up
+    once near the top (GNU sort's at 250000 lines, +0.2%) reads as an n³ term of 0.3%
+    whose loop costs 10⁻⁴ a run."""
     return step_cost(h, part, n_at) >= PER_N and not _small(h, part, total, n_at)
 
 
