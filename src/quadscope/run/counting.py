@@ -393,12 +393,17 @@ class CountPlan:
             kept = self._reserving(history, todo, remaining_s, phased)
             if kept is not None:
                 return kept
-        for job in [*phased, None, *(j for j in todo if j not in phased)]:
-            if job is None:  # the halving below, in phase, before the sizes between
-                if (halved := self._halving(history, remaining_s)) is not None:
-                    return halved
-            elif remaining_s is None or self._price(history, job, remaining_s) <= remaining_s:
-                return self._hand_out(job, remaining_s)  # the first that fits: later cost more
+        between = [j for j in todo if j not in phased]
+        return (self._first_fitting(history, phased, remaining_s)
+                or self._halving(history, remaining_s)  # in phase too, before the sizes between
+                or self._first_fitting(history, between, remaining_s))
+
+    def _first_fitting(self, history: Sequence[Run], jobs: Sequence[PlannedRun],
+                       remaining_s: float | None) -> Batch | None:
+        """The first of `jobs` whose price fits what is left (later ones cost more)."""
+        for job in jobs:
+            if remaining_s is None or self._price(history, job, remaining_s) <= remaining_s:
+                return self._hand_out(job, remaining_s)
         return None
 
     def _phased(self, history: Sequence[Run], job: PlannedRun) -> bool:
@@ -414,8 +419,8 @@ class CountPlan:
                    remaining_s: float, offered: Sequence[PlannedRun] | None = None,
                    ) -> Batch | None:
         """The first job of `offered` (`todo` when None; in `count_order`), then a halving,
-        whose price leaves enough to count
-        every variant at SETTLE_SIZES sizes at the cheapest price (`_reserve_s`); None when
+        whose price leaves enough to count every variant at SETTLE_SIZES sizes at the
+        cheapest price (`_reserve_s`); None when
         none does, and the plan then counts what fits as before (three sizes still class
         the work as a bracket). Where a start-up dominates the count (a Python under
         Valgrind: ~140M instructions and seconds before the first line) every count costs
