@@ -175,6 +175,30 @@ def test_a_program_failing_at_the_start_up_size_is_fitted_without_it(store: Stor
     assert fit.exponent == pytest.approx(alone.exponent, rel=1e-9)
 
 
+def test_too_few_sizes_names_the_start_up_apart(store: Store) -> None:
+    """Runs that succeed only at n = 1 and 2000 are one size beside the start-up, not two
+    sizes "[1, 2000]" of the three a class needs (it once read "cover only 3 size(s) [1,
+    100, 200]: a growth class needs at least 3"); the failures are listed by `show -v`."""
+    from quadscope.analyse.analysis import refuse_if_nothing
+    from quadscope.errors import FitRefusedError
+
+    clock = FakeClock(1000.0)
+    rng = random.Random(3)
+
+    def run(argv: Sequence[str]) -> Measurement:
+        n = int(argv[-1])
+        return _measurement(_startup_cost(n) * rng.lognormvariate(0.0, 0.03),
+                            exit_code=134 if n > 2000 else 0)
+    sweep = run_sweep(SweepSpec(command=("prog", "{n}"), sizes=GRID, repeat=1, warmup=0),
+                      executor=FakeExecutor(run, clock), clock=clock, store=store)
+    with pytest.raises(FitRefusedError) as caught:
+        refuse_if_nothing(analyse(sweep, store.runs(sweep.id)))
+    assert str(caught.value) == (
+        "4 runs failed (exit codes [134]) and the 2 that succeeded cover only 1 size(s) "
+        "[2000] beside the start-up runs at n = 1: a growth class needs at least 3; "
+        "`quadscope show -v` lists the failures")
+
+
 # --- used where it agrees, ignored where it does not ---------------------------------
 
 

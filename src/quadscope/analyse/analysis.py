@@ -575,7 +575,8 @@ def refuse_if_nothing(analysis: Analysis) -> None:
         if not good:
             raise FitRefusedError(text.nothing_to_fit(codes))
         raise FitRefusedError(text.too_few_sizes(len(failed), codes, len(good),
-                                                 sorted({r.size_n for r in good})))
+                                                 sorted({r.size_n for r in good}),
+                                                 analysis.sweep.startup_n))
     if analysis.sweep.vs_command is not None and not analysis.fits.get("B"):
         failed = [r for r in analysis.failures if r.variant == "B"]
         raise FitRefusedError(text.vs_not_fitted(len(failed), _failure_codes(failed),

@@ -76,14 +76,22 @@ def all_failed(variant: str, tried: int) -> str:
 def nothing_to_fit(codes: Sequence[int | str]) -> str:
     """Why no verdict is given when every run of the command failed."""
     return (f"every run of the command failed (exit codes {list(codes)}), so there is nothing "
-            "to fit; `quadscope show` lists their stderr")
+            "to fit; `quadscope show -v` lists their stderr")
 
 
-def too_few_sizes(failed: int, codes: Sequence[int | str], good: int, sizes: Sequence[int]) -> str:
-    """Why no verdict is given when the runs that succeeded cover fewer than three sizes."""
+def too_few_sizes(failed: int, codes: Sequence[int | str], good: int, sizes: Sequence[int],
+                  startup_n: int | None = None) -> str:
+    """Why no verdict is given when the runs that succeeded cover fewer than three sizes.
+
+    The start-up size (`Sweep.startup_n`) is named apart: it is not one of the sizes a
+    class is fitted on, so "cover only 3 size(s) [1, 100, 200]: a growth class needs at
+    least 3" once contradicted itself. Plain `show` only counts the failures; -v lists them."""
+    swept = [n for n in sizes if n != startup_n]
+    beside = (f" beside the start-up runs at n = {fmt_n(startup_n)}"
+              if startup_n is not None and startup_n in sizes else "")
     return (f"{failed} runs failed (exit codes {list(codes)}) and the {good} that succeeded "
-            f"cover only {len(sizes)} size(s) {list(sizes)}: a growth class needs at least 3; "
-            "`quadscope show` lists the failures")
+            f"cover only {len(swept)} size(s) {swept}{beside}: a growth class needs at least 3; "
+            "`quadscope show -v` lists the failures")
 
 
 def startup_failed(startup_n: int, codes: Sequence[int | str]) -> str:
