@@ -163,6 +163,69 @@ def test_compare_with_a_file_that_is_not_an_export(capsys: pytest.CaptureFixture
     assert "is not a quadscope JSON export" in one_sentence(err)
 
 
+_SWEEP = {"id": 1, "name": "x", "mode": "sizes", "command": ["p", "{n}"]}
+_RUN = {"sweep_id": 1, "seq": 0, "variant": "A", "size_n": 10, "repeat": 0, "warmup": False,
+        "started_at": 0, "wall_s": 0.5, "exit_code": 0}
+
+
+@pytest.mark.parametrize("doc, why", [
+    ({"hello": 1}, "it has no 'sweep' field"),
+    ({"schema": 2, "sweep": _SWEEP}, "it has no 'runs' field"),
+    ({"schema": 2, "sweep": _SWEEP, "runs": None}, "its 'runs' is null, not a list of runs"),
+    ({"schema": 2, "sweep": _SWEEP, "runs": "many"}, "its 'runs' is a string, not a list of runs"),
+    ({"schema": 2, "sweep": [], "runs": []}, "its 'sweep' is a list, not an object"),
+    ({"schema": 2, "sweep": _SWEEP, "runs": [_RUN, 5]}, "run 1 is a number, not an object"),
+    ({"schema": 2, "sweep": _SWEEP, "runs": [{k: v for k, v in _RUN.items() if k != "size_n"}]},
+     "run 0 has no 'size_n' field"),
+    ({"schema": 2, "sweep": _SWEEP, "runs": [{**_RUN, "size_n": "big"}]},
+     "run 0 has a field of the wrong type or value (invalid literal for int() with base 10: "
+     "'big')"),
+    ([1, 2], "the top level is a list, not an object"),
+])
+def test_an_export_that_does_not_parse_says_what_is_wrong_in_words(
+        doc: object, why: str, capsys: pytest.CaptureFixture[str], db: str,
+        tmp_path: Path) -> None:
+    """`compare RUN other.json` names the field that is missing or malformed, in words, not
+    Python's exception and message ("(KeyError: 'sweep')", "(TypeError: 'NoneType' object
+    is not iterable)", "(TypeError: string indices must be integers, not 'str')")."""
+    import json
+
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(doc))
+    code, _, err = run_cli(capsys, "compare", str(other), str(other), "--db", db)
+    assert code == 2
+    assert one_sentence(err) == f"quadscope: {other} is not a quadscope JSON export: {why}"
+
+
+def test_importing_a_quadscope_export_points_at_compare(capsys: pytest.CaptureFixture[str],
+                                                        db: str, tmp_path: Path) -> None:
+    """`import` of a file `export --json` wrote says what reads it, not that it is "neither
+    hyperfine nor pytest-benchmark" output."""
+    import json
+
+    mine = tmp_path / "mine.json"
+    mine.write_text(json.dumps({"schema": 2, "sweep": _SWEEP, "runs": [_RUN]}))
+    code, _, err = run_cli(capsys, "import", str(mine), "--db", db)
+    assert code == 2
+    assert one_sentence(err) == (
+        f"quadscope: {mine} is a sweep `quadscope export --json` wrote, not one to import: "
+        f"`quadscope compare RUN {mine}` compares a stored sweep with it")
+
+
+def test_compare_with_an_export_not_named_json_says_why_it_was_not_read(
+        capsys: pytest.CaptureFixture[str], db: str, tmp_path: Path) -> None:
+    """A file given to compare without the .json ending is looked up as a sweep's name; the
+    sentence says that it is a file and what name an export needs."""
+    import json
+
+    export = tmp_path / "export"
+    export.write_text(json.dumps({"schema": 2, "sweep": _SWEEP, "runs": [_RUN]}))
+    code, _, err = run_cli(capsys, "compare", str(export), str(export), "--db", db)
+    assert code == 5
+    assert one_sentence(err).endswith(
+        f"; {export} is a file, but an exported sweep is read only from a name ending in .json")
+
+
 @pytest.mark.parametrize("value, said", [("\uff11\uff10", "U+FF11 (FULLWIDTH DIGIT ONE)"),
                                          ("1_0", "a separator")])
 def test_a_number_option_takes_ascii_digits_alone(

@@ -68,6 +68,11 @@ def read_sweeps(data: Any, *, source: str, now: float, param: str | None = None)
         return _hyperfine(data["results"], source, now, param)
     if isinstance(data, Mapping) and isinstance(data.get("benchmarks"), list):
         return _pytest_benchmark(data, source, now, param)
+    if isinstance(data, Mapping) and "sweep" in data and "runs" in data:
+        # A quadscope export was once told it is "neither hyperfine nor pytest-benchmark".
+        raise ImportFormatError(
+            f"{source} is a sweep `quadscope export --json` wrote, not one to import: "
+            f"`quadscope compare RUN {source}` compares a stored sweep with it")
     raise ImportFormatError(
         f"{source} is neither `hyperfine --export-json` output (a 'results' list) nor "
         "pytest-benchmark JSON (a 'benchmarks' list)")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -302,7 +303,13 @@ def load_sweep(store: Store | Callable[[], Store], ref: str,
     if ref.endswith(".json"):
         sweep, runs = _load_export(ref)
     else:
-        sweep = _store(store).get_sweep(ref)
+        try:
+            sweep = _store(store).get_sweep(ref)
+        except UnknownRunError as exc:
+            if os.path.isfile(ref):  # `compare 1 their-export` was read as a sweep's name
+                raise UnknownRunError(f"{exc}; {visible(ref)} is a file, but an exported sweep "
+                                      "is read only from a name ending in .json") from None
+            raise
         runs = _store(store).runs(sweep.id)
     if sweep.axes and not several:  # the one-size analysis would read its first axis alone
         from quadscope.commands.multi import refuse_compare
@@ -328,22 +335,50 @@ def _load_export(ref: str) -> tuple[Sweep, list[Run]]:
         if other:
             raise UsageError(f"{visible(ref)} is {other}, not a sweep `quadscope export --json` "
                              "wrote")
+    where = ""  # the record being read: a failure inside `from_dict` names it, not Python's words
     try:
         if not isinstance(data, dict):
-            raise TypeError(f"the top level is a {type(data).__name__}, not an object")
+            raise TypeError(f"the top level is {_kind(data)}, not an object")
         schema = data.get("schema", 0)
         if not isinstance(schema, int):
             raise TypeError(f"schema is {schema!r}, not an integer")
         if schema > SCHEMA_VERSION:
             raise StoreError(f"{ref} was written by a newer quadscope (schema {schema}; "
                              f"this one reads up to {SCHEMA_VERSION}): upgrade quadscope")
+        for key, want in (("sweep", dict), ("runs", list)):
+            if key not in data:
+                raise KeyError(key)
+            if not isinstance(data[key], want):
+                raise TypeError(f"its {key!r} is {_kind(data[key])}, not "
+                                f"{'an object' if want is dict else 'a list of runs'}")
+        if not all(isinstance(r, dict) for r in data["runs"]):
+            i, r = next((i, r) for i, r in enumerate(data["runs"]) if not isinstance(r, dict))
+            raise TypeError(f"run {i} is {_kind(r)}, not an object")
+        where = "its sweep"
         sweep = Sweep.from_dict(data["sweep"])
-        runs = [Run.from_dict(r) for r in data["runs"]]
+        runs = []
+        for i, r in enumerate(data["runs"]):
+            where = f"run {i}"
+            runs.append(Run.from_dict(r))
+        where = ""
         check_types(sweep, runs)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(f"{ref} is not a quadscope JSON export ({type(exc).__name__}: "
-                         f"{exc})") from None
+    except KeyError as exc:  # once "(KeyError: 'size_n')"
+        whose = f"{where} has" if where else "it has"
+        raise UsageError(f"{visible(ref)} is not a quadscope JSON export: {whose} no "
+                         f"{visible(str(exc.args[0]))!r} field") from None
+    except (ValueError, TypeError, AttributeError) as exc:  # once "(TypeError: 'NoneType' …)"
+        said = visible(str(exc))
+        why = f"{where} has a field of the wrong type or value ({said})" if where else said
+        raise UsageError(f"{visible(ref)} is not a quadscope JSON export: {why}") from None
     return sweep, runs
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in words: "a list", "a string", "null"."""
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
 
 
 def _other_tool(data: dict[str, Any]) -> str:
