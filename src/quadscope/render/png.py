@@ -174,6 +174,16 @@ def draw_plot(ax: Axes, data: ReportData, plot: Plot) -> None:
 
 
 _UNIT_FORMAT = {"s": fmt_seconds, "bytes": fmt_bytes, "count": fmt_count}
+LOG_125_DECADES = 4.0  # a log axis wider than this is ticked at powers of ten alone
+_ZERO = {"s": ("0 s", 1e9, " ns"), "bytes": ("0 B", 1.0, " B"), "count": ("0", 1.0, "")}
+
+
+def _tick(fmt: Any, unit: str, v: float) -> str:
+    """A log axis's tick: as `fmt` writes it, except a positive value `fmt` rounds to zero
+    (a fitted 1e-15 s reads "0 s"), which keeps its digits: "1e-06 ns", as the page does."""
+    said: str = fmt(v)
+    zero, scale, suffix = _ZERO[unit]
+    return f"{v * scale:.3g}{suffix}" if v > 0 and said == zero else said
 
 
 def _unit_ticks(ax: Axes, plot: Plot) -> None:
@@ -190,12 +200,19 @@ def _unit_ticks(ax: Axes, plot: Plot) -> None:
         fmt = _UNIT_FORMAT.get(unit)
         if fmt is None:
             continue
-        axis.set_major_formatter(FuncFormatter(lambda v, _pos, f=fmt: f(v)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos, f=fmt, u=unit, lg=log:
+                                               _tick(f, u, v) if lg else f(v)))
         if log and unit == "bytes":  # 64 KiB, 128 KiB, …: round in the unit shown
             axis.set_major_locator(LogLocator(base=2, numticks=9))
             axis.set_minor_formatter(NullFormatter())
         elif log:
-            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=8))
+            # 1-2-5 in every decade reads well over a few decades; over more it crowds the
+            # axis, and past 7 matplotlib draws no major tick at all with more than one sub
+            # (a 1e-15 s floor point left a log-log panel without a single label).
+            lo, hi = axis.get_view_interval()
+            wide = lo > 0 and hi > 0 and math.log10(hi / lo) > LOG_125_DECADES
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0),
+                                              numticks=8))
             axis.set_minor_formatter(NullFormatter())
         elif unit == "bytes" and axis.get_scale() == "linear":  # 13 MiB, 14 MiB: not 1e6 steps
             lo, hi = axis.get_view_interval()
