@@ -84,3 +84,44 @@ def test_report_in_chromium(browser, tmp_path) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
     page.close()
+
+
+
+def _ink_middle(png: bytes, x0: int, x1: int) -> float:
+    """The mean row of the non-white pixels in columns x0..x1 of a screenshot."""
+    import io
+
+    from PIL import Image
+
+    im = Image.open(io.BytesIO(png)).convert("L")
+    rows = [y for y in range(im.height) for x in range(x0, min(x1, im.width))
+            if im.getpixel((x, y)) < 200]
+    assert rows, "no ink"
+    return sum(rows) / len(rows)
+
+
+def test_glyph_swatches_sit_on_their_label_s_middle_line(browser, tmp_path) -> None:
+    """The legend's × (failed runs) is drawn on its label's middle line, as the dot and dash
+    swatches are: as a ::before with an 8 px line-height it sat 4-5 px below the text (seen
+    in a crashing sweep's report). Measured on the pixels of each legend item: the ink's
+    mean row under the glyph against the ink's mean row under the label's first letters."""
+    path = tmp_path / "report.html"
+    path.write_bytes(HtmlRenderer().render(build_analysis(vs=True)))
+    page = browser.new_page(viewport={"width": 1280, "height": 900}, device_scale_factor=2)
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready]")
+    items = page.locator(".legend span:has(> i.sw-points.cross)")
+    assert items.count() >= 1
+    offsets = []
+    for k in range(items.count()):
+        item = items.nth(k)
+        item.scroll_into_view_if_needed()
+        glyph = item.locator("i").bounding_box()
+        box = item.bounding_box()
+        assert glyph is not None and box is not None
+        left, right = 2 * (glyph["x"] - box["x"]), 2 * (glyph["x"] + glyph["width"] - box["x"])
+        png = item.screenshot()
+        offsets.append(abs(_ink_middle(png, int(left), int(right) + 1)
+                           - _ink_middle(png, int(right) + 8, int(right) + 40)))
+    page.close()
+    assert max(offsets) <= 2.0, offsets  # in device pixels, 2 per CSS pixel

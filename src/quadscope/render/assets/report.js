@@ -285,6 +285,7 @@
         var sw = document.createElement("i");
         sw.className = "sw sw-" + layer.type + (layer.dash ? " dash" : "") + (layer.marker === "x" ? " cross" : "") + (layer.marker === "v" ? " tri" : "");
         sw.style.setProperty("--c", layer.color);
+        if (layer.marker === "x" || layer.marker === "v") sw.textContent = layer.marker === "x" ? "×" : "▼";
         item.appendChild(sw);
         item.appendChild(document.createTextNode(layer.label));
         box.appendChild(item);
