@@ -141,6 +141,37 @@ def test_a_ratio_against_zero_reads_as_a_dash_never_inf_or_nan() -> None:
     assert "—" in row and "inf" not in text and "nan" not in text
 
 
+@pytest.mark.parametrize("hi, cell, bracket", [(float("nan"), "0.949–?", "[0.949, ?]"),
+                                                (float("inf"), "0.949–∞", "[0.949, ∞]")])
+def test_an_interval_without_an_upper_end_does_not_read_as_an_empty_cell(
+        hi: float, cell: str, bracket: str) -> None:
+    """B/A's 95% interval whose upper end is not a number (the bootstrap interpolated
+    inf − inf where A's medians reach 0) or infinite: "0.949–?" or "0.949–∞" in the compact
+    table and "[0.949, ?]" in -v's, never "0.949–—" (seen for user_s of an A/B sweep)."""
+    from quadscope.model import SizeRatio
+    from quadscope.render.terminal import comparison_table, compact_table
+
+    a = _analysis(vs_power=1.0)
+    assert a.comparison is not None
+    metrics = []
+    for mc in a.comparison.metrics:
+        if mc.metric == "wall_s":
+            top = max(mc.ratios, key=lambda r: r.size_n)
+            rest = tuple(r for r in mc.ratios if r is not top)
+            mc = dataclasses.replace(mc, ratios=(*rest, SizeRatio(top.size_n, 0.993, 0.949, hi)))
+        metrics.append(mc)
+    edited = dataclasses.replace(a, comparison=dataclasses.replace(a.comparison,
+                                                                   metrics=tuple(metrics)))
+
+    def shown(table: object, header: str) -> str:
+        col = next(c for c in table.columns if c.header == header)  # type: ignore[attr-defined]
+        row = [str(x) for x in table.columns[0]._cells].index("wall_s")  # type: ignore[attr-defined]
+        return str(col._cells[row])
+
+    assert shown(compact_table(edited, ("wall_s",), 200), "95%") == cell
+    assert shown(comparison_table(edited, 200), "B/A at max n [95%]") == f"0.993 {bracket}"
+
+
 def test_html_verdict_box_is_neutral_while_the_time_is_unsettled(quad: Analysis) -> None:
     """Green means settled and linear or slower, red settled and faster; an unsettled time
     verdict is neither (it was green when nothing had settled)."""

@@ -82,6 +82,13 @@ def _ratio(x: float) -> str:
     return f"{x:.3g}" if math.isfinite(x) else "—"
 
 
+def _bound(x: float) -> str:
+    """An end of B/A's interval: "∞" where it is unbounded, "?" where it is not a number
+    (a bootstrap of A's medians that reach 0 interpolates inf − inf). "—", the mark of an
+    empty cell, made it read "0.949–—"."""
+    return "∞" if x == math.inf else "?" if math.isnan(x) else _ratio(x)
+
+
 def class_style(cls: str) -> str:
     """Slower than n green, superlinear bold red, in between cyan, inconclusive yellow."""
     growth = REGISTRY.get(cls)
@@ -253,7 +260,7 @@ def compact_table(analysis: Analysis, shown: Sequence[str], width: int) -> Table
                          class_cell(fb, word) if fb else "—",
                          "—" if last is None else _ratio(last.ratio),
                          "—" if last is None or not math.isfinite(last.ratio)
-                         else f"{_ratio(last.lo)}–{_ratio(last.hi)}", ks])
+                         else f"{_bound(last.lo)}–{_bound(last.hi)}", ks])
         return fit_columns(None, cols, rows, width)
     predict = analysis.sweep.predict_n
     cols = [Column("metric", 9), Column("class", 8), Column("k ± 95%", 5, True),
@@ -341,7 +348,7 @@ def comparison_table(analysis: Analysis, width: int) -> Table | None:
                    else f"{mc.class_a} → {mc.class_b}")
         last = max(mc.ratios, key=lambda r: r.size_n) if mc.ratios else None
         ratio = ("—" if last is None or not math.isfinite(last.ratio)
-                 else f"{last.ratio:.3g} [{_ratio(last.lo)}, {_ratio(last.hi)}]")
+                 else f"{last.ratio:.3g} [{_bound(last.lo)}, {_bound(last.hi)}]")
         cross = "—" if mc.crossover_n is None else fmt_count(mc.crossover_n)
         style = "bold red" if mc.change == "class" else ""
         rows.append([mc.metric, Text(mc.change, style=style), classes, ratio, cross])
