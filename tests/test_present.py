@@ -172,6 +172,19 @@ def test_an_interval_without_an_upper_end_does_not_read_as_an_empty_cell(
     assert shown(comparison_table(edited, 200), "B/A at max n [95%]") == f"0.993 {bracket}"
 
 
+def test_verbose_says_which_columns_80_columns_hid() -> None:
+    """-v's fit table at 80 columns drops a, b and r² to fit (and, for a sweep whose cells
+    are wider, the --predict column), and says so under the table; at 200 columns it drops
+    nothing and says nothing. (It once dropped them silently: a `--predict 30000 -v` of
+    ./prog {n} showed no prediction and no word of one.)"""
+    a = _analysis()
+    a = dataclasses.replace(a, sweep=dataclasses.replace(a.sweep, predict_n=30_000))
+    narrow = _text(a, 80, verbose=True).splitlines()
+    assert "hidden at 80 columns: a (offset), b, r²" in \
+        [line.rstrip() for line in narrow]
+    assert "hidden at" not in _text(a, 200, verbose=True)
+
+
 def test_html_verdict_box_is_neutral_while_the_time_is_unsettled(quad: Analysis) -> None:
     """Green means settled and linear or slower, red settled and faster; an unsettled time
     verdict is neither (it was green when nothing had settled)."""

@@ -26,14 +26,25 @@ class Column:
 
 
 def fit_columns(title: str | None, columns: Sequence[Column],
-                rows: Sequence[Sequence[str | Text]], width: int) -> Table:
-    """A table of `rows` that fits `width`: the least-kept columns are dropped until it does."""
+                rows: Sequence[Sequence[str | Text]], width: int, *,
+                say_dropped: bool = False) -> Table:
+    """A table of `rows` that fits `width`: the least-kept columns are dropped until it does.
+
+    `say_dropped` puts a caption under a table that lost columns, naming them: -v's fit
+    table at 80 columns once dropped a, b, r² and the --predict column without a word."""
     keep = list(range(len(columns)))
     while True:
         table = _table(title, [columns[i] for i in keep], [[r[i] for i in keep] for r in rows])
         if _natural_width(table) <= width or len(keep) <= 2:
-            return table
+            break
         keep.remove(min(keep[1:], key=lambda i: (columns[i].keep, -i)))
+    dropped = [c.header for i, c in enumerate(columns) if i not in keep]
+    if say_dropped and dropped:
+        from rich.text import Text
+
+        table.caption = Text(f"hidden at {width} columns: {', '.join(dropped)}", style="dim")
+        table.caption_justify = "left"
+    return table
 
 
 def _table(title: str | None, columns: Sequence[Column],

@@ -329,7 +329,7 @@ def full_table(analysis: Analysis, variant: str, width: int) -> Table:
                        f"{fmt_value(metric, p.value) if fit.confident else '?'} "
                        f"[{fmt_value(metric, p.lo)}–{fmt_value(metric, p.hi)}]")
         rows.append(row)
-    return fit_columns(_label(analysis, variant), cols, rows, width)
+    return fit_columns(_label(analysis, variant), cols, rows, width, say_dropped=True)
 
 
 def comparison_table(analysis: Analysis, width: int) -> Table | None:
