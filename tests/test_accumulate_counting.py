@@ -247,3 +247,38 @@ def test_the_report_names_the_launches_counted_in_place(store: Store) -> None:
     text = TerminalRenderer(width=200).render(analyse(sweep, runs)).decode()
     assert ("the work was counted at launches 2, 4, …, 256 (A and B), "
             "each in place of its timed run") in text  # the same launches said once
+
+
+def test_the_launches_counted_in_place_are_not_shown_as_timed_runs(store: Store) -> None:
+    """A sweep that stays timed keeps its counted launches' 0.3 s (the counter's time) out of
+    what it shows as time, as out of the fit: the per-size table and --json's size_stats,
+    the plots' points and residuals, and the 95% band. (An accumulate sweep of a probing
+    shell script once drew its four Valgrind launches at 1.1 s in every time plot, its band
+    up to 0.9 s, and listed launch 4 at 772 ms of CPU time.)"""
+    from quadscope.render.plotdata import report_data
+    from quadscope.render.plotmodel import Points
+    from quadscope.render.sizes import sizes_tables
+
+    sweep, runs, _timer, _counter = _sweep(store, _timed(lambda i: 1e-3 + 1e-5 * i, 0.0),
+                                           _counted(_probing, 0.3))
+    assert sweep.meter == "auto"
+    a = analyse(sweep, runs)
+    apart = {r.seq for r in runs if r.value("instructions") is not None}
+    assert len(apart) == 2 * len(POWERS) and a.counted_in_place == frozenset(apart)
+    stats = a.to_dict()["size_stats"]["wall_s"]
+    assert [row["n"] for row in stats] == [i for i in range(1, LAUNCHES + 1)
+                                                if i not in POWERS]
+    assert max(row["max"] for row in stats) < 0.01
+    table = "".join(str(t.columns[0]._cells) for t in sizes_tables(a, "wall_s", 200)
+                    if hasattr(t, "columns"))
+    assert "'256'" not in table and "'255'" in table
+    data = report_data(a)
+    shown = [data.values["wall_s"][i] for i, seq in enumerate(data.runs["seq"]) if seq in apart]
+    assert shown == [None] * len(apart)
+    resid = next(p for p in data.plots if p.id == "wall_s-resid")
+    (errors,) = [lay.y for lay in resid.layers if isinstance(lay, Points) and lay.rows == "A"]
+    assert isinstance(errors, tuple) and len(errors) == len(data.rowsets["A"])
+    rows_apart = [k for k, i in enumerate(data.rowsets["A"]) if data.runs["seq"][i] in apart]
+    assert len(rows_apart) == len(POWERS) and all(errors[k] is None for k in rows_apart)
+    assert max(abs(y) for y in errors if y is not None) < 1  # the clean 1 ms + 10 µs·i
+    assert max(a.bands["A"]["wall_s"].hi) < 0.01

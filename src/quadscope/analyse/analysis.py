@@ -126,6 +126,29 @@ class Analysis:
             r for r in self.runs if r.variant == variant and not r.warmup and r.measurement.ok
         )
 
+    @property
+    def counted_in_place(self) -> frozenset[int]:
+        """The seqs of the launches counted in place of their timed runs (accumulate mode,
+        `analyse.launches.counted_apart`): their times are the counter's, never fitted, so
+        they are shown for the count alone. Empty for any other sweep."""
+        if self.sweep.mode != "accumulate":
+            return frozenset()
+        apart: set[int] = set()
+        for v in {r.variant for r in self.runs}:
+            _timed, counted = counted_apart(self.measured(v), self.work_metric or "instructions")
+            apart.update(r.seq for r in counted)
+        return frozenset(apart)
+
+    def metric_runs(self, variant: str, metric: str) -> tuple[Run, ...]:
+        """`measured(variant)` whose `metric` is a measurement of it: without the launches
+        counted in place unless `metric` is their count. The per-size tables and plots of
+        an accumulate sweep once showed those launches' 1.1 s under Valgrind as timed runs."""
+        runs = self.measured(variant)
+        apart = self.counted_in_place
+        if not apart or metric == (self.work_metric or "instructions"):
+            return runs
+        return tuple(r for r in runs if r.seq not in apart)
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "schema": SCHEMA_VERSION,
@@ -168,11 +191,11 @@ class Analysis:
     def _size_stats(self, variant: str) -> dict[str, list[dict[str, float | int | None]]]:
         """`{metric: [row per size]}` of `sizestats.size_stats` for each notable metric fitted
         (the metrics a compact report shows, the headline's first), as the terminal's table."""
-        runs = self.measured(variant)
         fits = self.fits.get(variant, {})
         lead = lead_fit(fits, self.work_metric)
         chosen = dict.fromkeys([*([lead.metric] if lead else []), *self.notable])
-        return {m: [row.to_dict() for row in size_stats(runs, m)] for m in chosen if m in fits}
+        return {m: [row.to_dict() for row in size_stats(self.metric_runs(variant, m), m)]
+                for m in chosen if m in fits}
 
     def _doctor_dict(self, doctor: DoctorReport | ProbeResult) -> dict[str, Any]:
         """The stored doctor blob, each probe with its plot's series as `plot_series`."""
@@ -530,7 +553,10 @@ def analyse(
         profile=profile,
         doctor=doctor,
         probe_series=dict(probe_series or {}),
-        **_shown(fits, runs, in_place, counted,
+        # The launches counted in place are set apart from the times shown (bands, values
+        # at the largest i) whether or not the sweep then led with their count.
+        **_shown(fits, runs, in_place,
+                 counted or ("instructions" if any(in_place.values()) else None),
                  lead=_lead_metric(fits.get("A", {}), sweep.meter)),
     )
 

@@ -31,7 +31,7 @@ drawn dashed and labelled.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -80,9 +80,11 @@ def _series(runs: Sequence[Run], metric: str) -> tuple[np.ndarray, np.ndarray]:
     return arr[:, 0], arr[:, 1]
 
 
-def _aligned(runs: Sequence[Run], metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """(n, value) per run of the rowset, NaN where the metric was not measured."""
-    vals = [r.value(metric) for r in runs]
+def _aligned(runs: Sequence[Run], metric: str,
+             hidden: Collection[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(n, value) per run of the rowset, NaN where the metric was not measured or the run
+    is `hidden` (a seq: a launch counted in place, whose time is the counter's)."""
+    vals = [None if r.seq in hidden else r.value(metric) for r in runs]
     return (np.array([r.size_n for r in runs], dtype=float),
             np.array([np.nan if x is None else x for x in vals], dtype=float))
 
@@ -110,8 +112,10 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[Plot]:
         fit = analysis.fits[v][metric]
         color = PALETTE.get(v, PALETTE["A"])
         suffix = f" ({v})" if two else ""
-        measured = analysis.measured(v)
-        sizes, _ = _series(measured, metric)
+        measured = analysis.measured(v)  # the row set's runs, aligned with `rows=v`
+        shown = analysis.metric_runs(v, metric)
+        hidden = {r.seq for r in measured} - {r.seq for r in shown}
+        sizes, _ = _series(shown, metric)
         label = f"{v} runs" if two else "runs"
         band = analysis.bands.get(v, {}).get(metric)
         cost.append(Points(color, label, metric, y=metric, rows=v))
@@ -135,7 +139,7 @@ def metric_plots(analysis: Analysis, metric: str, word: str) -> list[Plot]:
         cost.insert(0, Area(rnd_tuple(ns), rnd_tuple(np.maximum(lo, 0.0)), rnd_tuple(hi), color,
                             "95% of single runs fall here" + suffix))
         cost.insert(1, Line(rnd_tuple(ns), rnd_tuple(yhat), color, flabel, dash))
-        ns_run, arr = _aligned(measured, metric)
+        ns_run, arr = _aligned(measured, metric, hidden)
         with np.errstate(all="ignore"):
             fit_at = shape.evaluate(a, b, ns_run)
             tiny = 1e-12 * max(float(np.nanmax(np.abs(arr))), 1e-300)

@@ -182,7 +182,10 @@ def _runs_columns(analysis: Analysis, metrics: Sequence[str]) -> tuple[
         "seq": [r.seq for r in runs],
         "variant": [r.variant for r in runs],
     }
-    values = {m: rnd_list(r.value(m) for r in runs) for m in metrics}
+    # A launch counted in place of its timed run shows its count, never the counter's time.
+    apart, count = analysis.counted_in_place, analysis.work_metric or "instructions"
+    values = {m: rnd_list(None if m != count and r.seq in apart else r.value(m) for r in runs)
+              for m in metrics}
     rowsets: dict[str, list[int]] = {}
     failed = {id(r) for r in analysis.failures}
     for v in sorted({r.variant for r in runs}):

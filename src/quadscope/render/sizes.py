@@ -60,7 +60,7 @@ def sizes_tables(analysis: Analysis, metric: str, width: int, limit: int | None 
             Column("median", 10, True), Column("max", 5, True),
             Column("MAD/median", 7, True)]
     for variant in ("A", "B") if two else ("A",):
-        stats = size_stats(analysis.measured(variant), metric)
+        stats = size_stats(analysis.metric_runs(variant, metric), metric)
         if not stats:
             continue
         shown = stats if limit is None else shown_sizes(stats, limit)
