@@ -70,7 +70,7 @@ def test_markdown_file_is_also_appended_to_the_github_step_summary(
     assert main(["show", "1", "--db", str(db), "--markdown", str(tmp_path / "a.md")]) == 0
     written = (tmp_path / "a.md").read_text()
     assert summary.read_text() == "earlier step\n" + written
-    assert "slow \\[pr\\]\\(x\\)" in written and r"| wall\_s | n^2 |" in written
+    assert "slow \\[pr\\]\\(x\\)" in written and r"| wall\_s | n² |" in written
 
 
 def test_junit_has_one_testcase_per_gate_and_skips_any_other_outcome() -> None:
@@ -310,3 +310,40 @@ def test_show_refuses_a_gate_that_is_not_a_class_before_printing_the_report(
     assert main(["show", "1", "--db", str(db), "--fail-above", "n^9"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "'n^9' is not a class" in err
+
+
+def test_markdown_writes_classes_and_exponents_as_the_terminal_does() -> None:
+    """An unsettled time read "| wall\\_s | inconclusive | 4.00 [0.00, 4.00] | 1 … n^3 |" in
+    the Markdown summary of an imported hyperfine scan (k = 4 is the power law's search
+    edge, not a measurement), where the terminal and the page read "1 … n³?" and "—". The
+    table now writes each cell as they do, the comparison's classes too, and names the
+    size variable ("largest i" for launches)."""
+    from quadscope.analyse.analysis import analyse
+    from quadscope.classes import INCONCLUSIVE
+    from quadscope.model import Sweep
+    from quadscope.render.markdown import MarkdownRenderer
+    from test_report import synth_runs
+
+    sizes = (1000, 2000, 4000, 8000, 16000)
+    sweep = Sweep(id=2, name="scan", mode="sizes", command=("prog", "{n}"),
+                  vs_command=("b", "{n}"), sizes=sizes, repeat=3)
+    runs = synth_runs(sizes, 3, power=2.0, coef=1e-9) + synth_runs(
+        sizes, 3, variant="B", power=2.0, coef=1e-9, seed=2, start_seq=100)
+    a = analyse(sweep, runs)
+    open_fit = dataclasses.replace(a.fits["A"]["wall_s"], cls=INCONCLUSIVE, at_least="1",
+                                   at_most="n^3", best="n^2", exponent=4.0,
+                                   exponent_ci=(0.0, 4.0))
+    a = dataclasses.replace(a, fits={**a.fits, "A": {**a.fits["A"], "wall_s": open_fit}})
+    assert a.comparison is not None
+    lines = MarkdownRenderer().render(a).decode().splitlines()
+    assert "| wall\\_s | 1 … n³? | — | 1 … n³ | 0.000 | 16000 |".replace(
+        "0.000", f"{open_fit.r2:.3f}") in lines
+    settled = a.fits["B"]["wall_s"]
+    assert settled.cls == "n^2"
+    assert any(line.startswith("| wall\\_s | n² | ") and line.endswith(" | n² | "
+               f"{settled.r2:.3f} | 16000 |") for line in lines)
+    change = next(mc.change for mc in a.comparison.metrics if mc.metric == "wall_s")
+    assert f"| wall\\_s | {change} | 1 … n³? | n² |" in lines  # the change table
+    lines = MarkdownRenderer().render(dataclasses.replace(
+        a, sweep=dataclasses.replace(a.sweep, mode="accumulate"))).decode().splitlines()
+    assert "| metric | class | exponent k [95%] | supported classes | r² | largest i |" in lines

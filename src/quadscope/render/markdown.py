@@ -33,16 +33,27 @@ if TYPE_CHECKING:
     from quadscope.model import Fit
 
 
-def _k(fit: Fit) -> str:
-    if fit.exponent is None or fit.exponent_ci is None:
-        return "—"
-    return f"{fit.exponent:.2f} [{fit.exponent_ci[0]:.2f}, {fit.exponent_ci[1]:.2f}]"
+def _k(fit: Fit, peak: float | None = None) -> str:
+    """As the terminal and the page write it: "—" where flat, "≥ 4" at the search's edge
+    (the raw "4.00 [0.00, 4.00]" of an unsettled time once read as a measured k of 4)."""
+    from quadscope.analyse.headline import exponent_text
+
+    return md(exponent_text(fit, peak) or "—")
 
 
-def _bracket(fit: Fit) -> str:
+def _class(fit: Fit, word: str) -> str:
+    """The class cell as the terminal writes it ("1 … n³?", not "inconclusive")."""
+    from quadscope.render.terminal import class_cell
+
+    return md(class_cell(fit, word).plain)
+
+
+def _bracket(fit: Fit, word: str) -> str:
+    from quadscope.analyse.headline import label
+
     if not fit.at_least or fit.at_least == fit.at_most:
-        return md(fit.at_least or "—")
-    return f"{md(fit.at_least)} … {md(fit.at_most)}"
+        return md(label(fit.at_least, word) if fit.at_least else "—")
+    return f"{md(label(fit.at_least, word))} … {md(label(fit.at_most, word))}"
 
 
 def _headline(analysis: Analysis) -> Iterable[str]:
@@ -93,6 +104,7 @@ def _lines(analysis: Analysis, level: str = "###") -> Iterable[str]:
     if sw.meter:
         where.append(f"meter {md(sw.meter)}")
     yield " · ".join(where)
+    word = analysis.size_word
     for variant, fits in analysis.fits.items():
         if not fits:
             continue
@@ -100,25 +112,33 @@ def _lines(analysis: Analysis, level: str = "###") -> Iterable[str]:
         if len(analysis.fits) > 1:
             yield f"{level}# {'A' if variant == 'A' else 'B (--vs)'}"
             yield ""
-        yield "| metric | class | exponent k [95%] | supported classes | r² | largest n |"
+        yield f"| metric | class | exponent k [95%] | supported classes | r² | largest {word} |"
         yield "|---|---|---|---|---|---|"
+        from quadscope.analyse.analysis import peaks
+
         runs = analysis.measured(variant)
         top = max((r.size_n for r in runs), default=0)
+        highest = peaks(runs)
         for metric, fit in fits.items():
             r2 = "—" if fit.r2 is None else f"{fit.r2:.3f}"
-            yield (f"| {md(metric)} | {md(fit.cls)} | {_k(fit)} | {_bracket(fit)} | {r2} | "
-                   f"{top} |")
+            peak = highest.get(metric)
+            yield (f"| {md(metric)} | {_class(fit, word)} | {_k(fit, peak)} | "
+                   f"{_bracket(fit, word)} | {r2} | {top} |")
     if analysis.comparison is not None:
         yield ""
         yield "| metric | change | class A | class B |"
         yield "|---|---|---|---|"
+        fits_a, fits_b = analysis.fits.get("A", {}), analysis.fits.get("B", {})
         for mc in analysis.comparison.metrics:
-            yield f"| {md(mc.metric)} | {md(mc.change)} | {md(mc.class_a)} | {md(mc.class_b)} |"
+            fa, fb = fits_a.get(mc.metric), fits_b.get(mc.metric)
+            class_a = _class(fa, word) if fa else md(mc.class_a)
+            class_b = _class(fb, word) if fb else md(mc.class_b)
+            yield f"| {md(mc.metric)} | {md(mc.change)} | {class_a} | {class_b} |"
     for fit in analysis.fits.get("A", {}).values():
         if fit.prediction is not None:
             p = fit.prediction
             yield ""
-            yield (f"{md(fit.metric)} at n={p.size_n}: {md(fmt_value(fit.metric, p.value))} "
+            yield (f"{md(fit.metric)} at {word}={p.size_n}: {md(fmt_value(fit.metric, p.value))} "
                    f"[{md(fmt_value(fit.metric, p.lo))}, {md(fmt_value(fit.metric, p.hi))}]")
     if analysis.notes:
         yield ""
