@@ -235,6 +235,43 @@ def test_history_plot_labels_touch_nothing_and_the_page_fits(
     page.close()
 
 
+def _bisected(i: int, cost: float, cls: str = "n", changed: str = "") -> HistoryPoint:
+    """A sweep bisect made: a detached worktree (no branch), a VM's long machine name."""
+    return HistoryPoint(i, f"{i:07x}abcdef0123", "", False, 1.7e9 + 3600 * i,
+                        "vm (Intel(R) Xeon(R) Processor)", "instructions", cls, 1.0, (1.0, 1.0),
+                        cost, cost, cost, changed, None, subject="sum against every earlier item")
+
+
+BISECTED = History("sumprog", "instructions", 2000, "git", 0.01, (
+    _bisected(1, 2.95e6), _bisected(2, 5.75e6), _bisected(3, 1.61e7, "n^2", "n → n²")))
+
+
+def test_history_page_leaves_out_a_column_no_sweep_has() -> None:
+    """Sweeps bisect made have no branch: the page drops the empty column (it pushed
+    "when" and "machine" out of sight at 1280 px) and keeps it when one sweep has one."""
+    page = history_html(BISECTED).decode()
+    assert "<th>branch</th>" not in page and "<th>when</th>" in page
+    assert page.count("<td class=\"wrap\">vm (Intel(R) Xeon(R) Processor)</td>") == 3
+    one = dataclasses.replace(BISECTED, points=(*BISECTED.points[:2], dataclasses.replace(
+        BISECTED.points[2], branch="main")))
+    assert "<th>branch</th>" in history_html(one).decode()
+
+
+@pytest.mark.browser
+def test_a_bisected_history_s_table_needs_no_scrolling_at_1280(browser: Any,
+                                                              tmp_path: Path) -> None:
+    """At 1280 px the table of bisect's sweeps shows every column without a scroll bar:
+    the screenshot showed "when" cut off and "machine" hidden behind one."""
+    path = tmp_path / "history.html"
+    path.write_bytes(history_html(BISECTED))
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(path.as_uri())
+    scroll, view = page.evaluate("""() => { const box = document.querySelector('table')
+        .parentElement; return [box.scrollWidth, box.clientWidth]; }""")
+    page.close()
+    assert scroll <= view
+
+
 def _fit(cls: str, cost: float, k: float, ci: tuple[float, float], rel: float = 0.05,
          metric: str = "wall_s", lo: str = "", hi: str = "") -> Fit:
     settled = cls != INCONCLUSIVE

@@ -23,15 +23,14 @@ from quadscope import __version__
 from quadscope.analyse.history import History, HistoryPoint, growth_label
 from quadscope.units import fmt_value
 
-_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#222;
+_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:84em;color:#222;
 padding:0 12px}h1{overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:1em 0}td,th{padding:.25em .6em;border-bottom:1px solid #ddd;
 text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.change td{color:#b00}
 .mono{font-family:ui-monospace,monospace}svg text{font-size:11px;fill:#444}
 .wide{overflow-x:auto}.wide td{white-space:nowrap}
-.wide td:nth-child(3){white-space:normal;min-width:12em}
-.wide td:nth-child(7){white-space:normal;min-width:11em}
+.wide td.wrap{white-space:normal;min-width:10em}
 svg{max-width:100%;min-width:560px;height:auto}"""
 
 _W, _H = 760, 260
@@ -126,7 +125,8 @@ def _plot(history: History) -> str:
     return "".join(out)
 
 
-def _rows(history: History) -> Iterable[str]:
+def _cells(history: History) -> Iterable[tuple[list[str], bool]]:
+    """Each point's cells in `_HEAD`'s order, and whether it marks a change."""
     for p in history.points:
         k = "—" if p.exponent is None or p.exponent_ci is None else \
             f"{p.exponent:.2f} [{p.exponent_ci[0]:.2f}, {p.exponent_ci[1]:.2f}]"
@@ -138,18 +138,33 @@ def _rows(history: History) -> Iterable[str]:
         # was scrolled out of sight behind branch, date and machine.
         cells = [str(p.sweep_id), (p.commit[:10] or "—") + ("+dirty" if p.dirty else ""),
                  p.subject, growth_label(p), k, cost, _mark(p), p.branch, when, p.machine]
-        cls = " class=\"change\"" if _mark(p) else ""
-        yield f"<tr{cls}>" + "".join(
-            f"<td class=\"{'mono' if j == 1 else 'num' if j in (4, 5) else ''}\">{_e(c)}</td>"
-            for j, c in enumerate(cells)) + "</tr>"
+        yield cells, bool(_mark(p))
+
+
+# Columns left out when no sweep has a value in them: an empty branch column (bisect's
+# detached worktrees) pushed "when" and "machine" behind a scroll bar at 1280 px.
+_OPTIONAL = ("branch", "machine")
+
+
+def _table(history: History) -> str:
+    head = ["sweep", "commit", "subject", "class", "k [95%]",
+            f"cost at n={history.ref_n} [95%]", "change", "branch", "when", "machine"]
+    rows = list(_cells(history))
+    keep = [j for j, h in enumerate(head)
+            if h not in _OPTIONAL or any(cells[j] for cells, _ in rows)]
+    style = {1: "mono", 4: "num", 5: "num", 2: "wrap", 6: "wrap", 9: "wrap"}
+    body = "".join(
+        ("<tr class=\"change\">" if marked else "<tr>") + "".join(
+            f"<td class=\"{style.get(j, '')}\">{_e(cells[j])}</td>" for j in keep) + "</tr>"
+        for cells, marked in rows)
+    return ("<table><thead><tr>" + "".join(f"<th>{_e(head[j])}</th>" for j in keep)
+            + "</tr></thead><tbody>" + body + "</tbody></table>")
 
 
 def history_html(history: History) -> bytes:
     """The whole page, UTF-8."""
     title = f"{history.name}: {history.metric} across commits"
     order = "git's commit order" if history.order == "git" else "time order (no repository)"
-    head = ("sweep", "commit", "subject", "class", "k [95%]", f"cost at n={history.ref_n} [95%]",
-            "change", "branch", "when", "machine")
     changes = len(history.changes)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -162,8 +177,6 @@ def history_html(history: History) -> bytes:
         f"{changes} change(s) marked: a class change, or a step in the constant found by "
         "a changepoint test (optimal partitioning, BIC penalty) on the log cost at "
         f"n={history.ref_n}.</p>\n<div class=\"wide\">{_plot(history)}</div>\n"
-        "<div class=\"wide\"><table><thead><tr>"
-        + "".join(f"<th>{_e(h)}</th>" for h in head)
-        + "</tr></thead><tbody>" + "".join(_rows(history)) + "</tbody></table></div>\n"
+        f"<div class=\"wide\">{_table(history)}</div>\n"
         "</body>\n</html>\n"
     ).encode()
