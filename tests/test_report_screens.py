@@ -176,6 +176,27 @@ def test_report_kind_reads_right_in_chromium(browser: Any, tmp_path: Path, kind:
     page.close()
 
 
+def test_the_flame_graph_is_whole_the_moment_the_page_has_loaded(browser: Any,
+                                                                 tmp_path: Path) -> None:
+    """Every frame has its final width as soon as the graph says it is ready: its first
+    drawing grew each frame's width over 250 ms, so `chromium --screenshot` of a profiled
+    report showed "all" a sixteenth of the graph's width and the culprits as slivers. Each
+    rect's width is read at once, then again after the transition it once took."""
+    path = tmp_path / "report.html"
+    path.write_bytes(HtmlRenderer().render(profiled()))
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri())  # the load event: what `chromium --screenshot` waits for
+    page.wait_for_selector("#qs-flame[data-ready]")
+    widths = "() => [...document.querySelectorAll('#qs-flame g.frame rect')].map(r => r.getAttribute('width'))"
+    first = page.evaluate(widths)
+    whole = page.evaluate("() => document.querySelector('#qs-flame svg').getAttribute('width')")
+    page.wait_for_timeout(800)
+    assert first == page.evaluate(widths) and first[0] == whole and errors == []
+    page.close()
+
+
 # Every element inside the viewport, or inside a box that scrolls sideways: what a phone
 # shows without the whole page sliding. Shared with test_history's page check.
 OVERFLOW_JS = """() => {

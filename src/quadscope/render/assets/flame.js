@@ -41,21 +41,32 @@
   var chart = flamegraph.default()
     .width(Math.max(600, holder.clientWidth || 1100))
     .cellHeight(18)
-    .transitionDuration(250)
+    .transitionDuration(0)
     .minFrameSize(1)
     .sort(false)
     .setColorMapper(colour)
     .setLabelHandler(label);
+  // The first drawing is whole as soon as the page has loaded: drawn through a 250 ms
+  // transition, a screenshot taken at load showed the frames as slivers, "all" a tenth of
+  // the width. What the reader does (a click, a search, a reset) still animates.
+  // d3-flame-graph grows each new frame's width over d3's default 250 ms whatever the
+  // duration; an update at 0 ms replaces those transitions, and d3 ends a 0 ms one on a
+  // later tick (it starts it, then defers the first tick): flush those ticks now.
   d3.select(holder).datum(tree).call(chart);
+  chart.update();
+  for (var i = 0; i < 3 && typeof d3.timerFlush === "function"; i++) d3.timerFlush();
+  function animate() { chart.transitionDuration(250); }
+  holder.addEventListener("click", animate, { capture: true, once: true });
 
   var search = document.getElementById("qs-flame-search");
   var info = document.getElementById("qs-flame-info");
   chart.setSearchHandler(function (results, sum) {
     info.textContent = search.value ? results.length + " frame(s), " + (100 * sum / total).toFixed(1) + "% of the time" : "";
   });
+  search.addEventListener("input", animate, { once: true });
   search.addEventListener("input", function () {
     if (search.value) chart.search(search.value); else { chart.clear(); info.textContent = ""; }
   });
-  document.getElementById("qs-flame-reset").addEventListener("click", function () { chart.resetZoom(); });
+  document.getElementById("qs-flame-reset").addEventListener("click", function () { animate(); chart.resetZoom(); });
   holder.setAttribute("data-ready", "1");
 })();
