@@ -89,6 +89,20 @@ def test_readers_never_create_a_database(tmp_path: Path, argv: list[str],
     assert list(tmp_path.iterdir()) == []
 
 
+def test_reading_a_directory_as_a_store_advises_a_file_in_it(tmp_path: Path) -> None:
+    """`show 1 --db DIR` advised "`quadscope run` records one there", which `run --db DIR`
+    refuses (exit 4); a missing file keeps that advice."""
+    with pytest.raises(UnknownRunError) as dir_error:
+        SqliteStore(tmp_path, readonly=True)
+    assert str(dir_error.value) == (f"there is no results database at {tmp_path} (it is a "
+                                    "directory): point --db at a database file in it")
+    with pytest.raises(UnknownRunError) as missing:
+        SqliteStore(tmp_path / "r.db", readonly=True)
+    assert str(missing.value) == (f"there is no results database at {tmp_path / 'r.db'}: "
+                                  "`quadscope run` records one there, or point --db at an "
+                                  "existing one")
+
+
 def test_list_of_a_missing_store_is_empty_and_creates_nothing(tmp_path: Path) -> None:
     """`list` of a store that does not exist says nothing is stored, exit 0, no file made."""
     code, out, _ = run_argv(["list", "--db", str(tmp_path / "r.db")])

@@ -224,10 +224,13 @@ class SqliteStore:
         self._committed_at_s = time.monotonic()
         _refuse_special(self.path)
         if readonly and not self.path.is_file():
+            # A directory cannot take a database: "`quadscope run` records one there" was
+            # advice that `run` then refused (exit 4, "cannot open").
             raise UnknownRunError(
                 f"there is no results database at {self.path}"
-                + (" (it is a directory)" if self.path.is_dir() else "")
-                + ": `quadscope run` records one there, or point --db at an existing one"
+                + (" (it is a directory): point --db at a database file in it"
+                   if self.path.is_dir() else
+                   ": `quadscope run` records one there, or point --db at an existing one")
             )
         try:
             if not readonly:
