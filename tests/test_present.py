@@ -149,7 +149,7 @@ def test_an_interval_without_an_upper_end_does_not_read_as_an_empty_cell(
     inf − inf where A's medians reach 0) or infinite: "0.949–?" or "0.949–∞" in the compact
     table and "[0.949, ?]" in -v's, never "0.949–—" (seen for user_s of an A/B sweep)."""
     from quadscope.model import SizeRatio
-    from quadscope.render.terminal import comparison_table, compact_table
+    from quadscope.render.terminal import compact_table, comparison_table
 
     a = _analysis(vs_power=1.0)
     assert a.comparison is not None

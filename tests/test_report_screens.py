@@ -189,7 +189,8 @@ def test_the_flame_graph_is_whole_the_moment_the_page_has_loaded(browser: Any,
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(path.as_uri())  # the load event: what `chromium --screenshot` waits for
     page.wait_for_selector("#qs-flame[data-ready]")
-    widths = "() => [...document.querySelectorAll('#qs-flame g.frame rect')].map(r => r.getAttribute('width'))"
+    widths = ("() => [...document.querySelectorAll('#qs-flame g.frame rect')]"
+              ".map(r => r.getAttribute('width'))")
     first = page.evaluate(widths)
     whole = page.evaluate("() => document.querySelector('#qs-flame svg').getAttribute('width')")
     page.wait_for_timeout(800)
