@@ -95,9 +95,11 @@ from quadscope.analyse.classfit import (
 )
 from quadscope.analyse.classfit import bootstrap_class as bootstrap_class
 from quadscope.analyse.classfit import fit_power_law as fit_power_law
+from quadscope.analyse.decide import METER
 from quadscope.analyse.drift import drift_to_take_out, without_drift
 from quadscope.analyse.evidence import HIDDEN_SHARE as HIDDEN_SHARE
 from quadscope.analyse.evidence import SELECT_DELTA, Stats, drifts, gather, k_supported
+from quadscope.analyse.forecast import forecast_n
 from quadscope.analyse.regime import MIN_UPPER_SIZES, Regime, find_regime
 from quadscope.analyse.stats import RELATIVE_RESOLUTION, akaike_weights, nice_n
 from quadscope.analyse.stats import median_by_size as median_by_size
@@ -121,6 +123,7 @@ def fit_metric(
     counted: str = "",
     startup_n: int | None = None,
     sd: Sequence[float] | None = None,
+    forecast: bool = True,
 ) -> Fit:
     """How `metric` grows with n, from raw per-run observations (see the module docstring).
 
@@ -151,7 +154,51 @@ def fit_metric(
     weighted by it, ĉ never goes below 1 and the replicates are drawn from it
     (`classfit.prepare`), so the noise is not judged from the few degrees of freedom
     that single runs at a few sizes leave.
+    With `forecast`, an unsettled time's deciding size is checked by simulating its
+    following and fitting it again (`_forecast`); an adaptive sweep's looks, which follow
+    it one step at a time and look again, leave it out.
     """
+    fit = _fit_metric(metric, sizes, values, predict_n=predict_n, seed=seed, n_boot=n_boot,
+                      registry=registry, pooled=pooled, strict=strict, counted=counted,
+                      startup_n=startup_n, sd=sd)
+    if not forecast or fit.confident or not fit.decide_n or pooled or sd is not None \
+            or not drifts(metric):
+        return fit
+
+    def refit(s: Sequence[float], v: Sequence[float]) -> Fit:
+        return _fit_metric(metric, s, v, predict_n=None, seed=seed, n_boot=n_boot,
+                           registry=registry, pooled=False, strict=strict, counted=counted,
+                           startup_n=startup_n, sd=None)
+
+    return _forecast(fit, forecast_n(refit, metric, sizes, values, fit, registry, seed),
+                     counted)
+
+
+def _forecast(fit: Fit, n: int | None, counted: str) -> Fit:
+    """`fit` advising n (the forecast's size, `analyse.forecast`) instead of its
+    `decide_n`; where n is None, the meter (or the work's count) instead of any size."""
+    named = fit.decide_n
+    if named is None or n == named:
+        return fit
+    doubts = tuple(_readvise(d, n, counted) if d.decide_n else d for d in fit.doubts)
+    return replace(fit, decide_n=n, doubts=doubts,
+                   reason=text.readvised(fit.reason, named, n, METER, counted))
+
+
+def _readvise(d: Doubt, n: int | None, counted: str) -> Doubt:
+    """A doubt that named a size advising n instead (None: what decides instead)."""
+    if n is not None:
+        return replace(d, decide_n=n)
+    if counted:
+        return replace(d, decide_n=None, meter="", numbers={**d.numbers, "counted": counted})
+    return replace(d, decide_n=None, meter=METER)
+
+
+def _fit_metric(metric: str, sizes: Sequence[float], values: Sequence[float], *,
+                predict_n: int | None, seed: int, n_boot: int, registry: Registry,
+                pooled: bool, strict: bool, counted: str, startup_n: int | None,
+                sd: Sequence[float] | None) -> Fit:
+    """`fit_metric` without the forecast: the start-up runs used where they agree."""
     kw = dict(predict_n=predict_n, seed=seed, n_boot=n_boot, registry=registry,
               pooled=pooled, strict=strict, counted=counted)
     err = None if sd is None else np.asarray(sd, dtype=float)

@@ -153,6 +153,18 @@ def counted_instead(metric: str) -> str:
             f"({metric}): its verdict is the algorithm's class")
 
 
+def readvised(reason: str, named: int, n: int | None, meter: str, counted: str = "") -> str:
+    """`reason` with the size it named (`named`) changed to n, where a forecast of following
+    it moved it (`analyse.forecast`); where n is None, its "grow n to …" advice replaced by
+    what decides instead: the meter, or the work's count where it was counted."""
+    old = fmt_n(named)
+    if n is not None:
+        return re.sub(rf"(?<![\d.]){re.escape(old)}(?![\d.])", fmt_n(n), reason)
+    instead = counted_instead(counted) if counted else count_instead(meter)
+    advice = re.compile(rf"grow n to {re.escape(old)}\b[^;]*")
+    return advice.sub(instead, reason) if advice.search(reason) else f"{reason}; {instead}"
+
+
 def tie(numbers: Mapping[str, DoubtValue], decide_n: int | None, registry: Registry,
         meter: str = "") -> str:
     """Why two classes (`first`, `second`) cannot be told apart, and what would tell them apart
