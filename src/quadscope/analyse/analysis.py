@@ -243,6 +243,7 @@ def fit_runs(
     exact: Collection[str] = (),
     work_counted: str = "",
     startup_n: int | None = None,
+    forecast: bool = True,
 ) -> tuple[dict[str, Fit], list[str]]:
     """Fit every metric that was counted; notes say which could not be fitted and why.
 
@@ -258,6 +259,8 @@ def fit_runs(
     `startup_n`: the size of the runs among `runs` that measured the start-up apart
     (`Sweep.startup_n`), which `fit_metric` uses where they agree with the other sizes;
     a metric counted exactly is fitted without them.
+    `forecast`: an unsettled time's deciding size is checked by simulating its following
+    (`fit_metric`'s); adaptive mode's looks, which follow it a step at a time, leave it out.
     """
     # Imported here, not at the top: fitting loads scipy, which `quadscope --help` must not.
     from quadscope.analyse.exactfit import MIN_SIZES as MIN_LAW_SIZES
@@ -288,7 +291,7 @@ def fit_runs(
             fit = exactly if exactly is not None else fit_metric(
                 metric, sizes, values, predict_n=predict_n, seed=seed, pooled=pooled,
                 strict=lawless, counted=work if metric not in exact else "",
-                startup_n=None if counted else startup_n, **boot)
+                startup_n=None if counted else startup_n, forecast=forecast, **boot)
             few = counted and len(set(sizes)) < MIN_LAW_SIZES
             if few:
                 fit = few_counts(fit, sizes, values, MIN_LAW_SIZES)

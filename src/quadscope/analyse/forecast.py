@@ -24,18 +24,21 @@ same as the real one, decides. As in `decide`, it is conditional on the runs so 
 enter as measured: Lan, Simon & Halperin, 1982), and each hypothesis, were it the truth,
 must decide (`decide.tie_n`'s rule).
 
-The hypotheses. Each growing class the verdict's bracket allows, with the coefficients
-fitted on the runs (a, b ≥ 0; above a change of regime, on the sizes above it); and two
+The hypotheses. Each growing class the verdict's bracket allows that the runs cannot tell
+from the best model (its QAICc within `evidence.SELECT_DELTA` of the best), with the
+coefficients fitted on the runs (a, b ≥ 0; above a change of regime, on the sizes above
+it); and two
 shapes no single class has, where the medians show them (each beating every bracket
 class by `decide.MIX_DELTA`, χ²₁'s 95th percentile, in χ² over ĉ: one more coefficient;
 Seber & Wild, Nonlinear Regression, 1989, §5.3): two growth terms, a + b·slowest(n) +
 c·faster(n) (`decide.two_terms`, faster the power just above the bracket), and the best
 class with an offset of either sign (`terms.free_offset`: a cost per element that
 stepped up within the sizes leaves a negative one). The new runs are log-normal about
-the hypothesis's curve with the spread of the runs measured: the median over sizes of
-each size's standard deviation of log run time (timing noise is roughly
-multiplicative; the median keeps one outlier from widening it): a parametric bootstrap
-(Efron & Tibshirani, An Introduction to the Bootstrap, 1993, §6.5).
+the hypothesis's curve with the spread of the runs measured, the drift taken out: the
+median over sizes of each size's standard deviation of log run time (timing noise is
+roughly multiplicative; the median keeps one outlier from widening it), a parametric
+bootstrap (Efron & Tibshirani, An Introduction to the Bootstrap, 1993, §6.5); and the
+machine's drift, where the runs show one, goes on over the new runs as it went.
 """
 
 from __future__ import annotations
@@ -47,9 +50,12 @@ import numpy as np
 
 from quadscope.analyse.classfit import Data, prepare
 from quadscope.analyse.decide import COST_MULTIPLE, MAX_FACTOR, MIX_DELTA, POWER, two_terms
+from quadscope.analyse.drift import detrend, drift_to_take_out, without_drift
+from quadscope.analyse.evidence import SELECT_DELTA
 from quadscope.analyse.stats import nice_n
 from quadscope.analyse.terms import free_offset
 from quadscope.classes import GrowthClass, Registry
+from quadscope.errors import FitRefusedError
 from quadscope.model import Fit
 
 # Simulated followings per hypothesis and size: ceil(POWER · DRAWS) of them must decide
@@ -74,16 +80,23 @@ class Hypothesis:
 @dataclass(frozen=True, slots=True)
 class Design:
     """The runs as measured, in run order, and how following extends them: `repeats` runs
-    per new size, log-normal about the truth with standard deviation `sigma_log`."""
+    per new size, log-normal about the truth with standard deviation `sigma_log`, the
+    machine drifting on by `drift_log` in log time per run (`analyse.drift`'s δ: the fit
+    takes out one steady drift over the whole order, so new runs that stopped drifting
+    would bend the runs measured)."""
 
     sizes: tuple[float, ...]
     values: tuple[float, ...]
     repeats: int
     sigma_log: float
+    drift_log: float = 0.0
 
     @classmethod
     def of(cls, sizes: Sequence[float], values: Sequence[float]) -> Design:
-        x, v = np.asarray(sizes, dtype=float), np.asarray(values, dtype=float)
+        rate = drift_to_take_out(sizes, values)
+        delta = 0.0 if rate is None else rate[0]
+        x = np.asarray(sizes, dtype=float)
+        v = np.asarray(without_drift(values, delta), dtype=float)
         ok = np.isfinite(x) & np.isfinite(v) & (v > 0)
         spreads, counts = [], []
         for n in np.unique(x[ok]):
@@ -93,7 +106,7 @@ class Design:
                 spreads.append(float(np.std(logs, ddof=1)))
         repeats = int(np.median(counts)) if counts else 1
         return cls(tuple(sizes), tuple(values), max(repeats, 1),
-                   float(np.median(spreads)) if spreads else 0.0)
+                   float(np.median(spreads)) if spreads else 0.0, delta)
 
     @property
     def top(self) -> float:
@@ -117,12 +130,14 @@ def extension(top: float, n: int) -> list[int]:
 def follow(design: Design, curve: Curve, n: int,
            rng: np.random.Generator) -> tuple[list[float], list[float]]:
     """The runs measured, then `design.repeats` rounds over the extension to n, each run
-    log-normal about `curve` (interleaved rounds, as a sweep runs them)."""
+    log-normal about `curve` (at the first run's level, as the fit's curves are) and
+    drifting on (interleaved rounds, as a sweep runs them)."""
     new = extension(design.top, n)
     truth = np.asarray(curve(np.asarray(new, dtype=float)), dtype=float)
     sizes = [float(s) for _ in range(design.repeats) for s in new]
     mean = np.tile(truth, design.repeats)
-    noise = np.exp(rng.normal(0.0, design.sigma_log, mean.size))
+    order = len(design.values) + np.arange(mean.size)
+    noise = np.exp(rng.normal(0.0, design.sigma_log, mean.size) + design.drift_log * order)
     return [*design.sizes, *sizes], [*design.values, *(mean * noise).tolist()]
 
 
@@ -145,9 +160,10 @@ def _upper(metric: str, sizes: Sequence[float], values: Sequence[float],
            fit: Fit) -> Data | None:
     """The medians the hypotheses are fitted on: above the change of regime, if any."""
     keep = [i for i, s in enumerate(sizes) if fit.regime_n is None or s > fit.regime_n]
+    level = detrend(sizes, values)  # the first run's level, as the fit's curves
     try:
-        return prepare(metric, [sizes[i] for i in keep], [values[i] for i in keep])
-    except Exception:  # noqa: BLE001 — too few sizes above the change: nothing to extend
+        return prepare(metric, [sizes[i] for i in keep], [level[i] for i in keep])
+    except FitRefusedError:  # too few sizes above the change: nothing to extend
         return None
 
 
@@ -158,6 +174,20 @@ def _span(fit: Fit, registry: Registry) -> list[GrowthClass]:
         return []
     names = registry.names[registry.index(lo):registry.index(hi) + 1]
     return [registry[c] for c in names if registry[c].growing and not registry[c].bases]
+
+
+def _open(fit: Fit, span: Sequence[GrowthClass]) -> list[GrowthClass]:
+    """The classes of `span` the runs cannot tell from the best-scoring model: within
+    SELECT_DELTA of its QAICc, the margin selection itself asks (`evidence`); the best of
+    `span` where none is (a bracket reaching back across a change of regime holds classes
+    the sizes above it rule out)."""
+    scores = {c.cls: c.score for c in fit.candidates if np.isfinite(c.score)}
+    mine = [g for g in span if g.name in scores]
+    if not mine:
+        return []
+    best = min(scores.values())
+    near = [g for g in mine if scores[g.name] - best <= SELECT_DELTA]
+    return near or [min(mine, key=lambda g: scores[g.name])]
 
 
 def _chi2(data: Data, curve: Curve) -> float:
@@ -204,7 +234,8 @@ def hypotheses(metric: str, sizes: Sequence[float], values: Sequence[float], fit
     span = _span(fit, registry)
     if data is None or not span:
         return []
-    classes = [Hypothesis(g.name, c) for g in span if (c := _class_curve(fit, g)) is not None]
+    classes = [Hypothesis(g.name, c) for g in _open(fit, span)
+               if (c := _class_curve(fit, g)) is not None]
     if not classes:
         return []
     best = registry[fit.best] if fit.best in registry and registry[fit.best].growing else span[0]

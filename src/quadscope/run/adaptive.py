@@ -482,8 +482,10 @@ class AdaptivePlan:
         runs = self.measured(variant)
         key = (variant, len(runs), n_boot)
         if key not in self._fits:
+            # A look is cheap and follows the deciding size a step at a time, looking again:
+            # it needs no forecast of following it all the way (`fitting.fit_metric`).
             self._fits[key] = fit_runs(runs, seed=self.seed, metrics=self.until or (TIME_METRIC,),
-                                       n_boot=n_boot)[0]
+                                       n_boot=n_boot, forecast=False)[0]
         return self._fits[key]
 
     def _look(self, growing: bool,
