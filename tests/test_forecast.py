@@ -21,8 +21,9 @@ TOP = SIZES[-1]
 
 def _runs(cost: object = None, repeats: int = 3,
           grid: Sequence[int] = SIZES) -> tuple[list[float], list[float]]:
-    """Noise-free interleaved rounds of n/1000 seconds (or `cost(n)`)."""
-    f = cost if callable(cost) else (lambda n: n / 1000)
+    """Noise-free interleaved rounds of (n/1000)^0.99 seconds (or `cost(n)`): a touch
+    slower than linear, so no faster term and no negative offset fits them better."""
+    f = cost if callable(cost) else (lambda n: (n / 1000) ** 0.99)
     sizes = [float(s) for _ in range(repeats) for s in grid]
     return sizes, [float(f(s)) for s in sizes]
 
@@ -77,6 +78,15 @@ def test_a_followed_sweep_is_the_runs_measured_then_rounds_over_the_extension() 
     assert v[len(values):] == pytest.approx([2 * TOP / 1000, 4 * TOP / 1000] * 2)
 
 
+def test_runs_bending_towards_a_faster_power_add_the_two_terms_hypothesis() -> None:
+    """n/1000 + n²/10⁸ (the terms equal at 10⁵, inside the sizes): the mix of the bracket's
+    slowest class and the power above its fastest fits a faster term, and is followed."""
+    sizes, values = _runs(lambda n: n / 1000 + n * n / 1e8)
+    hyps = forecast.hypotheses("wall_s", sizes, values, _fit(), REGISTRY)
+    mix = next(h for h in hyps if h.label == "two terms")
+    assert mix.curve(np.array([1e6]))[0] == pytest.approx(1e3 + 1e4, rel=1e-6)
+
+
 def test_a_size_decides_when_13_of_16_followings_settle_and_draws_stop_once_known() -> None:
     """ceil(0.8 · 16) = 13 settled followings decide; the fourth unsettled one ends the
     draws (13 can no longer be reached), and the thirteenth settled one ends them too."""
@@ -92,8 +102,8 @@ def test_a_size_decides_when_13_of_16_followings_settle_and_draws_stop_once_know
 
 
 def test_each_class_of_the_bracket_is_a_hypothesis_and_no_shape_the_runs_do_not_show() -> None:
-    """On exactly linear runs the tie's classes are the hypotheses; two terms or a negative
-    offset fit no better there, so neither is one."""
+    """On runs a touch slower than linear the tie's classes are the hypotheses; two terms
+    fit no faster term and the offsets are positive, so neither shape is one."""
     sizes, values = _runs()
     hyps = forecast.hypotheses("wall_s", sizes, values, _fit(), REGISTRY)
     assert [h.label for h in hyps] == ["n", "n log n"]
@@ -112,7 +122,7 @@ def test_a_cost_per_element_that_stepped_up_adds_the_negative_offset_hypothesis(
     sizes, values = _runs(cost, grid=grid)
     fit = replace(_fit(), regime_n=16_000)
     hyps = forecast.hypotheses("wall_s", sizes, values, fit, REGISTRY)
-    offset = next(h for h in hyps if h.label == "offset")
+    offset = next(h for h in hyps if h.label == "n, offset")
     assert offset.curve(np.array([1e6]))[0] == pytest.approx(4 * 1e3 - 48, rel=0.05)
 
 

@@ -31,9 +31,9 @@ it); and two
 shapes no single class has, where the medians show them (each beating every bracket
 class by `decide.MIX_DELTA`, χ²₁'s 95th percentile, in χ² over ĉ: one more coefficient;
 Seber & Wild, Nonlinear Regression, 1989, §5.3): two growth terms, a + b·slowest(n) +
-c·faster(n) (`decide.two_terms`, faster the power just above the bracket), and the best
-class with an offset of either sign (`terms.free_offset`: a cost per element that
-stepped up within the sizes leaves a negative one). The new runs are log-normal about
+c·faster(n) (`decide.two_terms`, faster the power just above the bracket), and a class
+left open with a negative offset (`terms.free_offset`, the best such fit: a cost per
+element that stepped up within the sizes leaves one). The new runs are log-normal about
 the hypothesis's curve with the spread of the runs measured, the drift taken out: the
 median over sizes of each size's standard deviation of log run time (timing noise is
 roughly multiplicative; the median keeps one outlier from widening it), a parametric
@@ -176,17 +176,24 @@ def _span(fit: Fit, registry: Registry) -> list[GrowthClass]:
     return [registry[c] for c in names if registry[c].growing and not registry[c].bases]
 
 
+# The keys of a doubt's numbers that name the classes it could not tell apart (a tie's
+# two, leaving one size out's chosen and other).
+_NAMED = ("first", "second", "chosen", "other")
+
+
 def _open(fit: Fit, span: Sequence[GrowthClass]) -> list[GrowthClass]:
-    """The classes of `span` the runs cannot tell from the best-scoring model: within
-    SELECT_DELTA of its QAICc, the margin selection itself asks (`evidence`); the best of
-    `span` where none is (a bracket reaching back across a change of regime holds classes
-    the sizes above it rule out)."""
+    """The classes of `span` the runs leave open: those a doubt names as not told apart
+    (a tie's classes, as `decide.tie_n` takes each, were it true) and those within
+    SELECT_DELTA of the best-scoring model's QAICc, the margin selection itself asks
+    (`evidence`); the best of `span` where none is (a bracket reaching back across a
+    change of regime holds classes the sizes above it rule out)."""
     scores = {c.cls: c.score for c in fit.candidates if np.isfinite(c.score)}
     mine = [g for g in span if g.name in scores]
     if not mine:
         return []
     best = min(scores.values())
-    near = [g for g in mine if scores[g.name] - best <= SELECT_DELTA]
+    named = {str(d.numbers[k]) for d in fit.doubts for k in _NAMED if d.numbers.get(k)}
+    near = [g for g in mine if scores[g.name] - best <= SELECT_DELTA or g.name in named]
     return near or [min(mine, key=lambda g: scores[g.name])]
 
 
@@ -204,19 +211,26 @@ def _class_curve(fit: Fit, growth: GrowthClass) -> Curve | None:
     return lambda n: growth.evaluate(a, b, n)
 
 
-def _shapes(data: Data, span: Sequence[GrowthClass], best: GrowthClass,
+def _offset_curve(growth: GrowthClass, a: float, b: float) -> Curve:
+    return lambda n: a + growth.evaluate(0.0, b, n)
+
+
+def _shapes(data: Data, span: Sequence[GrowthClass], near: Sequence[GrowthClass],
             registry: Registry) -> list[Hypothesis]:
-    """Two growth terms and an offset of either sign, each only where the medians show it."""
+    """Two growth terms (across the bracket `span`) and each class left open (`near`) with
+    a negative offset: the candidates `hypotheses` keeps where the medians show them."""
     out: list[Hypothesis] = []
     powers = [g for g in registry if g.growing and not g.outgrows_powers]
     fastest = max(span, key=lambda g: registry.index(g.name))
     if fastest in powers and powers.index(fastest) + 1 < len(powers):
-        pair = two_terms(data, span[0], powers[powers.index(fastest) + 1])
-        if pair is not None:
+        faster = powers[powers.index(fastest) + 1]
+        pair = two_terms(data, span[0], faster)
+        if pair is not None and pair[1].name == faster.name:
             out.append(Hypothesis("two terms", pair[0]))
-    a, b, _ = free_offset(best, data.n, data.y, data.w)
-    if a < 0 and b > 0:
-        out.append(Hypothesis("offset", lambda n: a + best.evaluate(0.0, b, n)))
+    for g in near:
+        a, b, chi = free_offset(g, data.n, data.y, data.w)
+        if a < 0 < b and np.isfinite(chi):
+            out.append(Hypothesis(f"{g.name}, offset", _offset_curve(g, a, b)))
     return out
 
 
@@ -234,15 +248,15 @@ def hypotheses(metric: str, sizes: Sequence[float], values: Sequence[float], fit
     span = _span(fit, registry)
     if data is None or not span:
         return []
-    classes = [Hypothesis(g.name, c) for g in _open(fit, span)
-               if (c := _class_curve(fit, g)) is not None]
+    near = _open(fit, span)
+    classes = [Hypothesis(g.name, c) for g in near if (c := _class_curve(fit, g)) is not None]
     if not classes:
         return []
-    best = registry[fit.best] if fit.best in registry and registry[fit.best].growing else span[0]
-    shapes = _shapes(data, span, best, registry)
+    shapes = _shapes(data, span, near, registry)
     c_hat = _c_hat(data, [_chi2(data, h.curve) for h in shapes])
     least = min(_chi2(data, h.curve) for h in classes)
-    return classes + [h for h in shapes if (least - _chi2(data, h.curve)) / c_hat >= MIX_DELTA]
+    return classes + [h for h in shapes if h.label == "two terms"
+                      or (least - _chi2(data, h.curve)) / c_hat >= MIX_DELTA]
 
 
 def _affordable(design: Design, hyps: Sequence[Hypothesis], n: int) -> bool:
