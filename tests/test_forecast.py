@@ -205,3 +205,16 @@ def test_a_drifting_machine_drifts_on_over_the_new_runs() -> None:
     _, v = forecast.follow(exact, lambda n: n / 1000, 2 * TOP, np.random.default_rng(0))
     assert v[len(values):] == pytest.approx(
         [2 * TOP / 1000 * float(np.exp(0.005 * (len(values) + j))) for j in range(3)])
+
+
+def test_two_terms_are_held_to_lean_delta_and_offsets_to_mix_delta(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each shape has its own margin: with MIX_DELTA out of reach the two terms stay (held
+    to LEAN_DELTA only), with LEAN_DELTA out of reach they go."""
+    sizes, values = _runs(lambda n: n / 1000 + n * n / 1e8)
+    monkeypatch.setattr(forecast, "MIX_DELTA", float("inf"))
+    assert "two terms" in [h.label for h in forecast.hypotheses("wall_s", sizes, values, _fit(),
+                                                                 REGISTRY)]
+    monkeypatch.setattr(forecast, "LEAN_DELTA", float("inf"))
+    assert "two terms" not in [h.label for h in forecast.hypotheses("wall_s", sizes, values,
+                                                                     _fit(), REGISTRY)]

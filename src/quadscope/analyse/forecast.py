@@ -24,16 +24,17 @@ same as the real one, decides. As in `decide`, it is conditional on the runs so 
 enter as measured: Lan, Simon & Halperin, 1982), and each hypothesis, were it the truth,
 must decide (`decide.tie_n`'s rule).
 
-The hypotheses. Each growing class the verdict's bracket allows that the runs cannot tell
-from the best model (its QAICc within `evidence.SELECT_DELTA` of the best), with the
-coefficients fitted on the runs (a, b ≥ 0; above a change of regime, on the sizes above
-it); and two
-shapes no single class has, where the medians show them (each beating every bracket
-class by `decide.MIX_DELTA`, χ²₁'s 95th percentile, in χ² over ĉ: one more coefficient;
-Seber & Wild, Nonlinear Regression, 1989, §5.3): two growth terms, a + b·slowest(n) +
-c·faster(n) (`decide.two_terms`, faster the power just above the bracket), and a class
-left open with a negative offset (`terms.free_offset`, the best such fit: a cost per
-element that stepped up within the sizes leaves one). The new runs are log-normal about
+The hypotheses. Each growing class the verdict's bracket allows that the runs leave open
+(a class a doubt names as not told apart, as `decide.tie_n` takes each, or one whose QAICc
+is within `evidence.SELECT_DELTA` of the best), with the coefficients fitted on the runs
+(a, b ≥ 0; above a change of regime, on the sizes above it); and two shapes no single
+class has, each where the medians show it, in χ² over ĉ below every class kept: two growth
+terms, a + b·slowest(n) + c·faster(n) (`decide.two_terms`, faster the power just above
+the bracket), by LEAN_DELTA, one standard error, as the runs cannot yet show the bend a
+faster term hidden at the top makes further on; and each class left open with a negative
+offset (`terms.free_offset`: a cost per element that stepped up within the sizes leaves
+one), by `decide.MIX_DELTA`, χ²₁'s 95th percentile: one more coefficient believed (Seber &
+Wild, Nonlinear Regression, 1989, §5.3). The new runs are log-normal about
 the hypothesis's curve with the spread of the runs measured, the drift taken out: the
 median over sizes of each size's standard deviation of log run time (timing noise is
 roughly multiplicative; the median keeps one outlier from widening it), a parametric
@@ -64,6 +65,12 @@ from quadscope.model import Fit
 DRAWS = 16
 # Doublings beyond the size named that the forecast may try before naming the meter.
 FORECAST_DOUBLINGS = 2
+# Two growth terms are followed where the runs lean to the faster one by a standard error
+# of its coefficient: a fall in χ² over ĉ of 1, the edge of its 68.3% profile-likelihood
+# interval (Press et al., Numerical Recipes, 3rd ed., 2007, §15.6.5). Followings it sent
+# to the meter: n + n² equal at 4× the top, whose bend the runs do not yet show at
+# MIX_DELTA, 6 of 8 that did not decide (bench/decide_n.py).
+LEAN_DELTA = 1.0
 
 Curve = Callable[[np.ndarray], np.ndarray]
 Refit = Callable[[Sequence[float], Sequence[float]], Fit]
@@ -255,8 +262,8 @@ def hypotheses(metric: str, sizes: Sequence[float], values: Sequence[float], fit
     shapes = _shapes(data, span, near, registry)
     c_hat = _c_hat(data, [_chi2(data, h.curve) for h in shapes])
     least = min(_chi2(data, h.curve) for h in classes)
-    return classes + [h for h in shapes if h.label == "two terms"
-                      or (least - _chi2(data, h.curve)) / c_hat >= MIX_DELTA]
+    return classes + [h for h in shapes if (least - _chi2(data, h.curve)) / c_hat
+                      >= (LEAN_DELTA if h.label == "two terms" else MIX_DELTA)]
 
 
 def _affordable(design: Design, hyps: Sequence[Hypothesis], n: int) -> bool:
