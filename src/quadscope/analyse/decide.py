@@ -18,6 +18,8 @@ whose extension would cost more than COST_MULTIPLE times the runs so far
 for it) or lies beyond MAX_FACTOR times the largest size (or MAX_N): they
 return an `Advice` with no size and the meter that would decide instead
 (`evidence` keeps it for a time only: an exact count has no noise to beat).
+For a time, `fitting.fit_metric` then checks the size named by simulating its following
+and fitting it again (`analyse.forecast`): the calculation here is its first guess.
 
 Method. The power of the selection is that of a likelihood-ratio test, whose
 statistic on the extended design is approximately non-central χ² with one
