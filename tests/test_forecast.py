@@ -218,3 +218,27 @@ def test_two_terms_are_held_to_lean_delta_and_offsets_to_mix_delta(
     monkeypatch.setattr(forecast, "LEAN_DELTA", float("inf"))
     assert "two terms" not in [h.label for h in forecast.hypotheses("wall_s", sizes, values,
                                                                      _fit(), REGISTRY)]
+
+
+def test_only_an_unsettled_time_that_names_a_size_is_forecast(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """fit_metric asks the forecast for a time's named size and takes its answer (here: no
+    size, the meter); a count, a fit with known errors or `forecast=False` never asks."""
+    from quadscope.analyse import fitting
+    from quadscope.workloads.synthetic import Scenario, simulate, truth_for
+
+    asked: list[str] = []
+
+    def fake(refit: object, metric: str, *args: object, **kwargs: object) -> None:
+        asked.append(metric)
+
+    monkeypatch.setattr(fitting, "forecast_n", fake)
+    n, y = simulate(truth_for("n", SIZES, 0.8), Scenario(cv=0.05), SIZES, 3,
+                    np.random.default_rng(1))
+    plain = fitting.fit_metric("wall_s", n, y, seed=1, forecast=False)
+    assert plain.decide_n and not asked
+    fit = fitting.fit_metric("wall_s", n, y, seed=1)
+    assert asked == ["wall_s"] and fit.decide_n is None and METER in fit.reason
+    fitting.fit_metric("instructions", n, y, seed=1)
+    fitting.fit_metric("wall_s", n, y, seed=1, sd=[0.05 * v for v in y])
+    assert asked == ["wall_s"]
