@@ -150,3 +150,22 @@ def test_a_time_classes_away_from_the_work_keeps_its_class() -> None:
                                                                   (0.0, 0.0)))
     assert not anchored(_fit("cpu_s", "n^2", 2.0, (1.9, 2.1)), WORK)
     assert anchored(_fit("cpu_s", "n log n", 1.2, (1.1, 1.3)), WORK)
+
+
+def test_a_time_bracket_is_cut_at_the_work_on_the_side_its_interval_leaves() -> None:
+    """coreutils sort under busy: work n log n, CPU time k = 1.18 [1.17, 1.20] read
+    "n … n²": linear, below the work, is what neither lens allows; "n log n … n²"."""
+    from quadscope.analyse.anchors import cut_to_work, work_anchors
+    work = _fit("instructions", "n log n", 1.08, (1.07, 1.10))
+    cpu = _fit("cpu_s", "n", 1.18, (1.17, 1.20), ("n", "n^2"))
+    fits, notes = work_anchors({"cpu_s": cpu, "instructions": work}, _runs(), "instructions")
+    assert (fits["cpu_s"].at_least, fits["cpu_s"].at_most) == ("n log n", "n^2")
+    assert not fits["cpu_s"].confident and fits["cpu_s"].exponent_ci == (1.17, 1.20)
+    assert len(notes) == 1 and "lies above the work's exponent (1.10, n log n" in notes[0]
+    # Below the work: start-up still fading; the faster end goes, unless the cut is barred.
+    slow = _fit("cpu_s", "sqrt n", 0.8, (0.7, 0.9), ("sqrt n", "n log n"))
+    assert cut_to_work(slow, WORK, 1.0) == ("sqrt n", "n")
+    assert cut_to_work(slow, WORK, 1.0, below=False) is None
+    # An interval holding the work's exponent, or a cut to a single class: nothing cut.
+    assert cut_to_work(_fit("cpu_s", "n", 1.0, (0.9, 1.3), ("n", "n^2")), WORK, 1.0) is None
+    assert cut_to_work(_fit("cpu_s", "n", 1.3, (1.2, 1.4), ("sqrt n", "n")), WORK, 1.0) is None
