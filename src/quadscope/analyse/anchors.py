@@ -61,11 +61,16 @@ TIMES = ("wall_s", "cpu_s", "user_s")
 NEIGHBOURS = 1
 
 
+def _settled(work: Fit) -> bool:
+    """The work settled on one growing class, with no change of regime: what anchors a time."""
+    return (work.confident and work.regime_n is None and work.cls in REGISTRY
+            and REGISTRY[work.cls].growing)
+
+
 def anchored(time: Fit, work: Fit) -> bool:
     """Whether a settled time class is one the counted work contradicts (module docstring;
     the kernel and waiting are `work_anchors`' to rule out, as they need the other fits)."""
-    if (not work.confident or work.regime_n is not None or work.cls not in REGISTRY
-            or not REGISTRY[work.cls].growing):
+    if not _settled(work):
         return False
     if not time.confident or time.regime_n is not None or time.cls not in REGISTRY:
         return False
@@ -122,7 +127,7 @@ def cut_to_work(time: Fit, work: Fit, k_work: float | None, *,
     (the kernel's or waiting's growth may carry a time past the work). None where nothing
     is cut, or the cut would leave one class."""
     if (time.confident or not bracketed(time) or time.regime_n is not None or k_work is None
-            or not work.confident or work.cls not in REGISTRY or not REGISTRY[work.cls].growing
+            or not _settled(work)
             or time.exponent_ci is None):
         return None
     order = REGISTRY.index
