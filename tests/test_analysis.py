@@ -113,6 +113,8 @@ def test_an_exponent_at_the_edge_is_bounded_only_when_growth_is_certain() -> Non
     assert exponent_text(flat) == ""
     assert class_text(flat) == "1 … cⁿ"
     assert class_text(replace(steep, at_least="", at_most="")) == "?"
+    capped = replace(steep, at_least="n log n", at_most="n^3")  # not faster than every power
+    assert exponent_text(capped) == ""
 
 
 def _run(seq: int, n: int, wall: float, *, warmup: bool = False, code: int = 0) -> Run:

@@ -103,6 +103,20 @@ def test_inconclusive_side_with_equal_ratios_is_none() -> None:
     assert mc.change == "none"
 
 
+def test_an_unbounded_ratio_interval_is_no_evidence_of_no_change() -> None:
+    """A side mostly measured 0 (no system time) against one that is not, neither settled:
+    B/A's interval reaches infinity, holds 1 only vacuously, and "none" would be a claim
+    nothing backs; the same sides with A measured are "none"."""
+    n = [float(s) for s in (100, 200, 400, 800) for _ in range(5)]
+    zeros = [0.0, 0.0, 0.0, 1e-3, 2e-3] * 4
+    b = [1e-3, 1.1e-3, 0.9e-3, 1.2e-3, 1e-3] * 4
+    fit = _bracketed("sys_s", "1", "n", 0.2, (-0.5, 0.9))
+    mc = compare_metric("sys_s", n, zeros, fit, n, b, fit)
+    assert any(r.hi == np.inf for r in mc.ratios)
+    assert mc.change == "inconclusive"
+    assert compare_metric("sys_s", n, b, fit, n, b[::-1], fit).change == "none"
+
+
 def test_disjoint_exponents_are_a_class_change_even_when_unsettled() -> None:
     """A settled n^2 against an unsettled B whose exponent interval lies far below: a class change."""
     from quadscope.analyse.compare import compare_metric
@@ -162,3 +176,18 @@ def test_compare_passes_exactness_per_metric() -> None:
                   "B", {"wall_s": b, "instructions": b}, fits_b, exact=("instructions",))
     changes = {mc.metric: mc.change for mc in got.metrics}
     assert changes == {"wall_s": "inconclusive", "instructions": "class"}
+
+
+def test_a_ratio_whose_upper_end_is_infinite_says_so_rather_than_nan() -> None:
+    """A's runs at one size measured 0 (no system time) in most runs, B's did not: resamples
+    of B/A are infinite, and the interval's upper end is infinity, never NaN."""
+    import math
+
+    from quadscope.analyse.compare import size_ratios
+
+    sizes = [100.0] * 5
+    got = size_ratios(sizes, [0.0, 0.0, 0.0, 0.0, 1e-3], sizes, [2e-3] * 5)
+    assert len(got) == 1
+    r = got[0]
+    assert not any(math.isnan(x) for x in (r.ratio, r.lo, r.hi))
+    assert math.isinf(r.hi)

@@ -66,10 +66,19 @@ def test_a_two_percent_quadratic_under_a_linear_term_is_the_class_and_is_said() 
     assert fit.decide_n is None  # settled: nothing to decide
 
 
-def test_a_dominant_faster_term_settles_without_a_note() -> None:
-    """n + n² with n² already 60% of the work: n², and nothing more to say."""
+def test_a_dominant_faster_term_settles_with_how_the_work_divides() -> None:
+    """n + n² with n² already 60% of the work: n², settled, its note says how the work
+    divides (nothing to take over, no size to name); a single law carries no note."""
     fit = fit_exact("instructions", *counted("n", extra="n^2", share=0.6), n_boot=30)
-    assert fit is not None and fit.cls == "n^2" and fit.doubts == ()
+    assert fit is not None and fit.cls == "n^2" and fit.decide_n is None
+    (note,) = fit.doubts
+    assert note.check == "work_terms" and note.decide_n is None
+    assert (note.numbers["term1"], note.numbers["term2"]) == ("n", "n^2")
+    assert note.numbers["share"] == pytest.approx(0.6, rel=0.05)
+    assert fit.reason.startswith("the n² term does 60% of the work at n = ")
+    assert ", a linear term " in fit.reason and " and the start-up " in fit.reason
+    alone = fit_exact("instructions", *counted("n^2"), n_boot=30)
+    assert alone is not None and alone.cls == "n^2" and alone.doubts == ()
 
 
 def test_a_term_too_small_to_settle_leaves_a_bracket() -> None:

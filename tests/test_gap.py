@@ -3,6 +3,10 @@ and explained by the one cause the runs show (kernel, cache, start-up), with its
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import pytest
+
 from quadscope.analyse.gap import Gap, crossing, differs, gap, gap_text
 from quadscope.host import Host
 from quadscope.model import Fit, Measurement, Run
@@ -20,7 +24,7 @@ def _fit(metric: str, cls: str, k: float, ci: tuple[float, float] | None = None,
 
 
 def _runs(wall: dict[int, float], user: dict[int, float], sys: dict[int, float],
-          rss: dict[int, float], work: dict[int, float]) -> list[Run]:
+          rss: dict[int, float], work: Mapping[int, float | None]) -> list[Run]:
     out = []
     for n in SIZES:
         m = Measurement(wall_s=wall[n], user_s=user[n], sys_s=sys[n],
@@ -140,9 +144,25 @@ def test_the_work_is_compared_at_the_timed_sweeps_largest_size() -> None:
                best="n", at_least="n", at_most="n")
     time = _fit("wall_s", "n", 0.97, (0.75, 1.05))
     runs = _runs({n: n * 1e-6 for n in SIZES}, {n: n * 1e-6 for n in SIZES},
-                 dict.fromkeys(SIZES, 0.0), FLAT_RSS, {n: 4000.0 + n for n in SIZES})
+                 dict.fromkeys(SIZES, 0.0), FLAT_RSS,
+                 {n: 4000.0 + n if n <= 4000 else None for n in SIZES})
     assert gap({"wall_s": time, "instructions": work}, runs, HOST, "instructions") is None
     assert differs(time, work)  # at the counted top alone, 0.5 would be a gap
+
+
+def test_within_the_counted_sizes_the_work_is_its_own_k() -> None:
+    """Counted to the timed sweep's top, the work's k is the fit's own (its slower terms in,
+    the start-up out: `exactfit`), the one the headline gives, not a slope re-derived with
+    the start-up in: the gap line never says "k 2.11 vs 1.72" under "k = 1.77"."""
+    work = Fit(metric="instructions", cls="n^2", exponent=1.77, exponent_ci=(1.77, 1.78),
+               coefficients={"a": 1.6e8, "b": 0.06}, r2=1.0, candidates=(), n_points=5,
+               best="n^2", at_least="n^2", at_most="n^2")
+    time = _fit("wall_s", "n^2", 2.11, (2.05, 2.18))
+    flat = dict.fromkeys(SIZES, 0.0)
+    runs = _runs({n: n * 1e-6 for n in SIZES}, {n: n * 1e-6 for n in SIZES}, flat, FLAT_RSS,
+                 {n: 1.6e8 + 0.06 * n * n for n in SIZES})
+    g = gap({"wall_s": time, "instructions": work}, runs, HOST, "instructions")
+    assert g is not None and g.k_work == pytest.approx(1.77, abs=1e-9)
 
 
 def test_a_cost_per_instruction_moving_against_the_gap_is_not_said() -> None:
@@ -172,3 +192,59 @@ def test_a_cost_per_instruction_that_moved_against_the_gap_is_left_unsaid() -> N
     assert "0.43" not in unexplained(0.43, True) and "grows faster" in unexplained(0.43, True)
     assert "each instruction cost 2.5× as much" in unexplained(2.5, True)
     assert "each instruction cost 0.4× as much" in unexplained(0.4, False)
+
+
+def test_more_cpus_busy_at_larger_n_explains_wall_time_growing_slower() -> None:
+    """Work n log n (k 1.08, counted to n = 16000); wall time k 0.93 as the program kept 1.0 CPUs busy at the
+    smallest size and 1.6 at the largest (coreutils sort starting a second thread)."""
+    threads = dict(zip(SIZES, (1.0, 1.0, 1.6, 1.6, 1.6), strict=True))
+    cpu = {n: n * 1e-6 for n in SIZES}
+    wall = {n: cpu[n] / threads[n] for n in SIZES}
+    fits = {"wall_s": _fit("wall_s", "n", 0.93, (0.85, 1.01)),
+            "instructions": _fit("instructions", "n log n", 1.08, (1.08, 1.08))}
+    g = gap(fits, _runs(wall, cpu, dict.fromkeys(SIZES, 0.0), FLAT_RSS, WORK), HOST,
+            "instructions")
+    assert g is not None and g.cause == "parallel" and not g.faster
+    assert gap_text(g) == ("wall time grows slower than the work (k 0.93 vs 1.08): the program "
+                           "kept 1.0 CPUs busy at n = 1000 and 1.6 at n = 16000, and wall time "
+                           "divides the work among them")
+
+
+def test_beyond_the_counted_sizes_the_work_keeps_its_slower_term() -> None:
+    """Work counted to 4000 as a + 1000·n + n² (its note's terms); timed to 16000. There the
+    growing terms' local exponent is (1000·n + 2n²)/(1000·n + n²) = 1.94, the slower term
+    still in, not the single law's 2 nor a slope with the start-up in."""
+    from quadscope.analyse.gap import work_k
+    from quadscope.model import Doubt
+
+    note = Doubt("work_terms", "n", "n^2", None, numbers={
+        "settled": 1, "term1": "n", "b1": 1000.0, "term2": "n^2", "b2": 1.0, "share": 0.6})
+    work = Fit(metric="instructions", cls="n^2", exponent=1.8, exponent_ci=(1.79, 1.81),
+               coefficients={"a": 5e6, "b": 1.05}, r2=1.0, candidates=(), n_points=3,
+               best="n^2", at_least="n^2", at_most="n^2", doubts=(note,))
+    expected = (1000 * 16000 + 2 * 16000**2) / (1000 * 16000 + 16000**2)
+    assert work_k(work, 16000.0) == pytest.approx(expected, abs=1e-3)
+    assert work_k(work) == pytest.approx(1.8, abs=1e-9)  # within the counted sizes: the fit's own k
+
+
+def test_no_gap_while_each_instruction_costs_what_it_did() -> None:
+    """CPython `bytes +=` counted to the timed top as a + c·n + b·n² (k 1.77 there); CPU
+    time's own model read k = 2.18 [1.99, 2.37], outside 1.77, yet the time kept step with
+    the work: "grows faster … each instruction cost 1× as much" is not said. The same runs
+    with each instruction dearer at the top do make a gap."""
+    work = Fit(metric="instructions", cls="n^2", exponent=1.77, exponent_ci=(1.77, 1.77),
+               coefficients={"a": 1e7, "b": 0.5}, r2=1.0, candidates=(), n_points=5,
+               best="n^2", at_least="n^2", at_most="n^2")
+    time = _fit("cpu_s", "n^2", 2.18, (1.99, 2.37))
+    counts = {n: 1e7 + 600.0 * n + 0.5 * n * n for n in SIZES}
+    flat = dict.fromkeys(SIZES, 0.0)
+
+    def runs(dearer: float) -> list[Run]:
+        cpu = {n: 1e-9 * counts[n] * (n / 1000) ** dearer for n in SIZES}
+        return _runs(cpu, cpu, flat, FLAT_RSS, counts)
+
+    fits = {"cpu_s": time, "instructions": work}
+    assert differs(time, work)  # the intervals alone would have said so
+    assert gap(fits, runs(0.0), HOST, "instructions") is None
+    g = gap(fits, runs(0.2), HOST, "instructions")
+    assert g is not None and g.faster

@@ -92,7 +92,7 @@ def test_a_sweep_of_a_target_that_segfaults_ends_with_one_sentence(
     db = tmp_path / "r.db"
     assert main(["run", "--db", str(db), "--sizes", "0,1,2,3", "--repeat", "1", "--warmup", "0",
                  "--", "python:ctypes:string_at", "{n}"]) == 6
-    assert "every run of the command failed (exit codes [-11])" in capsys.readouterr().err
+    assert "every run of the command failed (killed by SIGSEGV (signal 11))" in capsys.readouterr().err
     with SqliteStore(db) as store:
         sweep = store.get_sweep("last")
         runs = store.runs(sweep.id)

@@ -580,3 +580,57 @@ def test_demo_wide_bracket_without_an_exponent_reads_as_a_sentence() -> None:
     wide = replace(flat, cls=INCONCLUSIVE, at_least="1", at_most="c^n", exponent=4.0,
                    exponent_ci=(0.5, 4.0))
     assert _grows(wide, "i") == "grows (anything from 1 to cⁱ fits)"
+
+
+def _killed_at_top() -> Analysis:
+    """Sizes 10, 20, 40 twice each, every run at 40 killed by SIGABRT (exit_code -6): two
+    sizes are left, so every metric is refused with the same sentence."""
+    from conftest import measurement
+    from quadscope.model import Run
+
+    sweep = Sweep(id=5, name="abort", mode="sizes", command=("./p", "{n}"), sizes=(10, 20, 40),
+                  repeat=2)
+    runs = [Run(5, 3 * rep + i, "A", n, rep, False, 1.7e9 + 3 * rep + i,
+                measurement(1e-3 * n, -6 if n == 40 else 0))
+            for rep in range(2) for i, n in enumerate((10, 20, 40))]
+    return analyse(sweep, runs)
+
+
+def test_an_exit_code_of_minus_signum_reads_as_the_signal() -> None:
+    """`Measurement.exit_code` holds -SIGNUM for a killed run; a person reads its name,
+    a number Python does not name reads as the signal's number, a status stays a status."""
+    from quadscope.units import fmt_exit
+
+    assert fmt_exit(-6) == "killed by SIGABRT (signal 6)"
+    assert fmt_exit(-9) == "killed by SIGKILL (signal 9)"
+    assert fmt_exit(-200) == "killed by signal 200"
+    assert fmt_exit(3) == "3"
+
+
+def test_notes_name_the_signal_of_runs_killed_by_one() -> None:
+    """A failure note once read "exit codes [-6]"; a status keeps its list as before."""
+    from quadscope.analyse import text
+
+    note = text.too_few_sizes(2, [-6, 1], 4, [10, 20])
+    assert "(exit codes [1]; killed by SIGABRT (signal 6))" in note and "-6" not in note
+    assert "(killed by SIGABRT (signal 6))" in text.nothing_to_fit([-6])
+    assert "(exit codes [1, 'timeout'])" in text.nothing_to_fit([1, "timeout"])
+
+
+def test_failed_runs_table_names_the_signal_and_json_keeps_the_number() -> None:
+    """`show -v` lists a run that aborted as killed by SIGABRT, not "-6"; the JSON keeps -6."""
+    a = _killed_at_top()
+    text = _text(a, 100, verbose=True)
+    assert "killed by SIGABRT (signal 6)" in text and " -6 " not in text
+    doc = json.loads(get_renderer("json").render(a))
+    assert {f["exit_code"] for f in doc["failures"]} == {-6}
+
+
+def test_the_same_refusal_of_many_metrics_is_one_note() -> None:
+    """Nine metrics refused for the same two sizes once gave nine identical notes; they are one
+    note naming them, as the terminal's own notes join the metrics that share one."""
+    notes = _killed_at_top().notes
+    refused = [n for n in notes if "distinct size" in n]
+    assert refused == ["wall_s, user_s, sys_s, cpu_s, max_rss_bytes, minor_faults, major_faults, "
+                       "voluntary_ctx_switches, involuntary_ctx_switches: only 2 distinct size(s) "
+                       "with finite values, and a growth class needs at least 3 sizes."]

@@ -289,3 +289,34 @@ def test_plot_records_serialise_as_the_page_reads_them() -> None:
                               "label": "fit", "dash": False}
     assert d["layers"][1]["y"] == [0.666667, 0.666667] and "rows" not in d["layers"][1]
     assert d["layers"][2]["lo"] == [0.666667, 1.5] and d["layers"][2]["floor_lo"] is True
+
+
+def test_grey_crosses_are_explained_only_when_some_are_drawn(single: Analysis) -> None:
+    """The failed runs' hint says they are drawn as grey crosses: true with a cost plot that
+    draws one, false when nothing was fitted (no cost plot at all), so then it is left out;
+    the failed-runs table stays, and names a killed run's signal."""
+    assert "grey crosses" in HtmlRenderer().render(single).decode()
+    sweep = Sweep(id=8, name="abort", mode="sizes", command=("./p", "{n}"), sizes=(10, 20, 40),
+                  repeat=1)
+    runs = [Run(8, i, "A", n, 0, False, 1.7e9 + i,
+                Measurement(wall_s=1e-3 * n, exit_code=-6 if n == 40 else 0))
+            for i, n in enumerate((10, 20, 40))]
+    nothing = analyse(sweep, runs)
+    assert not nothing.fits.get("A") and nothing.failures
+    page = HtmlRenderer().render(nothing).decode()
+    assert "Failed runs (1)" in page and "grey crosses" not in page
+    assert "killed by SIGABRT (signal 6)" in page
+
+
+def test_hover_names_a_runs_exit_as_the_terminal_does() -> None:
+    """Each run's hover text reads its exit: "exit 0", "exit 3", or a killed run's signal
+    ("killed by SIGABRT (signal 6)"), never a bare "exit -6"."""
+    sweep = Sweep(id=9, name="mixed", mode="sizes", command=("./p", "{n}"),
+                  sizes=(10, 20, 40, 80), repeat=1)
+    codes = {10: 0, 20: 3, 40: -6, 80: 0}
+    runs = [Run(9, i, "A", n, 0, False, 1.7e9 + i,
+                Measurement(wall_s=1e-3 * n, exit_code=codes[n]))
+            for i, n in enumerate(codes)]
+    data = report_data(analyse(sweep, runs))
+    said = dict(zip(data.runs["n"], data.runs["exit_text"], strict=True))
+    assert said == {10: "exit 0", 20: "exit 3", 40: "killed by SIGABRT (signal 6)", 80: "exit 0"}

@@ -20,7 +20,7 @@ def fit(metric: str, cls: str, k: float, ci: tuple[float, float], lo: str = "",
                at_most=hi or (cls if settled else ""))
 
 
-WORK_N2 = fit("instructions", "n^2", 1.95, (1.94, 1.96))
+WORK_N2 = fit("instructions", "n^2", 2.0, (1.99, 2.01))
 TIME_WIDE = fit("wall_s", INCONCLUSIVE, 0.24, (0.0, 0.74), "1", "n^3")
 TIME_N2 = fit("wall_s", "n^2", 1.9, (1.8, 2.0))
 
@@ -28,8 +28,27 @@ TIME_N2 = fit("wall_s", "n^2", 1.9, (1.8, 2.0))
 def test_a_settled_work_class_leads_and_the_time_follows() -> None:
     """"quadratic: the work grows as n² (instructions, exact, …); wall time grows as …"."""
     line = verdict_line({"wall_s": TIME_WIDE, "instructions": WORK_N2}, work="instructions")
-    assert line == ("quadratic: the work grows as n² (instructions, exact, k = 1.95 ± 0.01); "
+    assert line == ("quadratic: the work grows as n² (instructions, exact, k = 2.00 ± 0.01); "
                     "wall time grows as 1 … n³ — not exponential (k = 0.24 [0.00, 0.74])")
+
+
+def test_a_settled_class_that_k_seems_to_exclude_says_why() -> None:
+    """Counts a + c·n + b·n² (CPython `bytes +=`): the class is the fastest term, n², while
+    k at the largest size is 1.77 ± 0.00; the line says a slower term holds k there rather
+    than print a class beside an interval that excludes it. A lone n² term reads its k."""
+    mixed = fit("instructions", "n^2", 1.77, (1.77, 1.78))
+    line = verdict_line({"wall_s": TIME_WIDE, "instructions": mixed}, n_max=128000,
+                        work="instructions")
+    assert line.startswith("quadratic: the work grows as n² (instructions, exact, k = 1.77 "
+                           "at these sizes, a slower term beside n²); ")
+    alone = fit("instructions", "n^2", 2.0, (1.99, 2.01))
+    line = verdict_line({"wall_s": TIME_WIDE, "instructions": alone}, n_max=128000,
+                        work="instructions")
+    assert line.startswith("quadratic: the work grows as n² (instructions, exact, k = 2.00 ± 0.01)")
+    nlogn = fit("instructions", "n log n", 1.12, (1.11, 1.13))  # a log factor's k drifts
+    line = verdict_line({"wall_s": TIME_WIDE, "instructions": nlogn}, n_max=1e5,
+                        work="instructions")
+    assert "k = 1.12 ± 0.01" in line
 
 
 def test_without_a_meter_counting_the_work_the_time_leads_as_before() -> None:
@@ -97,7 +116,7 @@ def test_the_work_leads_when_its_change_is_decided_though_a_side_is_bracketed() 
     assert worked is not None and worked.metric == "instructions"
     assert worked.direction == "better"
     assert worked.text.startswith("B changed the growth of the work (instructions): "
-                                  "k = 1.95 → 0.05 (n² → n or n log n); 3.14× less work")
+                                  "k = 2.00 → 0.05 (n² → n or n log n); 3.14× less work")
     # Undecided work (its change not decided, a side bracketed): the time leads, as before.
     undecided = Comparison("A", "B", (_mc("wall_s", "none", 0.615),
                                       _mc("instructions", "inconclusive", 0.318)))

@@ -4,12 +4,13 @@ Contract: pure formatting, used by every renderer so a value reads the same in
 the terminal, HTML and PNG. `fmt_value(metric, v)` formats by the metric's unit
 in the registry (quadscope.metrics); a name the registry does not know (a doctor
 probe's own series) is read by its suffix: `_s` seconds, `_bytes` bytes, else a
-count.
+count. `fmt_exit(code)` is a run's exit status, a signal by its name.
 """
 
 from __future__ import annotations
 
 import math
+import signal
 from collections.abc import Callable
 
 from quadscope import metrics
@@ -54,6 +55,19 @@ def fmt_count(v: float) -> str:
     if v == int(v):
         return f"{int(v)}"
     return f"{v:.3g}"
+
+
+def fmt_exit(code: int) -> str:
+    """A run's exit status as a person reads it: "3", or "killed by SIGABRT (signal 6)" for
+    the -SIGNUM that `Measurement.exit_code` holds when a signal ended the run ("-6" was
+    read as a status); a number this platform does not name is "killed by signal 200"."""
+    if code >= 0:
+        return str(code)
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        return f"killed by signal {-code}"
+    return f"killed by {name} (signal {-code})"
 
 
 def fmt_value(metric: str, v: float | None) -> str:

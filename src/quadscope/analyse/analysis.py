@@ -60,6 +60,7 @@ from quadscope.analyse.kernel import kernel_bound
 from quadscope.analyse.launches import counted_apart, pool_launches
 from quadscope.analyse.memory import memory_bound
 from quadscope.analyse.notable import medians_at_max, notable_metrics
+from quadscope.analyse.parallel import parallel_bound
 from quadscope.analyse.sizestats import size_stats
 from quadscope.analyse.text import OUTGROWS_HEADLINE
 from quadscope.analyse.thin import thinned
@@ -268,7 +269,7 @@ def fit_runs(
     from quadscope.analyse.fitting import fit_metric
 
     fits: dict[str, Fit] = {}
-    notes: list[str] = []
+    refused: list[tuple[str, str]] = []
     # The work counted exactly: a time's advice then points to its verdict, never to a meter.
     work = work_counted or ("" if pooled else next((m for m in exact
                                                       if metric_series(runs, m)[1]), ""))
@@ -299,8 +300,8 @@ def fit_runs(
                 fit = unseen_term(fit, sizes, values) or fit
             fits[metric] = fit
         except FitRefusedError as exc:
-            notes.append(str(exc))  # the message already names the metric
-    return fits, notes
+            refused.append((metric, str(exc)))
+    return fits, text.refusals(refused)  # one note per sentence, naming its metrics
 
 
 # Instruction counts that move less than this over the whole sweep do not grow: an exact
@@ -507,8 +508,10 @@ def analyse(
         n.extend(cached)
         f, kernel = kernel_bound(f, good, work=counted)
         n.extend(kernel)
-        f, waits = wait_bound(f, good)
+        f, waits = wait_bound(f, good, work=counted)
         n.extend(waits)
+        f, spread = parallel_bound(f, good, work=counted)
+        n.extend(spread)
         f, followed = work_follows(f, good, counted)
         n.extend(followed)
         f, anchors = work_anchors(f, good, counted)

@@ -22,8 +22,8 @@ Method:
   both sides are refitted with the shared class and bootstrapped: "constant"
   when the 95% interval of b_B/b_A excludes 1, "offset" when only a_B − a_A's
   interval excludes 0, "none" when neither does. With an inconclusive side and
-  intervals not apart, "none" when every size's ratio interval holds 1, else
-  "inconclusive".
+  intervals not apart, "none" when every size's ratio interval holds 1 and is
+  bounded (an interval reaching 0 or infinity detects nothing), else "inconclusive".
 - `crossover_n`: the first n ≥ the smallest measured size, up to 1e12, where
   the fitted curves cross (brentq on a log grid), for "class" and "constant".
 - Changes smaller than `MIN_EFFECT` are reported as "none" even when the
@@ -75,6 +75,10 @@ def _ratios(
         ratio = np.where((med_a == 0) & (med_b == 0), 1.0, med_b / med_a)
         boot = np.where((boot_a == 0) & (boot_b == 0), 1.0, boot_b / boot_a)
         lo, hi = np.nanpercentile(boot, [2.5, 97.5], axis=0)
+        # Interpolating between two infinite ratios (A's median 0 in a resample) gives NaN:
+        # the end is infinite then, not unknown.
+        lo, hi = (np.where(np.isnan(end) & np.isinf(boot).any(axis=0), np.inf, end)
+                  for end in (lo, hi))
     return tuple(
         SizeRatio(int(n), float(r), float(min(lo_, r)), float(max(hi_, r)))
         for n, r, lo_, hi_ in zip(common, ratio, lo, hi, strict=True)
@@ -164,7 +168,9 @@ def compare_metric(
 
     ci_a, ci_b = fit_a.exponent_ci, fit_b.exponent_ci
     if not (fit_a.confident and fit_b.confident):
-        all_hold_one = bool(ratios) and all(r.lo <= 1.0 <= r.hi for r in ratios)
+        # An interval unbounded at either end (a side's median 0 in resamples) detects
+        # nothing either way: "none" needs every size's interval bounded and holding 1.
+        all_hold_one = bool(ratios) and all(0.0 < r.lo <= 1.0 <= r.hi < np.inf for r in ratios)
         return result(*_unsettled(metric, fit_a, fit_b, all_hold_one, ratio_span, exact))
     disjoint = (
         ci_a is not None

@@ -61,7 +61,9 @@ k between the terms (mawk's `s = s "x"`, CPython's `s += "x"` on a global: k =
    element bends counts as a small faster term would). A settled class
    whose fastest term is under half the work at n_max carries a
    "work_terms" doubt too, as a note: the class is settled, the note says
-   how much of the work that term is at n_max and where it dominates.
+   how much of the work that term is at n_max and where it dominates; a
+   settled pair whose fastest term already does most of the work carries one
+   that says how the work divides.
 6. k is the effective local exponent d log(ŷ − a) / d log n of the chosen
    explanation's growing part at n_max (the start-up a left out, as the
    free power law a + b·nᵏ of a time leaves it) (clipped to [0, 4] as the free power law's), its
@@ -612,8 +614,10 @@ def decide(c: Counts, registry: Registry = REGISTRY) -> Decision | None:
         doubts.append(Doubt("exact_misfit", slower, chosen.top, nice_n(4 * n_max),
                             numbers={**numbers, "c_hat": c_hat}))
     cls = chosen.top if not doubts else INCONCLUSIVE
-    if cls != INCONCLUSIVE and len(chosen.terms) > 1 and top_share < 0.5:
-        cross = cross_n(chosen, n_max)
+    if cls != INCONCLUSIVE and len(chosen.terms) > 1:
+        # The terms, as a note: where the fastest is still a minority, where it takes over;
+        # else how the work divides (and `gap.work_k` reads the law beyond the sizes counted).
+        cross = cross_n(chosen, n_max) if top_share < 0.5 else None
         doubts.append(Doubt("work_terms", slower, chosen.top,
                             None if cross is None else nice_n(cross),
                             numbers={**numbers, "settled": 1}))

@@ -94,7 +94,8 @@ def work_follows(fits: Mapping[str, Fit], runs: Sequence[Run],
         f"{shown.metric}: {metric_words(shown.metric)} alone left {bracket_text(shown)} "
         f"(k = {shown.exponent or 0.0:.2f} [{lo:.2f}, {hi:.2f}]); "
         f"the work, counted exactly, grows as {label(counted.cls)} and that interval holds "
-        f"its exponent: {', '.join(metric_words(m) for m in settled)} grow as the work does"]
+        f"its exponent: {', '.join(metric_words(m) for m in settled)} "
+        f"{'grows' if len(settled) == 1 else 'grow'} as the work does"]
 
 
 def kernel_outgrows(fits: Mapping[str, Fit], work: Fit, at_n: float) -> bool:

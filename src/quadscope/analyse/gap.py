@@ -9,7 +9,11 @@ surely differs from it, else None:
   the timed sweep's largest size, which counting may not have reached;
   `analyse.exactfit`) lies outside the time's 95% exponent interval, or the
   time settled on another class;
-* the time is the headline's (`headline.time_fit`: wall time, or CPU time).
+* the time is the headline's (`headline.time_fit`: wall time, or CPU time);
+* where the work was counted up to the timed sweep's largest size, the time per
+  unit of work moved the gap's way by more than PER_MOVE from the smallest
+  counted size or over the top of them (`_cost_moved`): two exponents of two models may part while the
+  time keeps step with the work.
 
 The cause is read from what every timed run records, first match wins:
 
@@ -20,6 +24,9 @@ The cause is read from what every timed run records, first match wins:
   smallest) crosses the L2 cache (or LLC_SHARE of the last-level cache) inside
   the sizes: "cache", with the size where it crosses, interpolated in log n
   between the two sizes either side;
+* wall time grows slower, and the program kept more CPUs busy at the largest
+  size than at the smallest (`analyse.parallel.spread_out`): "parallel", with
+  the CPUs busy at either end;
 * time grows slower, and the time fit's offset (start-up, which does not
   grow) is at least START_SHARE of the time at the largest size: "start-up";
 * otherwise "unexplained", still with the numbers looked at (the kernel's
@@ -37,7 +44,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from quadscope.analyse.text import fmt_n
@@ -49,6 +56,7 @@ from quadscope.units import fmt_bytes
 SYS_SHARE = 0.25  # the kernel's share of CPU time at max n worth naming as the cause
 SYS_RISE = 0.10  # ... and how much it must have risen since min n (absolute share)
 START_SHARE = 0.25  # a fixed cost this large a share of the time at max n flattens it
+PER_MOVE = 1.05  # the least rise in time per instruction that is a gap (as `_per_instruction`)
 LLC_SHARE = 0.25  # without the L2's size: this share of the last-level cache (as `memory`)
 
 
@@ -60,7 +68,7 @@ class Gap:
     k_time: float
     k_work: float
     faster: bool  # time grows faster than the work
-    cause: str  # "kernel", "cache", "start-up" or "unexplained"
+    cause: str  # "kernel", "cache", "parallel", "start-up" or "unexplained"
     n_max: int
     n_min: int
     sys_share_max: float | None  # the kernel's share of CPU time at n_max
@@ -72,6 +80,7 @@ class Gap:
     start_share: float | None  # the time fit's offset over the time at n_max
     per_work: float | None  # time per unit of work at the largest counted size / smallest
     per_work_n: tuple[int, int] | None = None  # those two sizes (smallest, largest)
+    cpus: tuple[float, float] | None = None  # CPUs busy at once at n_min and n_max
 
 
 def _medians(runs: Sequence[Run], metric: str) -> dict[int, float]:
@@ -90,15 +99,47 @@ def work_k(work: Fit, at_n: float | None = None) -> float | None:
     a start-up term that flattens the work at the sizes counted fades by the largest."""
     if work.exponent is None:
         return 0.0 if work.confident and work.cls == "1" else None
+    if at_n is not None and (k := _terms_k(work, at_n)) is not None:
+        return k
     growth = REGISTRY.get(work.cls)
     a, b = work.coefficients.get("a"), work.coefficients.get("b")
     if at_n is None or growth is None or not growth.growing or a is None or not b or b <= 0:
         return work.exponent
-    h = 1e-3
-    lo, hi = (float(v) for v in growth.evaluate(a, b, [at_n * (1 - h), at_n * (1 + h)]))
-    if not (lo > 0 and hi > 0):
-        return work.exponent
-    return math.log(hi / lo) / math.log((1 + h) / (1 - h))
+    k = _local_k(lambda n: float(growth.evaluate(a, b, [n])[0]), at_n)
+    return work.exponent if k is None else k
+
+
+_H = 1e-3  # the relative step of a local exponent's central difference
+
+
+def _local_k(curve: Callable[[float], float], at_n: float) -> float | None:
+    """d log curve / d log n at `at_n` (a central difference), None where it is not positive."""
+    lo, hi = curve(at_n * (1 - _H)), curve(at_n * (1 + _H))
+    if not (lo > 0 and hi > 0 and math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    return math.log(hi / lo) / math.log((1 + _H) / (1 - _H))
+
+
+def _terms_k(work: Fit, at_n: float) -> float | None:
+    """The local exponent at `at_n` of the growing terms an exact count settled on (its
+    "work_terms" note: a + c·n + b·n², the start-up left out as `exactfit` leaves it), so
+    beyond the sizes counted the slower term still lowers k as it did within them."""
+    note = next((d for d in work.doubts if d.check == "work_terms" and d.numbers.get("settled")),
+                None)
+    if note is None:
+        return None
+    parts = []
+    for i in (1, 2):
+        name, b = note.numbers.get(f"term{i}"), note.numbers.get(f"b{i}")
+        growth = REGISTRY.get(str(name))
+        if growth is None or growth.bases or not isinstance(b, (int, float)) or b <= 0:
+            return None
+        parts.append((growth, float(b)))
+    import numpy as np  # as `work_k`'s callers have it loaded; this module stays light
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _local_k(lambda n: sum(float(g.evaluate(0.0, b, [n])[0]) for g, b in parts),
+                        at_n)
 
 
 def differs(time: Fit, work: Fit, at_n: float | None = None) -> bool:
@@ -160,6 +201,25 @@ def _per_work(time: Mapping[int, float],
     return (time[hi] / work[hi]) / (time[lo] / work[lo]), (lo, hi)
 
 
+def _cost_moved(time: Mapping[int, float], work: Mapping[int, float], faster: bool) -> bool:
+    """Whether the time per unit of work moved the gap's way by more than PER_MOVE, from
+    the smallest counted size or over the top of them (the largest against the largest at
+    most a quarter of it: start-up, dear per instruction, weighs least there, while a
+    second thread started early shows from the smallest). Two exponents of two models can
+    part while the time keeps step with the work (CPython `bytes +=` counted a + c·n + b·n²,
+    k 1.77 at 128000; CPU time's a + b·n^k read k = 2.18 [1.99, 2.37], yet each instruction
+    cost 1.0× as much at 128000 as at 8000): no gap is said then."""
+    both = [n for n in sorted(work) if n in time and work[n] > 0 and time[n] > 0]
+    if len(both) < 2:
+        return True  # nothing to measure it by: the intervals alone decide
+    hi = both[-1]
+    for lo in {both[0], max((n for n in both if n * 4 <= hi), default=both[0])}:
+        per = (time[hi] / work[hi]) / (time[lo] / work[lo])
+        if (per > PER_MOVE) if faster else (per < 1 / PER_MOVE):
+            return True
+    return False
+
+
 def _cache(host: Host) -> tuple[int | None, str]:
     if host.l2_bytes:
         return host.l2_bytes, "L2 cache"
@@ -171,6 +231,7 @@ def _cache(host: Host) -> tuple[int | None, str]:
 def gap(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host, work: str | None) -> Gap | None:
     """The time's growth against the work's, and its cause (module docstring); None if alike."""
     from quadscope.analyse.headline import time_fit
+    from quadscope.analyse.parallel import spread_out  # parallel -> kernel -> gap
 
     counted = fits.get(work) if work else None
     timed = time_fit(fits)
@@ -180,10 +241,14 @@ def gap(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host, work: str | No
     if len(time) < 2:
         return None
     n_min, n_max = min(time), max(time)
-    k = work_k(counted, float(n_max))
-    if not differs(timed, counted, float(n_max)) or k is None:
+    # Within the sizes counted the work's own k is the one the headline gives (its slower
+    # terms included, the start-up left out); beyond them, its fitted law's slope there.
+    counted_n = max(_medians(runs, counted.metric), default=0)
+    at_n = float(n_max) if n_max > counted_n else None
+    k = work_k(counted, at_n)
+    if not differs(timed, counted, at_n) or k is None:
         return None
-    faster = timed.exponent > k
+    faster, cpus = timed.exponent > k, None
     user, sys = _medians(runs, "user_s"), _medians(runs, "sys_s")
     share_max, share_min = _sys_share(user, sys, n_max), _sys_share(user, sys, n_min)
     rss = _medians(runs, "max_rss_bytes")
@@ -197,14 +262,19 @@ def gap(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host, work: str | No
         cause = "kernel"
     elif faster and cross is not None:
         cause = "cache"
+    elif not faster and timed.metric == "wall_s" and (spread := spread_out(runs)):
+        cause, cpus = "parallel", (spread["cpus_lo"], spread["cpus_hi"])
     elif not faster and start is not None and start >= START_SHARE:
         cause = "start-up"
     else:
         cause = "unexplained"
-    per = _per_work(time, _medians(runs, work or ""))
+    counts = _medians(runs, work or "")
+    if at_n is None and not _cost_moved(time, counts, faster):
+        return None  # the time follows the work where both were measured: the k's model it
+    per = _per_work(time, counts)
     return Gap(timed.metric, timed.exponent, k, faster, cause, n_max, n_min,
                share_max, share_min, ws, cache_bytes, cache, cross, start,
-               None if per is None else per[0], None if per is None else per[1])
+               None if per is None else per[0], None if per is None else per[1], cpus)
 
 
 _TIME_WORDS = {"wall_s": "wall time", "cpu_s": "CPU time", "user_s": "user time"}
@@ -216,7 +286,7 @@ def _per_instruction(g: Gap) -> str:
     cache, where start-up still weighs, it fell while the time outgrew the work), between
     the smallest and largest sizes counted."""
     if (g.per_work is None or g.per_work_n is None
-            or abs(math.log(g.per_work)) < math.log(1.05) or (g.per_work > 1) != g.faster):
+            or abs(math.log(g.per_work)) < math.log(PER_MOVE) or (g.per_work > 1) != g.faster):
         return ""
     lo, hi = g.per_work_n
     return (f", each instruction costing {g.per_work:.2g}× as much at n = {fmt_n(hi)} as at "
@@ -224,9 +294,11 @@ def _per_instruction(g: Gap) -> str:
 
 
 def _rose(g: Gap) -> str:
-    """": each instruction cost 3× as much at n = 16000 as at n = 1000" ("" without counts)."""
-    if g.per_work is None or g.per_work_n is None:
-        return ""
+    """": each instruction cost 3× as much at n = 16000 as at n = 1000" ("" without counts,
+    or under PER_MOVE)."""
+    if (g.per_work is None or g.per_work_n is None
+            or abs(math.log(g.per_work)) < math.log(PER_MOVE)):
+        return ""  # "cost 1× as much" beside "grows faster" would read as its contradiction
     lo, hi = g.per_work_n
     return f": each instruction cost {g.per_work:.2g}× as much at n = {fmt_n(hi)} as at n = {fmt_n(lo)}"
 
@@ -249,6 +321,9 @@ def gap_text(g: Gap) -> str:
             f" ({fmt_bytes(g.working_set_bytes)} at {at_max})")
         return (f"{head}: the working set leaves the {fmt_bytes(g.cache_bytes)} {g.cache} at "
                 f"n ≈ {fmt_n(g.cross_n)}{held}{_per_instruction(g)}")
+    if g.cause == "parallel" and g.cpus is not None:
+        return (f"{head}: the program kept {g.cpus[0]:.1f} CPUs busy at n = {fmt_n(g.n_min)} "
+                f"and {g.cpus[1]:.1f} at {at_max}, and wall time divides the work among them")
     if g.cause == "start-up" and g.start_share is not None:
         return (f"{head}: a fixed cost (start-up) is still {g.start_share:.0%} of the time at "
                 f"{at_max}, so the time has not yet taken on the work's growth")

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from quadscope import metrics
 from quadscope.analyse.text import doubt_text
 from quadscope.classes import REGISTRY, GrowthClass
-from quadscope.model import Fit
+from quadscope.model import Doubt, Fit
 
 # The free power law's k is searched over [0, 4] (classfit.K_GRID; not imported, as
 # scipy would then load to build the parser): at its edge it only says "at least".
@@ -121,8 +121,12 @@ def exponent_text(fit: Fit, peak: float | None = None, *, symmetric: bool = Fals
     lo, hi = fit.exponent_ci
     if fit.exponent >= K_EDGE - 1e-6:
         floor = fit.at_least if fit.at_least else fit.cls
+        top = fit.cls if fit.confident else fit.at_most
         growth = REGISTRY.get(floor)
-        if growth is None or not growth.growing:
+        if (growth is None or not growth.growing or top not in REGISTRY
+                or REGISTRY.index(top) <= REGISTRY.index("n^3")):
+            # A bracket topped below every power ("n log n … n³") says the fit's k at the
+            # edge is no bound the data hold: "n log n … n³ (k ≥ 4)" contradicted itself.
             return ""
         return f"≥ {K_EDGE:.0f}"
     if symmetric:
@@ -167,7 +171,9 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
     settled "1" while CPU time surely grows (`_surely_grows`), and where CPU time settled "1"
     beside a wall time that saw no rise either (`_flat_bracket`), and wherever wall time
     carries a "waiting" doubt (`analyse.waiting`: the runs were preempted, and wall time's
-    verdict is either widened down to CPU time's or its k's interval the wider).
+    verdict is either widened down to CPU time's or its k's interval the wider), and wherever
+    it is unsettled with a "parallel" doubt (`analyse.parallel`: the program kept more CPUs
+    busy as n grew, so wall time lagged the work and was widened up to CPU time's growth).
     """
     wall, cpu = fits.get("wall_s"), fits.get("cpu_s")
     if wall is None:
@@ -182,6 +188,8 @@ def time_fit(fits: Mapping[str, Fit]) -> Fit | None:
         return wall
     if any(d.check == "waiting" for d in wall.doubts):
         return cpu  # the runs waited for a CPU: wall time's excess is the machine's load
+    if not wall.confident and any(d.check == "parallel" for d in wall.doubts):
+        return cpu  # more CPUs busy as n grew: wall time lags the work until the cores run out
     if not cpu.confident:
         return cpu if _cpu_bracket_leads(wall, cpu) else wall
     agree = cpu.cls == wall.cls or (
@@ -325,13 +333,49 @@ def work_note(fits: Mapping[str, Fit], work: str | None) -> str:
     counted = fits.get(work) if work else None
     if counted is None or not counted.confident:
         return ""
+    # How the work divides is said where the headline's k needs it ("a slower term beside").
+    divides = _slower_term(counted)
     return "; ".join(doubt_text(d, REGISTRY) for d in counted.doubts
-                     if d.check == "work_terms" and d.numbers.get("settled"))
+                     if d.check == "work_terms" and d.numbers.get("settled")
+                     and (_share(d) < 0.5 or divides))
+
+
+def _share(d: Doubt) -> float:
+    share = d.numbers.get("share")
+    return float(share) if isinstance(share, (int, float)) else 0.0
+
+
+def _power_of(cls: str) -> float | None:
+    """A pure power's exponent (2 for n², 0.5 for √n), which a + b·nᵖ reads as k whatever
+    a is; None for a log factor (its k drifts with the sizes) and beyond every power."""
+    growth = REGISTRY.get(cls)
+    if growth is None or not growth.growing or growth.order[1] != 0:
+        return None
+    return growth.order[0] if growth.order[0] < float("inf") else None
+
+
+def _work_k(fit: Fit, size_word: str) -> str:
+    """The work's k: "k = 2.00 ± 0.01"; where a settled power's exponent lies outside k's
+    interval (a slower term beside the fastest still does part of the work at these sizes,
+    `analyse.exactfit`), "k = 1.77 at these sizes, a slower term beside n²", never a class
+    that k's interval seems to exclude left unexplained."""
+    k = _k(fit, fit.confident).removeprefix(" (").removesuffix(")")
+    if not k or not _slower_term(fit) or fit.exponent is None:
+        return k
+    return (f"k = {fit.exponent:.2f} at these sizes, a slower term beside "
+            f"{label(fit.cls, size_word)}")
+
+
+def _slower_term(fit: Fit) -> bool:
+    """A settled pure power whose exponent k's interval excludes: a slower term holds k."""
+    slope = _power_of(fit.cls) if fit.confident else None
+    ci = fit.exponent_ci
+    return slope is not None and ci is not None and not ci[0] - 0.005 <= slope <= ci[1] + 0.005
 
 
 def _work_clause(fit: Fit, size_word: str) -> str:
     """"quadratic: the work grows as n² (instructions, exact, k = 2.00 ± 0.01)"."""
-    k = _k(fit, fit.confident).removeprefix(" (").removesuffix(")")
+    k = _work_k(fit, size_word)
     how = f" ({fit.metric}, exact{', ' + k if k else ''})"
     if trivial(fit) and fit.regime_n is None:
         return f"constant: the work does not grow with {size_word}{how}"

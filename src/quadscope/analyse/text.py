@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from quadscope.classes import Registry
 from quadscope.model import Doubt, DoubtValue, Run, Sweep
-from quadscope.units import fmt_bytes, fmt_seconds
+from quadscope.units import fmt_bytes, fmt_exit, fmt_seconds
+
+K = TypeVar("K", bound=Hashable)
 
 # How the note of a count that was refused ends (`run.counting.Counting.refused`).
 REFUSED_TAIL = "; time alone decides"
@@ -68,14 +71,48 @@ def refused(metric: str, sizes: int) -> str:
     return f"{metric}: {have} with finite values, and a growth class needs at least 3 sizes."
 
 
+def by_note(said: Iterable[tuple[str, K]]) -> dict[K, list[str]]:
+    """The metrics each note (`K`: the note, or the note with its variant) is said of, notes
+    in the order first said, for one line per note (`of_metrics`): the same note of eleven
+    metrics once filled eleven lines."""
+    out: dict[K, list[str]] = {}
+    for metric, note in said:
+        out.setdefault(note, []).append(metric)
+    return out
+
+
+def of_metrics(metrics: Sequence[str], note: str) -> str:
+    """One note said of several metrics: "max_rss_bytes, minor_faults: not settled; …"."""
+    return f"{', '.join(metrics)}: {note}"
+
+
+def refusals(refused: Iterable[tuple[str, str]]) -> list[str]:
+    """The notes of metrics not fitted, from (metric, its `FitRefusedError` sentence, which
+    names it first), one per sentence (`by_note`): "wall_s, user_s, …: only 2 distinct
+    size(s) …". A sentence that does not start with its metric is kept whole, apart."""
+    pairs = list(refused)
+    named = [(m, why.removeprefix(f"{m}: ")) for m, why in pairs if why.startswith(f"{m}: ")]
+    return ([of_metrics(ms, why) for why, ms in by_note(named).items()]
+            + [why for m, why in pairs if not why.startswith(f"{m}: ")])
+
+
 def all_failed(variant: str, tried: int) -> str:
     """The note for a variant none of whose runs succeeded."""
     return f"{variant}: every one of its {tried} runs failed, so nothing was fitted"
 
 
+def codes_text(codes: Sequence[int | str]) -> str:
+    """Failed runs' outcomes in a note: "exit codes [1, 'timeout']", and each signal that
+    killed some by its name ("killed by SIGABRT (signal 6)"): "exit codes [-6]" read as a
+    status. Statuses alone read as they always have."""
+    statuses = [c for c in codes if not isinstance(c, int) or c >= 0]
+    signals = [fmt_exit(c) for c in codes if isinstance(c, int) and c < 0]
+    return "; ".join(([f"exit codes {statuses}"] if statuses else []) + signals)
+
+
 def nothing_to_fit(codes: Sequence[int | str]) -> str:
     """Why no verdict is given when every run of the command failed."""
-    return (f"every run of the command failed (exit codes {list(codes)}), so there is nothing "
+    return (f"every run of the command failed ({codes_text(codes)}), so there is nothing "
             "to fit; `quadscope show -v` lists their stderr")
 
 
@@ -89,14 +126,14 @@ def too_few_sizes(failed: int, codes: Sequence[int | str], good: int, sizes: Seq
     swept = [n for n in sizes if n != startup_n]
     beside = (f" beside the start-up runs at n = {fmt_n(startup_n)}"
               if startup_n is not None and startup_n in sizes else "")
-    return (f"{failed} runs failed (exit codes {list(codes)}) and the {good} that succeeded "
+    return (f"{failed} runs failed ({codes_text(codes)}) and the {good} that succeeded "
             f"cover only {len(swept)} size(s) {swept}{beside}: a growth class needs at least 3; "
             "`quadscope show -v` lists the failures")
 
 
 def startup_failed(startup_n: int, codes: Sequence[int | str]) -> str:
     """Why the start-up runs (`Sweep.startup_n`) were dropped: the program failed there."""
-    return (f"the start-up runs at n = {fmt_n(startup_n)} failed (exit codes {list(codes)}), "
+    return (f"the start-up runs at n = {fmt_n(startup_n)} failed ({codes_text(codes)}), "
             "so the start-up was left to the fit (--startup-n sets another size)")
 
 
@@ -110,9 +147,9 @@ def startup_ignored(startup_n: int, metrics: Sequence[str]) -> str:
 def vs_not_fitted(failed: int, codes: Sequence[int | str], good: int) -> str:
     """Why an A/B sweep ends in failure when the --vs command (B) could not be fitted."""
     if good == 0:
-        return (f"every run of the --vs command (B) failed (exit codes {list(codes)}), so A "
+        return (f"every run of the --vs command (B) failed ({codes_text(codes)}), so A "
                 "cannot be compared with it; `quadscope show -v` lists their stderr")
-    return (f"{failed} runs of the --vs command (B) failed (exit codes {list(codes)}) and its "
+    return (f"{failed} runs of the --vs command (B) failed ({codes_text(codes)}) and its "
             f"{good} that succeeded cover too few sizes to fit, so A cannot be compared with it; "
             "`quadscope show -v` lists the failures")
 
@@ -297,6 +334,11 @@ def _work_terms(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     n = d.numbers
     top, at = registry[d.at_most].label, fmt_n(_f(n, "n_max"))
     share = share_text(_f(n, "share"))
+    if n.get("settled") and _f(n, "share") >= 0.5:
+        slower = registry[_s(n, "first")].words if n.get("first") else "start-up"
+        return (f"the {top} term does {share} of the work at n = {at}, a {slower} term "
+                f"{share_text(_f(n, 'share1'))} and the start-up "
+                f"{share_text(_f(n, 'share_a'))}")
     if n.get("settled"):
         first = registry[_s(n, "first")].words if n.get("first") else "start-up"
         where = (f"dominates beyond n ≈ {fmt_n(d.decide_n)}" if d.decide_n
@@ -309,6 +351,14 @@ def _work_terms(d: Doubt, registry: Registry, grow_to: int | None) -> str:
             f"from the count's bookkeeping; {target}")
 
 
+def _counts_it(d: Doubt) -> str:
+    """"; `--meter instructions` counts the work itself", or nothing where the sweep counted
+    the work (the caveat's `numbers["counted"]`): advice to do what was done misleads."""
+    if d.numbers.get("counted"):
+        return ""
+    return f"; `--meter {d.meter or 'instructions'}` counts the work itself"
+
+
 def _kernel(d: Doubt, registry: Registry, grow_to: int | None) -> str:
     """A settled time the kernel's rising share may account for (`analyse.kernel`)."""
     n = d.numbers
@@ -316,8 +366,7 @@ def _kernel(d: Doubt, registry: Registry, grow_to: int | None) -> str:
             f"n = {fmt_n(_f(n, 'lo_n'))} to {_f(n, 'share_hi'):.0%} at "
             f"n = {fmt_n(_f(n, 'hi_n'))} (page faults on fresh memory, system calls), and "
             f"user time alone supports {registry[d.at_least].label}: the kernel's work may "
-            f"change regime within these sizes; `--meter {d.meter or 'instructions'}` counts "
-            "the work itself")
+            f"change regime within these sizes{_counts_it(d)}")
 
 
 def _anchor(d: Doubt, registry: Registry, grow_to: int | None) -> str:
@@ -336,8 +385,17 @@ def _waiting(d: Doubt, registry: Registry, grow_to: int | None) -> str:
             f"at n = {fmt_n(_f(n, 'lo_n'))} and {_f(n, 'ratio_hi'):.1f}× at "
             f"n = {fmt_n(_f(n, 'hi_n'))} ({_f(n, 'preempted'):.0f} times preempted by other "
             f"work), and CPU time supports {registry[d.at_least].label}: the machine's load "
-            f"may account for the rest; `--meter {d.meter or 'instructions'}` counts the work "
-            "itself")
+            f"may account for the rest{_counts_it(d)}")
+
+
+def _parallel(d: Doubt, registry: Registry, grow_to: int | None) -> str:
+    """A wall time the program's growing parallelism holds down (`analyse.parallel`)."""
+    n = d.numbers
+    return (f"the program kept more CPUs busy as n grew: {_f(n, 'cpus_lo'):.1f} at "
+            f"n = {fmt_n(_f(n, 'lo_n'))} and {_f(n, 'cpus_hi'):.1f} at "
+            f"n = {fmt_n(_f(n, 'hi_n'))} (CPU time over wall time), so wall time grows "
+            f"slower than the work until the cores run out; CPU time supports "
+            f"{registry[str(n['cpu'])].label}{_counts_it(d)}")
 
 
 def _exact_misfit(d: Doubt, registry: Registry, grow_to: int | None) -> str:
@@ -497,6 +555,7 @@ _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
     "exact_misfit": _exact_misfit,
     "kernel": _kernel,
     "waiting": _waiting,
+    "parallel": _parallel,
     "anchor": _anchor,
     "exact_hidden": _exact_hidden,
     "few_counts": _few_counts,
@@ -562,9 +621,10 @@ def doubt_text(d: Doubt, registry: Registry, *, grow_to: int | None = None) -> s
     return _TEXTS[d.check](d, registry, grow_to)
 
 
-__all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "change_of_regime", "count_instead",
-           "counted_how", "counted_instead", "counting_cost", "counting_note", "decades",
-           "doubt_text", "flat_count_note", "fmt_n", "lenses_disagree", "memory_note",
-           "memory_why", "nothing_to_fit", "outgrows_note", "refused", "share_text", "sized",
+__all__ = ["OUTGROWS_HEADLINE", "above_regime", "all_failed", "by_note", "change_of_regime",
+           "codes_text", "count_instead", "counted_how", "counted_instead", "counting_cost", "counting_note",
+           "decades", "doubt_text", "flat_count_note", "fmt_n", "lenses_disagree", "memory_note",
+           "memory_why", "nothing_to_fit", "of_metrics", "outgrows_note", "refusals", "refused",
+           "share_text", "sized",
            "step", "then", "tie",
            "too_few_sizes", "vs_not_fitted", "work_counted"]

@@ -108,7 +108,8 @@ def _width(fit: Fit) -> float:
     return hi - lo
 
 
-def _waited_bracket(wall: Fit, cpu: Fit | None, runs: Sequence[Run]) -> Doubt | None:
+def _waited_bracket(wall: Fit, cpu: Fit | None, runs: Sequence[Run],
+                    counted: Mapping[str, str]) -> Doubt | None:
     """A "waiting" doubt for a wall time left unsettled whose k's interval is wider than CPU
     time's while the runs were preempted (`preempted`): the width is the machine's load."""
     if (wall.confident or cpu is None or wall.exponent_ci is None or cpu.exponent_ci is None
@@ -118,16 +119,19 @@ def _waited_bracket(wall: Fit, cpu: Fit | None, runs: Sequence[Run]) -> Doubt | 
     floor, top = floor_class(cpu), cpu.cls if cpu.confident else cpu.at_most
     if numbers is None or floor not in REGISTRY or top not in REGISTRY:
         return None
-    return Doubt("waiting", floor, top, None, numbers={**numbers, "cpu": floor})
+    return Doubt("waiting", floor, top, None, numbers={**numbers, "cpu": floor, **counted})
 
 
-def wait_bound(fits: Mapping[str, Fit], runs: Sequence[Run]) -> tuple[dict[str, Fit], list[str]]:
+def wait_bound(fits: Mapping[str, Fit], runs: Sequence[Run],
+               work: str | None = None) -> tuple[dict[str, Fit], list[str]]:
     """The fits with a wall-time verdict the runs' waiting may account for widened to what
-    CPU time supports, and a note (see the module docstring)."""
+    CPU time supports, and a note (see the module docstring); `work`, the metric that
+    counted the work where the sweep did (its sentence then names no meter)."""
+    counted = {"counted": work} if work else {}
     out = dict(fits)
     wall, cpu_floor = fits.get("wall_s"), floor_class(fits.get("cpu_s"))
     order = REGISTRY.index
-    if wall is not None and (late := _waited_bracket(wall, fits.get("cpu_s"), runs)):
+    if wall is not None and (late := _waited_bracket(wall, fits.get("cpu_s"), runs, counted)):
         said = text.doubt_text(late, REGISTRY)
         out["wall_s"] = replace(wall, doubts=(*wall.doubts, late))
         return out, [f"wall_s: {said}"]
@@ -140,7 +144,7 @@ def wait_bound(fits: Mapping[str, Fit], runs: Sequence[Run]) -> tuple[dict[str, 
     if numbers is None or top not in REGISTRY:
         return out, []
     doubt = Doubt("waiting", cpu_floor, top, None, meter="instructions",
-                  numbers={**numbers, "cpu": cpu_floor})
+                  numbers={**numbers, "cpu": cpu_floor, **counted})
     said = text.doubt_text(doubt, REGISTRY)
     out["wall_s"] = replace(wall, cls=INCONCLUSIVE, best=wall.best or wall.cls,
                             at_least=cpu_floor, at_most=top, decide_n=None,

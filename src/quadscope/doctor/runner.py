@@ -63,6 +63,7 @@ from quadscope.model import Fit, Measurement, Run, Sweep
 from quadscope.run import session
 from quadscope.run.spec import SweepSpec
 from quadscope.store import Store
+from quadscope.units import fmt_exit
 
 BLOB_KEY = "doctor"
 _MIN_RUN_S = 0.05
@@ -201,7 +202,8 @@ def _failure_reason(runs: Sequence[Run], stopped: bool) -> str:
         return "every run timed out within its share of the budget; raise --budget"
     if tail:
         return tail[-1]
-    return f"every run failed (exit {last.exit_code})"
+    code = last.exit_code
+    return f"every run failed ({f'exit {code}' if code >= 0 else fmt_exit(code)})"
 
 
 def build_helpers(

@@ -79,6 +79,7 @@ from quadscope.measure.resident import (
 )
 from quadscope.model import Measurement
 from quadscope.textsafe import command_text, visible
+from quadscope.units import fmt_exit
 
 _RUSAGE_METRICS = metrics.by_source(metrics.RUSAGE)
 _MAX_CACHED_REQUESTS = 4096  # distinct (argv, env, timeout) requests kept
@@ -185,7 +186,7 @@ def _failure(what: str, argv: Sequence[str], m: Measurement) -> str:
     shell = tuple(argv[:2]) == ("/bin/sh", "-c")
     shown = command_text(argv[-1:] if shell else argv, shell=shell)
     how = (f"timed out after {m.wall_s:.3g} s" if m.timed_out
-           else f"was killed by signal {-m.exit_code}" if m.exit_code < 0
+           else f"was {fmt_exit(m.exit_code)}" if m.exit_code < 0
            else f"exited with status {m.exit_code}")
     last = m.stderr_tail.strip().splitlines()[-1:] or [""]
     said = f" saying: {visible(last[0].strip())[:200]}" if last[0].strip() else ""

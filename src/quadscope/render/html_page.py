@@ -32,6 +32,7 @@ from quadscope import __version__
 from quadscope.analyse.headline import lead_fit
 from quadscope.classes import REGISTRY
 from quadscope.textsafe import visible
+from quadscope.units import fmt_exit
 
 if TYPE_CHECKING:
     from quadscope.analyse.analysis import Analysis
@@ -291,11 +292,14 @@ def report_body(analysis: Analysis, data: ReportData, *, ids: str = "",
 
     if data.failures:
         yield f"<h2>Failed runs ({len(data.failures)})</h2>"
-        yield ("<p class=\"hint\">Drawn as grey crosses in the cost plots; never fitted.</p>")
+        if data.failures_drawn:  # the hint once spoke of crosses no plot drew
+            yield "<p class=\"hint\">Drawn as grey crosses in the cost plots; never fitted.</p>"
+        else:
+            yield "<p class=\"hint\">Never fitted.</p>"
         yield "<div class=\"wide\"><table><thead><tr><th>run #</th><th>variant</th><th>" + _e(data.size_word)
         yield "</th><th>repeat</th><th>exit</th><th>stderr (tail)</th></tr></thead><tbody>"
         for f in data.failures[:200]:
-            code = f"{f['exit_code']}" + (" (timed out)" if f["timed_out"] else "")
+            code = fmt_exit(f["exit_code"]) + (" (timed out)" if f["timed_out"] else "")
             yield (f"<tr><td class=\"num\">{_e(f['seq'])}</td><td>{_e(f['variant'])}</td>"
                    f"<td class=\"num\">{_e(f['size_n'])}</td><td class=\"num\">{_e(f['repeat'])}"
                    f"</td><td class=\"num\">{_e(code)}</td>"

@@ -55,7 +55,7 @@ from quadscope.render.extras import (
 from quadscope.render.panels import metric_plots, metric_verdict
 from quadscope.render.plotmodel import Area, HLine, Layer, Line, Plot, Points, VLine
 from quadscope.textsafe import command_text, visible, visible_lines
-from quadscope.units import fmt_value
+from quadscope.units import fmt_exit, fmt_value
 
 BAND_ALPHA = 0.18
 POINT_ALPHA = 0.55
@@ -101,6 +101,14 @@ class ReportData:
             out.extend(s.plots)
         out.extend(p.plot for p in self.doctor if p.plot is not None)
         return out
+
+    @property
+    def failures_drawn(self) -> int:
+        """How many failed runs' points the plots draw (the "<variant>_fail" row sets): none
+        when nothing was fitted, as no cost plot is made, though runs failed."""
+        return sum(len(layer_points(self, plot, layer)[0]) for plot in self.plots
+                   for layer in plot.layers
+                   if isinstance(layer, Points) and (layer.rows or "").endswith("_fail"))
 
     def to_json_obj(self) -> dict[str, Any]:
         """What the HTML page embeds for its script: runs once, then each plot's `to_dict()`."""
@@ -170,6 +178,12 @@ def _table(analysis: Analysis, word: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _exit_word(code: int) -> str:
+    """A run's exit in the plots' hover text: "exit 0", "killed by SIGABRT (signal 6)"."""
+    said = fmt_exit(code)
+    return said if code < 0 else f"exit {said}"
+
+
 def _runs_columns(analysis: Analysis, metrics: Sequence[str]) -> tuple[
     dict[str, list[Any]], dict[str, list[float | None]], dict[str, list[int]]
 ]:
@@ -178,6 +192,7 @@ def _runs_columns(analysis: Analysis, metrics: Sequence[str]) -> tuple[
         "n": [r.size_n for r in runs],
         "repeat": [r.repeat for r in runs],
         "exit": [r.measurement.exit_code for r in runs],
+        "exit_text": [_exit_word(r.measurement.exit_code) for r in runs],
         "timeout": [1 if r.measurement.timed_out else 0 for r in runs],
         "seq": [r.seq for r in runs],
         "variant": [r.variant for r in runs],

@@ -47,7 +47,7 @@ from quadscope.analyse.headline import (
     work_note,
 )
 from quadscope.analyse.launches import counted_text
-from quadscope.analyse.text import counting_note, uncounted_note
+from quadscope.analyse.text import by_note, counting_note, of_metrics, uncounted_note
 from quadscope.classes import INCONCLUSIVE, REGISTRY
 from quadscope.doctor.records import DoctorReport, ProbeResult
 from quadscope.meters import REGISTRY as METERS
@@ -60,7 +60,7 @@ from quadscope.render.doctor import doctor_text
 from quadscope.render.extras import culprit_class
 from quadscope.render.sizes import shown_metric, sizes_tables
 from quadscope.textsafe import command_text, shorten, visible
-from quadscope.units import fmt_count, fmt_value
+from quadscope.units import fmt_count, fmt_exit, fmt_value
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -364,7 +364,7 @@ def failures_table(analysis: Analysis, width: int) -> Table | None:
     for r in analysis.failures[:20]:
         m = r.measurement
         tail = m.stderr_tail.strip().splitlines()[-1:] or [""]
-        rows.append([r.variant, str(r.size_n), "timeout" if m.timed_out else str(m.exit_code),
+        rows.append([r.variant, str(r.size_n), "timeout" if m.timed_out else fmt_exit(m.exit_code),
                      visible(tail[0])[:200]])
     return fit_columns(f"{len(analysis.failures)} failed run(s), left out of the fit", cols,
                        rows, width)
@@ -409,11 +409,11 @@ def culprits_table(culprits: Iterable[Culprit], width: int, limit: int = 15,
 def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
                 sizes: bool = False, metric: str | None = None) -> Iterable[RenderableType]:
     yield from headline(analysis, width)
+    if analysis.profile is not None and (said := analysis.profile.culprit_sentence):
+        yield _line(fit_words(visible(said), width), "bold")  # the user's function, first
     if analysis.comparison is None and (note := work_note(analysis.fits.get("A", {}),
                                                           analysis.work_metric)):
         yield _line(fit_words(visible(note), width))  # what the exact count's class rests on
-    if analysis.profile is not None and (said := analysis.profile.culprit_sentence):
-        yield _line(fit_words(visible(said), width), "bold")  # the user's function, first
     if analysis.sweep.mode == "accumulate" and (launches := counted_text(
             analysis.runs, analysis.work_metric)):
         yield _line(fit_words(launches, width), "dim")  # which launches were counted in place
@@ -436,19 +436,13 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
     if sizes:
         yield from sizes_tables(analysis, shown_metric(analysis, metric), width)
     two = "B" in analysis.fits and len(analysis.fits) > 1
-    notes: dict[tuple[str, str], list[str]] = {}  # one line per (variant, note): metrics joined
-    for variant, fits in analysis.fits.items():
-        decided_by = _counted_lead(fits, analysis.work_metric)
-        for metric in shown:
-            fit = fits.get(metric)
-            if fit is not None and (note := short_note(fit, word, counted=decided_by)):
-                notes.setdefault((variant, note), []).append(metric)
-    for (variant, note), names in notes.items():
-        line = f"{variant + ' ' if two else ''}{', '.join(names)}: {note}"
+    # One line per (variant, note), its metrics joined.
+    for (variant, note), names in by_note(_short_notes(analysis, shown)).items():
+        line = f"{variant + ' ' if two else ''}{of_metrics(names, note)}"
         if len(line) > width:  # the same note in fewer words before any is cut
             fits = analysis.fits[variant]
-            line = (f"{variant + ' ' if two else ''}{', '.join(names)}: "
-                    f"{short_note(fits[names[0]], word, True, _counted_lead(fits, analysis.work_metric))}")
+            line = f"{variant + ' ' if two else ''}" + of_metrics(names, short_note(
+                fits[names[0]], word, True, _counted_lead(fits, analysis.work_metric)))
         yield _line(fit_words(line, width), "yellow")  # still too long: two lines, not "dec…"
     extra = []
     hidden = sum(1 for fs in analysis.fits.values() for m in fs if m not in shown)
@@ -463,6 +457,17 @@ def renderables(analysis: Analysis, width: int = 80, verbose: bool = False,
         yield _line(f"doctor {probe.probe}: {probe.verdict} — {visible(probe.finding)}")
     if extra:
         yield _line(f"-v shows {', '.join(extra)}", "dim")
+
+
+def _short_notes(analysis: Analysis, shown: Sequence[str]) -> Iterable[tuple[str, tuple[str, str]]]:
+    """(metric, (variant, its fit's short note)) of each shown fit that has one."""
+    for variant, fits in analysis.fits.items():
+        decided_by = _counted_lead(fits, analysis.work_metric)
+        for metric in shown:
+            fit = fits.get(metric)
+            if fit is not None and (note := short_note(fit, analysis.size_word,
+                                                       counted=decided_by)):
+                yield metric, (variant, note)
 
 
 def _para(text: str, width: int, style: str = "") -> Text:

@@ -170,6 +170,7 @@ def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> s
     from quadscope.analyse.kernel import kernel_bound
     from quadscope.analyse.launches import pool_launches
     from quadscope.analyse.memory import memory_bound
+    from quadscope.analyse.parallel import parallel_bound
     from quadscope.analyse.waiting import wait_bound
     from quadscope.classes import REGISTRY
 
@@ -191,9 +192,14 @@ def open_reason(sweep: Sweep, runs: Sequence[Run], *, pooled: bool = False) -> s
         fits, _ = memory_bound(fits, measured, sweep.host)
         fits, _ = kernel_bound(fits, measured)
         fits, _ = wait_bound(fits, measured)
+        fits, _ = parallel_bound(fits, measured)
         fit = time_fit(fits)
         if fit is None:
             continue
+        wall = fits.get("wall_s")
+        if wall is not None and any(d.check == "parallel" for d in wall.doubts):
+            return (f"time alone could not settle {whose} class: wall time lagged the work "
+                    "as the program kept more CPUs busy at larger n")
         if not fit.confident:
             return f"time alone left {whose} class open"
         if fit.doubts:

@@ -309,7 +309,7 @@
         var metric = layer.metric || (typeof layer.y === "string" ? layer.y : this.spec.metric);
         lines.push(metric + " = " + fmtValue(metric, D.values[metric][i]));
         if (typeof layer.y !== "string") lines.push(layer.name + " = " + fmtUnit(this.spec.yunit, p[1]));
-        lines.push("exit " + R.exit[i] + (R.timeout[i] ? " (timed out)" : ""));
+        lines.push((R.exit_text ? R.exit_text[i] : "exit " + R.exit[i]) + (R.timeout[i] ? " (timed out)" : ""));
       } else {
         lines.push(word + " = " + fmtCount(p[0]));
         lines.push(layer.floor ? layer.name + ": drawn on the floor of the log axis"
