@@ -111,3 +111,10 @@ def test_sized_renames_the_size_and_nothing_else() -> None:
         "worth 74% of the cost at i = 55; without growing i, i² or cⁱ"
     assert sized("missing {n} in --sizes; an n-th run", "i") == "missing {n} in --sizes; an n-th run"
     assert sized("at n = 5", "n") == "at n = 5"
+
+
+def test_a_launch_list_is_whole_up_to_four_and_elided_beyond() -> None:
+    from quadscope.analyse.launches import launch_list
+
+    assert launch_list([2, 4, 8]) == "2, 4, 8"
+    assert launch_list([2, 4, 8, 16, 32]) == "2, 4, …, 32"

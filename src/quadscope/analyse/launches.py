@@ -82,6 +82,12 @@ def counted_apart(runs: Sequence[Run], metric: str | None) -> tuple[tuple[Run, .
     return tuple(r for r in runs if r.value(metric) is None), counted
 
 
+def launch_list(launches: Sequence[int]) -> str:
+    """"2, 4, 8" in full up to four launches, else "2, 4, …, 512" (in the order given)."""
+    shown = [str(i) for i in launches]
+    return ", ".join(shown) if len(shown) <= 4 else f"{shown[0]}, {shown[1]}, …, {shown[-1]}"
+
+
 def counted_text(runs: Sequence[Run], metric: str | None) -> str:
     """One sentence naming the launches counted in place, per variant ("" when none were):
     "the work was counted at launches 2, 4, …, 512 (A) and 2, 4, …, 256 (B), each in place
@@ -94,11 +100,7 @@ def counted_text(runs: Sequence[Run], metric: str | None) -> str:
             [r for r in runs if r.variant == "A" and r.measurement.ok]):
         return ""  # nothing counted, or every launch counted as it ran
 
-    def listed(launches: list[int]) -> str:
-        shown = [str(i) for i in sorted(launches)]
-        return ", ".join(shown) if len(shown) <= 4 else f"{shown[0]}, {shown[1]}, …, {shown[-1]}"
-
-    lists = {name: listed(v) for name, v in sorted(by_variant.items())}
+    lists = {name: launch_list(sorted(v)) for name, v in sorted(by_variant.items())}
     if len(set(lists.values())) == 1 and len(lists) > 1:  # "2, 4, …, 512 (A and B)", said once
         lists = {" and ".join(lists): next(iter(lists.values()))}
     parts = [f"{said}{f' ({name})' if len(by_variant) > 1 else ''}"
@@ -108,4 +110,4 @@ def counted_text(runs: Sequence[Run], metric: str | None) -> str:
 
 
 __all__ = ["MIN_LAUNCHES", "MIN_POOL", "POOL_RATIO", "counted_apart", "counted_text",
-           "pool_launches", "pools"]
+           "launch_list", "pool_launches", "pools"]

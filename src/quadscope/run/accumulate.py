@@ -58,6 +58,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
+from quadscope.analyse.launches import launch_list
 from quadscope.analyse.text import counted_how, counting_cost
 from quadscope.meters.base import Cost
 from quadscope.model import Run, Sweep
@@ -179,7 +180,7 @@ class InPlacePlan:
             most = int(share // each) if each > 0 else len(wanted)
             if most < MIN_COUNTED:
                 self.left_out.append(
-                    f"counting {variant}'s launches {_launch_list(wanted)} was priced at "
+                    f"counting {variant}'s launches {launch_list(wanted)} was priced at "
                     f"{len(wanted) * each:.1f} s, over its {max(share, 0):.1f} s share of "
                     "the budget")
                 chosen = ()
@@ -215,7 +216,7 @@ class InPlacePlan:
         dropped = [i for i in ahead if i not in kept]
         self.chosen[job.variant] = tuple(i for i in self.chosen[job.variant]
                                          if i < job.size_n or i in kept)
-        self.left_out.append(f"{job.variant}'s launches {_launch_list(dropped)} were timed, "
+        self.left_out.append(f"{job.variant}'s launches {launch_list(dropped)} were timed, "
                              f"not counted: each count cost about {price:.1f} s, more than "
                              f"what was left of the variant's {max(share, 0):.1f} s share "
                              "allowed")
@@ -242,11 +243,6 @@ def _per_doubling(counted: Sequence[Run], metric: str) -> float:
     return max((b / a) ** (math.log(2) / math.log(hi.size_n / lo.size_n)), 1.0)
 
 
-def _launch_list(launches: Sequence[int]) -> str:
-    shown = [str(i) for i in launches]
-    return ", ".join(shown) if len(shown) <= 4 else f"{shown[0]}, {shown[1]}, …, {shown[-1]}"
-
-
 def mark(sweep: Sweep, runs: Sequence[Run], plan: InPlacePlan, *, meter: str, counters: str,
          note: str, reason: str, spent_s: tuple[float, float]) -> Sweep:
     """The sweep after its launches ran (see the module docstring). `spent_s` is (the timed
@@ -258,7 +254,7 @@ def mark(sweep: Sweep, runs: Sequence[Run], plan: InPlacePlan, *, meter: str, co
     # "launches 2, 4, …, 512 were counted under Valgrind in place of their timed runs
     # (13.4 s, 4.5× the timed launches' 3.0 s)": no nested note (`text.counting_cost`).
     how = counted_how(counters)
-    where = (f"launches {_launch_list(launches)} were counted{' ' + how if how else ''} in "
+    where = (f"launches {launch_list(launches)} were counted{' ' + how if how else ''} in "
              f"place of their timed runs ({counting_cost(spent_s, 'the timed launches')})")
     left = "; ".join(plan.left_out)
     if enough and (reason or not plan.budgeted):
