@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,13 @@ from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.model import Measurement
 from quadscope.store import SqliteStore, Store
+
+# A test run started in the background without job control (`(make test &)`) inherits
+# SIGINT ignored, and an ignored signal stays ignored across exec: the Ctrl-C tests'
+# quadscope would never see the signal they send. A handler here is reset to the default
+# in every child, so each child starts as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def measurement(wall_s: float, exit_code: int = 0, **kw: float) -> Measurement:
