@@ -110,6 +110,30 @@ def test_an_unexplained_gap_still_gives_the_numbers_looked_at() -> None:
         "the caches (working set 0 B, within the 2 MiB L2 cache) explain it")
 
 
+def test_other_work_over_the_sweep_explains_a_gap_nothing_else_does() -> None:
+    """As the unexplained gap above, on a machine where other work kept a CPU busy."""
+    from dataclasses import replace
+
+    wall = {n: n * 1e-6 * (n / 1000) ** 0.4 for n in SIZES}
+    fits = {"wall_s": _fit("wall_s", "n log n", 1.4, (1.3, 1.5)),
+            "instructions": _fit("instructions", "n", 1.0, (1.0, 1.0))}
+    runs = _runs(wall, wall, {n: 0.02 * wall[n] for n in SIZES}, FLAT_RSS, WORK)
+    g = gap(fits, runs, replace(HOST, other_load="1.02/2"), "instructions")
+    assert g is not None and g.cause == "load" and g.other_load == (1.02, 2)
+    assert gap_text(g) == (
+        "wall time grows faster than the work (k 1.40 vs 1.00): each instruction cost 3× as much "
+        "at n = 16000 as at n = 1000, while other work kept 1.0 of the 2 CPUs busy during the "
+        "sweep, sharing the caches and memory with the runs")
+    quiet = gap(fits, runs, replace(HOST, other_load="0.20/2"), "instructions")
+    assert quiet is not None and quiet.cause == "unexplained"
+    slower = {"wall_s": _fit("wall_s", "n", 0.9, (0.8, 0.95)),
+              "instructions": _fit("instructions", "n", 1.0, (1.0, 1.0))}
+    flat = {n: n * 1e-6 * (n / 1000) ** -0.1 for n in SIZES}
+    runs = _runs(flat, flat, dict.fromkeys(SIZES, 0.0), FLAT_RSS, WORK)
+    g = gap(slower, runs, replace(HOST, other_load="1.02/2"), "instructions")
+    assert g is not None and g.cause != "load"  # load slows; it does not flatten growth
+
+
 def test_crossing_interpolates_in_log_n_and_is_none_inside_the_cache() -> None:
     rss = {1000: 1e6, 2000: 2e6, 4000: 5e6}  # working set 1 MB at 2000, 4 MB at 4000
     n = crossing(rss, 2e6)

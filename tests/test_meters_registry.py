@@ -23,7 +23,7 @@ from quadscope.host import Host
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.launcher import FakeExecutor
 from quadscope.measure.provenance import Provenance
-from quadscope.measure.system import THP, FakeReader
+from quadscope.measure.system import CPU_DIR, LOADAVG, STAT, THP, FakeReader
 from quadscope.meters import REGISTRY, Cost, Measuring, Meter, Registry, Target
 from quadscope.model import Measurement
 from quadscope.run import session
@@ -142,6 +142,38 @@ def test_the_session_records_host_facts_and_skew_checks(store: Store) -> None:
     stored = store.get_sweep(str(sweep.id))
     assert (stored.host, stored.git_commit) == (facts.host, "abc123")
     assert facts.advice[0] in analyse(stored, store.runs(sweep.id)).notes
+
+
+@dataclasses.dataclass
+class _TwoStats:
+    """/proc/stat as read at a sweep's start, then at its end; the other files as given."""
+
+    stats: list[str]
+    files: dict[str, str]
+
+    def read(self, path: str) -> str | None:
+        return self.stats.pop(0) if path == STAT and self.stats else self.files.get(path)
+
+
+def test_the_session_records_the_steal_and_the_other_work_over_the_sweep(store: Store) -> None:
+    """Between the two readings: 2000 ticks on 2 CPUs, 1500 busy, 100 stolen; quadscope and
+    its runs used 5 CPU seconds (the `own_cpu` readings 10 then 15): others kept 1 CPU busy,
+    which the analysis advises on in place of the load average at the start."""
+    reader = _TwoStats(["cpu  0 0 0 0 0 0 0 0 0 0\n", "cpu  1300 100 50 400 0 50 0 100 0 0\n"],
+                       {f"{CPU_DIR}/online": "0-1\n", LOADAVG: "1.90 1.5 1.2 3/300 42\n"})
+    own = iter([10.0, 15.0])
+    machine = dataclasses.replace(_machine(), reader=reader, own_cpu=lambda: next(own),
+                                  clock_ticks=100)
+    clock = FakeClock(start=1000.0)
+    spec = SweepSpec(command=("prog", "{n}"), sizes=(1, 2, 4, 8), repeat=1, warmup=0)
+    sweep = session.start(spec, store=store, clock=clock, machine=machine,
+                          measuring=Measuring(FakeExecutor(_faults_cost, clock), "rusage", ""))
+    stored = store.get_sweep(str(sweep.id))
+    assert (stored.host.steal_pct, stored.host.other_load, stored.host.load_1m) == (
+        "5.0", "1.00/2", "1.90/2")
+    notes = analyse(stored, store.runs(sweep.id)).notes
+    assert any(n.startswith("other work kept 1.00 of the 2 CPUs busy") for n in notes)
+    assert not any("load average" in n for n in notes)
 
 
 def test_resume_continues_with_the_stored_meter(store: Store, monkeypatch: pytest.MonkeyPatch

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from quadscope.host import Host
 from quadscope.measure.system import (
     ASLR,
@@ -15,6 +17,7 @@ from quadscope.measure.system import (
     FakeReader,
     HugePages,
     LoadAverage,
+    OtherLoad,
     StealTime,
     Turbo,
     advice_from_host,
@@ -85,8 +88,52 @@ def test_steal_is_the_hypervisors_share_between_two_readings() -> None:
     assert StealTime.between((), after) is None
 
 
+def test_other_load_is_the_busy_time_not_spent_by_quadscope_and_its_runs() -> None:
+    """Over 10 s on 2 CPUs (2000 ticks at 100 Hz), 1500 ticks busy (user, nice, system,
+    irq, softirq; not steal), of which quadscope's runs used 5 CPU seconds: others kept
+    1000 ticks of 2000 busy, one CPU of the two."""
+    before = cpu_times("cpu  100 0 50 800 0 0 0 0 0 0\n")
+    after = cpu_times("cpu  1300 100 200 1150 100 50 0 50 0 0\n")
+    load = OtherLoad.between(before, after, own_cpu_s=5.0, hz=100, cpus=2)
+    assert load == OtherLoad("1.00/2") and load.cpus_busy == 1.0
+    assert "other work kept 1.00 of the 2 CPUs busy" in (load.advice() or "")
+    assert OtherLoad.between(before, after, own_cpu_s=20.0, hz=100, cpus=2) == OtherLoad(
+        "0.00/2")  # never below nothing, however the ticks round
+    assert OtherLoad("0.49/2").advice() is None
+    assert OtherLoad.between((), after, own_cpu_s=0.0, hz=100, cpus=2) is None
+    assert OtherLoad.between(before, before, own_cpu_s=0.0, hz=100, cpus=2) is None
+
+
+def test_the_load_over_the_sweep_supersedes_the_load_average_at_its_start() -> None:
+    """Both warn of the same thing; the one measured over the sweep is the one said."""
+    (only,) = advice_from_host(Host(load_1m="1.80/2", other_load="1.02/2"))
+    assert only.startswith("other work kept 1.02 of the 2 CPUs busy during the sweep")
+    assert advice_from_host(Host(load_1m="1.80/2", other_load="0.10/2")) == ()
+    (start,) = advice_from_host(Host(load_1m="1.80/2"))
+    assert start.startswith("the load average was 1.80")
+
+
 def test_stored_facts_give_back_their_advice() -> None:
     """A report rebuilds the checks from Sweep.host: only the skewing facts advise."""
     host = Host(kernel="6.1", aslr="2", thp="always", steal_pct="0.3")
     (only,) = advice_from_host(host)
     assert only.startswith("transparent huge pages are 'always'")
+
+
+def test_own_cpu_adds_the_live_childrens_time_and_theirs(tmp_path: Path) -> None:
+    """The launcher reaps the runs: their CPU is its cutime/cstime, which count as ours; a
+    process whose parent is another is not (fields 14-17 of /proc/PID/stat, in ticks)."""
+    import os
+
+    from quadscope.measure.system import own_cpu_s
+
+    hz = os.sysconf("SC_CLK_TCK")
+    child = f"7 (launch er) S {os.getpid()} 7 7 0 -1 0 0 0 0 0 {hz} {hz} {2 * hz} 0 20 0 1 0"
+    other = f"8 (x) S 1 8 8 0 -1 0 0 0 0 0 {50 * hz} 0 0 0 20 0 1 0"
+    for pid, text in (("7", child), ("8", other), ("self", other)):
+        (tmp_path / pid).mkdir()
+        (tmp_path / pid / "stat").write_text(text)
+    (tmp_path / "9").mkdir()  # exited meanwhile: no stat
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert 3.9 < own_cpu_s(tmp_path) - own_cpu_s(empty) < 4.1

@@ -13,7 +13,7 @@ object. This module imports nothing but the standard library.
 
 Who writes which facts: `measure.host.host_info()` the machine (hostname to
 boot_flags); `measure.system` the facts that skew timings (cpu_governor to
-steal_pct, one `Check` class each, whose `key` is the field's name); the session
+other_load, one `Check` class each, whose `key` is the field's name); the session
 (`run.session.start`) what the resident launcher cleaned up with (`run_cleanup`)
 and (`run.session.read_host`) the programs run in place of shims (`shims`); `--fleet`
 the Ray node (`ray_node_id`). Sweeps stored before the boot-flag allow-list
@@ -54,6 +54,7 @@ class Host:
     aslr: str | None = None  # randomize_va_space: "0" | "1" | "2"
     load_1m: str | None = None  # "1.52/2": load average at the start over the online CPUs
     steal_pct: str | None = None  # the hypervisor's share over the sweep, in %
+    other_load: str | None = None  # "1.02/2": CPUs other work kept busy over the sweep
     # How it ran.
     run_cleanup: str | None = None  # what the launcher killed orphans with (measure/resident.py)
     shims: str | None = None  # programs run in place of version managers' shims (measure/shims.py)

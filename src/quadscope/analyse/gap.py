@@ -29,6 +29,9 @@ The cause is read from what every timed run records, first match wins:
   the CPUs busy at either end;
 * time grows slower, and the time fit's offset (start-up, which does not
   grow) is at least START_SHARE of the time at the largest size: "start-up";
+* time grows faster, and other work kept LOAD_CPUS or more busy over the
+  sweep (the host's `other_load`, `measure.system.OtherLoad`): "load", with
+  the CPUs it kept busy;
 * otherwise "unexplained", still with the numbers looked at (the kernel's
   share, the working set against the cache).
 
@@ -50,6 +53,7 @@ from dataclasses import dataclass
 from quadscope.analyse.text import fmt_n
 from quadscope.classes import REGISTRY
 from quadscope.host import Host
+from quadscope.measure.system import LOAD_CPUS
 from quadscope.model import Fit, Run
 from quadscope.units import fmt_bytes
 
@@ -68,7 +72,7 @@ class Gap:
     k_time: float
     k_work: float
     faster: bool  # time grows faster than the work
-    cause: str  # "kernel", "cache", "parallel", "start-up" or "unexplained"
+    cause: str  # "kernel", "cache", "parallel", "start-up", "load" or "unexplained"
     n_max: int
     n_min: int
     sys_share_max: float | None  # the kernel's share of CPU time at n_max
@@ -81,6 +85,7 @@ class Gap:
     per_work: float | None  # time per unit of work at the largest counted size / smallest
     per_work_n: tuple[int, int] | None = None  # those two sizes (smallest, largest)
     cpus: tuple[float, float] | None = None  # CPUs busy at once at n_min and n_max
+    other_load: tuple[float, int] | None = None  # CPUs other work kept busy, of how many
 
 
 def _medians(runs: Sequence[Run], metric: str) -> dict[int, float]:
@@ -220,6 +225,16 @@ def _cost_moved(time: Mapping[int, float], work: Mapping[int, float], faster: bo
     return False
 
 
+def other_load(host: Host) -> tuple[float, int] | None:
+    """The CPUs other work kept busy over the sweep and the online CPUs (`other_load`,
+    "1.02/2"), None where it was not recorded or does not read."""
+    busy, _, cpus = (host.other_load or "").partition("/")
+    try:
+        return float(busy), int(cpus)
+    except ValueError:
+        return None
+
+
 def _cache(host: Host) -> tuple[int | None, str]:
     if host.l2_bytes:
         return host.l2_bytes, "L2 cache"
@@ -266,6 +281,8 @@ def gap(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host, work: str | No
         cause, cpus = "parallel", (spread["cpus_lo"], spread["cpus_hi"])
     elif not faster and start is not None and start >= START_SHARE:
         cause = "start-up"
+    elif faster and (load := other_load(host)) is not None and load[0] >= LOAD_CPUS:
+        cause = "load"
     else:
         cause = "unexplained"
     counts = _medians(runs, work or "")
@@ -274,7 +291,8 @@ def gap(fits: Mapping[str, Fit], runs: Sequence[Run], host: Host, work: str | No
     per = _per_work(time, counts)
     return Gap(timed.metric, timed.exponent, k, faster, cause, n_max, n_min,
                share_max, share_min, ws, cache_bytes, cache, cross, start,
-               None if per is None else per[0], None if per is None else per[1], cpus)
+               None if per is None else per[0], None if per is None else per[1], cpus,
+               other_load(host))
 
 
 _TIME_WORDS = {"wall_s": "wall time", "cpu_s": "CPU time", "user_s": "user time"}
@@ -331,6 +349,10 @@ def gap_text(g: Gap) -> str:
     # dearest, so it fell from the smallest size while the time outgrew the work above it:
     # mawk `s = s "x"`, 0.43× beside "grows faster") would contradict the head: left out.
     rose = _rose(g) if g.per_work is None or (g.per_work > 1) == g.faster else ""
+    if g.cause == "load" and g.other_load is not None:
+        busy, cpus = g.other_load
+        return (f"{head}{rose}, while other work kept {busy:.1f} of the {cpus} CPUs busy "
+                "during the sweep, sharing the caches and memory with the runs")
     if not g.faster:
         return head + rose
     kernel = ("" if g.sys_share_max is None

@@ -17,7 +17,8 @@ The items and their thresholds follow pyperf's `system show`
 (pyperf/_system.py): a governor other than `performance`, turbo boost on,
 ASLR not fully on; plus transparent huge pages set to `always` (faults and
 RSS then move in 2 MiB steps as n grows), a load average above half the CPUs
-at the start, and steal time of 2% or more over the sweep. `Shims` is not
+at the start, steal time of 2% or more over the sweep, and other work keeping
+LOAD_CPUS or more busy over it (which supersedes the load average's advice). `Shims` is not
 read from the machine: the session records which of the command's programs
 were version managers' shims (`measure.shims`), and its advice says what ran.
 """
@@ -279,9 +280,76 @@ class Shims:
         return "; ".join(said) or None
 
 
-Check = CpuGovernor | Turbo | HugePages | Aslr | LoadAverage | StealTime | Shims
+def own_cpu_s(proc: Path = Path("/proc")) -> float:
+    """The CPU seconds this process has used, with its children's: those it waited for
+    (`os.times`) and those alive now, each with what it used and what its own waited-for
+    children did (/proc/PID/stat utime, stime, cutime, cstime): the resident launcher
+    starts the runs and reaps them, so their CPU time is its children's, not ours."""
+    t = os.times()
+    total = t.user + t.system + t.children_user + t.children_system
+    me, hz = os.getpid(), os.sysconf("SC_CLK_TCK")
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == me:  # fields[1] is the parent's pid (field 4)
+                total += sum(int(x) for x in fields[11:15]) / hz  # fields 14-17
+        except (OSError, IndexError, ValueError):
+            continue  # exited meanwhile, or not readable
+    return total
+
+
+LOAD_CPUS = 0.5  # other work keeping this many CPUs busy over a sweep is worth naming
+
+
+@dataclass(frozen=True, slots=True)
+class OtherLoad:
+    """The CPUs other work kept busy during the sweep, on average, over the online CPUs
+    ("1.02/2"): the busy time of /proc/stat (user, nice, system, irq, softirq) less the
+    CPU time of quadscope and the runs it waited for, over the time that passed."""
+
+    value: str
+    key = "other_load"
+
+    @classmethod
+    def between(cls, before: tuple[int, ...], after: tuple[int, ...], own_cpu_s: float,
+                hz: int, cpus: int) -> OtherLoad | None:
+        """From two readings of /proc/stat's `cpu` line (`cpu_times`, in 1/`hz` s of one
+        CPU), the CPU seconds this process and its children used in between, and the
+        online CPUs."""
+        if len(before) < 8 or len(after) < 8 or hz <= 0:
+            return None
+        delta = [a - b for a, b in zip(after[:8], before[:8], strict=True)]
+        total = sum(delta)
+        if total <= 0 or cpus <= 0:
+            return None
+        busy = delta[0] + delta[1] + delta[2] + delta[5] + delta[6]  # steal is StealTime's
+        other = max(0.0, busy - own_cpu_s * hz)
+        return cls(f"{cpus * other / total:.2f}/{cpus}")
+
+    @property
+    def cpus_busy(self) -> float:
+        return float(self.value.split("/")[0])
+
+    def show(self) -> str:
+        busy, cpus = self.value.split("/")
+        return f"other work over the sweep: {busy} of {cpus} CPUs busy"
+
+    def advice(self) -> str | None:
+        busy, cpus = self.value.split("/")
+        if float(busy) < LOAD_CPUS:
+            return None
+        return (f"other work kept {busy} of the {cpus} CPUs busy during the sweep: it shares "
+                "the CPUs, caches and memory with the runs, so the times carry its "
+                "contention; measure on a quieter machine, or count the work "
+                "(--meter instructions), which load does not change")
+
+
+Check = (CpuGovernor | Turbo | HugePages | Aslr | LoadAverage | StealTime | OtherLoad
+         | Shims)
 _KINDS: tuple[type[Check], ...] = (CpuGovernor, Turbo, HugePages, Aslr, LoadAverage, StealTime,
-                                   Shims)
+                                   OtherLoad, Shims)
 
 
 def read_checks(reader: Reader) -> tuple[Check, ...]:
@@ -308,5 +376,10 @@ def checks_from_host(host: Host) -> tuple[Check, ...]:
 
 
 def advice_from_host(host: Host) -> tuple[str, ...]:
-    """The advice of every recorded fact that likely skewed the sweep's timings."""
-    return tuple(a for c in checks_from_host(host) if (a := c.advice()) is not None)
+    """The advice of every recorded fact that likely skewed the sweep's timings; where the
+    other work over the whole sweep was measured, the load average at its start is not
+    advised on too (the one supersedes the other)."""
+    checks = checks_from_host(host)
+    if any(isinstance(c, OtherLoad) for c in checks):
+        checks = tuple(c for c in checks if not isinstance(c, LoadAverage))
+    return tuple(a for c in checks if (a := c.advice()) is not None)

@@ -23,8 +23,10 @@ meter registry picks.
   a test can replace it).
 - `start(spec, store=, clock=, machine=, measuring=, facts=)` runs a new sweep
   (`run.runner.run_sweep`) with those, then adds what only the end can say:
-  the steal time over the sweep (/proc/stat read before and after through
-  the machine's reader) and how the executor cleaned up after each run
+  the steal time and the CPUs other work kept busy over the sweep (/proc/stat
+  read before and after through the machine's reader, less `Machine.own_cpu`,
+  the CPU time of quadscope and its children: `measure.system.own_cpu_s`)
+  and how the executor cleaned up after each run
   (`run_cleanup`), and stores the sweep again with them.
 - `resume(sweep, store=, clock=)` continues a stored sweep with the meter and
   settings it was started with (`measuring_to_resume`: perf only if it
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,10 +54,13 @@ from quadscope.measure.system import (
     STAT,
     Check,
     FileReader,
+    OtherLoad,
     Reader,
     Shims,
     StealTime,
     cpu_times,
+    online_cpus,
+    own_cpu_s,
     read_checks,
     with_checks,
 )
@@ -79,6 +85,8 @@ class Machine:
     host_info: Callable[[], Host] = host_info
     provenance: Callable[[Host], Provenance] = _provenance
     find_shim: Callable[[str], Shim | None] = find_shim
+    own_cpu: Callable[[], float] = own_cpu_s
+    clock_ticks: int = os.sysconf("SC_CLK_TCK")
 
     @classmethod
     def real(cls) -> Machine:
@@ -149,12 +157,18 @@ def choose_counting(spec: SweepSpec, *, no_perf: bool = False,
                         cpus=tuple(spec.cpus), registry=registry)
 
 
-def _ended_host(host: Host, measuring: Measuring, stat_before: tuple[int, ...],
-                reader: Reader) -> Host:
-    """`host` with what only the end can say: the steal time, and how runs were cleaned up."""
-    steal = StealTime.between(stat_before, cpu_times(reader.read(STAT)))
-    if steal is not None:
-        host = with_checks(host, (steal,))
+def _ended_host(host: Host, measuring: Measuring, before: tuple[tuple[int, ...], float],
+                machine: Machine) -> Host:
+    """`host` with what only the end can say: the steal time, the other work over the
+    sweep, and how runs were cleaned up. `before` is /proc/stat and `machine.own_cpu()`
+    at the start."""
+    after = cpu_times(machine.reader.read(STAT))
+    cpus = len(online_cpus(machine.reader)) or host.cpus or 0
+    ended = (StealTime.between(before[0], after),
+             OtherLoad.between(before[0], after, machine.own_cpu() - before[1],
+                               machine.clock_ticks, cpus))
+    if found := tuple(c for c in ended if c is not None):
+        host = with_checks(host, found)
     cleanup = getattr(measuring.executor, "cleanup", None)  # what no-orphans relied on
     if isinstance(cleanup, str) and cleanup:
         host = dataclasses.replace(host, run_cleanup=cleanup)
@@ -174,13 +188,13 @@ def start(spec: SweepSpec, *, store: Store, clock: Clock, machine: Machine,
         counting = choose_counting(spec, no_perf=no_perf, registry=registry)
     measuring = measuring or choose(spec, no_perf=no_perf, registry=registry)
     facts = facts or read_host(machine, spec=spec)
-    stat_before = cpu_times(machine.reader.read(STAT))
+    before = cpu_times(machine.reader.read(STAT)), machine.own_cpu()
     sweep = runner.run_sweep(spec, executor=measuring.executor, clock=clock, store=store,
                              progress=progress, counters=measuring.counters,
                              counters_note=measuring.note, host=facts.host,
                              provenance=facts.provenance, registry=registry,
                              counting=counting)
-    ended = _ended_host(sweep.host, measuring, stat_before, machine.reader)
+    ended = _ended_host(sweep.host, measuring, before, machine)
     if ended != sweep.host:
         sweep = dataclasses.replace(sweep, host=ended)
         store.update_sweep(sweep)
