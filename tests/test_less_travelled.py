@@ -184,6 +184,31 @@ def test_comparing_an_ab_sweep_says_its_vs_side_is_left_out(tmp_path: Path) -> N
                             "command left out")
         assert not any("A/B sweep" in n for n in combined(store, "one", "one").notes)
 
+
+def test_comparing_a_quiet_sweep_with_a_loaded_one_says_the_load_differed(tmp_path: Path
+                                                                          ) -> None:
+    """A on a quiet machine, B beside a job keeping a CPU busy: B's times carry that load."""
+    from bad_inputs import fake_measurement
+    from quadscope.commands.stored import combined
+    from quadscope.host import Host
+    from quadscope.measure.clock import FakeClock
+    from quadscope.measure.launcher import FakeExecutor
+    from quadscope.run.runner import run_sweep
+    from quadscope.run.spec import SweepSpec
+    from quadscope.store import SqliteStore
+
+    clock = FakeClock(start=1000.0)
+    fake = FakeExecutor(lambda argv: fake_measurement(1e-6 * int(argv[-1])), clock)
+    with SqliteStore(tmp_path / "r.db") as store:
+        for name, load in (("quiet", "0.03/2"), ("busy", "1.05/2"), ("also", "0.40/2")):
+            run_sweep(SweepSpec(command=("/bin/true", "{n}"), name=name,
+                                sizes=(100, 200, 400, 800), repeat=2, warmup=0),
+                      executor=fake, clock=clock, store=store, host=Host(other_load=load))
+        assert ("other work kept 0.0 of 2 CPUs busy during A's sweep and 1.1 of 2 during "
+                "B's: a constant factor between their times may be the load's, not the "
+                "programs'") in combined(store, "quiet", "busy").notes
+        assert not any("other work" in n for n in combined(store, "quiet", "also").notes)
+
 def _imported_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                  capsys: pytest.CaptureFixture[str]) -> str:
     """A store in `tmp_path` (the working directory) holding one imported sweep, "q"."""

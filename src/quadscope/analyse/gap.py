@@ -195,15 +195,24 @@ def _two_digits(n: float) -> int:
     return int(float(f"{n:.2g}"))
 
 
+def _both(time: Mapping[int, float], work: Mapping[int, float]) -> list[int]:
+    """The sizes both timed and counted, with positive medians, smallest first."""
+    return [n for n in sorted(work) if n in time and work[n] > 0 and time[n] > 0]
+
+
+def _per(time: Mapping[int, float], work: Mapping[int, float], lo: int, hi: int) -> float:
+    """The time per unit of work at `hi` over that at `lo`."""
+    return (time[hi] / work[hi]) / (time[lo] / work[lo])
+
+
 def _per_work(time: Mapping[int, float],
               work: Mapping[int, float]) -> tuple[float, tuple[int, int]] | None:
     """The time per unit of work at the largest counted size over that at the smallest,
     and those two sizes."""
-    both = [n for n in sorted(work) if n in time and work[n] > 0 and time[n] > 0]
+    both = _both(time, work)
     if len(both) < 2:
         return None
-    lo, hi = both[0], both[-1]
-    return (time[hi] / work[hi]) / (time[lo] / work[lo]), (lo, hi)
+    return _per(time, work, both[0], both[-1]), (both[0], both[-1])
 
 
 def _cost_moved(time: Mapping[int, float], work: Mapping[int, float], faster: bool) -> bool:
@@ -214,12 +223,12 @@ def _cost_moved(time: Mapping[int, float], work: Mapping[int, float], faster: bo
     part while the time keeps step with the work (CPython `bytes +=` counted a + c·n + b·n²,
     k 1.77 at 128000; CPU time's a + b·n^k read k = 2.18 [1.99, 2.37], yet each instruction
     cost 1.0× as much at 128000 as at 8000): no gap is said then."""
-    both = [n for n in sorted(work) if n in time and work[n] > 0 and time[n] > 0]
+    both = _both(time, work)
     if len(both) < 2:
         return True  # nothing to measure it by: the intervals alone decide
     hi = both[-1]
     for lo in {both[0], max((n for n in both if n * 4 <= hi), default=both[0])}:
-        per = (time[hi] / work[hi]) / (time[lo] / work[lo])
+        per = _per(time, work, lo, hi)
         if (per > PER_MOVE) if faster else (per < 1 / PER_MOVE):
             return True
     return False

@@ -33,6 +33,7 @@ from quadscope.commands.gates import add_fail_on_option, add_gate_option, apply_
 from quadscope.errors import StoreError, UnknownRunError, UsageError
 from quadscope.interop import is_duration
 from quadscope.jsonfile import read_json
+from quadscope.measure.system import loads_apart
 from quadscope.notice import error, notice, wrapped
 from quadscope.textsafe import visible
 
@@ -442,6 +443,8 @@ def combine(side_a: tuple[str, Sweep, list[Run]], side_b: tuple[str, Sweep, list
     # An A/B sweep's --vs side was left out with nothing said.
     left = [f"sweep {visible(ref)} is an A/B sweep: its main command is compared, its --vs "
             "command left out" for ref, s in ((ref_a, a), (ref_b, b)) if s.vs_command is not None]
+    if (apart := loads_apart(a.host, b.host)) is not None:
+        left.append(apart)
     return dataclasses.replace(analysis, notes=(*left, *analysis.notes)) if left else analysis
 
 

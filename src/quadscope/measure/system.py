@@ -346,6 +346,25 @@ class OtherLoad:
                 "(--meter instructions), which load does not change")
 
 
+def loads_apart(host_a: Host, host_b: Host) -> str | None:
+    """A sentence where two sweeps compared ran beside other work that differed by
+    LOAD_CPUS or more (each `OtherLoad`), else None: a constant factor between their
+    times may then be the load's."""
+    loads = []
+    for host in (host_a, host_b):
+        try:
+            busy, _, cpus = (host.other_load or "").partition("/")
+            loads.append((float(busy), int(cpus)))
+        except ValueError:
+            return None
+    (a, cpus_a), (b, cpus_b) = loads
+    if abs(a - b) < LOAD_CPUS:
+        return None
+    return (f"other work kept {a:.1f} of {cpus_a} CPUs busy during A's sweep and {b:.1f} of "
+            f"{cpus_b} during B's: a constant factor between their times may be the load's, "
+            "not the programs'")
+
+
 Check = (CpuGovernor | Turbo | HugePages | Aslr | LoadAverage | StealTime | OtherLoad
          | Shims)
 _KINDS: tuple[type[Check], ...] = (CpuGovernor, Turbo, HugePages, Aslr, LoadAverage, StealTime,
