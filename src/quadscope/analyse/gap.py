@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from quadscope.analyse.text import fmt_n
 from quadscope.classes import REGISTRY
 from quadscope.host import Host
-from quadscope.measure.system import LOAD_CPUS
+from quadscope.measure.system import LOAD_CPUS, OtherLoad
 from quadscope.model import Fit, Run
 from quadscope.units import fmt_bytes
 
@@ -237,11 +237,7 @@ def _cost_moved(time: Mapping[int, float], work: Mapping[int, float], faster: bo
 def other_load(host: Host) -> tuple[float, int] | None:
     """The CPUs other work kept busy over the sweep and the online CPUs (`other_load`,
     "1.02/2"), None where it was not recorded or does not read."""
-    busy, _, cpus = (host.other_load or "").partition("/")
-    try:
-        return float(busy), int(cpus)
-    except ValueError:
-        return None
+    return OtherLoad.parse(host.other_load)
 
 
 def _cache(host: Host) -> tuple[int | None, str]:

@@ -328,17 +328,27 @@ class OtherLoad:
         other = max(0.0, busy - own_cpu_s * hz)
         return cls(f"{cpus * other / total:.2f}/{cpus}")
 
+    @staticmethod
+    def parse(text: str | None) -> tuple[float, int] | None:
+        """The CPUs busy and the online CPUs of a recorded value ("1.02/2"), None where
+        it was not recorded or does not read."""
+        busy, _, cpus = (text or "").partition("/")
+        try:
+            return float(busy), int(cpus)
+        except ValueError:
+            return None
+
     @property
     def cpus_busy(self) -> float:
-        return float(self.value.split("/")[0])
+        return (self.parse(self.value) or (0.0, 0))[0]
 
     def show(self) -> str:
-        busy, cpus = self.value.split("/")
+        busy, _, cpus = self.value.partition("/")
         return f"other work over the sweep: {busy} of {cpus} CPUs busy"
 
     def advice(self) -> str | None:
-        busy, cpus = self.value.split("/")
-        if float(busy) < LOAD_CPUS:
+        busy, _, cpus = self.value.partition("/")
+        if self.cpus_busy < LOAD_CPUS:
             return None
         return (f"other work kept {busy} of the {cpus} CPUs busy during the sweep: it shares "
                 "the CPUs, caches and memory with the runs, so the times carry its "
@@ -350,14 +360,10 @@ def loads_apart(host_a: Host, host_b: Host) -> str | None:
     """A sentence where two sweeps compared ran beside other work that differed by
     LOAD_CPUS or more (each `OtherLoad`), else None: a constant factor between their
     times may then be the load's."""
-    loads = []
-    for host in (host_a, host_b):
-        try:
-            busy, _, cpus = (host.other_load or "").partition("/")
-            loads.append((float(busy), int(cpus)))
-        except ValueError:
-            return None
-    (a, cpus_a), (b, cpus_b) = loads
+    load_a, load_b = OtherLoad.parse(host_a.other_load), OtherLoad.parse(host_b.other_load)
+    if load_a is None or load_b is None:
+        return None
+    (a, cpus_a), (b, cpus_b) = load_a, load_b
     if abs(a - b) < LOAD_CPUS:
         return None
     return (f"other work kept {a:.1f} of {cpus_a} CPUs busy during A's sweep and {b:.1f} of "
