@@ -151,3 +151,42 @@ def test_sweep_from_schema2_without_new_fields_reads_defaults() -> None:
     """A stored sweep written before --setup existed reads as having none."""
     sw = Sweep.from_dict({"id": 1, "name": "x", "mode": "sizes", "command": ["a", "{n}"]})
     assert (sw.setup, sw.prepare, sw.cpus) == (None, None, ())
+
+
+class _Limits(SerialExecutor):
+    """A fake that records each job's own timeout and the limit its untimed commands get."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self._inner = fake_executor(lambda n: 1e-3 + 1e-7 * n * n, clock)
+        self.limits: list[tuple[float | None, float | None]] = []
+
+    def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
+        return self._inner.execute(argv, timeout_s)
+
+    def run_untimed(self, what: str, argv: Sequence[str], timeout_s: float | None) -> None:
+        self._setup_limit = [timeout_s]  # a written input: nothing on the fake's clock
+
+    def execute_job(self, job: Job) -> Measurement:
+        for limit in getattr(self, "_setup_limit", []):
+            self.limits.append((job.timeout_s, limit))
+        self._setup_limit = []
+        return super().execute_job(job)
+
+
+def test_a_setup_gets_the_users_timeout_within_the_budget_not_the_runs_cap(
+        store: Store, clock: FakeClock) -> None:
+    """An adaptive sweep caps a growing run near its predicted time; the size's input is
+    written first and may cost far more than the run reads (it must not time out there)."""
+    ex = _Limits(clock)
+    spec = SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=60.0, start_n=16,
+                     timeout_s=30.0, setup="gen {n}", until=("wall_s",))
+    run_sweep(spec, executor=ex, clock=clock, store=store)
+    assert len(ex.limits) >= 4
+    assert all(u is not None and 0 < u <= 30.0 for _, u in ex.limits)
+    assert any(t is not None and u is not None and u > t for t, u in ex.limits)  # the run's cap
+    t0 = clock.monotonic()
+    fixed = _Limits(clock)
+    run_sweep(SweepSpec(command=("p", "{n}"), sizes=(10, 20, 40, 80), setup="gen {n}"),
+              executor=fixed, clock=clock, store=store)
+    assert fixed.limits and all(u is None for _, u in fixed.limits)  # no --timeout, no budget
+    assert clock.monotonic() > t0

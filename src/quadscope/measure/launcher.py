@@ -105,7 +105,10 @@ class Job:
     """One run to execute: the argv (already substituted) and its timeout (None: no limit).
 
     `env`: variables added to the child's environment (the size padding).
-    `setup`, `prepare`: argvs run untimed before this run (None: nothing).
+    `setup`, `prepare`: argvs run untimed before this run (None: nothing), each allowed
+    `untimed_timeout_s` (None: no limit). It is not the run's own timeout: an adaptive
+    sweep caps a run at a few times its predicted time, and writing a size's input
+    often costs more than reading it (`seq -f %09.0f 8000000`: 1.8 s, `tac` of it 0.1 s).
     `tag`: which run this is, for the launcher's rescue manifest (`run.rescue`); "" none.
     """
 
@@ -115,6 +118,7 @@ class Job:
     setup: tuple[str, ...] | None = None
     prepare: tuple[str, ...] | None = None
     tag: str = ""
+    untimed_timeout_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,9 +165,9 @@ class SerialExecutor(ABC):
     def execute_many(self, jobs: Iterable[Job]) -> Iterator[Measurement]:
         for job in jobs:
             if job.setup is not None:
-                self.run_untimed("--setup", job.setup, job.timeout_s)
+                self.run_untimed("--setup", job.setup, job.untimed_timeout_s)
             if job.prepare is not None:
-                self.run_untimed("--prepare", job.prepare, job.timeout_s)
+                self.run_untimed("--prepare", job.prepare, job.untimed_timeout_s)
             yield self.execute_job(job)
 
     def execute_chunks(self, jobs: Iterable[Job]) -> Iterator[Chunk]:

@@ -18,7 +18,8 @@ each run's timeout within the budget). `started_at` is the clock's time when
 the runner asks for the chunk holding that run's measurement. The runner decides when the
 sweep's untimed commands run and the executor runs them: `--setup` with the
 first job of each size in this session (warm-ups included; again on resume, as
-its output may be gone), `--prepare` with every job. Every job carries the
+its output may be gone), `--prepare` with every job, each allowed the user's
+`--timeout` within the budget left, never the run's own (`Job.untimed_timeout_s`). Every job carries the
 size padding (`spec.size_padding`). A program the sweep's host facts record
 as a version manager's shim is run as the program the shim would run
 (`spec.run_command`, `Host.shims`), a resumed sweep as it began.
@@ -143,10 +144,17 @@ class Runner:
             batch = plan.next_batch(tuple(self.runs), remaining_s)
             if batch is None:
                 return
-            self._run_batch(batch, self._executor if route is None else route(batch))
+            self._run_batch(batch, self._executor if route is None else route(batch),
+                            self._untimed_limit(remaining_s))
+
+    def _untimed_limit(self, remaining_s: float | None) -> float | None:
+        """What a --setup or --prepare may take: the user's --timeout, within the budget left
+        (never the run's own, which an adaptive plan caps near its predicted time)."""
+        limits = [t for t in (self.sweep.timeout_s, remaining_s) if t is not None]
+        return min(limits) if limits else None
 
     def _job(self, variant: str, size_n: int, timeout_s: float | None, tag: str,
-             axes: tuple[tuple[str, int], ...] = ()) -> Job:
+             axes: tuple[tuple[str, int], ...] = (), untimed_s: float | None = None) -> Job:
         sw = self.sweep
         commands = self._commands.get((variant, size_n, axes))
         # Several sizes: every axis's placeholder by name, the first axis being size_n.
@@ -164,12 +172,13 @@ class Runner:
         if sw.setup is not None and (size_n, axes) not in self._set_up:
             self._set_up.add((size_n, axes))
             setup = tuple(substitute((sw.setup,), True, size_n, values))
-        return Job(argv, timeout_s, env=env, setup=setup, prepare=prepare, tag=tag)
+        return Job(argv, timeout_s, env=env, setup=setup, prepare=prepare, tag=tag,
+                   untimed_timeout_s=untimed_s)
 
-    def _run_batch(self, batch: Batch, executor: Executor) -> None:
+    def _run_batch(self, batch: Batch, executor: Executor, untimed_s: float | None) -> None:
         tags = rescue_tags(self._store_key, self.sweep, self._seq, [s.run for s in batch],
                            self._clock.time())
-        jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s, tag, s.run.axes)
+        jobs = [self._job(s.run.variant, s.run.size_n, s.timeout_s, tag, s.run.axes, untimed_s)
                 for s, tag in zip(batch, tags, strict=True)]
         chunks = executor.execute_chunks(jobs)
         try:
