@@ -190,3 +190,39 @@ def test_a_setup_gets_the_users_timeout_within_the_budget_not_the_runs_cap(
               executor=fixed, clock=clock, store=store)
     assert fixed.limits and all(u is None for _, u in fixed.limits)  # no --timeout, no budget
     assert clock.monotonic() > t0
+
+
+class _SlowSetup(_Limits):
+    """Writing size n's input takes n/64 s on the fake clock, cut off at its limit."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock)
+        self._inner = fake_executor(lambda n: 1e-3, clock)  # flat: n grows while it is cheap
+        self._clock = clock
+        self.cut = 0
+
+    def run_untimed(self, what: str, argv: Sequence[str], timeout_s: float | None) -> None:
+        from quadscope.errors import SetupTimeoutError
+
+        cost = int(argv[-1].split()[-1]) / 64
+        if timeout_s is not None and cost > timeout_s:
+            self._clock.advance(timeout_s)
+            self.cut += 1
+            raise SetupTimeoutError(f"--setup timed out after {timeout_s:.3g} s")
+        self._clock.advance(cost)
+
+
+def test_a_setup_that_spends_the_budget_ends_the_sweep_with_what_was_measured(
+        store: Store, clock: FakeClock) -> None:
+    """Past the budget left, a setup ends an adaptive sweep as a spent budget does; past the
+    user's own --timeout it is an error, as before."""
+    slow = _SlowSetup(clock)
+    sweep = run_sweep(SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=20.0,
+                                start_n=16, setup="gen {n}", until=("wall_s",)),
+                      executor=slow, clock=clock, store=store)
+    assert slow.cut == 1 and store.get_sweep(sweep.id).status == "complete"
+    assert len({r.size_n for r in store.runs(sweep.id) if r.measurement.ok}) >= 3
+    with pytest.raises(SetupError, match="timed out"):
+        run_sweep(SweepSpec(command=("p", "{n}"), mode="adaptive", budget_s=600.0, start_n=16,
+                            timeout_s=2.0, setup="gen {n}", until=("wall_s",)),
+                  executor=_SlowSetup(clock), clock=clock, store=store)

@@ -81,6 +81,10 @@ class SetupError(QuadscopeError):
     exit_code = 3
 
 
+class SetupTimeoutError(SetupError):
+    """A --setup or --prepare command ran past what it was allowed (`Job.untimed_timeout_s`)."""
+
+
 class FleetError(QuadscopeError):
     """The Ray cluster given to --fleet did not answer, or has no node to run on."""
 

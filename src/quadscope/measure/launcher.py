@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from quadscope import metrics
-from quadscope.errors import ProgramError, SetupError, ToolMissingError
+from quadscope.errors import ProgramError, SetupError, SetupTimeoutError, ToolMissingError
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.counters import METRIC_OF_EVENT, CounterBackend, NoCounters
 from quadscope.measure.resident import (
@@ -181,7 +181,7 @@ def run_untimed(executor: Executor, what: str, argv: Sequence[str],
     """Run a `--setup` or `--prepare` command (`what`) on `executor`; SetupError when it fails."""
     m = executor.execute(argv, timeout_s)
     if not m.ok:
-        raise SetupError(_failure(what, argv, m))
+        raise (SetupTimeoutError if m.timed_out else SetupError)(_failure(what, argv, m))
 
 
 def _failure(what: str, argv: Sequence[str], m: Measurement) -> str:

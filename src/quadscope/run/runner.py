@@ -19,7 +19,8 @@ the runner asks for the chunk holding that run's measurement. The runner decides
 sweep's untimed commands run and the executor runs them: `--setup` with the
 first job of each size in this session (warm-ups included; again on resume, as
 its output may be gone), `--prepare` with every job, each allowed the user's
-`--timeout` within the budget left, never the run's own (`Job.untimed_timeout_s`). Every job carries the
+`--timeout` within the budget left, never the run's own (`Job.untimed_timeout_s`);
+one that spends the budget left ends the sweep there, as a spent budget does. Every job carries the
 size padding (`spec.size_padding`). A program the sweep's host facts record
 as a version manager's shim is run as the program the shim would run
 (`spec.run_command`, `Host.shims`), a resumed sweep as it began.
@@ -62,7 +63,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
-from quadscope.errors import QuadscopeError, SweepBusyError, UsageError
+from quadscope.errors import QuadscopeError, SetupTimeoutError, SweepBusyError, UsageError
 from quadscope.host import Host
 from quadscope.measure.clock import Clock
 from quadscope.measure.host import is_alive, this_process
@@ -144,8 +145,14 @@ class Runner:
             batch = plan.next_batch(tuple(self.runs), remaining_s)
             if batch is None:
                 return
-            self._run_batch(batch, self._executor if route is None else route(batch),
-                            self._untimed_limit(remaining_s))
+            untimed_s = self._untimed_limit(remaining_s)
+            try:
+                self._run_batch(batch, self._executor if route is None else route(batch),
+                                untimed_s)
+            except SetupTimeoutError:
+                if untimed_s != remaining_s or untimed_s == self.sweep.timeout_s:
+                    raise  # past the user's own --timeout: the run cannot be prepared
+                return  # the budget was spent preparing the next run: done, as when spent
 
     def _untimed_limit(self, remaining_s: float | None) -> float | None:
         """What a --setup or --prepare may take: the user's --timeout, within the budget left
