@@ -424,7 +424,7 @@ def real_section(quiet: list[RealRow], busy: list[RealRow], repeat: int,
             "`stpcpy` fix), each swept as `quadscope run` sweeps it, with the default meter "
             "(`auto`: the work is counted under Valgrind when time alone leaves the class "
             "open, within the timed sweep's own cost), once on the machine as it was "
-            "(\"quiet\": other agents' jobs ran, load 3-9 on 2 CPUs) and once under "
+            "(\"quiet\": no load of its own; other jobs on the machine may run) and once under "
             "`../shared/tools/busy --cores 1 --memory 64` on top. Cells are quiet / busy. "
             f"Sweeps with a confidently wrong verdict (work, time or headline): "
             f"{wrong['quiet']} of {len(quiet)} quiet, {wrong['busy']} of {len(busy)} busy "
