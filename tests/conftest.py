@@ -133,6 +133,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _launcher_built() -> None:
+    """quadscope's C launcher compiled once, before any test: a fresh machine's first
+    `ProcessExecutor` builds it (cached per user), which is no test's process."""
+    import contextlib
+
+    from quadscope.errors import ToolMissingError
+    from quadscope.measure.resident import build_launcher
+
+    with contextlib.suppress(ToolMissingError):  # no compiler: executors use posix_spawn
+        build_launcher()
+
+
 @pytest.fixture(autouse=True)
 def _fast_tests_start_no_process(request: pytest.FixtureRequest,
                                  monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

@@ -68,6 +68,7 @@ def test_without_a_compiler_every_probe_is_skipped_and_the_doctor_says_it_checke
         raise ToolMissingError(f"could not compile the {name} helper with /nonexistent: gone")
 
     monkeypatch.setattr("quadscope.doctor.runner.compile_c", no_cc)
+    monkeypatch.setattr("quadscope.measure.cbuild.compile_c", no_cc)  # nor quadscope's launcher
     out = tmp_path / "doctor.json"
     junit = tmp_path / "doctor.xml"
     assert cli.main(["doctor", "--quick", "--no-perf", "--json", str(out),

@@ -564,7 +564,9 @@ _TEXTS: dict[str, Callable[[Doubt, Registry, int | None], str]] = {
 
 def counted_how(counters: str) -> str:
     """How the work was counted, as a sentence says it: "under Valgrind", "by the CPU's counter"."""
-    return {"valgrind": "under Valgrind", "perf": "by the CPU's counter"}.get(
+    return {"valgrind": "under Valgrind", "qemu": "under QEMU",
+            "qemu, then valgrind": "under QEMU, then Valgrind",
+            "perf": "by the CPU's counter"}.get(
         counters, f"with {counters}" if counters else "")
 
 

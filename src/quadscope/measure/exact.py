@@ -22,7 +22,10 @@ timed run (accumulate mode's launches, `run.accumulate`: a launch leaves state
 behind, so it may run only once): for an `InstructionMeter` its `CountedAlone`
 (the counted run alone, its wall time Valgrind's, which is what the count
 cost), for any other (one counting on the run itself) the executor as it is;
-`timed_part(executor)` is the executor that times a run without counting it.
+`timed_part(executor)` is the executor that times a run without counting it;
+`counted_by(executor, label)` what `Sweep.counters` records for the runs it
+counted ("qemu", or "valgrind" where Valgrind took over from QEMU before its
+first count, or "qemu, then valgrind").
 
 Why the same metric as perf's `instructions`, not an `instructions_exact`
 entry: both count the user-space instructions the program retires (Valgrind
@@ -41,10 +44,16 @@ shift the child's stack alignment in step with n. The prefix is
 `env PYTHONHASHSEED=0 GLIBC_TUNABLES=... QUADSCOPE_PAD=... setarch -R`: each exec replaces the
 last, so the program sees only its own argv and the padded environment.
 
-Tools: `Cachegrind` (`--cache-sim=no`: the cheapest exact count, 0.83 s for
-the sort workload at n = 10⁶ against callgrind's 3.2 s on the 2-core VM) for
-programs; `Callgrind` with instrumentation off at start, for a Python call
-counted alone between two client requests (see `pycount`).
+Tools: `measure.qemu.Qemu` (QEMU's user-mode emulator with quadscope's
+plugin: a count of `true` in 0.03 s against Cachegrind's 0.26 s) for a
+program, with `fallback=Cachegrind` counting from the first run QEMU saw
+only part of (`PartCounted`: the program started another process or a
+thread) or died under by a signal, and every run after it, so one sweep's
+counts come from one tool wherever the command's shape allows; `Cachegrind`
+(`--cache-sim=no`: the cheapest exact count under Valgrind, 0.83 s for the sort
+workload at n = 10⁶ against callgrind's 3.2 s on the 2-core VM), which follows
+every process a command starts; `Callgrind` with instrumentation off at start,
+for a Python call counted alone between two client requests (see `pycount`).
 """
 
 from __future__ import annotations
@@ -59,6 +68,7 @@ from typing import Protocol
 
 from quadscope.errors import ToolMissingError
 from quadscope.measure.launcher import Executor, Job, SerialExecutor, run_untimed
+from quadscope.measure.qemu import PartCounted
 from quadscope.model import Measurement
 from quadscope.scratch import scratch_dir
 
@@ -74,6 +84,8 @@ HASH_SEED = "0"
 # keep glibc's own choice.
 NO_REP_STRINGS = ("glibc.cpu.x86_rep_movsb_threshold=1099511627776:"
                   "glibc.cpu.x86_rep_stosb_threshold=1099511627776")
+# The run `_count_with` stands in for a count refused before it started (`PartCounted`).
+_NOT_COUNTED = Measurement(wall_s=0.0, exit_code=-1, stderr_tail="not the whole command")
 _VALGRIND_INSTALL = "install it with `apt-get install valgrind` (scripts/setup does)"
 
 
@@ -94,6 +106,9 @@ def hold_still(argv: Sequence[str], environ: Mapping[str, str] | None = None) ->
 
 
 class CountingTool(Protocol):
+    """An argv prefix that counts the program it runs into files in a folder, and their
+    total; either may raise `PartCounted` (the count would not be the whole command's)."""
+
     def prefix(self, out_dir: str) -> list[str]: ...  # the argv prefix writing into out_dir
 
     def total(self, out_dir: str) -> int | None: ...  # the count its files in out_dir hold
@@ -206,11 +221,14 @@ class InstructionMeter(SerialExecutor):
                  command: Callable[[Sequence[str]], AbstractContextManager[list[str]]] = as_is,
                  metric: str = "instructions",
                  many: Callable[[Sequence[Sequence[str]]], AbstractContextManager[list[str]]]
-                 | None = None) -> None:
+                 | None = None, fallback: CountingTool | None = None) -> None:
         self._metric = metric  # another counting meter (a Cachegrind miss count) names its own
         self._timed = timed
         self._runner = runner
         self._tool = tool
+        self._fallback = fallback  # counts from here on where `tool` saw only a part (QEMU)
+        self._before_fallback: int | None = None  # counts `tool` made before the fallback took over
+        self._counts = 0  # counts made by the tool counting now
         self._command = command
         self._many = many  # every job of a batch counted under one start (`Callgrind.by_size`)
 
@@ -262,21 +280,52 @@ class InstructionMeter(SerialExecutor):
         """The executor of the timed half of each job."""
         return self._timed
 
+    @property
+    def tool(self) -> CountingTool:
+        """The tool counting now: the first one, or the fallback once it took over."""
+        return self._tool
+
     def count_alone(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
-        """One run of `argv`, the counted one alone: its measurement (Valgrind's time) with
-        the count, None when it failed."""
-        with scratch_dir("count") as out, self._command(argv) as child:
-            counted = self._runner.execute(
-                hold_still([*self._tool.prefix(out), *child]), timeout_s)
-            count = self._tool.total(out) if counted.ok else None
+        """One run of `argv`, the counted one alone: its measurement (the counting tool's
+        time) with the count, None when it failed."""
+        counted, count = self._counted(argv, timeout_s)
         return replace(counted, values={**counted.values, self._metric: count})
 
     def count(self, argv: Sequence[str], timeout_s: float | None) -> int | None:
         """The instructions of one counted run of `argv`; None when it failed."""
+        return self._counted(argv, timeout_s)[1]
+
+    def _counted(self, argv: Sequence[str],
+                 timeout_s: float | None) -> tuple[Measurement, int | None]:
+        """One counted run and its count. Where the tool saw only part of the command
+        (`PartCounted`) or the run died of a signal under it (an instruction the emulator
+        lacks), the fallback counts it, and every run after it: one tool per sweep."""
+        counted, count, part = self._count_with(self._tool, argv, timeout_s)
+        died = not counted.ok and not counted.timed_out and counted.exit_code < 0
+        if self._fallback is not None and (part or died):
+            self._tool, self._fallback = self._fallback, None
+            self._before_fallback, self._counts = self._counts, 0
+            counted, count, _ = self._count_with(self._tool, argv, timeout_s)
+        self._counts += count is not None
+        return counted, count
+
+    def counted_by(self, label: str, fallback: str = "valgrind") -> str:
+        """What counted this meter's runs, as `Sweep.counters` records it: `label` (the
+        first tool's name), or `fallback` once it took over before any count, or both."""
+        if self._before_fallback is None:
+            return label
+        return f"{label}, then {fallback}" if self._before_fallback else fallback
+
+    def _count_with(self, tool: CountingTool, argv: Sequence[str],
+                    timeout_s: float | None) -> tuple[Measurement, int | None, bool]:
+        """(the counted run, its count, whether `tool` saw only part of the command)."""
         with scratch_dir("count") as out, self._command(argv) as child:
-            counted = self._runner.execute(
-                hold_still([*self._tool.prefix(out), *child]), timeout_s)
-            return self._tool.total(out) if counted.ok else None
+            try:
+                counted = self._runner.execute(hold_still([*tool.prefix(out), *child]),
+                                               timeout_s)
+                return counted, tool.total(out) if counted.ok else None, False
+            except PartCounted:
+                return _NOT_COUNTED, None, True
 
 
 class CountedAlone(SerialExecutor):
@@ -285,6 +334,10 @@ class CountedAlone(SerialExecutor):
 
     def __init__(self, meter: InstructionMeter) -> None:
         self._meter = meter
+
+    @property
+    def meter(self) -> InstructionMeter:
+        return self._meter
 
     def execute(self, argv: Sequence[str], timeout_s: float | None) -> Measurement:
         return self._meter.count_alone(argv, timeout_s)
@@ -296,6 +349,14 @@ class CountedAlone(SerialExecutor):
 def counted_alone(executor: Executor) -> Executor:
     """The executor counting a run in place of its timed run (see the module docstring)."""
     return CountedAlone(executor) if isinstance(executor, InstructionMeter) else executor
+
+
+def counted_by(executor: Executor, label: str) -> str:
+    """The `Sweep.counters` of a sweep whose runs `executor` counted, first named `label`:
+    the tool that took over from QEMU included (`InstructionMeter.counted_by`)."""
+    if isinstance(executor, CountedAlone):
+        executor = executor.meter
+    return executor.counted_by(label) if isinstance(executor, InstructionMeter) else label
 
 
 def timed_part(executor: Executor) -> Executor:

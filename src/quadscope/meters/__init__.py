@@ -45,9 +45,9 @@ def choose_measuring(command: Sequence[str] = (), *, meter: str = "time", no_per
                      fork: bool = False, cpus: Sequence[int] = (),
                      function: Callable[[Any], Any] | None = None,
                      setup: Callable[[int], Any] | None = None,
-                     registry: Registry = REGISTRY) -> Measuring:
+                     registry: Registry = REGISTRY, no_qemu: bool = False) -> Measuring:
     """How `meter` measures `command` on this machine (see the module docstring)."""
-    target = Target(tuple(command), tuple(cpus), fork, no_perf, function, setup)
+    target = Target(tuple(command), tuple(cpus), fork, no_perf, function, setup, no_qemu)
     return named(meter, registry).measuring(target)
 
 

@@ -43,6 +43,13 @@ class Measuring:
     counters: str
     note: str
 
+    def counted(self) -> str:
+        """`counters` as the runs measured so far bear it out: the tool that took over
+        from the first one included (`measure.exact.counted_by`)."""
+        from quadscope.measure.exact import counted_by
+
+        return counted_by(self.executor, self.counters)
+
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -54,6 +61,7 @@ class Target:
     no_perf: bool = False
     function: Callable[[Any], Any] | None = None  # the API's function object, called as command[0]
     setup: Callable[[int], Any] | None = None  # and its setup(n)
+    no_qemu: bool = False  # count under Valgrind even where QEMU could (a sweep it counted)
 
     @property
     def python(self) -> bool:

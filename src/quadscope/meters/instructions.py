@@ -3,8 +3,11 @@
 Contract: `METER` counts the user-space instructions of every run (see
 `measure.exact`): with the CPU's counter on the held-still child where it
 counts one (`counters` "perf"; a program, without `--no-perf`), else in a
-second run of each job under Valgrind (`counters` "valgrind"): Cachegrind
-for a program, Callgrind around the call alone for a Python function (by its
+second run of each job: for a program under QEMU's user-mode emulator where
+it counts here (`counters` "qemu", `measure.qemu`; Cachegrind for a command
+that starts other processes or threads, which QEMU would count only in part;
+`QUADSCOPE_NO_QEMU=1` opts out), else under Valgrind (`counters` "valgrind"):
+Cachegrind for a program, Callgrind around the call alone for a Python function (by its
 `python:` name, or the API's function object and setup: by name where
 importable, else by value, pickled, `measure.pycount.send`; one that cannot be
 sent or loaded is `pycount.CannotSend`, one sentence). The timed run is the
@@ -50,6 +53,7 @@ def _cpu_counter(target: Target) -> CounterBackend | None:
 
 def measuring(target: Target) -> Measuring:
     """The CPU's counter when it counts here, else Valgrind (see the module docstring)."""
+    from quadscope.measure import qemu
     from quadscope.measure.counters import NoCounters
     from quadscope.measure.exact import Cachegrind, Callgrind, HeldStill, InstructionMeter, find_valgrind
     from quadscope.measure.launcher import ProcessExecutor
@@ -73,6 +77,12 @@ def measuring(target: Target) -> Measuring:
             InstructionMeter(python_executor(target), runner, Callgrind(valgrind),
                              command=count_command(), many=count_many_command()),
             "valgrind", "instructions of the call alone, counted under Valgrind's callgrind")
+    if not target.no_qemu and (emulator := qemu.find()) is not None:
+        return Measuring(InstructionMeter(runner, runner, emulator,
+                                          fallback=Cachegrind(valgrind)), "qemu",
+                         "no hardware instruction counter here: instructions counted under "
+                         "QEMU (exact, one extra run per measurement, ~5-10x slower; a command "
+                         "that starts other processes or threads is counted under Valgrind)")
     return Measuring(InstructionMeter(runner, runner, Cachegrind(valgrind)), "valgrind",
                      "no hardware instruction counter here: instructions counted under "
                      "Valgrind (exact, one extra run per measurement, ~20-50x slower)")

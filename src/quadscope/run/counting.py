@@ -977,14 +977,14 @@ class Counting:
                    for v in variants}
         if all(len(sizes) >= MIN_COUNTED for sizes in counted.values()):
             return dataclasses.replace(
-                sweep, meter=self.meter, counters=measuring.counters,
-                counters_note=work_counted(plan.reason, measuring.counters,
+                sweep, meter=self.meter, counters=measuring.counted(),
+                counters_note=work_counted(plan.reason, measuring.counted(),
                                            f"{min(len(s) for s in counted.values())} sizes",
                                            spent_s))
         least = min(len(s) for s in counted.values())
         done = f"; {least} counted in {counting_cost(spent_s)}" if least else ""
         return dataclasses.replace(sweep, counters_note=(
-            f"{plan.reason}, and counting the work ({measuring.counters}) "
+            f"{plan.reason}, and counting the work ({measuring.counted()}) "
             f"at {MIN_COUNTED} sizes did not fit in the sweep's own time{done}: "
             f"`--meter {self.meter}` counts it whatever it costs"))
 
@@ -997,10 +997,10 @@ class Counting:
         counted = counted_points(runs, self.metric)
         if counted >= MIN_POINTS:
             return dataclasses.replace(
-                sweep, meter=self.meter, counters=measuring.counters,
-                counters_note=work_counted(plan.reason, measuring.counters,
+                sweep, meter=self.meter, counters=measuring.counted(),
+                counters_note=work_counted(plan.reason, measuring.counted(),
                                            f"{counted} points", spent_s))
         return dataclasses.replace(sweep, counters_note=(
-            f"{plan.reason}, and counting the work ({measuring.counters}) at the "
+            f"{plan.reason}, and counting the work ({measuring.counted()}) at the "
             f"{MIN_POINTS} points a fit needs did not fit in the sweep's own time "
             f"({counted} counted): `--meter {self.meter}` counts it whatever it costs"))

@@ -352,6 +352,7 @@ class InPlace:
         return self.counter if self.plan.counting else self.timed
 
     def mark(self, sweep: Sweep, runs: Sequence[Run]) -> Sweep:
+        from quadscope.measure.exact import counted_by
         from quadscope.run.counting import open_reason
 
         metric = self.plan.metric
@@ -360,7 +361,8 @@ class InPlace:
         spent = (sum(r.measurement.wall_s for r in timed),
                  sum(r.measurement.wall_s for r in runs if r.value(metric) is not None))
         return accumulate.mark(sweep, runs, self.plan, meter=self.meter,
-                               counters=self.counters, note=self.note, reason=reason,
+                               counters=counted_by(self.counter, self.counters),
+                               note=self.note, reason=reason,
                                spent_s=spent)
 
 

@@ -135,7 +135,7 @@ def counting_for(spec_meter: str, command: Sequence[str], *, no_perf: bool = Fal
                  fork: bool = False, cpus: Sequence[int] = (),
                  function: Callable[[Any], Any] | None = None,
                  setup: Callable[[int], Any] | None = None,
-                 registry: Registry = REGISTRY) -> Counting | None:
+                 registry: Registry = REGISTRY, no_qemu: bool = False) -> Counting | None:
     """The exact meter a sweep of `spec_meter` falls back on (`run.counting`), None when the
     meter never counts or its exact meter cannot count here (no Valgrind). The exact
     meter's executor is built only when counting starts (`Counting.make`)."""
@@ -143,7 +143,7 @@ def counting_for(spec_meter: str, command: Sequence[str], *, no_perf: bool = Fal
     if name is None:
         return None
     exact = meters.named(name, registry)
-    target = meters.Target(tuple(command), tuple(cpus), fork, no_perf, function, setup)
+    target = meters.Target(tuple(command), tuple(cpus), fork, no_perf, function, setup, no_qemu)
     if exact.unavailable(target) or exact.agrees_on is None:
         return None
     return Counting(functools.partial(exact.measuring, target), exact.name, exact.agrees_on,
@@ -195,6 +195,14 @@ def start(spec: SweepSpec, *, store: Store, clock: Clock, machine: Machine,
                              provenance=facts.provenance, registry=registry,
                              counting=counting)
     ended = _ended_host(sweep.host, measuring, before, machine)
+    counted = measuring.counted() if sweep.counters == measuring.counters else sweep.counters
+    if counted != sweep.counters:
+        from quadscope.analyse.text import counted_how  # Valgrind took over from QEMU
+
+        sweep = dataclasses.replace(sweep, counters=counted, counters_note=(
+            f"{sweep.counters_note}; this command started other processes or threads, "
+            f"which QEMU counts only in part, so its runs were counted {counted_how(counted)}"))
+        store.update_sweep(sweep)
     if ended != sweep.host:
         sweep = dataclasses.replace(sweep, host=ended)
         store.update_sweep(sweep)
@@ -202,16 +210,20 @@ def start(spec: SweepSpec, *, store: Store, clock: Clock, machine: Machine,
 
 
 def measuring_to_resume(sweep: Sweep, registry: Registry = REGISTRY) -> Measuring:
-    """The executor a stored sweep goes on with: its meter and settings, perf only if it had it."""
+    """The executor a stored sweep goes on with: its meter and settings, perf only if it had
+    it, Valgrind if it had it (one tool's counts in one sweep)."""
     return meters.choose_measuring(sweep.command, meter=sweep.meter,
                                    no_perf=sweep.counters != "perf", fork=sweep.fork,
-                                   cpus=sweep.cpus, registry=registry)
+                                   cpus=sweep.cpus, registry=registry,
+                                   no_qemu="valgrind" in sweep.counters)
 
 
 def counting_to_resume(sweep: Sweep, registry: Registry = REGISTRY) -> Counting | None:
-    """What a stored sweep's meter falls back on to count the work, perf only if it had it."""
+    """What a stored sweep's meter falls back on to count the work, perf only if it had it,
+    Valgrind if it had it."""
     return counting_for(sweep.meter, tuple(sweep.command), no_perf=sweep.counters != "perf",
-                        fork=sweep.fork, cpus=tuple(sweep.cpus), registry=registry)
+                        fork=sweep.fork, cpus=tuple(sweep.cpus), registry=registry,
+                        no_qemu="valgrind" in sweep.counters)
 
 
 def resume(sweep: Sweep, *, store: Store, clock: Clock, measuring: Measuring | None = None,
