@@ -9,7 +9,9 @@ ratio (Cachegrind / QEMU: how many times faster QEMU counts), whether QEMU's
 three counts were the same, and the growth each tool reads between the two
 sizes (count at the larger size / at the smaller): the class a sweep would
 fit comes from these ratios, so they must agree, not the counts themselves
-(each tool counts its own runtime's start differently).
+(each tool counts its own runtime's start differently: the last two columns
+split the count into the work added between the sizes, which both tools must
+count alike, and what each counts at the smaller size).
 
 usage: .venv/bin/python bench/count_tools.py [--quick] [--busy]
 """
@@ -84,9 +86,25 @@ def measure(quick: bool) -> list[list[object]]:
         same = all(len(set(counts[("qemu", n)])) == 1 for n in (small, large))
         rows.append([name, f"{small}→{large}", f"{med['qemu']:.3f} s", f"{med['cachegrind']:.3f} s",
                      f"{med['cachegrind'] / med['qemu']:.1f}×", "yes" if same else "no",
-                     growth["qemu"], growth["cachegrind"]])
+                     growth["qemu"], growth["cachegrind"], _added(counts),
+                     _start(counts, small)])
         log(f"{name}: {rows[-1][2:]}")
     return rows
+
+
+def _added(counts: dict[tuple[str, int], list[int | None]]) -> str:
+    """QEMU's count of the work added between the two sizes over Cachegrind's: 1 when both
+    count the same instructions of the program's own loop."""
+    (q_s, q_l), (c_s, c_l) = ([counts[k][0] for k in counts if k[0] == t] for t in
+                              ("qemu", "cachegrind"))
+    if None in (q_s, q_l, c_s, c_l) or c_l == c_s:
+        return "—"
+    return f"{(q_l - q_s) / (c_l - c_s):.4f}"  # type: ignore[operator]
+
+
+def _start(counts: dict[tuple[str, int], list[int | None]], small: int) -> str:
+    q, c = counts[("qemu", small)][0], counts[("cachegrind", small)][0]
+    return "—" if q is None or c is None else f"{q - c:+,}"
 
 
 def _growth(small: list[int | None], large: list[int | None]) -> str:
@@ -109,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     print(", ".join(f"{k} {v}" for k, v in facts.items()) + "\n")
     print(table(["case", "n", "QEMU s/count (large n)", "Cachegrind s/count",
                  "Cachegrind / QEMU", "QEMU repeats exactly", "QEMU growth",
-                 "Cachegrind growth"], rows))
+                 "Cachegrind growth", "work added, QEMU / Cachegrind",
+                 "count at small n, QEMU − Cachegrind"], rows))
     print(f"\nmedian Cachegrind / QEMU: {statistics.median(ratios):.1f}× over {len(rows)} cases")
     return 0
 

@@ -136,6 +136,35 @@ def test_without_a_fallback_a_part_is_no_count() -> None:
     assert not alone.ok and alone.value("instructions") is None
 
 
+def test_counts_under_qemu_are_priced_as_qemus_and_valgrinds_as_the_meters() -> None:
+    """A plan prices a count by the tool counting now: QEMU's start, not Valgrind's 0.3 s
+    (which capped an exponential's next count at 16 × 0.3 s); Valgrind's (the fallback,
+    or no QEMU) is the meter's own `Cost`."""
+    from quadscope.measure.exact import Cachegrind
+    from quadscope.meters.base import Cost
+
+    clock = FakeClock()
+    runner = _runner(clock)
+    cost = Cost(slowdown=30.0, startup_s=0.3)
+    under_qemu = InstructionMeter(runner, runner, Qemu("qemu-x86_64", "/p"))
+    assert cost.under(under_qemu) == Cost(slowdown=qemu.SLOWDOWN, startup_s=qemu.STARTUP_S)
+    assert cost.under(CountedAlone(under_qemu)).startup_s == qemu.STARTUP_S
+    assert cost.under(InstructionMeter(runner, runner, Cachegrind("valgrind"))) is cost
+    assert cost.under(runner) is cost
+    meter = InstructionMeter(runner, runner, _PartQemu("qemu-x86_64", "/p"),
+                             fallback=_Tool("valgrind"))
+    assert cost.under(meter) != cost
+    assert meter.count(["./prog", "1"], None) == 1010  # Valgrind took over: its price
+    assert cost.under(meter) is cost
+
+
+class _PartQemu(Qemu):
+    """QEMU that sees only part of every command."""
+
+    def prefix(self, out_dir: str) -> list[str]:
+        raise PartCounted("a child")
+
+
 def test_an_executor_that_counts_nothing_keeps_its_label() -> None:
     assert counted_by(FakeExecutor(lambda argv: measurement(0.1), FakeClock()), "perf") == "perf"
 

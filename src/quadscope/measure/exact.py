@@ -67,6 +67,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from quadscope.errors import ToolMissingError
+from quadscope.measure import qemu
 from quadscope.measure.launcher import Executor, Job, SerialExecutor, run_untimed
 from quadscope.measure.qemu import PartCounted
 from quadscope.model import Measurement
@@ -357,6 +358,18 @@ def counted_by(executor: Executor, label: str) -> str:
     if isinstance(executor, CountedAlone):
         executor = executor.meter
     return executor.counted_by(label) if isinstance(executor, InstructionMeter) else label
+
+
+def count_price(executor: Executor) -> tuple[float, float] | None:
+    """(slowdown, start-up seconds) of one count by the tool `executor` counts with now,
+    where it is not Valgrind's, which the instructions meter's `Cost` prices: QEMU's
+    (`measure.qemu.SLOWDOWN`, `STARTUP_S`; Valgrind's 30x and 0.3 s would price its
+    counts several times too dear, and cap an exact sweep's next count at 16 × 0.3 s)."""
+    if isinstance(executor, CountedAlone):
+        executor = executor.meter
+    if isinstance(executor, InstructionMeter) and isinstance(executor.tool, qemu.Qemu):
+        return qemu.SLOWDOWN, qemu.STARTUP_S
+    return None
 
 
 def timed_part(executor: Executor) -> Executor:

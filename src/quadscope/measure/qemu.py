@@ -14,12 +14,15 @@ one counter): the caller counts that command under Valgrind instead
 the whole.
 
 Why: with no hardware counter (a VM), Valgrind was the exact meter, and its
-start is the floor of every count: 0.26 s for `true`, 1.75 s for `python3 -c
-pass` on the 2-core VM, where QEMU with this plugin took 0.03 s and 0.47 s
-(the sort workload at n = 400000: 0.55 s against 0.21 s; BENCHMARKS.md §6).
+start is the floor of every count: 0.20 s for a 1 ms C program, 0.87 s for
+`python3 -c pass` on the quiet 2-core VM, where QEMU with this plugin took
+0.03 s and 0.24 s (a median 4.9x faster per count over the accuracy suite and three CPython
+programs, 1.6-7.4x; BENCHMARKS.md §6).
 Both count the guest's user-space instructions one by one, a `rep movsb` once
-per byte; their totals differ by about 1% (each counts its own runtime's
-start differently), so a sweep keeps one tool from its first count on.
+per byte, and the work added between two sizes alike (to 4 digits on all 24
+cases of bench/count_tools.py); QEMU counts about 21,500 fewer at a C
+program's start (Valgrind's preloaded runtime), so a sweep keeps one tool
+from its first count on.
 """
 
 from __future__ import annotations
@@ -39,6 +42,12 @@ OPT_OUT = "QUADSCOPE_NO_QEMU"
 PLUGIN_FLAGS = ("-O2", "-shared", "-fPIC", "-fvisibility=hidden")
 COUNT_FILE = "qemu.count"
 PROBE_TIMEOUT_S = 30.0
+# What one count under QEMU costs, as `meters.base.Cost` prices a run: its start (a 1 ms
+# C program counts in 0.03 s, `python3 -c pass` in 0.24 s) and the slowdown of the run
+# itself (3-5x on a C loop, more where the guest runs code once, as Python's start).
+# Priced high rather than low: the plan learns the real cost from each count.
+STARTUP_S = 0.05
+SLOWDOWN = 10.0
 
 
 class PartCounted(Exception):

@@ -105,6 +105,16 @@ class Cost:
         """The seconds one measured run takes when the plain run takes `plain_s`."""
         return self.startup_s + self.slowdown * plain_s
 
+    def under(self, executor: Executor) -> Cost:
+        """This cost where `executor` counts with the tool the meter priced, else the price
+        of the tool it counts with (QEMU's, `measure.exact.count_price`)."""
+        from dataclasses import replace
+
+        from quadscope.measure.exact import count_price
+
+        price = count_price(executor)
+        return self if price is None else replace(self, slowdown=price[0], startup_s=price[1])
+
 
 def _always(target: Target) -> str:
     return ""

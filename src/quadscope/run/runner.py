@@ -243,8 +243,8 @@ def _exact_plan(sweep: Sweep, executor: Executor, registry: Registry,
         return None
     from quadscope.run.counting import exact_plan
 
-    plan = exact_plan(variants(sweep), start_n, metric=meter.agrees_on, cost=meter.cost,
-                      timeout_s=sweep.timeout_s)
+    plan = exact_plan(variants(sweep), start_n, metric=meter.agrees_on,
+                      cost=meter.cost.under(executor), timeout_s=sweep.timeout_s)
     plan.batched = bool(getattr(executor, "counts_many", False))  # a Python call: one start
     return plan
 
@@ -295,6 +295,7 @@ def _count(sweep: Sweep, runner: Runner, counting: Counting, *, spent_s: float, 
         store.update_sweep(refused)
         return refused
     plan.batched = bool(getattr(measuring.executor, "counts_many", False))
+    plan.cost = plan.cost.under(measuring.executor)  # QEMU's price, not Valgrind's
     counter = Runner(sweep, executor=measuring.executor, clock=clock, store=store,
                      progress=progress, done=runner.runs)
     t0 = clock.monotonic()
@@ -323,7 +324,8 @@ def _in_place(sweep: Sweep, executor: Executor, counting: Counting | None,
     meter = registry.get(sweep.meter)
     if meter.agrees_on is not None and isinstance(executor, InstructionMeter):
         plan = InPlacePlan(plan_accumulate(len(sweep.sizes), variants=variants(sweep)),
-                           metric=meter.agrees_on, cost=meter.cost, timeout_s=sweep.timeout_s,
+                           metric=meter.agrees_on, cost=meter.cost.under(executor),
+                           timeout_s=sweep.timeout_s,
                            budgeted=False)
         return InPlace(plan, timed_part(executor), counted_alone(executor), meter.name,
                        sweep.counters, sweep.counters_note)
@@ -331,7 +333,8 @@ def _in_place(sweep: Sweep, executor: Executor, counting: Counting | None,
     if counting is None or measuring is None or isinstance(measuring, Refused):
         return None
     plan = InPlacePlan(plan_accumulate(len(sweep.sizes), variants=variants(sweep)),
-                       metric=counting.metric, cost=counting.cost, timeout_s=sweep.timeout_s)
+                       metric=counting.metric, cost=counting.cost.under(measuring.executor),
+                       timeout_s=sweep.timeout_s)
     return InPlace(plan, executor, counted_alone(measuring.executor), counting.meter,
                    measuring.counters, measuring.note)
 
