@@ -18,8 +18,10 @@ Valgrind.
 Cost, for planners: where Valgrind counts, each measurement is one extra run
 ~20-50x slower than the plain one (`measure.exact`), plus Valgrind's start,
 about 0.3 s for a small C program (BENCHMARKS.md §6: ~4 s for the ~15 counted
-runs of a five-size sweep on the 2-core VM); the CPU's counter costs nothing
-over the time meter. A Python function's sizes are counted under one Valgrind start
+runs of a five-size sweep on the 2-core VM); where QEMU counts, its start is
+about 0.03 s and the run a few times slower (`measure.qemu.STARTUP_S` and
+`SLOWDOWN` price it, `Cost.under`); the CPU's counter costs nothing over the
+time meter. A Python function's sizes are counted under one Valgrind start
 (`Cost.batch`): about 1 s to start Valgrind and the child Python, 0.5 s more for each
 call's fork and setup (uncounted, but under Valgrind), and ~80x the plain call while
 Callgrind counts it (the list dedup of bench/gate_stability.py on the 2-core VM, quiet:
@@ -81,8 +83,9 @@ def measuring(target: Target) -> Measuring:
         return Measuring(InstructionMeter(runner, runner, emulator,
                                           fallback=Cachegrind(valgrind)), "qemu",
                          "no hardware instruction counter here: instructions counted under "
-                         "QEMU (exact, one extra run per measurement, ~5-10x slower; a command "
-                         "that starts other processes or threads is counted under Valgrind)")
+                         "QEMU (exact, one extra run per measurement: ~0.03 s plus a few times "
+                         "the run; a command that starts other processes or threads is "
+                         "counted under Valgrind)")
     return Measuring(InstructionMeter(runner, runner, Cachegrind(valgrind)), "valgrind",
                      "no hardware instruction counter here: instructions counted under "
                      "Valgrind (exact, one extra run per measurement, ~20-50x slower)")
@@ -106,5 +109,5 @@ METER = Meter(
     unavailable=unavailable, cost=Cost(slowdown=30.0, startup_s=0.3,
               batch=BatchCost(startup_s=1.0, per_call_s=0.5, slowdown=80.0)),
     describe="instructions: also count retired instructions exactly (perf's instructions:u, "
-             "else Valgrind); one run per size when two agree",
+             "else QEMU or Valgrind); one run per size when two agree",
 )
