@@ -160,3 +160,19 @@ def test_linear_work_whose_cost_per_element_rises_past_l2_reaches_down_to_n() ->
     assert any(note.startswith("wall_s grows as n^2") and "--meter instructions" in note
                for note in notes)
     assert widened["max_rss_bytes"] == fits["max_rss_bytes"]
+
+
+def test_a_class_slope_from_n_1_is_unbounded_not_a_warning() -> None:
+    """log n is 0 at n = 1: its slope from there is no finite exponent, and saying so
+    prints nothing (numpy's divide-by-zero warning reached a user's terminal)."""
+    import math
+    import warnings
+
+    from quadscope.analyse.memory import _exponent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _exponent("log n", 1.0, 100.0) == math.inf
+        assert _exponent("1", 1.0, 100.0) == 0.0
+        assert _exponent("n", 1.0, 100.0) == pytest.approx(1.0, abs=1e-9)
+        assert _exponent("n^2", 4.0, 64.0) == pytest.approx(2.0, abs=1e-9)

@@ -138,8 +138,12 @@ def _growing_part(time: Mapping[int, float], fit: Fit) -> dict[int, float]:
 
 def _exponent(cls: str, lo: float, hi: float) -> float:
     """A class's log-log slope from size lo to size hi (its shape alone)."""
+    if not REGISTRY[cls].growing:
+        return 0.0
     f = REGISTRY[cls].evaluate(0.0, 1.0, [lo, hi])
-    return 0.0 if not REGISTRY[cls].growing else math.log(f[1] / f[0]) / math.log(hi / lo)
+    if not f[0] > 0:  # log n from n = 1: a rise from nothing is no finite slope
+        return math.inf
+    return math.log(f[1] / f[0]) / math.log(hi / lo)
 
 
 def _floor(fit: Fit, memory: str, excess: float, lo: float, hi: float) -> str:
