@@ -200,8 +200,9 @@ def start(spec: SweepSpec, *, store: Store, clock: Clock, machine: Machine,
         from quadscope.analyse.text import counted_how  # Valgrind took over from QEMU
 
         sweep = dataclasses.replace(sweep, counters=counted, counters_note=(
-            f"{sweep.counters_note}; this command started other processes or threads, "
-            f"which QEMU counts only in part, so its runs were counted {counted_how(counted)}"))
+            f"{sweep.counters_note}; QEMU could not count this command whole (it started "
+            f"other processes or threads, or died under the emulator), so its runs were "
+            f"counted {counted_how(counted)}"))
         store.update_sweep(sweep)
     if ended != sweep.host:
         sweep = dataclasses.replace(sweep, host=ended)
