@@ -220,3 +220,38 @@ def test_a_pipeline_under_the_meter_is_counted_whole_by_valgrind() -> None:
     assert counts[0] is not None and counts[1] is not None
     assert counts[1] > 4 * counts[0]
     assert measuring.counted() == "valgrind"
+
+
+def test_a_part_seen_in_a_batch_counted_at_once_switches_once_and_names_both() -> None:
+    """Three jobs counted at once on two runners, QEMU seeing only part of the second: it is
+    recounted under Valgrind, the third too (whichever thread ends first), the first's QEMU
+    count is kept, and the sweep says both tools counted."""
+    from quadscope.measure.launcher import Job
+
+    clock = FakeClock()
+    timed = FakeExecutor(lambda argv: measurement(0.5), clock)
+    meter = InstructionMeter(timed, _runner(clock), _Tool("qemu", (2, 3)),
+                             fallback=_Tool("valgrind"), spares=[_runner(FakeClock())])
+    out = list(meter.execute_many([Job(("./prog", str(n)), 60.0) for n in (1, 2, 3)]))
+    assert [m.value("instructions") for m in out] == [1000, 2020, 3030]
+    assert counted_by(meter, "qemu") == "qemu, then valgrind"
+
+
+@pytest.mark.integration
+@needs_qemu
+def test_counts_made_at_once_are_the_counts_made_one_by_one() -> None:
+    """A real program counted two at a time on two runners gives every count it gives one
+    at a time: an exact count does not depend on what else runs."""
+    from quadscope.measure.cbuild import compile_c
+    from quadscope.measure.launcher import Job, ProcessExecutor
+
+    tool = qemu.find()
+    assert tool is not None, "qemu-user is installed but counts nothing here"
+    prog = str(compile_c(_REP, name="qs-test-rep", flags=("-O2",)))
+    runner = ProcessExecutor()
+    jobs = [Job((prog, str(n)), 60.0) for n in (1000, 2000, 4000, 8000)]
+    alone = [m.value("instructions") for m in
+             InstructionMeter(runner, runner, tool).execute_many(jobs)]
+    meter = InstructionMeter(runner, runner, tool, spares=[ProcessExecutor()])
+    together = [m.value("instructions") for m in meter.execute_many(jobs)]
+    assert None not in alone and together == alone

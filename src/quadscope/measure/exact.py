@@ -23,6 +23,11 @@ behind, so it may run only once): for an `InstructionMeter` its `CountedAlone`
 (the counted run alone, its wall time Valgrind's, which is what the count
 cost), for any other (one counting on the run itself) the executor as it is;
 `timed_part(executor)` is the executor that times a run without counting it;
+`spares=` gives an `InstructionMeter` of a program more runners to count on: a
+batch of several jobs (an exact sweep's first sizes, `run.counting`) has its
+counts run at once, one per runner (`measure.concurrent`; an exact count does
+not depend on what else runs), then its timed runs one at a time with nothing
+else of quadscope's running, each job yielded as its timed run ends;
 `counted_by(executor, label)` what `Sweep.counters` records for the runs it
 counted ("qemu", or "valgrind" where Valgrind took over from QEMU before its
 first count, or "qemu, then valgrind").
@@ -60,6 +65,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -68,6 +74,7 @@ from typing import Protocol
 
 from quadscope.errors import ToolMissingError
 from quadscope.measure import qemu
+from quadscope.measure.concurrent import each_on
 from quadscope.measure.launcher import Executor, Job, SerialExecutor, run_untimed
 from quadscope.measure.qemu import PartCounted
 from quadscope.model import Measurement
@@ -222,7 +229,8 @@ class InstructionMeter(SerialExecutor):
                  command: Callable[[Sequence[str]], AbstractContextManager[list[str]]] = as_is,
                  metric: str = "instructions",
                  many: Callable[[Sequence[Sequence[str]]], AbstractContextManager[list[str]]]
-                 | None = None, fallback: CountingTool | None = None) -> None:
+                 | None = None, fallback: CountingTool | None = None,
+                 spares: Sequence[Executor] = ()) -> None:
         self._metric = metric  # another counting meter (a Cachegrind miss count) names its own
         self._timed = timed
         self._runner = runner
@@ -232,16 +240,29 @@ class InstructionMeter(SerialExecutor):
         self._counts = 0  # counts made by the tool counting now
         self._command = command
         self._many = many  # every job of a batch counted under one start (`Callgrind.by_size`)
+        self._spares = tuple(spares)  # more runners, to count a batch's jobs at once
+        self._switch = threading.Lock()  # the fallback taking over, once, from any thread
 
     @property
     def counts_many(self) -> bool:
         """Whether a batch's jobs are counted under one Valgrind start (a Python function)."""
         return self._many is not None and isinstance(self._tool, Callgrind)
 
+    @property
+    def workers(self) -> int:
+        """How many counts this meter may run at once: one per runner (`spares=`)."""
+        return 1 if self.counts_many else 1 + len(self._spares)
+
     def execute_many(self, jobs: Iterable[Job]) -> Iterator[Measurement]:
-        """Each job timed by `timed`; with `many`, the batch's good ones counted in one start."""
+        """Each job timed by `timed`; with `many`, the batch's good ones counted in one start;
+        with spare runners, a batch's counts at once, then its timed runs (module docstring)."""
         if not self.counts_many:
-            yield from super().execute_many(jobs)
+            jobs = list(jobs)
+            if self.workers > 1 and len(jobs) > 1 and not any(
+                    j.setup is not None or j.prepare is not None for j in jobs):
+                yield from self._counted_first(jobs)
+            else:
+                yield from super().execute_many(jobs)
             return
         jobs = list(jobs)
         started = time.monotonic()
@@ -254,6 +275,26 @@ class InstructionMeter(SerialExecutor):
         for job, m in zip(jobs, timed, strict=True):
             count = counts.get(_sizes(job.argv)) if m.ok else None
             yield replace(m, values={**m.values, self._metric: count})
+
+    def _counted_first(self, jobs: Sequence[Job]) -> Iterator[Measurement]:
+        """The jobs' counts at once, one per runner, then each job's timed run alone; a job
+        whose count failed or was cut short is not timed (the counted run is its
+        measurement: a run cut short at the count's timeout would be cut short again)."""
+        runners = (self._runner, *self._spares)
+        for runner in runners:  # each launcher started here: it dies with its thread
+            ready = getattr(runner, "ready", None)
+            if ready is not None:
+                ready()
+        counts = each_on([self._count_call(j) for j in jobs], runners)
+        for job, (counted, count) in zip(jobs, counts, strict=True):
+            if not counted.ok:
+                yield replace(counted, values={**counted.values, self._metric: None})
+                continue
+            m = self._timed.execute(job.argv, job.timeout_s)
+            yield replace(m, values={**m.values, self._metric: count if m.ok else None})
+
+    def _count_call(self, job: Job) -> Callable[[Executor], tuple[Measurement, int | None]]:
+        return lambda runner: self._counted(job.argv, job.timeout_s, runner)
 
     def count_many(self, argvs: Sequence[Sequence[str]],
                    timeout_s: float | None) -> dict[tuple[int, ...], int]:
@@ -296,18 +337,30 @@ class InstructionMeter(SerialExecutor):
         """The instructions of one counted run of `argv`; None when it failed."""
         return self._counted(argv, timeout_s)[1]
 
-    def _counted(self, argv: Sequence[str],
-                 timeout_s: float | None) -> tuple[Measurement, int | None]:
-        """One counted run and its count. Where the tool saw only part of the command
-        (`PartCounted`) or the run died of a signal under it (an instruction the emulator
-        lacks), the fallback counts it, and every run after it: one tool per sweep."""
-        counted, count, part = self._count_with(self._tool, argv, timeout_s)
+    def _counted(self, argv: Sequence[str], timeout_s: float | None,
+                 runner: Executor | None = None) -> tuple[Measurement, int | None]:
+        """One counted run and its count, on `runner` (the meter's own when None). Where the
+        tool saw only part of the command (`PartCounted`) or the run died of a signal under
+        it (an instruction the emulator lacks), the fallback counts it, and every run after
+        it: one tool per sweep (counts made at once by the first tool before it took over
+        are kept, as counts made before are)."""
+        runner = self._runner if runner is None else runner
+        tool = self._tool
+        counted, count, part = self._count_with(tool, argv, timeout_s, runner)
         died = not counted.ok and not counted.timed_out and counted.exit_code < 0
-        if self._fallback is not None and (part or died):
-            self._tool, self._fallback = self._fallback, None
-            self._before_fallback, self._counts = self._counts, 0
-            counted, count, _ = self._count_with(self._tool, argv, timeout_s)
-        self._counts += count is not None
+        if part or died:
+            with self._switch:
+                if self._tool is tool and self._fallback is not None:
+                    self._tool, self._fallback = self._fallback, None
+                    self._before_fallback, self._counts = self._counts, 0
+            if self._tool is not tool:
+                tool = self._tool
+                counted, count, _ = self._count_with(tool, argv, timeout_s, runner)
+        with self._switch:  # a count by the first tool that ended after the switch: before it
+            if count is not None and tool is self._tool:
+                self._counts += 1
+            elif count is not None:
+                self._before_fallback = (self._before_fallback or 0) + 1
         return counted, count
 
     def counted_by(self, label: str, fallback: str = "valgrind") -> str:
@@ -317,13 +370,12 @@ class InstructionMeter(SerialExecutor):
             return label
         return f"{label}, then {fallback}" if self._before_fallback else fallback
 
-    def _count_with(self, tool: CountingTool, argv: Sequence[str],
-                    timeout_s: float | None) -> tuple[Measurement, int | None, bool]:
+    def _count_with(self, tool: CountingTool, argv: Sequence[str], timeout_s: float | None,
+                    runner: Executor) -> tuple[Measurement, int | None, bool]:
         """(the counted run, its count, whether `tool` saw only part of the command)."""
         with scratch_dir("count") as out, self._command(argv) as child:
             try:
-                counted = self._runner.execute(hold_still([*tool.prefix(out), *child]),
-                                               timeout_s)
+                counted = runner.execute(hold_still([*tool.prefix(out), *child]), timeout_s)
                 return counted, tool.total(out) if counted.ok else None, False
             except PartCounted:
                 return _NOT_COUNTED, None, True

@@ -421,6 +421,13 @@ class ProcessExecutor(SerialExecutor):
                 tuple(os.fsencode(f"{k}={v}") for k, v in job.env), job.timeout_s)
         return request
 
+    def ready(self) -> None:
+        """Start the resident launcher now, from this thread: it dies with the thread that
+        started it (PR_SET_PDEATHSIG), so one used from short-lived threads (counts run at
+        once, `measure.concurrent`) is started by the thread that outlives them."""
+        if self.launcher is not None:
+            self._launcher(self.launcher)
+
     def _launcher(self, launcher: str) -> ResidentLauncher:
         if self._resident is None or self._resident.closed:
             self._resident = ResidentLauncher(launcher, events=self.counters.events,

@@ -27,10 +27,18 @@ call's fork and setup (uncounted, but under Valgrind), and ~80x the plain call w
 Callgrind counts it (the list dedup of bench/gate_stability.py on the 2-core VM, quiet:
 1000..4000 counted in 7.3 s for 61 ms of plain calls, 1000..8000 in 29.8 s for 0.41 s;
 the set dedup at 1000..16000, 3 ms of calls, in 3.4 s).
+
+Counts at once: a program's counts (QEMU or Valgrind) may run `count_jobs`
+at a time, one per CPU the runs may use (`--cpus`, else this process's), at
+most MAX_COUNT_JOBS, `QUADSCOPE_COUNT_JOBS=N` to choose: an exact sweep hands
+out its first sizes together (`run.counting`), and an exact count does not
+depend on what else runs. The timed runs stay one at a time, alone.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from quadscope.errors import ToolMissingError
@@ -41,6 +49,20 @@ if TYPE_CHECKING:  # imported where used: the registry is read by the CLI's pars
     from quadscope.measure.counters import CounterBackend
 
 EVENT = "instructions"  # perf's event name of the metric counted
+MAX_COUNT_JOBS = 4  # counts at once at most: an exact sweep's first sizes (SETTLE_SIZES)
+COUNT_JOBS = "QUADSCOPE_COUNT_JOBS"  # the environment variable choosing how many
+
+
+def count_jobs(cpus: Sequence[int] = ()) -> int:
+    """How many counts of a program may run at once here (module docstring)."""
+    chosen = os.environ.get(COUNT_JOBS, "").strip()
+    if chosen.isdigit() and int(chosen) > 0:
+        return min(int(chosen), MAX_COUNT_JOBS)
+    try:
+        usable = len(cpus) or len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 1
+    return max(1, min(usable, MAX_COUNT_JOBS))
 
 
 def _cpu_counter(target: Target) -> CounterBackend | None:
@@ -79,14 +101,17 @@ def measuring(target: Target) -> Measuring:
             InstructionMeter(python_executor(target), runner, Callgrind(valgrind),
                              command=count_command(), many=count_many_command()),
             "valgrind", "instructions of the call alone, counted under Valgrind's callgrind")
+    spares = tuple(ProcessExecutor(NoCounters(), cpus=target.cpus)
+                   for _ in range(count_jobs(target.cpus) - 1))  # counts at once
     if not target.no_qemu and (emulator := qemu.find()) is not None:
-        return Measuring(InstructionMeter(runner, runner, emulator,
-                                          fallback=Cachegrind(valgrind)), "qemu",
+        return Measuring(InstructionMeter(runner, runner, emulator, fallback=Cachegrind(valgrind),
+                                          spares=spares), "qemu",
                          "no hardware instruction counter here: instructions counted under "
                          "QEMU (exact, one extra run per measurement: ~0.03 s plus a few times "
                          "the run; a command that starts other processes or threads is "
                          "counted under Valgrind)")
-    return Measuring(InstructionMeter(runner, runner, Cachegrind(valgrind)), "valgrind",
+    return Measuring(InstructionMeter(runner, runner, Cachegrind(valgrind), spares=spares),
+                     "valgrind",
                      "no hardware instruction counter here: instructions counted under "
                      "Valgrind (exact, one extra run per measurement, ~20-50x slower)")
 

@@ -354,6 +354,10 @@ class CountPlan:
         self._batch_price: float | None = None  # what the last batch was priced at (batched)
         self._scale = 1.0  # what batches cost against their price, at least 1 (batched)
         self._halved_once = False  # whether the halvings below were offered (batched)
+        self.workers = 1  # counts the executor runs at once (`_together`; an exact sweep)
+        self._round: tuple[PlannedRun, ...] = ()  # the last jobs handed out together
+        self._provisional: dict[tuple[str, int], float] = {}  # sizes counted at once: caps
+        self._retry: set[tuple[str, int]] = set()  # cut short together, counted again alone
         self.spare_s = 0.0  # seconds beyond the budget kept for a variant's fourth count
 
     @property
@@ -377,8 +381,10 @@ class CountPlan:
     def _next(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
         counted = {(r.variant, r.size_n) for r in history
                    if r.measurement.ok and r.value(self.metric) is not None}
+        self._recall(history)
         todo = [j for j in self.jobs if (j.variant, j.size_n) not in counted
-                and not any(_same_job(r, j) for r in history)]
+                and ((j.variant, j.size_n) in self._retry
+                     or not any(_same_job(r, j) for r in history))]
         if self._settled(history):
             return None
         if self.batched:
@@ -386,10 +392,17 @@ class CountPlan:
         failed = self._failed(history)
         todo = [j for j in todo if j.size_n < failed.get(j.variant, j.size_n + 1)]
         if not todo:
-            self._note_cost(remaining_s)
+            self._note_cost(remaining_s, history)
             return self._doubling(history, remaining_s) or (
                 self._halving(history, remaining_s) if failed else None)
-        self._note_cost(remaining_s)
+        self._note_cost(remaining_s, history)
+        before = self._before_s  # the last job's start, which handing out the next one moves
+        return self._together(history, self._one(history, todo, remaining_s), todo,
+                              remaining_s, before)
+
+    def _one(self, history: Sequence[Run], todo: Sequence[PlannedRun],
+             remaining_s: float | None) -> Batch | None:
+        """The next job of `todo` (or a halving below) to count, alone."""
         # Sizes between the counted ones' doublings (`_phased`) only once no size in phase
         # and no halving below (in phase too) fits: a staircase of containers that double
         # puts them on another curve (CPython `sorted` counted at 62.5k, 125k, 177k, 250k:
@@ -403,6 +416,87 @@ class CountPlan:
         return (self._first_fitting(history, phased, remaining_s)
                 or self._halving(history, remaining_s)  # in phase too, before the sizes between
                 or self._first_fitting(history, between, remaining_s))
+
+    def _together(self, history: Sequence[Run], batch: Batch | None,
+                  todo: Sequence[PlannedRun], remaining_s: float | None,
+                  before_s: float | None) -> Batch | None:
+        """An exact sweep's job (`cap_growth`) with the planned sizes above it, up to
+        `workers` in all, counted at once (`measure.exact`: the executor runs a batch's
+        counts together, then its timed runs alone): the first SETTLE_SIZES counts in two
+        rounds, not four, on two cores. Each size above is priced as the job's price grown
+        by the count's growth per doubling so far (none before two counts: a start-up
+        dominates small sizes) and all must fit what is left; each is capped, as the
+        sequential plan caps a count, at GROWTH_CAP times the price of the size below it
+        (at least the meter's start-up): an exponential's next n is cut short as soon, on
+        another core. One so cut where a plain run then showed its predecessor dearer than
+        priced is counted again under the cap a count alone would have had (`_recall`)."""
+        if batch is None or self.workers < 2 or not self.cap_growth or len(batch) != 1 \
+                or batch[0].run not in todo:
+            return batch
+        first = batch[0].run
+        above = sorted((j for j in todo if j.variant == first.variant
+                        and j.size_n > first.size_n and (j.variant, j.size_n) not in self._retry
+                        and self._phased(history, j)),
+                       key=lambda j: j.size_n)[:self.workers - 1]
+        if not above:
+            return batch
+        price = self.cost.startup_s if remaining_s is None else self._priced_before(
+            history, first, remaining_s, before_s)
+        growth = self._per_doubling(history, first.variant)
+        out, total, below = [batch[0]], price, price
+        for job in above:
+            cost = price * growth ** math.log2(job.size_n / first.size_n)
+            if remaining_s is not None and total + cost > remaining_s:
+                break
+            cap = GROWTH_CAP * max(below, self.cost.startup_s)
+            limits = [t for t in (self.timeout_s, remaining_s, cap) if t is not None]
+            out.append(Scheduled(job, min(limits)))
+            self._provisional[(job.variant, job.size_n)] = cap
+            self._tried.add((job.variant, job.size_n))
+            total, below = total + cost, cost
+        if len(out) > 1:
+            self._round = tuple(s.run for s in out)
+            self._last = out[-1].run
+        return tuple(out)
+
+    def _priced_before(self, history: Sequence[Run], job: PlannedRun, remaining_s: float,
+                       before_s: float | None) -> float:
+        """`_price` of `job` as it was before `job` was handed out (`before_s`: the budget
+        left before the job handed out last)."""
+        handed, self._before_s = self._before_s, before_s
+        try:
+            return self._price(history, job, remaining_s)
+        finally:
+            self._before_s = handed
+
+    def _per_doubling(self, history: Sequence[Run], variant: str) -> float:
+        """How much `variant`'s count grew per doubling between its two largest counted
+        sizes, at least 1; 1 with fewer than two."""
+        points = self._points(history, variant)
+        if len(points) < 2:
+            return 1.0
+        lo, hi = sorted(points)[-2:]
+        if points[lo] <= 0 or points[hi] <= 0:
+            return 1.0
+        return max((points[hi] / points[lo]) ** (math.log(2) / math.log(hi / lo)), 1.0)
+
+    def _recall(self, history: Sequence[Run]) -> None:
+        """A size counted at once with the one below it (`_together`) and cut short at its
+        cap, where the cap was less than half what GROWTH_CAP times the size below cost
+        by the meter's model on its plain run: counted again, once, capped as a count handed
+        out alone is (`_retry`)."""
+        for key, cap in list(self._provisional.items()):
+            run = next((r for r in history if (r.variant, r.size_n) == key), None)
+            if run is None:
+                continue
+            del self._provisional[key]
+            if not run.measurement.timed_out or key[1] in self._points(history, key[0]):
+                continue
+            below = [n for n in self._points(history, key[0]) if n < key[1]]
+            plain = _timed_median(history, key[0], max(below)) if below else None
+            if plain is not None and GROWTH_CAP * self.cost.run_s(plain) > 2 * cap:
+                self._retry.add(key)
+                self._tried.discard(key)
 
     def _first_fitting(self, history: Sequence[Run], jobs: Sequence[PlannedRun],
                        remaining_s: float | None) -> Batch | None:
@@ -603,6 +697,7 @@ class CountPlan:
         self._before_s = remaining_s
         self._last = job
         self._tried.add((job.variant, job.size_n))
+        self._retry.discard((job.variant, job.size_n))
         return (Scheduled(job, min(limits) if limits else None),)
 
     def _failed(self, history: Sequence[Run]) -> dict[str, int]:
@@ -615,10 +710,24 @@ class CountPlan:
                 out[variant] = min(size, out.get(variant, size))
         return out
 
-    def _note_cost(self, remaining_s: float | None) -> None:
-        """Keep what the last job handed out cost (the budget it took)."""
-        if self._last is not None and self._before_s is not None and remaining_s is not None:
-            self._costs[self._last.size_n] = max(self._before_s - remaining_s, 0.0)
+    def _note_cost(self, remaining_s: float | None, history: Sequence[Run] = ()) -> None:
+        """Keep what the last job handed out cost (the budget it took); of jobs handed out
+        together (`_together`), the largest count the whole round's seconds and each other
+        its share by its count (a count's time follows the instructions it runs), at
+        least the meter's start-up."""
+        if self._last is None or self._before_s is None or remaining_s is None:
+            return
+        spent = max(self._before_s - remaining_s, 0.0)
+        self._costs[self._last.size_n] = spent
+        if self._round:
+            counts = {j.size_n: c for j in self._round
+                      if (c := self._points(history, j.variant).get(j.size_n))}
+            top = max(counts.values(), default=0.0)
+            start = self.cost.startup_s
+            for size, c in counts.items():
+                if size != self._last.size_n:
+                    self._costs[size] = max(start + (spent - start) * c / top, start)
+            self._round = ()
 
     def _halving(self, history: Sequence[Run], remaining_s: float | None) -> Batch | None:
         """Where no timed size left is affordable to count and the counts have not settled:

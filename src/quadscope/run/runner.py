@@ -246,6 +246,7 @@ def _exact_plan(sweep: Sweep, executor: Executor, registry: Registry,
     plan = exact_plan(variants(sweep), start_n, metric=meter.agrees_on,
                       cost=meter.cost.under(executor), timeout_s=sweep.timeout_s)
     plan.batched = bool(getattr(executor, "counts_many", False))  # a Python call: one start
+    plan.workers = int(getattr(executor, "workers", 1))  # counts it runs at once
     return plan
 
 
