@@ -92,7 +92,8 @@ class _Recorder:
         return sum(int(t) for t in texts) if texts else None
 
 
-def _runner(log: list[str], name: str, fail_at: int | None = None) -> FakeExecutor:
+def _runner(log: list[str], name: str, fail_at: int | None = None,
+            slow_at: int | None = None) -> FakeExecutor:
     def cost(argv: Sequence[str]) -> Measurement:
         n = int(argv[-1])
         log.append(f"count {n} on {name}")
@@ -100,7 +101,7 @@ def _runner(log: list[str], name: str, fail_at: int | None = None) -> FakeExecut
             return measurement(0.1, exit_code=2)
         Path(argv[argv.index("count-into") + 1], "process").write_text(str(1000 * n))
         time.sleep(0.02)
-        return measurement(0.3)
+        return measurement(99.0 if n == slow_at else 0.3)
 
     return FakeExecutor(cost, FakeClock())
 
@@ -127,16 +128,20 @@ def test_a_batch_is_counted_at_once_then_timed_one_by_one() -> None:
     assert log[2:] == ["timed 3", "timed 4"]
 
 
-def test_a_job_whose_count_failed_is_not_timed() -> None:
-    """The counted run is the job's measurement where the count failed: a run that fails (or
-    is cut short at its timeout) under the counter would do so again."""
+def test_a_job_whose_count_failed_is_timed_and_one_cut_short_is_not() -> None:
+    """A count that failed leaves the job its timed run, uncounted (as one at a time); a
+    count cut short at the job's timeout is the job's measurement, never timed: the size
+    costs more than its plan allows."""
     log: list[str] = []
-    meter = InstructionMeter(_timed(log), _runner(log, "first", fail_at=4), _Recorder(),
-                             spares=[_runner(log, "spare", fail_at=4)])
-    ok, failed = meter.execute_many([Job(("./prog", "3"), 5.0), Job(("./prog", "4"), 5.0)])
+    meter = InstructionMeter(_timed(log), _runner(log, "first", fail_at=4, slow_at=5),
+                             _Recorder(), spares=[_runner(log, "spare", fail_at=4, slow_at=5)])
+    jobs = [Job(("./prog", str(n)), 5.0) for n in (3, 4, 5)]
+    ok, failed, cut = meter.execute_many(jobs)
     assert ok.value("instructions") == 3000 and ok.ok
-    assert failed.exit_code == 2 and failed.value("instructions") is None
-    assert [e for e in log if e.startswith("timed")] == ["timed 3"]
+    assert failed.ok and failed.value("instructions") is None
+    assert failed.wall_s == pytest.approx(0.04)  # its timed run's
+    assert cut.timed_out and cut.value("instructions") is None
+    assert [e for e in log if e.startswith("timed")] == ["timed 3", "timed 4"]
 
 
 def test_a_batch_with_a_setup_and_a_meter_without_spares_stay_one_by_one() -> None:
@@ -235,3 +240,16 @@ def test_the_partner_is_priced_by_the_counts_growth_and_must_fit() -> None:
     assert batches[0] == (1000, 2000)
     assert batches[1] == (4000,)  # 4000 priced 3.2 s; 8000 at 25.6 s does not fit beside it
     assert math.isclose(cost(4000), 3.2)
+
+
+def test_a_long_batch_is_counted_as_many_jobs_at_a_time_as_there_are_runners() -> None:
+    """Five jobs on two runners: two counts, their timed runs, two more, theirs, the last:
+    an interrupt loses at most the jobs in flight, never a whole batch's counts."""
+    log: list[str] = []
+    meter = InstructionMeter(_timed(log), _runner(log, "first"), _Recorder(),
+                             spares=[_runner(log, "spare")])
+    list(meter.execute_many([Job(("./prog", str(n)), 5.0) for n in range(1, 6)]))
+    kinds = [e.split()[0] for e in log]
+    assert kinds == ["count"] * 2 + ["timed"] * 2 + ["count"] * 2 + ["timed"] * 2 + [
+        "count", "timed"]
+    assert [e for e in log if e.startswith("timed")] == [f"timed {n}" for n in range(1, 6)]

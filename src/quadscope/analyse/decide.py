@@ -216,6 +216,10 @@ def tie_n(ext: Extension, fits: Mapping[str, ClassFit], classes: Sequence[str],
     needed = 2
     for name in growing:
         fit = fits[name]
+        if fit.growth.normalised(ext.data.n, float(ext.data.n[-1])) is None:
+            # Fitted with a base whose top size lies on the edge of what floats hold
+            # (cⁿ, n·ln c ≈ 709): it cannot be refitted to follow, so no n is named.
+            return Advice(None, METER)
         a, b = boot_class(fit.growth, ext.data, boot[:ASSURANCE_REPLICATES])
         rivals = _rivals(fits, registry, name)
 

@@ -397,6 +397,8 @@ def _predict(at_n: int, report: ClassFit, leading: Sequence[ClassFit], data: Dat
     value = float(report.curve(at)[0])
     lows, highs = [], []
     for fit in {f.cls: f for f in (report, *leading)}.values():
+        if fit.growth.normalised(data.n, float(data.n[-1])) is None:
+            continue  # cannot be refitted here (a base on the edge of floats): no bounds
         a_s, b_s = boot_class(fit.growth, data, boot)
         with np.errstate(over="ignore", invalid="ignore"):
             p = fit.growth.evaluate(a_s, b_s, at)[:, 0]
@@ -410,7 +412,7 @@ def _predict(at_n: int, report: ClassFit, leading: Sequence[ClassFit], data: Dat
         lo_p, hi_p = np.nanpercentile(p, [2.5, 97.5])
         lows.append(float(lo_p))
         highs.append(float(hi_p))
-    return Prediction(at_n, value, min(min(lows), value), max(max(highs), value))
+    return Prediction(at_n, value, min([*lows, value]), max([*highs, value]))
 
 def _split(metric: str, sizes: Sequence[float], values: Sequence[float], regime: Regime, *,
            predict_n: int | None, seed: int, n_boot: int, registry: Registry,

@@ -24,10 +24,11 @@ behind, so it may run only once): for an `InstructionMeter` its `CountedAlone`
 cost), for any other (one counting on the run itself) the executor as it is;
 `timed_part(executor)` is the executor that times a run without counting it;
 `spares=` gives an `InstructionMeter` of a program more runners to count on: a
-batch of several jobs (an exact sweep's first sizes, `run.counting`) has its
-counts run at once, one per runner (`measure.concurrent`; an exact count does
-not depend on what else runs), then its timed runs one at a time with nothing
-else of quadscope's running, each job yielded as its timed run ends;
+batch of several jobs (an exact sweep's first sizes, `run.counting`; a fixed
+sweep's runs) has its counts run at once, as many jobs at a time as there are
+runners (`measure.concurrent`; an exact count does not depend on what else
+runs), then those jobs' timed runs one at a time with nothing else of
+quadscope's running, each job yielded as its timed run ends;
 `counted_by(executor, label)` what `Sweep.counters` records for the runs it
 counted ("qemu", or "valgrind" where Valgrind took over from QEMU before its
 first count, or "qemu, then valgrind").
@@ -277,17 +278,23 @@ class InstructionMeter(SerialExecutor):
             yield replace(m, values={**m.values, self._metric: count})
 
     def _counted_first(self, jobs: Sequence[Job]) -> Iterator[Measurement]:
-        """The jobs' counts at once, one per runner, then each job's timed run alone; a job
-        whose count failed or was cut short is not timed (the counted run is its
-        measurement: a run cut short at the count's timeout would be cut short again)."""
+        """The jobs' counts at once, one per runner, then each job's timed run alone, as
+        `execute` merges them, as many jobs at a time as there are runners (what an
+        interrupt loses: the jobs in flight, as one at a time it loses the job in flight);
+        a job whose count was cut short at its timeout is not timed (the counted run is its
+        measurement: the size costs more than its plan allows)."""
         runners = (self._runner, *self._spares)
         for runner in runners:  # each launcher started here: it dies with its thread
             ready = getattr(runner, "ready", None)
             if ready is not None:
                 ready()
+        for at in range(0, len(jobs), len(runners)):  # no more counts in flight than runners
+            yield from self._chunk(jobs[at:at + len(runners)], runners)
+
+    def _chunk(self, jobs: Sequence[Job], runners: Sequence[Executor]) -> Iterator[Measurement]:
         counts = each_on([self._count_call(j) for j in jobs], runners)
         for job, (counted, count) in zip(jobs, counts, strict=True):
-            if not counted.ok:
+            if counted.timed_out:
                 yield replace(counted, values={**counted.values, self._metric: None})
                 continue
             m = self._timed.execute(job.argv, job.timeout_s)

@@ -236,8 +236,9 @@ def _fixed_plan(sweep: Sweep, registry: Registry) -> Plan:
 def _exact_plan(sweep: Sweep, executor: Executor, registry: Registry,
                 start_n: int) -> Plan | None:
     """An exact meter's adaptive plan (`run.counting.exact_plan`: one count per size,
-    doubling from `start_n` until settled); None for a meter that is not exact, or a sweep
-    over several sizes."""
+    doubling from `start_n` until settled), then timed repeats at the sizes counted where
+    the meter times a run apart from counting it (`run.timed_repeats`); None for a meter
+    that is not exact, or a sweep over several sizes."""
     meter = registry.get(sweep.meter)
     if meter.agrees_on is None or sweep.axes or sweep.mode != "adaptive":
         return None
@@ -247,7 +248,26 @@ def _exact_plan(sweep: Sweep, executor: Executor, registry: Registry,
                       cost=meter.cost.under(executor), timeout_s=sweep.timeout_s)
     plan.batched = bool(getattr(executor, "counts_many", False))  # a Python call: one start
     plan.workers = int(getattr(executor, "workers", 1))  # counts it runs at once
-    return plan
+    from quadscope.measure.exact import timed_part
+
+    if timed_part(executor) is executor or plan.batched:
+        return plan  # each run counted as it is timed (perf), or a Python call's batch
+    from quadscope.run.timed_repeats import TimedRepeats
+
+    return TimedRepeats(plan, metric=meter.agrees_on, timeout_s=sweep.timeout_s,
+                        seed=sweep.seed)
+
+
+def _route(plan: Plan, executor: Executor) -> Callable[[Batch], Executor] | None:
+    """Where an exact sweep's batches run: its timed repeats on the meter's timed executor,
+    never counted (`run.timed_repeats`); None (the runner's own) for any other plan."""
+    from quadscope.measure.exact import timed_part
+    from quadscope.run.timed_repeats import TimedRepeats
+
+    if not isinstance(plan, TimedRepeats):
+        return None
+    timed = timed_part(executor)
+    return lambda batch: timed if TimedRepeats.timed(batch) else executor
 
 
 def _multi_adaptive(sweep: Sweep, *, warmup: int, registry: Registry) -> Plan:
@@ -387,7 +407,7 @@ def _execute(sweep: Sweep, plan: Plan, *, budget_s: float | None, done: Sequence
                     store.update_sweep(marked)
                     sweep = marked
             else:
-                runner.run(plan, budget_s)
+                runner.run(plan, budget_s, route=_route(plan, executor))
             if sweep.mode == "adaptive" and sweep.axes:  # counting reads the points measured
                 from quadscope.run.multiadaptive import shaped
 
