@@ -3,6 +3,7 @@ never counted, within their share of what the sweep spent."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 from tests.conftest import measurement
@@ -89,7 +90,8 @@ def test_an_exact_sweep_times_its_counted_sizes_again_uncounted(store: Store) ->
     executor alone: the counting runner runs four times, the timed one four plus the
     repeats, and every size holds one count and five times."""
     clock = FakeClock(1000.0)
-    timed = FakeExecutor(lambda argv: measurement(0.001 * int(argv[-1]) / 1000), clock)
+    noise = iter(random.Random(4).uniform(0.2, 5.0) for _ in range(100))
+    timed = FakeExecutor(lambda argv: measurement(0.001 * next(noise)), clock)  # no class
 
     def count(argv: Sequence[str]) -> Measurement:
         from pathlib import Path
@@ -116,3 +118,16 @@ def test_an_exact_sweep_times_its_counted_sizes_again_uncounted(store: Store) ->
     assert all(sum(r.value("instructions") is not None for r in rs) == 1
                for rs in by_size.values())
     assert len(timed.calls) == 4 * (1 + REPEATS)
+
+
+def test_no_repeats_where_the_counted_jobs_timed_runs_already_decide() -> None:
+    sizes = [1000, 2000, 4000, 8000]
+    asked: list[int] = []
+
+    def decided(runs: Sequence[Run]) -> bool:
+        asked.append(len(runs))
+        return True
+
+    plan = TimedRepeats(_Counts(sizes), metric="instructions", timeout_s=None, decided=decided)
+    batches = _drive(plan, {n: 0.001 for n in sizes}, budget=30.0, count_s=0.05)
+    assert len(batches) == 4 and asked == [4]

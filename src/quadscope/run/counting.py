@@ -106,7 +106,11 @@ a `CountPlan` from the start: `exact_plan` counts SETTLE_SIZES doublings
 from `--start`, one count per size, then doubles one size at a time while
 the budget pays for it, until the counts settle (no timed sweep first, no
 repeats: the time meter's adaptive plan grows n and repeats to beat noise
-an exact count does not have).
+an exact count does not have). Where the executor counts several at once
+(`workers`: one per CPU, `meters.instructions.count_jobs`), the planned
+sizes above a job are handed out with it (`CountPlan._together`): the four
+first counts in two rounds on two cores, each size above capped as a count
+alone is, at GROWTH_CAP times the price of the size below it.
 
 Accumulate mode's launches are counted during the sequence instead, in place
 of every 2^k-th timed launch (`run.accumulate`; `plan` returns None for them).
@@ -329,7 +333,8 @@ def _timed_median(runs: Sequence[Run], variant: str, size_n: int) -> float | Non
 
 
 class CountPlan:
-    """One counted job at a time, within the budget (see the module docstring).
+    """One counted job at a time (an exact sweep's first sizes several at once, `_together`),
+    within the budget (see the module docstring).
 
     Like `AdaptivePlan` it keeps one thing between calls: the budget left when it
     handed out its last job, from which the next call reads what that job cost.

@@ -31,7 +31,8 @@ mode) or `plan_accumulate` (accumulate mode), `AgreeingPlan` on the meter's
 metric instead of `FixedPlan` for an exact meter's sweep (the meter registry,
 `registry=`, says which are), `AdaptivePlan` with `budget_s`
 (adaptive mode; an exact meter's adaptive sweep counts one size at a time
-from its start instead, `run.counting.exact_plan`; over several sizes
+from its start instead, `run.counting.exact_plan`, then times the sizes it
+counted again, uncounted, `run.timed_repeats`; over several sizes
 `MultiAdaptivePlan`, `run/multiadaptive`, whose sweep is stored with the sizes
 and points it measured, before counting). Accumulate mode under an
 exact meter counting with Valgrind, or under one that counts with it
@@ -252,10 +253,11 @@ def _exact_plan(sweep: Sweep, executor: Executor, registry: Registry,
 
     if timed_part(executor) is executor or plan.batched:
         return plan  # each run counted as it is timed (perf), or a Python call's batch
+    from quadscope.run.counting import open_reason
     from quadscope.run.timed_repeats import TimedRepeats
 
     return TimedRepeats(plan, metric=meter.agrees_on, timeout_s=sweep.timeout_s,
-                        seed=sweep.seed)
+                        seed=sweep.seed, decided=lambda runs: not open_reason(sweep, runs))
 
 
 def _route(plan: Plan, executor: Executor) -> Callable[[Batch], Executor] | None:

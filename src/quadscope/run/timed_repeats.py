@@ -7,7 +7,9 @@ counted (repeat 1..R; the counted job's own timed run is repeat 0), in an
 order shuffled by `seed`, each priced at that size's timed run, the whole
 batch at most `share` of what the sweep has spent so far and within what is
 left of the budget: as many repeats at every size as fit, else one at the
-cheapest sizes (none at all below MIN_SIZES of them). `timed(batch)` says
+cheapest sizes (none at all below MIN_SIZES of them, nor where `decided`
+says the counted jobs' own timed runs already settle the time's class: the
+runner asks `run.counting.open_reason`, as counting asks it of a timed sweep). `timed(batch)` says
 whether a batch is that one: the runner sends it to the exact meter's timed
 executor (`measure.exact.timed_part`), so these runs are never counted: an
 exact count repeats itself, a time does not.
@@ -23,7 +25,7 @@ for them, and their share keeps them a fraction of what counting cost.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from quadscope.model import Run
 from quadscope.run.plan import Batch, Plan, PlannedRun, Scheduled
@@ -37,8 +39,10 @@ class TimedRepeats:
     """`inner`'s batches, then the timed repeats (module docstring)."""
 
     def __init__(self, inner: Plan, *, metric: str, timeout_s: float | None,
-                 repeats: int = REPEATS, share: float = SHARE, seed: int | None = None) -> None:
+                 repeats: int = REPEATS, share: float = SHARE, seed: int | None = None,
+                 decided: Callable[[Sequence[Run]], bool] | None = None) -> None:
         self.inner = inner
+        self.decided = decided  # whether the runs so far already settle the time's class
         self.metric = metric
         self.timeout_s = timeout_s
         self.repeats = repeats
@@ -70,7 +74,8 @@ class TimedRepeats:
     def _repeats(self, history: Sequence[Run], remaining_s: float | None) -> Batch:
         counted = {(r.variant, r.size_n): r.measurement.wall_s for r in history
                    if r.measurement.ok and r.value(self.metric) is not None}
-        if len({n for _, n in counted}) < MIN_SIZES:
+        if len({n for _, n in counted}) < MIN_SIZES or (
+                self.decided is not None and self.decided(history)):
             return ()
         spent = (None if self._first_s is None or remaining_s is None
                  else max(self._first_s - remaining_s, 0.0))
