@@ -253,11 +253,10 @@ def _exact_plan(sweep: Sweep, executor: Executor, registry: Registry,
 
     if timed_part(executor) is executor or plan.batched:
         return plan  # each run counted as it is timed (perf), or a Python call's batch
-    from quadscope.run.counting import open_reason
     from quadscope.run.timed_repeats import TimedRepeats
 
     return TimedRepeats(plan, metric=meter.agrees_on, timeout_s=sweep.timeout_s,
-                        seed=sweep.seed, decided=lambda runs: not open_reason(sweep, runs))
+                        seed=sweep.seed)
 
 
 def _route(plan: Plan, executor: Executor) -> Callable[[Batch], Executor] | None:

@@ -7,9 +7,11 @@ counted (repeat 1..R; the counted job's own timed run is repeat 0), in an
 order shuffled by `seed`, each priced at that size's timed run, the whole
 batch at most `share` of what the sweep has spent so far and within what is
 left of the budget: as many repeats at every size as fit, else one at the
-cheapest sizes (none at all below MIN_SIZES of them, nor where `decided`
-says the counted jobs' own timed runs already settle the time's class: the
-runner asks `run.counting.open_reason`, as counting asks it of a timed sweep). `timed(batch)` says
+cheapest sizes (none at all below MIN_SIZES of them, nor where `decided`,
+when given, says the runs so far already settle the time's class). The
+runner gives no `decided`: asking `run.counting.open_reason` (four metrics
+fitted, each with its forecast) took 1-3 s of Python on the 2-core VM, more
+than the repeats it would have saved, which cost at most `share` of the sweep. `timed(batch)` says
 whether a batch is that one: the runner sends it to the exact meter's timed
 executor (`measure.exact.timed_part`), so these runs are never counted: an
 exact count repeats itself, a time does not.
