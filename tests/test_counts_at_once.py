@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import measurement
+from tests.test_exact_meter import _Recorder
 
 from quadscope.measure.clock import FakeClock
 from quadscope.measure.concurrent import each_on
@@ -79,17 +80,6 @@ def test_count_jobs_is_the_cpus_the_runs_may_use_at_most_four(
     assert count_jobs((0, 1, 2)) == 1
     monkeypatch.setenv(COUNT_JOBS, "lots")  # not a number: as if unset
     assert count_jobs((0, 1)) == 2
-
-
-class _Recorder:
-    """A tool whose 'output file' the fake runner writes: the count is the argv's last number."""
-
-    def prefix(self, out_dir: str) -> list[str]:
-        return ["count-into", out_dir]
-
-    def total(self, out_dir: str) -> int | None:
-        texts = [p.read_text() for p in Path(out_dir).iterdir()]
-        return sum(int(t) for t in texts) if texts else None
 
 
 def _runner(log: list[str], name: str, fail_at: int | None = None,
