@@ -22,7 +22,8 @@ For each function f, with n₀ the smallest and n₁ the largest profiled size:
   growth_share      = max(growth, 0) / Σ_g max(growth_g, 0)
   superlinear_share = max(excess, 0) / Σ_g max(excess_g, 0)
                       (an excess within EXCESS_Z of its Poisson sampling error,
-                      `excess_sd`, counts as none: `sampled_excess`)
+                      `excess_sd`, counts as none: `sampled_excess`; so does that
+                      of a function under CLASS_MIN_SHARE at n₁: `ranked_excess`)
 (With two sizes only, excess is self(n₁) − self(n₀)·n₁/n₀. Scaling the smallest
 size's cost linearly, as that formula does, counts a program's constant
 start-up as "expected growth" and drove every share to 0 for a quadratic
@@ -187,12 +188,11 @@ def attribute(
                   or sum(1 for x in ser.self_s[f] if x > 0) < 2)]
     candidates = [f for f in candidates if f not in noise]
     grown = sum(max(v[-1] - v[0], 0.0) for v in ser.self_s.values())
-    excess_pos = sum(max(sampled_excess(ser.sizes, v, ser.per_second), 0.0)
-                     for v in ser.self_s.values())
+    excess_pos = sum(max(ranked_excess(ser, v), 0.0) for v in ser.self_s.values())
     scored = []
     for f in candidates:
         v = ser.self_s[f]
-        excess = sampled_excess(ser.sizes, v, ser.per_second)
+        excess = ranked_excess(ser, v)
         growth = max(v[-1] - v[0], 0.0) / grown if grown > 0 else 0.0
         sl = max(excess, 0.0) / excess_pos if superlinear and excess_pos > 0 else 0.0
         key = (sl, growth) if superlinear else (growth, v[-1])
@@ -280,6 +280,21 @@ def sampled_excess(sizes: Sequence[int], v: Sequence[float], per_second: Sequenc
     standard deviation, and outranked the linear function holding 94% of the growth."""
     excess = grown_excess(sizes, v)
     return excess if excess > EXCESS_Z * excess_sd(sizes, v, per_second) else 0.0
+
+
+def ranked_excess(ser: Series, v: Sequence[float]) -> float:
+    """`sampled_excess` of a function holding at least CLASS_MIN_SHARE of the time at the
+    largest size, else 0. A smaller function's cost at one size is a few samples of one
+    recording, and a burst of load landing in it moves it more than its Poisson error
+    says: in CI under load, a linear `sum(range(200 n))` of 2-4% of the time (by hand,
+    under busy: 2, 8 and 82 ms at n = 1k, 2k, 4k, a significant excess) outranked the
+    quadratic function holding 98% of the growth, whose own excess (three sizes, one
+    recording each) was within its noise. Too small to be given a class, it is too small
+    to lead the ranking."""
+    t1 = ser.total_s[-1]
+    if t1 <= 0 or v[-1] / t1 < CLASS_MIN_SHARE:
+        return 0.0
+    return sampled_excess(ser.sizes, v, ser.per_second)
 
 
 def grown_excess(sizes: Sequence[int], v: Sequence[float]) -> float:
