@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.stats import kendalltau, norm
 
-from quadscope.analyse.classfit import K_GRID, ClassFit, Data, boot_class, fit_classes, power_grid
+from quadscope.analyse.classfit import K_GRID, ClassFit, Data, boot_class, left_out_chis, power_grid
 from quadscope.analyse.decide import Advice, Extension, constant_n, exponent_n, pair_n, tie_n
 from quadscope.analyse.slopes import swing
 from quadscope.analyse.stats import nice_n, nnls2, qaicc
@@ -178,42 +178,44 @@ def _known_rise(data: Data) -> tuple[float, float] | None:
     return (1.0, p) if p < TREND_P else None
 
 
-def _effective_exponent(cf: ClassFit, data: Data) -> float:
-    """The k a free power law finds on the class's own noise-free curve at these sizes."""
-    if cf.growth.outgrows_powers:
-        return float(K_GRID[-1])
-    return float(power_grid(data.n, cf.curve(data.n), data.w)[0])
-
-
 def exponents(fits: Mapping[str, ClassFit], data: Data,
               registry: Registry) -> tuple[tuple[str, float], ...]:
     """Every class's effective exponent at these sizes, the scale `verdict.fold` judges it on.
 
-    The k a free power law a + b·n^k finds on the class's fitted curve
-    (`_effective_exponent`): the same estimator as the data's k, offset included,
+    The k a free power law a + b·n^k finds on the class's own noise-free fitted curve
+    at these sizes: the same estimator as the data's k, offset included,
     so a + b·n² reads 2 whatever a is, and n log n reads about 1.1–1.2. A class
     whose fit has no growing part (b = 0) is judged on its shape alone, f(n);
-    "1" is 0 and a class beyond every power the top of k's search.
+    "1" is 0 and a class beyond every power the top of k's search. The curves are
+    searched in one batched `power_grid` (each row as it would be alone).
     """
-    out = []
+    out: dict[str, float] = {}
+    rows: list[np.ndarray] = []
+    searched: list[str] = []
     for growth in registry:
         fit = fits[growth.name]
         if not growth.growing:
-            out.append((growth.name, 0.0))
+            out[growth.name] = 0.0
         elif growth.outgrows_powers:
-            out.append((growth.name, float(K_GRID[-1])))
+            out[growth.name] = float(K_GRID[-1])
         elif np.isfinite(fit.score) and fit.b > 0:
-            out.append((growth.name, _effective_exponent(fit, data)))
+            rows.append(np.asarray(fit.curve(data.n), dtype=float))
+            searched.append(growth.name)
         else:
             with np.errstate(over="ignore", invalid="ignore"):
                 shape = growth.evaluate(0.0, 1.0, data.n)
-            ok = bool(np.all(np.isfinite(shape)) and shape[-1] > 0)
-            out.append((growth.name, float(power_grid(data.n, shape / shape[-1], data.w)[0])
-                        if ok else float(growth.order[0])))
-    return tuple(out)
+            if bool(np.all(np.isfinite(shape)) and shape[-1] > 0):
+                rows.append(shape / shape[-1])
+                searched.append(growth.name)
+            else:
+                out[growth.name] = float(growth.order[0])
+    if rows:
+        ks = power_grid(data.n, np.stack(rows), data.w)[0]
+        out.update(zip(searched, (float(k) for k in ks), strict=True))
+    return tuple((growth.name, out[growth.name]) for growth in registry)
 
 
-def _straddle(k: float, fits: Mapping[str, ClassFit], data: Data,
+def _straddle(k: float, fits: Mapping[str, ClassFit], table: Mapping[str, float],
               registry: Registry) -> tuple[str, str]:
     """The fastest class whose effective exponent is at most k, and the slowest at least k.
 
@@ -225,7 +227,7 @@ def _straddle(k: float, fits: Mapping[str, ClassFit], data: Data,
         fit = fits[growth.name]
         if growth.outgrows_powers or not np.isfinite(fit.score):
             continue
-        k_eff = _effective_exponent(fit, data) if growth.growing and fit.b > 0 else 0.0
+        k_eff = table[growth.name] if growth.growing and fit.b > 0 else 0.0
         if k_eff <= k:
             below = growth.name
         elif not above:
@@ -252,17 +254,17 @@ def _leave_out(data: Data, c_hat: float, registry: Registry) -> tuple[set[str], 
     leading: set[str] = set()
     if data.m < 4:
         return chosen, leading
-    for block in np.array_split(np.arange(data.m), min(data.m, MAX_LEAVE_OUT)):
-        keep = np.ones(data.m, dtype=bool)
-        keep[block] = False
-        sub = Data(data.groups, data.n[keep], data.y[keep], data.w[keep], data.repeated,
-                   data.known)
-        raw = fit_classes(sub, registry)
-        scores = np.array([np.inf if raw[g.name] is None else
-                           float(qaicc(raw[g.name][2], c_hat, sub.m, g.n_coef))  # type: ignore[index]
-                           for g in registry])
-        delta = scores - np.min(scores)
-        names = [g.name for g, d in zip(registry, delta, strict=True) if d < SELECT_DELTA]
+    blocks = np.array_split(np.arange(data.m), min(data.m, MAX_LEAVE_OUT))
+    keeps = np.ones((len(blocks), data.m), dtype=bool)
+    for i, block in enumerate(blocks):
+        keeps[i, block] = False
+    chis = left_out_chis(data, keeps, registry)
+    n_coef = np.array([g.n_coef for g in registry])
+    scores = np.where(np.isfinite(chis), qaicc(chis, c_hat, keeps.sum(1)[:, None], n_coef),
+                      np.inf)
+    for row in scores:
+        names = [g.name for g, d in zip(registry, row - np.min(row), strict=True)
+                 if d < SELECT_DELTA]
         chosen.add(names[0])
         leading.update(names)
     return chosen, leading
@@ -310,8 +312,8 @@ def _bootstrap_verdicts(data: Data, boot: np.ndarray, c_hat: float,
     return np.where(unique, chosen, -1)
 
 
-def k_supported(fits: Mapping[str, ClassFit], data: Data, k_ci: tuple[float, float],
-                 registry: Registry) -> tuple[str, ...]:
+def k_supported(fits: Mapping[str, ClassFit], table: Mapping[str, float],
+                k_ci: tuple[float, float], registry: Registry) -> tuple[str, ...]:
     """The growing classes whose own exponent lies in k's 95% interval (± EXPONENT_SLACK).
 
     The exponent is the one a free power law sees on the class's fitted
@@ -322,7 +324,7 @@ def k_supported(fits: Mapping[str, ClassFit], data: Data, k_ci: tuple[float, flo
     for growth in registry:
         fit = fits[growth.name]
         if growth.growing and np.isfinite(fit.score) and fit.b > 0:
-            k_eff = _effective_exponent(fit, data)
+            k_eff = table[growth.name]
             # A class beyond every power is only seen by k when k's interval is pinned at
             # its bound; an interval that merely reaches the bound says k is unidentified.
             beyond = growth.outgrows_powers and k_ci[0] < k_eff - 1.0
@@ -386,7 +388,7 @@ def gather(metric: str, sizes: Sequence[float], values: Sequence[float], st: Sta
         k_eff = dict(ev.exponents)[ev.chosen]
         tol = COHERENCE_TOL if drifts(metric) or strict else EXPONENT_SLACK
         if k_eff < k_ci[0] - tol or k_eff > k_ci[1] + tol:
-            straddle = _straddle(k, fits, data, registry)
+            straddle = _straddle(k, fits, dict(ev.exponents), registry)
             advice = exponent_n(Extension.of(data, st.c_hat), fits, *straddle, k_ci, registry,
                                 SELECT_DELTA)
             ev = replace(ev, straddle=straddle, straddle_advice=(advice.n, advice.meter))

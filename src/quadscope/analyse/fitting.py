@@ -332,7 +332,8 @@ def _fit_range(metric: str, sizes: Sequence[float], values: Sequence[float], *,
                    split=split, settle=settle, pooled=pooled, strict=strict)
     doubts = counted_doubts(run_checks(ev), counted)
     if needs_support(ev, doubts):  # only an unsettled bracket reads the classes k's interval holds
-        ev = replace(ev, k_supported=k_supported(fits, data, k_ci, registry))
+        ev = replace(ev, k_supported=k_supported(fits, dict(ev.exponents), k_ci,
+                                                      registry))
     verdict = fold(ev, doubts)
     cls = verdict.cls
     report = fits[cls if cls != INCONCLUSIVE else ev.best]
