@@ -3,7 +3,7 @@
 `make bench` runs this (about 30–40 minutes on a 2-core VM): accuracy.py,
 overhead.py, time_to_verdict.py, culprits.py, calibration.py, exact_meter.py,
 pyfunc.py, reliability.py, store_writes.py, startup.py, bisect_commits.py,
-history_steps.py, decide_n.py, gate_stability.py and multi_calibration.py, in that
+history_steps.py, decide_n.py, gate_stability.py, multi_calibration.py and analysis_cost.py, in that
 order (`--only 2,9` re-runs some and keeps the other sections as BENCHMARKS.md has them). Each benchmark's
 section is written to BENCHMARKS.md as soon as it finishes, so a failure in a
 later one loses nothing already measured (hyperfine's reason for exporting
@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import accuracy
+import analysis_cost
 import bisect_commits
 import calibration
 import culprits
@@ -139,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
                               for busy in ([], ["--busy"]))),
         ("15. Several sizes: do the exponents' intervals cover the truth?",
          lambda: printed(multi_calibration.main, ["--trials", "3" if args.quick else "10"])),
+        ("16. Analysis cost: `quadscope show` against an earlier commit",
+         lambda: "\n\n".join(printed(analysis_cost.main,
+                                      [*(["--quick"] if args.quick else []), *busy])
+                              for busy in ([], ["--busy"]))),
     ]
     t0 = time.monotonic()
     only = {int(x) for x in args.only.split(",") if x.strip()}
